@@ -1,0 +1,187 @@
+# xtts-prep — GNU make build.
+#
+# Sources are discovered by folder so that adding a file needs no edit here:
+#   common/ formats/ kernels/ prep/ cache/ train/  *.c *.cc  -> build/lib/libxtts.a
+#   <folder>/xtts-*.c                                         -> build/bin/xtts-*
+#   tests/test_*.c                                            -> build/tests/test_* (cmocka)
+#   tests/e2e/*.sh                                            -> end-to-end shell tests
+#   kernels/*.cu (when nvcc is found and CUDA != 0)           -> into libxtts.a
+#
+# Variables: CC, CFLAGS_OPT (default -O2 -march=native), CUDA=0|1, PREFIX, DESTDIR,
+#            DATA, OUT, SHARDS (make cache), FUZZ_SECONDS (make fuzz).
+
+CC        ?= gcc
+CXX       ?= g++
+ifeq ($(origin CC),default)
+CC        := gcc
+endif
+ifeq ($(origin CXX),default)
+CXX       := g++
+endif
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+BUILD     ?= build
+CFLAGS_OPT ?= -O2 -march=native
+SANITIZE  ?=
+PYTHON    ?= /usr/bin/python3
+VERSION   := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+PKGS      := sndfile soxr samplerate lmdb libzstd fftw3f libutf8proc jansson espeak-ng libpng cmocka
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# liblmdb ships no .pc file on some releases; libcld2 never does.
+ifeq ($(findstring -llmdb,$(PKG_LIBS)),)
+PKG_LIBS  += -llmdb
+endif
+LIBS      := $(PKG_LIBS) -lcld2 -lstdc++ -lpthread -lm
+
+WARN      := -Wall -Wextra -Werror
+CPPFLAGS  += -I. -DXTTS_VERSION=\"$(VERSION)\" -D_GNU_SOURCE
+CFLAGS    := -std=c17 $(CFLAGS_OPT) $(WARN) -fopenmp -g $(SANITIZE) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
+CXXFLAGS  := -std=c++17 $(CFLAGS_OPT) $(WARN) -fopenmp -g $(SANITIZE) $(EXTRA_CFLAGS)
+LDFLAGS   += -fopenmp $(SANITIZE)
+
+# ---- CUDA detection --------------------------------------------------------
+CUDA      ?= auto
+NVCC      ?= $(shell command -v nvcc 2>/dev/null || (test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc))
+ifeq ($(CUDA),0)
+HAVE_CUDA := 0
+else ifneq ($(NVCC),)
+HAVE_CUDA := 1
+else ifeq ($(CUDA),1)
+$(error CUDA=1 but nvcc was not found on PATH or at /usr/local/cuda/bin/nvcc)
+else
+HAVE_CUDA := 0
+endif
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+CUDA_ARCHS ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
+NVCCFLAGS ?= -O2 -std=c++17 $(CUDA_ARCHS) -Xcompiler -Wall,-Wextra,-Werror -I.
+ifeq ($(HAVE_CUDA),1)
+CPPFLAGS  += -DXTTS_HAVE_CUDA=1 -I$(CUDA_HOME)/include
+LIBS      += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcufft -lcublas -lcudart
+endif
+
+# ---- sources ---------------------------------------------------------------
+LIBDIRS   := common formats kernels prep cache train
+PROG_SRCS := $(wildcard $(addsuffix /xtts-*.c,$(LIBDIRS)))
+LIB_CSRCS := $(filter-out $(PROG_SRCS),$(wildcard $(addsuffix /*.c,$(LIBDIRS))))
+LIB_CXXSRCS := $(wildcard $(addsuffix /*.cc,$(LIBDIRS)))
+CU_SRCS   := $(wildcard kernels/*.cu train/*.cu)
+TEST_SRCS := $(wildcard tests/test_*.c)
+
+OBJ       := $(BUILD)/obj
+LIB_OBJS  := $(patsubst %.c,$(OBJ)/%.o,$(LIB_CSRCS)) $(patsubst %.cc,$(OBJ)/%.o,$(LIB_CXXSRCS))
+ifeq ($(HAVE_CUDA),1)
+LIB_OBJS  += $(patsubst %.cu,$(OBJ)/%.cu.o,$(CU_SRCS))
+endif
+LIBXTTS   := $(BUILD)/lib/libxtts.a
+PROGS     := $(patsubst %.c,$(BUILD)/bin/%,$(notdir $(PROG_SRCS)))
+TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+
+.PHONY: all test unit e2e asan demo bench cache install clean deps fuzz gpu-check cuda-check help
+.DEFAULT_GOAL := all
+
+all: $(LIBXTTS) $(PROGS) $(TESTS)
+
+help:
+	@echo "targets: all test asan demo bench cache install clean fuzz gpu-check"
+
+$(OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(OBJ)/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
+
+$(OBJ)/%.cu.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) -c $< -o $@
+
+$(LIBXTTS): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/bin/%: $(OBJ)/%.o $(LIBXTTS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $< $(LIBXTTS) $(LIBS) -o $@
+
+# Program objects live next to their folder's objects; map bin name -> source.
+define PROG_RULE
+$(OBJ)/$(basename $(notdir $(1))).o: $(1)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CPPFLAGS) $$(CFLAGS) -MMD -MP -c $$< -o $$@
+endef
+$(foreach p,$(PROG_SRCS),$(eval $(call PROG_RULE,$(p))))
+
+$(BUILD)/tests/%: $(OBJ)/tests/%.o $(LIBXTTS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $< $(LIBXTTS) $(LIBS) -o $@
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# ---- dependencies ----------------------------------------------------------
+deps:
+	@bash scripts/install-deps.sh
+
+# ---- tests -----------------------------------------------------------------
+test: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory unit e2e
+
+unit: $(TESTS)
+	@bash tests/run-unit.sh $(TESTS)
+
+e2e: $(PROGS)
+	@BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) bash tests/run-e2e.sh
+
+# The whole suite again, under AddressSanitizer and UBSan, in its own build dir.
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan CUDA=0 CFLAGS_OPT="-O1 -fno-omit-frame-pointer" \
+	    SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined" all
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    $(MAKE) --no-print-directory BUILD=build-asan CUDA=0 CFLAGS_OPT="-O1 -fno-omit-frame-pointer" \
+	    SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined" unit e2e
+
+cuda-check:
+ifeq ($(HAVE_CUDA),1)
+	@$(MAKE) --no-print-directory $(patsubst %.cu,$(OBJ)/%.cu.o,$(CU_SRCS))
+	@echo "cuda-check: $(words $(CU_SRCS)) CUDA source(s) compiled with $(NVCC)"
+else
+	@echo "cuda-check: nvcc not found; the build contains no CUDA code"
+endif
+
+# ---- demo, cache, bench ----------------------------------------------------
+DEMO_DIR ?= $(BUILD)/demo
+demo: deps all
+	@BUILD=$(abspath $(BUILD)) DEMO_DIR=$(abspath $(DEMO_DIR)) bash scripts/demo.sh
+
+DATA   ?=
+OUT    ?= $(BUILD)/cache
+SHARDS ?= 1
+cache: all
+	@test -n "$(DATA)" || { echo "make cache: set DATA=path/to/metadata.csv (and OUT=dir, SHARDS=N)" >&2; exit 1; }
+	@BUILD=$(abspath $(BUILD)) bash scripts/build-cache.sh "$(DATA)" "$(OUT)" "$(SHARDS)"
+
+bench: all
+	@BUILD=$(abspath $(BUILD)) bash scripts/bench.sh
+
+FUZZ_SECONDS ?= 60
+fuzz:
+	@BUILD=$(abspath $(BUILD)) FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run.sh
+
+gpu-check: all
+	@BUILD=$(abspath $(BUILD)) bash scripts/gpu-check.sh
+
+# ---- install ---------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/man/man1 \
+	    $(DESTDIR)$(PREFIX)/share/xtts-prep
+	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(LIBXTTS) $(DESTDIR)$(PREFIX)/lib/
+	-install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/ 2>/dev/null
+	install -m 644 scripts/xtts_cache.py $(DESTDIR)$(PREFIX)/share/xtts-prep/ 2>/dev/null || true
+
+clean:
+	rm -rf $(BUILD) build-asan build-fuzz

@@ -1,0 +1,89 @@
+/* reader.h — read a cache directory: manifest, shards, records by index or id, and
+ * fixed-shape batches decoded straight into caller buffers.
+ *
+ * An xtts_cache is opened once and shared by threads (read-only; LMDB environments are
+ * opened with MDB_RDONLY | MDB_NOLOCK | MDB_NOSUBDIR-free directories, so a cache on a
+ * read-only filesystem reads fine). Each thread makes its own xtts_cache_reader, which
+ * holds its read transactions and a reused record decoder.
+ *
+ * Every failure — a missing shard, a manifest that does not match its shards, a corrupt
+ * record — is a returned status with a message naming the shard, index and id.
+ */
+#ifndef XTTS_CACHE_READER_H
+#define XTTS_CACHE_READER_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/xtts_common.h"
+#include "formats/manifest.h"
+#include "formats/record.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct xtts_cache xtts_cache;
+typedef struct xtts_cache_reader xtts_cache_reader;
+
+/* Open dir/manifest.json and every shard it lists. */
+xtts_status xtts_cache_open(const char *dir, xtts_cache **out, xtts_error *err);
+void xtts_cache_close(xtts_cache *c);
+
+uint64_t xtts_cache_count(const xtts_cache *c);
+const xtts_cache_config *xtts_cache_get_config(const xtts_cache *c);
+const char *xtts_cache_config_hash_hex(const xtts_cache *c);
+/* The parsed manifest (borrowed; valid until close). */
+const json_t *xtts_cache_manifest(const xtts_cache *c);
+/* Shard name (e.g. "shard-00000") holding index, or NULL when out of range. */
+const char *xtts_cache_shard_of(const xtts_cache *c, uint64_t index);
+
+xtts_status xtts_cache_reader_new(xtts_cache *c, xtts_cache_reader **out, xtts_error *err);
+void xtts_cache_reader_delete(xtts_cache_reader *r);
+
+/* Index of an utterance id. XTTS_ENOTFOUND when absent. */
+xtts_status xtts_cache_reader_find(xtts_cache_reader *r, const char *id, uint64_t *index, xtts_error *err);
+
+/* The stored bytes of record index (borrowed from LMDB's map; valid until the next call
+ * on this reader). */
+xtts_status xtts_cache_reader_raw(xtts_cache_reader *r, uint64_t index, const void **buf, size_t *len,
+                                  xtts_error *err);
+
+/* Header only (lengths, split, speaker, language, id), without decompressing. */
+xtts_status xtts_cache_reader_header(xtts_cache_reader *r, uint64_t index, xtts_record_header *hdr,
+                                     xtts_error *err);
+
+/* Decode one record (see xtts_record_decode for the buffer contract). */
+xtts_status xtts_cache_reader_get(xtts_cache_reader *r, uint64_t index, xtts_record_header *hdr,
+                                  int32_t *tokens, size_t tokens_cap, void *mel, xtts_dtype out_dtype,
+                                  size_t n_mels_cap, size_t frames_cap, xtts_error *err);
+
+/* A fixed-shape batch, owned by the caller (allocate with xtts_batch_alloc or by hand).
+ *   tokens    (B, max_tokens)            int32, padded with the cache's pad token
+ *   mel       (B, n_mels, max_frames)    float32 or fp16 bits, padded with the pad value
+ *   n_tokens, n_frames, speaker_id, lang_id, split  (B,)                                */
+typedef struct {
+    size_t batch_size, max_tokens, n_mels, max_frames;
+    xtts_dtype mel_dtype;
+    int32_t *tokens;
+    void *mel;
+    uint32_t *n_tokens, *n_frames, *speaker_id, *lang_id;
+    uint8_t *split;
+    uint64_t *index;
+} xtts_batch;
+
+/* Allocate a batch shaped for this cache (max_frames = the largest bucket). Free with
+ * xtts_batch_free. Returns XTTS_ENOMEM on failure. */
+xtts_status xtts_batch_alloc(const xtts_cache *c, size_t batch_size, xtts_dtype mel_dtype, xtts_batch *b,
+                             xtts_error *err);
+void xtts_batch_free(xtts_batch *b);
+
+/* Decode records indices[0..n) into rows 0..n of b (n <= b->batch_size). */
+xtts_status xtts_cache_reader_batch(xtts_cache_reader *r, const uint64_t *indices, size_t n, xtts_batch *b,
+                                    xtts_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,96 @@
+/* writer.h — write a cache directory: records appended in input order into bounded LMDB
+ * shards, crash-safe and resumable, with a lock so two builds never share one directory.
+ *
+ * On-disk layout (formats/cache.md): DIR/manifest.json and DIR/shard-NNNNN/ (one LMDB
+ * environment each, named databases "records", "ids", "meta"). With --part K the shards
+ * are DIR/shard-KKKKK-NNNNN/ and the partial manifest DIR/manifest.part-KKKKK.json;
+ * xtts_cache_merge joins parts into manifest.json.
+ *
+ * Crash safety: records, rejects and the caller's state blobs are committed together in
+ * one LMDB transaction, so after a kill -9 the directory holds exactly the records up to
+ * the last commit and the state that matches them; a re-run opens the writer, reads
+ * xtts_cache_writer_next_input() and the state, and continues from there.
+ */
+#ifndef XTTS_CACHE_WRITER_H
+#define XTTS_CACHE_WRITER_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/xtts_common.h"
+#include "formats/manifest.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct xtts_cache_writer xtts_cache_writer;
+
+typedef struct {
+    const char *dir;          /* output directory (created when missing) */
+    int part;                 /* -1: a whole build; K >= 0: part K of a sharded build */
+    int force;                /* replace a cache built with another configuration */
+    uint64_t shard_bytes;     /* bound on a shard's data (default 1 GiB) */
+    uint32_t commit_every;    /* records per transaction (default 256) */
+} xtts_cache_writer_options;
+
+/* Open (or resume) a build of dir with configuration cfg.
+ * - XTTS_EBUSY: another process holds the directory (or this part) lock.
+ * - XTTS_EMISMATCH: dir holds a cache with another configuration hash and !force.
+ * - with force, an existing cache of another configuration is removed first. */
+xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const xtts_cache_config *cfg,
+                                   xtts_cache_writer **out, xtts_error *err);
+
+/* Input position to resume from: 1 + the input index of the last record or reject
+ * committed, or 0 for a new build. */
+uint64_t xtts_cache_writer_next_input(const xtts_cache_writer *w);
+/* Records stored so far (committed and pending). */
+uint64_t xtts_cache_writer_count(const xtts_cache_writer *w);
+
+/* Append one encoded record for input index input_index (strictly increasing across
+ * put and reject calls). Commits every commit_every records; rotates to a new shard
+ * when the current one would exceed shard_bytes; grows the LMDB map on MDB_MAP_FULL. */
+xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, const char *id,
+                                  const void *record, size_t len, xtts_error *err);
+
+/* Record that input input_index was rejected, with its id and a one-line reason. */
+xtts_status xtts_cache_writer_reject(xtts_cache_writer *w, uint64_t input_index, const char *id,
+                                     const char *reason, xtts_error *err);
+
+/* Caller state saved atomically with the records (e.g. running mel statistics, speaker
+ * tables). Set replaces the value for key at the next commit; get returns the value
+ * as of the last commit (XTTS_ENOTFOUND when never set). *data is malloc'd; caller frees. */
+xtts_status xtts_cache_writer_set_state(xtts_cache_writer *w, const char *key, const void *data, size_t len,
+                                        xtts_error *err);
+xtts_status xtts_cache_writer_get_state(xtts_cache_writer *w, const char *key, void **data, size_t *len,
+                                        xtts_error *err);
+
+/* Commit what is pending now. */
+xtts_status xtts_cache_writer_commit(xtts_cache_writer *w, xtts_error *err);
+
+/* Rejects so far as a JSON array of {"input": n, "id": ..., "reason": ...} (new reference). */
+json_t *xtts_cache_writer_rejects(xtts_cache_writer *w);
+
+/* Commit, then write the manifest (manifest.json, or the part's partial manifest): the
+ * writer fills "format_version", "records", "config", "config_hash", "shards" and
+ * "rejects"; every key of extra (e.g. "stats", "speakers", "languages", "totals") is
+ * copied in. Releases the lock and frees w, also on error. */
+xtts_status xtts_cache_writer_finish(xtts_cache_writer *w, const json_t *extra, xtts_error *err);
+
+/* Abandon: release the lock and free w without writing a manifest (what is committed
+ * stays and a re-run resumes from it). */
+void xtts_cache_writer_abort(xtts_cache_writer *w);
+
+/* Join the partial manifests in dir into manifest.json: checks that every part has the
+ * same configuration hash, the same "speakers" and "languages" tables (every part builds
+ * them from the whole token stream) and that parts 0..N-1 (N = "n_parts" of each
+ * partial manifest) are present; assigns each shard its first global index in part
+ * order; sums "records", "rejects", numeric "totals" and the "stats" accumulators
+ * ("frames", "mel_sum", "mel_sumsq"), then recomputes "mel_mean" and "mel_std". */
+xtts_status xtts_cache_merge(const char *dir, xtts_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,147 @@
+/* xtts_common.h — error reporting, checksums, hashes and small helpers shared by
+ * every part of xtts-prep.
+ *
+ * Errors: library functions return an xtts_status (0 = XTTS_OK) and, when given an
+ * xtts_error*, fill it with a one-line message naming the file, line or record and what
+ * is wrong. Programs print that message once and map the status to an exit code with
+ * xtts_exit_code(). Library code never calls exit() and never asserts on user input.
+ */
+#ifndef XTTS_COMMON_H
+#define XTTS_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef XTTS_VERSION
+#define XTTS_VERSION "0.0.0"
+#endif
+
+typedef enum {
+    XTTS_OK = 0,
+    XTTS_EUSAGE = 1,    /* bad option or argument (exit 1) */
+    XTTS_EINPUT = 2,    /* malformed input file or record */
+    XTTS_EIO = 3,       /* read/write/open failure, disk full */
+    XTTS_ENOMEM = 4,    /* allocation failed */
+    XTTS_ECORRUPT = 5,  /* stored data failed a checksum or shape check */
+    XTTS_EMISMATCH = 6, /* configuration or version does not match */
+    XTTS_ERANGE = 7,    /* value does not fit the caller's buffer or a limit */
+    XTTS_ENOTFOUND = 8, /* key, id or file not present */
+    XTTS_EBUSY = 9,     /* resource held by another process */
+    XTTS_EUNSUPPORTED = 10, /* feature not built in or not available (e.g. CUDA) */
+} xtts_status;
+
+#define XTTS_ERRMSG_MAX 512
+
+typedef struct {
+    xtts_status code;
+    char msg[XTTS_ERRMSG_MAX];
+} xtts_error;
+
+/* Record an error: sets err->code and formats err->msg (printf-style). Returns code.
+ * err may be NULL, in which case only the code is returned. */
+xtts_status xtts_error_set(xtts_error *err, xtts_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Clear an error to XTTS_OK with an empty message. */
+void xtts_error_clear(xtts_error *err);
+
+/* A short fixed description of a status code. Never NULL. */
+const char *xtts_strerror(xtts_status code);
+
+/* Exit code for a program that stops on this status: 0 ok, 1 usage, 2 otherwise. */
+int xtts_exit_code(xtts_status code);
+
+/* Print "prog: msg" on stderr, one line. */
+void xtts_error_print(const char *prog, const xtts_error *err);
+
+/* ---- checksums and hashes ---------------------------------------------- */
+
+/* CRC-32 (IEEE 802.3, reflected 0xEDB88320), continued from crc (start with 0). */
+uint32_t xtts_crc32(uint32_t crc, const void *data, size_t len);
+
+/* 64-bit FNV-1a, continued from h (start with XTTS_FNV64_INIT). Cheap and stable:
+ * used for deterministic splits and hash tables, never as a content digest. */
+#define XTTS_FNV64_INIT 0xcbf29ce484222325ULL
+uint64_t xtts_fnv1a64(uint64_t h, const void *data, size_t len);
+
+/* SHA-256, streaming. Used for vocabulary hashes, configuration hashes and digests. */
+typedef struct {
+    uint32_t state[8];
+    uint64_t bytes;
+    uint8_t block[64];
+    size_t used;
+} xtts_sha256;
+void xtts_sha256_init(xtts_sha256 *s);
+void xtts_sha256_update(xtts_sha256 *s, const void *data, size_t len);
+void xtts_sha256_final(xtts_sha256 *s, uint8_t out[32]);
+/* Lower-case hex of n bytes into out (2n+1 bytes, NUL-terminated). */
+void xtts_hex(const uint8_t *bytes, size_t n, char *out);
+/* SHA-256 of a whole file as 64 hex chars + NUL. Returns XTTS_EIO on failure. */
+xtts_status xtts_sha256_file(const char *path, char out_hex[65], xtts_error *err);
+
+/* ---- numbers --------------------------------------------------------------- */
+
+/* IEEE half precision <-> single, round to nearest even; NaN and Inf preserved. */
+uint16_t xtts_f32_to_f16(float f);
+float xtts_f16_to_f32(uint16_t h);
+
+static inline void xtts_put_be64(uint8_t *p, uint64_t v) {
+    for (int i = 7; i >= 0; i--) { p[i] = (uint8_t)v; v >>= 8; }
+}
+static inline uint64_t xtts_get_be64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
+    return v;
+}
+static inline void xtts_put_le16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void xtts_put_le32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+}
+static inline uint16_t xtts_get_le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t xtts_get_le32(const uint8_t *p) {
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+/* ---- files ----------------------------------------------------------------- */
+
+/* Write len bytes to path atomically: path.tmp.<pid>, fsync, rename, fsync of the
+ * directory. On failure the old file (if any) is untouched and the temp file removed. */
+xtts_status xtts_write_file_atomic(const char *path, const void *data, size_t len, xtts_error *err);
+
+/* Read a whole file into a malloc'd buffer (NUL-terminated; *len excludes the NUL).
+ * Files larger than max_bytes are refused with XTTS_ERANGE. Caller frees *out. */
+xtts_status xtts_read_file(const char *path, size_t max_bytes, char **out, size_t *len, xtts_error *err);
+
+/* Create a directory and its parents (like mkdir -p). */
+xtts_status xtts_mkdir_p(const char *path, xtts_error *err);
+
+/* Monotonic clock in seconds. */
+double xtts_now_s(void);
+
+/* Parse a whole string as an integer/double in [lo, hi]. Returns 0 on success. */
+int xtts_parse_long(const char *s, long lo, long hi, long *out);
+int xtts_parse_double(const char *s, double lo, double hi, double *out);
+
+/* ---- progress ----------------------------------------------------------------- */
+
+/* A progress line on stderr: "label: done/total (rate unit/s, ETA mm:ss) extra".
+ * Active when stderr is a terminal or force is set; rate-limited to ~4 updates/s. */
+typedef struct {
+    const char *label;
+    int active;
+    int tty;
+    double t0, last;
+} xtts_progress;
+void xtts_progress_init(xtts_progress *p, const char *label, int force);
+void xtts_progress_update(xtts_progress *p, uint64_t done, uint64_t total, const char *extra);
+void xtts_progress_finish(xtts_progress *p, uint64_t done, uint64_t total, const char *extra);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,79 @@
+/* manifest.h — the cache manifest codec (formats/cache.md, "Manifest", version 1) and
+ * the cache configuration it carries.
+ *
+ * manifest.json is JSON through jansson with at least the top-level keys
+ * "format_version", "records", "config", "config_hash", "shards", "stats". The
+ * configuration hash covers every option that changes stored bytes, plus
+ * XTTS_ALGO_VERSION, which is bumped whenever a code change changes stored output.
+ */
+#ifndef XTTS_MANIFEST_H
+#define XTTS_MANIFEST_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "common/xtts_common.h"
+#include "kernels/mel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XTTS_MANIFEST_VERSION 1
+/* Bump when any change to decoding, resampling, mel or record layout changes output. */
+#define XTTS_ALGO_VERSION 1
+#define XTTS_MAX_BUCKETS 16
+
+typedef struct {
+    xtts_mel_params mel;
+    char tokenizer[32];      /* "bytes", "bpe", "phonemes" */
+    char vocab_hash[72];     /* sha256 hex of the vocabulary (or of the built-in table) */
+    int vocab_size;
+    int max_tokens;          /* tokens are padded to this */
+    int pad_token;           /* id used for token padding */
+    int max_frames;          /* frames are padded to this, or to the smallest bucket */
+    int n_buckets;
+    int buckets[XTTS_MAX_BUCKETS];
+    int dtype;               /* xtts_dtype */
+    int shuffle;             /* XTTS_RECORD_SHUFFLED used */
+    int zstd_level;
+    char resampler[16];      /* "soxr" or "libsamplerate" */
+    char resample_quality[16];
+    double trim_db;          /* 0 = off */
+    double val_fraction;
+    int algo_version;        /* XTTS_ALGO_VERSION of the build that wrote it */
+} xtts_cache_config;
+
+/* Defaults: preset xtts, bytes tokenizer, max_tokens 512, max_frames 1024, fp16, zstd 3,
+ * soxr HQ, no trim, no validation split. */
+void xtts_cache_config_default(xtts_cache_config *c);
+
+/* Config <-> JSON object. from_json checks every field's type and range. */
+json_t *xtts_cache_config_to_json(const xtts_cache_config *c);
+xtts_status xtts_cache_config_from_json(const json_t *j, xtts_cache_config *c, const char *where,
+                                        xtts_error *err);
+
+/* SHA-256 hex over the canonical (sorted, compact) JSON of the config. */
+void xtts_cache_config_hash(const xtts_cache_config *c, char out_hex[65]);
+
+/* Frames a record of n_frames is padded to: the smallest bucket >= n_frames, or
+ * max_frames without buckets. 0 when it fits nowhere (the record is rejected). */
+int xtts_cache_config_padded_frames(const xtts_cache_config *c, int n_frames);
+
+/* Load and validate a manifest: parses the JSON (error names the file, line and column),
+ * checks the required keys and their types, format_version, and that config_hash
+ * matches config. *out is a new reference the caller releases with json_decref. */
+xtts_status xtts_manifest_load(const char *path, json_t **out, xtts_error *err);
+
+/* Same checks on an in-memory JSON text (used by load and by the fuzz target). */
+xtts_status xtts_manifest_parse(const char *text, size_t len, const char *name, json_t **out,
+                                xtts_error *err);
+
+/* Write a manifest atomically (temporary file, fsync, rename, fsync of the directory),
+ * pretty-printed with sorted keys. */
+xtts_status xtts_manifest_write(const char *path, const json_t *manifest, xtts_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,78 @@
+/* mel.h — log-mel spectrogram parameters, presets and the CPU computation.
+ *
+ * The per-element math (window, reflect index, magnitude, log, filter weights) lives in
+ * kernels/mel_math.h, compiled by gcc for this CPU path and by nvcc for the CUDA path.
+ * Presets reproduce their reference implementations (DESIGN.md "Mel presets").
+ */
+#ifndef XTTS_MEL_H
+#define XTTS_MEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/xtts_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { XTTS_MEL_SCALE_HTK = 0, XTTS_MEL_SCALE_SLANEY = 1 } xtts_mel_scale;
+typedef enum { XTTS_MEL_NORM_NONE = 0, XTTS_MEL_NORM_SLANEY = 1 } xtts_mel_norm;
+typedef enum { XTTS_LOG_LN = 0, XTTS_LOG_LOG10 = 1 } xtts_log_kind;
+
+typedef struct {
+    char preset[16];       /* name of the preset these fields started from */
+    int sample_rate;       /* Hz */
+    int n_fft;
+    int hop_samples;
+    int win_samples;       /* <= n_fft; the window is centered in n_fft, zero outside */
+    int n_mels;
+    double fmin_hz, fmax_hz;
+    int mel_scale;         /* xtts_mel_scale */
+    int mel_norm;          /* xtts_mel_norm */
+    int center;            /* 1: reflect-pad n_fft/2 both sides (torch center=True) */
+    int pad_samples;       /* when center == 0: reflect pad each side ((n_fft-hop)/2 for hifigan) */
+    int power;             /* 1: magnitude, 2: power */
+    double mag_eps;        /* magnitude = sqrt(re^2 + im^2 + mag_eps) when power == 1 */
+    int log_kind;          /* xtts_log_kind */
+    double log_floor;      /* log(clamp(x, log_floor)) */
+    int drop_last_frame;   /* whisper: stft[..., :-1] */
+    int whisper_post;      /* whisper: max(x, max(x) - 8), then (x + 4) / 4 */
+} xtts_mel_params;
+
+/* Fill p with a preset: "xtts", "hifigan", "vits", "tacotron2", "whisper".
+ * Returns XTTS_EUSAGE for an unknown name. */
+xtts_status xtts_mel_preset(const char *name, xtts_mel_params *p, xtts_error *err);
+
+/* Check a parameter set for consistency (positive sizes, win <= n_fft, fmax <= sr/2 ...). */
+xtts_status xtts_mel_params_check(const xtts_mel_params *p, xtts_error *err);
+
+/* Number of frames for n_samples of audio under p (0 when too short for one frame). */
+size_t xtts_mel_n_frames(const xtts_mel_params *p, size_t n_samples);
+
+/* The value a padded (silent) frame takes for presets without whisper_post: the log
+ * floor (log(log_floor) or log10(log_floor)). Whisper's floor depends on the clip's
+ * maximum, so xtts_mel_compute reports the pad value per clip. */
+float xtts_mel_pad_value(const xtts_mel_params *p);
+
+/* A reusable per-thread mel context (FFTW plan, window, sparse filterbank, scratch). */
+typedef struct xtts_mel xtts_mel;
+
+xtts_mel *xtts_mel_new(const xtts_mel_params *p, xtts_error *err);
+void xtts_mel_delete(xtts_mel *m);
+
+/* Compute the log-mel of mono float samples (at p->sample_rate) into
+ * out[n_mels][out_stride] (channel-major, frame t of channel c at out[c*out_stride + t]);
+ * out_stride >= n_frames. Returns the frame count in *n_frames and, in *pad_value (may be
+ * NULL), the value silent padding takes for this clip (for whisper: the clip's floor after
+ * post-processing, what whisper's own zero padding of the audio would give). */
+xtts_status xtts_mel_compute(xtts_mel *m, const float *samples, size_t n_samples, float *out,
+                             size_t out_stride, size_t *n_frames, float *pad_value, xtts_error *err);
+
+/* The dense filterbank [n_mels][n_fft/2+1] (as torchaudio/librosa build it), for tests. */
+xtts_status xtts_mel_filterbank(const xtts_mel_params *p, float *fb, xtts_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install the Debian packages xtts-prep needs to build, test and run the demo.
+# Idempotent and quiet when everything is present. As root it runs apt-get; otherwise
+# it prints the apt-get line to run and fails.
+set -euo pipefail
+
+PKGS=(
+  build-essential pkg-config
+  libsndfile1-dev libsoxr-dev libsamplerate0-dev liblmdb-dev lmdb-utils libzstd-dev zstd
+  libcmocka-dev libfftw3-dev libutf8proc-dev libjansson-dev libespeak-ng-dev espeak-ng
+  libcld2-dev libpng-dev
+  sox libsox-fmt-all flac vorbis-tools
+  python3 python3-numpy python3-lmdb python3-zstandard
+)
+# Extra packages for `make bench` and the golden-file scripts only (never for make test).
+if [ "${1:-}" = "--bench" ]; then
+  PKGS+=(python3-torch python3-torchaudio python3-soundfile libopenblas0-openmp hyperfine nodejs npm clang)
+fi
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages; run as root:" >&2
+  echo "  apt-get update && apt-get install -y ${missing[*]}" >&2
+  exit 2
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
