@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -368,6 +369,19 @@ int xtts_parse_double(const char *s, double lo, double hi, double *out) {
     if (errno || *end || !isfinite(v) || v < lo || v > hi) return -1;
     *out = v;
     return 0;
+}
+
+/* ---- languages ------------------------------------------------------------- */
+
+const char *const xtts_lang_codes[XTTS_N_LANGS] = {"en", "es", "fr", "de", "it", "pt", "pl", "tr", "ru",
+                                                   "nl", "cs", "ar", "zh-cn", "hu", "ko", "ja", "hi"};
+
+int xtts_lang_index(const char *code) {
+    if (!code) return -1;
+    if (!strcasecmp(code, "zh")) return 12;
+    for (int i = 0; i < XTTS_N_LANGS; i++)
+        if (!strcasecmp(code, xtts_lang_codes[i])) return i;
+    return -1;
 }
 
 /* ---- progress --------------------------------------------------------------- */

@@ -127,6 +127,15 @@ double xtts_now_s(void);
 int xtts_parse_long(const char *s, long lo, long hi, long *out);
 int xtts_parse_double(const char *s, double lo, double hi, double *out);
 
+/* ---- languages ------------------------------------------------------------- */
+
+/* XTTS's 17 languages, in the order that defines language ids everywhere (cache records,
+ * special tokens): en es fr de it pt pl tr ru nl cs ar zh-cn hu ko ja hi. */
+#define XTTS_N_LANGS 17
+extern const char *const xtts_lang_codes[XTTS_N_LANGS];
+/* Index of a language code (case-insensitive; "zh" is taken as "zh-cn"), or -1. */
+int xtts_lang_index(const char *code);
+
 /* ---- progress ----------------------------------------------------------------- */
 
 /* A progress line on stderr: "label: done/total (rate unit/s, ETA mm:ss) extra".
