@@ -816,6 +816,18 @@ xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, co
         return xtts_error_set(err, XTTS_EINPUT, "%s: record '%s': not a valid record: %s", w->dir, id, rerr.msg);
     if (strcmp(hdr.id, id))
         return xtts_error_set(err, XTTS_EINPUT, "%s: record '%s': the encoded record carries id '%s'", w->dir, id, hdr.id);
+    /* Every record of a cache has the configuration's fixed shape. */
+    int want_frames = xtts_cache_config_padded_frames(&w->cfg, (int)hdr.n_frames);
+    unsigned want_flags = w->cfg.shuffle ? XTTS_RECORD_SHUFFLED : 0;
+    if (hdr.n_mels != w->cfg.mel.n_mels || hdr.dtype != w->cfg.dtype || hdr.flags != want_flags ||
+        hdr.tokens_padded != (uint32_t)w->cfg.max_tokens || want_frames == 0 || hdr.frames_padded != (uint32_t)want_frames)
+        return xtts_error_set(err, XTTS_EINPUT,
+                              "%s: record '%s': shape (%u mels, %s%s, %u tokens, %u of %u frames) does not match the "
+                              "cache configuration (%d mels, %s%s, %d tokens, %d frames)",
+                              w->dir, id, hdr.n_mels, xtts_dtype_name((xtts_dtype)hdr.dtype),
+                              (hdr.flags & XTTS_RECORD_SHUFFLED) ? " shuffled" : "", hdr.tokens_padded, hdr.n_frames,
+                              hdr.frames_padded, w->cfg.mel.n_mels, xtts_dtype_name((xtts_dtype)w->cfg.dtype),
+                              w->cfg.shuffle ? " shuffled" : "", w->cfg.max_tokens, want_frames);
     uint64_t h = id_hash(id, id_len);
     if (hash_set_has(&w->ids, h)) {
         int found;

@@ -56,7 +56,10 @@ uint64_t xtts_cache_writer_count(const xtts_cache_writer *w);
 
 /* Append one encoded record for input index input_index (strictly increasing across
  * put and reject calls). id must be 1..511 bytes (the LMDB key limit) and equal to the
- * id inside the record; a duplicate id is XTTS_EINPUT. A refused put changes nothing.
+ * id inside the record, and the record must have the configuration's shape (n_mels,
+ * dtype, shuffle flag, max_tokens tokens, frames padded as
+ * xtts_cache_config_padded_frames says); otherwise, and for a duplicate id, it is
+ * XTTS_EINPUT. A refused put changes nothing.
  * Commits every commit_every records; rotates to a new shard when the current one
  * would exceed shard_bytes; grows the LMDB map on MDB_MAP_FULL. */
 xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, const char *id,

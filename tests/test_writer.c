@@ -64,26 +64,36 @@ static uint64_t rng_next(uint64_t *s) {
     return *s;
 }
 
+/* The test configuration: 8 mels, 16 tokens, frames in buckets of 8 up to 64. */
+static void test_config(xtts_cache_config *c) {
+    xtts_cache_config_default(c);
+    c->mel.n_mels = N_MELS;
+    c->max_tokens = 16;
+    c->max_frames = 64;
+    c->n_buckets = 7;
+    for (int b = 0; b < 7; b++) c->buckets[b] = 16 + 8 * b;
+}
+
 /* The record for input i: deterministic, 300 to 1500 bytes (noise does not compress). */
 static void make_record(xtts_record_encoder *enc, uint64_t i, const uint8_t **buf, size_t *len) {
+    xtts_cache_config c;
+    test_config(&c);
     char id[32];
     snprintf(id, sizeof id, "utt%06llu", (unsigned long long)i);
     uint64_t s = 0x9e3779b97f4a7c15ULL ^ (i * 0x100000001b3ULL + 1);
     uint32_t frames = 8 + (uint32_t)(rng_next(&s) % 56);
+    uint32_t padded = (uint32_t)xtts_cache_config_padded_frames(&c, (int)frames);
     int32_t tokens[16];
     for (int k = 0; k < 16; k++) tokens[k] = k < 10 ? (int32_t)(rng_next(&s) % 300) : 0;
     float mel[N_MELS * 64];
-    for (uint32_t k = 0; k < N_MELS * frames; k++) mel[k] = (float)(rng_next(&s) % 20000) / 1000.0f - 11.5f;
+    for (uint32_t ch = 0; ch < N_MELS; ch++)
+        for (uint32_t t = 0; t < padded; t++)
+            mel[ch * padded + t] = t < frames ? (float)(rng_next(&s) % 20000) / 1000.0f - 11.5f : -11.5f;
     xtts_record_input in = {.id = id, .split = (uint8_t)(i % 10 == 0), .speaker_id = (uint32_t)(i % 3), .lang_id = 0,
                             .n_samples = frames * 256, .n_tokens = 10, .tokens_padded = 16, .n_frames = frames,
-                            .frames_padded = frames, .n_mels = N_MELS, .pad_value = -11.5f, .tokens = tokens, .mel = mel};
+                            .frames_padded = padded, .n_mels = N_MELS, .pad_value = -11.5f, .tokens = tokens, .mel = mel};
     xtts_error err;
     assert_int_equal(xtts_record_encode(enc, &in, buf, len, &err), XTTS_OK);
-}
-
-static void test_config(xtts_cache_config *c) {
-    xtts_cache_config_default(c);
-    c->mel.n_mels = N_MELS;
 }
 
 static xtts_cache_writer_options opts_for(const char *dir) {
@@ -378,6 +388,19 @@ static void writer_refuses_bad_ids_and_non_records(void **state) {
     memset(long_id, 'a', sizeof long_id - 1);
     long_id[sizeof long_id - 1] = '\0';
     assert_int_equal(xtts_cache_writer_put(w, 0, long_id, buf, len, &err), XTTS_ERANGE);
+    /* a record of another shape than the configuration's */
+    xtts_record_encoder *f32 = xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0);
+    make_record(f32, 0, &buf, &len);
+    assert_int_equal(xtts_cache_writer_put(w, 0, "utt000000", buf, len, &err), XTTS_EINPUT);
+    assert_non_null(strstr(err.msg, "does not match the cache configuration"));
+    xtts_record_encoder_delete(f32);
+    xtts_cache_config other;
+    test_config(&other);
+    xtts_cache_writer_abort(w);
+    other.n_buckets = 0;
+    w = open_ok(&o, &other); /* the same directory, nothing committed: no mismatch */
+    make_record(f->enc, 0, &buf, &len); /* padded to a bucket, not to max_frames */
+    assert_int_equal(xtts_cache_writer_put(w, 0, "utt000000", buf, len, &err), XTTS_EINPUT);
     assert_int_equal(xtts_cache_writer_count(w), 0);
     xtts_cache_writer_abort(w);
 }
@@ -878,7 +901,7 @@ static void merge_refuses_parts_with_another_config(void **state) {
     xtts_cache_config c, c2;
     test_config(&c);
     test_config(&c2);
-    c2.max_tokens = 256;
+    c2.zstd_level = 9;
     build_part(f, f->dir, 0, 2, &c, "bob");
     build_part(f, f->dir, 1, 2, &c2, "bob");
     xtts_error err;
