@@ -21,6 +21,8 @@
 
 #include "kernels/mel_math.h"
 
+#define MEL_TILE_FRAMES 64
+
 static pthread_mutex_t fftw_planner_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct xtts_mel {
@@ -31,7 +33,8 @@ struct xtts_mel {
     float *window;       /* (n_fft) */
     float *frame;        /* (n_fft) windowed frame, FFT input */
     fftwf_complex *spec; /* (n_bins) FFT output */
-    float *power;        /* (n_bins_used) power or magnitude per bin */
+    float *power;        /* (n_bins) power or magnitude per bin */
+    float *tile;         /* (MEL_TILE_FRAMES, n_mels) log-mel of the frames in flight */
     int *fb_first;       /* (n_mels) first nonzero bin of each filter */
     int *fb_count;       /* (n_mels) number of bins from fb_first on */
     float *fb_weight;    /* packed nonzero weights, filter after filter */
@@ -128,8 +131,8 @@ xtts_status xtts_mel_params_check(const xtts_mel_params *p, xtts_error *err) {
         return xtts_error_set(err, XTTS_EUSAGE, "mel: magnitude epsilon %g is outside 0..1", p->mag_eps);
     if (p->log_kind != XTTS_LOG_LN && p->log_kind != XTTS_LOG_LOG10)
         return xtts_error_set(err, XTTS_EUSAGE, "mel: log kind %d is not ln (0) or log10 (1)", p->log_kind);
-    if (!(p->log_floor > 0.0) || p->log_floor > 1.0)
-        return xtts_error_set(err, XTTS_EUSAGE, "mel: log floor %g is outside (0, 1]", p->log_floor);
+    if (!(p->log_floor >= 1e-30) || p->log_floor > 1.0)
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: log floor %g is outside 1e-30..1", p->log_floor);
     if ((p->drop_last_frame != 0 && p->drop_last_frame != 1) || (p->whisper_post != 0 && p->whisper_post != 1))
         return xtts_error_set(err, XTTS_EUSAGE, "mel: drop_last_frame and whisper_post must be 0 or 1");
     return XTTS_OK;
@@ -179,6 +182,7 @@ void xtts_mel_delete(xtts_mel *m) {
     fftwf_free(m->frame);
     fftwf_free(m->spec);
     fftwf_free(m->power);
+    free(m->tile);
     free(m->fb_first);
     free(m->fb_count);
     free(m->fb_weight);
@@ -234,7 +238,8 @@ xtts_mel *xtts_mel_new(const xtts_mel_params *p, xtts_error *err) {
     m->frame = fftwf_malloc(sizeof(float) * (size_t)p->n_fft);
     m->spec = fftwf_malloc(sizeof(fftwf_complex) * (size_t)m->n_bins);
     m->power = fftwf_malloc(sizeof(float) * (size_t)m->n_bins);
-    if (!m->window || !m->frame || !m->spec || !m->power) {
+    m->tile = malloc(sizeof(float) * MEL_TILE_FRAMES * (size_t)p->n_mels);
+    if (!m->window || !m->frame || !m->spec || !m->power || !m->tile) {
         xtts_error_set(err, XTTS_ENOMEM, "mel: out of memory");
         xtts_mel_delete(m);
         return NULL;
@@ -255,12 +260,30 @@ xtts_mel *xtts_mel_new(const xtts_mel_params *p, xtts_error *err) {
 /* Fill m->frame with frame t: samples from t*hop - pad_left on, reflected at both ends, windowed. */
 static void load_frame(xtts_mel *m, const float *x, long n, size_t t) {
     const int n_fft = m->p.n_fft;
+    float *restrict frame = m->frame;
+    const float *restrict window = m->window;
     long start = (long)t * m->p.hop_samples - m->pad_left;
     if (start >= 0 && start + n_fft <= n) {
-        const float *src = x + start;
-        for (int j = 0; j < n_fft; j++) m->frame[j] = src[j] * m->window[j];
+        const float *restrict src = x + start;
+#pragma omp simd
+        for (int j = 0; j < n_fft; j++) frame[j] = src[j] * window[j];
     } else {
-        for (int j = 0; j < n_fft; j++) m->frame[j] = x[xtts_reflect_index(start + j, n)] * m->window[j];
+        for (int j = 0; j < n_fft; j++) frame[j] = x[xtts_reflect_index(start + j, n)] * window[j];
+    }
+}
+
+/* Spectrum values of the bins the filters use; one loop per kind so each vectorizes. */
+static void spectrum_values(xtts_mel *m) {
+    const float *restrict s = (const float *)m->spec; /* interleaved re, im */
+    float *restrict pw = m->power;
+    const int n_used = m->n_bins_used;
+    const float eps = (float)m->p.mag_eps;
+    if (m->p.power == 2) {
+#pragma omp simd
+        for (int k = 0; k < n_used; k++) pw[k] = xtts_power(s[2 * k], s[2 * k + 1]);
+    } else {
+#pragma omp simd
+        for (int k = 0; k < n_used; k++) pw[k] = xtts_magnitude(s[2 * k], s[2 * k + 1], eps);
     }
 }
 
@@ -277,23 +300,36 @@ xtts_status xtts_mel_compute(xtts_mel *m, const float *samples, size_t n_samples
     if ((long)n_samples < 0)
         return xtts_error_set(err, XTTS_ERANGE, "mel: %zu samples is too many", n_samples);
 
-    const int n_mels = p->n_mels, n_used = m->n_bins_used, power = p->power, log_kind = p->log_kind;
-    const float eps = (float)p->mag_eps, floor_value = (float)p->log_floor;
+    /* Frames are computed into a frame-major tile and written out channel-major one tile at
+     * a time: writing each frame straight into n_mels rows far apart costs a TLB miss per cell. */
+    const int n_mels = p->n_mels, log_kind = p->log_kind;
+    const float floor_value = (float)p->log_floor;
     float clip_max = -INFINITY;
-    for (size_t t = 0; t < frames; t++) {
-        load_frame(m, samples, (long)n_samples, t);
-        fftwf_execute(m->plan);
-        const fftwf_complex *s = m->spec;
-        float *pw = m->power;
-        for (int k = 0; k < n_used; k++) pw[k] = xtts_spec_value(s[k][0], s[k][1], power, eps);
+    for (size_t t0 = 0; t0 < frames; t0 += MEL_TILE_FRAMES) {
+        size_t tile_frames = frames - t0 < MEL_TILE_FRAMES ? frames - t0 : MEL_TILE_FRAMES;
+        for (size_t u = 0; u < tile_frames; u++) {
+            load_frame(m, samples, (long)n_samples, t0 + u);
+            fftwf_execute(m->plan);
+            spectrum_values(m);
+            float *restrict cell = m->tile + u * (size_t)n_mels;
+            for (int c = 0; c < n_mels; c++) {
+                const float *restrict w = m->fb_weight + m->fb_offset[c];
+                const float *restrict pk = m->power + m->fb_first[c];
+                float acc = 0.0f;
+                const int count = m->fb_count[c];
+                for (int i = 0; i < count; i++) acc += w[i] * pk[i];
+                cell[c] = acc;
+            }
+#pragma omp simd reduction(max : clip_max)
+            for (int c = 0; c < n_mels; c++) {
+                float v = xtts_log_clamp(cell[c], floor_value, log_kind);
+                clip_max = v > clip_max ? v : clip_max;
+                cell[c] = v;
+            }
+        }
         for (int c = 0; c < n_mels; c++) {
-            const float *w = m->fb_weight + m->fb_offset[c];
-            const float *pk = pw + m->fb_first[c];
-            float acc = 0.0f;
-            for (int i = 0; i < m->fb_count[c]; i++) acc += w[i] * pk[i];
-            float v = xtts_log_clamp(acc, floor_value, log_kind);
-            if (v > clip_max) clip_max = v;
-            out[(size_t)c * out_stride + t] = v;
+            float *restrict row = out + (size_t)c * out_stride + t0;
+            for (size_t u = 0; u < tile_frames; u++) row[u] = m->tile[u * (size_t)n_mels + c];
         }
     }
     float pad = xtts_mel_pad_value(p);
