@@ -125,9 +125,7 @@ static void format_name(int format, char *out, size_t len) {
     case SF_FORMAT_FLAC: major = "flac"; break;
     case SF_FORMAT_OGG: major = "ogg"; break;
     case SF_FORMAT_CAF: major = "caf"; break;
-#ifdef SF_FORMAT_MPEG
     case SF_FORMAT_MPEG: major = "mpeg"; break;
-#endif
     default: major = "other"; break;
     }
     switch (format & SF_FORMAT_SUBMASK) {
@@ -141,12 +139,8 @@ static void format_name(int format, char *out, size_t len) {
     case SF_FORMAT_ULAW: sub = "ulaw"; break;
     case SF_FORMAT_ALAW: sub = "alaw"; break;
     case SF_FORMAT_VORBIS: sub = "vorbis"; break;
-#ifdef SF_FORMAT_OPUS
     case SF_FORMAT_OPUS: sub = "opus"; break;
-#endif
-#ifdef SF_FORMAT_MPEG_LAYER_III
     case SF_FORMAT_MPEG_LAYER_III: sub = "mp3"; break;
-#endif
     default: sub = "other"; break;
     }
     snprintf(out, len, "%s/%s", major, sub);
