@@ -411,6 +411,13 @@ static void fill_param_sizes(const xtts_model_config *cfg, size_t *s) {
     s[21] = M + 1;
 }
 
+size_t xtts_model_num_parameters(const xtts_model_config *cfg) {
+    size_t s[XTTS_NUM_PARAM_TENSORS], n = 0;
+    fill_param_sizes(cfg, s);
+    for (int i = 0; i < XTTS_NUM_PARAM_TENSORS; i++) n += s[i];
+    return n;
+}
+
 static void point_params(xtts_param_tensors *p, const size_t *sizes, float *mem) {
     float **ptrs[XTTS_NUM_PARAM_TENSORS] = {
         &p->wte,  &p->wpe_text, &p->wpe_mel,  &p->melin_w,  &p->melin_b, &p->mel_start, &p->ln1w, &p->ln1b,

@@ -141,6 +141,9 @@ xtts_status xtts_model_new(const xtts_model_config *cfg, int B_max, int T_max, u
                            xtts_model **out, xtts_error *err);
 void xtts_model_free(xtts_model *m);
 
+/* Number of parameters of a model of this config. */
+size_t xtts_model_num_parameters(const xtts_model_config *cfg);
+
 /* Name of parameter tensor i (e.g. "qkvw"). */
 const char *xtts_param_name(int i);
 /* Pointer to tensor i inside a params- or grads-layout buffer. */
