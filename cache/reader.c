@@ -147,12 +147,37 @@ static xtts_status shard_fail(shard_t *s, xtts_status code, const char *fmt, con
     return code;
 }
 
-/* Read a meta value inside txn (guarded by the caller). */
-static int meta_equals(MDB_txn *txn, MDB_dbi dbi, const char *key, const char *want, const shard_t *s) {
+/* LMDB does not tell where it mapped a file (me_mapaddr is only the MDB_FIXEDMAP address),
+ * so find the mapping that holds a value it returned. NULL when unknown (then only the
+ * fault guard protects reads). */
+static const char *mapping_start(const void *p, uint64_t *len) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return NULL;
+    char line[512];
+    const char *found = NULL;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && (uintptr_t)p >= lo && (uintptr_t)p < hi) {
+            found = (const char *)(uintptr_t)lo;
+            *len = hi - lo;
+            break;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* Compare a meta value inside txn (guarded by the caller). */
+static int meta_equals(MDB_txn *txn, MDB_dbi dbi, const char *key, const char *want, shard_t *s) {
     MDB_val k = {strlen(key), (void *)key}, v;
     if (mdb_get(txn, dbi, &k, &v) != MDB_SUCCESS) return -1;
     const char *p = v.mv_data;
-    if (p < s->map || p + v.mv_size > s->map + s->file_bytes) return -2;
+    if (!s->map) {
+        uint64_t region = 0;
+        s->map = mapping_start(p, &region);
+        if (s->map && region < s->file_bytes) s->file_bytes = region;
+    }
+    if (s->map && (p < s->map || p + v.mv_size > s->map + s->file_bytes)) return -2;
     return v.mv_size == strlen(want) && !memcmp(p, want, v.mv_size) ? 1 : 0;
 }
 
@@ -194,7 +219,6 @@ static void shard_open(xtts_cache *c, shard_t *s) {
     MDB_stat est;
     mdb_env_info(s->env, &info);
     mdb_env_stat(s->env, &est);
-    s->map = info.me_mapaddr;
     uint64_t need = ((uint64_t)info.me_last_pgno + 1) * est.ms_psize;
     if (need > s->file_bytes) {
         say(detail, sizeof detail, "data.mdb has %llu bytes, its pages reach %llu",
@@ -203,6 +227,7 @@ static void shard_open(xtts_cache *c, shard_t *s) {
         return;
     }
     if (info.me_mapsize < s->file_bytes) s->file_bytes = info.me_mapsize; /* only the map is readable */
+    s->map = NULL; /* found from the first value read */
 
     MDB_txn *txn = NULL;
     rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
@@ -468,6 +493,7 @@ static void reader_drop_txn(xtts_cache_reader *r, size_t si) {
 
 static int in_map(const shard_t *s, const void *p, size_t len) {
     const char *q = p;
+    if (!s->map) return 1;
     return q >= s->map && (uint64_t)(q - s->map) <= s->file_bytes && len <= s->file_bytes - (uint64_t)(q - s->map);
 }
 

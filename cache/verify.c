@@ -1,8 +1,9 @@
 /* verify.c — the checks of xtts-cache-verify, as a library (see verify.h).
  *
- * One pass per shard over the "records" database in key order decodes every record,
- * checks it against the manifest's configuration and feeds the content digest; a second
- * pass over "ids" checks the id index against what the records say. Ids are kept in one
+ * Per shard, a pass over "ids" maps local indices to ids (so a record whose header is
+ * damaged is still named by its id), then a pass over "records" in key order decodes
+ * every record, checks it against the manifest's configuration and the id index, and
+ * feeds the content digest. Ids are kept in one
  * hash table over the whole cache, so a duplicate in two shards is found too.
  */
 #include "cache/verify.h"
@@ -136,13 +137,6 @@ static int idt_insert(id_table *t, const char *id, size_t len, uint64_t index, u
     return 1;
 }
 
-static int idt_lookup(const id_table *t, const char *id, size_t len, uint64_t *index) {
-    uint64_t h = xtts_fnv1a64(XTTS_FNV64_INIT, id, len);
-    id_slot *s = idt_find(t, id, len, h);
-    if (s->off == SIZE_MAX) return 0;
-    *index = s->index;
-    return 1;
-}
 
 /* ---- the run ------------------------------------------------------------------------------ */
 
@@ -159,7 +153,8 @@ typedef struct {
     size_t n_speakers, n_langs;
     /* current shard */
     const char *shard;
-    uint64_t first, expect_local, bytes, seen;
+    uint64_t first, expect_local, bytes, seen, records;
+    char **by_local; /* this shard's "ids": local index -> id (NULL when none) */
     /* scratch */
     int32_t *tokens;
     size_t tokens_cap;
@@ -217,9 +212,11 @@ static void check_record(run_t *r, uint64_t local, const void *val, size_t len) 
     xtts_error e;
     xtts_error_clear(&e);
     r->bytes += len;
+    const char *known = local < r->records && r->by_local[local] ? r->by_local[local] : "";
     xtts_status st = xtts_record_parse_header(val, len, &h, &e);
     if (st) {
-        fault(r, r->shard, gi, "", "%s", e.msg);
+        /* The header is not to be trusted; the id index names the record. */
+        fault(r, r->shard, gi, known, "%s", strip_record_prefix(e.msg, known));
         r->digest_broken = 1;
         return;
     }
@@ -244,6 +241,9 @@ static void check_record(run_t *r, uint64_t local, const void *val, size_t len) 
     if (ins < 0) r->oom = 1;
     else if (ins == 0) fault(r, r->shard, gi, h.id, "duplicate id (also at index %llu)", (unsigned long long)prev);
     if (h.id_len == 0) fault(r, r->shard, gi, h.id, "empty id");
+    if (!known[0]) fault(r, r->shard, gi, h.id, "no \"ids\" entry points at this record");
+    else if (strcmp(known, h.id))
+        fault(r, r->shard, gi, h.id, "the \"ids\" entry for this index is '%s'", known);
     if (h.n_mels != (unsigned)cfg->mel.n_mels)
         fault(r, r->shard, gi, h.id, "%u mel channels, the configuration has %d", h.n_mels, cfg->mel.n_mels);
     if (h.tokens_padded != (unsigned)cfg->max_tokens)
@@ -360,13 +360,30 @@ static int on_id(void *vctx, const void *key, size_t klen, const void *val, size
         fault(r, r->shard, -1, id, "\"ids\" value of %zu bytes (expected an 8-byte index)", vlen);
         return 0;
     }
-    uint64_t local = xtts_get_be64(val), index;
-    if (!idt_lookup(&r->ids, id, klen, &index))
-        fault(r, r->shard, (int64_t)(r->first + local), id, "\"ids\" names an id that no record carries");
-    else if (index != r->first + local)
-        fault(r, r->shard, (int64_t)(r->first + local), id, "\"ids\" points at index %llu, the record is at %llu",
-              (unsigned long long)(r->first + local), (unsigned long long)index);
+    uint64_t local = xtts_get_be64(val);
+    if (local >= r->records) {
+        fault(r, r->shard, -1, id, "\"ids\" points at local index %llu, the shard holds %llu records",
+              (unsigned long long)local, (unsigned long long)r->records);
+        return 0;
+    }
+    if (r->by_local[local]) {
+        fault(r, r->shard, (int64_t)(r->first + local), id, "\"ids\" points here for '%s' too",
+              r->by_local[local]);
+        return 0;
+    }
+    if (!(r->by_local[local] = malloc(klen + 1))) {
+        r->oom = 1;
+        return 1;
+    }
+    memcpy(r->by_local[local], id, klen + 1);
     return 0;
+}
+
+static void free_by_local(run_t *r) {
+    if (r->by_local)
+        for (uint64_t i = 0; i < r->records; i++) free(r->by_local[i]);
+    free(r->by_local);
+    r->by_local = NULL;
 }
 
 static size_t json_array_len_or(const json_t *m, const char *key, size_t dflt) {
@@ -556,7 +573,20 @@ xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, x
             continue;
         }
         xtts_error e;
+        r.records = s.records;
+        if (!(r.by_local = calloc(s.records ? s.records : 1, sizeof *r.by_local))) {
+            r.oom = 1;
+            break;
+        }
+        ids_ctx x = {&r, 0};
+        st = xtts_cache_reader_foreach(r.reader, i, "ids", on_id, &x, &e);
+        if (st) fault(&r, s.name, -1, "", "%s", e.msg);
+        else if (x.n != s.records)
+            fault(&r, s.name, -1, "", "\"ids\" has %llu entries for %llu records", (unsigned long long)x.n,
+                  (unsigned long long)s.records);
+        rep->ids += x.n;
         st = xtts_cache_reader_foreach(r.reader, i, "records", on_record, &r, &e);
+        free_by_local(&r);
         if (st) {
             fault(&r, s.name, -1, "", "%s", e.msg);
             r.digest_broken = 1;
@@ -570,13 +600,6 @@ xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, x
             fault(&r, s.name, -1, "", "records hold %llu bytes, the manifest says %llu", (unsigned long long)r.bytes,
                   (unsigned long long)s.bytes);
         }
-        ids_ctx x = {&r, 0};
-        st = xtts_cache_reader_foreach(r.reader, i, "ids", on_id, &x, &e);
-        if (st) fault(&r, s.name, -1, "", "%s", e.msg);
-        else if (x.n != r.seen)
-            fault(&r, s.name, -1, "", "\"ids\" has %llu entries for %llu records", (unsigned long long)x.n,
-                  (unsigned long long)r.seen);
-        rep->ids += x.n;
         char *next = NULL;
         size_t nlen = 0;
         if (xtts_cache_reader_meta(r.reader, i, "next_input", &next, &nlen, &e) == XTTS_OK && nlen != 8)

@@ -732,6 +732,7 @@ xtts_status xtts_cache_writer_commit(xtts_cache_writer *w, xtts_error *err) {
         const char *hint = (rc == ENOSPC || rc == EDQUOT) ? " (disk full)"
                            : rc == EFBIG                 ? " (file size limit)"
                            : rc == MDB_MAP_FULL          ? " (map size limit reached)"
+                           : rc == EIO                   ? " (a short or failed write: disk full, file size limit or device error)"
                                                          : "";
         return fail(w, err, xtts_mdb_status(rc),
                     "%s: commit of %zu records failed: %s%s; the cache holds every record up to input %llu, "

@@ -55,6 +55,7 @@ xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
     json_t **parts = NULL;
     json_t *out = NULL;
     double *mel_sum = NULL, *mel_sumsq = NULL;
+    json_t *splits = NULL, *totals = NULL;
     char path[4096];
     if (!l.n_parts) {
         st = xtts_error_set(err, XTTS_ENOTFOUND, "%s: no partial manifests (manifest.part-KKKKK.json) to merge", dir);
@@ -122,9 +123,11 @@ xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
     }
 
     out = json_deep_copy(parts[0]);
-    json_t *shards = json_array(), *rejects = json_array(), *splits = json_object(), *totals = json_object();
+    json_t *shards = json_array(), *rejects = json_array();
+    splits = json_object();
+    totals = json_object();
     if (!out || !shards || !rejects || !splits || !totals) {
-        json_decref(shards); json_decref(rejects); json_decref(splits); json_decref(totals);
+        json_decref(shards); json_decref(rejects);
         st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
         goto done;
     }
@@ -184,14 +187,11 @@ xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
     }
     json_object_set_new(out, "records", json_integer(records));
     json_object_set_new(out, "rejected", json_integer(rejected));
-    if (json_object_get(parts[0], "splits")) json_object_set_new(out, "splits", splits);
-    else json_decref(splits);
+    if (json_object_get(parts[0], "splits")) json_object_set(out, "splits", splits);
     if (json_object_get(parts[0], "totals")) {
         json_t *secs = json_object_get(totals, "audio_seconds");
         if (json_is_number(secs)) json_object_set_new(totals, "hours", json_real(json_number_value(secs) / 3600.0));
-        json_object_set_new(out, "totals", totals);
-    } else {
-        json_decref(totals);
+        json_object_set(out, "totals", totals);
     }
     json_t *stats = json_object();
     json_object_set_new(stats, "frames", json_integer(frames));
@@ -222,6 +222,8 @@ xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
     json_decref(check);
     if (!st) st = xtts_manifest_write(path, out, err);
 done:
+    json_decref(splits);
+    json_decref(totals);
     free(mel_sum);
     free(mel_sumsq);
     json_decref(out);

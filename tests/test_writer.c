@@ -594,7 +594,7 @@ static void writer_survives_kill9_at_random_points(void **state) {
             if (xtts_cache_writer_finish(cw, NULL, &cerr)) _exit(5);
             _exit(0);
         }
-        useconds_t delay = (useconds_t)(rng_next(&seed) % span_us);
+        useconds_t delay = (useconds_t)(rng_next(&seed) % (span_us / 3 + 1));
         usleep(delay);
         int killed = kill(pid, SIGKILL) == 0;
         int status;
