@@ -362,11 +362,14 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
         ran++;
         samples_total += B;
         time_total += dt;
-        if (isnan(first_loss)) first_loss = model->loss;
-        last_loss = model->loss;
-        if (!isfinite(model->loss)) {
+        /* validation reuses the model's activations: keep this step's results first */
+        float loss = model->loss, mel_loss = model->mel_loss, stop_loss = model->stop_loss;
+        int frames = model->n_frames_total;
+        if (isnan(first_loss)) first_loss = loss;
+        last_loss = loss;
+        if (!isfinite(loss)) {
             st = xtts_error_set(err, XTTS_EINPUT, "step %ld: the loss is %f; lower --lr or check the cache", step + 1,
-                                model->loss);
+                                loss);
             goto done;
         }
         double val_loss = NAN;
@@ -380,7 +383,7 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
             fprintf(stderr,
                     "step %ld/%ld | loss %.4f (mel %.4f, stop %.4f) | lr %.2e | norm %.3f | %.1f ms | %.1f samples/s | "
                     "stall %.1f%%",
-                    step + 1, o.steps, model->loss, model->mel_loss, model->stop_loss, lr, norm, ms, sps, stall);
+                    step + 1, o.steps, loss, mel_loss, stop_loss, lr, norm, ms, sps, stall);
             if (evaluated) fprintf(stderr, " | val %.4f", val_loss);
             fputc('\n', stderr);
         }
@@ -389,8 +392,7 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
                     "{\"step\":%ld,\"loss\":%.9g,\"mel_loss\":%.9g,\"stop_loss\":%.9g,\"lr\":%.9g,\"grad_norm\":%.9g,"
                     "\"step_ms\":%.3f,\"samples_per_s\":%.3f,\"input_stall_pct\":%.4f,\"batch\":%d,\"seq_len\":%d,"
                     "\"frames\":%d",
-                    step + 1, model->loss, model->mel_loss, model->stop_loss, lr, norm, ms, sps, stall, B, T,
-                    model->n_frames_total);
+                    step + 1, loss, mel_loss, stop_loss, lr, norm, ms, sps, stall, B, T, frames);
             if (evaluated && isfinite(val_loss)) fprintf(jlog, ",\"val_loss\":%.9g", val_loss);
             fprintf(jlog, "}\n");
             fflush(jlog);
