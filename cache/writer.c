@@ -492,8 +492,16 @@ xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const x
     if (opt->part >= 0 && (opt->n_parts <= opt->part || opt->n_parts > XTTS_MAX_PARTS))
         return xtts_error_set(err, XTTS_EUSAGE, "%s: part %d of %d parts: the part must be below the number of parts",
                               opt->dir, opt->part, opt->n_parts);
-    xtts_status st = xtts_mkdir_p(opt->dir, err);
-    if (st) return st;
+    if (strlen(opt->dir) > 3000) return xtts_error_set(err, XTTS_ERANGE, "%.80s...: directory path too long", opt->dir);
+    /* Refuse a configuration the manifest could not hold now, not after the build. */
+    json_t *cj = xtts_cache_config_to_json(cfg);
+    xtts_cache_config checked;
+    xtts_error cerr;
+    xtts_status st = cj ? xtts_cache_config_from_json(cj, &checked, opt->dir, &cerr) : XTTS_ENOMEM;
+    json_decref(cj);
+    if (st == XTTS_ENOMEM) return xtts_error_set(err, st, "%s: out of memory", opt->dir);
+    if (st) return xtts_error_set(err, XTTS_EUSAGE, "invalid cache configuration: %s", cerr.msg);
+    if ((st = xtts_mkdir_p(opt->dir, err))) return st;
     xtts_cache_writer *w = calloc(1, sizeof *w);
     if (!w) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", opt->dir);
     w->lock_fd = w->part_lock_fd = -1;

@@ -405,6 +405,27 @@ static void writer_refuses_bad_ids_and_non_records(void **state) {
     xtts_cache_writer_abort(w);
 }
 
+static void writer_refuses_invalid_options_and_configuration(void **state) {
+    fixture *f = *state;
+    xtts_cache_config c;
+    test_config(&c);
+    c.mel.n_mels = 0;
+    xtts_cache_writer_options o = opts_for(f->dir);
+    xtts_cache_writer *w = NULL;
+    xtts_error err;
+    assert_int_equal(xtts_cache_writer_open(&o, &c, &w, &err), XTTS_EUSAGE);
+    assert_null(w);
+    assert_non_null(strstr(err.msg, "mel.n_mels"));
+    test_config(&c);
+    o.part = 2;
+    o.n_parts = 2;
+    assert_int_equal(xtts_cache_writer_open(&o, &c, &w, &err), XTTS_EUSAGE);
+    o.part = -1;
+    o.dir = "";
+    assert_int_equal(xtts_cache_writer_open(&o, &c, &w, &err), XTTS_EUSAGE);
+    assert_null(w);
+}
+
 static void writer_second_writer_on_same_dir_or_part_is_busy(void **state) {
     fixture *f = *state;
     xtts_cache_config c;
@@ -945,6 +966,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(writer_refuses_input_index_that_does_not_increase, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_refuses_duplicate_ids_pending_committed_and_in_earlier_shards, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_refuses_bad_ids_and_non_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(writer_refuses_invalid_options_and_configuration, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_second_writer_on_same_dir_or_part_is_busy, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_lock_is_held_against_another_process, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_refuses_other_config_unless_force, setup, teardown),
