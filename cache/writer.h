@@ -102,7 +102,11 @@ void xtts_cache_writer_abort(xtts_cache_writer *w);
  * them from the whole token stream) and that parts 0..N-1 (N = "n_parts" of each
  * partial manifest) are present; assigns each shard its first global index in part
  * order; sums "records", "rejects", numeric "totals" and the "stats" accumulators
- * ("frames", "mel_sum", "mel_sumsq"), then recomputes "mel_mean" and "mel_std". */
+ * ("frames", "mel_sum", "mel_sumsq"), then recomputes "mel_mean" and "mel_std".
+ * Returns XTTS_ENOTFOUND when a part's manifest is missing (that part has not finished),
+ * XTTS_EBUSY when a part is still being written (or another merge runs), and
+ * XTTS_EMISMATCH when parts disagree. A part that has finished may simply try the merge:
+ * of parts finishing at the same time, the last one to release its lock merges. */
 xtts_status xtts_cache_merge(const char *dir, xtts_error *err);
 
 #ifdef __cplusplus
