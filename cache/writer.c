@@ -386,7 +386,8 @@ static void why_add(char *why, size_t cap, const char *fmt, ...) {
 static xtts_status remove_old(xtts_cache_writer *w, const xtts_dir_listing *l, xtts_error *err) {
     char path[4096];
     xtts_status st;
-    for (size_t i = 0; i < l->n_shards; i++) {
+    /* Newest first: a kill part way leaves shards 0..k, which a re-run reads again. */
+    for (size_t i = l->n_shards; i-- > 0;) {
         const xtts_dir_shard *s = &l->shards[i];
         /* A part build removes its own shards and whole-build shards, never other parts'. */
         if (w->part >= 0 && s->part >= 0 && s->part != w->part) continue;
@@ -575,7 +576,13 @@ xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const x
         if (strcmp(h, w->hash))
             why_add(why, sizeof why, "%s has config_hash %.12s..., this build %.12s...", path, h[0] ? h : "(unreadable)", w->hash);
     }
-    if (!why[0]) st = open_existing(w, &l, why, sizeof why, err);
+    if (!why[0]) {
+        st = open_existing(w, &l, why, sizeof why, err);
+        if (st == XTTS_ECORRUPT && opt->force) { /* --force replaces a damaged build too */
+            why_add(why, sizeof why, "%s", err ? err->msg : "damaged shards");
+            st = XTTS_OK;
+        }
+    }
     if (!st && why[0]) {
         if (!opt->force) {
             st = xtts_error_set(err, XTTS_EMISMATCH,

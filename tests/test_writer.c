@@ -715,6 +715,33 @@ static void writer_drops_an_uncommitted_trailing_shard(void **state) {
     check_cache(f->dir, "manifest.json", exp, accepted(40, exp), f->enc);
 }
 
+/* A gap in the shard numbers is refused as damage; --force replaces the build. */
+static void writer_refuses_a_shard_gap_unless_force(void **state) {
+    fixture *f = *state;
+    xtts_cache_config c;
+    test_config(&c);
+    xtts_cache_writer_options o = opts_for(f->dir);
+    o.shard_bytes = 4096;
+    xtts_cache_writer *w = open_ok(&o, &c);
+    xtts_error err;
+    assert_int_equal(feed(f, w, 0, 60, &err), XTTS_OK);
+    finish_ok(w, NULL);
+    char path[700];
+    snprintf(path, sizeof path, "%s/shard-00001", f->dir);
+    rm_rf(path);
+    w = NULL;
+    assert_int_equal(xtts_cache_writer_open(&o, &c, &w, &err), XTTS_ECORRUPT);
+    assert_non_null(strstr(err.msg, "shard-00001"));
+    assert_non_null(strstr(err.msg, "missing"));
+    o.force = 1;
+    w = open_ok(&o, &c);
+    assert_int_equal(xtts_cache_writer_next_input(w), 0);
+    assert_int_equal(feed(f, w, 0, 30, &err), XTTS_OK);
+    finish_ok(w, NULL);
+    uint64_t exp[30];
+    check_cache(f->dir, "manifest.json", exp, accepted(30, exp), f->enc);
+}
+
 /* Disk full (here: the file size limit, EFBIG) is a status with a message, and what was
  * committed before stays readable and resumable. */
 static void writer_reports_disk_full_and_keeps_committed_data(void **state) {
@@ -975,6 +1002,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(writer_grows_a_tiny_lmdb_map_instead_of_failing, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_survives_kill9_at_random_points, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_drops_an_uncommitted_trailing_shard, setup, teardown),
+        cmocka_unit_test_setup_teardown(writer_refuses_a_shard_gap_unless_force, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_reports_disk_full_and_keeps_committed_data, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_finish_copies_extra_keys_but_not_its_own, setup, teardown),
         cmocka_unit_test_setup_teardown(merge_joins_three_parts_in_part_order, setup, teardown),
