@@ -3,7 +3,9 @@
  *
  * Everything since the last commit is kept in memory (records, rejects, state blobs)
  * and written in ONE write transaction into the last shard: the records, their ids,
- * and the meta keys "next_input", "rejects" and "state:*". LMDB commits are atomic and
+ * and the meta keys "next_input", "rejects" (the rejects committed while this shard was
+ * the last one, so that a commit's cost does not grow with all rejects so far) and
+ * "state:*". LMDB commits are atomic and
  * durable, so after a kill -9 the last shard's meta describes exactly the records
  * committed. Keeping the pending records also makes MDB_MAP_FULL harmless: the
  * transaction is aborted, the map doubled and the whole commit replayed.
@@ -80,7 +82,8 @@ struct xtts_cache_writer {
 
     uint64_t next_input;         /* committed */
     uint64_t next_input_pending; /* including pending puts and rejects */
-    json_t *rejects;             /* committed */
+    json_t *rejects;             /* committed, all shards */
+    json_t *shard_rejects;       /* committed into the last shard */
     json_t *rejects_pending;
     state_blob *state;           /* committed */
     size_t n_state;
@@ -169,6 +172,7 @@ static void writer_free(xtts_cache_writer *w) {
     pending_clear(w);
     free(w->pend);
     json_decref(w->rejects);
+    json_decref(w->shard_rejects);
     json_decref(w->rejects_pending);
     blobs_free(w->state, w->n_state);
     free(w->shards);
@@ -225,6 +229,7 @@ typedef struct {
     char format[32];
     char hash[65];
     uint64_t records, ids, bytes;
+    json_t *rejects; /* meta "rejects" (new reference) or NULL */
 } shard_scan;
 
 static int meta_get(MDB_txn *txn, MDB_dbi meta, const char *key, MDB_val *v) {
@@ -251,6 +256,15 @@ static xtts_status scan_shard(xtts_cache_writer *w, MDB_env *env, int number, in
     if (rc == MDB_NOTFOUND) rc = 0;
     if (!rc && s->committed && !(rc = meta_get(txn, meta, "config_hash", &v)))
         snprintf(s->hash, sizeof s->hash, "%.*s", (int)(v.mv_size < 64 ? v.mv_size : 64), (const char *)v.mv_data);
+    if (rc == MDB_NOTFOUND) rc = 0;
+    if (!rc && s->committed && !(rc = meta_get(txn, meta, "rejects", &v))) {
+        json_error_t je;
+        s->rejects = json_loadb(v.mv_data, v.mv_size, 0, &je);
+        if (!json_is_array(s->rejects)) {
+            mdb_txn_abort(txn);
+            return xtts_error_set(err, XTTS_ECORRUPT, "%s: meta \"rejects\" is not a JSON array", path);
+        }
+    }
     if (rc == MDB_NOTFOUND) rc = 0;
     if (!rc && count && s->committed) {
         MDB_stat ms;
@@ -291,7 +305,7 @@ static xtts_status scan_shard(xtts_cache_writer *w, MDB_env *env, int number, in
     return XTTS_OK;
 }
 
-/* Load next_input, rejects and the state blobs from the last shard's meta. */
+/* Load next_input and the state blobs from the last shard's meta. */
 static xtts_status load_state(xtts_cache_writer *w, int number, xtts_error *err) {
     char path[4096];
     shard_path(w, number, path, sizeof path);
@@ -308,20 +322,6 @@ static xtts_status load_state(xtts_cache_writer *w, int number, xtts_error *err)
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: meta \"next_input\" is %zu bytes, not 8", path, v.mv_size);
     }
     w->next_input = w->next_input_pending = xtts_get_be64(v.mv_data);
-    rc = meta_get(txn, meta, "rejects", &v);
-    if (rc == MDB_NOTFOUND) rc = 0;
-    else if (!rc) {
-        json_error_t je;
-        json_t *r = json_loadb(v.mv_data, v.mv_size, 0, &je);
-        if (!json_is_array(r)) {
-            json_decref(r);
-            mdb_txn_abort(txn);
-            return xtts_error_set(err, XTTS_ECORRUPT, "%s: meta \"rejects\" is not a JSON array", path);
-        }
-        json_decref(w->rejects);
-        w->rejects = r;
-    }
-    if (rc) goto lmdb_fail;
     rc = mdb_cursor_open(txn, meta, &cur);
     static const char prefix[] = "state:";
     k.mv_size = sizeof prefix - 1;
@@ -443,7 +443,14 @@ static xtts_status open_existing(xtts_cache_writer *w, const xtts_dir_listing *l
         if ((st = env_open(w, (int)i, 0, &env, err))) break;
         shard_scan s;
         st = scan_shard(w, env, (int)i, 1, &s, err);
-        if (st) { mdb_env_close(env); break; }
+        if (st) { json_decref(s.rejects); mdb_env_close(env); break; }
+        json_decref(w->shard_rejects);
+        w->shard_rejects = s.rejects ? s.rejects : json_array();
+        if (!w->shard_rejects || json_array_extend(w->rejects, w->shard_rejects)) {
+            mdb_env_close(env);
+            st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", w->dir);
+            break;
+        }
         if (!s.committed) {
             mdb_env_close(env);
             if (i + 1 == n_own) { /* created by a rotation that was killed before its first commit */
@@ -476,6 +483,7 @@ static void reset_loaded(xtts_cache_writer *w) {
     w->last_committed = 0;
     w->next_input = w->next_input_pending = 0;
     json_array_clear(w->rejects);
+    json_array_clear(w->shard_rejects);
     blobs_free(w->state, w->n_state);
     w->state = NULL;
     w->n_state = 0;
@@ -508,8 +516,9 @@ xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const x
     w->lock_fd = w->part_lock_fd = -1;
     w->dir = strdup(opt->dir);
     w->rejects = json_array();
+    w->shard_rejects = json_array();
     w->rejects_pending = json_array();
-    if (!w->dir || !w->rejects || !w->rejects_pending) {
+    if (!w->dir || !w->rejects || !w->shard_rejects || !w->rejects_pending) {
         writer_free(w);
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", opt->dir);
     }
@@ -662,13 +671,13 @@ static int commit_txn(xtts_cache_writer *w, const char *rejects_text) {
 }
 
 /* Fold the pending state into the committed state after a successful commit. */
-static xtts_status adopt_pending(xtts_cache_writer *w, const json_t *all_rejects, xtts_error *err) {
+static xtts_status adopt_pending(xtts_cache_writer *w, xtts_error *err) {
     shard_info *s = &w->shards[w->n_shards - 1];
     for (size_t i = 0; i < w->n_pend; i++) s->bytes += w->pend[i].len;
     s->records += w->n_pend;
     w->next_input = w->next_input_pending;
-    json_decref(w->rejects);
-    w->rejects = json_deep_copy(all_rejects);
+    if (json_array_extend(w->rejects, w->rejects_pending) || json_array_extend(w->shard_rejects, w->rejects_pending))
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", w->dir);
     for (size_t i = 0; i < w->n_state_pending; i++) {
         state_blob *p = &w->state_pending[i];
         size_t k = 0;
@@ -688,7 +697,6 @@ static xtts_status adopt_pending(xtts_cache_writer *w, const json_t *all_rejects
     }
     w->last_committed = 1;
     pending_clear(w);
-    if (!w->rejects) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", w->dir);
     return XTTS_OK;
 }
 
@@ -703,6 +711,7 @@ static xtts_status new_shard(xtts_cache_writer *w, xtts_error *err) {
     if (w->env) mdb_env_close(w->env);
     w->env = env;
     w->last_committed = 0;
+    json_array_clear(w->shard_rejects);
     return XTTS_OK;
 }
 
@@ -714,7 +723,7 @@ xtts_status xtts_cache_writer_commit(xtts_cache_writer *w, xtts_error *err) {
     if (nothing && (w->last_committed || !w->n_shards)) return XTTS_OK;
     if (!w->n_shards && (st = new_shard(w, err))) return st;
 
-    json_t *all = json_deep_copy(w->rejects);
+    json_t *all = json_deep_copy(w->shard_rejects);
     if (!all || json_array_extend(all, w->rejects_pending)) {
         json_decref(all);
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", w->dir);
@@ -742,8 +751,8 @@ xtts_status xtts_cache_writer_commit(xtts_cache_writer *w, xtts_error *err) {
         if (rc) break;
     }
     free(rejects_text);
+    json_decref(all);
     if (rc) {
-        json_decref(all);
         const char *hint = (rc == ENOSPC || rc == EDQUOT) ? " (disk full)"
                            : rc == EFBIG                 ? " (file size limit)"
                            : rc == MDB_MAP_FULL          ? " (map size limit reached)"
@@ -754,9 +763,7 @@ xtts_status xtts_cache_writer_commit(xtts_cache_writer *w, xtts_error *err) {
                     "re-run to resume",
                     path, w->n_pend, mdb_strerror(rc), hint, (unsigned long long)w->next_input);
     }
-    st = adopt_pending(w, all, err);
-    json_decref(all);
-    return st;
+    return adopt_pending(w, err);
 }
 
 /* ---- put, reject, state ------------------------------------------------------- */
