@@ -15,10 +15,13 @@
  * commit goes to exactly one shard. A shard directory that never saw a commit (a crash
  * right after rotation) holds nothing and is removed when the build is reopened.
  *
- * Commit points: the automatic commits (every commit_every records or rejects, and
- * before a rotation) happen at the START of a put or reject, before that input is
- * added. So a caller that calls set_state after each put/reject, with state that
- * includes that input, always has records and state committed together.
+ * State and commit points: a caller sets its state (running statistics ...) including
+ * input i, then puts or rejects input i. set_state values wait in state_after until the
+ * next put or reject succeeds, which adopts them into the pending commit; automatic
+ * commits (every commit_every inputs) happen at the END of a put or reject, and the
+ * commit before a rotation, which happens at the start of a put, leaves state_after out.
+ * So every commit holds the records and rejects up to some input and exactly the state
+ * set before that input was added.
  *
  * Duplicate ids are refused at put time through a set of 64-bit id hashes; a hash hit
  * is confirmed against the pending records and the shards' "ids" databases.
@@ -87,8 +90,10 @@ struct xtts_cache_writer {
     json_t *rejects_pending;
     state_blob *state;           /* committed */
     size_t n_state;
-    state_blob *state_pending;
+    state_blob *state_pending;   /* adopted by a put or reject since the last commit */
     size_t n_state_pending;
+    state_blob *state_after;     /* set since the last put or reject */
+    size_t n_state_after;
 
     pending_record *pend;
     size_t n_pend, cap_pend;
@@ -155,6 +160,41 @@ static void blobs_free(state_blob *b, size_t n) {
     free(b);
 }
 
+/* Set key to data (taking ownership of data) in a blob list. -1 when out of memory. */
+static int blob_set(state_blob **list, size_t *n, const char *key, uint8_t *data, size_t len) {
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp((*list)[i].key, key)) {
+            free((*list)[i].data);
+            (*list)[i].data = data;
+            (*list)[i].len = len;
+            return 0;
+        }
+    state_blob *nb = realloc(*list, (*n + 1) * sizeof *nb);
+    char *k = strdup(key);
+    if (nb) *list = nb;
+    if (!nb || !k) { free(k); return -1; }
+    (*list)[(*n)++] = (state_blob){k, data, len};
+    return 0;
+}
+
+/* A put or reject succeeded: the state set before it belongs to the pending commit. */
+static int adopt_state_after(xtts_cache_writer *w) {
+    for (size_t i = 0; i < w->n_state_after; i++) {
+        state_blob *b = &w->state_after[i];
+        if (blob_set(&w->state_pending, &w->n_state_pending, b->key, b->data, b->len)) {
+            /* keep the rest where it is; nothing is lost but this adoption */
+            return -1;
+        }
+        free(b->key);
+        b->key = NULL;
+        b->data = NULL;
+    }
+    free(w->state_after);
+    w->state_after = NULL;
+    w->n_state_after = 0;
+    return 0;
+}
+
 static void pending_clear(xtts_cache_writer *w) {
     for (size_t i = 0; i < w->n_pend; i++) { free(w->pend[i].id); free(w->pend[i].data); }
     w->n_pend = 0;
@@ -170,6 +210,7 @@ static void writer_free(xtts_cache_writer *w) {
     if (!w) return;
     if (w->env) mdb_env_close(w->env);
     pending_clear(w);
+    blobs_free(w->state_after, w->n_state_after);
     free(w->pend);
     json_decref(w->rejects);
     json_decref(w->shard_rejects);
@@ -715,7 +756,7 @@ static xtts_status new_shard(xtts_cache_writer *w, xtts_error *err) {
     return XTTS_OK;
 }
 
-xtts_status xtts_cache_writer_commit(xtts_cache_writer *w, xtts_error *err) {
+static xtts_status commit_pending(xtts_cache_writer *w, xtts_error *err) {
     xtts_status st = check_failed(w, err);
     if (st) return st;
     int nothing = w->n_pend == 0 && w->n_state_pending == 0 && w->next_input_pending == w->next_input &&
@@ -764,6 +805,13 @@ xtts_status xtts_cache_writer_commit(xtts_cache_writer *w, xtts_error *err) {
                     path, w->n_pend, mdb_strerror(rc), hint, (unsigned long long)w->next_input);
     }
     return adopt_pending(w, err);
+}
+
+xtts_status xtts_cache_writer_commit(xtts_cache_writer *w, xtts_error *err) {
+    xtts_status st = check_failed(w, err);
+    if (st) return st;
+    if (adopt_state_after(w)) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", w->dir);
+    return commit_pending(w, err);
 }
 
 /* ---- put, reject, state ------------------------------------------------------- */
@@ -818,8 +866,10 @@ static xtts_status check_input(xtts_cache_writer *w, uint64_t input_index, const
     return XTTS_OK;
 }
 
-static xtts_status maybe_commit(xtts_cache_writer *w, xtts_error *err) {
-    if (w->ops_pending >= w->commit_every || w->pend_bytes >= PENDING_BYTES_MAX) return xtts_cache_writer_commit(w, err);
+/* After a put or reject was added: adopt the state set before it, commit when due. */
+static xtts_status after_input(xtts_cache_writer *w, xtts_error *err) {
+    if (adopt_state_after(w)) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", w->dir);
+    if (w->ops_pending >= w->commit_every || w->pend_bytes >= PENDING_BYTES_MAX) return commit_pending(w, err);
     return XTTS_OK;
 }
 
@@ -859,13 +909,11 @@ xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, co
             return xtts_error_set(err, XTTS_EINPUT, "%s: record '%s' (input %llu): duplicate id, already stored at index %llu",
                                   w->dir, id, (unsigned long long)input_index, (unsigned long long)at);
     }
-    /* Commit what came before this record (see "commit points" at the top). */
-    if ((st = maybe_commit(w, err))) return st;
     /* Rotate when this record would take a non-empty shard past shard_bytes. */
     if (w->n_shards) {
         shard_info *s = &w->shards[w->n_shards - 1];
         if (s->records + w->n_pend > 0 && s->bytes + w->pend_bytes + len > w->shard_bytes) {
-            if ((st = xtts_cache_writer_commit(w, err))) return st;
+            if ((st = commit_pending(w, err))) return st; /* without state_after: see the top */
             if ((st = new_shard(w, err))) return st;
         }
     } else if ((st = new_shard(w, err))) {
@@ -893,14 +941,13 @@ xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, co
     w->pend_bytes += len;
     w->ops_pending++;
     w->next_input_pending = input_index + 1;
-    return XTTS_OK;
+    return after_input(w, err);
 }
 
 xtts_status xtts_cache_writer_reject(xtts_cache_writer *w, uint64_t input_index, const char *id, const char *reason,
                                      xtts_error *err) {
     xtts_status st = check_input(w, input_index, id, err);
     if (st) return st;
-    if ((st = maybe_commit(w, err))) return st;
     char line[1024];
     snprintf(line, sizeof line, "%s", reason ? reason : "");
     for (char *c = line; *c; c++)
@@ -915,7 +962,7 @@ xtts_status xtts_cache_writer_reject(xtts_cache_writer *w, uint64_t input_index,
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", w->dir);
     w->ops_pending++;
     w->next_input_pending = input_index + 1;
-    return XTTS_OK;
+    return after_input(w, err);
 }
 
 xtts_status xtts_cache_writer_set_state(xtts_cache_writer *w, const char *key, const void *data, size_t len,
@@ -924,21 +971,12 @@ xtts_status xtts_cache_writer_set_state(xtts_cache_writer *w, const char *key, c
     if (st) return st;
     size_t kl = key ? strlen(key) : 0;
     if (kl == 0 || kl > 200) return xtts_error_set(err, XTTS_EUSAGE, "%s: state key must be 1 to 200 bytes", w->dir);
-    size_t i = 0;
-    while (i < w->n_state_pending && strcmp(w->state_pending[i].key, key)) i++;
     uint8_t *copy = malloc(len ? len : 1);
     if (!copy) return xtts_error_set(err, XTTS_ENOMEM, "%s: state '%s': out of memory", w->dir, key);
     if (len) memcpy(copy, data, len);
-    if (i == w->n_state_pending) {
-        state_blob *nb = realloc(w->state_pending, (w->n_state_pending + 1) * sizeof *nb);
-        char *k = strdup(key);
-        if (nb) w->state_pending = nb;
-        if (!nb || !k) { free(copy); free(k); return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", w->dir); }
-        w->state_pending[w->n_state_pending++] = (state_blob){k, copy, len};
-    } else {
-        free(w->state_pending[i].data);
-        w->state_pending[i].data = copy;
-        w->state_pending[i].len = len;
+    if (blob_set(&w->state_after, &w->n_state_after, key, copy, len)) {
+        free(copy);
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: state '%s': out of memory", w->dir, key);
     }
     return XTTS_OK;
 }

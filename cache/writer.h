@@ -72,10 +72,10 @@ xtts_status xtts_cache_writer_reject(xtts_cache_writer *w, uint64_t input_index,
 /* Caller state saved atomically with the records (e.g. running mel statistics, speaker
  * tables). Set replaces the value for key at the next commit; get returns the value
  * as of the last commit (XTTS_ENOTFOUND when never set). *data is malloc'd; caller frees.
- * Commit points: the writer commits on its own only at the START of a put or reject
- * (every commit_every inputs, and before a shard rotation), never after adding one, so
- * calling set_state right after each put/reject with state that includes that input
- * keeps state and records consistent at every commit. */
+ * Order: set the state that includes input i, THEN put or reject input i. A value set
+ * joins the commit together with the next successful put or reject (an explicit commit
+ * or finish takes it as it is), so at every commit, automatic or after a kill -9, the
+ * committed state matches the committed records exactly. */
 xtts_status xtts_cache_writer_set_state(xtts_cache_writer *w, const char *key, const void *data, size_t len,
                                         xtts_error *err);
 xtts_status xtts_cache_writer_get_state(xtts_cache_writer *w, const char *key, void **data, size_t *len,

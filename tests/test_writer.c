@@ -127,9 +127,9 @@ static xtts_status feed(fixture *f, xtts_cache_writer *w, uint64_t from, uint64_
             make_record(f->enc, i, &buf, &blen);
             char id[32];
             snprintf(id, sizeof id, "utt%06llu", (unsigned long long)i);
-            if ((st = xtts_cache_writer_put(w, i, id, buf, blen, err))) return st;
-            sum += i; /* state after the put: see writer.h, "commit points" */
-            st = xtts_cache_writer_set_state(w, "sum", &sum, 8, err);
+            sum += i; /* the state including input i, then input i (writer.h) */
+            if ((st = xtts_cache_writer_set_state(w, "sum", &sum, 8, err))) return st;
+            st = xtts_cache_writer_put(w, i, id, buf, blen, err);
         }
         if (st) return st;
     }
@@ -284,6 +284,53 @@ static void writer_state_is_visible_only_after_commit(void **state) {
     assert_memory_equal(data, "abc", 3);
     free(data);
     xtts_cache_writer_abort(w);
+}
+
+/* The committed "sum" state is exactly the sum of the committed accepted inputs. */
+static void assert_state_matches_records(xtts_cache_writer *w) {
+    uint64_t next = xtts_cache_writer_next_input(w), want = 0, sum = 0;
+    for (uint64_t i = 0; i < next; i++)
+        if (!is_rejected(i)) want += i;
+    void *data;
+    size_t len;
+    xtts_error err;
+    if (xtts_cache_writer_get_state(w, "sum", &data, &len, &err) == XTTS_OK) {
+        assert_int_equal(len, 8);
+        memcpy(&sum, data, 8);
+        free(data);
+    }
+    if (sum != want) fail_msg("state sum %llu, committed records sum %llu (next_input %llu)", (unsigned long long)sum,
+                              (unsigned long long)want, (unsigned long long)next);
+}
+
+/* Stopping right after any commit (by commit_every, or the one before a rotation) leaves
+ * state and records that agree. */
+static void writer_commits_state_with_exactly_its_records(void **state) {
+    fixture *f = *state;
+    xtts_cache_config c;
+    test_config(&c);
+    static const struct { uint32_t every; uint64_t shard; } cases[] = {{5, 1 << 30}, {1000, 4096}, {3, 5000}, {1, 3000}};
+    for (size_t k = 0; k < 4; k++) {
+        for (uint64_t stop = 1; stop < 60; stop += 7) {
+            char dir[700];
+            snprintf(dir, sizeof dir, "%s/c%zu-%llu", f->dir, k, (unsigned long long)stop);
+            xtts_cache_writer_options o = opts_for(dir);
+            o.commit_every = cases[k].every;
+            o.shard_bytes = cases[k].shard;
+            xtts_cache_writer *w = open_ok(&o, &c);
+            xtts_error err;
+            assert_int_equal(feed(f, w, 0, stop, &err), XTTS_OK);
+            xtts_cache_writer_abort(w); /* as if killed: only commits count */
+            w = open_ok(&o, &c);
+            assert_state_matches_records(w);
+            uint64_t next = xtts_cache_writer_next_input(w);
+            assert_int_equal(feed(f, w, next, 70, &err), XTTS_OK);
+            xtts_cache_writer_abort(w);
+            w = open_ok(&o, &c);
+            assert_state_matches_records(w);
+            xtts_cache_writer_abort(w);
+        }
+    }
 }
 
 static void writer_resumes_from_last_commit_after_abort(void **state) {
@@ -989,6 +1036,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(writer_stores_records_in_input_order_with_ids_and_rejects, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_state_is_visible_only_after_commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(writer_commits_state_with_exactly_its_records, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_resumes_from_last_commit_after_abort, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_refuses_input_index_that_does_not_increase, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_refuses_duplicate_ids_pending_committed_and_in_earlier_shards, setup, teardown),
