@@ -33,7 +33,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cache/writer_internal.h"
@@ -756,6 +758,27 @@ static xtts_status new_shard(xtts_cache_writer *w, xtts_error *err) {
     return XTTS_OK;
 }
 
+/* Why a commit failed, in words: LMDB reports a short write as EIO and loses errno, so
+ * look at the filesystem's free space and the file size limit as well. */
+static void commit_failure_hint(const xtts_cache_writer *w, const char *path, int rc, char *out, size_t cap) {
+    out[0] = '\0';
+    if (rc == MDB_MAP_FULL) { snprintf(out, cap, " (map size limit reached)"); return; }
+    if (rc != ENOSPC && rc != EDQUOT && rc != EFBIG && rc != EIO) return;
+    struct statvfs vfs;
+    struct rlimit rl;
+    uint64_t need = w->pend_bytes + ((uint64_t)1 << 20);
+    if (statvfs(path, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < need)
+        snprintf(out, cap, " (disk full: %llu bytes free)", (unsigned long long)vfs.f_bavail * vfs.f_frsize);
+    else if (rc == EDQUOT)
+        snprintf(out, cap, " (disk quota exceeded)");
+    else if ((rc == EFBIG || rc == EIO) && getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        snprintf(out, cap, " (file size limit of %llu bytes)", (unsigned long long)rl.rlim_cur);
+    else if (rc == ENOSPC)
+        snprintf(out, cap, " (disk full)");
+    else if (rc == EIO)
+        snprintf(out, cap, " (a failed write: device error)");
+}
+
 static xtts_status commit_pending(xtts_cache_writer *w, xtts_error *err) {
     xtts_status st = check_failed(w, err);
     if (st) return st;
@@ -794,13 +817,10 @@ static xtts_status commit_pending(xtts_cache_writer *w, xtts_error *err) {
     free(rejects_text);
     json_decref(all);
     if (rc) {
-        const char *hint = (rc == ENOSPC || rc == EDQUOT) ? " (disk full)"
-                           : rc == EFBIG                 ? " (file size limit)"
-                           : rc == MDB_MAP_FULL          ? " (map size limit reached)"
-                           : rc == EIO                   ? " (a short or failed write: disk full, file size limit or device error)"
-                                                         : "";
+        char hint[160] = "";
+        commit_failure_hint(w, path, rc, hint, sizeof hint);
         return fail(w, err, xtts_mdb_status(rc),
-                    "%s: commit of %zu records failed: %s%s; the cache holds every record up to input %llu, "
+                    "%s: commit of %zu records failed: %s%s; the cache holds every input before input %llu, "
                     "re-run to resume",
                     path, w->n_pend, mdb_strerror(rc), hint, (unsigned long long)w->next_input);
     }

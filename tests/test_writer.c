@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -840,6 +842,7 @@ static void writer_reports_disk_full_and_keeps_committed_data(void **state) {
     assert_int_equal(st, XTTS_EIO);
     assert_int_equal(st2, XTTS_EIO);
     assert_non_null(strstr(msg, "shard-00000"));
+    assert_non_null(strstr(msg, "file size limit"));
     assert_non_null(strstr(msg, "re-run to resume"));
     /* committed data intact; the build completes once space is back */
     xtts_cache_writer *w = open_ok(&o, &c);
@@ -850,6 +853,75 @@ static void writer_reports_disk_full_and_keeps_committed_data(void **state) {
     finish_ok(w, NULL);
     static uint64_t exp[2000];
     check_cache(f->dir, "manifest.json", exp, accepted(2000, exp), f->enc);
+}
+
+/* A real full disk: a 2 MiB tmpfs in a private mount namespace (needs root; skipped
+ * otherwise). The commit that finds no space fails with ENOSPC and a message; once space
+ * is freed, the build resumes and completes. */
+static void writer_reports_enospc_on_a_full_filesystem_and_resumes(void **state) {
+    fixture *f = *state;
+    enum { N = 700 };
+    char mnt[700], out[700];
+    snprintf(mnt, sizeof mnt, "%s/mnt", f->dir);
+    snprintf(out, sizeof out, "%s/out", f->dir);
+    assert_int_equal(mkdir(mnt, 0755), 0);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+            mount("tmpfs", mnt, "tmpfs", 0, "size=2m") != 0)
+            _exit(77);
+        char filler[800], dir[800];
+        snprintf(filler, sizeof filler, "%s/filler", mnt);
+        snprintf(dir, sizeof dir, "%s/cache", mnt);
+        FILE *fp = fopen(filler, "w");
+        static char block[4096];
+        for (int i = 0; fp && i < 384; i++) fwrite(block, 1, sizeof block, fp); /* 1.5 MiB */
+        if (!fp || fclose(fp)) _exit(3);
+        xtts_cache_config c;
+        test_config(&c);
+        xtts_cache_writer_options o = opts_for(dir);
+        o.commit_every = 16;
+        o.map_bytes = 1 << 20;
+        xtts_cache_writer *w = NULL;
+        xtts_error err;
+        if (xtts_cache_writer_open(&o, &c, &w, &err)) _exit(4);
+        xtts_status st = feed(f, w, 0, N, &err);
+        if (write(fds[1], err.msg, strlen(err.msg)) < 0) _exit(5);
+        close(fds[1]);
+        xtts_cache_writer_abort(w);
+        if (st != XTTS_EIO) _exit(6);
+        unlink(filler); /* space again */
+        if (xtts_cache_writer_open(&o, &c, &w, &err)) _exit(7);
+        uint64_t next = xtts_cache_writer_next_input(w);
+        if (next == 0 || next >= N) _exit(8);
+        if (feed(f, w, next, N, &err) || xtts_cache_writer_finish(w, NULL, &err)) _exit(9);
+        char cmd[2000];
+        snprintf(cmd, sizeof cmd, "cp -a '%s' '%s'", dir, out);
+        _exit(system(cmd) == 0 ? 0 : 10);
+    }
+    close(fds[1]);
+    char msg[1024] = "";
+    ssize_t got = 0, r;
+    while ((r = read(fds[0], msg + got, sizeof msg - 1 - (size_t)got)) > 0) got += r;
+    msg[got] = '\0';
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77) {
+        print_message("no private tmpfs here (not root?): skipped\n");
+        skip();
+    }
+    print_message("ENOSPC message: %s\n", msg);
+    if (WEXITSTATUS(status) != 0) fail_msg("child step %d failed; message: %s", WEXITSTATUS(status), msg);
+    assert_non_null(strstr(msg, "disk full"));
+    assert_non_null(strstr(msg, "re-run to resume"));
+    uint64_t exp[N];
+    check_cache(out, "manifest.json", exp, accepted(N, exp), f->enc);
 }
 
 static void writer_finish_copies_extra_keys_but_not_its_own(void **state) {
@@ -1052,6 +1124,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(writer_drops_an_uncommitted_trailing_shard, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_refuses_a_shard_gap_unless_force, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_reports_disk_full_and_keeps_committed_data, setup, teardown),
+        cmocka_unit_test_setup_teardown(writer_reports_enospc_on_a_full_filesystem_and_resumes, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_finish_copies_extra_keys_but_not_its_own, setup, teardown),
         cmocka_unit_test_setup_teardown(merge_joins_three_parts_in_part_order, setup, teardown),
         cmocka_unit_test_setup_teardown(merge_refuses_missing_part, setup, teardown),
