@@ -42,9 +42,15 @@ typedef struct {
 void xtts_cache_writer_options_default(xtts_cache_writer_options *opt, const char *dir);
 
 /* Open (or resume) a build of dir with configuration cfg.
+ * - XTTS_EUSAGE: cfg is not a valid configuration, or part/n_parts are out of range.
  * - XTTS_EBUSY: another process holds the directory (or this part) lock.
- * - XTTS_EMISMATCH: dir holds a cache with another configuration hash and !force.
- * - with force, an existing cache of another configuration is removed first. */
+ * - XTTS_EMISMATCH: dir holds a cache with another configuration hash, or a build of the
+ *   other layout (whole vs. in parts), and !force.
+ * - XTTS_ECORRUPT: the build's shards are damaged (a gap, unreadable), and !force.
+ * - with force, such a cache is removed first (a part build removes only its own part,
+ *   the whole-build shards and manifest.json).
+ * A commit that fails (disk full, I/O error) leaves the committed data intact and the
+ * writer failed: every later call returns the same error; abort and re-run to resume. */
 xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const xtts_cache_config *cfg,
                                    xtts_cache_writer **out, xtts_error *err);
 
