@@ -280,7 +280,7 @@ static int meta_get(MDB_txn *txn, MDB_dbi meta, const char *key, MDB_val *v) {
     return mdb_get(txn, meta, &k, v);
 }
 
-static xtts_status scan_shard(xtts_cache_writer *w, MDB_env *env, int number, int count, shard_scan *s,
+static xtts_status scan_shard(xtts_cache_writer *w, MDB_env *env, int number, shard_scan *s,
                               xtts_error *err) {
     char path[4096];
     shard_path(w, number, path, sizeof path);
@@ -309,7 +309,7 @@ static xtts_status scan_shard(xtts_cache_writer *w, MDB_env *env, int number, in
         }
     }
     if (rc == MDB_NOTFOUND) rc = 0;
-    if (!rc && count && s->committed) {
+    if (!rc && s->committed) {
         MDB_stat ms;
         rc = mdb_dbi_open(txn, "records", 0, &recs);
         if (!rc) rc = mdb_stat(txn, recs, &ms);
@@ -485,7 +485,7 @@ static xtts_status open_existing(xtts_cache_writer *w, const xtts_dir_listing *l
         MDB_env *env;
         if ((st = env_open(w, (int)i, 0, &env, err))) break;
         shard_scan s;
-        st = scan_shard(w, env, (int)i, 1, &s, err);
+        st = scan_shard(w, env, (int)i, &s, err);
         if (st) { json_decref(s.rejects); mdb_env_close(env); break; }
         json_decref(w->shard_rejects);
         w->shard_rejects = s.rejects ? s.rejects : json_array();
