@@ -198,6 +198,8 @@ static xtts_status decode(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, const c
 xtts_status xtts_audio_resample(xtts_audio *a, const float *in, size_t n_in, int in_rate, const float **out,
                                 size_t *n_out, xtts_error *err) {
     const int out_rate = a->opt.target_rate;
+    if (in_rate < 1 || in_rate > 1000000)
+        return xtts_error_set(err, XTTS_EINPUT, "resample: input rate %d Hz is not usable", in_rate);
     const double ratio = (double)out_rate / in_rate;
     size_t cap = (size_t)ceil((double)n_in * ratio) + 64;
     if (!grow(&a->out, &a->out_cap, cap))
