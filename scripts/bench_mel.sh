@@ -5,12 +5,12 @@
 # input). Ratios are taken within this one run, side by side.
 #
 # Env: BUILD (build dir holding lib/libxtts.a; default ./build), PYTHON (default
-# /usr/bin/python3), SECONDS_AUDIO (default 600), CLIP_SECONDS (default 10), CC.
+# /usr/bin/python3), SECONDS_AUDIO (default 120), CLIP_SECONDS (default 10), CC.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
 PYTHON=${PYTHON:-/usr/bin/python3}
-SECONDS_AUDIO=${SECONDS_AUDIO:-600}
+SECONDS_AUDIO=${SECONDS_AUDIO:-120}
 CLIP_SECONDS=${CLIP_SECONDS:-10}
 CC=${CC:-gcc}
 LIB=$BUILD/lib/libxtts.a

@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
                              {"libsamplerate", "sinc_fastest"}, {"libsamplerate", "sinc_medium"},
                              {"libsamplerate", "sinc_best"}, {"libsamplerate", "linear"}, {"libsamplerate", "zoh"}};
     const int out_rates[] = {22050, 16000};
-    printf("# one core, %.0f s of 44.1 kHz input per run, best of 3\n", seconds);
+    printf("# one core, %.0f s of 44.1 kHz input per run, best of 5\n", seconds);
     printf("# resampler quality out_rate s_per_hour_of_input snr_db\n");
     for (size_t r = 0; r < 2; r++)
         for (size_t o = 0; o < sizeof opts / sizeof opts[0]; o++) {
@@ -42,7 +42,7 @@ int main(int argc, char **argv) {
             const float *y = NULL;
             size_t m = 0;
             double best = 1e30;
-            int reps = 3;
+            int reps = 5;
             for (int rep = 0; rep < reps; rep++) {
                 double t0 = xtts_now_s();
                 if (xtts_audio_resample(a, x, n, in_rate, &y, &m, &err)) { fprintf(stderr, "%s\n", err.msg); return 2; }

@@ -37,7 +37,7 @@ static float *make_audio(size_t n, int sr) {
         (out) = (xtts_now_s() - t0_) * 3600.0 / (seconds_audio); \
     } while (0)
 
-#define ROUNDS 5
+#define ROUNDS 15
 
 static double sink;
 
@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     const char *presets[] = {"xtts", "hifigan", "vits", "tacotron2", "whisper"};
-    printf("# one core, %.0f s of audio per run in %.1f s clips, best of 5 alternating rounds; seconds per hour of audio\n", seconds,
+    printf("# one core, %.0f s of audio per run in %.1f s clips, best of 15 alternating rounds; seconds per hour of audio\n", seconds,
            clip_seconds);
     for (int i = 0; i < 5; i++) {
         xtts_mel_params p;
