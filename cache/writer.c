@@ -51,6 +51,7 @@ typedef struct {
     char *id;
     uint8_t *data;
     size_t len;
+    char *source; /* audio path, stored as meta "audio:<id>" in the record's shard; may be NULL */
 } pending_record;
 
 typedef struct {
@@ -198,7 +199,7 @@ static int adopt_state_after(xtts_cache_writer *w) {
 }
 
 static void pending_clear(xtts_cache_writer *w) {
-    for (size_t i = 0; i < w->n_pend; i++) { free(w->pend[i].id); free(w->pend[i].data); }
+    for (size_t i = 0; i < w->n_pend; i++) { free(w->pend[i].id); free(w->pend[i].data); free(w->pend[i].source); }
     w->n_pend = 0;
     w->pend_bytes = 0;
     w->ops_pending = 0;
@@ -684,6 +685,11 @@ static int commit_txn(xtts_cache_writer *w, const char *rejects_text) {
         if (rc) break;
         MDB_val ik = {strlen(w->pend[i].id), w->pend[i].id}, iv = {8, key};
         rc = mdb_put(txn, ids, &ik, &iv, MDB_NOOVERWRITE);
+        if (!rc && w->pend[i].source) {
+            char mk[8 + 512];
+            snprintf(mk, sizeof mk, "audio:%s", w->pend[i].id);
+            rc = put_meta(txn, meta, mk, w->pend[i].source, strlen(w->pend[i].source));
+        }
     }
     if (!rc) rc = put_meta(txn, meta, "format", XTTS_CACHE_FORMAT, strlen(XTTS_CACHE_FORMAT));
     if (!rc) rc = put_meta(txn, meta, "config_hash", w->hash, 64);
@@ -893,8 +899,16 @@ static xtts_status after_input(xtts_cache_writer *w, xtts_error *err) {
     return XTTS_OK;
 }
 
+static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
+                              size_t len, const char *source, xtts_error *err);
+
 xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
                                   size_t len, xtts_error *err) {
+    return put_record(w, input_index, id, record, len, NULL, err);
+}
+
+static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
+                              size_t len, const char *source, xtts_error *err) {
     xtts_status st = check_input(w, input_index, id, err);
     if (st) return st;
     size_t id_len = id ? strlen(id) : 0;
@@ -951,9 +965,11 @@ xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, co
     p->id = strdup(id);
     p->data = malloc(len);
     p->len = len;
-    if (!p->id || !p->data || hash_set_add(&w->ids, h)) {
+    p->source = source ? strdup(source) : NULL;
+    if (!p->id || !p->data || (source && !p->source) || hash_set_add(&w->ids, h)) {
         free(p->id);
         free(p->data);
+        free(p->source);
         return xtts_error_set(err, XTTS_ENOMEM, "%s: record '%s': out of memory", w->dir, id);
     }
     memcpy(p->data, record, len);
@@ -1112,3 +1128,8 @@ xtts_status xtts_cache_writer_finish(xtts_cache_writer *w, const json_t *extra, 
 }
 
 void xtts_cache_writer_abort(xtts_cache_writer *w) { writer_free(w); }
+
+xtts_status xtts_cache_writer_put_source(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
+                                         size_t len, const char *source_path, xtts_error *err) {
+    return put_record(w, input_index, id, record, len, source_path, err);
+}

@@ -71,6 +71,11 @@ uint64_t xtts_cache_writer_count(const xtts_cache_writer *w);
 xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, const char *id,
                                   const void *record, size_t len, xtts_error *err);
 
+/* As put, and store source_path (the record's audio file) as meta "audio:<id>" in the
+ * record's shard, where xtts-cache-verify --recompute finds it. */
+xtts_status xtts_cache_writer_put_source(xtts_cache_writer *w, uint64_t input_index, const char *id,
+                                         const void *record, size_t len, const char *source_path, xtts_error *err);
+
 /* Record that input input_index was rejected, with its id and a one-line reason. */
 xtts_status xtts_cache_writer_reject(xtts_cache_writer *w, uint64_t input_index, const char *id,
                                      const char *reason, xtts_error *err);
