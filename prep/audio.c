@@ -168,6 +168,8 @@ static xtts_status decode(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, const c
         if (got <= 0) break;
         if (n + (size_t)got > MAX_SAMPLES)
             return xtts_error_set(err, XTTS_EINPUT, "%s: longer than %zu samples per channel", name, MAX_SAMPLES);
+        if (a->opt.max_seconds > 0 && (double)(n + (size_t)got) > a->opt.max_seconds * si->samplerate)
+            return xtts_error_set(err, XTTS_EINPUT, "%s: longer than the %.1f s limit", name, a->opt.max_seconds);
         if (!grow(&a->mono, &a->mono_cap, n + (size_t)got))
             return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory after %zu samples", name, n);
         float *dst = a->mono + n;

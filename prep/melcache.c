@@ -394,6 +394,11 @@ static xtts_status worker_init(const xtts_melcache_options *o, worker *w, xtts_e
     snprintf(ao.resampler, sizeof ao.resampler, "%s", c->resampler);
     snprintf(ao.quality, sizeof ao.quality, "%s", c->resample_quality);
     ao.trim_db = c->trim_db;
+    /* a clip longer than the largest padded length is rejected anyway: stop decoding it
+     * early (with a margin for trimming) rather than resample hours of audio */
+    ao.max_seconds = c->trim_db > 0 ? 0.0
+                                     : ((double)max_padded_frames(c) + 2.0) * c->mel.hop_samples / c->mel.sample_rate +
+                                           (double)c->mel.n_fft / c->mel.sample_rate + 1.0;
     w->audio = xtts_audio_new(&ao, err);
     if (!w->audio) return err && err->code ? err->code : XTTS_ENOMEM;
     w->mel = xtts_mel_new(&c->mel, err);

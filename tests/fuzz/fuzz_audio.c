@@ -12,7 +12,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static xtts_audio *a;
     if (!a) {
-        xtts_audio_options o = {.target_rate = 16000, .resampler = "soxr", .quality = "quick", .trim_db = 40.0};
+        xtts_audio_options o = {.target_rate = 16000, .resampler = "soxr", .quality = "quick", .trim_db = 40.0,
+                                 .max_seconds = 30.0};
         a = xtts_audio_new(&o, NULL);
         if (!a) return 0;
     }
