@@ -2,7 +2,7 @@
  * synthetic caches (tests/cache_fixture.h), intact and deliberately damaged.
  *
  * Also a fixture builder for the end-to-end tests:
- *   test_reader --make-cache DIR [RECORDS [PER_SHARD [fp16|fp32 [N_FFT]]]]
+ *   test_reader --make-cache DIR [RECORDS [PER_SHARD [fp16|fp32 [N_FFT [N_MELS [MAX_FRAMES]]]]]]
  */
 #include <fcntl.h>
 #include <ftw.h>
@@ -611,10 +611,16 @@ static void test_random_bit_flips_anywhere_never_crash(void **state) {
     (void)state;
     tmpdir_t t;
     tmp_make(&t);
+    for (int big = 0; big < 2; big++) {
     fixture_opts o;
     fixture_default(&o);
     o.records = 30;
     o.per_shard = 30;
+    if (big) { /* records on overflow pages, a two-level records tree */
+        o.records = o.per_shard = 120;
+        o.n_mels = 80;
+        o.max_frames = 400;
+    }
     build(t.dir, &o);
     char p[4200];
     snprintf(p, sizeof p, "%s/shard-00000/data.mdb", t.dir);
@@ -652,6 +658,7 @@ static void test_random_bit_flips_anywhere_never_crash(void **state) {
     /* Most flips land in record bytes, which checksums cover. */
     assert_true(detected > 30);
     free(orig);
+    }
     tmp_remove(&t);
 }
 
@@ -983,7 +990,10 @@ int main(int argc, char **argv) {
         if (argc > 4) o.per_shard = atoi(argv[4]);
         if (argc > 5) o.dtype = xtts_dtype_parse(argv[5]) < 0 ? XTTS_DTYPE_F32 : xtts_dtype_parse(argv[5]);
         if (argc > 6) o.n_fft = atoi(argv[6]);
-        if (o.records < 0 || o.per_shard < 1 || o.n_fft < 64) return 1;
+        if (argc > 7) o.n_mels = atoi(argv[7]);
+        if (argc > 8) o.max_frames = atoi(argv[8]);
+        if (o.records < 0 || o.per_shard < 1 || o.n_fft < 64 || o.n_mels < 1 || o.n_mels > 1024 || o.max_frames < 4)
+            return 1;
         return fixture_build(argv[2], &o) ? 2 : 0;
     }
     const struct CMUnitTest tests[] = {
