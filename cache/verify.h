@@ -54,7 +54,7 @@ typedef struct {
     uint64_t ids;              /* entries of the "ids" databases */
     uint64_t recomputed, recompute_failed;
     double recompute_max_abs;  /* largest |stored - recomputed| seen */
-    int recompute_available;   /* 0: this build has no audio front end */
+    int recompute_available;   /* 0: recomputing was not possible in this build */
     char digest[65];           /* hex SHA-256 */
     int digest_complete;       /* 1: every record of the manifest went into the digest */
 } xtts_verify_report;
@@ -75,7 +75,9 @@ void xtts_digest_record(xtts_sha256 *s, const xtts_record_header *h, const int32
 /* Recompute one record's mel from its source audio with the cache configuration and
  * compare it with the stored one (float32 [n_mels][stride], real frames first).
  * *max_abs receives the largest absolute difference over the real frames; a frame-count
- * difference is XTTS_EMISMATCH. XTTS_EUNSUPPORTED when this build has no audio front end. */
+ * difference is XTTS_EMISMATCH; errors of decoding the audio are passed on. The audio is
+ * decoded and resampled as the configuration says (prep/audio.h) and the mel computed on
+ * the CPU (kernels/mel.h). */
 xtts_status xtts_verify_recompute_record(const xtts_cache_config *cfg, const char *audio_path,
                                          const xtts_record_header *h, const float *mel, size_t stride,
                                          double *max_abs, xtts_error *err);
