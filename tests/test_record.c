@@ -568,6 +568,29 @@ static void forged_headers_with_valid_crc_are_refused(void **state) {
     sample_free(&s);
 }
 
+/* A header (valid CRC) whose shape implies a payload over the encoder's 1 GiB limit is
+ * refused before the decoder allocates anything for it. */
+static void header_claiming_a_payload_over_the_limit_is_refused(void **state) {
+    (void)state;
+    sample s;
+    sample_make(&s, "huge", 6, 8, 10, 12, 4);
+    size_t len;
+    uint8_t *rec = encode_copy(XTTS_DTYPE_F16, 0, &s.in, &len);
+    xtts_put_le16(rec + 8, XTTS_RECORD_MAX_MELS);     /* 1024 mels */
+    xtts_put_le32(rec + 28, XTTS_RECORD_MAX_FRAMES);  /* x 1M frames x 2 bytes = 2 GiB */
+    xtts_put_le32(rec + 44, 8 * 4 + (uint32_t)XTTS_RECORD_MAX_MELS * XTTS_RECORD_MAX_FRAMES * 2); /* consistent */
+    reseal(rec);
+    xtts_error err;
+    xtts_error_clear(&err);
+    assert_int_equal(xtts_record_parse_header(rec, len, NULL, &err), XTTS_ECORRUPT);
+    assert_non_null(strstr(err.msg, "over the limit"));
+    xtts_record_decoder *dec = xtts_record_decoder_new();
+    assert_int_equal(xtts_record_decode(dec, rec, len, NULL, NULL, 0, NULL, XTTS_DTYPE_F32, 0, 0, &err), XTTS_ECORRUPT);
+    xtts_record_decoder_delete(dec);
+    free(rec);
+    sample_free(&s);
+}
+
 /* The header binds the frame: a whole, intact zstd frame taken from another record of the
  * same shape is refused, even when the header's own CRC is recomputed. */
 static void frame_swapped_in_from_another_record_is_refused(void **state) {
@@ -658,6 +681,7 @@ int main(void) {
         cmocka_unit_test(every_truncation_and_extension_is_detected),
         cmocka_unit_test(buffers_too_small_are_refused_without_writing),
         cmocka_unit_test(forged_headers_with_valid_crc_are_refused),
+        cmocka_unit_test(header_claiming_a_payload_over_the_limit_is_refused),
         cmocka_unit_test(frame_swapped_in_from_another_record_is_refused),
         cmocka_unit_test(random_bytes_never_decode),
         cmocka_unit_test(dtype_names_parse_both_ways),

@@ -32,6 +32,8 @@ langs=$(tail -n +2 "$D/metadata.tsv" | cut -f5 | sort -u | wc -l)
 [ "$langs" -ge 8 ] || fail "only $langs languages"
 speakers=$(tail -n +2 "$D/metadata.tsv" | cut -f4 | sort -u | wc -l)
 [ "$speakers" -ge 5 ] || fail "only $speakers speakers"
+[ "$(cut -d'|' -f1 "$D/metadata.csv")" = "$(tail -n +2 "$D/metadata.tsv" | cut -f1)" ] || fail "csv and tsv list different ids"
+[ "$(tail -n +2 "$D/metadata.tsv" | cut -f2 | sort -u | wc -l)" -eq 64 ] || fail "tsv audio paths are not unique"
 grep -q '^en_001|Dr\. Smith paid \$12\.50 on May 3rd, 1984\.|Doctor Smith' "$D/metadata.csv" || fail "numbers/abbreviations transcript"
 
 # broken entries
