@@ -119,9 +119,9 @@ void xtts_cache_shard_get(const xtts_cache *c, size_t i, xtts_cache_shard *out);
 size_t xtts_cache_shard_index_of(const xtts_cache *c, uint64_t index);
 
 /* Iterate over every key/value of one of shard i's databases ("records", "ids" or
- * "meta") in key order. cb returns 0 to go on, nonzero to stop (that value is returned
- * as XTTS_OK's companion: *stopped is set when given). The pointers are borrowed for the
- * duration of the call. A damaged database is XTTS_ECORRUPT naming the shard. */
+ * "meta") in key order. cb returns 0 to go on, nonzero to stop early (the call still
+ * returns XTTS_OK). The pointers are borrowed for the duration of the callback. A damaged
+ * database is XTTS_ECORRUPT naming the shard (entries before the damage were passed). */
 typedef int (*xtts_cache_foreach_fn)(void *ctx, const void *key, size_t key_len, const void *val,
                                      size_t val_len);
 xtts_status xtts_cache_reader_foreach(xtts_cache_reader *r, size_t shard, const char *db,

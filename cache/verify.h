@@ -4,7 +4,7 @@
  * walks every shard's databases and every record, and reports each fault it finds
  * through a callback, with the shard, the global index and the id where they are known.
  * It also computes the content digest: SHA-256 over every record's decoded content in
- * global index order (formats/cache.md, "Content digest"), which depends neither on the
+ * global index order (docs/xtts-cache-verify.md, "Content digest"), which depends neither on the
  * LMDB page layout nor on where shard boundaries fall, so two builds can be compared.
  */
 #ifndef XTTS_CACHE_VERIFY_H
@@ -67,7 +67,7 @@ void xtts_verify_options_default(xtts_verify_options *o);
 xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, xtts_verify_report *rep,
                               xtts_error *err);
 
-/* Feed one decoded record into a content digest: the canonical bytes of formats/cache.md
+/* Feed one decoded record into a content digest: the canonical bytes of docs/xtts-cache-verify.md
  * ("Content digest"). mel is float32 [n_mels][stride] holding the real frames first. */
 void xtts_digest_record(xtts_sha256 *s, const xtts_record_header *h, const int32_t *tokens, const float *mel,
                         size_t stride);

@@ -508,7 +508,7 @@ class XttsCache:
             raise CacheError("%s: meta %r: %s" % (self.shards[shard]["name"], key, e)) from None
 
     def digest(self):
-        """Content digest, as xtts-cache-verify prints it (formats/cache.md)."""
+        """Content digest, as xtts-cache-verify prints it (docs/xtts-cache-verify.md, "Content digest")."""
         s = hashlib.sha256()
         for i in range(self._count):
             index, si, buf = self.raw(i)

@@ -413,7 +413,7 @@ static void test_verify_passes_intact_cache_and_digest_ignores_shard_boundaries(
 
 static void test_digest_matches_an_independent_computation(void **state) {
     (void)state;
-    /* The canonical bytes of formats/cache.md "Content digest", spelled out here. */
+    /* The canonical bytes of docs/xtts-cache-verify.md "Content digest", spelled out here. */
     tmpdir_t t;
     tmp_make(&t);
     fixture_opts o;
