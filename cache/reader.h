@@ -86,7 +86,14 @@ xtts_status xtts_cache_reader_batch(xtts_cache_reader *r, const uint64_t *indice
 
 /* ---- additions: tolerant open, shards, raw database access ---------------------------
  * These serve xtts-cache-verify and xtts-cache-inspect, which must report every fault of
- * a damaged cache instead of stopping at the first. */
+ * a damaged cache instead of stopping at the first.
+ *
+ * Damaged files: liblmdb follows page numbers without bounds checks, so a damaged
+ * data.mdb can fault inside it. The first xtts_cache_open installs SIGSEGV and SIGBUS
+ * handlers that turn a fault inside a reader call (LMDB or mapped record bytes) into
+ * XTTS_ECORRUPT naming the shard, and pass any other fault on to the handler that was
+ * installed before. A program that installs its own handlers after opening a cache
+ * should chain to the previous ones, or a damaged shard kills it instead. */
 
 /* Open flags. XTTS_CACHE_OPEN_TOLERANT: a shard that is missing, unreadable or does not
  * match the manifest (record count, configuration hash, format) does not fail the open;
