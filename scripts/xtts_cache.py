@@ -41,9 +41,11 @@ MAX_ID = 1024
 MAX_TOKENS = 65536
 MAX_FRAMES = 1048576
 MAX_MELS = 1024
+PAYLOAD_MAX = 1 << 30
 FLAG_SHUFFLED = 0x01
 DTYPE_F32, DTYPE_F16 = 0, 1
-# formats/record.c: 64-byte little-endian header, then the id, then one zstd frame.
+# formats/record.c: 64-byte little-endian header (CRC-32 of the zstd frame at 56, CRC-32
+# of bytes 0..59 and the id at 60), then the id, then one zstd frame.
 _HEADER = struct.Struct("<4sHBBHBBHHIIIIIIIIIfII")
 assert _HEADER.size == 64
 
@@ -62,7 +64,7 @@ def parse_header(buf):
     if len(buf) < 64:
         raise CacheError("record truncated: %d bytes, header needs 64" % len(buf))
     (magic, version, dtype, flags, n_mels, split, _r1, id_len, _r2, n_tokens, tokens_padded, n_frames,
-     frames_padded, speaker_id, lang_id, n_samples, payload_bytes, frame_bytes, pad_value, _r3,
+     frames_padded, speaker_id, lang_id, n_samples, payload_bytes, frame_bytes, pad_value, frame_crc,
      crc) = _HEADER.unpack_from(buf, 0)
     if magic != RECORD_MAGIC:
         raise CacheError("bad record magic")
@@ -82,6 +84,8 @@ def parse_header(buf):
                          % (rid, n_tokens, n_frames, tokens_padded, frames_padded))
     esize = 2 if dtype == DTYPE_F16 else 4
     expect = tokens_padded * 4 + n_mels * frames_padded * esize
+    if expect > PAYLOAD_MAX:
+        raise CacheError("record '%s': payload of %d bytes over the limit" % (rid, expect))
     if payload_bytes != expect:
         raise CacheError("record '%s': payload size %d, shape says %d" % (rid, payload_bytes, expect))
     if 64 + id_len + frame_bytes != len(buf):
@@ -91,7 +95,7 @@ def parse_header(buf):
     return dict(id=rid, version=version, dtype=dtype, flags=flags, n_mels=n_mels, split=split, id_len=id_len,
                 n_tokens=n_tokens, tokens_padded=tokens_padded, n_frames=n_frames, frames_padded=frames_padded,
                 speaker_id=speaker_id, lang_id=lang_id, n_samples=n_samples, payload_bytes=payload_bytes,
-                frame_bytes=frame_bytes, pad_value=pad_value)
+                frame_bytes=frame_bytes, pad_value=pad_value, frame_crc=frame_crc)
 
 
 def decode_record(buf, dctx=None):
@@ -99,6 +103,9 @@ def decode_record(buf, dctx=None):
     mel float32 [n_mels, frames_padded]). Raises CacheError on damage."""
     h = parse_header(buf)
     frame = bytes(buf[64 + h["id_len"]:])
+    # zstd's own checksum covers the content only; this covers the compressed bytes
+    if zlib.crc32(frame) != h["frame_crc"]:
+        raise CacheError("record '%s': zstd frame checksum mismatch" % h["id"])
     dctx = dctx or zstandard.ZstdDecompressor()
     try:
         params = zstandard.get_frame_parameters(frame)
@@ -171,6 +178,9 @@ def _walk(m, size):
             raise CacheError("meta page %d: LMDB data version %d" % (i, version))
         last_pg, txnid = struct.unpack_from("<QQ", m, off + 136)
         metas.append((txnid, i, off, last_pg))
+    if _DB.unpack_from(m, psize + 40)[0] != psize:
+        # liblmdb takes the page size from the newer meta page and trusts it
+        raise CacheError("the two meta pages disagree on the page size")
     txnid, which, off, last_pg = max(metas)
     n_pages = last_pg + 1
     if n_pages * psize > size:

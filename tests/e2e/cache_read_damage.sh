@@ -26,7 +26,7 @@ fresh() { rm -rf "$T/$1"; cp -r "$T/${2:-good}" "$T/$1"; }
 run() {
   set +e; "$@" >"$T/out.txt" 2>"$T/err.txt"; local rc=$?; set -e
   if [ $rc -ne 0 ] && [ $rc -ne 2 ]; then
-    echo "---- $* exited $rc" >&2; tail -5 "$T/out.txt" "$T/err.txt" >&2; die "exit $rc from $1"
+    echo "---- $* exited $rc" >&2; tail -n 5 "$T/out.txt" "$T/err.txt" >&2; die "exit $rc from $1"
   fi
   return $rc
 }
