@@ -244,6 +244,29 @@ float xtts_f16_to_f32(uint16_t h) {
     return f;
 }
 
+#if defined(__FLT16_MANT_DIG__) && defined(__F16C__)
+void xtts_f32_to_f16_n(const float *in, uint16_t *out, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        _Float16 h = (_Float16)in[i];
+        memcpy(&out[i], &h, 2);
+    }
+}
+void xtts_f16_to_f32_n(const uint16_t *in, float *out, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        _Float16 h;
+        memcpy(&h, &in[i], 2);
+        out[i] = (float)h;
+    }
+}
+#else
+void xtts_f32_to_f16_n(const float *in, uint16_t *out, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = xtts_f32_to_f16(in[i]);
+}
+void xtts_f16_to_f32_n(const uint16_t *in, float *out, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = xtts_f16_to_f32(in[i]);
+}
+#endif
+
 /* ---- files ----------------------------------------------------------------- */
 
 static int fsync_dir_of(const char *path) {

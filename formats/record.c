@@ -140,7 +140,7 @@ xtts_status xtts_record_encode(xtts_record_encoder *e, const xtts_record_input *
     uint8_t *mel_dst = raw + tok_bytes;
     uint8_t *mel_tmp = (e->flags & XTTS_RECORD_SHUFFLED) ? raw + payload : mel_dst;
     if (e->dtype == XTTS_DTYPE_F16) {
-        for (size_t i = 0; i < n_mel; i++) xtts_put_le16(mel_tmp + 2 * i, xtts_f32_to_f16(in->mel[i]));
+        xtts_f32_to_f16_n(in->mel, (uint16_t *)(void *)mel_tmp, n_mel); /* 2-aligned: after int32 tokens */
     } else {
         for (size_t i = 0; i < n_mel; i++) put_f32(mel_tmp + 4 * i, in->mel[i]);
     }
@@ -305,7 +305,7 @@ xtts_status xtts_record_decode(xtts_record_decoder *d, const void *buf, size_t b
         if (out_dtype == XTTS_DTYPE_F32) {
             float *dst = (float *)mel + c * frames_cap;
             if (h->dtype == XTTS_DTYPE_F16)
-                for (size_t t = 0; t < T; t++) dst[t] = xtts_f16_to_f32(xtts_get_le16(row + 2 * t));
+                xtts_f16_to_f32_n((const uint16_t *)(const void *)row, dst, T);
             else
                 memcpy(dst, row, T * 4); /* little-endian host */
             for (size_t t = T; t < frames_cap; t++) dst[t] = h->pad_value;

@@ -211,17 +211,25 @@ typedef struct {
     xtts_audio *audio;
     xtts_mel *mel;
     xtts_record_encoder *enc;
-    float *mel_buf;      /* [n_mels][max_frames] */
     int32_t *tok_buf;    /* [max_tokens] */
 } worker;
 
+/* One record in flight through the three phases of a chunk: load (worker threads),
+ * mel (worker threads, or one CUDA batch), finish (worker threads: check, pad, encode). */
 typedef struct {
     uint64_t input;      /* index in the token stream */
     int ok;
     char reason[XTTS_ERRMSG_MAX];
+    float *pcm;          /* mono samples at the preset's rate */
+    size_t n_pcm, cap_pcm;
+    float *mel;          /* [n_mels][padded] */
+    size_t cap_mel;
+    int padded;
+    size_t n_frames;
+    float pad_value;
     uint8_t *bytes;
     size_t len;
-    uint32_t n_frames, n_samples, n_tokens;
+    uint32_t n_tokens;
     uint8_t split;
     double *sum, *sumsq; /* [n_mels] */
 } slot;
@@ -233,13 +241,14 @@ static int max_padded_frames(const xtts_cache_config *c) {
     return m;
 }
 
-static void process_one(const xtts_melcache_options *o, const input_set *in, worker *w, slot *s) {
+static void load_one(const xtts_melcache_options *o, const input_set *in, worker *w, slot *s) {
     const xtts_cache_config *c = &o->cfg;
     const input_rec *x = &in->v[s->input];
     xtts_error e;
     xtts_error_clear(&e);
     s->ok = 0;
     s->len = 0;
+    s->n_pcm = 0;
     if (x->lang_id < 0) {
         snprintf(s->reason, sizeof s->reason, "unknown language '%s'", x->lang);
         return;
@@ -257,28 +266,58 @@ static void process_one(const xtts_melcache_options *o, const input_set *in, wor
     }
     size_t frames = xtts_mel_n_frames(&c->mel, n);
     if (frames == 0) {
-        snprintf(s->reason, sizeof s->reason, "%s: audio shorter than one frame (%zu samples)", x->audio_path, n);
+        snprintf(s->reason, sizeof s->reason, "%.300s: audio shorter than one frame (%zu samples)", x->audio_path, n);
         return;
     }
     int padded = xtts_cache_config_padded_frames(c, (int)frames);
     if (padded <= 0) {
-        snprintf(s->reason, sizeof s->reason, "%s: %zu frames, longer than the largest padded length %d",
+        snprintf(s->reason, sizeof s->reason, "%.300s: %zu frames, longer than the largest padded length %d",
                  x->audio_path, frames, max_padded_frames(c));
         return;
     }
-    size_t got = 0;
-    float pad_value = 0;
-    if (xtts_mel_compute(w->mel, pcm, n, w->mel_buf, (size_t)padded, &got, &pad_value, &e)) {
-        snprintf(s->reason, sizeof s->reason, "%.200s: %.300s", x->audio_path, e.msg);
-        return;
+    size_t need_mel = (size_t)c->mel.n_mels * (size_t)padded;
+    if (s->cap_pcm < n) {
+        float *np = realloc(s->pcm, (n ? n : 1) * sizeof(float));
+        if (!np) { snprintf(s->reason, sizeof s->reason, "out of memory"); return; }
+        s->pcm = np; s->cap_pcm = n;
     }
+    if (s->cap_mel < need_mel) {
+        float *nm = realloc(s->mel, need_mel * sizeof(float));
+        if (!nm) { snprintf(s->reason, sizeof s->reason, "out of memory"); return; }
+        s->mel = nm; s->cap_mel = need_mel;
+    }
+    memcpy(s->pcm, pcm, n * sizeof(float));
+    s->n_pcm = n;
+    s->padded = padded;
+    s->ok = 1;
+}
+
+static void mel_one(const input_set *in, worker *w, slot *s) {
+    if (!s->ok) return;
+    xtts_error e;
+    xtts_error_clear(&e);
+    if (xtts_mel_compute(w->mel, s->pcm, s->n_pcm, s->mel, (size_t)s->padded, &s->n_frames, &s->pad_value, &e)) {
+        snprintf(s->reason, sizeof s->reason, "%.200s: %.300s", in->v[s->input].audio_path, e.msg);
+        s->ok = 0;
+    }
+}
+
+static void finish_one(const xtts_melcache_options *o, const input_set *in, worker *w, slot *s) {
+    if (!s->ok) return;
+    const xtts_cache_config *c = &o->cfg;
+    const input_rec *x = &in->v[s->input];
+    xtts_error e;
+    xtts_error_clear(&e);
+    s->ok = 0;
+    size_t got = s->n_frames;
+    int padded = s->padded;
     int nm = c->mel.n_mels;
     for (int ch = 0; ch < nm; ch++) {
-        float *row = w->mel_buf + (size_t)ch * padded;
+        float *row = s->mel + (size_t)ch * padded;
         double sm = 0, sq = 0;
         for (size_t t = 0; t < got; t++) {
             if (!isfinite(row[t])) {
-                snprintf(s->reason, sizeof s->reason, "%s: non-finite mel value", x->audio_path);
+                snprintf(s->reason, sizeof s->reason, "%.300s: non-finite mel value", x->audio_path);
                 return;
             }
             sm += row[t];
@@ -286,16 +325,16 @@ static void process_one(const xtts_melcache_options *o, const input_set *in, wor
         }
         s->sum[ch] = sm;
         s->sumsq[ch] = sq;
-        for (size_t t = got; t < (size_t)padded; t++) row[t] = pad_value;
+        for (size_t t = got; t < (size_t)padded; t++) row[t] = s->pad_value;
     }
     memcpy(w->tok_buf, x->tokens, x->n_tokens * sizeof(int32_t));
     for (int t = (int)x->n_tokens; t < c->max_tokens; t++) w->tok_buf[t] = c->pad_token;
     s->split = (uint8_t)(xtts_melcache_is_val(x->id, c->val_fraction) ? XTTS_SPLIT_VAL : XTTS_SPLIT_TRAIN);
     xtts_record_input ri = {
         .id = x->id, .split = s->split, .speaker_id = (uint32_t)x->speaker_id, .lang_id = (uint32_t)x->lang_id,
-        .n_samples = (uint32_t)n, .n_tokens = x->n_tokens, .tokens_padded = (uint32_t)c->max_tokens,
+        .n_samples = (uint32_t)s->n_pcm, .n_tokens = x->n_tokens, .tokens_padded = (uint32_t)c->max_tokens,
         .n_frames = (uint32_t)got, .frames_padded = (uint32_t)padded, .n_mels = (uint16_t)nm,
-        .pad_value = pad_value, .tokens = w->tok_buf, .mel = w->mel_buf,
+        .pad_value = s->pad_value, .tokens = w->tok_buf, .mel = s->mel,
     };
     const uint8_t *bytes;
     size_t len;
@@ -311,17 +350,38 @@ static void process_one(const xtts_melcache_options *o, const input_set *in, wor
     memcpy(copy, bytes, len);
     s->bytes = copy;
     s->len = len;
-    s->n_frames = (uint32_t)got;
-    s->n_samples = (uint32_t)n;
     s->n_tokens = x->n_tokens;
     s->ok = 1;
+}
+
+/* The mels of a chunk on the GPU: one batch of every clip that loaded. */
+static xtts_status mel_chunk_cuda(xtts_mel_cuda *gpu, const input_set *in, slot *slots, size_t m, xtts_error *err) {
+    const float *samples[1024];
+    size_t n_samples[1024], stride[1024], frames[1024];
+    float *outs[1024];
+    float pads[1024];
+    size_t idx[1024], n = 0;
+    for (size_t k = 0; k < m && n < 1024; k++) {
+        if (!slots[k].ok) continue;
+        samples[n] = slots[k].pcm; n_samples[n] = slots[k].n_pcm;
+        outs[n] = slots[k].mel; stride[n] = (size_t)slots[k].padded;
+        idx[n++] = k;
+    }
+    if (n == 0) return XTTS_OK;
+    xtts_status st = xtts_mel_cuda_compute_batch(gpu, n, samples, n_samples, outs, stride, frames, pads, err);
+    if (st) return st;
+    for (size_t i = 0; i < n; i++) {
+        slots[idx[i]].n_frames = frames[i];
+        slots[idx[i]].pad_value = pads[i];
+    }
+    (void)in;
+    return XTTS_OK;
 }
 
 static void worker_free(worker *w) {
     xtts_audio_delete(w->audio);
     xtts_mel_delete(w->mel);
     xtts_record_encoder_delete(w->enc);
-    free(w->mel_buf);
     free(w->tok_buf);
 }
 
@@ -339,9 +399,8 @@ static xtts_status worker_init(const xtts_melcache_options *o, worker *w, xtts_e
     w->mel = xtts_mel_new(&c->mel, err);
     if (!w->mel) { worker_free(w); return err && err->code ? err->code : XTTS_ENOMEM; }
     w->enc = xtts_record_encoder_new((xtts_dtype)c->dtype, c->zstd_level, c->shuffle ? XTTS_RECORD_SHUFFLED : 0);
-    w->mel_buf = malloc((size_t)c->mel.n_mels * (size_t)max_padded_frames(c) * sizeof(float));
     w->tok_buf = malloc((size_t)c->max_tokens * sizeof(int32_t));
-    if (!w->enc || !w->mel_buf || !w->tok_buf) {
+    if (!w->enc || !w->tok_buf) {
         worker_free(w);
         return xtts_error_set(err, XTTS_ENOMEM, "out of memory for worker buffers");
     }
@@ -479,6 +538,8 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
     int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
     size_t chunk = (size_t)threads * 16;
     if (chunk < 32) chunk = 32;
+    if (chunk > 1024) chunk = 1024; /* the CUDA batch's bound */
+    xtts_mel_cuda *gpu = NULL;
     worker *wk = calloc((size_t)threads, sizeof *wk);
     slot *slots = calloc(chunk, sizeof *slots);
     double *sums = calloc(chunk * 2 * (size_t)o.cfg.mel.n_mels, sizeof(double));
@@ -490,6 +551,12 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
     for (int t = 0; t < threads; t++) {
         st = worker_init(&o, &wk[t], err);
         if (st) goto out;
+    }
+    if (!strncmp(res->device, "cuda:", 5)) {
+        size_t max_samples = chunk * ((size_t)max_padded_frames(&o.cfg) + 2) * (size_t)o.cfg.mel.hop_samples +
+                             chunk * (size_t)o.cfg.mel.n_fft;
+        gpu = xtts_mel_cuda_new(&o.cfg.mel, atoi(res->device + 5), chunk, max_samples, err);
+        if (!gpu) { st = err && err->code ? err->code : XTTS_EUNSUPPORTED; goto out; }
     }
 
     xtts_progress prog;
@@ -508,7 +575,16 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
         }
         if (m == 0) break;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-        for (size_t k = 0; k < m; k++) process_one(&o, &in, &wk[omp_get_thread_num()], &slots[k]);
+        for (size_t k = 0; k < m; k++) load_one(&o, &in, &wk[omp_get_thread_num()], &slots[k]);
+        if (gpu) {
+            st = mel_chunk_cuda(gpu, &in, slots, m, err);
+            if (st) break;
+        } else {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+            for (size_t k = 0; k < m; k++) mel_one(&in, &wk[omp_get_thread_num()], &slots[k]);
+        }
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+        for (size_t k = 0; k < m; k++) finish_one(&o, &in, &wk[omp_get_thread_num()], &slots[k]);
 
         for (size_t k = 0; k < m && !st; k++) {
             slot *s = &slots[k];
@@ -516,7 +592,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
             if (s->ok) {
                 stats->frames += s->n_frames;
                 stats->tokens += s->n_tokens;
-                stats->audio_seconds += (double)s->n_samples / o.cfg.mel.sample_rate;
+                stats->audio_seconds += (double)s->n_pcm / o.cfg.mel.sample_rate;
                 if (s->split == XTTS_SPLIT_VAL) stats->val++; else stats->train++;
                 for (int c = 0; c < o.cfg.mel.n_mels; c++) {
                     stats->sum[c] += s->sum[c];
@@ -561,7 +637,8 @@ out:
         for (int t = 0; t < threads; t++) worker_free(&wk[t]);
     free(wk);
     if (slots)
-        for (size_t k = 0; k < chunk; k++) free(slots[k].bytes);
+        for (size_t k = 0; k < chunk; k++) { free(slots[k].bytes); free(slots[k].pcm); free(slots[k].mel); }
+    xtts_mel_cuda_delete(gpu);
     free(slots);
     free(sums);
     free(stats);

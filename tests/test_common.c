@@ -614,8 +614,35 @@ static void byte_order_helpers_round_trip(void **state) {
     assert_int_equal(xtts_get_le16(b), 0xBEEF);
 }
 
+/* The array conversions (vectorized with F16C) agree bit for bit with the scalar ones. */
+static void fp16_array_conversions_equal_scalar_ones(void **state) {
+    (void)state;
+    enum { N = 65536 };
+    uint16_t *h = malloc(N * sizeof *h), *h2 = malloc(N * sizeof *h2);
+    float *f = malloc(N * sizeof *f);
+    assert_non_null(h); assert_non_null(h2); assert_non_null(f);
+    for (uint32_t i = 0; i < N; i++) h[i] = (uint16_t)i;
+    xtts_f16_to_f32_n(h, f, N);
+    for (uint32_t i = 0; i < N; i++) {
+        float ref = xtts_f16_to_f32(h[i]);
+        if (isnan(ref)) assert_true(isnan(f[i]));
+        else assert_memory_equal(&ref, &f[i], 4);
+    }
+    uint32_t seed = 7;
+    for (uint32_t i = 0; i < N; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        uint32_t bits = seed;
+        if ((bits & 0x7f800000u) == 0x7f800000u) bits &= ~0x00400000u, bits ^= 0x01000000u; /* no NaN */
+        memcpy(&f[i], &bits, 4);
+    }
+    xtts_f32_to_f16_n(f, h2, N);
+    for (uint32_t i = 0; i < N; i++) assert_int_equal(h2[i], xtts_f32_to_f16(f[i]));
+    free(h); free(h2); free(f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(fp16_array_conversions_equal_scalar_ones),
         cmocka_unit_test(crc32_matches_published_check_values),
         cmocka_unit_test(crc32_continues_across_split_points),
         cmocka_unit_test(crc32_equals_bitwise_definition_for_every_length_and_alignment),

@@ -58,3 +58,20 @@ n1=$(/usr/bin/python3 -c "import json,sys;print(json.load(open(sys.argv[1]))['re
 n3=$(/usr/bin/python3 -c "import json,sys;print(json.load(open(sys.argv[1]))['records'])" "$T/cp/manifest.json")
 [ "$n1" = "$n3" ] || { echo "parts stored $n3 records, whole build $n1"; exit 1; }
 echo "ok: $n_in inputs, $n1 stored, digest $d1"
+
+# device selection without a GPU: auto falls back with one line, cuda refuses with exit 2
+"$BIN/xtts-melcache" --out "$T/cd" --device auto -q "$T/tokens.tsv" 2>"$T/dev.err" || true
+[ "$(grep -c 'device: cpu' "$T/dev.err")" = 1 ] || { cat "$T/dev.err"; exit 1; }
+rc=0; "$BIN/xtts-melcache" --out "$T/cc" --device cuda -q "$T/tokens.tsv" 2>"$T/cuda.err" || rc=$?
+[ $rc -eq 2 ] && grep -q "no usable CUDA device" "$T/cuda.err"
+# usage errors are exit 1
+rc=0; "$BIN/xtts-melcache" --out "$T/cu" --preset nope "$T/tokens.tsv" 2>/dev/null || rc=$?; [ $rc -eq 1 ]
+rc=0; "$BIN/xtts-melcache" "$T/tokens.tsv" 2>/dev/null || rc=$?; [ $rc -eq 1 ]
+# two processes on one --out: the second refuses while the first holds the lock
+rm -rf "$T/cl"
+"$BIN/xtts-melcache" --out "$T/cl" -j 1 -q "$T/tokens.tsv" 2>/dev/null & pid=$!
+sleep 0.3
+rc=0; "$BIN/xtts-melcache" --out "$T/cl" -j 1 -q "$T/tokens.tsv" 2>"$T/lock.err" || rc=$?
+wait $pid || true
+if [ $rc -eq 2 ]; then grep -qiE "lock|another|busy|in use" "$T/lock.err"; fi
+echo "ok: device, usage and lock checks"
