@@ -98,9 +98,24 @@ def parse_header(buf):
                 frame_bytes=frame_bytes, pad_value=pad_value, frame_crc=frame_crc)
 
 
-def decode_record(buf, dctx=None):
-    """Decode a stored record: (header dict, tokens int32 [tokens_padded],
-    mel float32 [n_mels, frames_padded]). Raises CacheError on damage."""
+def _unshuffle(body, esize, n):
+    """Byte planes (plane b holds byte b of every element) back to little-endian
+    elements, as a uint16/uint32 array."""
+    if esize == 2:
+        u = body[n:2 * n].astype(np.uint16)
+        u <<= 8
+        u |= body[:n]
+        return u
+    u = body[3 * n:4 * n].astype(np.uint32)
+    for k in (2, 1, 0):
+        u <<= 8
+        u |= body[k * n:(k + 1) * n]
+    return u
+
+
+def _decode_stored(buf, dctx=None):
+    """Decode a stored record without widening the mel: (header dict, tokens int32
+    [tokens_padded], mel [n_mels, frames_padded] as stored: float16 or float32)."""
     h = parse_header(buf)
     frame = bytes(buf[64 + h["id_len"]:])
     # zstd's own checksum covers the content only; this covers the compressed bytes
@@ -125,10 +140,16 @@ def decode_record(buf, dctx=None):
     esize = 2 if h["dtype"] == DTYPE_F16 else 4
     body = np.frombuffer(raw, dtype=np.uint8, offset=tp * 4)
     if h["flags"] & FLAG_SHUFFLED:
-        # byte planes: plane b holds byte b of every element
-        body = np.ascontiguousarray(body.reshape(esize, C * T).T).reshape(-1)
-    mel = body.view("<f2" if esize == 2 else "<f4").astype(np.float32).reshape(C, T)
+        body = _unshuffle(body, esize, C * T)
+    mel = body.view("<f2" if esize == 2 else "<f4").reshape(C, T)
     return h, tokens, mel
+
+
+def decode_record(buf, dctx=None):
+    """Decode a stored record: (header dict, tokens int32 [tokens_padded],
+    mel float32 [n_mels, frames_padded]). Raises CacheError on damage."""
+    h, tokens, mel = _decode_stored(buf, dctx)
+    return h, tokens, mel.astype(np.float32)
 
 
 # ---- LMDB structure check ---------------------------------------------------------------
@@ -454,7 +475,7 @@ class XttsCache:
             padded = self.padded
         index, si, buf = self.raw(index)
         try:
-            h, tokens, mel = decode_record(buf, self._dctx)
+            h, tokens, mel = _decode_stored(buf, self._dctx)
         except CacheError as e:
             raise self._error(si, index, buf, e) from None
         if h["n_mels"] != self.n_mels:
@@ -466,12 +487,13 @@ class XttsCache:
                 raise self._error(si, index, buf, CacheError("padded shape exceeds the cache's"))
             t = np.full(self.max_tokens, self.pad_token, dtype=np.int32)
             t[:h["tokens_padded"]] = tokens
-            m = np.full((self.n_mels, self.max_frames), np.float32(h["pad_value"]), dtype=np.float32)
-            m[:, :h["frames_padded"]] = mel
+            m = np.empty((self.n_mels, self.max_frames), dtype=np.float32)
+            m[:, :h["frames_padded"]] = mel      # widened to float32 on the way
+            m[:, h["frames_padded"]:] = np.float32(h["pad_value"])
             tokens, mel = t, m
         else:
             tokens = tokens[:nt].copy()
-            mel = np.ascontiguousarray(mel[:, :nf])
+            mel = mel[:, :nf].astype(np.float32)  # a contiguous copy of the real frames
         sid, lid = h["speaker_id"], h["lang_id"]
         return dict(index=index, id=h["id"], speaker_id=sid, lang_id=lid,
                     speaker=self.speakers[sid] if sid < len(self.speakers) else None,
@@ -523,7 +545,7 @@ class XttsCache:
         for i in range(self._count):
             index, si, buf = self.raw(i)
             try:
-                h, tokens, mel = decode_record(buf, self._dctx)
+                h, tokens, mel = _decode_stored(buf, self._dctx)
             except CacheError as e:
                 raise self._error(si, index, buf, e) from None
             idb = h["id"].encode("utf-8")
@@ -531,7 +553,7 @@ class XttsCache:
             s.update(struct.pack("<IIIIIIB", h["n_tokens"], h["n_frames"], h["n_mels"], h["n_samples"],
                                  h["speaker_id"], h["lang_id"], h["split"]))
             s.update(tokens[:h["n_tokens"]].astype("<i4").tobytes())
-            s.update(np.ascontiguousarray(mel[:, :h["n_frames"]]).astype("<f4").tobytes())
+            s.update(mel[:, :h["n_frames"]].astype("<f4").tobytes())
         return s.hexdigest()
 
 

@@ -2,7 +2,7 @@
  * synthetic caches (tests/cache_fixture.h), intact and deliberately damaged.
  *
  * Also a fixture builder for the end-to-end tests:
- *   test_reader --make-cache DIR [RECORDS [PER_SHARD [fp16|fp32 [N_FFT [N_MELS [MAX_FRAMES]]]]]]
+ *   test_reader --make-cache DIR [RECORDS [PER_SHARD [fp16|fp32 [N_FFT [N_MELS [MAX_FRAMES [shuffle]]]]]]]
  */
 #include <fcntl.h>
 #include <ftw.h>
@@ -1074,6 +1074,7 @@ int main(int argc, char **argv) {
         if (argc > 6) o.n_fft = atoi(argv[6]);
         if (argc > 7) o.n_mels = atoi(argv[7]);
         if (argc > 8) o.max_frames = atoi(argv[8]);
+        if (argc > 9) o.shuffle = !strcmp(argv[9], "shuffle");
         if (o.records < 0 || o.per_shard < 1 || o.n_fft < 64 || o.n_mels < 1 || o.n_mels > 1024 || o.max_frames < 4)
             return 1;
         return fixture_build(argv[2], &o) ? 2 : 0;

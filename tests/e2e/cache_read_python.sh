@@ -13,8 +13,11 @@ MK=$BUILD/tests/test_reader
 T=$TMPDIR_TEST
 die() { echo "FAIL: $*" >&2; exit 1; }
 
-for dt in fp16 fp32; do
-  "$MK" --make-cache "$T/$dt" 40 15 $dt
+for dt in fp16 fp32 fp16s fp32s; do
+  case $dt in
+    fp16|fp32) "$MK" --make-cache "$T/$dt" 40 15 $dt ;;
+    *) "$MK" --make-cache "$T/$dt" 40 15 ${dt%s} 1024 16 48 shuffle ;;   # byte-plane shuffled
+  esac
   digest=$("$V" "$T/$dt" | sed -n 's/^digest: \([0-9a-f]\{64\}\)$/\1/p')
   [ -n "$digest" ] || die "no digest from verify"
   mkdir -p "$T/$dt-npy"
