@@ -599,7 +599,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
                     stats->sumsq[c] += s->sumsq[c];
                 }
                 st = stats_save(w, stats, err);
-                if (!st) st = xtts_cache_writer_put(w, s->input, x->id, s->bytes, s->len, err);
+                if (!st) st = xtts_cache_writer_put_source(w, s->input, x->id, s->bytes, s->len, x->audio_path, err);
             } else {
                 report_reject(&o, tokens_name, x, s->input, s->reason);
                 st = stats_save(w, stats, err);

@@ -444,6 +444,13 @@ static void test_options_check_names_the_bad_option(void **state) {
     assert_int_equal(xtts_audio_options_check(&o, &err), XTTS_EUSAGE);
     o.trim_db = NAN;
     assert_int_equal(xtts_audio_options_check(&o, &err), XTTS_EUSAGE);
+    o.trim_db = 0;
+    xtts_audio *a = xtts_audio_new(&o, &err);
+    float x[4] = {0};
+    const float *y;
+    size_t m;
+    assert_int_equal(xtts_audio_resample(a, x, 4, 0, &y, &m, &err), XTTS_EINPUT);
+    xtts_audio_delete(a);
 }
 
 int main(void) {
