@@ -283,7 +283,7 @@ static void test_header_setters_refuse_bad_pairs(void **state) {
     assert_int_equal(h.n_extra, 1);
     assert_string_equal(xtts_tokens_header_get(&h, "k"), "2");
     for (int i = 0; i < XTTS_TOKENS_MAX_EXTRA - 1; i++) {
-        char k[8];
+        char k[16];
         snprintf(k, sizeof k, "k%d", i);
         assert_int_equal(xtts_tokens_header_set(&h, k, "v", &err), XTTS_OK);
     }
