@@ -134,6 +134,7 @@ struct xtts_bpe {
     int vocab_size;
     char hash[72];
     int32_t byte_ids[256]; /* byte_fallback: id of "<0xAB>" or -1 */
+    unsigned char added_start[256]; /* bytes an added token can start with */
 };
 
 int xtts_bpe_vocab_size(const xtts_bpe *b) { return b->vocab_size; }
@@ -411,6 +412,7 @@ xtts_status xtts_bpe_load_buffer(const char *text, size_t len, const char *name,
             a->lstrip = json_is_true(json_object_get(t, "lstrip"));
             a->rstrip = json_is_true(json_object_get(t, "rstrip"));
             if (id > max_id) max_id = id;
+            b->added_start[(unsigned char)content[0]] = 1;
         }
     }
     st = parse_normalizer(b, json_object_get(root, "normalizer"), name, err);
@@ -767,6 +769,7 @@ xtts_status xtts_bpe_encode(const xtts_bpe *b, const char *text, xtts_ids *out, 
     size_t n = strlen(text), seg = 0, i = 0;
     while (i < n) {
         /* leftmost-longest added token starting at i */
+        if (!b->added_start[(unsigned char)text[i]]) { i++; continue; }
         const added_token *hit = NULL;
         for (size_t t = 0; t < b->n_added; t++) {
             const added_token *a = &b->added[t];

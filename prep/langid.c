@@ -1,6 +1,7 @@
 /* langid.c — language identification among XTTS's 17 languages (see langid.h). */
 #include "prep/langid.h"
 
+#include <pthread.h>
 #include <string.h>
 #include <utf8proc.h>
 
@@ -53,9 +54,38 @@ static const char *const stopwords[][48] = {
 
 static int is_latin_lang(int l) { return l == EN || l == ES || l == FR || l == DE || l == IT || l == PT || l == PL || l == TR || l == NL || l == CS || l == HU; }
 
+/* The stopword lists as one hash table: word -> bit mask of languages. Built once. */
+#define SW_SLOTS 2048
+static struct { const char *word; uint32_t langs; } sw_table[SW_SLOTS];
+static pthread_once_t sw_once = PTHREAD_ONCE_INIT;
+
+static size_t sw_slot(const char *w, size_t n) { return xtts_fnv1a64(XTTS_FNV64_INIT, w, n) & (SW_SLOTS - 1); }
+
+static void sw_build(void) {
+    for (int l = 0; l < XTTS_N_LANGS; l++) {
+        if (l >= (int)(sizeof stopwords / sizeof stopwords[0])) break;
+        for (int w = 0; stopwords[l][w]; w++) {
+            size_t n = strlen(stopwords[l][w]), i = sw_slot(stopwords[l][w], n);
+            while (sw_table[i].word && strcmp(sw_table[i].word, stopwords[l][w])) i = (i + 1) & (SW_SLOTS - 1);
+            sw_table[i].word = stopwords[l][w];
+            sw_table[i].langs |= 1u << l;
+        }
+    }
+}
+
+static uint32_t sw_lookup(const char *w, size_t n) {
+    size_t i = sw_slot(w, n);
+    while (sw_table[i].word) {
+        if (!strncmp(sw_table[i].word, w, n) && sw_table[i].word[n] == 0) return sw_table[i].langs;
+        i = (i + 1) & (SW_SLOTS - 1);
+    }
+    return 0;
+}
+
 /* Count function-word hits per language among the text's words (lowercased). */
 static void word_votes(const char *text, size_t len, int votes[XTTS_N_LANGS]) {
     memset(votes, 0, sizeof(int) * XTTS_N_LANGS);
+    pthread_once(&sw_once, sw_build);
     char word[64];
     size_t wl = 0;
     size_t i = 0;
@@ -75,12 +105,9 @@ static void word_votes(const char *text, size_t len, int votes[XTTS_N_LANGS]) {
             utf8proc_ssize_t el = utf8proc_encode_char(utf8proc_tolower(cp), enc);
             if (wl + (size_t)el < sizeof word) { memcpy(word + wl, enc, (size_t)el); wl += (size_t)el; }
         } else if (wl) {
-            word[wl] = 0;
-            for (int l = 0; l < XTTS_N_LANGS; l++) {
-                if (!is_latin_lang(l)) continue;
-                for (int w = 0; stopwords[l][w]; w++)
-                    if (!strcmp(stopwords[l][w], word)) { votes[l]++; break; }
-            }
+            uint32_t m = sw_lookup(word, wl);
+            for (int l = 0; m && l < XTTS_N_LANGS; l++)
+                if (m & (1u << l)) votes[l]++;
             wl = 0;
         }
         if (end) break;
@@ -164,21 +191,25 @@ void xtts_langid_detect(const char *text, size_t len, xtts_langid_result *r) {
         else if (votes[l] > second_votes) second_votes = votes[l];
     }
     int vote_unique = best_vote >= 0 && best_votes > second_votes;
+    int cld_votes = cld >= 0 ? votes[cld] : 0;
     /* CLD2 is reliable on longer text; on short text its guess must not lose clearly to
      * the function words */
     int words_win = vote_unique && best_votes >= 2 &&
-                    (best_votes >= votes[cld < 0 ? best_vote : cld] + 2 || (letters < 30 && best_votes > votes[cld < 0 ? best_vote : cld]));
+                    (best_votes >= cld_votes + 2 || (letters < 30 && best_votes > cld_votes));
     if (cld >= 0 && !words_win) {
         r->lang = cld;
-        r->sure = letters >= 15 || votes[cld] >= 1;
         r->method = "cld2";
+        /* sure when the function words agree, or the text is long enough for statistics */
+        r->sure = (cld_votes > 0 && cld_votes >= best_votes) || (letters >= 40 && cld_votes + 1 >= best_votes) ||
+                  (best_votes == 0 && letters >= 25);
         (void)cld_rank;
         return;
     }
     if (vote_unique) {
         r->lang = best_vote;
-        r->sure = best_votes >= 2;
+        r->sure = best_votes >= 3 && best_votes >= cld_votes + 2;
         r->method = "words";
         return;
     }
+    if (cld >= 0) { r->lang = cld; r->sure = 0; r->method = "cld2"; return; }
 }

@@ -1,6 +1,7 @@
 /* xtts-tokenize — transcript list to token stream (docs/xtts-tokenize.md). Parses options,
  * calls xtts_tokenize_run(), reports. */
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,9 @@ static const char usage[] =
     "Exit: 0 ok, 1 usage, 2 input or environment error, 3 finished with rejected records.\n";
 
 int main(int argc, char **argv) {
+    /* many small per-record buffers: keep freed memory instead of trimming the heap each time */
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
     xtts_tokenize_opts o;
     xtts_tokenize_opts_init(&o);
     const char *tokenizer = "bytes", *vocab = NULL;
