@@ -67,6 +67,35 @@ static void test_accuracy_on_the_17_language_set_is_at_least_99_percent(void **s
     assert_true(ok * 100 >= all * 99);
 }
 
+/* Short Latin-script sentences written after the detector was tuned, never tuned on: the
+ * hardest case (no script or unique letters to go by). Reported in docs/langid.md. */
+static void test_held_out_short_latin_sentences_are_mostly_right(void **state) {
+    (void)state;
+    char *buf;
+    size_t len;
+    xtts_error err;
+    if (xtts_read_file("tests/data/langid_heldout.tsv", 1 << 20, &buf, &len, &err)) fail_msg("%s", err.msg);
+    int all = 0, ok = 0;
+    for (char *p = buf; *p;) {
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = 0;
+        char *tab = strchr(p, '\t');
+        if (tab) {
+            *tab = 0;
+            xtts_langid_result r;
+            xtts_langid_detect(tab + 1, strlen(tab + 1), &r);
+            all++;
+            ok += r.lang == xtts_lang_index(p);
+        }
+        if (!nl) break;
+        p = nl + 1;
+    }
+    free(buf);
+    print_message("held-out: %d/%d right (%.1f %%)\n", ok, all, 100.0 * ok / all);
+    assert_true(all >= 100);
+    assert_true(ok * 100 >= all * 90);
+}
+
 static void test_scripts_decide_non_latin_languages(void **state) {
     (void)state;
     const struct { const char *text, *lang; } cases[] = {
@@ -95,6 +124,7 @@ static void test_text_without_letters_has_no_language(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accuracy_on_the_17_language_set_is_at_least_99_percent),
+        cmocka_unit_test(test_held_out_short_latin_sentences_are_mostly_right),
         cmocka_unit_test(test_scripts_decide_non_latin_languages),
         cmocka_unit_test(test_text_without_letters_has_no_language),
     };
