@@ -83,6 +83,59 @@ void xtts_batch_free(xtts_batch *b);
 xtts_status xtts_cache_reader_batch(xtts_cache_reader *r, const uint64_t *indices, size_t n, xtts_batch *b,
                                     xtts_error *err);
 
+
+/* ---- additions: tolerant open, shards, raw database access ---------------------------
+ * These serve xtts-cache-verify and xtts-cache-inspect, which must report every fault of
+ * a damaged cache instead of stopping at the first. */
+
+/* Open flags. XTTS_CACHE_OPEN_TOLERANT: a shard that is missing, unreadable or does not
+ * match the manifest (record count, configuration hash, format) does not fail the open;
+ * its fault is kept (xtts_cache_shard_get) and every read of its records returns it.
+ * The manifest itself must still load. */
+#define XTTS_CACHE_OPEN_TOLERANT 0x1u
+xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out, xtts_error *err);
+
+/* The directory the cache was opened from. */
+const char *xtts_cache_dir(const xtts_cache *c);
+/* Largest padded frame count (largest bucket, or max_frames). */
+size_t xtts_cache_max_frames(const xtts_cache *c);
+
+typedef struct {
+    const char *name;        /* "shard-00000" */
+    const char *path;        /* dir/shard-00000 */
+    uint64_t first_index;    /* global index of its local record 0 (from the record counts) */
+    uint64_t manifest_first; /* "first_index" as the manifest states it */
+    uint64_t records;        /* record count the manifest states */
+    uint64_t bytes;          /* "bytes" the manifest states */
+    uint64_t entries;        /* entries in its "records" database (0 when it did not open) */
+    xtts_status status;      /* XTTS_OK, or why the shard cannot be read */
+    const char *error;       /* one-line message when status != XTTS_OK, else "" */
+} xtts_cache_shard;
+
+size_t xtts_cache_n_shards(const xtts_cache *c);
+/* Describe shard i (i < n_shards). The strings are borrowed; valid until close. */
+void xtts_cache_shard_get(const xtts_cache *c, size_t i, xtts_cache_shard *out);
+/* Shard number holding global index, or (size_t)-1 when out of range. */
+size_t xtts_cache_shard_index_of(const xtts_cache *c, uint64_t index);
+
+/* Iterate over every key/value of one of shard i's databases ("records", "ids" or
+ * "meta") in key order. cb returns 0 to go on, nonzero to stop (that value is returned
+ * as XTTS_OK's companion: *stopped is set when given). The pointers are borrowed for the
+ * duration of the call. A damaged database is XTTS_ECORRUPT naming the shard. */
+typedef int (*xtts_cache_foreach_fn)(void *ctx, const void *key, size_t key_len, const void *val,
+                                     size_t val_len);
+xtts_status xtts_cache_reader_foreach(xtts_cache_reader *r, size_t shard, const char *db,
+                                      xtts_cache_foreach_fn cb, void *ctx, xtts_error *err);
+
+/* One value of shard i's "meta" database, copied into a malloc'd NUL-terminated buffer
+ * (*len excludes the NUL; caller frees). XTTS_ENOTFOUND when the key is absent. */
+xtts_status xtts_cache_reader_meta(xtts_cache_reader *r, size_t shard, const char *key, char **val,
+                                   size_t *len, xtts_error *err);
+
+/* Look an id up in shard i's "ids" database only: its local index there. */
+xtts_status xtts_cache_reader_find_local(xtts_cache_reader *r, size_t shard, const char *id, uint64_t *local,
+                                         xtts_error *err);
+
 #ifdef __cplusplus
 }
 #endif

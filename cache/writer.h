@@ -33,7 +33,13 @@ typedef struct {
     int force;                /* replace a cache built with another configuration */
     uint64_t shard_bytes;     /* bound on a shard's data (default 1 GiB) */
     uint32_t commit_every;    /* records per transaction (default 256) */
+    int n_parts;              /* with part >= 0: how many parts the build has (> part) */
+    uint64_t map_bytes;       /* initial LMDB map size of a new shard (0: shard_bytes
+                                 + 1/4 + 32 MiB); the map grows on MDB_MAP_FULL */
 } xtts_cache_writer_options;
+
+/* Fill opt with the defaults above for dir (a whole build). */
+void xtts_cache_writer_options_default(xtts_cache_writer_options *opt, const char *dir);
 
 /* Open (or resume) a build of dir with configuration cfg.
  * - XTTS_EBUSY: another process holds the directory (or this part) lock.
@@ -49,8 +55,10 @@ uint64_t xtts_cache_writer_next_input(const xtts_cache_writer *w);
 uint64_t xtts_cache_writer_count(const xtts_cache_writer *w);
 
 /* Append one encoded record for input index input_index (strictly increasing across
- * put and reject calls). Commits every commit_every records; rotates to a new shard
- * when the current one would exceed shard_bytes; grows the LMDB map on MDB_MAP_FULL. */
+ * put and reject calls). id must be 1..511 bytes (the LMDB key limit) and equal to the
+ * id inside the record; a duplicate id is XTTS_EINPUT. A refused put changes nothing.
+ * Commits every commit_every records; rotates to a new shard when the current one
+ * would exceed shard_bytes; grows the LMDB map on MDB_MAP_FULL. */
 xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, const char *id,
                                   const void *record, size_t len, xtts_error *err);
 
@@ -60,7 +68,11 @@ xtts_status xtts_cache_writer_reject(xtts_cache_writer *w, uint64_t input_index,
 
 /* Caller state saved atomically with the records (e.g. running mel statistics, speaker
  * tables). Set replaces the value for key at the next commit; get returns the value
- * as of the last commit (XTTS_ENOTFOUND when never set). *data is malloc'd; caller frees. */
+ * as of the last commit (XTTS_ENOTFOUND when never set). *data is malloc'd; caller frees.
+ * Commit points: the writer commits on its own only at the START of a put or reject
+ * (every commit_every inputs, and before a shard rotation), never after adding one, so
+ * calling set_state right after each put/reject with state that includes that input
+ * keeps state and records consistent at every commit. */
 xtts_status xtts_cache_writer_set_state(xtts_cache_writer *w, const char *key, const void *data, size_t len,
                                         xtts_error *err);
 xtts_status xtts_cache_writer_get_state(xtts_cache_writer *w, const char *key, void **data, size_t *len,

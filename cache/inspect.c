@@ -1,0 +1,419 @@
+/* inspect.c — cache summary, length histograms, .npy and PNG export (see inspect.h).
+ *
+ * Colormaps: viridis and magma as the sixth-degree polynomial fits of matplotlib's
+ * tables (perceptually uniform; within about 1/100 of the tables), gray as a ramp.
+ */
+#include "cache/inspect.h"
+
+#include <errno.h>
+#include <math.h>
+#include <png.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- histograms --------------------------------------------------------------------------- */
+
+void xtts_histogram_build(const uint32_t *v, size_t n, xtts_histogram *h) {
+    memset(h, 0, sizeof *h);
+    h->n = n;
+    if (!n) return;
+    h->min = h->max = v[0];
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] < h->min) h->min = v[i];
+        if (v[i] > h->max) h->max = v[i];
+        h->sum += v[i];
+    }
+    uint64_t span = h->max - h->min + 1;
+    uint64_t width = (span + XTTS_HIST_BINS - 1) / XTTS_HIST_BINS;
+    if (width == 0) width = 1;
+    h->bins = (int)((span + width - 1) / width);
+    for (int b = 0; b < h->bins; b++) {
+        h->lo[b] = h->min + (uint64_t)b * width;
+        h->hi[b] = h->lo[b] + width - 1;
+    }
+    for (size_t i = 0; i < n; i++) h->count[(v[i] - h->min) / width]++;
+}
+
+void xtts_histogram_print(FILE *f, const char *title, const xtts_histogram *h) {
+    fprintf(f, "%s:", title);
+    if (!h->n) {
+        fprintf(f, " none\n");
+        return;
+    }
+    fprintf(f, " min %llu, mean %.1f, max %llu\n", (unsigned long long)h->min, (double)h->sum / (double)h->n,
+            (unsigned long long)h->max);
+    uint64_t peak = 1;
+    for (int b = 0; b < h->bins; b++)
+        if (h->count[b] > peak) peak = h->count[b];
+    for (int b = 0; b < h->bins; b++) {
+        int bar = (int)((h->count[b] * 40 + peak - 1) / peak);
+        fprintf(f, "  %7llu-%-7llu %8llu |", (unsigned long long)h->lo[b], (unsigned long long)h->hi[b],
+                (unsigned long long)h->count[b]);
+        for (int i = 0; i < bar; i++) fputc('#', f);
+        fputc('\n', f);
+    }
+}
+
+json_t *xtts_histogram_json(const xtts_histogram *h) {
+    json_t *bins = json_array();
+    for (int b = 0; b < h->bins; b++)
+        json_array_append_new(bins, json_pack("{s:I, s:I, s:I}", "lo", (json_int_t)h->lo[b], "hi",
+                                              (json_int_t)h->hi[b], "count", (json_int_t)h->count[b]));
+    return json_pack("{s:I, s:I, s:I, s:f, s:o}", "n", (json_int_t)h->n, "min", (json_int_t)h->min, "max",
+                     (json_int_t)h->max, "mean", h->n ? (double)h->sum / (double)h->n : 0.0, "bins", bins);
+}
+
+/* ---- summary ------------------------------------------------------------------------------ */
+
+static json_t *copy_or_null(const json_t *m, const char *key) {
+    json_t *v = json_object_get(m, key);
+    return v ? json_deep_copy(v) : json_null();
+}
+
+xtts_status xtts_inspect_summary(xtts_cache *c, int with_lengths, json_t **out, xtts_error *err) {
+    *out = NULL;
+    const json_t *m = xtts_cache_manifest(c);
+    json_t *s = json_object();
+    if (!s) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    json_object_set_new(s, "dir", json_string(xtts_cache_dir(c)));
+    json_object_set_new(s, "records", json_integer((json_int_t)xtts_cache_count(c)));
+    json_object_set_new(s, "config_hash", json_string(xtts_cache_config_hash_hex(c)));
+    json_object_set_new(s, "config", copy_or_null(m, "config"));
+    json_object_set_new(s, "totals", copy_or_null(m, "totals"));
+    json_object_set_new(s, "splits", copy_or_null(m, "splits"));
+    json_object_set_new(s, "speakers", copy_or_null(m, "speakers"));
+    json_object_set_new(s, "languages", copy_or_null(m, "languages"));
+    json_object_set_new(s, "tool_version", copy_or_null(m, "tool_version"));
+    json_t *rejects = json_object_get(m, "rejects");
+    json_t *rejected = json_object_get(m, "rejected");
+    json_object_set_new(s, "rejected", json_integer(json_is_integer(rejected) ? json_integer_value(rejected)
+                                                    : json_is_array(rejects) ? (json_int_t)json_array_size(rejects)
+                                                                             : 0));
+    json_object_set_new(s, "rejects", json_is_array(rejects) ? json_deep_copy(rejects) : json_array());
+    json_t *shards = json_array();
+    for (size_t i = 0; i < xtts_cache_n_shards(c); i++) {
+        xtts_cache_shard sh;
+        xtts_cache_shard_get(c, i, &sh);
+        json_t *o = json_pack("{s:s, s:I, s:I, s:I}", "name", sh.name, "records", (json_int_t)sh.records, "bytes",
+                              (json_int_t)sh.bytes, "first_index", (json_int_t)sh.first_index);
+        if (o && sh.status) json_object_set_new(o, "error", json_string(sh.error));
+        json_array_append_new(shards, o);
+    }
+    json_object_set_new(s, "shards", shards);
+    if (with_lengths) {
+        uint64_t n = xtts_cache_count(c);
+        uint32_t *frames = malloc((n ? n : 1) * sizeof *frames), *tokens = malloc((n ? n : 1) * sizeof *tokens);
+        xtts_cache_reader *r = NULL;
+        if (!frames || !tokens || xtts_cache_reader_new(c, &r, err)) {
+            free(frames);
+            free(tokens);
+            json_decref(s);
+            return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", xtts_cache_dir(c));
+        }
+        size_t k = 0;
+        uint64_t unreadable = 0;
+        json_t *errors = json_array();
+        xtts_progress p;
+        xtts_progress_init(&p, "headers", 0);
+        for (uint64_t i = 0; i < n; i++) {
+            xtts_record_header h;
+            xtts_error e;
+            if (xtts_cache_reader_header(r, i, &h, &e)) {
+                unreadable++;
+                if (json_array_size(errors) < 20) json_array_append_new(errors, json_string(e.msg));
+                continue;
+            }
+            frames[k] = h.n_frames;
+            tokens[k++] = h.n_tokens;
+            if ((i & 1023) == 0) xtts_progress_update(&p, i, n, NULL);
+        }
+        xtts_progress_finish(&p, n, n, NULL);
+        xtts_histogram hf, ht;
+        xtts_histogram_build(frames, k, &hf);
+        xtts_histogram_build(tokens, k, &ht);
+        json_object_set_new(s, "frames_histogram", xtts_histogram_json(&hf));
+        json_object_set_new(s, "tokens_histogram", xtts_histogram_json(&ht));
+        json_object_set_new(s, "unreadable", json_integer((json_int_t)unreadable));
+        json_object_set_new(s, "errors", errors);
+        xtts_cache_reader_delete(r);
+        free(frames);
+        free(tokens);
+    }
+    *out = s;
+    return XTTS_OK;
+}
+
+static void print_hist_json(FILE *f, const char *title, const json_t *j) {
+    xtts_histogram h;
+    memset(&h, 0, sizeof h);
+    h.n = (uint64_t)json_integer_value(json_object_get(j, "n"));
+    h.min = (uint64_t)json_integer_value(json_object_get(j, "min"));
+    h.max = (uint64_t)json_integer_value(json_object_get(j, "max"));
+    h.sum = (uint64_t)llround(json_number_value(json_object_get(j, "mean")) * (double)h.n);
+    json_t *bins = json_object_get(j, "bins");
+    for (size_t b = 0; b < json_array_size(bins) && b < XTTS_HIST_BINS; b++) {
+        json_t *o = json_array_get(bins, b);
+        h.lo[b] = (uint64_t)json_integer_value(json_object_get(o, "lo"));
+        h.hi[b] = (uint64_t)json_integer_value(json_object_get(o, "hi"));
+        h.count[b] = (uint64_t)json_integer_value(json_object_get(o, "count"));
+        h.bins = (int)b + 1;
+    }
+    xtts_histogram_print(f, title, &h);
+}
+
+void xtts_inspect_print_summary(FILE *f, const json_t *s) {
+    const json_t *cfg = json_object_get(s, "config");
+    const json_t *mel = json_object_get(cfg, "mel");
+    const json_t *totals = json_object_get(s, "totals");
+    fprintf(f, "cache: %s\n", json_string_value(json_object_get(s, "dir")));
+    fprintf(f, "records: %lld\n", json_integer_value(json_object_get(s, "records")));
+    if (json_is_object(totals))
+        fprintf(f, "audio: %.3f hours, %lld frames, %lld tokens\n",
+                json_number_value(json_object_get(totals, "hours")),
+                json_integer_value(json_object_get(totals, "frames")),
+                json_integer_value(json_object_get(totals, "tokens")));
+    const json_t *splits = json_object_get(s, "splits");
+    if (json_is_object(splits))
+        fprintf(f, "splits: train %lld, val %lld\n", json_integer_value(json_object_get(splits, "train")),
+                json_integer_value(json_object_get(splits, "val")));
+    fprintf(f, "config_hash: %s\n", json_string_value(json_object_get(s, "config_hash")));
+    if (json_is_object(mel))
+        fprintf(f, "mel: preset %s, %lld Hz, n_fft %lld, hop %lld, win %lld, %lld mels, %g-%g Hz\n",
+                json_string_value(json_object_get(mel, "preset")),
+                json_integer_value(json_object_get(mel, "sample_rate")),
+                json_integer_value(json_object_get(mel, "n_fft")),
+                json_integer_value(json_object_get(mel, "hop_samples")),
+                json_integer_value(json_object_get(mel, "win_samples")),
+                json_integer_value(json_object_get(mel, "n_mels")), json_number_value(json_object_get(mel, "fmin_hz")),
+                json_number_value(json_object_get(mel, "fmax_hz")));
+    if (json_is_object(cfg)) {
+        fprintf(f, "tokens: %s tokenizer, vocabulary %lld, max_tokens %lld, pad %lld\n",
+                json_string_value(json_object_get(cfg, "tokenizer")),
+                json_integer_value(json_object_get(cfg, "vocab_size")),
+                json_integer_value(json_object_get(cfg, "max_tokens")),
+                json_integer_value(json_object_get(cfg, "pad_token")));
+        fprintf(f, "frames: max_frames %lld, buckets", json_integer_value(json_object_get(cfg, "max_frames")));
+        const json_t *b = json_object_get(cfg, "buckets");
+        if (!json_array_size(b)) fprintf(f, " none");
+        for (size_t i = 0; i < json_array_size(b); i++)
+            fprintf(f, "%s%lld", i ? "," : " ", json_integer_value(json_array_get(b, i)));
+        const json_t *dt = json_object_get(cfg, "dtype");
+        fprintf(f, ", dtype %s\n", json_is_string(dt) ? json_string_value(dt) : "?");
+    }
+    const json_t *sp = json_object_get(s, "speakers"), *la = json_object_get(s, "languages");
+    if (json_is_array(sp)) fprintf(f, "speakers: %zu\n", json_array_size(sp));
+    if (json_is_array(la)) {
+        fprintf(f, "languages:");
+        for (size_t i = 0; i < json_array_size(la); i++) fprintf(f, " %s", json_string_value(json_array_get(la, i)));
+        fputc('\n', f);
+    }
+    const json_t *shards = json_object_get(s, "shards");
+    fprintf(f, "shards: %zu\n", json_array_size(shards));
+    for (size_t i = 0; i < json_array_size(shards); i++) {
+        const json_t *o = json_array_get(shards, i);
+        const json_t *e = json_object_get(o, "error");
+        fprintf(f, "  %s  first %lld  records %lld  bytes %lld%s%s\n", json_string_value(json_object_get(o, "name")),
+                json_integer_value(json_object_get(o, "first_index")), json_integer_value(json_object_get(o, "records")),
+                json_integer_value(json_object_get(o, "bytes")), e ? "  ERROR: " : "", e ? json_string_value(e) : "");
+    }
+    const json_t *rejects = json_object_get(s, "rejects");
+    fprintf(f, "rejected: %lld\n", json_integer_value(json_object_get(s, "rejected")));
+    for (size_t i = 0; i < json_array_size(rejects) && i < 20; i++) {
+        const json_t *o = json_array_get(rejects, i);
+        fprintf(f, "  input %lld  %s  %s\n", json_integer_value(json_object_get(o, "input")),
+                json_string_value(json_object_get(o, "id")), json_string_value(json_object_get(o, "reason")));
+    }
+    if (json_array_size(rejects) > 20) fprintf(f, "  ... %zu more\n", json_array_size(rejects) - 20);
+    if (json_object_get(s, "frames_histogram")) {
+        print_hist_json(f, "frames per record", json_object_get(s, "frames_histogram"));
+        print_hist_json(f, "tokens per record", json_object_get(s, "tokens_histogram"));
+        long long bad = json_integer_value(json_object_get(s, "unreadable"));
+        if (bad) {
+            fprintf(f, "unreadable records: %lld\n", bad);
+            const json_t *errs = json_object_get(s, "errors");
+            for (size_t i = 0; i < json_array_size(errs); i++)
+                fprintf(f, "  %s\n", json_string_value(json_array_get(errs, i)));
+        }
+    }
+}
+
+void xtts_inspect_print_stats(FILE *f, const json_t *m) {
+    const json_t *st = json_object_get(m, "stats");
+    const json_t *mean = json_object_get(st, "mel_mean"), *sd = json_object_get(st, "mel_std");
+    if (!json_is_array(mean) || !json_is_array(sd)) {
+        fprintf(f, "stats: none in the manifest\n");
+        return;
+    }
+    fprintf(f, "mel statistics over %lld frames\nchannel        mean         std\n",
+            json_integer_value(json_object_get(st, "frames")));
+    for (size_t c = 0; c < json_array_size(mean); c++)
+        fprintf(f, "%7zu %11.5f %11.5f\n", c, json_number_value(json_array_get(mean, c)),
+                json_number_value(json_array_get(sd, c)));
+}
+
+/* ---- .npy ---------------------------------------------------------------------------------- */
+
+static FILE *open_out(const char *path, xtts_error *err) {
+    if (!strcmp(path, "-")) return stdout;
+    FILE *f = fopen(path, "wb");
+    if (!f) xtts_error_set(err, XTTS_EIO, "%s: %s", path, strerror(errno));
+    return f;
+}
+
+static xtts_status close_out(FILE *f, const char *path, xtts_error *err) {
+    int bad = ferror(f);
+    if (f == stdout) bad |= fflush(f) != 0;
+    else bad |= fclose(f) != 0;
+    return bad ? xtts_error_set(err, XTTS_EIO, "%s: write failed", path) : XTTS_OK;
+}
+
+xtts_status xtts_npy_write_f32(const char *path, const float *data, size_t rows, size_t cols, size_t stride,
+                               xtts_error *err) {
+    char head[128];
+    int n = snprintf(head, sizeof head, "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu, %zu), }", rows,
+                     cols);
+    /* magic(6) + version(2) + len(2) + header, padded with spaces to a multiple of 64, '\n' last */
+    size_t total = 10 + (size_t)n + 1;
+    size_t padded = (total + 63) / 64 * 64;
+    uint8_t pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
+    xtts_put_le16(pre + 8, (uint16_t)(padded - 10));
+    FILE *f = open_out(path, err);
+    if (!f) return XTTS_EIO;
+    fwrite(pre, 1, 10, f);
+    fwrite(head, 1, (size_t)n, f);
+    for (size_t i = total; i < padded; i++) fputc(' ', f);
+    fputc('\n', f);
+    for (size_t r = 0; r < rows; r++) fwrite(data + r * stride, sizeof(float), cols, f); /* little-endian host */
+    return close_out(f, path, err);
+}
+
+/* ---- colormaps and PNG ----------------------------------------------------------------------- */
+
+int xtts_colormap_parse(const char *s) {
+    if (!strcmp(s, "viridis")) return XTTS_CMAP_VIRIDIS;
+    if (!strcmp(s, "magma")) return XTTS_CMAP_MAGMA;
+    if (!strcmp(s, "gray") || !strcmp(s, "grey")) return XTTS_CMAP_GRAY;
+    return -1;
+}
+
+static const double viridis_c[7][3] = {
+    {0.2777273272234177, 0.005407344544966578, 0.3340998053353061},
+    {0.1050930431085774, 1.404613529898575, 1.384590162594685},
+    {-0.3308618287255563, 0.214847559468213, 0.09509516302823659},
+    {-4.634230498983486, -5.799100973351585, -19.33244095627987},
+    {6.228269936347081, 14.17993336680509, 56.69055260068105},
+    {4.776384997670288, -13.74514537774601, -65.35303263337234},
+    {-5.435455855934631, 4.645852612178535, 26.3124352495832},
+};
+
+static const double magma_c[7][3] = {
+    {-0.002136485053939582, -0.000749655052795221, -0.005386127855323933},
+    {0.2516605407371642, 0.6775232436837668, 2.494026599312351},
+    {8.353717279216625, -3.577719514958484, 0.3144679030132573},
+    {-27.66873308576866, 14.26473078096533, -13.64921318813922},
+    {52.17613981234068, -27.94360607168351, 12.94416944238394},
+    {-50.76852536473588, 29.04658282127291, 4.23415299384598},
+    {18.65570506591883, -11.48977351997711, -5.601961508734096},
+};
+
+void xtts_colormap_rgb(xtts_colormap cm, double x, uint8_t rgb[3]) {
+    if (!(x >= 0)) x = 0; /* NaN too */
+    if (x > 1) x = 1;
+    if (cm == XTTS_CMAP_GRAY) {
+        rgb[0] = rgb[1] = rgb[2] = (uint8_t)lround(x * 255);
+        return;
+    }
+    const double(*c)[3] = cm == XTTS_CMAP_MAGMA ? magma_c : viridis_c;
+    for (int k = 0; k < 3; k++) {
+        double v = c[6][k];
+        for (int i = 5; i >= 0; i--) v = v * x + c[i][k];
+        if (v < 0) v = 0;
+        if (v > 1) v = 1;
+        rgb[k] = (uint8_t)lround(v * 255);
+    }
+}
+
+void xtts_png_options_default(xtts_png_options *o) {
+    memset(o, 0, sizeof *o);
+    o->cmap = XTTS_CMAP_VIRIDIS;
+    o->scale = 1;
+}
+
+typedef struct {
+    FILE *f;
+    const char *path;
+    xtts_error *err;
+} png_io;
+
+static void png_err(png_structp p, png_const_charp msg) {
+    png_io *io = png_get_error_ptr(p);
+    xtts_error_set(io->err, XTTS_EIO, "%s: libpng: %s", io->path, msg);
+    png_longjmp(p, 1);
+}
+
+static void png_warn(png_structp p, png_const_charp msg) {
+    (void)p;
+    (void)msg;
+}
+
+xtts_status xtts_png_write_mel(const char *path, const float *mel, size_t n_mels, size_t n_frames, size_t stride,
+                               const xtts_png_options *o, xtts_error *err) {
+    if (!n_mels || !n_frames) return xtts_error_set(err, XTTS_EINPUT, "%s: empty mel, nothing to draw", path);
+    int scale = o->scale > 0 ? o->scale : 1;
+    size_t W = o->width > 0 ? (size_t)o->width : n_frames * (size_t)scale;
+    size_t H = o->height > 0 ? (size_t)o->height : n_mels * (size_t)scale;
+    if (W > 100000 || H > 100000)
+        return xtts_error_set(err, XTTS_ERANGE, "%s: picture of %zux%zu pixels is too large", path, W, H);
+    double lo = o->vmin, hi = o->vmax;
+    if (!o->fixed_range) {
+        lo = INFINITY, hi = -INFINITY;
+        for (size_t c = 0; c < n_mels; c++)
+            for (size_t t = 0; t < n_frames; t++) {
+                double v = mel[c * stride + t];
+                if (!isfinite(v)) continue;
+                if (v < lo) lo = v;
+                if (v > hi) hi = v;
+            }
+        if (!(lo <= hi)) lo = 0, hi = 1;
+    }
+    double span = hi > lo ? hi - lo : 1;
+    uint8_t *row = malloc(W * 3);
+    if (!row) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
+    FILE *volatile f = open_out(path, err);
+    if (!f) {
+        free(row);
+        return XTTS_EIO;
+    }
+    png_io io = {f, path, err};
+    png_structp p = png_create_write_struct(PNG_LIBPNG_VER_STRING, &io, png_err, png_warn);
+    png_infop info = p ? png_create_info_struct(p) : NULL;
+    if (!p || !info) {
+        png_destroy_write_struct(&p, NULL);
+        free(row);
+        if (f != stdout) fclose(f);
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
+    }
+    if (setjmp(png_jmpbuf(p))) {
+        png_destroy_write_struct(&p, &info);
+        free(row);
+        if (f != stdout) fclose(f);
+        return err ? err->code : XTTS_EIO;
+    }
+    png_init_io(p, f);
+    png_set_IHDR(p, info, (png_uint_32)W, (png_uint_32)H, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(p, info);
+    for (size_t y = 0; y < H; y++) {
+        /* top row of the picture = highest channel */
+        size_t c = n_mels - 1 - (y * n_mels / H);
+        for (size_t x = 0; x < W; x++) {
+            size_t t = x * n_frames / W;
+            xtts_colormap_rgb(o->cmap, (mel[c * stride + t] - lo) / span, row + 3 * x);
+        }
+        png_write_row(p, row);
+    }
+    png_write_end(p, info);
+    png_destroy_write_struct(&p, &info);
+    free(row);
+    return close_out(f, path, err);
+}

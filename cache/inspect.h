@@ -1,0 +1,74 @@
+/* inspect.h — what xtts-cache-inspect shows, as a library: a cache summary (manifest,
+ * shards, rejects, length histograms), one record's mel as a .npy file or as a PNG
+ * spectrogram picture.
+ */
+#ifndef XTTS_CACHE_INSPECT_H
+#define XTTS_CACHE_INSPECT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cache/reader.h"
+#include "common/xtts_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XTTS_HIST_BINS 12
+
+typedef struct {
+    uint64_t n, min, max, sum;
+    uint64_t lo[XTTS_HIST_BINS], hi[XTTS_HIST_BINS], count[XTTS_HIST_BINS];
+    int bins;
+} xtts_histogram;
+
+/* Summary of a cache as JSON (new reference): records, hours, configuration and its hash,
+ * shards, rejects, splits, speakers and languages, and, when with_lengths is set, frame
+ * and token length histograms from every record's header (no decompression). A record
+ * whose header cannot be read is counted in "unreadable" and named in "errors". */
+xtts_status xtts_inspect_summary(xtts_cache *c, int with_lengths, json_t **out, xtts_error *err);
+
+/* Print the summary JSON as text. */
+void xtts_inspect_print_summary(FILE *f, const json_t *summary);
+
+/* Per-channel mel mean/std of the manifest as text (one line per channel). */
+void xtts_inspect_print_stats(FILE *f, const json_t *manifest);
+
+/* Histogram of values (equal-width bins between min and max). */
+void xtts_histogram_build(const uint32_t *values, size_t n, xtts_histogram *h);
+void xtts_histogram_print(FILE *f, const char *title, const xtts_histogram *h);
+json_t *xtts_histogram_json(const xtts_histogram *h);
+
+/* Write float32 [rows][cols] (row stride `stride` floats) as a version 1.0 .npy file,
+ * C order, little-endian '<f4'. path "-" is stdout. */
+xtts_status xtts_npy_write_f32(const char *path, const float *data, size_t rows, size_t cols, size_t stride,
+                               xtts_error *err);
+
+typedef enum { XTTS_CMAP_VIRIDIS = 0, XTTS_CMAP_MAGMA = 1, XTTS_CMAP_GRAY = 2 } xtts_colormap;
+/* "viridis", "magma", "gray" -> colormap; -1 when unknown. */
+int xtts_colormap_parse(const char *s);
+/* Colour of x in [0, 1] (clamped) under a colormap. */
+void xtts_colormap_rgb(xtts_colormap cm, double x, uint8_t rgb[3]);
+
+typedef struct {
+    xtts_colormap cmap;
+    int width, height;   /* picture size in pixels; 0 = frames x n_mels times scale */
+    int scale;           /* pixels per frame and per channel when width/height are 0 (>= 1) */
+    int fixed_range;     /* 1: map [vmin, vmax]; 0: the mel's own min..max */
+    double vmin, vmax;
+} xtts_png_options;
+
+void xtts_png_options_default(xtts_png_options *o);
+
+/* Write mel float32 [n_mels][stride] (first n_frames columns) as an RGB PNG: time left to
+ * right, low frequencies at the bottom. path "-" is stdout. */
+xtts_status xtts_png_write_mel(const char *path, const float *mel, size_t n_mels, size_t n_frames, size_t stride,
+                               const xtts_png_options *o, xtts_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,821 @@
+/* reader.c — read a cache directory (formats/cache.md): the manifest, one read-only LMDB
+ * environment per shard, records by global index or id, fixed-shape batches.
+ *
+ * Shards are opened MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD | MDB_NOTLS: no lock file is
+ * written (a cache on a read-only filesystem reads fine), readers take no slot in a lock
+ * table (any number of threads and processes), and a read transaction is not tied to the
+ * thread that began it. The writer must not run on the same directory meanwhile.
+ *
+ * Damaged files. LMDB trusts its pages: a flipped bit in a branch page or a truncated
+ * data.mdb can make it read outside the file, which is SIGSEGV or SIGBUS, not an error
+ * code. So: at open every shard's last page must lie inside data.mdb, every value LMDB
+ * returns must lie inside the file, and every call into LMDB and every read of mapped
+ * bytes runs under a per-thread fault guard that turns a fault into XTTS_ECORRUPT naming
+ * the shard. Outside a guarded region the previous signal disposition applies.
+ */
+#include "cache/reader.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* snprintf that truncates quietly: messages are one bounded line. */
+__attribute__((format(printf, 3, 4))) static void say(char *buf, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, cap, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- fault guard ---------------------------------------------------------------------- */
+
+static __thread sigjmp_buf *tl_guard;
+static struct sigaction old_segv, old_bus;
+static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
+
+static void guard_handler(int sig, siginfo_t *si, void *uc) {
+    sigjmp_buf *jb = tl_guard;
+    if (jb) {
+        tl_guard = NULL;
+        siglongjmp(*jb, sig);
+    }
+    /* Not a fault of a guarded read: give the signal back to whoever had it. */
+    struct sigaction *old = sig == SIGBUS ? &old_bus : &old_segv;
+    if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
+        old->sa_sigaction(sig, si, uc);
+        return;
+    }
+    if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+        old->sa_handler(sig);
+        return;
+    }
+    signal(sig, SIG_DFL); /* returning re-executes the faulting access, now fatal */
+}
+
+static void guard_install(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = guard_handler;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &old_segv);
+    sigaction(SIGBUS, &sa, &old_bus);
+}
+
+/* LMDB's internal consistency checks call this before abort(); inside a guard, leave. */
+static void guard_assert(MDB_env *env, const char *msg) {
+    (void)env;
+    (void)msg;
+    sigjmp_buf *jb = tl_guard;
+    if (jb) {
+        tl_guard = NULL;
+        siglongjmp(*jb, SIGABRT);
+    }
+}
+
+/* GUARD(sig) { ...reads... } GUARD_END: sig is nonzero after a fault in the block. Locals
+ * written inside the block and read after a fault must be volatile. */
+#define GUARD(sig)                                                                              \
+    sigjmp_buf guard_jb_##sig;                                                                  \
+    sigjmp_buf *guard_prev_##sig = tl_guard;                                                    \
+    int sig = sigsetjmp(guard_jb_##sig, 0);                                                     \
+    if (sig) tl_guard = guard_prev_##sig;                                                       \
+    else {                                                                                      \
+        tl_guard = &guard_jb_##sig;
+#define GUARD_END(sig)                                                                          \
+    tl_guard = guard_prev_##sig;                                                                \
+    }
+
+static const char *signame(int sig) {
+    return sig == SIGBUS ? "SIGBUS" : sig == SIGSEGV ? "SIGSEGV" : "LMDB assertion";
+}
+
+/* ---- cache ------------------------------------------------------------------------------ */
+
+typedef struct {
+    char *name, *path;
+    uint64_t first, manifest_first, records, bytes, entries;
+    MDB_env *env;
+    MDB_dbi records_dbi, ids_dbi, meta_dbi;
+    const char *map;     /* start of the memory map */
+    uint64_t file_bytes; /* size of data.mdb at open */
+    xtts_status status;
+    char error[XTTS_ERRMSG_MAX];
+} shard_t;
+
+struct xtts_cache {
+    char *dir;
+    json_t *manifest;
+    xtts_cache_config cfg;
+    char hash[65];
+    size_t n_shards;
+    shard_t *shards;
+    uint64_t count;
+    size_t max_frames;
+};
+
+struct xtts_cache_reader {
+    xtts_cache *c;
+    MDB_txn **txn; /* per shard, begun on first use */
+    xtts_record_decoder *dec;
+};
+
+static char *dup_str(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+static int shard_name_ok(const char *s) {
+    size_t n = strlen(s);
+    if (n == 0 || n > 255 || !strcmp(s, ".") || !strcmp(s, "..")) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '/' || (unsigned char)s[i] < 0x20) return 0;
+    return 1;
+}
+
+static xtts_status shard_fail(shard_t *s, xtts_status code, const char *fmt, const char *detail) {
+    s->status = code;
+    say(s->error, sizeof s->error, fmt, s->name, detail);
+    return code;
+}
+
+/* LMDB does not tell where it mapped a file (me_mapaddr is only the MDB_FIXEDMAP address),
+ * so find the mapping that holds a value it returned. NULL when unknown (then only the
+ * fault guard protects reads). */
+static const char *mapping_start(const void *p, uint64_t *len) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return NULL;
+    char line[512];
+    const char *found = NULL;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && (uintptr_t)p >= lo && (uintptr_t)p < hi) {
+            found = (const char *)(uintptr_t)lo;
+            *len = hi - lo;
+            break;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* Compare a meta value inside txn (guarded by the caller). */
+static int meta_equals(MDB_txn *txn, MDB_dbi dbi, const char *key, const char *want, shard_t *s) {
+    MDB_val k = {strlen(key), (void *)key}, v;
+    if (mdb_get(txn, dbi, &k, &v) != MDB_SUCCESS) return -1;
+    const char *p = v.mv_data;
+    if (!s->map) {
+        uint64_t region = 0;
+        s->map = mapping_start(p, &region);
+        if (s->map && region < s->file_bytes) s->file_bytes = region;
+    }
+    if (s->map && (p < s->map || p + v.mv_size > s->map + s->file_bytes)) return -2;
+    return v.mv_size == strlen(want) && !memcmp(p, want, v.mv_size) ? 1 : 0;
+}
+
+static void shard_open(xtts_cache *c, shard_t *s) {
+    char detail[300];
+    struct stat st;
+    char data_path[4200];
+    say(data_path, sizeof data_path, "%s/data.mdb", s->path);
+    if (stat(s->path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        say(detail, sizeof detail, "%s: %s", s->path, errno ? strerror(errno) : "not a directory");
+        shard_fail(s, XTTS_ENOTFOUND, "%s: shard missing (%s)", detail);
+        return;
+    }
+    if (stat(data_path, &st) != 0) {
+        say(detail, sizeof detail, "%s: %s", data_path, strerror(errno));
+        shard_fail(s, XTTS_ENOTFOUND, "%s: shard has no data file (%s)", detail);
+        return;
+    }
+    s->file_bytes = (uint64_t)st.st_size;
+    int rc = mdb_env_create(&s->env);
+    if (rc) {
+        shard_fail(s, XTTS_ENOMEM, "%s: %s", mdb_strerror(rc));
+        return;
+    }
+    mdb_env_set_maxdbs(s->env, 8);
+    mdb_env_set_assert(s->env, guard_assert);
+    volatile int fault_stage = 0;
+    GUARD(sig)
+    rc = mdb_env_open(s->env, s->path, MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD | MDB_NOTLS, 0444);
+    GUARD_END(sig)
+    if (sig) rc = MDB_CORRUPTED, fault_stage = 1;
+    if (rc) {
+        say(detail, sizeof detail, "%s%s", fault_stage ? "fault while reading meta pages: " : "",
+                 fault_stage ? signame(sig) : mdb_strerror(rc));
+        shard_fail(s, rc == ENOENT ? XTTS_ENOTFOUND : XTTS_ECORRUPT, "%s: cannot open LMDB environment (%s)", detail);
+        return;
+    }
+    MDB_envinfo info;
+    MDB_stat est;
+    mdb_env_info(s->env, &info);
+    mdb_env_stat(s->env, &est);
+    uint64_t need = ((uint64_t)info.me_last_pgno + 1) * est.ms_psize;
+    if (need > s->file_bytes) {
+        say(detail, sizeof detail, "data.mdb has %llu bytes, its pages reach %llu",
+                 (unsigned long long)s->file_bytes, (unsigned long long)need);
+        shard_fail(s, XTTS_ECORRUPT, "%s: truncated (%s)", detail);
+        return;
+    }
+    if (info.me_mapsize < s->file_bytes) s->file_bytes = info.me_mapsize; /* only the map is readable */
+    s->map = NULL; /* found from the first value read */
+
+    MDB_txn *txn = NULL;
+    rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
+    if (rc) {
+        shard_fail(s, XTTS_EIO, "%s: cannot begin a read transaction (%s)", mdb_strerror(rc));
+        return;
+    }
+    volatile int stage = 0;
+    volatile int hash_ok = 0, format_ok = 0;
+    MDB_stat rst;
+    GUARD(sig2)
+    stage = 1;
+    rc = mdb_dbi_open(txn, "records", 0, &s->records_dbi);
+    if (!rc) stage = 2, rc = mdb_dbi_open(txn, "ids", 0, &s->ids_dbi);
+    if (!rc) stage = 3, rc = mdb_dbi_open(txn, "meta", 0, &s->meta_dbi);
+    if (!rc) stage = 4, rc = mdb_stat(txn, s->records_dbi, &rst);
+    if (!rc) {
+        stage = 5;
+        hash_ok = meta_equals(txn, s->meta_dbi, "config_hash", c->hash, s);
+        format_ok = meta_equals(txn, s->meta_dbi, "format", "xtts-cache 1", s);
+    }
+    GUARD_END(sig2)
+    if (sig2) {
+        mdb_txn_abort(txn);
+        say(detail, sizeof detail, "%s while reading its databases", signame(sig2));
+        shard_fail(s, XTTS_ECORRUPT, "%s: damaged (%s)", detail);
+        return;
+    }
+    if (rc) {
+        mdb_txn_abort(txn);
+        static const char *what[] = {"", "records", "ids", "meta", "records"};
+        say(detail, sizeof detail, "database \"%s\": %s", what[stage], mdb_strerror(rc));
+        shard_fail(s, rc == MDB_NOTFOUND ? XTTS_ECORRUPT : XTTS_ECORRUPT, "%s: %s", detail);
+        return;
+    }
+    s->entries = rst.ms_entries;
+    rc = mdb_txn_commit(txn); /* keeps the database handles for later transactions */
+    if (rc) {
+        shard_fail(s, XTTS_EIO, "%s: %s", mdb_strerror(rc));
+        return;
+    }
+    if (hash_ok != 1) {
+        say(detail, sizeof detail, "%s",
+                 hash_ok == -1 ? "has no config_hash" : "config_hash differs from the manifest's");
+        shard_fail(s, XTTS_EMISMATCH, "%s: shard %s (built with another configuration)", detail);
+        return;
+    }
+    if (format_ok != 1) {
+        shard_fail(s, XTTS_EMISMATCH, "%s: meta \"format\" is %s, expected \"xtts-cache 1\"",
+                   format_ok == -1 ? "missing" : "another format");
+        return;
+    }
+    if (s->entries != s->records) {
+        say(detail, sizeof detail, "holds %llu records, the manifest says %llu",
+                 (unsigned long long)s->entries, (unsigned long long)s->records);
+        shard_fail(s, XTTS_ECORRUPT, "%s: %s", detail);
+        return;
+    }
+}
+
+static xtts_status get_u64(const json_t *o, const char *key, uint64_t *out) {
+    json_t *v = json_object_get(o, key);
+    if (!json_is_integer(v) || json_integer_value(v) < 0) return XTTS_EINPUT;
+    *out = (uint64_t)json_integer_value(v);
+    return XTTS_OK;
+}
+
+xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out, xtts_error *err) {
+    *out = NULL;
+    pthread_once(&guard_once, guard_install);
+    xtts_cache *c = calloc(1, sizeof *c);
+    if (!c || !(c->dir = dup_str(dir))) {
+        free(c);
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
+    }
+    char path[4200];
+    say(path, sizeof path, "%s/manifest.json", dir);
+    xtts_status st = xtts_manifest_load(path, &c->manifest, err);
+    if (st) goto fail;
+    st = xtts_cache_config_from_json(json_object_get(c->manifest, "config"), &c->cfg, path, err);
+    if (st) goto fail;
+    json_t *h = json_object_get(c->manifest, "config_hash");
+    if (!json_is_string(h) || strlen(json_string_value(h)) != 64) {
+        st = xtts_error_set(err, XTTS_EINPUT, "%s: \"config_hash\" is not 64 hex characters", path);
+        goto fail;
+    }
+    memcpy(c->hash, json_string_value(h), 65);
+    if (c->cfg.mel.n_mels <= 0 || c->cfg.mel.n_mels > XTTS_RECORD_MAX_MELS || c->cfg.max_tokens <= 0 ||
+        c->cfg.max_tokens > XTTS_RECORD_MAX_TOKENS || c->cfg.max_frames <= 0 ||
+        c->cfg.max_frames > XTTS_RECORD_MAX_FRAMES) {
+        st = xtts_error_set(err, XTTS_EINPUT, "%s: config shape (n_mels, max_tokens, max_frames) out of limits", path);
+        goto fail;
+    }
+    c->max_frames = (size_t)c->cfg.max_frames;
+    for (int i = 0; i < c->cfg.n_buckets && i < XTTS_MAX_BUCKETS; i++)
+        if (c->cfg.buckets[i] > 0 && c->cfg.buckets[i] <= XTTS_RECORD_MAX_FRAMES &&
+            (size_t)c->cfg.buckets[i] > c->max_frames)
+            c->max_frames = (size_t)c->cfg.buckets[i];
+
+    json_t *shards = json_object_get(c->manifest, "shards");
+    uint64_t total = 0;
+    if (!json_is_array(shards) || get_u64(c->manifest, "records", &total)) {
+        st = xtts_error_set(err, XTTS_EINPUT, "%s: \"shards\" must be an array and \"records\" a count", path);
+        goto fail;
+    }
+    c->n_shards = json_array_size(shards);
+    c->shards = calloc(c->n_shards ? c->n_shards : 1, sizeof *c->shards);
+    if (!c->shards) {
+        st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
+        goto fail;
+    }
+    uint64_t first = 0;
+    for (size_t i = 0; i < c->n_shards; i++) {
+        shard_t *s = &c->shards[i];
+        json_t *o = json_array_get(shards, i);
+        json_t *name = json_object_get(o, "name");
+        if (!json_is_string(name) || !shard_name_ok(json_string_value(name)) || get_u64(o, "records", &s->records) ||
+            get_u64(o, "bytes", &s->bytes) || get_u64(o, "first_index", &s->manifest_first)) {
+            st = xtts_error_set(err, XTTS_EINPUT,
+                                "%s: shards[%zu] needs a plain \"name\" and counts \"records\", \"bytes\", \"first_index\"",
+                                path, i);
+            goto fail;
+        }
+        s->name = dup_str(json_string_value(name));
+        s->path = malloc(strlen(dir) + strlen(s->name) + 2);
+        if (!s->name || !s->path) {
+            st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
+            goto fail;
+        }
+        sprintf(s->path, "%s/%s", dir, s->name);
+        s->first = first;
+        if (s->records > UINT64_MAX - first) {
+            st = xtts_error_set(err, XTTS_EINPUT, "%s: shard record counts overflow", path);
+            goto fail;
+        }
+        first += s->records;
+        shard_open(c, s);
+        if (s->status == XTTS_OK && s->manifest_first != s->first) {
+            s->status = XTTS_ECORRUPT;
+            say(s->error, sizeof s->error, "%s: manifest first_index %llu, the shards before it hold %llu records",
+                     s->name, (unsigned long long)s->manifest_first, (unsigned long long)s->first);
+        }
+        if (s->status && !(flags & XTTS_CACHE_OPEN_TOLERANT)) {
+            st = xtts_error_set(err, s->status, "%s: %s", dir, s->error);
+            goto fail;
+        }
+    }
+    if (first != total && !(flags & XTTS_CACHE_OPEN_TOLERANT)) {
+        st = xtts_error_set(err, XTTS_ECORRUPT, "%s: \"records\" is %llu but the shards hold %llu", path,
+                            (unsigned long long)total, (unsigned long long)first);
+        goto fail;
+    }
+    c->count = first;
+    *out = c;
+    return XTTS_OK;
+fail:
+    xtts_cache_close(c);
+    return st;
+}
+
+xtts_status xtts_cache_open(const char *dir, xtts_cache **out, xtts_error *err) {
+    return xtts_cache_open_ex(dir, 0, out, err);
+}
+
+void xtts_cache_close(xtts_cache *c) {
+    if (!c) return;
+    for (size_t i = 0; i < c->n_shards; i++) {
+        if (c->shards[i].env) mdb_env_close(c->shards[i].env);
+        free(c->shards[i].name);
+        free(c->shards[i].path);
+    }
+    free(c->shards);
+    json_decref(c->manifest);
+    free(c->dir);
+    free(c);
+}
+
+uint64_t xtts_cache_count(const xtts_cache *c) { return c->count; }
+const xtts_cache_config *xtts_cache_get_config(const xtts_cache *c) { return &c->cfg; }
+const char *xtts_cache_config_hash_hex(const xtts_cache *c) { return c->hash; }
+const json_t *xtts_cache_manifest(const xtts_cache *c) { return c->manifest; }
+const char *xtts_cache_dir(const xtts_cache *c) { return c->dir; }
+size_t xtts_cache_max_frames(const xtts_cache *c) { return c->max_frames; }
+size_t xtts_cache_n_shards(const xtts_cache *c) { return c->n_shards; }
+
+size_t xtts_cache_shard_index_of(const xtts_cache *c, uint64_t index) {
+    if (index >= c->count) return (size_t)-1;
+    size_t lo = 0, hi = c->n_shards; /* last shard with first <= index and records > 0 */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->shards[mid].first <= index) lo = mid;
+        else hi = mid;
+    }
+    while (lo < c->n_shards && index >= c->shards[lo].first + c->shards[lo].records) lo++;
+    return lo < c->n_shards ? lo : (size_t)-1;
+}
+
+const char *xtts_cache_shard_of(const xtts_cache *c, uint64_t index) {
+    size_t i = xtts_cache_shard_index_of(c, index);
+    return i == (size_t)-1 ? NULL : c->shards[i].name;
+}
+
+void xtts_cache_shard_get(const xtts_cache *c, size_t i, xtts_cache_shard *o) {
+    const shard_t *s = &c->shards[i];
+    o->name = s->name;
+    o->path = s->path;
+    o->first_index = s->first;
+    o->manifest_first = s->manifest_first;
+    o->records = s->records;
+    o->bytes = s->bytes;
+    o->entries = s->entries;
+    o->status = s->status;
+    o->error = s->status ? s->error : "";
+}
+
+/* ---- reader ----------------------------------------------------------------------------- */
+
+xtts_status xtts_cache_reader_new(xtts_cache *c, xtts_cache_reader **out, xtts_error *err) {
+    *out = NULL;
+    xtts_cache_reader *r = calloc(1, sizeof *r);
+    if (r) r->txn = calloc(c->n_shards ? c->n_shards : 1, sizeof *r->txn);
+    if (r) r->dec = xtts_record_decoder_new();
+    if (!r || !r->txn || !r->dec) {
+        xtts_cache_reader_delete(r);
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory for a reader", c->dir);
+    }
+    r->c = c;
+    *out = r;
+    return XTTS_OK;
+}
+
+void xtts_cache_reader_delete(xtts_cache_reader *r) {
+    if (!r) return;
+    if (r->txn && r->c)
+        for (size_t i = 0; i < r->c->n_shards; i++)
+            if (r->txn[i]) mdb_txn_abort(r->txn[i]);
+    free(r->txn);
+    xtts_record_decoder_delete(r->dec);
+    free(r);
+}
+
+static xtts_status reader_txn(xtts_cache_reader *r, size_t si, MDB_txn **txn, xtts_error *err) {
+    shard_t *s = &r->c->shards[si];
+    if (s->status) return xtts_error_set(err, s->status, "%s", s->error);
+    if (!r->txn[si]) {
+        int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &r->txn[si]);
+        if (rc) {
+            r->txn[si] = NULL;
+            return xtts_error_set(err, XTTS_EIO, "%s: cannot begin a read transaction (%s)", s->name,
+                                  mdb_strerror(rc));
+        }
+    }
+    *txn = r->txn[si];
+    return XTTS_OK;
+}
+
+/* After a fault the transaction's cursors may be half-walked: drop it; a later read
+ * begins a new one. */
+static void reader_drop_txn(xtts_cache_reader *r, size_t si) {
+    if (r->txn[si]) mdb_txn_abort(r->txn[si]);
+    r->txn[si] = NULL;
+}
+
+static int in_map(const shard_t *s, const void *p, size_t len) {
+    const char *q = p;
+    if (!s->map) return 1;
+    return q >= s->map && (uint64_t)(q - s->map) <= s->file_bytes && len <= s->file_bytes - (uint64_t)(q - s->map);
+}
+
+/* Raw value of (shard si, local index). Guarded. */
+static xtts_status shard_get(xtts_cache_reader *r, size_t si, uint64_t local, uint64_t index, MDB_val *val,
+                             xtts_error *err) {
+    shard_t *s = &r->c->shards[si];
+    MDB_txn *txn;
+    xtts_status st = reader_txn(r, si, &txn, err);
+    if (st) return st;
+    uint8_t kb[8];
+    xtts_put_be64(kb, local);
+    MDB_val k = {8, kb};
+    int rc;
+    GUARD(sig)
+    rc = mdb_get(txn, s->records_dbi, &k, val);
+    GUARD_END(sig)
+    if (sig) {
+        reader_drop_txn(r, si);
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu (local %llu): damaged LMDB pages (%s)", s->name,
+                              (unsigned long long)index, (unsigned long long)local, signame(sig));
+    }
+    if (rc == MDB_NOTFOUND)
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu (local %llu): record missing from \"records\"",
+                              s->name, (unsigned long long)index, (unsigned long long)local);
+    if (rc)
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu (local %llu): %s", s->name,
+                              (unsigned long long)index, (unsigned long long)local, mdb_strerror(rc));
+    if (!in_map(s, val->mv_data, val->mv_size))
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu (local %llu): value points outside data.mdb",
+                              s->name, (unsigned long long)index, (unsigned long long)local);
+    return XTTS_OK;
+}
+
+static xtts_status locate(xtts_cache_reader *r, uint64_t index, size_t *si, xtts_error *err) {
+    *si = xtts_cache_shard_index_of(r->c, index);
+    if (*si == (size_t)-1)
+        return xtts_error_set(err, XTTS_ERANGE, "%s: index %llu out of range (%llu records)", r->c->dir,
+                              (unsigned long long)index, (unsigned long long)r->c->count);
+    return XTTS_OK;
+}
+
+xtts_status xtts_cache_reader_raw(xtts_cache_reader *r, uint64_t index, const void **buf, size_t *len,
+                                  xtts_error *err) {
+    size_t si;
+    xtts_status st = locate(r, index, &si, err);
+    if (st) return st;
+    MDB_val v;
+    st = shard_get(r, si, index - r->c->shards[si].first, index, &v, err);
+    if (st) return st;
+    *buf = v.mv_data;
+    *len = v.mv_size;
+    return XTTS_OK;
+}
+
+/* The id a damaged record claims, for messages only: printable bytes, marked unverified. */
+static void claimed_id(const void *buf, size_t len, char *out, size_t cap) {
+    const uint8_t *p = buf;
+    out[0] = '\0';
+    if (len < XTTS_RECORD_HEADER_BYTES || cap < 8) return;
+    size_t n = xtts_get_le16(p + 12);
+    if (n > len - XTTS_RECORD_HEADER_BYTES) n = len - XTTS_RECORD_HEADER_BYTES;
+    if (n > cap - 1) n = cap - 1;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t ch = p[XTTS_RECORD_HEADER_BYTES + i];
+        out[i] = (ch >= 0x20 && ch < 0x7f && ch != '\'') ? (char)ch : '?';
+    }
+    out[n] = '\0';
+}
+
+/* Prefix a record codec error with shard, index and id. */
+static xtts_status record_error(xtts_cache_reader *r, size_t si, uint64_t index, const void *buf, size_t len,
+                                const xtts_error *inner, xtts_error *err) {
+    char id[80];
+    GUARD(sig)
+    claimed_id(buf, len, id, sizeof id);
+    GUARD_END(sig)
+    if (sig) strcpy(id, "?");
+    return xtts_error_set(err, inner->code, "%s: index %llu, id '%s': %s", r->c->shards[si].name,
+                          (unsigned long long)index, id, inner->msg);
+}
+
+xtts_status xtts_cache_reader_header(xtts_cache_reader *r, uint64_t index, xtts_record_header *hdr,
+                                     xtts_error *err) {
+    size_t si;
+    xtts_status st = locate(r, index, &si, err);
+    if (st) return st;
+    MDB_val v;
+    st = shard_get(r, si, index - r->c->shards[si].first, index, &v, err);
+    if (st) return st;
+    xtts_error e;
+    xtts_error_clear(&e);
+    GUARD(sig)
+    st = xtts_record_parse_header(v.mv_data, v.mv_size, hdr, &e);
+    GUARD_END(sig)
+    if (sig)
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu: fault reading the record (%s)",
+                              r->c->shards[si].name, (unsigned long long)index, signame(sig));
+    if (st) return record_error(r, si, index, v.mv_data, v.mv_size, &e, err);
+    return XTTS_OK;
+}
+
+xtts_status xtts_cache_reader_get(xtts_cache_reader *r, uint64_t index, xtts_record_header *hdr, int32_t *tokens,
+                                  size_t tokens_cap, void *mel, xtts_dtype out_dtype, size_t n_mels_cap,
+                                  size_t frames_cap, xtts_error *err) {
+    size_t si;
+    xtts_status st = locate(r, index, &si, err);
+    if (st) return st;
+    MDB_val v;
+    st = shard_get(r, si, index - r->c->shards[si].first, index, &v, err);
+    if (st) return st;
+    xtts_error e;
+    xtts_error_clear(&e);
+    GUARD(sig)
+    st = xtts_record_decode(r->dec, v.mv_data, v.mv_size, hdr, tokens, tokens_cap, mel, out_dtype, n_mels_cap,
+                            frames_cap, &e);
+    GUARD_END(sig)
+    if (sig)
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu: fault reading the record (%s)",
+                              r->c->shards[si].name, (unsigned long long)index, signame(sig));
+    if (st) return record_error(r, si, index, v.mv_data, v.mv_size, &e, err);
+    return XTTS_OK;
+}
+
+xtts_status xtts_cache_reader_find_local(xtts_cache_reader *r, size_t si, const char *id, uint64_t *local,
+                                         xtts_error *err) {
+    shard_t *s = &r->c->shards[si];
+    MDB_txn *txn;
+    xtts_status st = reader_txn(r, si, &txn, err);
+    if (st) return st;
+    size_t n = strlen(id);
+    if (n == 0 || n > XTTS_RECORD_MAX_ID) return XTTS_ENOTFOUND;
+    MDB_val k = {n, (void *)id}, v;
+    int rc;
+    volatile int bad = 0;
+    GUARD(sig)
+    rc = mdb_get(txn, s->ids_dbi, &k, &v);
+    if (!rc) {
+        if (v.mv_size != 8 || !in_map(s, v.mv_data, 8)) bad = 1;
+        else *local = xtts_get_be64(v.mv_data);
+    }
+    GUARD_END(sig)
+    if (sig) {
+        reader_drop_txn(r, si);
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': damaged LMDB pages (%s)", s->name, id, signame(sig));
+    }
+    if (rc == MDB_NOTFOUND) return XTTS_ENOTFOUND;
+    if (rc) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': %s", s->name, id, mdb_strerror(rc));
+    if (bad) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': \"ids\" value is not an 8-byte index", s->name, id);
+    if (*local >= s->records)
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': \"ids\" points at local index %llu of %llu records",
+                              s->name, id, (unsigned long long)*local, (unsigned long long)s->records);
+    return XTTS_OK;
+}
+
+xtts_status xtts_cache_reader_find(xtts_cache_reader *r, const char *id, uint64_t *index, xtts_error *err) {
+    xtts_error first_err;
+    xtts_error_clear(&first_err);
+    for (size_t si = 0; si < r->c->n_shards; si++) {
+        uint64_t local;
+        xtts_error e;
+        xtts_status st = xtts_cache_reader_find_local(r, si, id, &local, &e);
+        if (st == XTTS_OK) {
+            *index = r->c->shards[si].first + local;
+            return XTTS_OK;
+        }
+        if (st != XTTS_ENOTFOUND && first_err.code == XTTS_OK) first_err = e;
+    }
+    /* An unreadable shard may hold the id: report that rather than "absent". */
+    if (first_err.code) return xtts_error_set(err, first_err.code, "%s", first_err.msg);
+    return xtts_error_set(err, XTTS_ENOTFOUND, "%s: id '%s' not in the cache", r->c->dir, id);
+}
+
+xtts_status xtts_cache_reader_foreach(xtts_cache_reader *r, size_t si, const char *db, xtts_cache_foreach_fn cb,
+                                      void *ctx, xtts_error *err) {
+    if (si >= r->c->n_shards) return xtts_error_set(err, XTTS_ERANGE, "%s: no shard %zu", r->c->dir, si);
+    shard_t *s = &r->c->shards[si];
+    MDB_dbi dbi;
+    if (!strcmp(db, "records")) dbi = s->records_dbi;
+    else if (!strcmp(db, "ids")) dbi = s->ids_dbi;
+    else if (!strcmp(db, "meta")) dbi = s->meta_dbi;
+    else return xtts_error_set(err, XTTS_EUSAGE, "%s: no database \"%s\"", s->name, db);
+    MDB_txn *txn;
+    xtts_status st = reader_txn(r, si, &txn, err);
+    if (st) return st;
+    MDB_cursor *volatile cur = NULL;
+    volatile int rc = mdb_cursor_open(txn, dbi, (MDB_cursor **)&cur);
+    if (rc) return xtts_error_set(err, XTTS_EIO, "%s: \"%s\": %s", s->name, db, mdb_strerror(rc));
+    volatile int outside = 0;
+    volatile uint64_t n = 0;
+    GUARD(sig)
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == MDB_SUCCESS; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (!in_map(s, k.mv_data, k.mv_size) || !in_map(s, v.mv_data, v.mv_size)) {
+            outside = 1;
+            break;
+        }
+        n++;
+        if (cb(ctx, k.mv_data, k.mv_size, v.mv_data, v.mv_size)) break;
+    }
+    GUARD_END(sig)
+    mdb_cursor_close(cur);
+    if (sig) {
+        reader_drop_txn(r, si);
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: \"%s\": damaged LMDB pages after %llu entries (%s)", s->name,
+                              db, (unsigned long long)n, signame(sig));
+    }
+    if (outside)
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: \"%s\": entry %llu points outside data.mdb", s->name, db,
+                              (unsigned long long)n);
+    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND)
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: \"%s\": after %llu entries: %s", s->name, db,
+                              (unsigned long long)n, mdb_strerror(rc));
+    return XTTS_OK;
+}
+
+xtts_status xtts_cache_reader_meta(xtts_cache_reader *r, size_t si, const char *key, char **val, size_t *len,
+                                   xtts_error *err) {
+    *val = NULL;
+    if (si >= r->c->n_shards) return xtts_error_set(err, XTTS_ERANGE, "%s: no shard %zu", r->c->dir, si);
+    shard_t *s = &r->c->shards[si];
+    MDB_txn *txn;
+    xtts_status st = reader_txn(r, si, &txn, err);
+    if (st) return st;
+    MDB_val k = {strlen(key), (void *)key}, v;
+    int rc;
+    char *volatile copy = NULL;
+    GUARD(sig)
+    rc = mdb_get(txn, s->meta_dbi, &k, &v);
+    if (!rc && in_map(s, v.mv_data, v.mv_size) && (copy = malloc(v.mv_size + 1))) {
+        memcpy(copy, v.mv_data, v.mv_size);
+        copy[v.mv_size] = '\0';
+    }
+    GUARD_END(sig)
+    if (sig) {
+        free(copy);
+        reader_drop_txn(r, si);
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: meta \"%s\": damaged LMDB pages (%s)", s->name, key,
+                              signame(sig));
+    }
+    if (rc == MDB_NOTFOUND) return xtts_error_set(err, XTTS_ENOTFOUND, "%s: meta \"%s\" absent", s->name, key);
+    if (rc) return xtts_error_set(err, XTTS_ECORRUPT, "%s: meta \"%s\": %s", s->name, key, mdb_strerror(rc));
+    if (!copy) return xtts_error_set(err, XTTS_ECORRUPT, "%s: meta \"%s\": unreadable value", s->name, key);
+    *val = copy;
+    if (len) *len = v.mv_size;
+    return XTTS_OK;
+}
+
+/* ---- batches ---------------------------------------------------------------------------- */
+
+static void *alloc_array(size_t n, size_t size) {
+    if (n && size > SIZE_MAX / n) return NULL;
+    size_t bytes = n * size;
+    bytes = (bytes + 63) & ~(size_t)63;
+    return aligned_alloc(64, bytes ? bytes : 64);
+}
+
+xtts_status xtts_batch_alloc(const xtts_cache *c, size_t batch_size, xtts_dtype mel_dtype, xtts_batch *b,
+                             xtts_error *err) {
+    memset(b, 0, sizeof *b);
+    b->batch_size = batch_size;
+    b->max_tokens = (size_t)c->cfg.max_tokens;
+    b->n_mels = (size_t)c->cfg.mel.n_mels;
+    b->max_frames = c->max_frames;
+    b->mel_dtype = mel_dtype;
+    size_t mel_row = b->n_mels * b->max_frames;
+    b->tokens = alloc_array(batch_size, b->max_tokens * sizeof(int32_t));
+    b->mel = alloc_array(batch_size, mel_row * xtts_dtype_size(mel_dtype));
+    b->n_tokens = alloc_array(batch_size, sizeof(uint32_t));
+    b->n_frames = alloc_array(batch_size, sizeof(uint32_t));
+    b->speaker_id = alloc_array(batch_size, sizeof(uint32_t));
+    b->lang_id = alloc_array(batch_size, sizeof(uint32_t));
+    b->split = alloc_array(batch_size, 1);
+    b->index = alloc_array(batch_size, sizeof(uint64_t));
+    if (!b->tokens || !b->mel || !b->n_tokens || !b->n_frames || !b->speaker_id || !b->lang_id || !b->split ||
+        !b->index) {
+        xtts_batch_free(b);
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory for a batch of %zu", c->dir, batch_size);
+    }
+    return XTTS_OK;
+}
+
+void xtts_batch_free(xtts_batch *b) {
+    if (!b) return;
+    free(b->tokens);
+    free(b->mel);
+    free(b->n_tokens);
+    free(b->n_frames);
+    free(b->speaker_id);
+    free(b->lang_id);
+    free(b->split);
+    free(b->index);
+    memset(b, 0, sizeof *b);
+}
+
+xtts_status xtts_cache_reader_batch(xtts_cache_reader *r, const uint64_t *indices, size_t n, xtts_batch *b,
+                                    xtts_error *err) {
+    if (n > b->batch_size)
+        return xtts_error_set(err, XTTS_ERANGE, "%s: %zu records do not fit a batch of %zu", r->c->dir, n,
+                              b->batch_size);
+    size_t esize = xtts_dtype_size(b->mel_dtype);
+    size_t mel_row = b->n_mels * b->max_frames;
+    int32_t pad_token = r->c->cfg.pad_token;
+    for (size_t i = 0; i < n; i++) {
+        xtts_record_header h;
+        int32_t *tok = b->tokens + i * b->max_tokens;
+        uint8_t *mel = (uint8_t *)b->mel + i * mel_row * esize;
+        xtts_status st = xtts_cache_reader_get(r, indices[i], &h, tok, b->max_tokens, mel, b->mel_dtype, b->n_mels,
+                                               b->max_frames, err);
+        if (st) return st;
+        if (h.n_mels != b->n_mels) {
+            size_t si = xtts_cache_shard_index_of(r->c, indices[i]);
+            return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu, id '%s': %u mel channels, the batch has %zu",
+                                  r->c->shards[si].name, (unsigned long long)indices[i], h.id, h.n_mels, b->n_mels);
+        }
+        for (size_t t = h.tokens_padded; t < b->max_tokens; t++) tok[t] = pad_token;
+        b->n_tokens[i] = h.n_tokens;
+        b->n_frames[i] = h.n_frames;
+        b->speaker_id[i] = h.speaker_id;
+        b->lang_id[i] = h.lang_id;
+        b->split[i] = h.split;
+        b->index[i] = indices[i];
+    }
+    return XTTS_OK;
+}

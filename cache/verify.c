@@ -1,0 +1,655 @@
+/* verify.c — the checks of xtts-cache-verify, as a library (see verify.h).
+ *
+ * Per shard, a pass over "ids" maps local indices to ids (so a record whose header is
+ * damaged is still named by its id), then a pass over "records" in key order decodes
+ * every record, checks it against the manifest's configuration and the id index, and
+ * feeds the content digest. Ids are kept in one
+ * hash table over the whole cache, so a duplicate in two shards is found too.
+ */
+#include "cache/verify.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/reader.h"
+
+void xtts_verify_options_default(xtts_verify_options *o) {
+    memset(o, 0, sizeof *o);
+    o->seed = 1;
+}
+
+/* ---- digest ------------------------------------------------------------------------------ */
+
+void xtts_digest_record(xtts_sha256 *s, const xtts_record_header *h, const int32_t *tokens, const float *mel,
+                        size_t stride) {
+    uint8_t b[4 * 7 + 1];
+    xtts_put_le32(b + 0, h->id_len);
+    xtts_sha256_update(s, b, 4);
+    xtts_sha256_update(s, h->id, h->id_len);
+    xtts_put_le32(b + 0, h->n_tokens);
+    xtts_put_le32(b + 4, h->n_frames);
+    xtts_put_le32(b + 8, h->n_mels);
+    xtts_put_le32(b + 12, h->n_samples);
+    xtts_put_le32(b + 16, h->speaker_id);
+    xtts_put_le32(b + 20, h->lang_id);
+    b[24] = h->split;
+    xtts_sha256_update(s, b, 25);
+    uint8_t buf[4096];
+    size_t used = 0;
+    for (uint32_t i = 0; i < h->n_tokens; i++) {
+        xtts_put_le32(buf + used, (uint32_t)tokens[i]);
+        if ((used += 4) == sizeof buf) xtts_sha256_update(s, buf, used), used = 0;
+    }
+    for (size_t c = 0; c < h->n_mels; c++)
+        for (size_t t = 0; t < h->n_frames; t++) {
+            uint32_t u;
+            memcpy(&u, &mel[c * stride + t], 4);
+            xtts_put_le32(buf + used, u);
+            if ((used += 4) == sizeof buf) xtts_sha256_update(s, buf, used), used = 0;
+        }
+    if (used) xtts_sha256_update(s, buf, used);
+}
+
+/* ---- id table: id -> global index over the whole cache ------------------------------------ */
+
+typedef struct {
+    uint64_t hash;
+    uint64_t index;
+    size_t off; /* into arena; SIZE_MAX = empty slot */
+} id_slot;
+
+typedef struct {
+    id_slot *slots;
+    size_t cap, n;
+    char *arena;
+    size_t arena_len, arena_cap;
+} id_table;
+
+static int idt_init(id_table *t) {
+    memset(t, 0, sizeof *t);
+    t->cap = 1024;
+    t->slots = malloc(t->cap * sizeof *t->slots);
+    if (!t->slots) return -1;
+    for (size_t i = 0; i < t->cap; i++) t->slots[i].off = SIZE_MAX;
+    return 0;
+}
+
+static void idt_free(id_table *t) {
+    free(t->slots);
+    free(t->arena);
+}
+
+static id_slot *idt_find(const id_table *t, const char *id, size_t len, uint64_t h) {
+    size_t i = h & (t->cap - 1);
+    for (;;) {
+        id_slot *s = &t->slots[i];
+        if (s->off == SIZE_MAX) return s;
+        if (s->hash == h && !memcmp(t->arena + s->off, id, len) && t->arena[s->off + len] == '\0') return s;
+        i = (i + 1) & (t->cap - 1);
+    }
+}
+
+static int idt_grow(id_table *t) {
+    size_t ncap = t->cap * 2;
+    id_slot *ns = malloc(ncap * sizeof *ns);
+    if (!ns) return -1;
+    for (size_t i = 0; i < ncap; i++) ns[i].off = SIZE_MAX;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (t->slots[i].off == SIZE_MAX) continue;
+        size_t j = t->slots[i].hash & (ncap - 1);
+        while (ns[j].off != SIZE_MAX) j = (j + 1) & (ncap - 1);
+        ns[j] = t->slots[i];
+    }
+    free(t->slots);
+    t->slots = ns;
+    t->cap = ncap;
+    return 0;
+}
+
+/* Insert id -> index. Returns 1 when inserted, 0 when present (*prev = its index), -1 on
+ * out of memory. */
+static int idt_insert(id_table *t, const char *id, size_t len, uint64_t index, uint64_t *prev) {
+    if ((t->n + 1) * 2 > t->cap && idt_grow(t)) return -1;
+    uint64_t h = xtts_fnv1a64(XTTS_FNV64_INIT, id, len);
+    id_slot *s = idt_find(t, id, len, h);
+    if (s->off != SIZE_MAX) {
+        *prev = s->index;
+        return 0;
+    }
+    if (t->arena_len + len + 1 > t->arena_cap) {
+        size_t nc = t->arena_cap ? t->arena_cap * 2 : 65536;
+        while (nc < t->arena_len + len + 1) nc *= 2;
+        char *na = realloc(t->arena, nc);
+        if (!na) return -1;
+        t->arena = na;
+        t->arena_cap = nc;
+    }
+    memcpy(t->arena + t->arena_len, id, len);
+    t->arena[t->arena_len + len] = '\0';
+    s->hash = h;
+    s->index = index;
+    s->off = t->arena_len;
+    t->arena_len += len + 1;
+    t->n++;
+    return 1;
+}
+
+
+/* ---- the run ------------------------------------------------------------------------------ */
+
+typedef struct {
+    const xtts_verify_options *opt;
+    xtts_verify_report *rep;
+    xtts_cache *cache;
+    const xtts_cache_config *cfg;
+    xtts_cache_reader *reader;
+    xtts_record_decoder *dec;
+    id_table ids;
+    xtts_sha256 digest;
+    int digest_broken;
+    size_t n_speakers, n_langs;
+    /* current shard */
+    const char *shard;
+    uint64_t first, expect_local, bytes, seen, records;
+    char **by_local; /* this shard's "ids": local index -> id (NULL when none) */
+    /* scratch */
+    int32_t *tokens;
+    size_t tokens_cap;
+    float *mel;
+    size_t mel_cap;
+    /* deep statistics over real frames */
+    double *mel_sum, *mel_sumsq;
+    int oom;
+    xtts_progress progress;
+} run_t;
+
+__attribute__((format(printf, 5, 6))) static void fault(run_t *r, const char *shard, int64_t index, const char *id,
+                                                        const char *fmt, ...) {
+    char msg[XTTS_ERRMSG_MAX + 64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    r->rep->faults++;
+    if (r->opt->on_fault) {
+        xtts_verify_fault f = {shard ? shard : "", index, id ? id : "", msg};
+        r->opt->on_fault(r->opt->ctx, &f);
+    }
+}
+
+/* A codec message starts "record '<id>': " when it knows the id; the fault names the id
+ * already. */
+static const char *strip_record_prefix(const char *msg, const char *id) {
+    size_t n = strlen(id);
+    if (!strncmp(msg, "record '", 8) && !strncmp(msg + 8, id, n) && !strncmp(msg + 8 + n, "': ", 3))
+        return msg + 8 + n + 3;
+    return msg;
+}
+
+static int grow_scratch(run_t *r, size_t tokens, size_t mel) {
+    if (tokens > r->tokens_cap) {
+        int32_t *p = realloc(r->tokens, tokens * sizeof *p);
+        if (!p) return -1;
+        r->tokens = p;
+        r->tokens_cap = tokens;
+    }
+    if (mel > r->mel_cap) {
+        float *p = realloc(r->mel, mel * sizeof *p);
+        if (!p) return -1;
+        r->mel = p;
+        r->mel_cap = mel;
+    }
+    return 0;
+}
+
+static void check_record(run_t *r, uint64_t local, const void *val, size_t len) {
+    uint64_t index = r->first + local;
+    int64_t gi = (int64_t)index;
+    xtts_record_header h;
+    xtts_error e;
+    xtts_error_clear(&e);
+    r->bytes += len;
+    const char *known = local < r->records && r->by_local[local] ? r->by_local[local] : "";
+    xtts_status st = xtts_record_parse_header(val, len, &h, &e);
+    if (st) {
+        /* The header is not to be trusted; the id index names the record. */
+        fault(r, r->shard, gi, known, "%s", strip_record_prefix(e.msg, known));
+        r->digest_broken = 1;
+        return;
+    }
+    if (grow_scratch(r, h.tokens_padded ? h.tokens_padded : 1, (size_t)h.n_mels * (h.frames_padded ? h.frames_padded : 1))) {
+        r->oom = 1;
+        fault(r, r->shard, gi, h.id, "out of memory decoding the record");
+        r->digest_broken = 1;
+        return;
+    }
+    st = xtts_record_decode(r->dec, val, len, &h, r->tokens, r->tokens_cap, r->mel, XTTS_DTYPE_F32, h.n_mels,
+                            h.frames_padded, &e);
+    r->rep->records_checked++;
+    if (st) {
+        fault(r, r->shard, gi, h.id, "%s", strip_record_prefix(e.msg, h.id));
+        r->digest_broken = 1;
+        return;
+    }
+    uint64_t faults0 = r->rep->faults;
+    const xtts_cache_config *cfg = r->cfg;
+    uint64_t prev;
+    int ins = idt_insert(&r->ids, h.id, h.id_len, index, &prev);
+    if (ins < 0) r->oom = 1;
+    else if (ins == 0) fault(r, r->shard, gi, h.id, "duplicate id (also at index %llu)", (unsigned long long)prev);
+    if (h.id_len == 0) fault(r, r->shard, gi, h.id, "empty id");
+    if (!known[0]) fault(r, r->shard, gi, h.id, "no \"ids\" entry points at this record");
+    else if (strcmp(known, h.id))
+        fault(r, r->shard, gi, h.id, "the \"ids\" entry for this index is '%s'", known);
+    if (h.n_mels != (unsigned)cfg->mel.n_mels)
+        fault(r, r->shard, gi, h.id, "%u mel channels, the configuration has %d", h.n_mels, cfg->mel.n_mels);
+    if (h.tokens_padded != (unsigned)cfg->max_tokens)
+        fault(r, r->shard, gi, h.id, "tokens padded to %u, the configuration's max_tokens is %d", h.tokens_padded,
+              cfg->max_tokens);
+    int want_frames = xtts_cache_config_padded_frames(cfg, (int)(h.n_frames > INT32_MAX ? INT32_MAX : h.n_frames));
+    if (want_frames <= 0 || h.frames_padded != (unsigned)want_frames)
+        fault(r, r->shard, gi, h.id, "%u frames padded to %u, the configuration pads them to %d", h.n_frames,
+              h.frames_padded, want_frames);
+    if (h.dtype != cfg->dtype)
+        fault(r, r->shard, gi, h.id, "stored as %s, the configuration says %s", xtts_dtype_name((xtts_dtype)h.dtype),
+              xtts_dtype_name((xtts_dtype)cfg->dtype));
+    if (!!(h.flags & XTTS_RECORD_SHUFFLED) != !!cfg->shuffle)
+        fault(r, r->shard, gi, h.id, "byte-shuffle flag differs from the configuration");
+    if (h.n_frames == 0) fault(r, r->shard, gi, h.id, "no frames");
+    if (r->n_speakers && h.speaker_id >= r->n_speakers)
+        fault(r, r->shard, gi, h.id, "speaker id %u outside the manifest's %zu speakers", h.speaker_id, r->n_speakers);
+    if (h.lang_id >= r->n_langs)
+        fault(r, r->shard, gi, h.id, "language id %u outside the manifest's %zu languages", h.lang_id, r->n_langs);
+    size_t T = h.frames_padded, C = h.n_mels;
+    size_t bad = 0, first_bad = 0;
+    for (size_t i = 0; i < C * T; i++)
+        if (!isfinite(r->mel[i]) && bad++ == 0) first_bad = i;
+    if (bad)
+        fault(r, r->shard, gi, h.id, "%zu mel values are NaN or Inf (first at channel %zu, frame %zu)", bad,
+              first_bad / T, first_bad % T);
+    if (r->opt->deep) {
+        if (cfg->vocab_size > 0)
+            for (uint32_t i = 0; i < h.n_tokens; i++)
+                if (r->tokens[i] < 0 || r->tokens[i] >= cfg->vocab_size) {
+                    fault(r, r->shard, gi, h.id, "token %u is %d, outside the vocabulary of %d", i, r->tokens[i],
+                          cfg->vocab_size);
+                    break;
+                }
+        for (uint32_t i = h.n_tokens; i < h.tokens_padded; i++)
+            if (r->tokens[i] != cfg->pad_token) {
+                fault(r, r->shard, gi, h.id, "padding token %u is %d, not the pad token %d", i, r->tokens[i],
+                      cfg->pad_token);
+                break;
+            }
+        float pad = h.dtype == XTTS_DTYPE_F16 ? xtts_f16_to_f32(xtts_f32_to_f16(h.pad_value)) : h.pad_value;
+        for (size_t c = 0; c < C; c++) {
+            size_t t = h.n_frames;
+            while (t < T && r->mel[c * T + t] == pad) t++;
+            if (t < T) {
+                fault(r, r->shard, gi, h.id, "padding frame %zu of channel %zu is %g, not the pad value %g", t, c,
+                      (double)r->mel[c * T + t], (double)pad);
+                break;
+            }
+        }
+        if (r->mel_sum && C == (size_t)cfg->mel.n_mels)
+            for (size_t c = 0; c < C; c++) {
+                double s = 0, s2 = 0;
+                for (size_t t = 0; t < h.n_frames; t++) {
+                    double v = r->mel[c * T + t];
+                    s += v;
+                    s2 += v * v;
+                }
+                r->mel_sum[c] += s;
+                r->mel_sumsq[c] += s2;
+            }
+    }
+    if (h.split == XTTS_SPLIT_VAL) r->rep->val++;
+    else r->rep->train++;
+    r->rep->frames += h.n_frames;
+    r->rep->tokens += h.n_tokens;
+    r->rep->samples += h.n_samples;
+    xtts_digest_record(&r->digest, &h, r->tokens, r->mel, T);
+    if (r->rep->faults == faults0) r->rep->records_ok++;
+}
+
+static int on_record(void *ctx, const void *key, size_t klen, const void *val, size_t vlen) {
+    run_t *r = ctx;
+    r->seen++;
+    if (klen != 8) {
+        fault(r, r->shard, -1, "", "\"records\" key of %zu bytes (expected 8)", klen);
+        r->digest_broken = 1;
+        return 0;
+    }
+    uint64_t local = xtts_get_be64(key);
+    if (local != r->expect_local) {
+        if (local > r->expect_local)
+            fault(r, r->shard, (int64_t)(r->first + r->expect_local), "", "records %llu..%llu (local) missing",
+                  (unsigned long long)r->expect_local, (unsigned long long)local - 1);
+        else
+            fault(r, r->shard, -1, "", "\"records\" key %llu out of order", (unsigned long long)local);
+        r->digest_broken = 1;
+    }
+    r->expect_local = local + 1;
+    check_record(r, local, val, vlen);
+    if ((r->rep->records_checked & 255) == 0)
+        xtts_progress_update(&r->progress, r->rep->records_checked, r->rep->manifest_records, NULL);
+    return r->oom;
+}
+
+typedef struct {
+    run_t *r;
+    uint64_t n;
+} ids_ctx;
+
+static int on_id(void *vctx, const void *key, size_t klen, const void *val, size_t vlen) {
+    ids_ctx *x = vctx;
+    run_t *r = x->r;
+    x->n++;
+    char id[XTTS_RECORD_MAX_ID + 1];
+    size_t n = klen > XTTS_RECORD_MAX_ID ? XTTS_RECORD_MAX_ID : klen;
+    memcpy(id, key, n);
+    id[n] = '\0';
+    if (klen == 0 || klen > XTTS_RECORD_MAX_ID || memchr(key, 0, klen)) {
+        fault(r, r->shard, -1, id, "\"ids\" key of %zu bytes is not a valid id", klen);
+        return 0;
+    }
+    if (vlen != 8) {
+        fault(r, r->shard, -1, id, "\"ids\" value of %zu bytes (expected an 8-byte index)", vlen);
+        return 0;
+    }
+    uint64_t local = xtts_get_be64(val);
+    if (local >= r->records) {
+        fault(r, r->shard, -1, id, "\"ids\" points at local index %llu, the shard holds %llu records",
+              (unsigned long long)local, (unsigned long long)r->records);
+        return 0;
+    }
+    if (r->by_local[local]) {
+        fault(r, r->shard, (int64_t)(r->first + local), id, "\"ids\" points here for '%s' too",
+              r->by_local[local]);
+        return 0;
+    }
+    if (!(r->by_local[local] = malloc(klen + 1))) {
+        r->oom = 1;
+        return 1;
+    }
+    memcpy(r->by_local[local], id, klen + 1);
+    return 0;
+}
+
+static void free_by_local(run_t *r) {
+    if (r->by_local)
+        for (uint64_t i = 0; i < r->records; i++) free(r->by_local[i]);
+    free(r->by_local);
+    r->by_local = NULL;
+}
+
+static size_t json_array_len_or(const json_t *m, const char *key, size_t dflt) {
+    json_t *a = json_object_get(m, key);
+    return json_is_array(a) ? json_array_size(a) : dflt;
+}
+
+/* Shard directories on disk that the manifest does not list. */
+static void check_unlisted(run_t *r, const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *de;
+    size_t ns = xtts_cache_n_shards(r->cache);
+    while ((de = readdir(d))) {
+        if (strncmp(de->d_name, "shard-", 6)) continue;
+        int listed = 0;
+        for (size_t i = 0; i < ns && !listed; i++) {
+            xtts_cache_shard s;
+            xtts_cache_shard_get(r->cache, i, &s);
+            listed = !strcmp(s.name, de->d_name);
+        }
+        if (!listed) fault(r, de->d_name, -1, "", "shard directory not listed in manifest.json");
+    }
+    closedir(d);
+}
+
+static void check_manifest_counts(run_t *r) {
+    const json_t *m = xtts_cache_manifest(r->cache);
+    xtts_verify_report *rep = r->rep;
+    json_t *splits = json_object_get(m, "splits");
+    if (json_is_object(splits) && !r->digest_broken) {
+        json_t *tr = json_object_get(splits, "train"), *va = json_object_get(splits, "val");
+        if (json_is_integer(tr) && (uint64_t)json_integer_value(tr) != rep->train)
+            fault(r, "", -1, "", "manifest splits.train is %lld, the records hold %llu", json_integer_value(tr),
+                  (unsigned long long)rep->train);
+        if (json_is_integer(va) && (uint64_t)json_integer_value(va) != rep->val)
+            fault(r, "", -1, "", "manifest splits.val is %lld, the records hold %llu", json_integer_value(va),
+                  (unsigned long long)rep->val);
+    }
+    json_t *rejected = json_object_get(m, "rejected"), *rejects = json_object_get(m, "rejects");
+    if (json_is_integer(rejected) && json_is_array(rejects) &&
+        (size_t)json_integer_value(rejected) < json_array_size(rejects))
+        fault(r, "", -1, "", "manifest lists %zu rejects but \"rejected\" is %lld", json_array_size(rejects),
+              json_integer_value(rejected));
+    if (!r->opt->deep || r->digest_broken) return;
+    json_t *totals = json_object_get(m, "totals");
+    json_t *tf = json_object_get(totals, "frames"), *tt = json_object_get(totals, "tokens");
+    if (json_is_integer(tf) && (uint64_t)json_integer_value(tf) != rep->frames)
+        fault(r, "", -1, "", "manifest totals.frames is %lld, the records hold %llu", json_integer_value(tf),
+              (unsigned long long)rep->frames);
+    if (json_is_integer(tt) && (uint64_t)json_integer_value(tt) != rep->tokens)
+        fault(r, "", -1, "", "manifest totals.tokens is %lld, the records hold %llu", json_integer_value(tt),
+              (unsigned long long)rep->tokens);
+    json_t *stats = json_object_get(m, "stats");
+    json_t *mean = json_object_get(stats, "mel_mean"), *sd = json_object_get(stats, "mel_std");
+    size_t C = (size_t)r->cfg->mel.n_mels;
+    if (!r->mel_sum || !json_is_array(mean) || !json_is_array(sd)) return;
+    if (json_array_size(mean) != C || json_array_size(sd) != C) {
+        fault(r, "", -1, "", "manifest stats have %zu means and %zu deviations for %zu channels",
+              json_array_size(mean), json_array_size(sd), C);
+        return;
+    }
+    if (rep->frames == 0) return;
+    /* Stored values may be fp16; the manifest's figures come from the full-precision mel. */
+    double tol = r->cfg->dtype == XTTS_DTYPE_F16 ? 2e-2 : 1e-3;
+    for (size_t c = 0; c < C; c++) {
+        double mu = r->mel_sum[c] / (double)rep->frames;
+        double var = r->mel_sumsq[c] / (double)rep->frames - mu * mu;
+        double s = sqrt(var > 0 ? var : 0);
+        double m0 = json_number_value(json_array_get(mean, c)), s0 = json_number_value(json_array_get(sd, c));
+        if (fabs(mu - m0) > tol * (1 + fabs(m0)) || fabs(s - s0) > tol * (1 + fabs(s0))) {
+            fault(r, "", -1, "", "manifest stats channel %zu: mean %g std %g, the records give %g and %g", c, m0, s0,
+                  mu, s);
+            return;
+        }
+    }
+}
+
+/* splitmix64: a small seeded generator for picking records to recompute. */
+static uint64_t splitmix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static void run_recompute(run_t *r) {
+    uint64_t n = xtts_cache_count(r->cache);
+    if (!n) return;
+    uint64_t seed = r->opt->seed;
+    double tol = r->opt->recompute_tol > 0 ? r->opt->recompute_tol : (r->cfg->dtype == XTTS_DTYPE_F16 ? 2e-2 : 1e-3);
+    r->rep->recompute_available = 1;
+    for (uint64_t k = 0; k < r->opt->recompute; k++) {
+        uint64_t index = splitmix64(&seed) % n;
+        const char *shard = xtts_cache_shard_of(r->cache, index);
+        xtts_record_header h;
+        xtts_error e;
+        size_t T = xtts_cache_max_frames(r->cache), C = (size_t)r->cfg->mel.n_mels;
+        if (grow_scratch(r, (size_t)r->cfg->max_tokens, C * T)) {
+            r->oom = 1;
+            return;
+        }
+        xtts_status st = xtts_cache_reader_get(r->reader, index, &h, r->tokens, r->tokens_cap, r->mel, XTTS_DTYPE_F32,
+                                               C, T, &e);
+        if (st) continue; /* already reported by the walk */
+        char key[XTTS_RECORD_MAX_ID + 8], *path = NULL;
+        snprintf(key, sizeof key, "audio:%s", h.id);
+        st = xtts_cache_reader_meta(r->reader, xtts_cache_shard_index_of(r->cache, index), key, &path, NULL, &e);
+        if (st) {
+            r->rep->recompute_failed++;
+            fault(r, shard, (int64_t)index, h.id, "cannot recompute: no source audio path (meta \"%s\")", key);
+            continue;
+        }
+        double max_abs = 0;
+        st = xtts_verify_recompute_record(r->cfg, path, &h, r->mel, T, &max_abs, &e);
+        free(path);
+        if (st == XTTS_EUNSUPPORTED) {
+            r->rep->recompute_available = 0;
+            fault(r, "", -1, "", "--recompute: %s", e.msg);
+            return;
+        }
+        r->rep->recomputed++;
+        if (max_abs > r->rep->recompute_max_abs) r->rep->recompute_max_abs = max_abs;
+        if (st) {
+            r->rep->recompute_failed++;
+            fault(r, shard, (int64_t)index, h.id, "recompute: %s", e.msg);
+        } else if (max_abs > tol) {
+            r->rep->recompute_failed++;
+            fault(r, shard, (int64_t)index, h.id, "recomputed mel differs by %g (tolerance %g)", max_abs, tol);
+        }
+    }
+}
+
+xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, xtts_verify_report *rep,
+                              xtts_error *err) {
+    xtts_verify_options dflt;
+    if (!opt) xtts_verify_options_default(&dflt), opt = &dflt;
+    memset(rep, 0, sizeof *rep);
+    run_t r;
+    memset(&r, 0, sizeof r);
+    r.opt = opt;
+    r.rep = rep;
+    xtts_sha256_init(&r.digest);
+    xtts_status st = xtts_cache_open_ex(dir, XTTS_CACHE_OPEN_TOLERANT, &r.cache, err);
+    if (st) {
+        fault(&r, "", -1, "", "%s", err->msg);
+        return st;
+    }
+    if (idt_init(&r.ids) || !(r.dec = xtts_record_decoder_new()) ||
+        xtts_cache_reader_new(r.cache, &r.reader, err) != XTTS_OK) {
+        st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
+        goto done;
+    }
+    r.cfg = xtts_cache_get_config(r.cache);
+    const json_t *m = xtts_cache_manifest(r.cache);
+    json_t *mr = json_object_get(m, "records");
+    rep->manifest_records = json_is_integer(mr) ? (uint64_t)json_integer_value(mr) : 0;
+    r.n_speakers = json_array_len_or(m, "speakers", 0);
+    r.n_langs = json_array_len_or(m, "languages", XTTS_N_LANGS);
+    if (opt->deep) {
+        r.mel_sum = calloc((size_t)r.cfg->mel.n_mels, sizeof(double));
+        r.mel_sumsq = calloc((size_t)r.cfg->mel.n_mels, sizeof(double));
+        if (!r.mel_sum || !r.mel_sumsq) {
+            st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
+            goto done;
+        }
+    }
+    xtts_progress_init(&r.progress, "verify", opt->progress);
+    check_unlisted(&r, dir);
+    uint64_t in_shards = 0;
+    rep->shards = xtts_cache_n_shards(r.cache);
+    for (size_t i = 0; i < rep->shards && !r.oom; i++) {
+        xtts_cache_shard s;
+        xtts_cache_shard_get(r.cache, i, &s);
+        in_shards += s.records;
+        r.shard = s.name;
+        r.first = s.first_index;
+        r.expect_local = 0;
+        r.bytes = 0;
+        r.seen = 0;
+        if (s.manifest_first != s.first_index)
+            fault(&r, s.name, -1, "", "manifest first_index %llu, the shards before it hold %llu records",
+                  (unsigned long long)s.manifest_first, (unsigned long long)s.first_index);
+        if (s.status != XTTS_OK) {
+            fault(&r, s.name, -1, "", "%s", s.error);
+            r.digest_broken = 1;
+            continue;
+        }
+        xtts_error e;
+        r.records = s.records;
+        if (!(r.by_local = calloc(s.records ? s.records : 1, sizeof *r.by_local))) {
+            r.oom = 1;
+            break;
+        }
+        ids_ctx x = {&r, 0};
+        st = xtts_cache_reader_foreach(r.reader, i, "ids", on_id, &x, &e);
+        if (st) fault(&r, s.name, -1, "", "%s", e.msg);
+        else if (x.n != s.records)
+            fault(&r, s.name, -1, "", "\"ids\" has %llu entries for %llu records", (unsigned long long)x.n,
+                  (unsigned long long)s.records);
+        rep->ids += x.n;
+        st = xtts_cache_reader_foreach(r.reader, i, "records", on_record, &r, &e);
+        free_by_local(&r);
+        if (st) {
+            fault(&r, s.name, -1, "", "%s", e.msg);
+            r.digest_broken = 1;
+        }
+        if (r.oom) break;
+        if (r.seen != s.records) {
+            fault(&r, s.name, -1, "", "%llu records read, the manifest says %llu", (unsigned long long)r.seen,
+                  (unsigned long long)s.records);
+            r.digest_broken = 1;
+        } else if (r.bytes != s.bytes) {
+            fault(&r, s.name, -1, "", "records hold %llu bytes, the manifest says %llu", (unsigned long long)r.bytes,
+                  (unsigned long long)s.bytes);
+        }
+        char *next = NULL;
+        size_t nlen = 0;
+        if (xtts_cache_reader_meta(r.reader, i, "next_input", &next, &nlen, &e) == XTTS_OK && nlen != 8)
+            fault(&r, s.name, -1, "", "meta \"next_input\" is %zu bytes, expected 8", nlen);
+        free(next);
+        rep->shards_ok += s.status == XTTS_OK;
+    }
+    st = XTTS_OK;
+    if (r.oom) {
+        st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory during verification", dir);
+        fault(&r, "", -1, "", "%s", err->msg);
+        goto done;
+    }
+    if (in_shards != rep->manifest_records) {
+        fault(&r, "", -1, "", "manifest \"records\" is %llu, its shards list %llu", (unsigned long long)rep->manifest_records,
+              (unsigned long long)in_shards);
+        r.digest_broken = 1;
+    }
+    if (rep->records_checked != rep->manifest_records) r.digest_broken = 1;
+    check_manifest_counts(&r);
+    xtts_progress_finish(&r.progress, rep->records_checked, rep->manifest_records, NULL);
+    if (opt->recompute) run_recompute(&r);
+done:;
+    uint8_t d[32];
+    xtts_sha256_final(&r.digest, d);
+    xtts_hex(d, 32, rep->digest);
+    rep->digest_complete = !r.digest_broken && st == XTTS_OK;
+    free(r.tokens);
+    free(r.mel);
+    free(r.mel_sum);
+    free(r.mel_sumsq);
+    idt_free(&r.ids);
+    xtts_record_decoder_delete(r.dec);
+    xtts_cache_reader_delete(r.reader);
+    xtts_cache_close(r.cache);
+    return st;
+}
+
+/* ---- recompute ---------------------------------------------------------------------------- */
+
+xtts_status xtts_verify_recompute_record(const xtts_cache_config *cfg, const char *audio_path,
+                                         const xtts_record_header *h, const float *mel, size_t stride,
+                                         double *max_abs, xtts_error *err) {
+    (void)cfg;
+    (void)h;
+    (void)mel;
+    (void)stride;
+    *max_abs = 0;
+    return xtts_error_set(err, XTTS_EUNSUPPORTED,
+                          "recomputing from audio is not available in this build (no audio front end); "
+                          "cannot check %s",
+                          audio_path);
+}

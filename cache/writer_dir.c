@@ -1,0 +1,201 @@
+/* writer_dir.c — cache directory listing, flock() locks and shard removal shared by
+ * the writer and merge (formats/cache.md, "Directory").
+ */
+#include "cache/writer_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void xtts_shard_name(char out[32], int part, int number) {
+    if (part < 0) snprintf(out, 32, "shard-%05d", number);
+    else snprintf(out, 32, "shard-%05d-%05d", part, number);
+}
+
+void xtts_manifest_name(char out[40], int part) {
+    if (part < 0) snprintf(out, 40, "manifest.json");
+    else snprintf(out, 40, "manifest.part-%05d.json", part);
+}
+
+/* Exactly five decimal digits at s. */
+static int digits5(const char *s, int *out) {
+    int v = 0;
+    for (int i = 0; i < 5; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+static int cmp_shard(const void *a, const void *b) {
+    const xtts_dir_shard *x = a, *y = b;
+    if (x->part != y->part) return x->part < y->part ? -1 : 1;
+    return (x->number > y->number) - (x->number < y->number);
+}
+
+static int cmp_int(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+xtts_status xtts_dir_list(const char *dir, xtts_dir_listing *out, xtts_error *err) {
+    memset(out, 0, sizeof *out);
+    DIR *d = opendir(dir);
+    if (!d) return xtts_error_set(err, errno == ENOENT ? XTTS_ENOTFOUND : XTTS_EIO, "%s: cannot open directory: %s", dir,
+                                  strerror(errno));
+    size_t cap_s = 0, cap_p = 0;
+    struct dirent *e;
+    xtts_status st = XTTS_OK;
+    while ((e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        size_t len = strlen(n);
+        int a = 0, b = 0;
+        if (!strcmp(n, "manifest.json")) {
+            out->has_manifest = 1;
+        } else if (len == 24 && !strncmp(n, "manifest.part-", 14) && digits5(n + 14, &a) && !strcmp(n + 19, ".json")) {
+            if (out->n_parts == cap_p) {
+                cap_p = cap_p ? 2 * cap_p : 16;
+                int *p = realloc(out->parts, cap_p * sizeof *p);
+                if (!p) { st = XTTS_ENOMEM; break; }
+                out->parts = p;
+            }
+            out->parts[out->n_parts++] = a;
+        } else if (!strncmp(n, "shard-", 6) && (len == 11 || len == 17) && digits5(n + 6, &a) &&
+                   (len == 11 || (n[11] == '-' && digits5(n + 12, &b)))) {
+            if (out->n_shards == cap_s) {
+                cap_s = cap_s ? 2 * cap_s : 16;
+                xtts_dir_shard *p = realloc(out->shards, cap_s * sizeof *p);
+                if (!p) { st = XTTS_ENOMEM; break; }
+                out->shards = p;
+            }
+            out->shards[out->n_shards].part = len == 11 ? -1 : a;
+            out->shards[out->n_shards].number = len == 11 ? a : b;
+            out->n_shards++;
+        }
+    }
+    closedir(d);
+    if (st) {
+        xtts_dir_listing_free(out);
+        return xtts_error_set(err, st, "%s: out of memory listing the directory", dir);
+    }
+    if (out->n_shards) qsort(out->shards, out->n_shards, sizeof *out->shards, cmp_shard);
+    if (out->n_parts) qsort(out->parts, out->n_parts, sizeof *out->parts, cmp_int);
+    return XTTS_OK;
+}
+
+void xtts_dir_listing_free(xtts_dir_listing *l) {
+    free(l->shards);
+    free(l->parts);
+    memset(l, 0, sizeof *l);
+}
+
+xtts_status xtts_lock(const char *dir, const char *name, int exclusive, int *fd_out, const char *what, xtts_error *err) {
+    *fd_out = -1;
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
+        return xtts_error_set(err, XTTS_ERANGE, "%s: path too long", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return xtts_error_set(err, XTTS_EIO, "%s: cannot open lock file: %s", path, strerror(errno));
+    if (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
+        int e = errno;
+        char holder[64] = "";
+        if (e == EWOULDBLOCK) {
+            char buf[32];
+            ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+            if (n > 0) {
+                buf[n] = '\0';
+                long pid = strtol(buf, NULL, 10);
+                if (pid > 0) snprintf(holder, sizeof holder, " (pid %ld)", pid);
+            }
+        }
+        close(fd);
+        if (e == EWOULDBLOCK)
+            return xtts_error_set(err, XTTS_EBUSY, "%s: %s: lock %s is held by another process%s", dir, what, name, holder);
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot lock: %s", path, strerror(e));
+    }
+    if (exclusive) {
+        char buf[32];
+        int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+        if (ftruncate(fd, 0) == 0 && pwrite(fd, buf, (size_t)n, 0) < 0) { /* the pid is only a hint */ }
+    }
+    *fd_out = fd;
+    return XTTS_OK;
+}
+
+void xtts_unlock(int fd) {
+    if (fd < 0) return;
+    flock(fd, LOCK_UN);
+    close(fd);
+}
+
+xtts_status xtts_remove_file(const char *path, xtts_error *err) {
+    if (unlink(path) != 0 && errno != ENOENT)
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot remove: %s", path, strerror(errno));
+    return XTTS_OK;
+}
+
+xtts_status xtts_remove_shard_dir(const char *path, xtts_error *err) {
+    DIR *d = opendir(path);
+    if (!d) {
+        if (errno == ENOENT) return XTTS_OK;
+        if (errno == ENOTDIR) return xtts_remove_file(path, err);
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot open: %s", path, strerror(errno));
+    }
+    struct dirent *e;
+    char p[4096];
+    xtts_status st = XTTS_OK;
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if ((size_t)snprintf(p, sizeof p, "%s/%s", path, e->d_name) >= sizeof p) {
+            st = xtts_error_set(err, XTTS_ERANGE, "%s: path too long", path);
+            break;
+        }
+        if ((st = xtts_remove_file(p, err))) break;
+    }
+    closedir(d);
+    if (st) return st;
+    if (rmdir(path) != 0 && errno != ENOENT)
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot remove directory: %s", path, strerror(errno));
+    return XTTS_OK;
+}
+
+xtts_status xtts_mdb_status(int rc) {
+    switch (rc) {
+    case MDB_SUCCESS: return XTTS_OK;
+    case ENOMEM: return XTTS_ENOMEM;
+    case MDB_CORRUPTED:
+    case MDB_INVALID:
+    case MDB_PAGE_NOTFOUND:
+    case MDB_INCOMPATIBLE:
+    case MDB_BAD_DBI: return XTTS_ECORRUPT;
+    case MDB_VERSION_MISMATCH: return XTTS_EMISMATCH;
+    case MDB_NOTFOUND: return XTTS_ENOTFOUND;
+    default: return XTTS_EIO;
+    }
+}
+
+xtts_status xtts_shard_count_records(const char *path, uint64_t *records, xtts_error *err) {
+    *records = 0;
+    MDB_env *env = NULL;
+    MDB_txn *txn = NULL;
+    MDB_dbi dbi;
+    MDB_stat ms;
+    int rc = mdb_env_create(&env);
+    if (!rc) rc = mdb_env_set_maxdbs(env, 4);
+    if (!rc) rc = mdb_env_open(env, path, MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD, 0644);
+    if (!rc) rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+    if (!rc) rc = mdb_dbi_open(txn, "records", 0, &dbi);
+    if (!rc) rc = mdb_stat(txn, dbi, &ms);
+    if (!rc) *records = ms.ms_entries;
+    if (txn) mdb_txn_abort(txn);
+    if (env) mdb_env_close(env);
+    if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: cannot read the shard: %s", path, mdb_strerror(rc));
+    return XTTS_OK;
+}

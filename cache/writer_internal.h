@@ -1,0 +1,62 @@
+/* writer_internal.h — what cache/writer.c and cache/writer_merge.c share: the listing
+ * of a cache directory's entries, the flock() locks, and small LMDB helpers.
+ * Not a public interface.
+ */
+#ifndef XTTS_CACHE_WRITER_INTERNAL_H
+#define XTTS_CACHE_WRITER_INTERNAL_H
+
+#include <lmdb.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/xtts_common.h"
+
+#define XTTS_CACHE_FORMAT "xtts-cache 1"
+#define XTTS_LOCK_NAME ".xtts-lock"
+#define XTTS_MAX_PARTS 99999
+#define XTTS_MAX_SHARDS 99999
+#define XTTS_LMDB_MAX_KEY 511 /* mdb_env_get_maxkeysize() of a default LMDB build */
+
+/* One shard directory found on disk: part -1 for shard-NNNNN, K for shard-KKKKK-NNNNN. */
+typedef struct {
+    int part;
+    int number;
+} xtts_dir_shard;
+
+typedef struct {
+    xtts_dir_shard *shards; /* sorted by (part, number) */
+    size_t n_shards;
+    int has_manifest;       /* manifest.json */
+    int *parts;             /* K of every manifest.part-KKKKK.json, sorted */
+    size_t n_parts;
+} xtts_dir_listing;
+
+xtts_status xtts_dir_list(const char *dir, xtts_dir_listing *out, xtts_error *err);
+void xtts_dir_listing_free(xtts_dir_listing *l);
+
+/* "shard-NNNNN" (part < 0) or "shard-KKKKK-NNNNN". */
+void xtts_shard_name(char out[32], int part, int number);
+/* "manifest.json" (part < 0) or "manifest.part-KKKKK.json". */
+void xtts_manifest_name(char out[40], int part);
+
+/* Take a flock() lock on dir/name: exclusive (the holder's pid is written into the
+ * file, for the message another process gets) or shared. XTTS_EBUSY when held. *fd is
+ * the open descriptor to pass to xtts_unlock. */
+xtts_status xtts_lock(const char *dir, const char *name, int exclusive, int *fd, const char *what, xtts_error *err);
+void xtts_unlock(int fd);
+
+/* Remove a shard directory (its files, then itself). Missing is fine. */
+xtts_status xtts_remove_shard_dir(const char *path, xtts_error *err);
+/* unlink() that accepts a missing file. */
+xtts_status xtts_remove_file(const char *path, xtts_error *err);
+
+/* Open an existing shard read-only (MDB_RDONLY | MDB_NOLOCK) and count its "records"
+ * entries. */
+xtts_status xtts_shard_count_records(const char *path, uint64_t *records, xtts_error *err);
+
+/* Map an LMDB or errno return code to a status: ENOSPC, EFBIG, EIO and MDB errors about
+ * files are XTTS_EIO; MDB_CORRUPTED, MDB_INVALID, MDB_PAGE_NOTFOUND XTTS_ECORRUPT;
+ * ENOMEM XTTS_ENOMEM; MDB_VERSION_MISMATCH XTTS_EMISMATCH. */
+xtts_status xtts_mdb_status(int rc);
+
+#endif

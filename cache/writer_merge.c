@@ -1,0 +1,235 @@
+/* writer_merge.c — join the partial manifests of a build in parts into manifest.json
+ * (formats/cache.md, "Builds in parts").
+ *
+ * Shards are not moved or copied: the merged manifest lists every part's shards in
+ * (part, number) order and gives each its first global index. The partial manifests
+ * stay, so one part can be rebuilt and the merge run again.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/writer.h"
+#include "cache/writer_internal.h"
+
+/* Add the numbers of src into dst (both objects): numeric values are summed key by key;
+ * keys only in src are copied. */
+static void sum_numeric(json_t *dst, const json_t *src) {
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)src, key, v) {
+        if (!json_is_number(v)) continue;
+        json_t *d = json_object_get(dst, key);
+        if (!d) {
+            json_object_set(dst, key, v);
+        } else if (json_is_integer(d) && json_is_integer(v)) {
+            json_object_set_new(dst, key, json_integer(json_integer_value(d) + json_integer_value(v)));
+        } else if (json_is_number(d)) {
+            json_object_set_new(dst, key, json_real(json_number_value(d) + json_number_value(v)));
+        }
+    }
+}
+
+/* Elementwise sum of a stats array into acc (created on first use). */
+static int sum_array(double **acc, size_t n, const json_t *a) {
+    if (!json_is_array(a) || json_array_size(a) != n) return -1;
+    if (!*acc && !(*acc = calloc(n ? n : 1, sizeof **acc))) return -1;
+    for (size_t i = 0; i < n; i++) (*acc)[i] += json_number_value(json_array_get(a, i));
+    return 0;
+}
+
+static json_t *doubles_json(const double *v, size_t n) {
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++) json_array_append_new(a, json_real(v[i]));
+    return a;
+}
+
+xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
+    int lock_fd = -1;
+    xtts_status st = xtts_lock(dir, XTTS_LOCK_NAME, 1, &lock_fd,
+                               "a build (or one of its parts) or another merge is running in this directory", err);
+    if (st) return st;
+    xtts_dir_listing l;
+    if ((st = xtts_dir_list(dir, &l, err))) { xtts_unlock(lock_fd); return st; }
+    json_t **parts = NULL;
+    json_t *out = NULL;
+    double *mel_sum = NULL, *mel_sumsq = NULL;
+    json_t *splits = NULL, *totals = NULL;
+    char path[4096];
+    if (!l.n_parts) {
+        st = xtts_error_set(err, XTTS_ENOTFOUND, "%s: no partial manifests (manifest.part-KKKKK.json) to merge", dir);
+        goto done;
+    }
+    for (size_t i = 0; i < l.n_shards; i++)
+        if (l.shards[i].part < 0) {
+            st = xtts_error_set(err, XTTS_EMISMATCH, "%s: holds shards of a whole build (shard-%05d) beside the parts; "
+                                "rebuild with --force", dir, l.shards[i].number);
+            goto done;
+        }
+    parts = calloc(l.n_parts, sizeof *parts);
+    if (!parts) { st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir); goto done; }
+    long long n_parts = -1;
+    const char *hash0 = NULL;
+    for (size_t i = 0; i < l.n_parts; i++) {
+        char name[40];
+        xtts_manifest_name(name, l.parts[i]);
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        if ((st = xtts_manifest_load(path, &parts[i], err))) goto done;
+        json_t *m = parts[i];
+        json_t *jp = json_object_get(m, "part"), *jn = json_object_get(m, "n_parts");
+        if (!jp || !jn) {
+            st = xtts_error_set(err, XTTS_EINPUT, "%s: not a partial manifest (no \"part\" and \"n_parts\")", path);
+            goto done;
+        }
+        if (json_integer_value(jp) != l.parts[i]) {
+            st = xtts_error_set(err, XTTS_EINPUT, "%s: says it is part %lld", path, (long long)json_integer_value(jp));
+            goto done;
+        }
+        if (i == 0) {
+            n_parts = json_integer_value(jn);
+            hash0 = json_string_value(json_object_get(m, "config_hash"));
+            continue;
+        }
+        char name0[40];
+        xtts_manifest_name(name0, l.parts[0]);
+        if (json_integer_value(jn) != n_parts) {
+            st = xtts_error_set(err, XTTS_EMISMATCH, "%s: n_parts %lld, %s says %lld", path,
+                                (long long)json_integer_value(jn), name0, n_parts);
+            goto done;
+        }
+        if (strcmp(json_string_value(json_object_get(m, "config_hash")), hash0)) {
+            st = xtts_error_set(err, XTTS_EMISMATCH, "%s: built with another configuration than %s (config_hash %.12s... vs %.12s...)",
+                                path, name0, json_string_value(json_object_get(m, "config_hash")), hash0);
+            goto done;
+        }
+        static const char *const tables[] = {"speakers", "languages"};
+        for (int t = 0; t < 2; t++) {
+            json_t *a = json_object_get(m, tables[t]), *b = json_object_get(parts[0], tables[t]);
+            if ((a || b) && !json_equal(a, b)) {
+                st = xtts_error_set(err, XTTS_EMISMATCH, "%s: its \"%s\" table differs from %s's (every part must build it from the whole input)",
+                                    path, tables[t], name0);
+                goto done;
+            }
+        }
+    }
+    /* Every part 0..n_parts-1 present (the manifest check keeps part < n_parts). */
+    if ((long long)l.n_parts != n_parts) {
+        long long missing = 0;
+        for (size_t i = 0; i < l.n_parts && l.parts[i] == (int)missing; i++) missing++;
+        st = xtts_error_set(err, XTTS_ENOTFOUND, "%s: manifest.part-%05lld.json is missing: %zu of %lld parts are finished", dir,
+                            missing, l.n_parts, n_parts);
+        goto done;
+    }
+
+    out = json_deep_copy(parts[0]);
+    json_t *shards = json_array(), *rejects = json_array();
+    splits = json_object();
+    totals = json_object();
+    if (!out || !shards || !rejects || !splits || !totals) {
+        json_decref(shards); json_decref(rejects);
+        st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
+        goto done;
+    }
+    json_object_set_new(out, "shards", shards);
+    json_object_set_new(out, "rejects", rejects);
+    json_object_del(out, "part");
+    json_object_del(out, "n_parts");
+    json_object_set_new(out, "tool_version", json_string(XTTS_VERSION));
+    long long records = 0, rejected = 0, frames = 0;
+    size_t n_mels = 0;
+    int have_sums = 1;
+    {
+        xtts_cache_config cfg;
+        if ((st = xtts_cache_config_from_json(json_object_get(out, "config"), &cfg, "manifest.part-00000.json", err))) goto done;
+        n_mels = (size_t)cfg.mel.n_mels;
+    }
+    for (size_t i = 0; i < l.n_parts; i++) {
+        json_t *m = parts[i];
+        char name[40];
+        xtts_manifest_name(name, l.parts[i]);
+        json_t *ps = json_object_get(m, "shards");
+        for (size_t k = 0; k < json_array_size(ps); k++) {
+            json_t *s = json_array_get(ps, k);
+            const char *sname = json_string_value(json_object_get(s, "name"));
+            char prefix[16];
+            snprintf(prefix, sizeof prefix, "shard-%05d-", l.parts[i]);
+            if (strncmp(sname, prefix, strlen(prefix))) {
+                st = xtts_error_set(err, XTTS_EINPUT, "%s/%s: lists shard %s, which is not one of part %d's", dir, name, sname, l.parts[i]);
+                goto done;
+            }
+            snprintf(path, sizeof path, "%s/%s", dir, sname);
+            uint64_t have;
+            if ((st = xtts_shard_count_records(path, &have, err))) goto done;
+            long long want = json_integer_value(json_object_get(s, "records"));
+            if ((long long)have != want) {
+                st = xtts_error_set(err, XTTS_ECORRUPT, "%s: holds %llu records, %s says %lld", path,
+                                    (unsigned long long)have, name, want);
+                goto done;
+            }
+            json_t *c = json_deep_copy(s);
+            if (!c) { st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir); goto done; }
+            json_object_set_new(c, "first_index", json_integer(records));
+            json_array_append_new(shards, c);
+            records += want;
+        }
+        json_t *pr = json_object_get(m, "rejects");
+        if (pr) json_array_extend(rejects, pr);
+        json_t *prj = json_object_get(m, "rejected");
+        rejected += prj ? json_integer_value(prj) : (long long)json_array_size(pr);
+        if (json_is_object(json_object_get(m, "splits"))) sum_numeric(splits, json_object_get(m, "splits"));
+        if (json_is_object(json_object_get(m, "totals"))) sum_numeric(totals, json_object_get(m, "totals"));
+        json_t *stats = json_object_get(m, "stats");
+        json_t *f = json_object_get(stats, "frames");
+        frames += f ? json_integer_value(f) : 0;
+        json_t *a = json_object_get(stats, "mel_sum"), *b = json_object_get(stats, "mel_sumsq");
+        if (!a || !b || sum_array(&mel_sum, n_mels, a) || sum_array(&mel_sumsq, n_mels, b)) have_sums = 0;
+    }
+    json_object_set_new(out, "records", json_integer(records));
+    json_object_set_new(out, "rejected", json_integer(rejected));
+    if (json_object_get(parts[0], "splits")) json_object_set(out, "splits", splits);
+    if (json_object_get(parts[0], "totals")) {
+        json_t *secs = json_object_get(totals, "audio_seconds");
+        if (json_is_number(secs)) json_object_set_new(totals, "hours", json_real(json_number_value(secs) / 3600.0));
+        json_object_set(out, "totals", totals);
+    }
+    json_t *stats = json_object();
+    json_object_set_new(stats, "frames", json_integer(frames));
+    if (have_sums && mel_sum) {
+        /* mean and std over every real frame of every part: std = sqrt(E[x^2] - E[x]^2) */
+        double *mean = calloc(n_mels, sizeof *mean), *sd = calloc(n_mels, sizeof *sd);
+        if (!mean || !sd) { free(mean); free(sd); json_decref(stats); st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir); goto done; }
+        for (size_t c = 0; c < n_mels && frames > 0; c++) {
+            mean[c] = mel_sum[c] / (double)frames;
+            double var = mel_sumsq[c] / (double)frames - mean[c] * mean[c];
+            sd[c] = sqrt(var > 0 ? var : 0);
+        }
+        json_object_set_new(stats, "mel_sum", doubles_json(mel_sum, n_mels));
+        json_object_set_new(stats, "mel_sumsq", doubles_json(mel_sumsq, n_mels));
+        json_object_set_new(stats, "mel_mean", doubles_json(mean, n_mels));
+        json_object_set_new(stats, "mel_std", doubles_json(sd, n_mels));
+        free(mean);
+        free(sd);
+    }
+    json_object_set_new(out, "stats", stats);
+
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    char *text = json_dumps(out, JSON_COMPACT);
+    json_t *check = NULL;
+    st = text ? xtts_manifest_parse(text, strlen(text), path, &check, err)
+              : xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
+    free(text);
+    json_decref(check);
+    if (!st) st = xtts_manifest_write(path, out, err);
+done:
+    json_decref(splits);
+    json_decref(totals);
+    free(mel_sum);
+    free(mel_sumsq);
+    json_decref(out);
+    for (size_t i = 0; parts && i < l.n_parts; i++) json_decref(parts[i]);
+    free(parts);
+    xtts_dir_listing_free(&l);
+    xtts_unlock(lock_fd);
+    return st;
+}

@@ -1,0 +1,213 @@
+/* xtts-cache-inspect — summary, length histograms and statistics of a cache; one record's
+ * mel as .npy or PNG (docs/xtts-cache-inspect.md). */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/inspect.h"
+#include "cache/reader.h"
+
+static const char *usage_text =
+    "usage: xtts-cache-inspect [OPTIONS] DIR\n"
+    "Print a cache's summary (records, hours, configuration, shards, rejects) with frame\n"
+    "and token length histograms, or export one record's mel.\n"
+    "\n"
+    "  --id ID          select the record with this utterance id\n"
+    "  --index N        select the record at global index N\n"
+    "  --npy FILE       write the selected record's unpadded mel, float32 [n_mels, frames]\n"
+    "  --png FILE       write it as a spectrogram picture (time left to right, low\n"
+    "                   frequencies at the bottom)\n"
+    "  --colormap NAME  viridis (default), magma or gray\n"
+    "  --scale N        pixels per frame and per mel channel (default 1)\n"
+    "  --width W, --height H   picture size in pixels (override --scale)\n"
+    "  --range LO:HI    map values LO..HI to the colormap (default: the mel's min..max)\n"
+    "  --stats          print the per-channel mel mean and std of the manifest\n"
+    "  --no-lengths     skip the length histograms (they read every record's header)\n"
+    "  --json           print the summary (or the selected record) as JSON\n"
+    "  -h, --help       this text\n"
+    "  --version        print the version\n"
+    "FILE may be '-' for stdout. Exit status: 0 success, 1 usage error, 2 the cache or\n"
+    "the record could not be read.\n";
+
+static int fail(xtts_error *e) {
+    xtts_error_print("xtts-cache-inspect", e);
+    return xtts_exit_code(e->code);
+}
+
+int main(int argc, char **argv) {
+    enum { O_ID = 256, O_INDEX, O_NPY, O_PNG, O_CMAP, O_SCALE, O_WIDTH, O_HEIGHT, O_RANGE, O_STATS, O_NOLEN, O_JSON,
+           O_VERSION };
+    static const struct option opts[] = {
+        {"id", required_argument, 0, O_ID},        {"index", required_argument, 0, O_INDEX},
+        {"npy", required_argument, 0, O_NPY},      {"png", required_argument, 0, O_PNG},
+        {"colormap", required_argument, 0, O_CMAP}, {"scale", required_argument, 0, O_SCALE},
+        {"width", required_argument, 0, O_WIDTH},  {"height", required_argument, 0, O_HEIGHT},
+        {"range", required_argument, 0, O_RANGE},  {"stats", no_argument, 0, O_STATS},
+        {"no-lengths", no_argument, 0, O_NOLEN},   {"json", no_argument, 0, O_JSON},
+        {"help", no_argument, 0, 'h'},             {"version", no_argument, 0, O_VERSION},
+        {0, 0, 0, 0}};
+    const char *id = NULL, *npy = NULL, *png = NULL;
+    long index = -1, v;
+    int stats = 0, lengths = 1, json = 0, c;
+    xtts_png_options po;
+    xtts_png_options_default(&po);
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_ID: id = optarg; break;
+        case O_INDEX:
+            if (xtts_parse_long(optarg, 0, (long)(~0UL >> 1), &index)) {
+                fprintf(stderr, "xtts-cache-inspect: --index: '%s' is not an index\n", optarg);
+                return 1;
+            }
+            break;
+        case O_NPY: npy = optarg; break;
+        case O_PNG: png = optarg; break;
+        case O_CMAP:
+            if ((v = xtts_colormap_parse(optarg)) < 0) {
+                fprintf(stderr, "xtts-cache-inspect: --colormap: '%s' is not viridis, magma or gray\n", optarg);
+                return 1;
+            }
+            po.cmap = (xtts_colormap)v;
+            break;
+        case O_SCALE:
+        case O_WIDTH:
+        case O_HEIGHT:
+            if (xtts_parse_long(optarg, 1, 20000, &v)) {
+                fprintf(stderr, "xtts-cache-inspect: '%s' is not a size in 1..20000\n", optarg);
+                return 1;
+            }
+            if (c == O_SCALE) po.scale = (int)v;
+            else if (c == O_WIDTH) po.width = (int)v;
+            else po.height = (int)v;
+            break;
+        case O_RANGE: {
+            char *colon = strchr(optarg, ':');
+            if (colon) *colon = '\0';
+            if (!colon || xtts_parse_double(optarg, -1e30, 1e30, &po.vmin) ||
+                xtts_parse_double(colon + 1, -1e30, 1e30, &po.vmax) || !(po.vmax > po.vmin)) {
+                fprintf(stderr, "xtts-cache-inspect: --range wants LO:HI with LO < HI\n");
+                return 1;
+            }
+            po.fixed_range = 1;
+            break;
+        }
+        case O_STATS: stats = 1; break;
+        case O_NOLEN: lengths = 0; break;
+        case O_JSON: json = 1; break;
+        case O_VERSION: printf("xtts-cache-inspect %s\n", XTTS_VERSION); return 0;
+        case 'h': fputs(usage_text, stdout); return 0;
+        default: fputs(usage_text, stderr); return 1;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "xtts-cache-inspect: expected one cache directory\n%s", usage_text);
+        return 1;
+    }
+    if (id && index >= 0) {
+        fprintf(stderr, "xtts-cache-inspect: --id and --index are exclusive\n");
+        return 1;
+    }
+    if ((npy || png) && !id && index < 0) {
+        fprintf(stderr, "xtts-cache-inspect: --npy and --png need --id or --index\n");
+        return 1;
+    }
+    if (npy && png && !strcmp(npy, "-") && !strcmp(png, "-")) {
+        fprintf(stderr, "xtts-cache-inspect: --npy and --png cannot both go to stdout\n");
+        return 1;
+    }
+    const char *dir = argv[optind];
+    xtts_error e;
+    xtts_error_clear(&e);
+    xtts_cache *cache;
+    /* Tolerant: a summary of a damaged cache is still useful; record reads report faults. */
+    if (xtts_cache_open_ex(dir, XTTS_CACHE_OPEN_TOLERANT, &cache, &e)) return fail(&e);
+    int rc = 0;
+    if (!id && index < 0) {
+        json_t *s = NULL;
+        if (xtts_inspect_summary(cache, lengths, &s, &e)) {
+            xtts_cache_close(cache);
+            return fail(&e);
+        }
+        if (json) {
+            if (stats) json_object_set(s, "stats", json_object_get(xtts_cache_manifest(cache), "stats"));
+            json_dumpf(s, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+            putchar('\n');
+        } else {
+            xtts_inspect_print_summary(stdout, s);
+            if (stats) xtts_inspect_print_stats(stdout, xtts_cache_manifest(cache));
+        }
+        for (size_t i = 0; i < xtts_cache_n_shards(cache); i++) {
+            xtts_cache_shard sh;
+            xtts_cache_shard_get(cache, i, &sh);
+            if (sh.status) {
+                fprintf(stderr, "xtts-cache-inspect: %s\n", sh.error);
+                rc = 2;
+            }
+        }
+        if (json_integer_value(json_object_get(s, "unreadable"))) rc = 2;
+        json_decref(s);
+        xtts_cache_close(cache);
+        return rc;
+    }
+
+    xtts_cache_reader *r;
+    if (xtts_cache_reader_new(cache, &r, &e)) {
+        xtts_cache_close(cache);
+        return fail(&e);
+    }
+    uint64_t idx = (uint64_t)index;
+    const xtts_cache_config *cfg = xtts_cache_get_config(cache);
+    size_t C = (size_t)cfg->mel.n_mels, T = xtts_cache_max_frames(cache), K = (size_t)cfg->max_tokens;
+    float *mel = malloc(C * T * sizeof *mel);
+    int32_t *tok = malloc(K * sizeof *tok);
+    xtts_record_header h;
+    if (!mel || !tok) {
+        xtts_error_set(&e, XTTS_ENOMEM, "out of memory");
+        rc = fail(&e);
+    } else if (id && xtts_cache_reader_find(r, id, &idx, &e)) {
+        rc = fail(&e);
+    } else if (xtts_cache_reader_get(r, idx, &h, tok, K, mel, XTTS_DTYPE_F32, C, T, &e)) {
+        rc = fail(&e);
+    } else {
+        const json_t *m = xtts_cache_manifest(cache);
+        const char *spk = json_string_value(json_array_get(json_object_get(m, "speakers"), h.speaker_id));
+        const char *lang = json_string_value(json_array_get(json_object_get(m, "languages"), h.lang_id));
+        if (npy && xtts_npy_write_f32(npy, mel, h.n_mels, h.n_frames, T, &e)) rc = fail(&e);
+        if (!rc && png && xtts_png_write_mel(png, mel, h.n_mels, h.n_frames, T, &po, &e)) rc = fail(&e);
+        int to_stdout = (npy && !strcmp(npy, "-")) || (png && !strcmp(png, "-"));
+        FILE *f = to_stdout ? stderr : stdout;
+        if (!rc && json && !to_stdout) {
+            json_t *toks = json_array();
+            for (uint32_t i = 0; i < h.n_tokens; i++) json_array_append_new(toks, json_integer(tok[i]));
+            json_t *j = json_pack("{s:I, s:s, s:s?, s:s?, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:f, s:o}",
+                                  "index", (json_int_t)idx, "id", h.id, "speaker", spk, "lang", lang, "speaker_id",
+                                  (json_int_t)h.speaker_id, "lang_id", (json_int_t)h.lang_id, "split",
+                                  h.split ? "val" : "train", "n_tokens", (json_int_t)h.n_tokens, "tokens_padded",
+                                  (json_int_t)h.tokens_padded, "n_frames", (json_int_t)h.n_frames, "frames_padded",
+                                  (json_int_t)h.frames_padded, "n_mels", (json_int_t)h.n_mels, "n_samples",
+                                  (json_int_t)h.n_samples, "dtype", xtts_dtype_name((xtts_dtype)h.dtype), "pad_value",
+                                  (double)h.pad_value, "tokens", toks);
+            json_object_set_new(j, "shard", json_string(xtts_cache_shard_of(cache, idx)));
+            json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+            putchar('\n');
+            json_decref(j);
+        } else if (!rc && !npy && !png) {
+            fprintf(f, "index: %llu (%s)\nid: %s\nspeaker: %u (%s)\nlanguage: %u (%s)\nsplit: %s\n",
+                    (unsigned long long)idx, xtts_cache_shard_of(cache, idx), h.id, h.speaker_id, spk ? spk : "?",
+                    h.lang_id, lang ? lang : "?", h.split ? "val" : "train");
+            fprintf(f, "tokens: %u (padded to %u)\nframes: %u (padded to %u)\nn_mels: %u\nsamples: %u\n", h.n_tokens,
+                    h.tokens_padded, h.n_frames, h.frames_padded, h.n_mels, h.n_samples);
+            fprintf(f, "dtype: %s, pad value %g\n", xtts_dtype_name((xtts_dtype)h.dtype), (double)h.pad_value);
+            fprintf(f, "token ids:");
+            for (uint32_t i = 0; i < h.n_tokens; i++) fprintf(f, " %d", tok[i]);
+            fputc('\n', f);
+        }
+    }
+    free(mel);
+    free(tok);
+    xtts_cache_reader_delete(r);
+    xtts_cache_close(cache);
+    return rc;
+}

@@ -1,0 +1,519 @@
+/* test_manifest.c — the cache configuration <-> JSON (every field, types, ranges),
+ * the configuration hash, padded frame counts, and the manifest loader's refusals. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "formats/manifest.h"
+#include "formats/record.h"
+
+/* A configuration where every field differs from the default. */
+static void config_all_changed(xtts_cache_config *c) {
+    memset(c, 0, sizeof *c);
+    xtts_mel_params *m = &c->mel;
+    snprintf(m->preset, sizeof m->preset, "whisper");
+    m->sample_rate = 16000;
+    m->n_fft = 400;
+    m->hop_samples = 160;
+    m->win_samples = 300;
+    m->n_mels = 128;
+    m->fmin_hz = 12.5;
+    m->fmax_hz = 7999.25;
+    m->mel_scale = XTTS_MEL_SCALE_SLANEY;
+    m->mel_norm = XTTS_MEL_NORM_NONE;
+    m->center = 0;
+    m->pad_samples = 120;
+    m->power = 1;
+    m->mag_eps = 1e-9;
+    m->log_kind = XTTS_LOG_LOG10;
+    m->log_floor = 1e-10;
+    m->drop_last_frame = 1;
+    m->whisper_post = 1;
+    snprintf(c->tokenizer, sizeof c->tokenizer, "bpe");
+    memset(c->vocab_hash, 'a', 64);
+    c->vocab_hash[64] = '\0';
+    c->vocab_size = 6681;
+    c->max_tokens = 400;
+    c->pad_token = 1;
+    c->max_frames = 2048;
+    c->n_buckets = 3;
+    c->buckets[0] = 256;
+    c->buckets[1] = 512;
+    c->buckets[2] = 2048;
+    c->dtype = XTTS_DTYPE_F32;
+    c->shuffle = 1;
+    c->zstd_level = 19;
+    snprintf(c->resampler, sizeof c->resampler, "libsamplerate");
+    snprintf(c->resample_quality, sizeof c->resample_quality, "medium");
+    c->trim_db = 40.5;
+    c->val_fraction = 0.02;
+    c->algo_version = 7;
+}
+
+static void assert_config_equal(const xtts_cache_config *a, const xtts_cache_config *b) {
+    const xtts_mel_params *x = &a->mel, *y = &b->mel;
+    assert_string_equal(x->preset, y->preset);
+    assert_int_equal(x->sample_rate, y->sample_rate);
+    assert_int_equal(x->n_fft, y->n_fft);
+    assert_int_equal(x->hop_samples, y->hop_samples);
+    assert_int_equal(x->win_samples, y->win_samples);
+    assert_int_equal(x->n_mels, y->n_mels);
+    assert_true(x->fmin_hz == y->fmin_hz);
+    assert_true(x->fmax_hz == y->fmax_hz);
+    assert_int_equal(x->mel_scale, y->mel_scale);
+    assert_int_equal(x->mel_norm, y->mel_norm);
+    assert_int_equal(x->center, y->center);
+    assert_int_equal(x->pad_samples, y->pad_samples);
+    assert_int_equal(x->power, y->power);
+    assert_true(x->mag_eps == y->mag_eps);
+    assert_int_equal(x->log_kind, y->log_kind);
+    assert_true(x->log_floor == y->log_floor);
+    assert_int_equal(x->drop_last_frame, y->drop_last_frame);
+    assert_int_equal(x->whisper_post, y->whisper_post);
+    assert_string_equal(a->tokenizer, b->tokenizer);
+    assert_string_equal(a->vocab_hash, b->vocab_hash);
+    assert_int_equal(a->vocab_size, b->vocab_size);
+    assert_int_equal(a->max_tokens, b->max_tokens);
+    assert_int_equal(a->pad_token, b->pad_token);
+    assert_int_equal(a->max_frames, b->max_frames);
+    assert_int_equal(a->n_buckets, b->n_buckets);
+    for (int i = 0; i < a->n_buckets; i++) assert_int_equal(a->buckets[i], b->buckets[i]);
+    assert_int_equal(a->dtype, b->dtype);
+    assert_int_equal(a->shuffle, b->shuffle);
+    assert_int_equal(a->zstd_level, b->zstd_level);
+    assert_string_equal(a->resampler, b->resampler);
+    assert_string_equal(a->resample_quality, b->resample_quality);
+    assert_true(a->trim_db == b->trim_db);
+    assert_true(a->val_fraction == b->val_fraction);
+    assert_int_equal(a->algo_version, b->algo_version);
+}
+
+/* Through JSON text and back. */
+static void round_trip(const xtts_cache_config *c, xtts_cache_config *out) {
+    json_t *j = xtts_cache_config_to_json(c);
+    assert_non_null(j);
+    char *text = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    json_error_t je;
+    json_t *back = json_loads(text, 0, &je);
+    free(text);
+    assert_non_null(back);
+    xtts_error err;
+    xtts_status st = xtts_cache_config_from_json(back, out, "test.json", &err);
+    if (st) fail_msg("%s", err.msg);
+    json_decref(back);
+}
+
+static void config_default_is_the_xtts_preset(void **state) {
+    (void)state;
+    xtts_cache_config c;
+    xtts_cache_config_default(&c);
+    assert_string_equal(c.mel.preset, "xtts");
+    assert_int_equal(c.mel.sample_rate, 22050);
+    assert_int_equal(c.mel.n_fft, 1024);
+    assert_int_equal(c.mel.hop_samples, 256);
+    assert_int_equal(c.mel.win_samples, 1024);
+    assert_int_equal(c.mel.n_mels, 80);
+    assert_true(c.mel.fmin_hz == 0.0 && c.mel.fmax_hz == 8000.0);
+    assert_int_equal(c.mel.mel_scale, XTTS_MEL_SCALE_HTK);
+    assert_int_equal(c.mel.mel_norm, XTTS_MEL_NORM_SLANEY);
+    assert_int_equal(c.mel.center, 1);
+    assert_int_equal(c.mel.power, 2);
+    assert_int_equal(c.mel.log_kind, XTTS_LOG_LN);
+    assert_true(c.mel.log_floor == 1e-5);
+    assert_string_equal(c.tokenizer, "bytes");
+    assert_int_equal(c.max_tokens, 512);
+    assert_int_equal(c.max_frames, 1024);
+    assert_int_equal(c.n_buckets, 0);
+    assert_int_equal(c.dtype, XTTS_DTYPE_F16);
+    assert_int_equal(c.zstd_level, 3);
+    assert_string_equal(c.resampler, "soxr");
+    assert_string_equal(c.resample_quality, "hq");
+    assert_true(c.trim_db == 0.0 && c.val_fraction == 0.0);
+    assert_int_equal(c.algo_version, XTTS_ALGO_VERSION);
+}
+
+static void config_round_trips_every_field_through_json(void **state) {
+    (void)state;
+    xtts_cache_config a, b;
+    xtts_cache_config_default(&a);
+    round_trip(&a, &b);
+    assert_config_equal(&a, &b);
+    config_all_changed(&a);
+    round_trip(&a, &b);
+    assert_config_equal(&a, &b);
+    char h1[65], h2[65];
+    xtts_cache_config_hash(&a, h1);
+    xtts_cache_config_hash(&b, h2);
+    assert_string_equal(h1, h2);
+}
+
+static void config_json_uses_names_for_enum_fields(void **state) {
+    (void)state;
+    xtts_cache_config c;
+    config_all_changed(&c);
+    json_t *j = xtts_cache_config_to_json(&c);
+    json_t *mel = json_object_get(j, "mel");
+    assert_string_equal(json_string_value(json_object_get(mel, "mel_scale")), "slaney");
+    assert_string_equal(json_string_value(json_object_get(mel, "mel_norm")), "none");
+    assert_string_equal(json_string_value(json_object_get(mel, "log")), "log10");
+    assert_string_equal(json_string_value(json_object_get(j, "dtype")), "fp32");
+    assert_int_equal(json_array_size(json_object_get(j, "buckets")), 3);
+    json_decref(j);
+    xtts_cache_config_default(&c);
+    j = xtts_cache_config_to_json(&c);
+    assert_true(json_is_array(json_object_get(j, "buckets")));
+    assert_int_equal(json_array_size(json_object_get(j, "buckets")), 0);
+    json_decref(j);
+}
+
+/* Each field, once changed, changes the hash. */
+static void config_hash_covers_every_field(void **state) {
+    (void)state;
+    xtts_cache_config d, a;
+    xtts_cache_config_default(&d);
+    config_all_changed(&a);
+    char base[65];
+    xtts_cache_config_hash(&d, base);
+    assert_int_equal(strlen(base), 64);
+    json_t *jd = xtts_cache_config_to_json(&d), *ja = xtts_cache_config_to_json(&a);
+    /* swap one key at a time from the all-changed config into the default one */
+    const char *key;
+    json_t *v;
+    int n = 0;
+    json_object_foreach(jd, key, v) {
+        if (!strcmp(key, "mel")) continue;
+        json_t *t = json_deep_copy(jd);
+        json_object_set(t, key, json_object_get(ja, key));
+        xtts_cache_config c;
+        xtts_error err;
+        if (!strcmp(key, "buckets")) json_object_set_new(t, "buckets", json_pack("[i,i]", 256, 1024));
+        xtts_status st = xtts_cache_config_from_json(t, &c, "t", &err);
+        if (st) fail_msg("%s: %s", key, err.msg);
+        char h[65];
+        xtts_cache_config_hash(&c, h);
+        if (!strcmp(h, base)) fail_msg("hash unchanged by %s", key);
+        json_decref(t);
+        n++;
+    }
+    json_t *md = json_object_get(jd, "mel"), *ma = json_object_get(ja, "mel");
+    json_object_foreach(md, key, v) {
+        json_t *t = json_deep_copy(jd);
+        json_object_set(json_object_get(t, "mel"), key, json_object_get(ma, key));
+        if (!strcmp(key, "n_fft")) json_object_set_new(json_object_get(t, "mel"), key, json_integer(2048));
+        xtts_cache_config c;
+        xtts_error err;
+        xtts_status st = xtts_cache_config_from_json(t, &c, "t", &err);
+        if (st) fail_msg("mel.%s: %s", key, err.msg);
+        char h[65];
+        xtts_cache_config_hash(&c, h);
+        if (!strcmp(h, base)) fail_msg("hash unchanged by mel.%s", key);
+        json_decref(t);
+        n++;
+    }
+    assert_int_equal(n, 15 + 18);
+    json_decref(jd);
+    json_decref(ja);
+    /* and the hash is over the sorted JSON: stable across runs, a known value for the defaults */
+    char again[65];
+    xtts_cache_config_hash(&d, again);
+    assert_string_equal(base, again);
+}
+
+static void config_hash_is_sha256_of_sorted_compact_json(void **state) {
+    (void)state;
+    xtts_cache_config c;
+    xtts_cache_config_default(&c);
+    json_t *j = xtts_cache_config_to_json(&c);
+    char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(j);
+    xtts_sha256 h;
+    uint8_t d[32];
+    char want[65], got[65];
+    xtts_sha256_init(&h);
+    xtts_sha256_update(&h, s, strlen(s));
+    xtts_sha256_final(&h, d);
+    xtts_hex(d, 32, want);
+    free(s);
+    xtts_cache_config_hash(&c, got);
+    assert_string_equal(got, want);
+}
+
+/* A bad value for a key: the error names the file and the key. */
+typedef struct {
+    const char *key;  /* "mel.x" for mel keys */
+    const char *json; /* replacement value, or NULL to delete the key */
+} bad_case;
+
+static void config_from_json_refuses_missing_wrong_type_and_out_of_range(void **state) {
+    (void)state;
+    static const bad_case cases[] = {
+        {"tokenizer", NULL}, {"tokenizer", "3"}, {"tokenizer", "\"\""},
+        {"tokenizer", "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\""},
+        {"vocab_hash", "\"xyz\""}, {"vocab_hash", "5"}, {"vocab_size", "-1"}, {"vocab_size", "1.5"},
+        {"max_tokens", "0"}, {"max_tokens", "70000"}, {"max_tokens", "\"512\""}, {"pad_token", "-3"},
+        {"max_frames", "0"}, {"max_frames", "2000000"}, {"max_frames", NULL},
+        {"buckets", "[512, 256]"}, {"buckets", "[0]"}, {"buckets", "[2048]"}, {"buckets", "{}"},
+        {"buckets", "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17]"}, {"buckets", "[1.5]"},
+        {"dtype", "\"fp8\""}, {"dtype", "1"}, {"shuffle", "2"}, {"shuffle", "true"},
+        {"zstd_level", "0"}, {"zstd_level", "23"}, {"resampler", "\"sox\""}, {"resample_quality", "7"},
+        {"trim_db", "-1"}, {"trim_db", "\"x\""}, {"val_fraction", "1"}, {"val_fraction", "-0.1"},
+        {"algo_version", "0"}, {"algo_version", NULL}, {"mel", NULL}, {"mel", "[]"}, {"surprise", "1"},
+        {"mel.preset", "\"\""}, {"mel.sample_rate", "0"}, {"mel.sample_rate", "22050.5"},
+        {"mel.n_fft", "1"}, {"mel.hop_samples", "0"}, {"mel.win_samples", "2048"},
+        {"mel.n_mels", "0"}, {"mel.n_mels", "1025"}, {"mel.fmin_hz", "-1"}, {"mel.fmax_hz", "20000"},
+        {"mel.fmax_hz", "0"}, {"mel.mel_scale", "\"bark\""}, {"mel.mel_norm", "\"l2\""},
+        {"mel.center", "2"}, {"mel.pad_samples", "-1"}, {"mel.power", "3"}, {"mel.mag_eps", "-1"},
+        {"mel.log", "\"log2\""}, {"mel.log_kind", "0"}, {"mel.log_floor", "0"}, {"mel.drop_last_frame", "5"},
+        {"mel.whisper_post", "\"yes\""}, {"mel.n_mels", NULL}, {"mel.surprise", "0"},
+    };
+    xtts_cache_config d;
+    xtts_cache_config_default(&d);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *j = xtts_cache_config_to_json(&d);
+        const char *key = cases[i].key;
+        json_t *obj = j;
+        if (!strncmp(key, "mel.", 4)) { obj = json_object_get(j, "mel"); key += 4; }
+        if (cases[i].json) {
+            json_error_t je;
+            json_t *v = json_loads(cases[i].json, JSON_DECODE_ANY, &je);
+            assert_non_null(v);
+            json_object_set_new(obj, key, v);
+        } else {
+            json_object_del(obj, key);
+        }
+        xtts_cache_config c;
+        xtts_error err;
+        xtts_status st = xtts_cache_config_from_json(j, &c, "cache/manifest.json", &err);
+        if (st == XTTS_OK) fail_msg("accepted %s = %s", cases[i].key, cases[i].json ? cases[i].json : "(missing)");
+        assert_int_equal(st, XTTS_EINPUT);
+        assert_non_null(strstr(err.msg, "cache/manifest.json"));
+        char quoted[64];
+        snprintf(quoted, sizeof quoted, "\"%s\"", cases[i].key);
+        if (!strstr(err.msg, quoted)) fail_msg("message for %s does not name it: %s", cases[i].key, err.msg);
+        json_decref(j);
+    }
+    xtts_cache_config c;
+    xtts_error err;
+    assert_int_equal(xtts_cache_config_from_json(json_object_get(NULL, "x"), &c, "f.json", &err), XTTS_EINPUT);
+}
+
+static void padded_frames_picks_smallest_bucket_or_max_frames(void **state) {
+    (void)state;
+    xtts_cache_config c;
+    xtts_cache_config_default(&c);
+    assert_int_equal(xtts_cache_config_padded_frames(&c, 1), 1024);
+    assert_int_equal(xtts_cache_config_padded_frames(&c, 1024), 1024);
+    assert_int_equal(xtts_cache_config_padded_frames(&c, 1025), 0);
+    c.n_buckets = 3;
+    c.buckets[0] = 256;
+    c.buckets[1] = 512;
+    c.buckets[2] = 1024;
+    assert_int_equal(xtts_cache_config_padded_frames(&c, 0), 256);
+    assert_int_equal(xtts_cache_config_padded_frames(&c, 256), 256);
+    assert_int_equal(xtts_cache_config_padded_frames(&c, 257), 512);
+    assert_int_equal(xtts_cache_config_padded_frames(&c, 1000), 1024);
+    assert_int_equal(xtts_cache_config_padded_frames(&c, 1025), 0);
+    assert_int_equal(xtts_cache_config_padded_frames(&c, -4), 0);
+}
+
+/* ---- manifest ------------------------------------------------------------------- */
+
+static json_t *valid_manifest(void) {
+    xtts_cache_config c;
+    xtts_cache_config_default(&c);
+    char hash[65];
+    xtts_cache_config_hash(&c, hash);
+    json_t *m = json_pack("{s:i, s:s, s:i, s:o, s:s, s:[{s:s, s:i, s:i, s:i}, {s:s, s:i, s:i, s:i}], s:{s:i}, s:i, s:[]}",
+                          "format_version", 1, "tool_version", "0.1.0", "records", 7, "config",
+                          xtts_cache_config_to_json(&c), "config_hash", hash, "shards", "name", "shard-00000", "records",
+                          5, "bytes", 5000, "first_index", 0, "name", "shard-00001", "records", 2, "bytes", 1900,
+                          "first_index", 5, "stats", "frames", 0, "rejected", 0, "rejects");
+    assert_non_null(m);
+    return m;
+}
+
+static xtts_status parse_json(const json_t *m, xtts_error *err) {
+    char *s = json_dumps(m, JSON_COMPACT);
+    json_t *out = NULL;
+    xtts_status st = xtts_manifest_parse(s, strlen(s), "dir/manifest.json", &out, err);
+    free(s);
+    if (!st) assert_non_null(out);
+    else assert_null(out);
+    json_decref(out);
+    return st;
+}
+
+static void manifest_valid_one_parses(void **state) {
+    (void)state;
+    json_t *m = valid_manifest();
+    xtts_error err;
+    xtts_status st = parse_json(m, &err);
+    if (st) fail_msg("%s", err.msg);
+    json_decref(m);
+}
+
+static void manifest_truncated_at_every_length_is_refused(void **state) {
+    (void)state;
+    json_t *m = valid_manifest();
+    char *s = json_dumps(m, JSON_INDENT(2));
+    json_decref(m);
+    size_t n = strlen(s);
+    for (size_t len = 0; len < n; len++) {
+        json_t *out = NULL;
+        xtts_error err;
+        xtts_status st = xtts_manifest_parse(s, len, "dir/manifest.json", &out, &err);
+        if (st == XTTS_OK) {
+            /* only trailing whitespace may be cut */
+            for (size_t k = len; k < n; k++) assert_true(s[k] == ' ' || s[k] == '\n');
+            json_decref(out);
+            continue;
+        }
+        assert_null(out);
+        assert_non_null(strstr(err.msg, "dir/manifest.json"));
+    }
+    /* a syntax error reports line and column */
+    json_t *out;
+    xtts_error err;
+    assert_int_equal(xtts_manifest_parse("{\n  \"records\": ,\n}", 18, "m.json", &out, &err), XTTS_EINPUT);
+    assert_non_null(strstr(err.msg, "m.json:2:"));
+    free(s);
+}
+
+static void manifest_missing_or_mistyped_keys_are_refused_by_name(void **state) {
+    (void)state;
+    static const char *const required[] = {"format_version", "records", "config", "config_hash", "shards", "stats"};
+    for (size_t i = 0; i < 6; i++) {
+        json_t *m = valid_manifest();
+        json_object_del(m, required[i]);
+        xtts_error err;
+        assert_int_not_equal(parse_json(m, &err), XTTS_OK);
+        char q[40];
+        snprintf(q, sizeof q, "\"%s\"", required[i]);
+        if (!strstr(err.msg, q) && !strstr(err.msg, "config")) fail_msg("%s: %s", required[i], err.msg);
+        assert_non_null(strstr(err.msg, "dir/manifest.json"));
+        json_decref(m);
+    }
+    static const struct { const char *key, *json; } wrong[] = {
+        {"format_version", "\"1\""}, {"records", "-1"}, {"records", "7.0"}, {"config", "[]"},
+        {"config_hash", "12"}, {"config_hash", "\"abc\""}, {"shards", "{}"}, {"stats", "[]"},
+        {"rejects", "{}"}, {"rejected", "-2"}, {"speakers", "[1]"}, {"languages", "\"en\""},
+        {"records", "8"}, {"part", "0"}, {"shards", "[{\"name\":\"shard-0\",\"records\":7,\"bytes\":1,\"first_index\":0}]"},
+        {"shards", "[{\"name\":\"shard-00000\",\"records\":7,\"bytes\":1,\"first_index\":1}]"},
+        {"shards", "[{\"name\":\"shard-00000\",\"records\":7,\"bytes\":-1,\"first_index\":0}]"},
+        {"shards", "[{\"name\":\"shard-00000\",\"records\":3,\"bytes\":1,\"first_index\":0},"
+                   "{\"name\":\"shard-00000\",\"records\":4,\"bytes\":1,\"first_index\":3}]"},
+        {"shards", "[7]"}, {"stats", "{\"frames\": \"x\"}"}, {"stats", "{\"mel_mean\": [1, 2]}"},
+    };
+    for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
+        json_t *m = valid_manifest();
+        json_error_t je;
+        json_object_set_new(m, wrong[i].key, json_loads(wrong[i].json, JSON_DECODE_ANY, &je));
+        xtts_error err;
+        xtts_status st = parse_json(m, &err);
+        if (st == XTTS_OK) fail_msg("accepted %s = %s", wrong[i].key, wrong[i].json);
+        assert_non_null(strstr(err.msg, "dir/manifest.json"));
+        json_decref(m);
+    }
+}
+
+static void manifest_hash_mismatch_and_future_version_are_refused(void **state) {
+    (void)state;
+    json_t *m = valid_manifest();
+    json_object_set_new(json_object_get(m, "config"), "max_tokens", json_integer(300));
+    xtts_error err;
+    assert_int_equal(parse_json(m, &err), XTTS_ECORRUPT);
+    assert_non_null(strstr(err.msg, "config_hash"));
+    json_decref(m);
+    m = valid_manifest();
+    json_object_set_new(m, "format_version", json_integer(2));
+    assert_int_equal(parse_json(m, &err), XTTS_EMISMATCH);
+    assert_non_null(strstr(err.msg, "format_version 2"));
+    json_decref(m);
+    /* not an object at all, duplicate keys */
+    json_t *out;
+    assert_int_equal(xtts_manifest_parse("[1,2]", 5, "x.json", &out, &err), XTTS_EINPUT);
+    const char *dup = "{\"records\": 1, \"records\": 2}";
+    assert_int_equal(xtts_manifest_parse(dup, strlen(dup), "x.json", &out, &err), XTTS_EINPUT);
+}
+
+static void manifest_partial_needs_part_and_n_parts(void **state) {
+    (void)state;
+    json_t *m = valid_manifest();
+    json_object_set_new(m, "part", json_integer(2));
+    json_object_set_new(m, "n_parts", json_integer(3));
+    xtts_error err;
+    assert_int_equal(parse_json(m, &err), XTTS_OK);
+    json_object_set_new(m, "part", json_integer(3));
+    assert_int_equal(parse_json(m, &err), XTTS_EINPUT);
+    assert_non_null(strstr(err.msg, "\"part\""));
+    json_object_del(m, "part");
+    assert_int_equal(parse_json(m, &err), XTTS_EINPUT);
+    json_decref(m);
+}
+
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb; (void)flag; (void)ftw;
+    return remove(p);
+}
+
+static void manifest_write_then_load_round_trips_and_leaves_no_temp_file(void **state) {
+    (void)state;
+    char dir[512];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/test_manifest.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    assert_non_null(mkdtemp(dir));
+    char path[600];
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    json_t *m = valid_manifest();
+    json_t *stats = json_object_get(m, "stats");
+    json_t *mean = json_array();
+    for (int i = 0; i < 80; i++) json_array_append_new(mean, json_real(-11.512925464970229 + i * 0.1));
+    json_object_set_new(stats, "mel_mean", mean);
+    xtts_error err;
+    assert_int_equal(xtts_manifest_write(path, m, &err), XTTS_OK);
+    json_t *back;
+    xtts_status st = xtts_manifest_load(path, &back, &err);
+    if (st) fail_msg("%s", err.msg);
+    assert_true(json_equal(m, back)); /* doubles survive exactly */
+    json_decref(back);
+    json_decref(m);
+    int entries = 0;
+    struct stat sb;
+    char tmpf[700];
+    snprintf(tmpf, sizeof tmpf, "%s.tmp.%ld", path, (long)getpid());
+    assert_int_equal(stat(tmpf, &sb), -1);
+    (void)entries;
+    /* a missing file names itself */
+    snprintf(path, sizeof path, "%s/nope.json", dir);
+    assert_int_equal(xtts_manifest_load(path, &back, &err), XTTS_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "nope.json"));
+    nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(config_default_is_the_xtts_preset),
+        cmocka_unit_test(config_round_trips_every_field_through_json),
+        cmocka_unit_test(config_json_uses_names_for_enum_fields),
+        cmocka_unit_test(config_hash_covers_every_field),
+        cmocka_unit_test(config_hash_is_sha256_of_sorted_compact_json),
+        cmocka_unit_test(config_from_json_refuses_missing_wrong_type_and_out_of_range),
+        cmocka_unit_test(padded_frames_picks_smallest_bucket_or_max_frames),
+        cmocka_unit_test(manifest_valid_one_parses),
+        cmocka_unit_test(manifest_truncated_at_every_length_is_refused),
+        cmocka_unit_test(manifest_missing_or_mistyped_keys_are_refused_by_name),
+        cmocka_unit_test(manifest_hash_mismatch_and_future_version_are_refused),
+        cmocka_unit_test(manifest_partial_needs_part_and_n_parts),
+        cmocka_unit_test(manifest_write_then_load_round_trips_and_leaves_no_temp_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

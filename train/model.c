@@ -1,0 +1,686 @@
+/* model.c — layers, forward and backward of the xtts-train transformer (see model.h).
+ *
+ * Written after llm.c's train_gpt2.c: plain loops, OpenMP only over independent outputs,
+ * every reduction in a fixed order (see model.h, "Determinism").
+ */
+#include "train/model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train/train_math.h"
+
+/* ---- encoder ----------------------------------------------------------------------- */
+
+/* out is (B,T,C). Text positions: wte[token] + wpe_text[t]. Mel position j:
+ * melin_w . frame(j-1) + melin_b + wpe_mel[j], frame(-1) = mel_start. Padding: 0. */
+void encoder_forward(float *out, const xtts_model_batch *bt, const float *wte, const float *wpe_text,
+                     const float *wpe_mel, const float *melin_w, const float *melin_b, const float *mel_start,
+                     int C, int M) {
+    int B = bt->B, T = bt->T;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++) {
+        for (int t = 0; t < T; t++) {
+            float *o = out + ((size_t)b * T + t) * C;
+            int nt = bt->n_text[b], nf = bt->n_frames[b];
+            if (nf == 0) nt = 0; /* an empty row carries nothing */
+            if (t < nt) {
+                const float *e = wte + (size_t)bt->text[(size_t)b * bt->text_stride + t] * C;
+                const float *p = wpe_text + (size_t)t * C;
+                for (int i = 0; i < C; i++) o[i] = e[i] + p[i];
+            } else if (t < nt + nf) {
+                int j = t - nt;
+                const float *x = j == 0 ? mel_start : bt->mel + ((size_t)b * bt->mel_stride + (j - 1)) * M;
+                const float *p = wpe_mel + (size_t)j * C;
+                for (int c = 0; c < C; c++) {
+                    const float *w = melin_w + (size_t)c * M;
+                    float s = melin_b[c];
+                    for (int k = 0; k < M; k++) s += w[k] * x[k];
+                    o[c] = s + p[c];
+                }
+            } else {
+                memset(o, 0, (size_t)C * sizeof(float));
+            }
+        }
+    }
+}
+
+void encoder_backward(float *dwte, float *dwpe_text, float *dwpe_mel, float *dmelin_w, float *dmelin_b,
+                      float *dmel_start, const float *dout, const xtts_model_batch *bt, const float *mel_start,
+                      const float *melin_w, int C, int M) {
+    int B = bt->B, T = bt->T;
+    /* Embedding tables: rows are shared between positions, so sum serially in (b,t) order. */
+    for (int b = 0; b < B; b++) {
+        int nt = bt->n_text[b], nf = bt->n_frames[b];
+        if (nf == 0) continue;
+        for (int t = 0; t < nt + nf; t++) {
+            const float *d = dout + ((size_t)b * T + t) * C;
+            float *e = t < nt ? dwte + (size_t)bt->text[(size_t)b * bt->text_stride + t] * C : NULL;
+            float *p = t < nt ? dwpe_text + (size_t)t * C : dwpe_mel + (size_t)(t - nt) * C;
+            for (int i = 0; i < C; i++) {
+                if (e) e[i] += d[i];
+                p[i] += d[i];
+            }
+        }
+    }
+    /* The frame projection: each c owns its row of melin_w. */
+#pragma omp parallel for schedule(static)
+    for (int c = 0; c < C; c++) {
+        float *dw = dmelin_w + (size_t)c * M;
+        for (int b = 0; b < B; b++) {
+            int nt = bt->n_text[b], nf = bt->n_frames[b];
+            if (nf == 0) continue;
+            for (int j = 0; j < nf; j++) {
+                float d = dout[((size_t)b * T + nt + j) * C + c];
+                const float *x = j == 0 ? mel_start : bt->mel + ((size_t)b * bt->mel_stride + (j - 1)) * M;
+                for (int k = 0; k < M; k++) dw[k] += d * x[k];
+                dmelin_b[c] += d;
+            }
+        }
+    }
+    /* mel_start: only mel position 0 of each row reads it. */
+    for (int b = 0; b < B; b++) {
+        int nt = bt->n_text[b], nf = bt->n_frames[b];
+        if (nf == 0) continue;
+        const float *d = dout + ((size_t)b * T + nt) * C;
+        for (int c = 0; c < C; c++) {
+            const float *w = melin_w + (size_t)c * M;
+            for (int k = 0; k < M; k++) dmel_start[k] += d[c] * w[k];
+        }
+    }
+}
+
+/* ---- layernorm ------------------------------------------------------------------------ */
+
+/* inp, out are (B,T,C); mean, rstd are (B,T); weight, bias are (C). */
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                       const float *bias, int B, int T, int C) {
+    const float eps = 1e-5f;
+#pragma omp parallel for schedule(static)
+    for (int bt = 0; bt < B * T; bt++) {
+        const float *x = inp + (size_t)bt * C;
+        float m = 0.0f;
+        for (int i = 0; i < C; i++) m += x[i];
+        m /= C;
+        float v = 0.0f;
+        for (int i = 0; i < C; i++) {
+            float d = x[i] - m;
+            v += d * d;
+        }
+        v /= C;
+        float s = 1.0f / sqrtf(v + eps);
+        float *o = out + (size_t)bt * C;
+        for (int i = 0; i < C; i++) o[i] = (s * (x[i] - m)) * weight[i] + bias[i];
+        mean[bt] = m;
+        rstd[bt] = s;
+    }
+}
+
+void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                        const float *weight, const float *mean, const float *rstd, int B, int T, int C) {
+    int N = B * T;
+#pragma omp parallel for schedule(static)
+    for (int bt = 0; bt < N; bt++) {
+        const float *d = dout + (size_t)bt * C;
+        const float *x = inp + (size_t)bt * C;
+        float *di = dinp + (size_t)bt * C;
+        float m = mean[bt], s = rstd[bt];
+        float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
+        for (int i = 0; i < C; i++) {
+            float norm = (x[i] - m) * s;
+            float dnorm = weight[i] * d[i];
+            dnorm_mean += dnorm;
+            dnorm_norm_mean += dnorm * norm;
+        }
+        dnorm_mean /= C;
+        dnorm_norm_mean /= C;
+        for (int i = 0; i < C; i++) {
+            float norm = (x[i] - m) * s;
+            float dnorm = weight[i] * d[i];
+            di[i] += (dnorm - dnorm_mean - norm * dnorm_norm_mean) * s;
+        }
+    }
+    /* weight and bias: each channel sums over (b,t) in order. */
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < C; i++) {
+        float dw = 0.0f, db = 0.0f;
+        for (int bt = 0; bt < N; bt++) {
+            float d = dout[(size_t)bt * C + i];
+            dw += (inp[(size_t)bt * C + i] - mean[bt]) * rstd[bt] * d;
+            db += d;
+        }
+        dweight[i] += dw;
+        dbias[i] += db;
+    }
+}
+
+/* ---- matmul --------------------------------------------------------------------------- */
+
+/* inp is (B,T,C), weight is (OC,C), bias is (OC) or NULL, out is (B,T,OC). */
+void matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int B, int T,
+                    int C, int OC) {
+#pragma omp parallel for schedule(static)
+    for (int bt = 0; bt < B * T; bt++) {
+        const float *x = inp + (size_t)bt * C;
+        float *o = out + (size_t)bt * OC;
+        for (int oc = 0; oc < OC; oc++) {
+            const float *w = weight + (size_t)oc * C;
+            float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+            for (int i = 0; i < C; i++) s += x[i] * w[i];
+            o[oc] = s + (bias ? bias[oc] : 0.0f);
+        }
+    }
+}
+
+void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                     const float *weight, int B, int T, int C, int OC) {
+    int N = B * T;
+#pragma omp parallel for schedule(static)
+    for (int bt = 0; bt < N; bt++) {
+        const float *d = dout + (size_t)bt * OC;
+        float *di = dinp + (size_t)bt * C;
+        for (int oc = 0; oc < OC; oc++) {
+            const float *w = weight + (size_t)oc * C;
+            float g = d[oc];
+            for (int i = 0; i < C; i++) di[i] += w[i] * g;
+        }
+    }
+#pragma omp parallel for schedule(static)
+    for (int oc = 0; oc < OC; oc++) {
+        float *dw = dweight + (size_t)oc * C;
+        float db = 0.0f;
+        for (int bt = 0; bt < N; bt++) {
+            const float *x = inp + (size_t)bt * C;
+            float g = dout[(size_t)bt * OC + oc];
+            db += g;
+            for (int i = 0; i < C; i++) dw[i] += x[i] * g;
+        }
+        if (dbias) dbias[oc] += db;
+    }
+}
+
+/* ---- causal self-attention --------------------------------------------------------------- */
+
+/* inp is (B,T,3C) holding q,k,v; att is (B,NH,T,T); out is (B,T,C). */
+void attention_forward(float *out, float *att, const float *inp, int B, int T, int C, int NH) {
+    int C3 = 3 * C, hs = C / NH;
+    float scale = 1.0f / sqrtf((float)hs);
+#pragma omp parallel for collapse(3) schedule(static)
+    for (int b = 0; b < B; b++) {
+        for (int t = 0; t < T; t++) {
+            for (int h = 0; h < NH; h++) {
+                const float *q = inp + ((size_t)b * T + t) * C3 + h * hs;
+                float *a = att + (((size_t)b * NH + h) * T + t) * T;
+                float maxval = -INFINITY;
+                for (int t2 = 0; t2 <= t; t2++) {
+                    const float *k = inp + ((size_t)b * T + t2) * C3 + h * hs + C;
+                    float s = 0.0f;
+                    for (int i = 0; i < hs; i++) s += q[i] * k[i];
+                    s *= scale;
+                    a[t2] = s;
+                    if (s > maxval) maxval = s;
+                }
+                float sum = 0.0f;
+                for (int t2 = 0; t2 <= t; t2++) {
+                    float e = expf(a[t2] - maxval);
+                    a[t2] = e;
+                    sum += e;
+                }
+                float inv = 1.0f / sum;
+                for (int t2 = 0; t2 <= t; t2++) a[t2] *= inv;
+                for (int t2 = t + 1; t2 < T; t2++) a[t2] = 0.0f;
+                float *o = out + ((size_t)b * T + t) * C + h * hs;
+                for (int i = 0; i < hs; i++) o[i] = 0.0f;
+                for (int t2 = 0; t2 <= t; t2++) {
+                    const float *v = inp + ((size_t)b * T + t2) * C3 + h * hs + 2 * C;
+                    float w = a[t2];
+                    for (int i = 0; i < hs; i++) o[i] += w * v[i];
+                }
+            }
+        }
+    }
+}
+
+/* Each (b,h) owns its slice of dinp, so the (b,h) loop runs in parallel and the
+ * sums inside it run in a fixed order. */
+void attention_backward(float *dinp, const float *dout, const float *inp, const float *att, int B, int T,
+                        int C, int NH) {
+    int C3 = 3 * C, hs = C / NH;
+    float scale = 1.0f / sqrtf((float)hs);
+#pragma omp parallel
+    {
+        float *datt = malloc((size_t)T * sizeof(float));
+#pragma omp for collapse(2) schedule(static)
+        for (int b = 0; b < B; b++) {
+            for (int h = 0; h < NH; h++) {
+                if (!datt) continue;
+                for (int t = 0; t < T; t++) {
+                    const float *a = att + (((size_t)b * NH + h) * T + t) * T;
+                    const float *d = dout + ((size_t)b * T + t) * C + h * hs;
+                    const float *q = inp + ((size_t)b * T + t) * C3 + h * hs;
+                    float *dq = dinp + ((size_t)b * T + t) * C3 + h * hs;
+                    /* through out = att . v */
+                    float dot = 0.0f;
+                    for (int t2 = 0; t2 <= t; t2++) {
+                        const float *v = inp + ((size_t)b * T + t2) * C3 + h * hs + 2 * C;
+                        float *dv = dinp + ((size_t)b * T + t2) * C3 + h * hs + 2 * C;
+                        float s = 0.0f;
+                        for (int i = 0; i < hs; i++) {
+                            s += d[i] * v[i];
+                            dv[i] += a[t2] * d[i];
+                        }
+                        datt[t2] = s;
+                        dot += a[t2] * s;
+                    }
+                    /* through softmax, then the scaled q.k */
+                    for (int t2 = 0; t2 <= t; t2++) {
+                        float dpre = a[t2] * (datt[t2] - dot) * scale;
+                        const float *k = inp + ((size_t)b * T + t2) * C3 + h * hs + C;
+                        float *dk = dinp + ((size_t)b * T + t2) * C3 + h * hs + C;
+                        for (int i = 0; i < hs; i++) {
+                            dq[i] += dpre * k[i];
+                            dk[i] += dpre * q[i];
+                        }
+                    }
+                }
+            }
+        }
+        free(datt);
+    }
+}
+
+/* ---- pointwise ---------------------------------------------------------------------- */
+
+void gelu_forward(float *out, const float *inp, size_t N) {
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < N; i++) out[i] = xtts_gelu(inp[i]);
+}
+
+void gelu_backward(float *dinp, const float *inp, const float *dout, size_t N) {
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < N; i++) dinp[i] += xtts_gelu_grad(inp[i]) * dout[i];
+}
+
+void residual_forward(float *out, const float *inp1, const float *inp2, size_t N) {
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < N; i++) out[i] = inp1[i] + inp2[i];
+}
+
+/* ---- loss ------------------------------------------------------------------------------ */
+
+/* head is (B,T,M+1): M mel predictions and a stop logit per position. */
+int mel_stop_loss_forward_backward(float *mel_loss, float *stop_loss, float *dhead, const float *head,
+                                   const xtts_model_batch *bt, int M, float pos_weight) {
+    int B = bt->B, T = bt->T, M1 = M + 1;
+    int frames = 0;
+    for (int b = 0; b < B; b++) frames += bt->n_frames[b];
+    if (dhead) memset(dhead, 0, (size_t)B * T * M1 * sizeof(float));
+    if (frames == 0) {
+        *mel_loss = 0.0f;
+        *stop_loss = 0.0f;
+        return 0;
+    }
+    double l1 = 0.0, bce = 0.0;
+    float mel_scale = 1.0f / ((float)frames * M), stop_scale = 1.0f / (float)frames;
+    for (int b = 0; b < B; b++) {
+        int nt = bt->n_text[b], nf = bt->n_frames[b];
+        for (int j = 0; j < nf; j++) {
+            const float *h = head + ((size_t)b * T + nt + j) * M1;
+            const float *y = bt->mel + ((size_t)b * bt->mel_stride + j) * M;
+            float *dh = dhead ? dhead + ((size_t)b * T + nt + j) * M1 : NULL;
+            for (int k = 0; k < M; k++) {
+                float diff = h[k] - y[k];
+                l1 += fabsf(diff);
+                if (dh) dh[k] = (diff > 0.0f ? 1.0f : diff < 0.0f ? -1.0f : 0.0f) * mel_scale;
+            }
+            float target = j == nf - 1 ? 1.0f : 0.0f;
+            bce += xtts_bce_logits(h[M], target, pos_weight);
+            if (dh) dh[M] = xtts_bce_logits_grad(h[M], target, pos_weight) * stop_scale;
+        }
+    }
+    *mel_loss = (float)(l1 / ((double)frames * M));
+    *stop_loss = (float)(bce / frames);
+    return frames;
+}
+
+/* ---- the model ------------------------------------------------------------------------- */
+
+static const char *const param_names[XTTS_NUM_PARAM_TENSORS] = {
+    "wte",  "wpe_text", "wpe_mel", "melin_w",  "melin_b",  "mel_start", "ln1w",    "ln1b",
+    "qkvw", "qkvb",     "attprojw", "attprojb", "ln2w",    "ln2b",      "fcw",     "fcb",
+    "fcprojw", "fcprojb", "lnfw",  "lnfb",     "headw",    "headb"};
+
+const char *xtts_param_name(int i) { return i >= 0 && i < XTTS_NUM_PARAM_TENSORS ? param_names[i] : "?"; }
+
+int xtts_model_size_preset(const char *name, int *n_layer, int *channels, int *n_head) {
+    static const struct { const char *name; int L, C, NH; } sizes[] = {
+        {"tiny", 2, 128, 4}, {"small", 6, 384, 6}, {"base", 12, 768, 12}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        if (strcmp(name, sizes[i].name) == 0) {
+            *n_layer = sizes[i].L;
+            *channels = sizes[i].C;
+            *n_head = sizes[i].NH;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+xtts_status xtts_model_config_check(const xtts_model_config *c, xtts_error *err) {
+    if (c->n_layer < 1 || c->n_layer > 256)
+        return xtts_error_set(err, XTTS_EUSAGE, "model: layers %d not in 1..256", c->n_layer);
+    if (c->channels < 1 || c->channels > 16384)
+        return xtts_error_set(err, XTTS_EUSAGE, "model: width %d not in 1..16384", c->channels);
+    if (c->n_head < 1 || c->channels % c->n_head != 0)
+        return xtts_error_set(err, XTTS_EUSAGE, "model: %d heads do not divide width %d", c->n_head, c->channels);
+    if (c->n_mels < 1 || c->n_mels > 1024)
+        return xtts_error_set(err, XTTS_EUSAGE, "model: n_mels %d not in 1..1024", c->n_mels);
+    if (c->vocab_size < 1 || c->vocab_size > 1 << 20)
+        return xtts_error_set(err, XTTS_EUSAGE, "model: vocabulary size %d not in 1..1048576", c->vocab_size);
+    if (c->max_text_pos < 1 || c->max_text_pos > 1 << 20 || c->max_mel_pos < 1 || c->max_mel_pos > 1 << 20)
+        return xtts_error_set(err, XTTS_EUSAGE, "model: position tables %d/%d out of range", c->max_text_pos,
+                              c->max_mel_pos);
+    return XTTS_OK;
+}
+
+static void fill_param_sizes(const xtts_model_config *cfg, size_t *s) {
+    size_t L = cfg->n_layer, C = cfg->channels, M = cfg->n_mels;
+    s[0] = (size_t)(cfg->vocab_size + XTTS_N_LANGS) * C;
+    s[1] = (size_t)cfg->max_text_pos * C;
+    s[2] = (size_t)cfg->max_mel_pos * C;
+    s[3] = C * M;
+    s[4] = C;
+    s[5] = M;
+    s[6] = L * C;
+    s[7] = L * C;
+    s[8] = L * 3 * C * C;
+    s[9] = L * 3 * C;
+    s[10] = L * C * C;
+    s[11] = L * C;
+    s[12] = L * C;
+    s[13] = L * C;
+    s[14] = L * 4 * C * C;
+    s[15] = L * 4 * C;
+    s[16] = L * C * 4 * C;
+    s[17] = L * C;
+    s[18] = C;
+    s[19] = C;
+    s[20] = (M + 1) * C;
+    s[21] = M + 1;
+}
+
+size_t xtts_model_num_parameters(const xtts_model_config *cfg) {
+    size_t s[XTTS_NUM_PARAM_TENSORS], n = 0;
+    fill_param_sizes(cfg, s);
+    for (int i = 0; i < XTTS_NUM_PARAM_TENSORS; i++) n += s[i];
+    return n;
+}
+
+static void point_params(xtts_param_tensors *p, const size_t *sizes, float *mem) {
+    float **ptrs[XTTS_NUM_PARAM_TENSORS] = {
+        &p->wte,  &p->wpe_text, &p->wpe_mel,  &p->melin_w,  &p->melin_b, &p->mel_start, &p->ln1w, &p->ln1b,
+        &p->qkvw, &p->qkvb,     &p->attprojw, &p->attprojb, &p->ln2w,    &p->ln2b,      &p->fcw,  &p->fcb,
+        &p->fcprojw, &p->fcprojb, &p->lnfw,   &p->lnfb,     &p->headw,   &p->headb};
+    for (int i = 0; i < XTTS_NUM_PARAM_TENSORS; i++) {
+        *ptrs[i] = mem;
+        mem += sizes[i];
+    }
+}
+
+float *xtts_param_tensor(const xtts_model *m, float *memory, int i) {
+    for (int k = 0; k < i; k++) memory += m->param_sizes[k];
+    return memory;
+}
+
+/* splitmix64 and Box-Muller: a small, portable generator so that a seed gives the same
+ * initial weights on every machine. */
+static uint64_t splitmix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static float normal01(uint64_t *s) {
+    double u1 = ((splitmix64(s) >> 11) + 1.0) * (1.0 / 9007199254740993.0);
+    double u2 = (splitmix64(s) >> 11) * (1.0 / 9007199254740992.0);
+    return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
+static void init_params(xtts_model *m, uint64_t seed) {
+    uint64_t s = seed ^ 0x5854545354524e31ULL; /* "XTTSTRN1" */
+    float proj_std = 0.02f / sqrtf(2.0f * m->config.n_layer);
+    for (int i = 0; i < XTTS_NUM_PARAM_TENSORS; i++) {
+        float *p = xtts_param_tensor(m, m->params_memory, i);
+        size_t n = m->param_sizes[i];
+        const char *name = param_names[i];
+        int is_ln_weight = !strcmp(name, "ln1w") || !strcmp(name, "ln2w") || !strcmp(name, "lnfw");
+        int is_bias = !strcmp(name, "melin_b") || !strcmp(name, "qkvb") || !strcmp(name, "attprojb") ||
+                      !strcmp(name, "ln1b") || !strcmp(name, "ln2b") || !strcmp(name, "lnfb") ||
+                      !strcmp(name, "fcb") || !strcmp(name, "fcprojb") || !strcmp(name, "headb");
+        float std = (!strcmp(name, "attprojw") || !strcmp(name, "fcprojw")) ? proj_std : 0.02f;
+        for (size_t k = 0; k < n; k++) p[k] = is_ln_weight ? 1.0f : is_bias ? 0.0f : std * normal01(&s);
+    }
+}
+
+static size_t acts_floats(const xtts_model_config *c, size_t B, size_t T) {
+    size_t L = c->n_layer, C = c->channels, NH = c->n_head, M1 = c->n_mels + 1;
+    return B * T * C                       /* encoded */
+           + L * B * T * C + 2 * L * B * T /* ln1 */
+           + L * B * T * 3 * C             /* qkv */
+           + L * B * T * C                 /* atty */
+           + L * B * NH * T * T            /* att */
+           + L * B * T * C                 /* residual2 */
+           + L * B * T * C + 2 * L * B * T /* ln2 */
+           + 2 * L * B * T * 4 * C         /* fch, fch_gelu */
+           + L * B * T * C                 /* residual3 */
+           + B * T * C + 2 * B * T         /* lnf */
+           + B * T * M1;                   /* head */
+}
+
+/* Point the activation tensors for the current (B,T): tensors are laid out densely for
+ * this shape inside the allocation made for (B_max, T_max). */
+static void point_acts(xtts_model *m, int B, int T) {
+    size_t L = m->config.n_layer, C = m->config.channels, NH = m->config.n_head, M1 = m->config.n_mels + 1;
+    size_t BT = (size_t)B * T;
+    float *p = m->acts_memory;
+    xtts_activations *a = &m->acts;
+#define TAKE(field, n) do { a->field = p; p += (n); } while (0)
+    TAKE(encoded, BT * C);
+    TAKE(ln1, L * BT * C);
+    TAKE(ln1_mean, L * BT);
+    TAKE(ln1_rstd, L * BT);
+    TAKE(qkv, L * BT * 3 * C);
+    TAKE(atty, L * BT * C);
+    TAKE(att, L * B * NH * (size_t)T * T);
+    TAKE(residual2, L * BT * C);
+    TAKE(ln2, L * BT * C);
+    TAKE(ln2_mean, L * BT);
+    TAKE(ln2_rstd, L * BT);
+    TAKE(fch, L * BT * 4 * C);
+    TAKE(fch_gelu, L * BT * 4 * C);
+    TAKE(residual3, L * BT * C);
+    TAKE(lnf, BT * C);
+    TAKE(lnf_mean, BT);
+    TAKE(lnf_rstd, BT);
+    TAKE(head, BT * M1);
+#undef TAKE
+    xtts_grad_scratch *g = &m->scratch;
+    p = m->scratch_memory;
+#define TAKE(field, n) do { g->field = p; p += (n); } while (0)
+    TAKE(dresidual, BT * C);
+    TAKE(dhead, BT * M1);
+    TAKE(dln, BT * C);
+    TAKE(datty, BT * C);
+    TAKE(dqkv, BT * 3 * C);
+    TAKE(dfch, BT * 4 * C);
+    TAKE(dfch_gelu, BT * 4 * C);
+#undef TAKE
+}
+
+xtts_status xtts_model_new(const xtts_model_config *cfg, int B_max, int T_max, uint64_t seed, xtts_model **out,
+                           xtts_error *err) {
+    *out = NULL;
+    xtts_status st = xtts_model_config_check(cfg, err);
+    if (st) return st;
+    if (B_max < 1 || T_max < 1)
+        return xtts_error_set(err, XTTS_EUSAGE, "model: batch shape %d x %d is empty", B_max, T_max);
+    xtts_model *m = calloc(1, sizeof *m);
+    if (!m) return xtts_error_set(err, XTTS_ENOMEM, "model: out of memory");
+    m->config = *cfg;
+    m->B_max = B_max;
+    m->T_max = T_max;
+    m->stop_pos_weight = 1.0f;
+    fill_param_sizes(cfg, m->param_sizes);
+    for (int i = 0; i < XTTS_NUM_PARAM_TENSORS; i++) m->num_parameters += m->param_sizes[i];
+    size_t C = cfg->channels, M1 = cfg->n_mels + 1, BT = (size_t)B_max * T_max;
+    size_t n_acts = acts_floats(cfg, B_max, T_max);
+    size_t n_scratch = BT * (C + M1 + C + C + 3 * C + 8 * C);
+    m->params_memory = malloc(m->num_parameters * sizeof(float));
+    m->grads_memory = calloc(m->num_parameters, sizeof(float));
+    m->acts_memory = malloc(n_acts * sizeof(float));
+    m->scratch_memory = malloc(n_scratch * sizeof(float));
+    if (!m->params_memory || !m->grads_memory || !m->acts_memory || !m->scratch_memory) {
+        size_t n_params = m->num_parameters;
+        xtts_model_free(m);
+        return xtts_error_set(err, XTTS_ENOMEM,
+                              "model: out of memory for %zu parameters and %.1f MB of activations (batch %d x %d)",
+                              n_params, (double)(n_acts + n_scratch) * 4 / 1e6, B_max, T_max);
+    }
+    point_params(&m->params, m->param_sizes, m->params_memory);
+    point_params(&m->grads, m->param_sizes, m->grads_memory);
+    init_params(m, seed);
+    *out = m;
+    return XTTS_OK;
+}
+
+void xtts_model_free(xtts_model *m) {
+    if (!m) return;
+    free(m->params_memory);
+    free(m->grads_memory);
+    free(m->acts_memory);
+    free(m->scratch_memory);
+    free(m);
+}
+
+xtts_status xtts_model_check_batch(const xtts_model *m, const xtts_model_batch *bt, xtts_error *err) {
+    const xtts_model_config *c = &m->config;
+    if (bt->B < 1 || bt->B > m->B_max || bt->T < 1 || bt->T > m->T_max)
+        return xtts_error_set(err, XTTS_ERANGE, "batch %d x %d exceeds the model's %d x %d", bt->B, bt->T,
+                              m->B_max, m->T_max);
+    int n_tokens = c->vocab_size + XTTS_N_LANGS;
+    for (int b = 0; b < bt->B; b++) {
+        int nt = bt->n_text[b], nf = bt->n_frames[b];
+        if (nf == 0) continue;
+        if (nt < 0 || nf < 0 || nt > c->max_text_pos || nt > bt->text_stride || nf > c->max_mel_pos ||
+            nf > bt->mel_stride || nt + nf > bt->T)
+            return xtts_error_set(err, XTTS_ERANGE,
+                                  "batch row %d: %d text positions and %d frames do not fit the model "
+                                  "(%d text, %d mel positions, T %d)",
+                                  b, nt, nf, c->max_text_pos, c->max_mel_pos, bt->T);
+        for (int t = 0; t < nt; t++) {
+            int32_t id = bt->text[(size_t)b * bt->text_stride + t];
+            if (id < 0 || id >= n_tokens)
+                return xtts_error_set(err, XTTS_ERANGE, "batch row %d: token %d at %d outside the vocabulary (%d)",
+                                      b, (int)id, t, n_tokens);
+        }
+    }
+    return XTTS_OK;
+}
+
+void xtts_model_forward(xtts_model *m, const xtts_model_batch *bt) {
+    int B = bt->B, T = bt->T;
+    int L = m->config.n_layer, C = m->config.channels, NH = m->config.n_head, M = m->config.n_mels;
+    size_t BT = (size_t)B * T;
+    point_acts(m, B, T);
+    xtts_param_tensors *p = &m->params;
+    xtts_activations *a = &m->acts;
+
+    encoder_forward(a->encoded, bt, p->wte, p->wpe_text, p->wpe_mel, p->melin_w, p->melin_b, p->mel_start, C, M);
+    for (int l = 0; l < L; l++) {
+        const float *residual = l == 0 ? a->encoded : a->residual3 + (size_t)(l - 1) * BT * C;
+        float *l_ln1 = a->ln1 + l * BT * C, *l_ln1_mean = a->ln1_mean + l * BT, *l_ln1_rstd = a->ln1_rstd + l * BT;
+        float *l_qkv = a->qkv + l * BT * 3 * C, *l_atty = a->atty + l * BT * C;
+        float *l_att = a->att + (size_t)l * B * NH * T * T;
+        float *l_residual2 = a->residual2 + l * BT * C;
+        float *l_ln2 = a->ln2 + l * BT * C, *l_ln2_mean = a->ln2_mean + l * BT, *l_ln2_rstd = a->ln2_rstd + l * BT;
+        float *l_fch = a->fch + l * BT * 4 * C, *l_fch_gelu = a->fch_gelu + l * BT * 4 * C;
+        float *l_residual3 = a->residual3 + l * BT * C;
+        /* attention output projection and MLP output go into scratch before the residual add */
+        float *tmp = m->scratch.dln; /* (B,T,C), free during forward */
+
+        layernorm_forward(l_ln1, l_ln1_mean, l_ln1_rstd, residual, p->ln1w + l * C, p->ln1b + l * C, B, T, C);
+        matmul_forward(l_qkv, l_ln1, p->qkvw + (size_t)l * 3 * C * C, p->qkvb + l * 3 * C, B, T, C, 3 * C);
+        attention_forward(l_atty, l_att, l_qkv, B, T, C, NH);
+        matmul_forward(tmp, l_atty, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, B, T, C, C);
+        residual_forward(l_residual2, residual, tmp, BT * C);
+        layernorm_forward(l_ln2, l_ln2_mean, l_ln2_rstd, l_residual2, p->ln2w + l * C, p->ln2b + l * C, B, T, C);
+        matmul_forward(l_fch, l_ln2, p->fcw + (size_t)l * 4 * C * C, p->fcb + l * 4 * C, B, T, C, 4 * C);
+        gelu_forward(l_fch_gelu, l_fch, BT * 4 * C);
+        matmul_forward(tmp, l_fch_gelu, p->fcprojw + (size_t)l * C * 4 * C, p->fcprojb + l * C, B, T, 4 * C, C);
+        residual_forward(l_residual3, l_residual2, tmp, BT * C);
+    }
+    const float *last = a->residual3 + (size_t)(L - 1) * BT * C;
+    layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, last, p->lnfw, p->lnfb, B, T, C);
+    matmul_forward(a->head, a->lnf, p->headw, p->headb, B, T, C, M + 1);
+    m->n_frames_total = mel_stop_loss_forward_backward(&m->mel_loss, &m->stop_loss, NULL, a->head, bt, M,
+                                                       m->stop_pos_weight);
+    m->loss = m->mel_loss + m->stop_loss;
+}
+
+void xtts_model_zero_grad(xtts_model *m) { memset(m->grads_memory, 0, m->num_parameters * sizeof(float)); }
+
+void xtts_model_backward(xtts_model *m, const xtts_model_batch *bt) {
+    int B = bt->B, T = bt->T;
+    int L = m->config.n_layer, C = m->config.channels, NH = m->config.n_head, M = m->config.n_mels;
+    size_t BT = (size_t)B * T;
+    xtts_param_tensors *p = &m->params, *g = &m->grads;
+    xtts_activations *a = &m->acts;
+    xtts_grad_scratch *s = &m->scratch;
+    float ml, sl;
+    mel_stop_loss_forward_backward(&ml, &sl, s->dhead, a->head, bt, M, m->stop_pos_weight);
+
+    memset(s->dln, 0, BT * C * sizeof(float));
+    matmul_backward(s->dln, g->headw, g->headb, s->dhead, a->lnf, p->headw, B, T, C, M + 1);
+    memset(s->dresidual, 0, BT * C * sizeof(float));
+    layernorm_backward(s->dresidual, g->lnfw, g->lnfb, s->dln, a->residual3 + (size_t)(L - 1) * BT * C, p->lnfw,
+                       a->lnf_mean, a->lnf_rstd, B, T, C);
+    for (int l = L - 1; l >= 0; l--) {
+        const float *residual = l == 0 ? a->encoded : a->residual3 + (size_t)(l - 1) * BT * C;
+        const float *l_ln1 = a->ln1 + l * BT * C, *l_ln1_mean = a->ln1_mean + l * BT,
+                    *l_ln1_rstd = a->ln1_rstd + l * BT;
+        const float *l_qkv = a->qkv + l * BT * 3 * C, *l_atty = a->atty + l * BT * C;
+        const float *l_att = a->att + (size_t)l * B * NH * T * T;
+        const float *l_residual2 = a->residual2 + l * BT * C;
+        const float *l_ln2 = a->ln2 + l * BT * C, *l_ln2_mean = a->ln2_mean + l * BT,
+                    *l_ln2_rstd = a->ln2_rstd + l * BT;
+        const float *l_fch = a->fch + l * BT * 4 * C, *l_fch_gelu = a->fch_gelu + l * BT * 4 * C;
+
+        /* residual3 = residual2 + fcproj: dresidual flows to both */
+        memset(s->dfch_gelu, 0, BT * 4 * C * sizeof(float));
+        matmul_backward(s->dfch_gelu, g->fcprojw + (size_t)l * C * 4 * C, g->fcprojb + l * C, s->dresidual,
+                        l_fch_gelu, p->fcprojw + (size_t)l * C * 4 * C, B, T, 4 * C, C);
+        memset(s->dfch, 0, BT * 4 * C * sizeof(float));
+        gelu_backward(s->dfch, l_fch, s->dfch_gelu, BT * 4 * C);
+        memset(s->dln, 0, BT * C * sizeof(float));
+        matmul_backward(s->dln, g->fcw + (size_t)l * 4 * C * C, g->fcb + l * 4 * C, s->dfch, l_ln2,
+                        p->fcw + (size_t)l * 4 * C * C, B, T, C, 4 * C);
+        layernorm_backward(s->dresidual, g->ln2w + l * C, g->ln2b + l * C, s->dln, l_residual2, p->ln2w + l * C,
+                           l_ln2_mean, l_ln2_rstd, B, T, C);
+        /* residual2 = residual + attproj */
+        memset(s->datty, 0, BT * C * sizeof(float));
+        matmul_backward(s->datty, g->attprojw + (size_t)l * C * C, g->attprojb + l * C, s->dresidual, l_atty,
+                        p->attprojw + (size_t)l * C * C, B, T, C, C);
+        memset(s->dqkv, 0, BT * 3 * C * sizeof(float));
+        attention_backward(s->dqkv, s->datty, l_qkv, l_att, B, T, C, NH);
+        memset(s->dln, 0, BT * C * sizeof(float));
+        matmul_backward(s->dln, g->qkvw + (size_t)l * 3 * C * C, g->qkvb + l * 3 * C, s->dqkv, l_ln1,
+                        p->qkvw + (size_t)l * 3 * C * C, B, T, C, 3 * C);
+        layernorm_backward(s->dresidual, g->ln1w + l * C, g->ln1b + l * C, s->dln, residual, p->ln1w + l * C,
+                           l_ln1_mean, l_ln1_rstd, B, T, C);
+    }
+    encoder_backward(g->wte, g->wpe_text, g->wpe_mel, g->melin_w, g->melin_b, g->mel_start, s->dresidual, bt,
+                     p->mel_start, p->melin_w, C, M);
+}

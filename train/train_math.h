@@ -1,0 +1,64 @@
+/* train_math.h — per-element math of the trainer, written once for the CPU path (gcc)
+ * and the CUDA kernels (nvcc): GELU (tanh form), the stop head's weighted BCE, AdamW.
+ */
+#ifndef XTTS_TRAIN_MATH_H
+#define XTTS_TRAIN_MATH_H
+
+#include <math.h>
+
+#ifdef __CUDACC__
+#define XTTS_HD __host__ __device__ static inline
+#else
+#define XTTS_HD static inline
+#endif
+
+#define XTTS_GELU_SCALE 0.7978845608028654f /* sqrt(2 / pi) */
+
+/* GELU, tanh approximation (PyTorch's gelu(approximate='tanh')). */
+XTTS_HD float xtts_gelu(float x) {
+    float cube = 0.044715f * x * x * x;
+    return 0.5f * x * (1.0f + tanhf(XTTS_GELU_SCALE * (x + cube)));
+}
+
+XTTS_HD float xtts_gelu_grad(float x) {
+    float cube = 0.044715f * x * x * x;
+    float tanh_arg = XTTS_GELU_SCALE * (x + cube);
+    float tanh_out = tanhf(tanh_arg);
+    float cosh_out = coshf(tanh_arg);
+    float sech_out = 1.0f / (cosh_out * cosh_out);
+    return 0.5f * (1.0f + tanh_out) + x * 0.5f * sech_out * XTTS_GELU_SCALE * (1.0f + 3.0f * 0.044715f * x * x);
+}
+
+/* log(1 + exp(x)) without overflow. */
+XTTS_HD float xtts_softplus(float x) { return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)); }
+
+XTTS_HD float xtts_sigmoid(float x) {
+    if (x >= 0.0f) return 1.0f / (1.0f + expf(-x));
+    float e = expf(x);
+    return e / (1.0f + e);
+}
+
+/* BCE with logits and positive weight w (PyTorch BCEWithLogitsLoss(pos_weight=w)):
+ * -(w*y*log(sigmoid(z)) + (1-y)*log(1-sigmoid(z))). */
+XTTS_HD float xtts_bce_logits(float z, float y, float w) {
+    return w * y * xtts_softplus(-z) + (1.0f - y) * xtts_softplus(z);
+}
+
+XTTS_HD float xtts_bce_logits_grad(float z, float y, float w) {
+    float s = xtts_sigmoid(z);
+    return -w * y * (1.0f - s) + (1.0f - y) * s;
+}
+
+/* One AdamW update of one parameter (decoupled weight decay, bias-corrected moments). */
+XTTS_HD float xtts_adamw_update(float param, float grad, float *m, float *v, float lr, float beta1, float beta2,
+                                float eps, float weight_decay, float beta1_correction, float beta2_correction) {
+    float mm = beta1 * *m + (1.0f - beta1) * grad;
+    float vv = beta2 * *v + (1.0f - beta2) * grad * grad;
+    *m = mm;
+    *v = vv;
+    float m_hat = mm / beta1_correction;
+    float v_hat = vv / beta2_correction;
+    return param - lr * (m_hat / (sqrtf(v_hat) + eps) + weight_decay * param);
+}
+
+#endif

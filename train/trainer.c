@@ -1,0 +1,444 @@
+/* trainer.c — the training loop of xtts-train (see trainer.h).
+ *
+ * One step: take a ready batch from the loader ring (the time spent waiting is the input
+ * stall), forward, backward, clip, AdamW, give the slot back. Everything that decides a
+ * step's numbers — weights, moments, step count and loader position — is in the
+ * checkpoint, so a resumed CPU run repeats an uninterrupted one bit for bit.
+ */
+#include "train/trainer.h"
+
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cache/reader.h"
+#include "train/checkpoint.h"
+#include "train/loader.h"
+#include "train/model.h"
+
+void xtts_train_options_default(xtts_train_options *o) {
+    memset(o, 0, sizeof *o);
+    o->model_size = "tiny";
+    o->steps = 1000;
+    o->batch_size = 8;
+    xtts_optim_config_default(&o->optim);
+    o->optim.warmup_steps = -1;
+    o->stop_pos_weight = 5.0f;
+    o->seed = 1337;
+    o->loader_threads = 2;
+    o->log_every = 1;
+    o->device = "auto";
+}
+
+/* ---- per-step figures and the summary -------------------------------------------------- */
+
+typedef struct {
+    double *step_ms, *stall_pct;
+    size_t n, cap;
+} step_stats;
+
+static int stats_push(step_stats *s, double ms, double stall) {
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 256;
+        double *a = realloc(s->step_ms, cap * sizeof(double));
+        if (!a) return -1;
+        s->step_ms = a;
+        double *b = realloc(s->stall_pct, cap * sizeof(double));
+        if (!b) return -1;
+        s->stall_pct = b;
+        s->cap = cap;
+    }
+    s->step_ms[s->n] = ms;
+    s->stall_pct[s->n] = stall;
+    s->n++;
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(const double *v, size_t n) {
+    if (n == 0) return 0.0;
+    double *c = malloc(n * sizeof(double));
+    if (!c) return v[0];
+    memcpy(c, v, n * sizeof(double));
+    qsort(c, n, sizeof(double), cmp_double);
+    double m = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
+    free(c);
+    return m;
+}
+
+/* ---- device -------------------------------------------------------------------------- */
+
+#ifdef XTTS_HAVE_CUDA
+#include <cuda_runtime_api.h>
+static int cuda_devices(char *why, size_t n) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        snprintf(why, n, "%s", cudaGetErrorString(e));
+        return 0;
+    }
+    if (count == 0) snprintf(why, n, "no CUDA device found");
+    return count;
+}
+#else
+static int cuda_devices(char *why, size_t n) {
+    snprintf(why, n, "this xtts-train was built without CUDA");
+    return 0;
+}
+#endif
+
+static xtts_status pick_device(const char *device, xtts_error *err) {
+    char why[256] = "";
+    if (strcmp(device, "cpu") == 0) return XTTS_OK;
+    if (strcmp(device, "auto") == 0) {
+        int n = cuda_devices(why, sizeof why);
+        if (n > 0) snprintf(why, sizeof why, "the CUDA training path is not part of this build");
+        fprintf(stderr, "xtts-train: device auto: using the CPU (%s)\n", why);
+        return XTTS_OK;
+    }
+    if (strncmp(device, "cuda", 4) == 0 && (device[4] == '\0' || device[4] == ':')) {
+        int n = cuda_devices(why, sizeof why);
+        if (n == 0) return xtts_error_set(err, XTTS_EUNSUPPORTED, "--device %s: %s", device, why);
+        return xtts_error_set(err, XTTS_EUNSUPPORTED,
+                              "--device %s: the CUDA training path is not part of this build; use --device cpu", device);
+    }
+    return xtts_error_set(err, XTTS_EUSAGE, "--device %s: expected auto, cpu, cuda or cuda:N", device);
+}
+
+/* ---- validation ------------------------------------------------------------------------ */
+
+static xtts_status validate(xtts_model *model, xtts_cache *cache, const xtts_dataset *ds, const xtts_train_options *o,
+                            double *val_loss, xtts_error *err) {
+    xtts_loader_options lo = {o->batch_size, o->loader_threads, o->seed, XTTS_SPLIT_VAL, o->skip_corrupt, 0, 0};
+    xtts_loader *l = NULL;
+    xtts_status st = xtts_loader_new(cache, ds, &lo, &l, err);
+    if (st) return st;
+    double sum = 0.0;
+    long frames = 0;
+    for (;;) {
+        xtts_loader_batch *b;
+        st = xtts_loader_next(l, &b, NULL, err);
+        if (st == XTTS_ENOTFOUND) {
+            st = XTTS_OK;
+            break;
+        }
+        if (st) break;
+        st = xtts_model_check_batch(model, &b->view, err);
+        if (!st) {
+            xtts_model_forward(model, &b->view);
+            sum += (double)model->loss * model->n_frames_total;
+            frames += model->n_frames_total;
+        }
+        xtts_loader_release(l, b);
+        if (st) break;
+    }
+    xtts_loader_delete(l);
+    *val_loss = frames ? sum / frames : NAN;
+    return st;
+}
+
+/* ---- loader only --------------------------------------------------------------------------- */
+
+static xtts_status run_loader_only(xtts_cache *cache, const xtts_dataset *ds, const xtts_train_options *o,
+                                   xtts_error *err) {
+    xtts_loader_options lo = {o->batch_size, o->loader_threads, o->seed, XTTS_SPLIT_TRAIN, o->skip_corrupt, 0, 0};
+    xtts_loader *l = NULL;
+    xtts_status st = xtts_loader_new(cache, ds, &lo, &l, err);
+    if (st) return st;
+    long n = o->stop_after > 0 && o->stop_after < o->steps ? o->stop_after : o->steps;
+    double t0 = xtts_now_s();
+    size_t samples = 0, decoded = 0, stored = 0;
+    long skipped = 0;
+    for (long i = 0; i < n; i++) {
+        xtts_loader_batch *b;
+        st = xtts_loader_next(l, &b, NULL, err);
+        if (st) break;
+        samples += b->view.B;
+        decoded += b->decoded_bytes;
+        stored += b->stored_bytes;
+        skipped += b->n_skipped;
+        xtts_loader_release(l, b);
+    }
+    double dt = xtts_now_s() - t0;
+    xtts_loader_delete(l);
+    if (st) return st;
+    if (dt <= 0) dt = 1e-9;
+    fprintf(stderr,
+            "xtts-train: loader only: %ld batches of %d in %.3f s with %d threads: %.1f batches/s, %.1f samples/s, "
+            "%.1f MB/s decoded, %.1f MB/s stored%s\n",
+            n, o->batch_size, dt, o->loader_threads, n / dt, samples / dt, decoded / dt / 1e6, stored / dt / 1e6,
+            skipped ? " (corrupt records skipped)" : "");
+    if (o->log_json) {
+        FILE *f = strcmp(o->log_json, "-") == 0 ? stdout : fopen(o->log_json, "w");
+        if (!f) return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log: %s", o->log_json, strerror(errno));
+        fprintf(f,
+                "{\"loader_only\":{\"batches\":%ld,\"batch_size\":%d,\"threads\":%d,\"seconds\":%.6f,"
+                "\"batches_per_s\":%.3f,\"samples_per_s\":%.3f,\"decoded_mb_per_s\":%.3f,\"stored_mb_per_s\":%.3f,"
+                "\"skipped\":%ld}}\n",
+                n, o->batch_size, o->loader_threads, dt, n / dt, samples / dt, decoded / dt / 1e6, stored / dt / 1e6,
+                skipped);
+        if (f != stdout) fclose(f);
+    }
+    return XTTS_OK;
+}
+
+/* ---- training ------------------------------------------------------------------------------ */
+
+static void ckpt_path(const char *dir_or_file, char *out, size_t n) {
+    struct stat sb;
+    if (stat(dir_or_file, &sb) == 0 && S_ISDIR(sb.st_mode))
+        snprintf(out, n, "%s/%s", dir_or_file, XTTS_CKPT_FILE);
+    else
+        snprintf(out, n, "%s", dir_or_file);
+}
+
+static xtts_status save_checkpoint(const xtts_train_options *o, xtts_model *model, const float *m, const float *v,
+                                   long step, const xtts_loader *l, const char *hash, xtts_error *err) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", o->ckpt_dir, XTTS_CKPT_FILE);
+    xtts_ckpt_header h;
+    memset(&h, 0, sizeof h);
+    h.model = model->config;
+    h.batch_size = (uint32_t)o->batch_size;
+    h.num_parameters = model->num_parameters;
+    h.step = (uint64_t)step;
+    h.seed = o->seed;
+    xtts_loader_position(l, &h.epoch, &h.batch_in_epoch);
+    snprintf(h.cache_config_hash, sizeof h.cache_config_hash, "%s", hash);
+    return xtts_ckpt_save(path, &h, model->params_memory, m, v, err);
+}
+
+xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
+    xtts_train_options o = *opt;
+    xtts_status st = pick_device(o.device, err);
+    if (st) return st;
+    if (o.steps < 1 || o.batch_size < 1 || o.loader_threads < 1)
+        return xtts_error_set(err, XTTS_EUSAGE, "--steps, --batch-size and --loader-threads must be at least 1");
+    if (o.threads > 0) omp_set_num_threads(o.threads);
+
+    xtts_cache *cache = NULL;
+    xtts_dataset ds;
+    memset(&ds, 0, sizeof ds);
+    xtts_model *model = NULL;
+    xtts_loader *loader = NULL;
+    float *adam_m = NULL, *adam_v = NULL;
+    FILE *jlog = NULL;
+    step_stats stats = {0};
+    st = xtts_cache_open(o.cache_dir, &cache, err);
+    if (st) goto done;
+    st = xtts_dataset_scan(cache, &ds, err);
+    if (st) goto done;
+    const char *hash = xtts_cache_config_hash_hex(cache);
+    if (o.loader_only) {
+        st = run_loader_only(cache, &ds, &o, err);
+        goto done;
+    }
+
+    /* model shape: the named size, explicit fields, and what the cache dictates */
+    xtts_model_config mc;
+    memset(&mc, 0, sizeof mc);
+    if (xtts_model_size_preset(o.model_size, &mc.n_layer, &mc.channels, &mc.n_head) != 0) {
+        st = xtts_error_set(err, XTTS_EUSAGE, "--model %s: expected tiny, small or base", o.model_size);
+        goto done;
+    }
+    if (o.n_layer > 0) mc.n_layer = o.n_layer;
+    if (o.channels > 0) mc.channels = o.channels;
+    if (o.n_head > 0) mc.n_head = o.n_head;
+    mc.n_mels = ds.n_mels;
+    mc.vocab_size = ds.vocab_size;
+    mc.max_text_pos = ds.max_tokens + 1;
+    mc.max_mel_pos = ds.max_frames;
+
+    /* resume: refuse a checkpoint of another model or cache before allocating anything big */
+    xtts_ckpt_header ck;
+    memset(&ck, 0, sizeof ck);
+    char resume_path[4096] = "";
+    if (o.resume) {
+        ckpt_path(o.resume, resume_path, sizeof resume_path);
+        st = xtts_ckpt_read_header(resume_path, &ck, err);
+        if (st) goto done;
+        st = xtts_ckpt_check(&ck, resume_path, &mc, hash, (uint32_t)o.batch_size, err);
+        if (st) goto done;
+        if (ck.seed != o.seed)
+            fprintf(stderr, "xtts-train: resuming with the checkpoint's seed %llu\n", (unsigned long long)ck.seed);
+        o.seed = ck.seed;
+    }
+    int T_max = ds.max_seq > 0 ? ds.max_seq : 1;
+    st = xtts_model_new(&mc, o.batch_size, T_max, o.seed, &model, err);
+    if (st) goto done;
+    model->stop_pos_weight = o.stop_pos_weight;
+    adam_m = calloc(model->num_parameters, sizeof(float));
+    adam_v = calloc(model->num_parameters, sizeof(float));
+    if (!adam_m || !adam_v) {
+        st = xtts_error_set(err, XTTS_ENOMEM, "out of memory for the optimizer state");
+        goto done;
+    }
+    long step = 0;
+    uint64_t start_epoch = 0, start_batch = 0;
+    if (o.resume) {
+        st = xtts_ckpt_load(resume_path, &ck, model->params_memory, adam_m, adam_v, model->num_parameters, err);
+        if (st) goto done;
+        step = (long)ck.step;
+        start_epoch = ck.epoch;
+        start_batch = ck.batch_in_epoch;
+        fprintf(stderr, "xtts-train: resumed %s at step %ld (epoch %llu, batch %llu)\n", resume_path, step,
+                (unsigned long long)start_epoch, (unsigned long long)start_batch);
+    }
+    if (o.ckpt_dir) {
+        st = xtts_mkdir_p(o.ckpt_dir, err);
+        if (st) goto done;
+    }
+    if (o.optim.warmup_steps < 0) o.optim.warmup_steps = o.steps / 10 < 100 ? o.steps / 10 : 100;
+    o.optim.total_steps = o.steps;
+
+    xtts_loader_options lo = {o.batch_size, o.loader_threads, o.seed, XTTS_SPLIT_TRAIN, o.skip_corrupt,
+                              start_epoch, start_batch};
+    st = xtts_loader_new(cache, &ds, &lo, &loader, err);
+    if (st) goto done;
+    if (o.log_json) {
+        jlog = strcmp(o.log_json, "-") == 0 ? stdout : fopen(o.log_json, o.resume ? "a" : "w");
+        if (!jlog) {
+            st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log: %s", o.log_json, strerror(errno));
+            goto done;
+        }
+    }
+    fprintf(stderr,
+            "xtts-train: %s: %zu train / %zu val records, %llu batches per epoch; model %d layers, width %d, "
+            "%d heads, %zu parameters; batch %d, up to %d positions; %d threads, %d loader threads%s\n",
+            o.cache_dir, ds.n_train, ds.n_val, (unsigned long long)xtts_loader_batches_per_epoch(loader), mc.n_layer,
+            mc.channels, mc.n_head, model->num_parameters, o.batch_size, T_max, omp_get_max_threads(),
+            o.loader_threads, ds.normalized ? "" : "; the manifest has no mel statistics, mels are not normalized");
+
+    long end = o.steps;
+    if (o.stop_after > 0 && step + o.stop_after < end) end = step + o.stop_after;
+    long skipped_total = 0, ran = 0;
+    double first_loss = NAN, last_loss = NAN, samples_total = 0.0, time_total = 0.0;
+    for (; step < end; step++) {
+        double t0 = xtts_now_s(), waited = 0.0;
+        xtts_loader_batch *b;
+        st = xtts_loader_next(loader, &b, &waited, err);
+        if (st) {
+            if (st == XTTS_ECORRUPT) {
+                char msg[XTTS_ERRMSG_MAX];
+                snprintf(msg, sizeof msg, "%.380s; check the cache with xtts-cache-verify %.60s, or pass --skip-corrupt",
+                         err->msg, o.cache_dir);
+                snprintf(err->msg, sizeof err->msg, "%s", msg);
+            }
+            goto done;
+        }
+        if (b->n_skipped) {
+            skipped_total += b->n_skipped;
+            fprintf(stderr, "xtts-train: warning: skipped %d corrupt record(s) (%ld so far): %s\n", b->n_skipped,
+                    skipped_total, b->skipped_msg);
+        }
+        st = xtts_model_check_batch(model, &b->view, err);
+        if (st) {
+            xtts_loader_release(loader, b);
+            goto done;
+        }
+        int B = b->view.B, T = b->view.T;
+        xtts_model_zero_grad(model);
+        xtts_model_forward(model, &b->view);
+        xtts_model_backward(model, &b->view);
+        xtts_loader_release(loader, b);
+        float norm = xtts_grad_clip(model->grads_memory, model->num_parameters, o.optim.clip);
+        float lr = xtts_lr_at(&o.optim, step);
+        xtts_adamw_step(model->params_memory, model->grads_memory, adam_m, adam_v, model->num_parameters, step + 1,
+                        lr, &o.optim);
+        double dt = xtts_now_s() - t0;
+        double ms = dt * 1e3, stall = dt > 0 ? 100.0 * waited / dt : 0.0, sps = dt > 0 ? B / dt : 0.0;
+        if (stats_push(&stats, ms, stall) != 0) {
+            st = xtts_error_set(err, XTTS_ENOMEM, "out of memory for step statistics");
+            goto done;
+        }
+        ran++;
+        samples_total += B;
+        time_total += dt;
+        /* validation reuses the model's activations: keep this step's results first */
+        float loss = model->loss, mel_loss = model->mel_loss, stop_loss = model->stop_loss;
+        int frames = model->n_frames_total;
+        if (isnan(first_loss)) first_loss = loss;
+        last_loss = loss;
+        if (!isfinite(loss)) {
+            st = xtts_error_set(err, XTTS_EINPUT, "step %ld: the loss is %f; lower --lr or check the cache", step + 1,
+                                loss);
+            goto done;
+        }
+        double val_loss = NAN;
+        int evaluated = 0;
+        if (o.eval_every > 0 && (step + 1) % o.eval_every == 0 && ds.n_val > 0) {
+            st = validate(model, cache, &ds, &o, &val_loss, err);
+            if (st) goto done;
+            evaluated = 1;
+        }
+        if (o.log_every > 0 && ((step + 1) % o.log_every == 0 || step + 1 == end || evaluated)) {
+            fprintf(stderr,
+                    "step %ld/%ld | loss %.4f (mel %.4f, stop %.4f) | lr %.2e | norm %.3f | %.1f ms | %.1f samples/s | "
+                    "stall %.1f%%",
+                    step + 1, o.steps, loss, mel_loss, stop_loss, lr, norm, ms, sps, stall);
+            if (evaluated) fprintf(stderr, " | val %.4f", val_loss);
+            fputc('\n', stderr);
+        }
+        if (jlog) {
+            fprintf(jlog,
+                    "{\"step\":%ld,\"loss\":%.9g,\"mel_loss\":%.9g,\"stop_loss\":%.9g,\"lr\":%.9g,\"grad_norm\":%.9g,"
+                    "\"step_ms\":%.3f,\"samples_per_s\":%.3f,\"input_stall_pct\":%.4f,\"batch\":%d,\"seq_len\":%d,"
+                    "\"frames\":%d",
+                    step + 1, loss, mel_loss, stop_loss, lr, norm, ms, sps, stall, B, T, frames);
+            if (evaluated && isfinite(val_loss)) fprintf(jlog, ",\"val_loss\":%.9g", val_loss);
+            fprintf(jlog, "}\n");
+            fflush(jlog);
+        }
+        if (o.ckpt_dir && o.ckpt_every > 0 && (step + 1) % o.ckpt_every == 0 && step + 1 < end) {
+            st = save_checkpoint(&o, model, adam_m, adam_v, step + 1, loader, hash, err);
+            if (st) goto done;
+        }
+    }
+    if (o.ckpt_dir) {
+        st = save_checkpoint(&o, model, adam_m, adam_v, step, loader, hash, err);
+        if (st) goto done;
+        fprintf(stderr, "xtts-train: checkpoint %s/%s at step %ld\n", o.ckpt_dir, XTTS_CKPT_FILE, step);
+    }
+
+    /* summary: the first step of a run warms caches and fills the ring, so it is left out */
+    size_t skip = stats.n > 1 ? 1 : 0, n = stats.n - skip;
+    double med_ms = median(stats.step_ms + skip, n), med_stall = median(stats.stall_pct + skip, n);
+    double mean = 0.0, var = 0.0, mean_stall = 0.0;
+    for (size_t i = skip; i < stats.n; i++) mean += stats.step_ms[i], mean_stall += stats.stall_pct[i];
+    if (n) mean /= n, mean_stall /= n;
+    for (size_t i = skip; i < stats.n; i++) var += (stats.step_ms[i] - mean) * (stats.step_ms[i] - mean);
+    double cv = n > 1 && mean > 0 ? sqrt(var / (n - 1)) / mean : 0.0;
+    double sps = time_total > 0 ? samples_total / time_total : 0.0;
+    fprintf(stderr,
+            "xtts-train: summary: %ld steps, loss %.4f -> %.4f, median step %.1f ms (cv %.3f), %.1f samples/s, "
+            "median input stall %.2f%% (mean %.2f%%)%s\n",
+            ran, first_loss, last_loss, med_ms, cv, sps, med_stall, mean_stall,
+            skipped_total ? ", corrupt records skipped" : "");
+    if (jlog && ran == 0) fprintf(jlog, "{\"summary\":{\"steps\":0}}\n");
+    if (jlog && ran > 0)
+        fprintf(jlog,
+                "{\"summary\":{\"steps\":%ld,\"first_loss\":%.9g,\"last_loss\":%.9g,\"median_step_ms\":%.3f,"
+                "\"step_ms_cv\":%.4f,\"samples_per_s\":%.3f,\"median_input_stall_pct\":%.4f,"
+                "\"mean_input_stall_pct\":%.4f,\"skipped_records\":%ld,\"threads\":%d,\"loader_threads\":%d}}\n",
+                ran, first_loss, last_loss, med_ms, cv, sps, med_stall, mean_stall, skipped_total, omp_get_max_threads(),
+                o.loader_threads);
+done:
+    if (jlog && jlog != stdout) fclose(jlog);
+    free(stats.step_ms);
+    free(stats.stall_pct);
+    xtts_loader_delete(loader);
+    free(adam_m);
+    free(adam_v);
+    xtts_model_free(model);
+    xtts_dataset_free(&ds);
+    if (cache) xtts_cache_close(cache);
+    return st;
+}

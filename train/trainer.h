@@ -1,0 +1,50 @@
+/* trainer.h — the xtts-train run: open the cache, build or resume the model, train with
+ * the prefetching loader, evaluate, checkpoint, log, summarize (docs/xtts-train.md). */
+#ifndef XTTS_TRAIN_TRAINER_H
+#define XTTS_TRAIN_TRAINER_H
+
+#include <stdint.h>
+
+#include "common/xtts_common.h"
+#include "train/optim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    const char *cache_dir;
+    const char *model_size;      /* "tiny", "small", "base" */
+    int n_layer, channels, n_head; /* > 0 overrides the size's field */
+    long steps;                  /* total steps of the schedule */
+    long stop_after;             /* > 0: stop after this many steps of this run */
+    int batch_size;
+    xtts_optim_config optim;     /* warmup_steps < 0: min(100, steps / 10) */
+    float stop_pos_weight;
+    uint64_t seed;
+    int threads;                 /* OpenMP threads for the model; 0 = OpenMP's default */
+    int loader_threads;
+    const char *ckpt_dir;        /* NULL: no checkpoints */
+    long ckpt_every;             /* 0: only at the end */
+    const char *resume;          /* checkpoint file or directory holding train.ckpt */
+    long eval_every;             /* 0: no validation */
+    const char *log_json;        /* NULL: no JSON log; "-" for stdout */
+    long log_every;              /* human line every N steps */
+    int skip_corrupt;
+    int loader_only;
+    const char *device;          /* "auto", "cpu", "cuda", "cuda:N" */
+} xtts_train_options;
+
+void xtts_train_options_default(xtts_train_options *o);
+
+/* Run training (or, with loader_only, the loader alone). Prints progress and the summary
+ * on stderr. Returns XTTS_OK, or a status with err naming what stopped the run. */
+xtts_status xtts_train_run(const xtts_train_options *o, xtts_error *err);
+
+/* The checkpoint file a --ckpt directory holds. */
+#define XTTS_CKPT_FILE "train.ckpt"
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,171 @@
+/* xtts-train — a lean trainer that reads only an xtts cache (docs/xtts-train.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/xtts_common.h"
+#include "train/synth.h"
+#include "train/trainer.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "Usage: xtts-train --cache DIR [OPTIONS]\n"
+            "Train a decoder-only transformer (text tokens -> mel frames) on an xtts cache.\n"
+            "\n"
+            "  --cache DIR            the cache (manifest.json and shards)\n"
+            "  --model tiny|small|base  size: 2x128x4, 6x384x6, 12x768x12 (default tiny)\n"
+            "  --layers N --width N --heads N   override the size's fields\n"
+            "  --steps N              steps of the schedule (default 1000)\n"
+            "  --stop-after N         stop after N steps of this run (the schedule still spans --steps)\n"
+            "  --batch-size N         records per step (default 8)\n"
+            "  --lr X                 peak learning rate (default 3e-4)\n"
+            "  --min-lr-frac X        cosine floor as a fraction of --lr (default 0.1)\n"
+            "  --warmup N             linear warmup steps (default min(100, steps/10))\n"
+            "  --weight-decay X       AdamW decoupled weight decay (default 0.01)\n"
+            "  --clip X               max global gradient norm, 0 = off (default 1)\n"
+            "  --stop-weight X        positive weight of the stop-frame BCE (default 5)\n"
+            "  --seed N               initial weights and shuffling (default 1337)\n"
+            "  --threads N            OpenMP threads of the model (default: OpenMP's)\n"
+            "  --loader-threads N     decoding threads of the loader (default 2)\n"
+            "  --ckpt DIR             write DIR/train.ckpt at the end and every --ckpt-every steps\n"
+            "  --ckpt-every N         checkpoint period in steps (default: only at the end)\n"
+            "  --resume PATH          continue from a checkpoint file or a --ckpt directory\n"
+            "  --eval-every N         validation loss on the cache's val split every N steps\n"
+            "  --log-json FILE        one JSON object per step, then a summary (- = stdout)\n"
+            "  --log-every N          a line on stderr every N steps (default 1)\n"
+            "  --skip-corrupt         skip a corrupt record with a counted warning instead of stopping\n"
+            "  --loader-only          run the loader alone for --steps batches and report its rate\n"
+            "  --device auto|cpu|cuda[:N]  (default auto: the CPU when no CUDA path or device is usable)\n"
+            "  --synth-cache DIR      write a small synthetic cache to DIR (for smoke tests and\n"
+            "                         benchmarks) and exit; --synth-records N (default 64),\n"
+            "                         --synth-frames N (padded frames, default 96)\n"
+            "  --help, --version\n"
+            "Exit: 0 done, 1 usage, 2 the run stopped (bad cache, checkpoint mismatch, no device).\n");
+}
+
+int main(int argc, char **argv) {
+    enum {
+        O_CACHE = 256, O_MODEL, O_LAYERS, O_WIDTH, O_HEADS, O_STEPS, O_STOP_AFTER, O_BATCH, O_LR, O_MINLR, O_WARMUP,
+        O_WD, O_CLIP, O_STOPW, O_SEED, O_THREADS, O_LTHREADS, O_CKPT, O_CKPT_EVERY, O_RESUME, O_EVAL, O_JSON,
+        O_LOG_EVERY, O_SKIP, O_LOADER_ONLY, O_DEVICE, O_HELP, O_VERSION, O_SYNTH, O_SYNTH_N, O_SYNTH_F
+    };
+    static const struct option longopts[] = {
+        {"cache", required_argument, 0, O_CACHE},       {"model", required_argument, 0, O_MODEL},
+        {"layers", required_argument, 0, O_LAYERS},     {"width", required_argument, 0, O_WIDTH},
+        {"heads", required_argument, 0, O_HEADS},       {"steps", required_argument, 0, O_STEPS},
+        {"stop-after", required_argument, 0, O_STOP_AFTER}, {"batch-size", required_argument, 0, O_BATCH},
+        {"lr", required_argument, 0, O_LR},             {"min-lr-frac", required_argument, 0, O_MINLR},
+        {"warmup", required_argument, 0, O_WARMUP},     {"weight-decay", required_argument, 0, O_WD},
+        {"clip", required_argument, 0, O_CLIP},         {"stop-weight", required_argument, 0, O_STOPW},
+        {"seed", required_argument, 0, O_SEED},         {"threads", required_argument, 0, O_THREADS},
+        {"loader-threads", required_argument, 0, O_LTHREADS}, {"ckpt", required_argument, 0, O_CKPT},
+        {"ckpt-every", required_argument, 0, O_CKPT_EVERY}, {"resume", required_argument, 0, O_RESUME},
+        {"eval-every", required_argument, 0, O_EVAL},   {"log-json", required_argument, 0, O_JSON},
+        {"log-every", required_argument, 0, O_LOG_EVERY}, {"skip-corrupt", no_argument, 0, O_SKIP},
+        {"loader-only", no_argument, 0, O_LOADER_ONLY}, {"device", required_argument, 0, O_DEVICE},
+        {"help", no_argument, 0, O_HELP},               {"version", no_argument, 0, O_VERSION},
+        {"synth-cache", required_argument, 0, O_SYNTH}, {"synth-records", required_argument, 0, O_SYNTH_N},
+        {"synth-frames", required_argument, 0, O_SYNTH_F},
+        {0, 0, 0, 0}};
+    xtts_train_options o;
+    xtts_train_options_default(&o);
+    xtts_synth_options so;
+    xtts_synth_options_default(&so);
+    const char *synth_dir = NULL;
+    int c;
+    long v;
+    double d;
+#define LONG_ARG(lo, hi, dst)                                                                        \
+    do {                                                                                             \
+        if (xtts_parse_long(optarg, lo, hi, &v)) {                                                   \
+            fprintf(stderr, "xtts-train: --%s %s: expected an integer in %ld..%ld\n",              \
+                    longopts[c - O_CACHE].name, optarg, (long)(lo), (long)(hi));                     \
+            return 1;                                                                                \
+        }                                                                                            \
+        dst = v;                                                                                     \
+    } while (0)
+#define DOUBLE_ARG(lo, hi, dst)                                                                      \
+    do {                                                                                             \
+        if (xtts_parse_double(optarg, lo, hi, &d)) {                                                 \
+            fprintf(stderr, "xtts-train: --%s %s: expected a number in %g..%g\n",                  \
+                    longopts[c - O_CACHE].name, optarg, (double)(lo), (double)(hi));                 \
+            return 1;                                                                                \
+        }                                                                                            \
+        dst = (float)d;                                                                              \
+    } while (0)
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_CACHE: o.cache_dir = optarg; break;
+        case O_MODEL: o.model_size = optarg; break;
+        case O_LAYERS: LONG_ARG(1, 256, o.n_layer); break;
+        case O_WIDTH: LONG_ARG(1, 16384, o.channels); break;
+        case O_HEADS: LONG_ARG(1, 1024, o.n_head); break;
+        case O_STEPS: LONG_ARG(1, 1000000000L, o.steps); break;
+        case O_STOP_AFTER: LONG_ARG(1, 1000000000L, o.stop_after); break;
+        case O_BATCH: LONG_ARG(1, 65536, o.batch_size); break;
+        case O_LR: DOUBLE_ARG(0, 10, o.optim.lr); break;
+        case O_MINLR: DOUBLE_ARG(0, 1, o.optim.min_lr_frac); break;
+        case O_WARMUP: LONG_ARG(0, 1000000000L, o.optim.warmup_steps); break;
+        case O_WD: DOUBLE_ARG(0, 10, o.optim.weight_decay); break;
+        case O_CLIP: DOUBLE_ARG(0, 1e9, o.optim.clip); break;
+        case O_STOPW: DOUBLE_ARG(0, 1e6, o.stop_pos_weight); break;
+        case O_SEED: {
+            char *end;
+            errno = 0;
+            unsigned long long s = strtoull(optarg, &end, 10);
+            if (!*optarg || *end || optarg[0] == '-') {
+                fprintf(stderr, "xtts-train: --seed %s: expected a non-negative integer\n", optarg);
+                return 1;
+            }
+            o.seed = s;
+            break;
+        }
+        case O_THREADS: LONG_ARG(1, 4096, o.threads); break;
+        case O_LTHREADS: LONG_ARG(1, 256, o.loader_threads); break;
+        case O_CKPT: o.ckpt_dir = optarg; break;
+        case O_CKPT_EVERY: LONG_ARG(1, 1000000000L, o.ckpt_every); break;
+        case O_RESUME: o.resume = optarg; break;
+        case O_EVAL: LONG_ARG(1, 1000000000L, o.eval_every); break;
+        case O_JSON: o.log_json = optarg; break;
+        case O_LOG_EVERY: LONG_ARG(1, 1000000000L, o.log_every); break;
+        case O_SKIP: o.skip_corrupt = 1; break;
+        case O_LOADER_ONLY: o.loader_only = 1; break;
+        case O_DEVICE: o.device = optarg; break;
+        case O_HELP: usage(stdout); return 0;
+        case O_VERSION: printf("xtts-train %s\n", XTTS_VERSION); return 0;
+        case O_SYNTH: synth_dir = optarg; break;
+        case O_SYNTH_N: LONG_ARG(1, 10000000, so.n_records); break;
+        case O_SYNTH_F: LONG_ARG(8, 65536, so.max_frames); break;
+        default: usage(stderr); return 1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "xtts-train: unexpected argument '%s' (the cache is given with --cache)\n", argv[optind]);
+        return 1;
+    }
+    xtts_error err;
+    xtts_error_clear(&err);
+    if (synth_dir) {
+        so.max_tokens = so.max_frames / so.frames_per_token < 24 ? so.max_frames / so.frames_per_token : so.max_frames / 4;
+        if (so.max_tokens < so.min_tokens) so.max_tokens = so.min_tokens;
+        xtts_status st = xtts_synth_cache_write(synth_dir, &so, &err);
+        if (st) {
+            xtts_error_print("xtts-train", &err);
+            return xtts_exit_code(st);
+        }
+        fprintf(stderr, "xtts-train: wrote a synthetic cache of %d records to %s\n", so.n_records, synth_dir);
+        return 0;
+    }
+    if (!o.cache_dir) {
+        fprintf(stderr, "xtts-train: --cache DIR is required (see --help)\n");
+        return 1;
+    }
+    xtts_status st = xtts_train_run(&o, &err);
+    if (st) {
+        xtts_error_print("xtts-train", &err);
+        return xtts_exit_code(st);
+    }
+    return 0;
+}
