@@ -158,6 +158,7 @@ static xtts_status parse_tsv_header(char *line, const char *name, tsv_columns *c
         }
         c->n++;
     }
+    if (c->n > 64) return xtts_error_set(err, XTTS_EINPUT, "%s:1: more than 64 columns", name);
     if (c->audio < 0 || c->text < 0)
         return xtts_error_set(err, XTTS_EINPUT, "%s:1: the header row must name the columns 'audio' and 'text' (tab-separated)", name);
     return XTTS_OK;
