@@ -63,7 +63,7 @@ static const norm_case en_cases[] = {
     {"at 10:30 or 9:05", "at ten thirty or nine oh five"},
     {"at 12:00", "at twelve o'clock"},
     {"1,234,567 people", "one million two hundred thirty-four thousand five hundred sixty-seven people"},
-    {"Mr. and Mrs. Smith met Dr. Jones", "mister and misses Smith met doctor Jones"},
+    {"Mr. and Mrs. Smith met Dr. Jones", "mister and missus Smith met doctor Jones"},
     {"Tom & Jerry", "Tom and Jerry"},
     {"No. 7 is here", "number seven is here"},
     {"007", "zero zero seven"},
