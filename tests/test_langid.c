@@ -121,12 +121,26 @@ static void test_text_without_letters_has_no_language(void **state) {
     assert_int_equal(r.lang, -1);
 }
 
+/* CLD2 refuses noncharacters such as U+FFFF as invalid UTF-8 and returns early; the
+ * wrapper must still hand back defined answers (found by tests/fuzz/fuzz_metadata.c). */
+static void test_noncharacters_that_cld2_refuses_give_a_defined_answer(void **state) {
+    (void)state;
+    const char *t = "Ji\xEF\xBF\xBF" "n and some more words here";
+    xtts_cld2_guess g[3];
+    xtts_cld2_detect(t, strlen(t), NULL, g);
+    for (int i = 0; i < 3; i++) assert_true(g[i].percent >= 0 && g[i].percent <= 100);
+    xtts_langid_result r;
+    xtts_langid_detect(t, strlen(t), &r);
+    assert_true(r.lang >= -1 && r.lang < XTTS_N_LANGS);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accuracy_on_the_17_language_set_is_at_least_99_percent),
         cmocka_unit_test(test_held_out_short_latin_sentences_are_mostly_right),
         cmocka_unit_test(test_scripts_decide_non_latin_languages),
         cmocka_unit_test(test_text_without_letters_has_no_language),
+        cmocka_unit_test(test_noncharacters_that_cld2_refuses_give_a_defined_answer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
