@@ -3,7 +3,9 @@
 # each tokenizer on an LJSpeech-sized input (13,100 generated lines of 20-180 characters),
 # with normalization and language identification (--lang auto), and the same lines encoded
 # by Hugging Face tokenizers alone (npm `tokenizers`, when installed in tests/golden).
-# Environment: BUILD (build dir, default build), THREADS (default: all cores), LINES.
+# Environment: BUILD (build dir, default build), THREADS (default: all cores), LINES,
+# METADATA (use this metadata.csv instead of generating one, e.g. the text/metadata.csv of
+# scripts/make-bench-data.sh).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${BUILD:-$root/build}"
@@ -14,7 +16,12 @@ THREADS="${THREADS:-$(nproc)}"
 VOCAB="$root/tests/golden/bpe_xtts.json"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-$PY "$root/scripts/bench_tokenize_gen.py" "$work/metadata.csv" "$LINES"
+if [ -n "${METADATA:-}" ]; then
+  cp "$METADATA" "$work/metadata.csv"
+  LINES=$(grep -c . "$work/metadata.csv")
+else
+  $PY "$root/scripts/bench_tokenize_gen.py" "$work/metadata.csv" "$LINES"
+fi
 
 best_of() { # best of 3 wall-clock seconds of a command
   local best=""
