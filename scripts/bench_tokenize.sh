@@ -50,6 +50,9 @@ if command -v node > /dev/null && [ -d "$root/tests/golden/node_modules/tokenize
   batch=$(echo "$out" | sed 's/.*peer_batch_s=\([0-9.]*\).*/\1/')
   row "HF tokenizers encode() (peer)" "$seq"
   row "HF tokenizers encodeBatch() (peer)" "$batch"
+  "$BIN" -q --lang auto --tokenizer bpe --vocab "$VOCAB" "$work/metadata.csv" > "$work/bpe.tsv" 2>/dev/null || true
+  chk=$(NODE_PATH="$root/tests/golden/node_modules" node "$root/scripts/bench_tokenize_peer.js" "$VOCAB" --check "$work/bpe.tsv" || true)
+  echo "ids equal to HF tokenizers: $(echo "$chk" | sed 's/check_rows=\([0-9]*\) check_differ=\([0-9]*\)/\1 records checked, \2 differ/')"
 else
   echo "peer skipped: run 'cd tests/golden && npm install tokenizers' to compare with HF tokenizers"
 fi
