@@ -61,6 +61,17 @@ static int espeak_ready = 0;
 
 int xtts_phonemizer_vocab_size(void) { return PH_FIRST + (int)N_IPA; }
 
+const char *xtts_phonemizer_symbol(int id) {
+    if (id < 0 || id >= xtts_phonemizer_vocab_size()) return NULL;
+    if (id < XTTS_BYTES_LANG0) {
+        static const char *const specials[4] = {"[PAD]", "[START]", "[STOP]", "[UNK]"};
+        return specials[id];
+    }
+    if (id < XTTS_BYTES_LANG0 + XTTS_N_LANGS) return xtts_lang_codes[id - XTTS_BYTES_LANG0];
+    if (id == PH_SPACE) return " ";
+    return ipa_symbols[id - PH_FIRST];
+}
+
 xtts_status xtts_phonemizer_open(xtts_phonemizer **out, xtts_error *err) {
     *out = NULL;
     xtts_phonemizer *p = calloc(1, sizeof *p);

@@ -90,6 +90,9 @@ xtts_status xtts_phonemizer_ipa(xtts_phonemizer *p, const char *text, int lang, 
 /* Map IPA to ids: [START] [lang] symbols [STOP]. */
 xtts_status xtts_phonemizer_encode(xtts_phonemizer *p, const char *text, int lang, xtts_ids *out, xtts_error *err);
 int xtts_phonemizer_vocab_size(void);
+/* The symbol of a phoneme id: "[PAD]".."[UNK]", a language code for 4-20, " " for 21, the
+ * IPA symbol (one code point) from 22 on; NULL outside the vocabulary. */
+const char *xtts_phonemizer_symbol(int id);
 const char *xtts_phonemizer_hash(const xtts_phonemizer *p);
 
 #ifdef __cplusplus
