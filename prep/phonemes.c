@@ -44,6 +44,8 @@ static const char *const ipa_symbols[] = {
     "1", "2", "3", "4", "5", "'", ",", ".", "?", "!", ";", ":",
     /* more vowels and diacritics espeak-ng emits for ja, ko, hi, ar */
     "ä", "\u031E", "\u031D", "\u0348",
+    /* Japanese compressed u, and the quote mark espeak-ng keeps in Russian */
+    "ᵝ", "\"",
 };
 #define N_IPA (sizeof ipa_symbols / sizeof ipa_symbols[0])
 #define PH_SPACE 21
