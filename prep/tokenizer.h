@@ -61,6 +61,11 @@ int xtts_tokenizer_has_lang(const xtts_tokenizer *t, int lang);
  * XTTS_EINPUT with a reason when the text cannot be encoded. */
 xtts_status xtts_tokenizer_encode(const xtts_tokenizer *t, const char *text, int lang, xtts_ids *out, xtts_error *err);
 
+/* Let the tokenizer use n threads at once where it needs processes for that (phonemes:
+ * worker processes, see xtts_phonemizer_start_workers); n 0 means OpenMP's default thread
+ * count. Other tokenizers need nothing. */
+xtts_status xtts_tokenizer_set_threads(xtts_tokenizer *t, int n, xtts_error *err);
+
 /* Append one id (grows the buffer). Returns 0, -1 when out of memory. */
 int xtts_ids_push(xtts_ids *v, int32_t id);
 
@@ -85,6 +90,11 @@ typedef struct xtts_phonemizer xtts_phonemizer;
 xtts_status xtts_phonemizer_open(xtts_phonemizer **out, xtts_error *err);
 void xtts_phonemizer_free(xtts_phonemizer *p);
 int xtts_phonemizer_has_lang(const xtts_phonemizer *p, int lang);
+/* Fork n worker processes, each with its own espeak-ng, so that n threads can phonemize at
+ * once (thread t uses worker t % n). Call before any parallel region; n <= 1 does nothing.
+ * The workers end when the phonemizer is freed. */
+xtts_status xtts_phonemizer_start_workers(xtts_phonemizer *p, int n, xtts_error *err);
+int xtts_phonemizer_workers(const xtts_phonemizer *p);
 /* IPA of text as UTF-8 (malloc'd, caller frees). Serialized internally. */
 xtts_status xtts_phonemizer_ipa(xtts_phonemizer *p, const char *text, int lang, char **ipa, xtts_error *err);
 /* Map IPA to ids: [START] [lang] symbols [STOP]. */

@@ -116,6 +116,8 @@ int main(int argc, char **argv) {
     xtts_tokenizer *tok = NULL;
     xtts_status st = xtts_tokenizer_open(tokenizer, vocab, &tok, &err);
     if (st) { xtts_error_print("xtts-tokenize", &err); return xtts_exit_code(st); }
+    st = xtts_tokenizer_set_threads(tok, o.threads, &err);
+    if (st) { xtts_error_print("xtts-tokenize", &err); xtts_tokenizer_free(tok); return xtts_exit_code(st); }
     o.tok = tok;
     xtts_tokenize_stats s;
     st = xtts_tokenize_run(&o, stdout, &s, &err);
