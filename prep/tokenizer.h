@@ -3,7 +3,8 @@
  *
  * A tokenizer is opened once and then used from any number of threads at the same time
  * (xtts_tokenizer_encode is thread-safe; the phoneme tokenizer serializes its calls into
- * espeak-ng internally, see docs/xtts-tokenize.md).
+ * espeak-ng, or spreads them over worker processes after xtts_tokenizer_set_threads, see
+ * docs/xtts-tokenize.md).
  */
 #ifndef XTTS_TOKENIZER_H
 #define XTTS_TOKENIZER_H
