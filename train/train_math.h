@@ -24,9 +24,8 @@ XTTS_HD float xtts_gelu_grad(float x) {
     float cube = 0.044715f * x * x * x;
     float tanh_arg = XTTS_GELU_SCALE * (x + cube);
     float tanh_out = tanhf(tanh_arg);
-    float cosh_out = coshf(tanh_arg);
-    float sech_out = 1.0f / (cosh_out * cosh_out);
-    return 0.5f * (1.0f + tanh_out) + x * 0.5f * sech_out * XTTS_GELU_SCALE * (1.0f + 3.0f * 0.044715f * x * x);
+    float sech2 = 1.0f - tanh_out * tanh_out; /* sech^2 = 1 - tanh^2 */
+    return 0.5f * (1.0f + tanh_out) + x * 0.5f * sech2 * XTTS_GELU_SCALE * (1.0f + 3.0f * 0.044715f * x * x);
 }
 
 /* log(1 + exp(x)) without overflow. */
