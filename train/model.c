@@ -159,47 +159,75 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
 
 /* c (n x k, row stride ldc) += a (n x m) . b (m x k, row stride ldb), where a's element
  * (r, p) is a[r * ars + p * aps], so that a transposed operand needs no copy.
- * Tiles of 4 rows x 32 columns of c are kept in registers while p runs; each tile belongs
- * to one thread and every element sums over p in order, so the result does not depend on
- * the thread count. */
+ * Tiles of 4 rows x 16 columns of c are held in eight 8-wide vector registers (GCC's
+ * portable vector extension, no intrinsics) while p runs; each tile belongs to one thread
+ * and every element sums over p in order, so the result does not depend on the thread
+ * count. */
 #define TILE_R 4
-#define TILE_C 32
-static void gemm_acc(int n, int m, int k, const float *a, size_t ars, size_t aps, const float *b, size_t ldb,
+#define TILE_C 16
+typedef float vec8 __attribute__((vector_size(32)));
+
+static inline vec8 load8(const float *p) {
+    vec8 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+static inline void store8(float *p, vec8 v) { memcpy(p, &v, sizeof v); }
+
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=fast"))) /* fused multiply-add where the CPU has it */
+#endif
+static void gemm_block(int n, int p_begin, int p_end, int k, const float *a, size_t ars, size_t aps, const float *b, size_t ldb,
                      float *c, size_t ldc) {
+    /* Tiles run in chunks of CHUNK_R row tiles: within a chunk, all row tiles of one column
+     * tile come one after another, so the 16-column panel of b stays in L1 while the
+     * chunk's rows of a stay in L2. */
+    enum { CHUNK_R = 16 };
     int n_rt = (n + TILE_R - 1) / TILE_R, n_ct = (k + TILE_C - 1) / TILE_C;
 #pragma omp parallel for schedule(static)
     for (int t = 0; t < n_rt * n_ct; t++) {
-        int r0 = (t / n_ct) * TILE_R, c0 = (t % n_ct) * TILE_C;
+        int chunk = t / (CHUNK_R * n_ct), in_chunk = t % (CHUNK_R * n_ct);
+        int rows_here = n_rt - chunk * CHUNK_R < CHUNK_R ? n_rt - chunk * CHUNK_R : CHUNK_R;
+        int r0 = (chunk * CHUNK_R + in_chunk % rows_here) * TILE_R, c0 = (in_chunk / rows_here) * TILE_C;
         if (r0 + TILE_R <= n && c0 + TILE_C <= k) {
-            float acc0[TILE_C], acc1[TILE_C], acc2[TILE_C], acc3[TILE_C];
             float *c_0 = c + (size_t)r0 * ldc + c0, *c_1 = c_0 + ldc, *c_2 = c_1 + ldc, *c_3 = c_2 + ldc;
-            for (int j = 0; j < TILE_C; j++) acc0[j] = c_0[j], acc1[j] = c_1[j], acc2[j] = c_2[j], acc3[j] = c_3[j];
+            vec8 s00 = load8(c_0), s01 = load8(c_0 + 8), s10 = load8(c_1), s11 = load8(c_1 + 8);
+            vec8 s20 = load8(c_2), s21 = load8(c_2 + 8), s30 = load8(c_3), s31 = load8(c_3 + 8);
             const float *a0 = a + (size_t)r0 * ars, *a1 = a0 + ars, *a2 = a1 + ars, *a3 = a2 + ars;
-            for (int p = 0; p < m; p++) {
+            for (int p = p_begin; p < p_end; p++) {
                 const float *bp = b + (size_t)p * ldb + c0;
-                float x0 = a0[p * aps], x1 = a1[p * aps], x2 = a2[p * aps], x3 = a3[p * aps];
-#pragma omp simd
-                for (int j = 0; j < TILE_C; j++) {
-                    acc0[j] += x0 * bp[j];
-                    acc1[j] += x1 * bp[j];
-                    acc2[j] += x2 * bp[j];
-                    acc3[j] += x3 * bp[j];
-                }
+                vec8 b0 = load8(bp), b1 = load8(bp + 8);
+                size_t ap = (size_t)p * aps;
+                float x0 = a0[ap], x1 = a1[ap], x2 = a2[ap], x3 = a3[ap];
+                s00 += x0 * b0, s01 += x0 * b1;
+                s10 += x1 * b0, s11 += x1 * b1;
+                s20 += x2 * b0, s21 += x2 * b1;
+                s30 += x3 * b0, s31 += x3 * b1;
             }
-            for (int j = 0; j < TILE_C; j++) c_0[j] = acc0[j], c_1[j] = acc1[j], c_2[j] = acc2[j], c_3[j] = acc3[j];
+            store8(c_0, s00), store8(c_0 + 8, s01), store8(c_1, s10), store8(c_1 + 8, s11);
+            store8(c_2, s20), store8(c_2 + 8, s21), store8(c_3, s30), store8(c_3 + 8, s31);
         } else {
             int rn = n - r0 < TILE_R ? n - r0 : TILE_R, cn = k - c0 < TILE_C ? k - c0 : TILE_C;
             for (int r = 0; r < rn; r++) {
                 float *cr = c + (size_t)(r0 + r) * ldc + c0;
                 const float *ar = a + (size_t)(r0 + r) * ars;
-                for (int p = 0; p < m; p++) {
-                    float x = ar[p * aps];
+                for (int p = p_begin; p < p_end; p++) {
+                    float x = ar[(size_t)p * aps];
                     const float *bp = b + (size_t)p * ldb + c0;
                     for (int j = 0; j < cn; j++) cr[j] += x * bp[j];
                 }
             }
         }
     }
+}
+
+/* The product in blocks of KC along p, block after block, so that a tile's panel of b
+ * (KC x 16) stays in L1; each c element still sums over p in order. */
+static void gemm_acc(int n, int m, int k, const float *a, size_t ars, size_t aps, const float *b, size_t ldb,
+                     float *c, size_t ldc) {
+    enum { KC = 256 };
+    for (int p0 = 0; p0 < m; p0 += KC)
+        gemm_block(n, p0, p0 + KC < m ? p0 + KC : m, k, a, ars, aps, b, ldb, c, ldc);
 }
 
 /* inp is (B,T,C), weight is (OC,C), bias is (OC) or NULL, out is (B,T,OC). */
