@@ -281,23 +281,26 @@ void attention_forward(float *out, float *att, const float *inp, int B, int T, i
     size_t C3 = 3 * (size_t)C;
     int hs = C / NH;
     float scale = 1.0f / sqrtf((float)hs);
-    float *kt = malloc((size_t)hs * T * sizeof(float)); /* (hs,T) k transposed */
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < NH; h++) {
+    /* one (b,h) per thread at a time; the products inside run on that thread alone */
+#pragma omp parallel
+    {
+        float *kt = malloc((size_t)hs * T * sizeof(float)); /* (hs,T) k transposed */
+#pragma omp for schedule(static)
+        for (int bh = 0; bh < B * NH; bh++) {
+            int b = bh / NH, h = bh % NH;
             const float *q = inp + (size_t)b * T * C3 + h * hs, *k = q + C, *v = q + 2 * C;
-            float *a = att + ((size_t)b * NH + h) * T * T;
+            float *a = att + (size_t)bh * T * T;
             float *o = out + (size_t)b * T * C + h * hs;
             memset(a, 0, (size_t)T * T * sizeof(float));
             if (kt) {
                 for (int t = 0; t < T; t++)
                     for (int i = 0; i < hs; i++) kt[(size_t)i * T + t] = k[t * C3 + i];
                 gemm_acc(T, hs, T, q, C3, 1, kt, (size_t)T, a, (size_t)T);
-            } else {
+            } else { /* out of memory for the copy: the same sums, slower */
                 for (int t = 0; t < T; t++)
-                    for (int t2 = 0; t2 <= t; t2++)
+                    for (int t2 = 0; t2 < T; t2++)
                         for (int i = 0; i < hs; i++) a[(size_t)t * T + t2] += q[t * C3 + i] * k[t2 * C3 + i];
             }
-#pragma omp parallel for schedule(static)
             for (int t = 0; t < T; t++) {
                 float *row = a + (size_t)t * T;
                 float maxval = -INFINITY;
@@ -317,8 +320,8 @@ void attention_forward(float *out, float *att, const float *inp, int B, int T, i
             }
             gemm_acc(T, T, hs, a, (size_t)T, 1, v, C3, o, (size_t)C);
         }
+        free(kt);
     }
-    free(kt);
 }
 
 /* dinp is (B,T,3C); each (b,h) adds into its own q,k,v columns. */
@@ -327,17 +330,17 @@ void attention_backward(float *dinp, const float *dout, const float *inp, const 
     size_t C3 = 3 * (size_t)C;
     int hs = C / NH;
     float scale = 1.0f / sqrtf((float)hs);
-    float *vt = malloc((size_t)hs * T * sizeof(float));   /* (hs,T) v transposed */
-    float *ds = malloc((size_t)T * T * sizeof(float));    /* (T,T) dP, then dS */
-    if (!vt || !ds) {
-        free(vt), free(ds);
-        return; /* only reached when memory is exhausted; the loss will show it */
-    }
-    for (int b = 0; b < B; b++) {
-        for (int h = 0; h < NH; h++) {
+#pragma omp parallel
+    {
+        float *vt = malloc((size_t)hs * T * sizeof(float)); /* (hs,T) v transposed */
+        float *ds = malloc((size_t)T * T * sizeof(float));  /* (T,T) dP, then dS */
+#pragma omp for schedule(static)
+        for (int bh = 0; bh < B * NH; bh++) {
+            if (!vt || !ds) continue; /* out of memory: gradients stay zero and the run shows it */
+            int b = bh / NH, h = bh % NH;
             const float *q = inp + (size_t)b * T * C3 + h * hs, *k = q + C, *v = q + 2 * C;
             float *dq = dinp + (size_t)b * T * C3 + h * hs, *dk = dq + C, *dv = dq + 2 * C;
-            const float *a = att + ((size_t)b * NH + h) * T * T;
+            const float *a = att + (size_t)bh * T * T;
             const float *d = dout + (size_t)b * T * C + h * hs;
             for (int t = 0; t < T; t++)
                 for (int i = 0; i < hs; i++) vt[(size_t)i * T + t] = v[t * C3 + i];
@@ -347,7 +350,6 @@ void attention_backward(float *dinp, const float *dout, const float *inp, const 
             /* dv += P^T dout */
             gemm_acc(T, T, hs, a, 1, (size_t)T, d, (size_t)C, dv, C3);
             /* dS = P * (dP - sum(P * dP)) * scale, causal part only */
-#pragma omp parallel for schedule(static)
             for (int t = 0; t < T; t++) {
                 const float *p = a + (size_t)t * T;
                 float *g = ds + (size_t)t * T;
@@ -360,9 +362,9 @@ void attention_backward(float *dinp, const float *dout, const float *inp, const 
             gemm_acc(T, T, hs, ds, (size_t)T, 1, k, C3, dq, C3);
             gemm_acc(T, T, hs, ds, 1, (size_t)T, q, C3, dk, C3);
         }
+        free(vt);
+        free(ds);
     }
-    free(vt);
-    free(ds);
 }
 
 /* ---- pointwise ---------------------------------------------------------------------- */

@@ -2,6 +2,7 @@
 # xtts-train's command line: help, version, usage errors (exit 1), devices, the loader-only
 # mode, and a corrupt record stopping the run (exit 2) unless --skip-corrupt.
 set -euo pipefail
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}" # see docs/xtts-train.md, "Threads"
 : "${BUILD:?}" "${TMPDIR_TEST:?}"
 T="$BUILD/bin/xtts-train"
 W="$TMPDIR_TEST/train_cli"

@@ -3,6 +3,7 @@
 # on a synthetic cache, the loss of a short tiny-model run falls well below its start.
 # Also reports the input stall (a measurement, not asserted).
 set -euo pipefail
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}" # see docs/xtts-train.md, "Threads"
 : "${BUILD:?}" "${TMPDIR_TEST:?}"
 PY="${PYTHON:-/usr/bin/python3}"
 T="$BUILD/bin/xtts-train"

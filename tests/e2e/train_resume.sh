@@ -3,6 +3,7 @@
 # bit-identical per-step losses (compared as printed in --log-json, 9 significant digits,
 # which round-trip float32); checkpoints of another model size or cache are refused.
 set -euo pipefail
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}" # see docs/xtts-train.md, "Threads"
 : "${BUILD:?}" "${TMPDIR_TEST:?}"
 T="$BUILD/bin/xtts-train"
 W="$TMPDIR_TEST/train_resume"
