@@ -1,6 +1,7 @@
 /* xtts_common.c — errors, CRC-32, FNV-1a, SHA-256, fp16, atomic files, progress. */
 #include "common/xtts_common.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -243,6 +244,29 @@ float xtts_f16_to_f32(uint16_t h) {
     return f;
 }
 
+#if defined(__FLT16_MANT_DIG__) && defined(__F16C__)
+void xtts_f32_to_f16_n(const float *in, uint16_t *out, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        _Float16 h = (_Float16)in[i];
+        memcpy(&out[i], &h, 2);
+    }
+}
+void xtts_f16_to_f32_n(const uint16_t *in, float *out, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        _Float16 h;
+        memcpy(&h, &in[i], 2);
+        out[i] = (float)h;
+    }
+}
+#else
+void xtts_f32_to_f16_n(const float *in, uint16_t *out, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = xtts_f32_to_f16(in[i]);
+}
+void xtts_f16_to_f32_n(const uint16_t *in, float *out, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = xtts_f16_to_f32(in[i]);
+}
+#endif
+
 /* ---- files ----------------------------------------------------------------- */
 
 static int fsync_dir_of(const char *path) {
@@ -298,15 +322,17 @@ xtts_status xtts_read_file(const char *path, size_t max_bytes, char **out, size_
     if (len) *len = 0;
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!f) return xtts_error_set(err, errno == ENOENT ? XTTS_ENOTFOUND : XTTS_EIO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 65536, n = 0;
+    size_t cap = max_bytes < 65536 ? max_bytes : 65536, n = 0;
     char *buf = malloc(cap + 1);
     if (!buf) { if (f != stdin) fclose(f); return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path); }
     for (;;) {
         if (n == cap) {
-            if (cap >= max_bytes) {
+            /* a file of exactly max_bytes is fine: probe for one more byte (buf has room) */
+            if (cap >= max_bytes && fread(buf + n, 1, 1, f) == 1) {
                 free(buf); if (f != stdin) fclose(f);
                 return xtts_error_set(err, XTTS_ERANGE, "%s: larger than %zu bytes", path, max_bytes);
             }
+            if (cap >= max_bytes) break;
             size_t ncap = cap * 2 > max_bytes ? max_bytes : cap * 2;
             char *nb = realloc(buf, ncap + 1);
             if (!nb) { free(buf); if (f != stdin) fclose(f); return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path); }
@@ -351,8 +377,9 @@ double xtts_now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* strtol/strtod skip leading white space; a whole-string parse must not. */
 int xtts_parse_long(const char *s, long lo, long hi, long *out) {
-    if (!s || !*s) return -1;
+    if (!s || !*s || isspace((unsigned char)*s)) return -1;
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
@@ -362,7 +389,7 @@ int xtts_parse_long(const char *s, long lo, long hi, long *out) {
 }
 
 int xtts_parse_double(const char *s, double lo, double hi, double *out) {
-    if (!s || !*s) return -1;
+    if (!s || !*s || isspace((unsigned char)*s)) return -1;
     char *end;
     errno = 0;
     double v = strtod(s, &end);

@@ -89,6 +89,10 @@ xtts_status xtts_sha256_file(const char *path, char out_hex[65], xtts_error *err
 /* IEEE half precision <-> single, round to nearest even; NaN and Inf preserved. */
 uint16_t xtts_f32_to_f16(float f);
 float xtts_f16_to_f32(uint16_t h);
+/* The same over arrays (little-endian halves); vectorized where the compiler has _Float16
+ * (F16C on x86), bit-identical to the scalar forms for every non-NaN value. */
+void xtts_f32_to_f16_n(const float *in, uint16_t *out, size_t n);
+void xtts_f16_to_f32_n(const uint16_t *in, float *out, size_t n);
 
 static inline void xtts_put_be64(uint8_t *p, uint64_t v) {
     for (int i = 7; i >= 0; i--) { p[i] = (uint8_t)v; v >>= 8; }

@@ -239,8 +239,10 @@ xtts_status xtts_cache_config_from_json(const json_t *j, xtts_cache_config *out,
     x.prefix = "";
     if ((st = get_str(&x, j, "tokenizer", c.tokenizer, sizeof c.tokenizer, 0))) return st;
     if ((st = get_str(&x, j, "vocab_hash", c.vocab_hash, sizeof c.vocab_hash, 1))) return st;
-    if (c.vocab_hash[0] && !is_hex64(c.vocab_hash))
-        return bad(&x, "vocab_hash", "must be empty or 64 lower-case hex digits");
+    /* the token stream writes "sha256:<hex>"; a bare hex digest is accepted too */
+    const char *vh = strncmp(c.vocab_hash, "sha256:", 7) == 0 ? c.vocab_hash + 7 : c.vocab_hash;
+    if (c.vocab_hash[0] && !is_hex64(vh))
+        return bad(&x, "vocab_hash", "must be empty, 64 lower-case hex digits or sha256:<64 hex digits>");
     if ((st = get_int(&x, j, "vocab_size", 0, INT32_MAX, &c.vocab_size))) return st;
     if ((st = get_int(&x, j, "max_tokens", 1, XTTS_RECORD_MAX_TOKENS, &c.max_tokens))) return st;
     if ((st = get_int(&x, j, "pad_token", 0, INT32_MAX, &c.pad_token))) return st;

@@ -5,8 +5,13 @@
  *   11 reserved u8  12 id_len u16  14 reserved u16  16 n_tokens u32  20 tokens_padded u32
  *   24 n_frames u32  28 frames_padded u32  32 speaker_id u32  36 lang_id u32
  *   40 n_samples u32  44 payload_bytes u32  48 frame_bytes u32  52 pad_value f32
- *   56 reserved u32  60 crc32(bytes 0..59 || id)
+ *   56 frame_crc32 u32 (CRC-32 of the zstd frame's bytes)  60 crc32(bytes 0..59 || id)
  * followed by id_len bytes of id and one zstd frame of frame_bytes bytes.
+ *
+ * Why frame_crc32: zstd's content checksum covers the decompressed bytes only, and the
+ * compressed form has bits that do not change the content (the frame descriptor's unused
+ * bit, the window size, padding bits in entropy tables), so without it some single-bit
+ * changes to a stored record would go unnoticed.
  */
 #define ZSTD_STATIC_LINKING_ONLY
 #include "formats/record.h"
@@ -135,7 +140,7 @@ xtts_status xtts_record_encode(xtts_record_encoder *e, const xtts_record_input *
     uint8_t *mel_dst = raw + tok_bytes;
     uint8_t *mel_tmp = (e->flags & XTTS_RECORD_SHUFFLED) ? raw + payload : mel_dst;
     if (e->dtype == XTTS_DTYPE_F16) {
-        for (size_t i = 0; i < n_mel; i++) xtts_put_le16(mel_tmp + 2 * i, xtts_f32_to_f16(in->mel[i]));
+        xtts_f32_to_f16_n(in->mel, (uint16_t *)(void *)mel_tmp, n_mel); /* 2-aligned: after int32 tokens */
     } else {
         for (size_t i = 0; i < n_mel; i++) put_f32(mel_tmp + 4 * i, in->mel[i]);
     }
@@ -168,6 +173,7 @@ xtts_status xtts_record_encode(xtts_record_encoder *e, const xtts_record_input *
     xtts_put_le32(h + 44, (uint32_t)payload);
     xtts_put_le32(h + 48, (uint32_t)fsz);
     put_f32(h + 52, in->pad_value);
+    xtts_put_le32(h + 56, xtts_crc32(0, e->out + head, fsz));
     memcpy(h + XTTS_RECORD_HEADER_BYTES, id, id_len);
     uint32_t crc = xtts_crc32(0, h, 60);
     crc = xtts_crc32(crc, h + XTTS_RECORD_HEADER_BYTES, id_len);
@@ -223,6 +229,8 @@ xtts_status xtts_record_parse_header(const void *buf, size_t buf_len, xtts_recor
         return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': lengths (%u tokens, %u frames) exceed padded shape (%u, %u)",
                               t.id, t.n_tokens, t.tokens_padded, t.n_frames, t.frames_padded);
     size_t expect = (size_t)t.tokens_padded * 4 + (size_t)t.n_mels * t.frames_padded * xtts_dtype_size(t.dtype);
+    if (expect > PAYLOAD_MAX) /* the encoder never writes these; refuse before allocating */
+        return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': payload of %zu bytes over the limit", t.id, expect);
     if (t.payload_bytes != expect)
         return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': payload size %u, shape says %zu", t.id, t.payload_bytes, expect);
     if ((size_t)XTTS_RECORD_HEADER_BYTES + id_len + t.frame_bytes != buf_len)
@@ -262,6 +270,8 @@ xtts_status xtts_record_decode(xtts_record_decoder *d, const void *buf, size_t b
         return xtts_error_set(err, XTTS_ERANGE, "record '%s': mel [%u, %u] exceeds buffer [%zu, %zu]", h->id, h->n_mels,
                               h->frames_padded, n_mels_cap, frames_cap);
     const uint8_t *frame = (const uint8_t *)buf + XTTS_RECORD_HEADER_BYTES + h->id_len;
+    if (xtts_crc32(0, frame, h->frame_bytes) != xtts_get_le32((const uint8_t *)buf + 56))
+        return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': zstd frame checksum mismatch", h->id);
     unsigned long long csize = ZSTD_getFrameContentSize(frame, h->frame_bytes);
     if (csize != h->payload_bytes)
         return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': zstd frame content size does not match header", h->id);
@@ -295,7 +305,7 @@ xtts_status xtts_record_decode(xtts_record_decoder *d, const void *buf, size_t b
         if (out_dtype == XTTS_DTYPE_F32) {
             float *dst = (float *)mel + c * frames_cap;
             if (h->dtype == XTTS_DTYPE_F16)
-                for (size_t t = 0; t < T; t++) dst[t] = xtts_f16_to_f32(xtts_get_le16(row + 2 * t));
+                xtts_f16_to_f32_n((const uint16_t *)(const void *)row, dst, T);
             else
                 memcpy(dst, row, T * 4); /* little-endian host */
             for (size_t t = T; t < frames_cap; t++) dst[t] = h->pad_value;

@@ -2,8 +2,9 @@
  *
  * A record is one utterance: a fixed 64-byte header, the utterance id, and one zstd
  * frame holding the padded token ids and the padded log-mel. The header and id are
- * covered by a CRC-32 stored in the header; the zstd frame carries its own content
- * checksum (XXH64) and content size, so every byte of a record is checked.
+ * covered by a CRC-32 stored in the header, the zstd frame's bytes by a second CRC-32
+ * stored in the header, and the decompressed payload by zstd's content checksum (XXH64)
+ * and content size, so every byte of a record is checked.
  *
  * Lifecycle (zstd's habit): make one encoder or decoder per thread, reuse it for every
  * record, delete it at the end. The caller owns all buffers. Decoding never reads or

@@ -13,6 +13,10 @@ PKGS=(
   python3 python3-numpy python3-lmdb python3-zstandard
 )
 # Extra packages for `make bench` and the golden-file scripts only (never for make test).
+# clang with libFuzzer and its OpenMP runtime, for `make fuzz`.
+if [ "${1:-}" = "--fuzz" ]; then
+  PKGS+=(clang libclang-rt-14-dev libomp-dev)
+fi
 if [ "${1:-}" = "--bench" ]; then
   PKGS+=(python3-torch python3-torchaudio python3-soundfile libopenblas0-openmp hyperfine nodejs npm clang)
 fi

@@ -20,6 +20,7 @@
 #include "common/xtts_common.h"
 #include "formats/manifest.h"
 #include "formats/record.h"
+#include "cache/writer.h"
 
 typedef struct {
     int records;
@@ -80,7 +81,75 @@ static inline int fixture_fail(const char *what, const char *detail) {
     return -1;
 }
 
-/* Build dir (created) with o's records. Returns 0 on success. */
+/* Encode fixture record i (the encoder's buffer; valid until its next call). */
+static inline int fixture_encode(const fixture_opts *o, const xtts_cache_config *cfg, xtts_record_encoder *enc, int i,
+                                 const uint8_t **buf, size_t *len) {
+    char id[64];
+    snprintf(id, sizeof id, "%s-%05d", o->id_prefix, i);
+    int nt = fixture_n_tokens(o, i), nf = fixture_n_frames(o, i);
+    int fp = xtts_cache_config_padded_frames(cfg, nf);
+    int32_t *tok = calloc((size_t)o->max_tokens, sizeof *tok);
+    float *mel = calloc((size_t)o->n_mels * (size_t)fp, sizeof *mel);
+    if (!tok || !mel) {
+        free(tok);
+        free(mel);
+        return -1;
+    }
+    for (int k = 0; k < o->max_tokens; k++) tok[k] = k < nt ? fixture_token(o, i, k) : cfg->pad_token;
+    for (int c = 0; c < o->n_mels; c++)
+        for (int t = 0; t < fp; t++) mel[c * fp + t] = t < nf ? fixture_mel_value(i, c, t) : FIXTURE_PAD_VALUE;
+    if (i == o->nan_at) mel[nf / 2] = NAN; /* channel 0, a real frame */
+    xtts_record_input in = {.id = id, .split = (uint8_t)(i % 5 == 0), .speaker_id = (uint32_t)(i % 3),
+                            .lang_id = (uint32_t)(i % 2), .n_samples = (uint32_t)(nf * 256),
+                            .n_tokens = (uint32_t)nt, .tokens_padded = (uint32_t)o->max_tokens,
+                            .n_frames = (uint32_t)nf, .frames_padded = (uint32_t)fp,
+                            .n_mels = (uint16_t)o->n_mels, .pad_value = FIXTURE_PAD_VALUE, .tokens = tok, .mel = mel};
+    xtts_error e;
+    int rc = xtts_record_encode(enc, &in, buf, len, &e) ? -1 : 0;
+    if (rc) fprintf(stderr, "fixture: %s\n", e.msg);
+    free(tok);
+    free(mel);
+    return rc;
+}
+
+/* The manifest keys besides the writer's own, for records [lo, hi): stats, speakers,
+ * languages, splits, totals (new reference). */
+static inline json_t *fixture_extra(const fixture_opts *o, int lo, int hi) {
+    double *sum = calloc((size_t)o->n_mels, sizeof *sum), *sumsq = calloc((size_t)o->n_mels, sizeof *sumsq);
+    uint64_t frames = 0, tokens = 0, train = 0, val = 0;
+    for (int i = lo; i < hi; i++) {
+        int nf = fixture_n_frames(o, i);
+        for (int c = 0; c < o->n_mels; c++)
+            for (int t = 0; t < nf; t++) {
+                float v = fixture_mel_value(i, c, t);
+                float q = o->dtype == XTTS_DTYPE_F16 ? xtts_f16_to_f32(xtts_f32_to_f16(v)) : v;
+                sum[c] += q;
+                sumsq[c] += (double)q * q;
+            }
+        frames += (uint64_t)nf;
+        tokens += (uint64_t)fixture_n_tokens(o, i);
+        if (i % 5 == 0) val++;
+        else train++;
+    }
+    json_t *msum = json_array(), *msq = json_array(), *mmean = json_array(), *mstd = json_array();
+    for (int c = 0; c < o->n_mels; c++) {
+        double mu = frames ? sum[c] / (double)frames : 0, var = frames ? sumsq[c] / (double)frames - mu * mu : 0;
+        json_array_append_new(msum, json_real(sum[c]));
+        json_array_append_new(msq, json_real(sumsq[c]));
+        json_array_append_new(mmean, json_real(mu));
+        json_array_append_new(mstd, json_real(sqrt(var > 0 ? var : 0)));
+    }
+    free(sum);
+    free(sumsq);
+    return json_pack("{s:{s:I, s:I}, s:[sss], s:[ss], s:{s:f, s:f, s:I, s:I}, s:{s:I, s:o, s:o, s:o, s:o}}",
+                     "splits", "train", (json_int_t)train, "val", (json_int_t)val, "speakers", "alice", "bob",
+                     "carol", "languages", "en", "es", "totals", "audio_seconds", (double)frames * 256 / 22050,
+                     "hours", (double)frames * 256 / 22050 / 3600, "frames", (json_int_t)frames, "tokens",
+                     (json_int_t)tokens, "stats", "frames", (json_int_t)frames, "mel_sum", msum, "mel_sumsq", msq,
+                     "mel_mean", mmean, "mel_std", mstd);
+}
+
+/* Build dir (created) with o's records straight through LMDB. Returns 0 on success. */
 static inline int fixture_build(const char *dir, const fixture_opts *o) {
     xtts_cache_config cfg;
     fixture_config(o, &cfg);
@@ -90,11 +159,7 @@ static inline int fixture_build(const char *dir, const fixture_opts *o) {
     if (xtts_mkdir_p(dir, &e)) return fixture_fail(dir, e.msg);
     xtts_record_encoder *enc =
         xtts_record_encoder_new((xtts_dtype)o->dtype, 3, o->shuffle ? XTTS_RECORD_SHUFFLED : 0);
-    int32_t *tok = calloc((size_t)o->max_tokens, sizeof *tok);
-    float *mel = calloc((size_t)o->n_mels * (size_t)o->max_frames, sizeof *mel);
-    double *sum = calloc((size_t)o->n_mels, sizeof *sum), *sumsq = calloc((size_t)o->n_mels, sizeof *sumsq);
     json_t *shards = json_array();
-    uint64_t frames = 0, tokens = 0, train = 0, val = 0;
     int rc = 0;
     for (int s0 = 0, shard = 0; s0 < o->records || (o->records == 0 && shard == 0); s0 += o->per_shard, shard++) {
         int s1 = s0 + o->per_shard < o->records ? s0 + o->per_shard : o->records;
@@ -117,29 +182,9 @@ static inline int fixture_build(const char *dir, const fixture_opts *o) {
         for (int i = s0; i < s1; i++) {
             char id[64];
             snprintf(id, sizeof id, "%s-%05d", o->id_prefix, i);
-            int nt = fixture_n_tokens(o, i), nf = fixture_n_frames(o, i);
-            int fp = xtts_cache_config_padded_frames(&cfg, nf);
-            for (int k = 0; k < o->max_tokens; k++) tok[k] = k < nt ? fixture_token(o, i, k) : cfg.pad_token;
-            for (int c = 0; c < o->n_mels; c++)
-                for (int t = 0; t < fp; t++) {
-                    float v = t < nf ? fixture_mel_value(i, c, t) : FIXTURE_PAD_VALUE;
-                    mel[c * fp + t] = v;
-                    if (t < nf) {
-                        float q = o->dtype == XTTS_DTYPE_F16 ? xtts_f16_to_f32(xtts_f32_to_f16(v)) : v;
-                        sum[c] += q;
-                        sumsq[c] += (double)q * q;
-                    }
-                }
-            if (i == o->nan_at) mel[nf / 2] = NAN; /* channel 0, a real frame */
-            xtts_record_input in = {.id = id, .split = (uint8_t)(i % 5 == 0), .speaker_id = (uint32_t)(i % 3),
-                                    .lang_id = (uint32_t)(i % 2), .n_samples = (uint32_t)(nf * 256),
-                                    .n_tokens = (uint32_t)nt, .tokens_padded = (uint32_t)o->max_tokens,
-                                    .n_frames = (uint32_t)nf, .frames_padded = (uint32_t)fp,
-                                    .n_mels = (uint16_t)o->n_mels, .pad_value = FIXTURE_PAD_VALUE,
-                                    .tokens = tok, .mel = mel};
             const uint8_t *buf;
             size_t len;
-            if (xtts_record_encode(enc, &in, &buf, &len, &e)) return fixture_fail(id, e.msg);
+            if (fixture_encode(o, &cfg, enc, i, &buf, &len)) return fixture_fail(id, "encode");
             uint8_t kb[8];
             xtts_put_be64(kb, (uint64_t)(i - s0));
             MDB_val k = {8, kb}, v = {len, (void *)buf};
@@ -147,10 +192,6 @@ static inline int fixture_build(const char *dir, const fixture_opts *o) {
             MDB_val ik = {strlen(id), id}, iv = {8, kb};
             if (mdb_put(txn, idb, &ik, &iv, 0)) rc = -1;
             bytes += len;
-            frames += (uint64_t)nf;
-            tokens += (uint64_t)nt;
-            if (i % 5 == 0) val++;
-            else train++;
         }
         uint8_t nb[8];
         xtts_put_be64(nb, (uint64_t)s1);
@@ -165,34 +206,64 @@ static inline int fixture_build(const char *dir, const fixture_opts *o) {
                                                 (json_int_t)bytes, "first_index", s0));
         if (o->records == 0) break;
     }
-    json_t *msum = json_array(), *msq = json_array(), *mmean = json_array(), *mstd = json_array();
-    for (int c = 0; c < o->n_mels; c++) {
-        double mu = frames ? sum[c] / (double)frames : 0, var = frames ? sumsq[c] / (double)frames - mu * mu : 0;
-        json_array_append_new(msum, json_real(sum[c]));
-        json_array_append_new(msq, json_real(sumsq[c]));
-        json_array_append_new(mmean, json_real(mu));
-        json_array_append_new(mstd, json_real(sqrt(var > 0 ? var : 0)));
-    }
-    json_t *m = json_pack("{s:i, s:s, s:i, s:o, s:s, s:o, s:i, s:[], s:{s:I, s:I}, s:[sss], s:[ss], "
-                          "s:{s:f, s:f, s:I, s:I}, s:{s:I, s:o, s:o, s:o, s:o}}",
-                          "format_version", 1, "tool_version", "0.1.0", "records", o->records, "config",
-                          xtts_cache_config_to_json(&cfg), "config_hash", hash, "shards", shards, "rejected", 0,
-                          "rejects", "splits", "train", (json_int_t)train, "val", (json_int_t)val, "speakers", "alice",
-                          "bob", "carol", "languages", "en", "es", "totals", "audio_seconds",
-                          (double)frames * 256 / 22050, "hours", (double)frames * 256 / 22050 / 3600, "frames",
-                          (json_int_t)frames, "tokens", (json_int_t)tokens, "stats", "frames", (json_int_t)frames,
-                          "mel_sum", msum, "mel_sumsq", msq, "mel_mean", mmean, "mel_std", mstd);
+    json_t *m = fixture_extra(o, 0, o->records);
+    json_t *base = json_pack("{s:i, s:s, s:i, s:o, s:s, s:o, s:i, s:[]}", "format_version", 1, "tool_version",
+                             "0.1.0", "records", o->records, "config", xtts_cache_config_to_json(&cfg), "config_hash",
+                             hash, "shards", shards, "rejected", 0, "rejects");
+    if (m && base) json_object_update(m, base);
+    json_decref(base);
     char mpath[4096];
     snprintf(mpath, sizeof mpath, "%s/manifest.json", dir);
     if (!m) rc = fixture_fail(mpath, "json_pack");
     else if (xtts_manifest_write(mpath, m, &e)) rc = fixture_fail(mpath, e.msg);
     json_decref(m);
     xtts_record_encoder_delete(enc);
-    free(tok);
-    free(mel);
-    free(sum);
-    free(sumsq);
     return rc;
+}
+
+/* Build dir through the cache writer (cache/writer.h): a whole build with shards of
+ * about shard_bytes, or, with parts > 1, that many partial builds over contiguous
+ * ranges of records joined by xtts_cache_merge. Input index i of record i; inputs in
+ * `rejects` (a -1-terminated list, may be NULL) are rejected instead. */
+static inline int fixture_build_writer(const char *dir, const fixture_opts *o, uint64_t shard_bytes, int parts,
+                                       const int *rejects) {
+    xtts_cache_config cfg;
+    fixture_config(o, &cfg);
+    xtts_record_encoder *enc =
+        xtts_record_encoder_new((xtts_dtype)o->dtype, 3, o->shuffle ? XTTS_RECORD_SHUFFLED : 0);
+    xtts_error e;
+    int n_parts = parts > 1 ? parts : 1;
+    for (int p = 0; p < n_parts; p++) {
+        int lo = o->records * p / n_parts, hi = o->records * (p + 1) / n_parts;
+        xtts_cache_writer_options wo = {.dir = dir, .part = parts > 1 ? p : -1, .force = 0,
+                                        .shard_bytes = shard_bytes, .commit_every = 4,
+                                        .n_parts = parts > 1 ? parts : 0, .map_bytes = (uint64_t)8 << 20};
+        xtts_cache_writer *w;
+        if (xtts_cache_writer_open(&wo, &cfg, &w, &e)) return fixture_fail(dir, e.msg);
+        for (int i = lo; i < hi; i++) {
+            char id[64];
+            snprintf(id, sizeof id, "%s-%05d", o->id_prefix, i);
+            int rejected = 0;
+            for (const int *r = rejects; r && *r >= 0; r++) rejected |= *r == i;
+            const uint8_t *buf;
+            size_t len;
+            xtts_status st = rejected ? xtts_cache_writer_reject(w, (uint64_t)i, id, "rejected by the fixture", &e)
+                                      : fixture_encode(o, &cfg, enc, i, &buf, &len)
+                                          ? XTTS_EINPUT
+                                          : xtts_cache_writer_put(w, (uint64_t)i, id, buf, len, &e);
+            if (st) {
+                xtts_cache_writer_abort(w);
+                return fixture_fail(id, e.msg);
+            }
+        }
+        json_t *extra = fixture_extra(o, lo, hi);
+        xtts_status st = xtts_cache_writer_finish(w, extra, &e);
+        json_decref(extra);
+        if (st) return fixture_fail(dir, e.msg);
+    }
+    xtts_record_encoder_delete(enc);
+    if (parts > 1 && xtts_cache_merge(dir, &e)) return fixture_fail(dir, e.msg);
+    return 0;
 }
 
 /* Replace the stored value of (shard, local) with val; also used to lay out damage. */

@@ -818,6 +818,59 @@ static void test_recompute_without_audio_front_end_is_a_clear_fault(void **state
     tmp_remove(&t);
 }
 
+/* ---- caches built by the writer --------------------------------------------------------------- */
+
+static void test_writer_built_caches_verify_clean_with_the_same_digest(void **state) {
+    (void)state;
+    tmpdir_t t;
+    tmp_make(&t);
+    char a[4200], w1[4200], w3[4200], wr[4200];
+    snprintf(a, sizeof a, "%s/fixture", t.dir);
+    snprintf(w1, sizeof w1, "%s/whole", t.dir);
+    snprintf(w3, sizeof w3, "%s/parts", t.dir);
+    snprintf(wr, sizeof wr, "%s/rejects", t.dir);
+    fixture_opts o;
+    fixture_default(&o);
+    o.dtype = XTTS_DTYPE_F16;
+    build(a, &o);
+    assert_int_equal(fixture_build_writer(w1, &o, 4096, 1, NULL), 0);  /* rotates to several shards */
+    assert_int_equal(fixture_build_writer(w3, &o, 1 << 20, 3, NULL), 0); /* three parts, merged */
+    faults_t fs;
+    xtts_verify_report ra, r1, r3;
+    assert_int_equal(verify(a, 1, &fs, &ra), XTTS_OK);
+    assert_int_equal(ra.faults, 0);
+    assert_int_equal(verify(w1, 1, &fs, &r1), XTTS_OK);
+    dump_faults(&fs);
+    assert_int_equal(r1.faults, 0);
+    assert_true(r1.shards > 1);
+    assert_int_equal(verify(w3, 1, &fs, &r3), XTTS_OK);
+    dump_faults(&fs);
+    assert_int_equal(r3.faults, 0);
+    assert_true(r3.shards >= 3);
+    assert_true(r1.digest_complete && r3.digest_complete);
+    assert_string_equal(ra.digest, r1.digest);
+    assert_string_equal(ra.digest, r3.digest);
+    /* Rejected inputs leave gaps in the input order but none in the record index. */
+    int rejects[] = {3, 17, -1};
+    assert_int_equal(fixture_build_writer(wr, &o, 4096, 1, rejects), 0);
+    xtts_verify_report rr;
+    assert_int_equal(verify(wr, 0, &fs, &rr), XTTS_OK);
+    assert_int_equal(rr.records_checked, 38);
+    assert_string_not_equal(rr.digest, ra.digest);
+    xtts_cache *c;
+    xtts_error e;
+    assert_int_equal(xtts_cache_open(wr, &c, &e), XTTS_OK);
+    xtts_cache_reader *r;
+    assert_int_equal(xtts_cache_reader_new(c, &r, &e), XTTS_OK);
+    uint64_t idx;
+    assert_int_equal(xtts_cache_reader_find(r, "utt-00018", &idx, &e), XTTS_OK);
+    assert_int_equal(idx, 16);
+    assert_int_equal(xtts_cache_reader_find(r, "utt-00017", &idx, &e), XTTS_ENOTFOUND);
+    xtts_cache_reader_delete(r);
+    xtts_cache_close(c);
+    tmp_remove(&t);
+}
+
 /* ---- inspect exports ---------------------------------------------------------------------------- */
 
 static void test_npy_export_has_numpy_header_and_data(void **state) {
@@ -951,6 +1004,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_verify_reports_nan_duplicate_ids_bad_ids_index_and_tables),
         cmocka_unit_test(test_verify_deep_checks_manifest_stats_and_totals),
         cmocka_unit_test(test_recompute_without_audio_front_end_is_a_clear_fault),
+        cmocka_unit_test(test_writer_built_caches_verify_clean_with_the_same_digest),
         cmocka_unit_test(test_npy_export_has_numpy_header_and_data),
         cmocka_unit_test(test_png_export_is_frames_wide_mels_high_low_bins_at_bottom),
         cmocka_unit_test(test_colormaps_match_matplotlib_anchor_colours),

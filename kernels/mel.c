@@ -1,0 +1,345 @@
+/* mel.c — log-mel spectrogram on the CPU: presets, parameter checks, sparse filterbank and
+ * the fused per-frame STFT -> power/magnitude -> mel -> log loop over FFTW3 (single precision).
+ *
+ * One context per thread: the FFTW plan, window, filterbank and scratch are made once and
+ * reused for every clip. FFTW's planner is not thread-safe, so plan creation and destruction
+ * are serialized by a process-wide mutex; executing a plan is thread-safe. Plans are made
+ * with FFTW_ESTIMATE, which picks the same algorithm in every context and every process,
+ * so output bytes do not depend on the thread count or on which run computed them
+ * (FFTW_MEASURE times candidates and may pick differently from run to run).
+ *
+ * Per-element math (window, reflection, mel scales, filter weights, magnitude, log, whisper
+ * post-processing) comes from kernels/mel_math.h, shared with the CUDA kernels.
+ */
+#include "kernels/mel.h"
+
+#include <fftw3.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/mel_math.h"
+
+#define MEL_TILE_FRAMES 64
+
+static pthread_mutex_t fftw_planner_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct xtts_mel {
+    xtts_mel_params p;
+    int n_bins;          /* n_fft/2 + 1 */
+    int n_bins_used;     /* bins up to the last one any filter touches */
+    int pad_left;        /* reflect padding before sample 0 */
+    float *window;       /* (n_fft) */
+    float *frame;        /* (n_fft) windowed frame, FFT input */
+    fftwf_complex *spec; /* (n_bins) FFT output */
+    float *power;        /* (n_bins) power or magnitude per bin */
+    float *tile;         /* (MEL_TILE_FRAMES, n_mels) log-mel of the frames in flight */
+    int *fb_first;       /* (n_mels) first nonzero bin of each filter */
+    int *fb_count;       /* (n_mels) number of bins from fb_first on */
+    float *fb_weight;    /* packed nonzero weights, filter after filter */
+    size_t *fb_offset;   /* (n_mels) start of each filter in fb_weight */
+    fftwf_plan plan;
+};
+
+xtts_status xtts_mel_preset(const char *name, xtts_mel_params *p, xtts_error *err) {
+    xtts_mel_params q;
+    memset(&q, 0, sizeof q);
+    if (!name) return xtts_error_set(err, XTTS_EUSAGE, "mel preset: no name given");
+    /* Shared defaults: the 22.05 kHz vocoder family. */
+    q.sample_rate = 22050;
+    q.n_fft = 1024;
+    q.hop_samples = 256;
+    q.win_samples = 1024;
+    q.n_mels = 80;
+    q.fmin_hz = 0.0;
+    q.fmax_hz = 8000.0;
+    q.mel_scale = XTTS_MEL_SCALE_SLANEY;
+    q.mel_norm = XTTS_MEL_NORM_SLANEY;
+    q.log_kind = XTTS_LOG_LN;
+    q.log_floor = 1e-5;
+    if (strcmp(name, "xtts") == 0) {
+        /* torchaudio MelSpectrogram(norm='slaney', mel_scale='htk'), log(clamp(x, 1e-5)) */
+        q.mel_scale = XTTS_MEL_SCALE_HTK;
+        q.center = 1;
+        q.power = 2;
+    } else if (strcmp(name, "hifigan") == 0) {
+        /* jik876/hifi-gan meldataset.mel_spectrogram */
+        q.center = 0;
+        q.pad_samples = (q.n_fft - q.hop_samples) / 2;
+        q.power = 1;
+        q.mag_eps = 1e-9;
+    } else if (strcmp(name, "vits") == 0) {
+        /* jaywalnut310/vits mel_processing.mel_spectrogram_torch */
+        q.center = 0;
+        q.pad_samples = (q.n_fft - q.hop_samples) / 2;
+        q.power = 1;
+        q.mag_eps = 1e-6;
+        q.fmax_hz = q.sample_rate / 2.0;
+    } else if (strcmp(name, "tacotron2") == 0) {
+        /* NVIDIA tacotron2 layers.TacotronSTFT */
+        q.center = 1;
+        q.power = 1;
+        q.mag_eps = 0.0;
+    } else if (strcmp(name, "whisper") == 0) {
+        /* openai/whisper audio.log_mel_spectrogram */
+        q.sample_rate = 16000;
+        q.n_fft = 400;
+        q.hop_samples = 160;
+        q.win_samples = 400;
+        q.fmax_hz = 8000.0;
+        q.center = 1;
+        q.power = 2;
+        q.log_kind = XTTS_LOG_LOG10;
+        q.log_floor = 1e-10;
+        q.drop_last_frame = 1;
+        q.whisper_post = 1;
+    } else {
+        return xtts_error_set(err, XTTS_EUSAGE,
+                              "mel preset '%s' is unknown (use xtts, hifigan, vits, tacotron2 or whisper)", name);
+    }
+    snprintf(q.preset, sizeof q.preset, "%s", name);
+    *p = q;
+    return XTTS_OK;
+}
+
+xtts_status xtts_mel_params_check(const xtts_mel_params *p, xtts_error *err) {
+    if (p->sample_rate < 1000 || p->sample_rate > 384000)
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: sample rate %d Hz is outside 1000..384000", p->sample_rate);
+    if (p->n_fft < 16 || p->n_fft > 65536)
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: n_fft %d is outside 16..65536", p->n_fft);
+    if (p->hop_samples < 1 || p->hop_samples > p->n_fft * 4)
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: hop %d is outside 1..4*n_fft", p->hop_samples);
+    if (p->win_samples < 1 || p->win_samples > p->n_fft)
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: window %d is outside 1..n_fft (%d)", p->win_samples, p->n_fft);
+    if (p->n_mels < 1 || p->n_mels > 1024)
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: n_mels %d is outside 1..1024", p->n_mels);
+    if (!(p->fmin_hz >= 0.0) || !(p->fmax_hz > p->fmin_hz) || p->fmax_hz > p->sample_rate / 2.0)
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: need 0 <= fmin < fmax <= sample_rate/2 (fmin %g, fmax %g, sr %d)",
+                              p->fmin_hz, p->fmax_hz, p->sample_rate);
+    if (p->mel_scale != XTTS_MEL_SCALE_HTK && p->mel_scale != XTTS_MEL_SCALE_SLANEY)
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: mel scale %d is not htk (0) or slaney (1)", p->mel_scale);
+    if (p->mel_norm != XTTS_MEL_NORM_NONE && p->mel_norm != XTTS_MEL_NORM_SLANEY)
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: mel norm %d is not none (0) or slaney (1)", p->mel_norm);
+    if (p->center != 0 && p->center != 1)
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: center must be 0 or 1");
+    if (!p->center && (p->pad_samples < 0 || p->pad_samples >= p->n_fft))
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: pad %d is outside 0..n_fft-1", p->pad_samples);
+    if (p->power != 1 && p->power != 2)
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: power must be 1 (magnitude) or 2 (power)");
+    if (!(p->mag_eps >= 0.0) || p->mag_eps > 1.0)
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: magnitude epsilon %g is outside 0..1", p->mag_eps);
+    if (p->log_kind != XTTS_LOG_LN && p->log_kind != XTTS_LOG_LOG10)
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: log kind %d is not ln (0) or log10 (1)", p->log_kind);
+    if (!(p->log_floor >= 1e-30) || p->log_floor > 1.0)
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: log floor %g is outside 1e-30..1", p->log_floor);
+    if ((p->drop_last_frame != 0 && p->drop_last_frame != 1) || (p->whisper_post != 0 && p->whisper_post != 1))
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: drop_last_frame and whisper_post must be 0 or 1");
+    return XTTS_OK;
+}
+
+static int pad_left_of(const xtts_mel_params *p) { return p->center ? p->n_fft / 2 : p->pad_samples; }
+
+size_t xtts_mel_n_frames(const xtts_mel_params *p, size_t n_samples) {
+    size_t pad = (size_t)pad_left_of(p);
+    /* Reflect padding needs more samples than it pads (torch refuses otherwise). */
+    if (n_samples == 0 || (pad > 0 && n_samples <= pad)) return 0;
+    size_t padded = n_samples + 2 * pad;
+    if (padded < (size_t)p->n_fft) return 0;
+    size_t frames = (padded - (size_t)p->n_fft) / (size_t)p->hop_samples + 1;
+    if (p->drop_last_frame) frames = frames > 0 ? frames - 1 : 0;
+    return frames;
+}
+
+float xtts_mel_pad_value(const xtts_mel_params *p) {
+    return xtts_log_clamp(0.0f, (float)p->log_floor, p->log_kind);
+}
+
+xtts_status xtts_mel_filterbank(const xtts_mel_params *p, float *fb, xtts_error *err) {
+    xtts_status st = xtts_mel_params_check(p, err);
+    if (st) return st;
+    int n_bins = p->n_fft / 2 + 1;
+    for (int c = 0; c < p->n_mels; c++) {
+        double f_lo = xtts_mel_point_hz(c, p->n_mels, p->fmin_hz, p->fmax_hz, p->mel_scale);
+        double f_c = xtts_mel_point_hz(c + 1, p->n_mels, p->fmin_hz, p->fmax_hz, p->mel_scale);
+        double f_hi = xtts_mel_point_hz(c + 2, p->n_mels, p->fmin_hz, p->fmax_hz, p->mel_scale);
+        for (int k = 0; k < n_bins; k++) {
+            double f = xtts_bin_hz(k, p->n_fft, p->sample_rate);
+            fb[(size_t)c * n_bins + k] = (float)xtts_mel_filter_weight(f, f_lo, f_c, f_hi, p->mel_norm);
+        }
+    }
+    return XTTS_OK;
+}
+
+void xtts_mel_delete(xtts_mel *m) {
+    if (!m) return;
+    if (m->plan) {
+        pthread_mutex_lock(&fftw_planner_lock);
+        fftwf_destroy_plan(m->plan);
+        pthread_mutex_unlock(&fftw_planner_lock);
+    }
+    fftwf_free(m->window);
+    fftwf_free(m->frame);
+    fftwf_free(m->spec);
+    fftwf_free(m->power);
+    free(m->tile);
+    free(m->fb_first);
+    free(m->fb_count);
+    free(m->fb_weight);
+    free(m->fb_offset);
+    free(m);
+}
+
+/* Keep only each filter's nonzero run of bins: a triangle covers a contiguous range, so
+ * per filter [first, first+count) holds every nonzero weight. */
+static xtts_status build_sparse_filterbank(xtts_mel *m, xtts_error *err) {
+    const xtts_mel_params *p = &m->p;
+    float *dense = malloc(sizeof(float) * (size_t)p->n_mels * (size_t)m->n_bins);
+    m->fb_first = calloc((size_t)p->n_mels, sizeof(int));
+    m->fb_count = calloc((size_t)p->n_mels, sizeof(int));
+    m->fb_offset = calloc((size_t)p->n_mels, sizeof(size_t));
+    if (!dense || !m->fb_first || !m->fb_count || !m->fb_offset) {
+        free(dense);
+        return xtts_error_set(err, XTTS_ENOMEM, "mel: out of memory for the filterbank");
+    }
+    xtts_status st = xtts_mel_filterbank(p, dense, err);
+    if (st) { free(dense); return st; }
+    size_t total = 0;
+    int max_bin = 0;
+    for (int c = 0; c < p->n_mels; c++) {
+        const float *row = dense + (size_t)c * m->n_bins;
+        int first = -1, last = -1;
+        for (int k = 0; k < m->n_bins; k++)
+            if (row[k] != 0.0f) { if (first < 0) first = k; last = k; }
+        m->fb_first[c] = first < 0 ? 0 : first;
+        m->fb_count[c] = first < 0 ? 0 : last - first + 1;
+        m->fb_offset[c] = total;
+        total += (size_t)m->fb_count[c];
+        if (last + 1 > max_bin) max_bin = last + 1;
+    }
+    m->fb_weight = malloc(sizeof(float) * (total ? total : 1));
+    if (!m->fb_weight) { free(dense); return xtts_error_set(err, XTTS_ENOMEM, "mel: out of memory for the filterbank"); }
+    for (int c = 0; c < p->n_mels; c++)
+        memcpy(m->fb_weight + m->fb_offset[c], dense + (size_t)c * m->n_bins + m->fb_first[c],
+               sizeof(float) * (size_t)m->fb_count[c]);
+    m->n_bins_used = max_bin > 0 ? max_bin : 1;
+    free(dense);
+    return XTTS_OK;
+}
+
+xtts_mel *xtts_mel_new(const xtts_mel_params *p, xtts_error *err) {
+    if (xtts_mel_params_check(p, err)) return NULL;
+    xtts_mel *m = calloc(1, sizeof *m);
+    if (!m) { xtts_error_set(err, XTTS_ENOMEM, "mel: out of memory"); return NULL; }
+    m->p = *p;
+    m->n_bins = p->n_fft / 2 + 1;
+    m->pad_left = pad_left_of(p);
+    m->window = fftwf_malloc(sizeof(float) * (size_t)p->n_fft);
+    m->frame = fftwf_malloc(sizeof(float) * (size_t)p->n_fft);
+    m->spec = fftwf_malloc(sizeof(fftwf_complex) * (size_t)m->n_bins);
+    m->power = fftwf_malloc(sizeof(float) * (size_t)m->n_bins);
+    m->tile = malloc(sizeof(float) * MEL_TILE_FRAMES * (size_t)p->n_mels);
+    if (!m->window || !m->frame || !m->spec || !m->power || !m->tile) {
+        xtts_error_set(err, XTTS_ENOMEM, "mel: out of memory");
+        xtts_mel_delete(m);
+        return NULL;
+    }
+    for (int j = 0; j < p->n_fft; j++) m->window[j] = xtts_stft_window(j, p->n_fft, p->win_samples);
+    if (build_sparse_filterbank(m, err)) { xtts_mel_delete(m); return NULL; }
+    pthread_mutex_lock(&fftw_planner_lock);
+    m->plan = fftwf_plan_dft_r2c_1d(p->n_fft, m->frame, m->spec, FFTW_ESTIMATE | FFTW_DESTROY_INPUT);
+    pthread_mutex_unlock(&fftw_planner_lock);
+    if (!m->plan) {
+        xtts_error_set(err, XTTS_ENOMEM, "mel: FFTW could not plan a %d-point r2c transform", p->n_fft);
+        xtts_mel_delete(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* Fill m->frame with frame t: samples from t*hop - pad_left on, reflected at both ends, windowed. */
+static void load_frame(xtts_mel *m, const float *x, long n, size_t t) {
+    const int n_fft = m->p.n_fft;
+    float *restrict frame = m->frame;
+    const float *restrict window = m->window;
+    long start = (long)t * m->p.hop_samples - m->pad_left;
+    if (start >= 0 && start + n_fft <= n) {
+        const float *restrict src = x + start;
+#pragma omp simd
+        for (int j = 0; j < n_fft; j++) frame[j] = src[j] * window[j];
+    } else {
+        for (int j = 0; j < n_fft; j++) frame[j] = x[xtts_reflect_index(start + j, n)] * window[j];
+    }
+}
+
+/* Spectrum values of the bins the filters use; one loop per kind so each vectorizes. */
+static void spectrum_values(xtts_mel *m) {
+    const float *restrict s = (const float *)m->spec; /* interleaved re, im */
+    float *restrict pw = m->power;
+    const int n_used = m->n_bins_used;
+    const float eps = (float)m->p.mag_eps;
+    if (m->p.power == 2) {
+#pragma omp simd
+        for (int k = 0; k < n_used; k++) pw[k] = xtts_power(s[2 * k], s[2 * k + 1]);
+    } else {
+#pragma omp simd
+        for (int k = 0; k < n_used; k++) pw[k] = xtts_magnitude(s[2 * k], s[2 * k + 1], eps);
+    }
+}
+
+xtts_status xtts_mel_compute(xtts_mel *m, const float *samples, size_t n_samples, float *out,
+                             size_t out_stride, size_t *n_frames, float *pad_value, xtts_error *err) {
+    const xtts_mel_params *p = &m->p;
+    size_t frames = xtts_mel_n_frames(p, n_samples);
+    if (n_frames) *n_frames = frames;
+    if (frames == 0)
+        return xtts_error_set(err, XTTS_EINPUT, "mel: %zu samples are shorter than one frame (n_fft %d, padding %d)",
+                              n_samples, p->n_fft, m->pad_left);
+    if (out_stride < frames)
+        return xtts_error_set(err, XTTS_ERANGE, "mel: output stride %zu is smaller than %zu frames", out_stride, frames);
+    if ((long)n_samples < 0)
+        return xtts_error_set(err, XTTS_ERANGE, "mel: %zu samples is too many", n_samples);
+
+    /* Frames are computed into a frame-major tile and written out channel-major one tile at
+     * a time: writing each frame straight into n_mels rows far apart costs a TLB miss per cell. */
+    const int n_mels = p->n_mels, log_kind = p->log_kind;
+    const float floor_value = (float)p->log_floor;
+    float clip_max = -INFINITY;
+    for (size_t t0 = 0; t0 < frames; t0 += MEL_TILE_FRAMES) {
+        size_t tile_frames = frames - t0 < MEL_TILE_FRAMES ? frames - t0 : MEL_TILE_FRAMES;
+        for (size_t u = 0; u < tile_frames; u++) {
+            load_frame(m, samples, (long)n_samples, t0 + u);
+            fftwf_execute(m->plan);
+            spectrum_values(m);
+            float *restrict cell = m->tile + u * (size_t)n_mels;
+            for (int c = 0; c < n_mels; c++) {
+                const float *restrict w = m->fb_weight + m->fb_offset[c];
+                const float *restrict pk = m->power + m->fb_first[c];
+                float acc = 0.0f;
+                const int count = m->fb_count[c];
+                for (int i = 0; i < count; i++) acc += w[i] * pk[i];
+                cell[c] = acc;
+            }
+#pragma omp simd reduction(max : clip_max)
+            for (int c = 0; c < n_mels; c++) {
+                float v = xtts_log_clamp(cell[c], floor_value, log_kind);
+                clip_max = v > clip_max ? v : clip_max;
+                cell[c] = v;
+            }
+        }
+        for (int c = 0; c < n_mels; c++) {
+            float *restrict row = out + (size_t)c * out_stride + t0;
+            for (size_t u = 0; u < tile_frames; u++) row[u] = m->tile[u * (size_t)n_mels + c];
+        }
+    }
+    float pad = xtts_mel_pad_value(p);
+    if (p->whisper_post) {
+        for (int c = 0; c < n_mels; c++) {
+            float *row = out + (size_t)c * out_stride;
+            for (size_t t = 0; t < frames; t++) row[t] = xtts_whisper_post(row[t], clip_max);
+        }
+        pad = xtts_whisper_post(pad, clip_max);
+    }
+    if (pad_value) *pad_value = pad;
+    return XTTS_OK;
+}

@@ -1,0 +1,314 @@
+// mel.cu — the log-mel of a batch of clips on a CUDA device (kernels/mel_cuda.h).
+//
+// Steps, one stream: clips are packed into pinned host memory and copied to the device with
+// a per-frame descriptor table; then, chunk by chunk of frames, k_frames frames and windows
+// them (reflect padding), one batched cuFFT R2C plan (cufftPlanMany) transforms the chunk, and
+// k_mel computes magnitude or power, the sparse mel projection and the clamped log for every
+// (frame, channel). Whisper presets get a per-clip max (k_clip_max) and k_whisper_post.
+// Every per-element formula is a function of kernels/mel_math.h, the ones the CPU golden
+// tests run; the host code here only sizes buffers, fills descriptors and copies.
+#include "kernels/mel_cuda.h"
+#include "kernels/mel_math.h"
+
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+// One STFT frame of one clip in the batch.
+struct frame_desc {
+    long long sample_base;  // clip's first sample in d_samples
+    long long n;            // clip length in samples
+    long long start;        // first sample of the frame, before reflection (may be < 0)
+    long long out_cell;     // d_out index of (channel 0, this frame)
+    long long out_stride;   // the clip's frame count: distance between channels in d_out
+};
+
+const int THREADS = 256;
+const size_t CHUNK_FRAMES = 4096;  // frames per cuFFT execution
+
+// frames is (n_frames, n_fft): windowed, reflect-padded frames of the chunk.
+__global__ void k_frames(const float *samples, const frame_desc *desc, size_t first_frame, size_t n_frames,
+                         int n_fft, const float *window, float *frames) {
+    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (idx >= n_frames * (size_t)n_fft) return;
+    size_t f = idx / n_fft;
+    int j = (int)(idx % n_fft);
+    frame_desc d = desc[first_frame + f];
+    long i = xtts_reflect_index((long)(d.start + j), (long)d.n);
+    frames[idx] = samples[d.sample_base + i] * window[j];
+}
+
+// spec is (n_frames, n_bins); one thread per (frame, channel) writes the clamped log-mel.
+__global__ void k_mel(const cufftComplex *spec, const frame_desc *desc, size_t first_frame, size_t n_frames,
+                      int n_bins, int n_mels, const int *fb_first, const int *fb_count, const int *fb_offset,
+                      const float *fb_weight, int power, float eps, float floor_value, int log_kind, float *out) {
+    size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (idx >= n_frames * (size_t)n_mels) return;
+    size_t f = idx / n_mels;
+    int c = (int)(idx % n_mels);
+    const cufftComplex *s = spec + f * n_bins + fb_first[c];
+    const float *w = fb_weight + fb_offset[c];
+    float acc = 0.0f;
+    for (int i = 0; i < fb_count[c]; i++) acc += w[i] * xtts_spec_value(s[i].x, s[i].y, power, eps);
+    frame_desc d = desc[first_frame + f];
+    out[d.out_cell + (long long)c * d.out_stride] = xtts_log_clamp(acc, floor_value, log_kind);
+}
+
+// One block per clip: clip_max[k] = max of out[clip_cells[k] .. clip_cells[k+1]).
+__global__ void k_clip_max(const float *out, const long long *clip_cells, float *clip_max) {
+    __shared__ float s[THREADS];
+    long long lo = clip_cells[blockIdx.x], hi = clip_cells[blockIdx.x + 1];
+    float m = -INFINITY;
+    for (long long i = lo + threadIdx.x; i < hi; i += blockDim.x) m = fmaxf(m, out[i]);
+    s[threadIdx.x] = m;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+        if ((int)threadIdx.x < k) s[threadIdx.x] = fmaxf(s[threadIdx.x], s[threadIdx.x + k]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) clip_max[blockIdx.x] = s[0];
+}
+
+// grid.y = clip.
+__global__ void k_whisper_post(float *out, const long long *clip_cells, const float *clip_max) {
+    long long lo = clip_cells[blockIdx.y], hi = clip_cells[blockIdx.y + 1];
+    float mx = clip_max[blockIdx.y];
+    for (long long i = lo + blockIdx.x * (long long)blockDim.x + threadIdx.x; i < hi;
+         i += (long long)gridDim.x * blockDim.x)
+        out[i] = xtts_whisper_post(out[i], mx);
+}
+
+xtts_status cuda_fail(cudaError_t e, const char *what, xtts_error *err) {
+    return xtts_error_set(err, e == cudaErrorMemoryAllocation ? XTTS_ENOMEM : XTTS_EIO, "cuda: %s: %s", what,
+                          cudaGetErrorString(e));
+}
+
+#define CUDA_OK(call)                                                 \
+    do {                                                              \
+        cudaError_t e_ = (call);                                      \
+        if (e_ != cudaSuccess) return cuda_fail(e_, #call, err);      \
+    } while (0)
+
+unsigned blocks_for(size_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
+
+}  // namespace
+
+struct xtts_mel_cuda {
+    xtts_mel_params p;
+    int device, n_bins, pad_left;
+    size_t max_clips, max_samples, max_frames;
+    cudaStream_t stream;
+    cufftHandle plan;
+    bool have_stream, have_plan;
+    float *h_samples;       // pinned (max_samples)
+    frame_desc *h_desc;     // pinned (max_frames)
+    long long *h_clip_cells;  // pinned (max_clips + 1) prefix sums of n_mels * frames
+    float *h_clip_max;      // pinned (max_clips)
+    float *d_samples;       // (max_samples)
+    frame_desc *d_desc;     // (max_frames)
+    long long *d_clip_cells;  // (max_clips + 1)
+    float *d_clip_max;      // (max_clips)
+    float *d_window;        // (n_fft)
+    float *d_frames;        // (CHUNK_FRAMES, n_fft)
+    cufftComplex *d_spec;   // (CHUNK_FRAMES, n_bins)
+    float *d_out;           // clip after clip, each [n_mels][frames]
+    int *d_fb_first, *d_fb_count, *d_fb_offset;  // (n_mels)
+    float *d_fb_weight;     // packed nonzero filter weights
+};
+
+// The kernel image fits the current device (no "no kernel image" at launch time).
+extern "C" int xtts_mel_cuda_kernels_fit(char *why, size_t why_len) {
+    cudaFuncAttributes a;
+    cudaError_t e = cudaFuncGetAttributes(&a, k_mel);
+    if (e != cudaSuccess) {
+        if (why) snprintf(why, why_len, "no usable kernel image for this device: %s", cudaGetErrorString(e));
+        return 0;
+    }
+    return 1;
+}
+
+extern "C" void xtts_mel_cuda_delete(xtts_mel_cuda *m) {
+    if (!m) return;
+    cudaSetDevice(m->device);
+    if (m->have_plan) cufftDestroy(m->plan);
+    if (m->have_stream) cudaStreamDestroy(m->stream);
+    cudaFreeHost(m->h_samples);
+    cudaFreeHost(m->h_desc);
+    cudaFreeHost(m->h_clip_cells);
+    cudaFreeHost(m->h_clip_max);
+    void *dev[] = {m->d_samples, m->d_desc, m->d_clip_cells, m->d_clip_max, m->d_window, m->d_frames,
+                   m->d_spec, m->d_out, m->d_fb_first, m->d_fb_count, m->d_fb_offset, m->d_fb_weight};
+    for (void *ptr : dev) cudaFree(ptr);
+    free(m);
+}
+
+static xtts_status setup(xtts_mel_cuda *m, xtts_error *err) {
+    const xtts_mel_params &p = m->p;
+    CUDA_OK(cudaSetDevice(m->device));
+    CUDA_OK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
+    m->have_stream = true;
+    // Filterbank: dense from the CPU path's function, kept sparse as the CPU path keeps it.
+    std::vector<float> dense((size_t)p.n_mels * m->n_bins);
+    xtts_status st = xtts_mel_filterbank(&p, dense.data(), err);
+    if (st) return st;
+    std::vector<int> first(p.n_mels), count(p.n_mels), offset(p.n_mels);
+    std::vector<float> weights;
+    for (int c = 0; c < p.n_mels; c++) {
+        const float *row = dense.data() + (size_t)c * m->n_bins;
+        int lo = -1, hi = -1;
+        for (int k = 0; k < m->n_bins; k++)
+            if (row[k] != 0.0f) { if (lo < 0) lo = k; hi = k; }
+        first[c] = lo < 0 ? 0 : lo;
+        count[c] = lo < 0 ? 0 : hi - lo + 1;
+        offset[c] = (int)weights.size();
+        weights.insert(weights.end(), row + first[c], row + first[c] + count[c]);
+    }
+    if (weights.empty()) weights.push_back(0.0f);
+    std::vector<float> window(p.n_fft);
+    for (int j = 0; j < p.n_fft; j++) window[j] = xtts_stft_window(j, p.n_fft, p.win_samples);
+
+    CUDA_OK(cudaMallocHost(&m->h_samples, sizeof(float) * m->max_samples));
+    CUDA_OK(cudaMallocHost(&m->h_desc, sizeof(frame_desc) * m->max_frames));
+    CUDA_OK(cudaMallocHost(&m->h_clip_cells, sizeof(long long) * (m->max_clips + 1)));
+    CUDA_OK(cudaMallocHost(&m->h_clip_max, sizeof(float) * m->max_clips));
+    CUDA_OK(cudaMalloc(&m->d_samples, sizeof(float) * m->max_samples));
+    CUDA_OK(cudaMalloc(&m->d_desc, sizeof(frame_desc) * m->max_frames));
+    CUDA_OK(cudaMalloc(&m->d_clip_cells, sizeof(long long) * (m->max_clips + 1)));
+    CUDA_OK(cudaMalloc(&m->d_clip_max, sizeof(float) * m->max_clips));
+    CUDA_OK(cudaMalloc(&m->d_window, sizeof(float) * p.n_fft));
+    CUDA_OK(cudaMalloc(&m->d_frames, sizeof(float) * CHUNK_FRAMES * p.n_fft));
+    CUDA_OK(cudaMalloc(&m->d_spec, sizeof(cufftComplex) * CHUNK_FRAMES * m->n_bins));
+    CUDA_OK(cudaMalloc(&m->d_out, sizeof(float) * m->max_frames * p.n_mels));
+    CUDA_OK(cudaMalloc(&m->d_fb_first, sizeof(int) * p.n_mels));
+    CUDA_OK(cudaMalloc(&m->d_fb_count, sizeof(int) * p.n_mels));
+    CUDA_OK(cudaMalloc(&m->d_fb_offset, sizeof(int) * p.n_mels));
+    CUDA_OK(cudaMalloc(&m->d_fb_weight, sizeof(float) * weights.size()));
+    CUDA_OK(cudaMemset(m->d_frames, 0, sizeof(float) * CHUNK_FRAMES * p.n_fft));
+    CUDA_OK(cudaMemcpy(m->d_window, window.data(), sizeof(float) * p.n_fft, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(m->d_fb_first, first.data(), sizeof(int) * p.n_mels, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(m->d_fb_count, count.data(), sizeof(int) * p.n_mels, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(m->d_fb_offset, offset.data(), sizeof(int) * p.n_mels, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(m->d_fb_weight, weights.data(), sizeof(float) * weights.size(), cudaMemcpyHostToDevice));
+
+    int n = p.n_fft, nb = m->n_bins;
+    cufftResult r = cufftPlanMany(&m->plan, 1, &n, &n, 1, n, &nb, 1, nb, CUFFT_R2C, (int)CHUNK_FRAMES);
+    if (r != CUFFT_SUCCESS) return xtts_error_set(err, XTTS_EIO, "cuda: cufftPlanMany failed (%d)", (int)r);
+    m->have_plan = true;
+    r = cufftSetStream(m->plan, m->stream);
+    if (r != CUFFT_SUCCESS) return xtts_error_set(err, XTTS_EIO, "cuda: cufftSetStream failed (%d)", (int)r);
+    return XTTS_OK;
+}
+
+extern "C" xtts_mel_cuda *xtts_mel_cuda_new(const xtts_mel_params *p, int ordinal, size_t max_clips,
+                                            size_t max_batch_samples, xtts_error *err) {
+    if (xtts_mel_params_check(p, err)) return NULL;
+    if (max_clips < 1 || max_clips > 65535 || max_batch_samples < 1 || max_batch_samples > ((size_t)1 << 34)) {
+        xtts_error_set(err, XTTS_EUSAGE, "cuda mel: batch of %zu clips / %zu samples is outside 1..65535 / 1..2^34",
+                       max_clips, max_batch_samples);
+        return NULL;
+    }
+    char why[256];
+    if (!xtts_cuda_device_usable(ordinal, why, sizeof why)) {
+        xtts_error_set(err, XTTS_EUNSUPPORTED, "cuda:%d is not usable: %s", ordinal, why);
+        return NULL;
+    }
+    xtts_mel_cuda *m = (xtts_mel_cuda *)calloc(1, sizeof *m);
+    if (!m) { xtts_error_set(err, XTTS_ENOMEM, "cuda mel: out of memory"); return NULL; }
+    m->p = *p;
+    m->device = ordinal;
+    m->n_bins = p->n_fft / 2 + 1;
+    m->pad_left = p->center ? p->n_fft / 2 : p->pad_samples;
+    m->max_clips = max_clips;
+    m->max_samples = max_batch_samples;
+    // frames of a clip <= n/hop + 2*pad/hop + 1
+    m->max_frames = max_batch_samples / p->hop_samples + max_clips * (2 * (size_t)m->pad_left / p->hop_samples + 2);
+    if (setup(m, err)) { xtts_mel_cuda_delete(m); return NULL; }
+    return m;
+}
+
+extern "C" xtts_status xtts_mel_cuda_compute_batch(xtts_mel_cuda *m, size_t n_clips, const float *const *samples,
+                                                   const size_t *n_samples, float *const *out,
+                                                   const size_t *out_stride, size_t *n_frames, float *pad_values,
+                                                   xtts_error *err) {
+    const xtts_mel_params &p = m->p;
+    if (n_clips > m->max_clips)
+        return xtts_error_set(err, XTTS_ERANGE, "cuda mel: %zu clips exceed the batch of %zu", n_clips, m->max_clips);
+    size_t total_samples = 0, total_frames = 0;
+    for (size_t k = 0; k < n_clips; k++) {
+        n_frames[k] = xtts_mel_n_frames(&p, n_samples[k]);
+        if (n_frames[k] == 0)
+            return xtts_error_set(err, XTTS_EINPUT, "cuda mel: clip %zu: %zu samples are shorter than one frame", k,
+                                  n_samples[k]);
+        if (out_stride[k] < n_frames[k])
+            return xtts_error_set(err, XTTS_ERANGE, "cuda mel: clip %zu: stride %zu < %zu frames", k, out_stride[k],
+                                  n_frames[k]);
+        total_samples += n_samples[k];
+        total_frames += n_frames[k];
+    }
+    if (total_samples > m->max_samples || total_frames > m->max_frames)
+        return xtts_error_set(err, XTTS_ERANGE, "cuda mel: %zu samples exceed the batch of %zu", total_samples,
+                              m->max_samples);
+    if (n_clips == 0) return XTTS_OK;
+
+    // Pack clips and describe every frame.
+    size_t base = 0, f = 0;
+    long long cells = 0;
+    for (size_t k = 0; k < n_clips; k++) {
+        memcpy(m->h_samples + base, samples[k], sizeof(float) * n_samples[k]);
+        m->h_clip_cells[k] = cells;
+        for (size_t t = 0; t < n_frames[k]; t++, f++) {
+            frame_desc &d = m->h_desc[f];
+            d.sample_base = (long long)base;
+            d.n = (long long)n_samples[k];
+            d.start = (long long)t * p.hop_samples - m->pad_left;
+            d.out_cell = cells + (long long)t;
+            d.out_stride = (long long)n_frames[k];
+        }
+        base += n_samples[k];
+        cells += (long long)n_frames[k] * p.n_mels;
+    }
+    m->h_clip_cells[n_clips] = cells;
+
+    CUDA_OK(cudaSetDevice(m->device));
+    cudaStream_t s = m->stream;
+    CUDA_OK(cudaMemcpyAsync(m->d_samples, m->h_samples, sizeof(float) * total_samples, cudaMemcpyHostToDevice, s));
+    CUDA_OK(cudaMemcpyAsync(m->d_desc, m->h_desc, sizeof(frame_desc) * total_frames, cudaMemcpyHostToDevice, s));
+    CUDA_OK(cudaMemcpyAsync(m->d_clip_cells, m->h_clip_cells, sizeof(long long) * (n_clips + 1),
+                            cudaMemcpyHostToDevice, s));
+    for (size_t f0 = 0; f0 < total_frames; f0 += CHUNK_FRAMES) {
+        size_t nf = total_frames - f0 < CHUNK_FRAMES ? total_frames - f0 : CHUNK_FRAMES;
+        k_frames<<<blocks_for(nf * p.n_fft), THREADS, 0, s>>>(m->d_samples, m->d_desc, f0, nf, p.n_fft, m->d_window,
+                                                               m->d_frames);
+        CUDA_OK(cudaGetLastError());
+        cufftResult r = cufftExecR2C(m->plan, m->d_frames, m->d_spec);
+        if (r != CUFFT_SUCCESS) return xtts_error_set(err, XTTS_EIO, "cuda: cufftExecR2C failed (%d)", (int)r);
+        k_mel<<<blocks_for(nf * p.n_mels), THREADS, 0, s>>>(
+            m->d_spec, m->d_desc, f0, nf, m->n_bins, p.n_mels, m->d_fb_first, m->d_fb_count, m->d_fb_offset,
+            m->d_fb_weight, p.power, (float)p.mag_eps, (float)p.log_floor, p.log_kind, m->d_out);
+        CUDA_OK(cudaGetLastError());
+    }
+    if (p.whisper_post) {
+        k_clip_max<<<(unsigned)n_clips, THREADS, 0, s>>>(m->d_out, m->d_clip_cells, m->d_clip_max);
+        CUDA_OK(cudaGetLastError());
+        k_whisper_post<<<dim3(64, (unsigned)n_clips), THREADS, 0, s>>>(m->d_out, m->d_clip_cells, m->d_clip_max);
+        CUDA_OK(cudaGetLastError());
+        CUDA_OK(cudaMemcpyAsync(m->h_clip_max, m->d_clip_max, sizeof(float) * n_clips, cudaMemcpyDeviceToHost, s));
+    }
+    for (size_t k = 0; k < n_clips; k++)
+        CUDA_OK(cudaMemcpy2DAsync(out[k], sizeof(float) * out_stride[k], m->d_out + m->h_clip_cells[k],
+                                  sizeof(float) * n_frames[k], sizeof(float) * n_frames[k], (size_t)p.n_mels,
+                                  cudaMemcpyDeviceToHost, s));
+    CUDA_OK(cudaStreamSynchronize(s));
+    if (pad_values) {
+        float floor_log = xtts_mel_pad_value(&p);
+        for (size_t k = 0; k < n_clips; k++)
+            pad_values[k] = p.whisper_post ? xtts_whisper_post(floor_log, m->h_clip_max[k]) : floor_log;
+    }
+    return XTTS_OK;
+}

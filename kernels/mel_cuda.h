@@ -1,0 +1,50 @@
+/* mel_cuda.h — the log-mel on a CUDA device: batches of clips, cuFFT R2C over all their frames
+ * at once, and thin kernels that call the per-element functions of kernels/mel_math.h (the
+ * ones the CPU path and its golden tests run). Same parameters, presets and output layout as
+ * kernels/mel.h; results agree with the CPU path within the golden tolerance (1e-3 in the
+ * log domain), not bit for bit (the FFTs differ).
+ *
+ * A build without nvcc gets the same functions from kernels/mel_cuda_host.c: device
+ * detection says "built without CUDA" and everything else returns XTTS_EUNSUPPORTED.
+ */
+#ifndef XTTS_MEL_CUDA_H
+#define XTTS_MEL_CUDA_H
+
+#include <stddef.h>
+
+#include "common/xtts_common.h"
+#include "kernels/mel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 1 when CUDA device `ordinal` can run this build's kernels (the runtime loads, a driver is
+ * present, cudaGetDeviceCount finds the device and a kernel image fits it); otherwise 0 with
+ * the reason in why (one line, may be NULL). Makes `ordinal` the calling thread's device. */
+int xtts_cuda_device_usable(int ordinal, char *why, size_t why_len);
+
+typedef struct xtts_mel_cuda xtts_mel_cuda;
+
+/* A context on device `ordinal` for batches of up to max_clips clips holding up to
+ * max_batch_samples samples together. Allocates device buffers, pinned staging memory and
+ * the cuFFT plan once. NULL on failure: XTTS_EUNSUPPORTED when no usable device (or no CUDA
+ * in this build), XTTS_EUSAGE for bad parameters, XTTS_ENOMEM/XTTS_EIO for CUDA failures. */
+xtts_mel_cuda *xtts_mel_cuda_new(const xtts_mel_params *p, int ordinal, size_t max_clips, size_t max_batch_samples,
+                                 xtts_error *err);
+void xtts_mel_cuda_delete(xtts_mel_cuda *m);
+
+/* The log-mel of n_clips clips: clip k is samples[k][0 .. n_samples[k]) at p->sample_rate;
+ * its output goes to out[k] as [n_mels][out_stride[k]] (frame t of channel c at
+ * out[k][c*out_stride[k] + t]), its frame count to n_frames[k] and its pad value to
+ * pad_values[k] (may be NULL), exactly as xtts_mel_compute reports them. A clip shorter than
+ * one frame fails the batch with XTTS_EINPUT naming its index; more clips or samples than the
+ * context holds is XTTS_ERANGE. Blocks until the results are in out. */
+xtts_status xtts_mel_cuda_compute_batch(xtts_mel_cuda *m, size_t n_clips, const float *const *samples,
+                                        const size_t *n_samples, float *const *out, const size_t *out_stride,
+                                        size_t *n_frames, float *pad_values, xtts_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,177 @@
+/* langid.c — language identification among XTTS's 17 languages (see langid.h). */
+#include "prep/langid.h"
+
+#include <string.h>
+#include <utf8proc.h>
+
+#include "common/xtts_common.h"
+
+enum { EN, ES, FR, DE, IT, PT, PL, TR, RU, NL, CS, AR, ZH, HU, KO, JA, HI };
+
+/* CLD2 codes that stand for an XTTS language: itself, or a close relative CLD2 confuses it
+ * with on short text. */
+static const struct { const char *cld2; int lang; } cld2_map[] = {
+    {"en", EN}, {"es", ES}, {"fr", FR}, {"de", DE}, {"it", IT}, {"pt", PT}, {"pl", PL}, {"tr", TR}, {"ru", RU},
+    {"nl", NL}, {"cs", CS}, {"ar", AR}, {"zh", ZH}, {"zh-Hant", ZH}, {"hu", HU}, {"ko", KO}, {"ja", JA}, {"hi", HI},
+    {"gl", ES}, {"ca", ES}, {"ast", ES}, {"sk", CS}, {"af", NL}, {"fy", NL}, {"lb", DE}, {"la", IT}, {"co", IT},
+    {"oc", FR}, {"uk", RU}, {"be", RU}, {"bg", RU}, {"mr", HI}, {"ne", HI}, {"fa", AR}, {"ur", AR}, {"az", TR},
+};
+
+/* The most frequent function words of each Latin-script language, chosen to be rare in the
+ * others. Lowercase, NFC. */
+static const char *const stopwords[][40] = {
+    [EN] = {"the", "and", "of", "to", "is", "in", "that", "it", "was", "for", "with", "he", "she", "you", "are", "this",
+            "be", "have", "not", "they", "we", "his", "her", "my", "what", "i", "at", "by", "from", "will", "would",
+            "there", "their", "been", "has", "do", "an", "can", "me", NULL},
+    [ES] = {"el", "la", "los", "las", "de", "que", "y", "en", "un", "una", "es", "por", "con", "para", "del", "se",
+            "lo", "su", "al", "como", "pero", "muy", "está", "yo", "hay", "más", "ella", "tiene", "son", "mi", "qué",
+            "cómo", "no", "estoy", "hoy", "ayer", "nos", "esta", "este", NULL},
+    [FR] = {"le", "la", "les", "des", "est", "et", "un", "une", "du", "que", "qui", "dans", "pour", "pas", "au", "sur",
+            "ce", "il", "elle", "je", "nous", "vous", "avec", "mais", "sont", "ne", "aux", "ont", "été", "très", "c'est",
+            "j'ai", "où", "cette", "mon", "suis", "fait", "ils", "à", NULL},
+    [DE] = {"der", "die", "das", "und", "ist", "nicht", "ein", "eine", "ich", "zu", "den", "mit", "sich", "auf", "für",
+            "es", "im", "dem", "von", "sie", "wir", "auch", "aber", "wie", "noch", "nach", "bei", "sehr", "heute",
+            "hat", "haben", "wird", "war", "kann", "mein", "sind", "einen", "uns", "gut", NULL},
+    [IT] = {"il", "di", "che", "è", "e", "la", "per", "un", "una", "non", "sono", "del", "della", "gli", "le", "con",
+            "mi", "ho", "ha", "lo", "si", "da", "nel", "alla", "anche", "ma", "come", "questo", "molto", "oggi",
+            "sei", "io", "ci", "abbiamo", "tutti", "loro", "siamo", "dove", "perché", NULL},
+    [PT] = {"o", "a", "os", "as", "de", "que", "e", "do", "da", "em", "um", "uma", "é", "não", "para", "com", "por",
+            "no", "na", "se", "mais", "mas", "dos", "das", "ao", "ele", "ela", "eu", "você", "muito", "está", "são",
+            "foi", "tem", "hoje", "isso", "meu", "minha", "nós", NULL},
+    [PL] = {"i", "w", "nie", "na", "się", "z", "jest", "to", "że", "do", "jak", "ale", "co", "tak", "od", "po", "za",
+            "czy", "już", "jestem", "mam", "bardzo", "ja", "ty", "dzisiaj", "jutro", "był", "była", "są", "mój", NULL},
+    [TR] = {"bir", "ve", "bu", "da", "de", "için", "ile", "çok", "ne", "var", "ben", "sen", "o", "mi", "değil", "gibi",
+            "daha", "ama", "yok", "bugün", "şimdi", "nasıl", "neden", "evet", "hayır", NULL},
+    [NL] = {"de", "het", "een", "en", "van", "is", "dat", "niet", "ik", "je", "op", "te", "zijn", "met", "voor", "er",
+            "maar", "ook", "wat", "hij", "zij", "we", "heb", "heeft", "naar", "nog", "kan", "als", "bij", "uit",
+            "dit", "deze", "mijn", "wordt", "geen", "om", "vandaag", "ze", NULL},
+    [CS] = {"a", "je", "se", "v", "na", "to", "že", "s", "z", "do", "jsem", "není", "jak", "ale", "tak", "by", "jsou",
+            "už", "co", "pro", "od", "po", "byl", "byla", "mám", "dnes", "velmi", "také", "jsme", "můj", NULL},
+    [HU] = {"a", "az", "és", "hogy", "nem", "is", "egy", "van", "meg", "de", "ez", "csak", "már", "mint", "volt",
+            "ha", "én", "te", "mi", "nagyon", "vagyok", "itt", "ott", "ma", "holnap", "igen", "kell", "lesz", NULL},
+};
+
+static int is_latin_lang(int l) { return l == EN || l == ES || l == FR || l == DE || l == IT || l == PT || l == PL || l == TR || l == NL || l == CS || l == HU; }
+
+/* Count function-word hits per language among the text's words (lowercased). */
+static void word_votes(const char *text, size_t len, int votes[XTTS_N_LANGS]) {
+    memset(votes, 0, sizeof(int) * XTTS_N_LANGS);
+    char word[64];
+    size_t wl = 0;
+    size_t i = 0;
+    for (;;) {
+        int32_t cp = 0;
+        utf8proc_ssize_t k = 0;
+        int end = i >= len;
+        if (!end) {
+            k = utf8proc_iterate((const uint8_t *)text + i, (utf8proc_ssize_t)(len - i), &cp);
+            if (k <= 0) { k = 1; cp = ' '; }
+        }
+        utf8proc_category_t cat = end ? UTF8PROC_CATEGORY_ZS : utf8proc_category(cp);
+        int letter = !end && ((cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_LO) || cp == '\'' ||
+                              cat == UTF8PROC_CATEGORY_MN);
+        if (letter) {
+            uint8_t enc[4];
+            utf8proc_ssize_t el = utf8proc_encode_char(utf8proc_tolower(cp), enc);
+            if (wl + (size_t)el < sizeof word) { memcpy(word + wl, enc, (size_t)el); wl += (size_t)el; }
+        } else if (wl) {
+            word[wl] = 0;
+            for (int l = 0; l < XTTS_N_LANGS; l++) {
+                if (!is_latin_lang(l)) continue;
+                for (int w = 0; stopwords[l][w]; w++)
+                    if (!strcmp(stopwords[l][w], word)) { votes[l]++; break; }
+            }
+            wl = 0;
+        }
+        if (end) break;
+        i += (size_t)k;
+    }
+}
+
+void xtts_langid_detect(const char *text, size_t len, xtts_langid_result *r) {
+    r->lang = -1;
+    r->sure = 0;
+    r->method = "none";
+    /* writing systems and unique letters */
+    int hangul = 0, kana = 0, han = 0, arabic = 0, deva = 0, cyr = 0, latin = 0, letters = 0;
+    int uniq[XTTS_N_LANGS] = {0};
+    for (size_t i = 0; i < len;) {
+        int32_t c;
+        utf8proc_ssize_t k = utf8proc_iterate((const uint8_t *)text + i, (utf8proc_ssize_t)(len - i), &c);
+        if (k <= 0) { i++; continue; }
+        i += (size_t)k;
+        utf8proc_category_t cat = utf8proc_category(c);
+        if (!(cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_LO)) continue;
+        letters++;
+        if ((c >= 0xAC00 && c <= 0xD7AF) || (c >= 0x1100 && c <= 0x11FF) || (c >= 0x3130 && c <= 0x318F)) hangul++;
+        else if ((c >= 0x3040 && c <= 0x30FF) || (c >= 0x31F0 && c <= 0x31FF) || (c >= 0xFF66 && c <= 0xFF9D)) kana++;
+        else if ((c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2FFFF) ||
+                 (c >= 0xF900 && c <= 0xFAFF)) han++;
+        else if ((c >= 0x0600 && c <= 0x06FF) || (c >= 0x0750 && c <= 0x077F) || (c >= 0xFB50 && c <= 0xFDFF) ||
+                 (c >= 0xFE70 && c <= 0xFEFF)) arabic++;
+        else if (c >= 0x0900 && c <= 0x097F) deva++;
+        else if (c >= 0x0400 && c <= 0x052F) cyr++;
+        else if (c < 0x250 || (c >= 0x1E00 && c <= 0x1EFF)) {
+            latin++;
+            switch (c) {
+            case 0xF1: case 0xD1: uniq[ES]++; break;                    /* ñ */
+            case 0xDF: case 0x1E9E: uniq[DE]++; break;                  /* ß */
+            case 0x151: case 0x171: case 0x150: case 0x170: uniq[HU]++; break; /* ő ű */
+            case 0x142: case 0x141: case 0x105: case 0x104: case 0x119: case 0x118: case 0x15B: case 0x15A:
+            case 0x17A: case 0x179: case 0x17C: case 0x17B: uniq[PL]++; break; /* ł ą ę ś ź ż */
+            case 0x159: case 0x158: case 0x11B: case 0x11A: case 0x16F: case 0x16E: uniq[CS]++; break; /* ř ě ů */
+            case 0x131: case 0x130: case 0x11F: case 0x11E: case 0x15F: case 0x15E: uniq[TR]++; break; /* ı İ ğ ş */
+            case 0xE3: case 0xF5: case 0xC3: case 0xD5: uniq[PT]++; break; /* ã õ */
+            default: break;
+            }
+        }
+    }
+    /* ¿ and ¡ are punctuation, not letters */
+    if (memmem(text, len, "\xC2\xBF", 2) || memmem(text, len, "\xC2\xA1", 2)) uniq[ES]++;
+    if (!letters) return;
+    struct { int n, lang; } scripts[] = {{hangul, KO}, {kana, JA}, {arabic, AR}, {deva, HI}, {cyr, RU}};
+    if (kana) { r->lang = JA; r->sure = 1; r->method = "script"; return; } /* Japanese mixes kana with Han */
+    int best_script = -1, best_n = latin;
+    for (size_t s = 0; s < sizeof scripts / sizeof scripts[0]; s++)
+        if (scripts[s].n > best_n) { best_n = scripts[s].n; best_script = scripts[s].lang; }
+    if (han > best_n) { best_n = han; best_script = ZH; }
+    if (best_script >= 0) { r->lang = best_script; r->sure = 1; r->method = "script"; return; }
+    /* Latin script */
+    int n_uniq = 0, uniq_lang = -1;
+    for (int l = 0; l < XTTS_N_LANGS; l++)
+        if (uniq[l]) { n_uniq++; uniq_lang = l; }
+    if (n_uniq == 1) { r->lang = uniq_lang; r->sure = 1; r->method = "letters"; return; }
+    xtts_cld2_guess g[3];
+    xtts_cld2_detect(text, len, "en,es,fr,de,it,pt,pl,tr,nl,cs,hu", g);
+    int cld = -1, cld_rank = -1;
+    for (int i = 0; i < 3 && cld < 0; i++) {
+        for (size_t m = 0; m < sizeof cld2_map / sizeof cld2_map[0]; m++) {
+            if (!strcmp(g[i].code, cld2_map[m].cld2) && is_latin_lang(cld2_map[m].lang)) {
+                cld = cld2_map[m].lang;
+                cld_rank = i;
+                break;
+            }
+        }
+    }
+    int votes[XTTS_N_LANGS];
+    word_votes(text, len, votes);
+    int best_vote = -1, best_votes = 0, second_votes = 0;
+    for (int l = 0; l < XTTS_N_LANGS; l++) {
+        if (votes[l] > best_votes) { second_votes = best_votes; best_votes = votes[l]; best_vote = l; }
+        else if (votes[l] > second_votes) second_votes = votes[l];
+    }
+    if (cld >= 0 && (votes[cld] >= best_votes - 1 || best_votes < 2)) {
+        r->lang = cld;
+        r->sure = letters >= 15 || votes[cld] >= 1;
+        r->method = "cld2";
+        (void)cld_rank;
+        return;
+    }
+    if (best_vote >= 0 && best_votes > second_votes) {
+        r->lang = best_vote;
+        r->sure = best_votes >= 2;
+        r->method = "words";
+        return;
+    }
+    if (cld >= 0) { r->lang = cld; r->sure = 0; r->method = "cld2"; return; }
+}

@@ -1,0 +1,183 @@
+/* phonemes.c — the phoneme tokenizer: espeak-ng IPA mapped to ids through a fixed table.
+ *
+ * espeak-ng keeps its state (voice, translator, output buffer) in process-wide globals, so
+ * every call into it holds one mutex: phonemization runs on one core at a time whatever -j
+ * is, while normalization and formatting still run in parallel. The cost is measured in
+ * docs/xtts-tokenize.md.
+ *
+ * Ids: 0-20 as the bytes tokenizer ([PAD] [START] [STOP] [UNK], 17 language tokens), 21 the
+ * word separator (space), then one id per symbol of ipa_symbols[] in order. A code point
+ * not in the table becomes [UNK].
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <espeak-ng/speak_lib.h>
+#include <utf8proc.h>
+
+#include "prep/strbuf.h"
+#include "prep/tokenizer.h"
+
+/* espeak-ng voice per XTTS language (xtts_lang_codes order). */
+static const char *const voice_of_lang[XTTS_N_LANGS] = {"en-us", "es", "fr", "de", "it", "pt-br", "pl", "tr", "ru",
+                                                        "nl", "cs", "ar", "cmn", "hu", "ko", "ja", "hi"};
+
+/* The IPA symbol table, version 1: one code point per entry, ids 22 onward in this order.
+ * Append only; never reorder (ids would change). */
+static const char *const ipa_symbols[] = {
+    /* ASCII letters espeak-ng uses as IPA */
+    "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q", "r", "s", "t", "u", "v", "w",
+    "x", "y", "z",
+    /* vowels */
+    "æ", "ɐ", "ɑ", "ɒ", "ɔ", "ə", "ɘ", "ɚ", "ɛ", "ɜ", "ɝ", "ɞ", "ɨ", "ɪ", "ɯ", "ɵ", "ø", "œ", "ɶ", "ʉ", "ʊ", "ʌ",
+    "ʏ", "ɤ", "ᵻ",
+    /* consonants */
+    "ɓ", "ɕ", "ç", "ɗ", "ɖ", "ð", "ɟ", "ʄ", "ɡ", "ɠ", "ɢ", "ʛ", "ɦ", "ɧ", "ħ", "ɥ", "ʜ", "ʝ", "ɭ", "ɬ", "ɫ", "ɮ",
+    "ʟ", "ɱ", "ɰ", "ŋ", "ɳ", "ɲ", "ɴ", "ɸ", "θ", "ɹ", "ɺ", "ɾ", "ɻ", "ʀ", "ʁ", "ɽ", "ʂ", "ʃ", "ʈ", "ʋ", "ⱱ", "ɣ",
+    "ʍ", "χ", "ʎ", "ʑ", "ʐ", "ʒ", "ʔ", "ʡ", "ʕ", "ʢ", "β", "ʙ",
+    /* suprasegmentals and diacritics */
+    "ˈ", "ˌ", "ː", "ˑ", "ʼ", "ʰ", "ʱ", "ʲ", "ʷ", "ˠ", "ˤ", "˞", "\u0303", "\u0329", "\u032F", "\u032A", "\u0325",
+    "\u030A", "\u0306", "\u0361", "\u035C", "‿", "↗", "↘", "-",
+    /* tone numbers (Mandarin) and a few ASCII marks espeak-ng emits */
+    "1", "2", "3", "4", "5", "'", ",", ".", "?", "!", ";", ":",
+    /* more vowels and diacritics espeak-ng emits for ja, ko, hi, ar */
+    "ä", "\u031E", "\u031D", "\u0348",
+};
+#define N_IPA (sizeof ipa_symbols / sizeof ipa_symbols[0])
+#define PH_SPACE 21
+#define PH_FIRST 22
+
+struct xtts_phonemizer {
+    int32_t cp[N_IPA];
+    char hash[72];
+    int voice;   /* language whose voice is selected, -1 none */
+    int has_voice[XTTS_N_LANGS];
+};
+
+static pthread_mutex_t espeak_lock = PTHREAD_MUTEX_INITIALIZER;
+static int espeak_ready = 0;
+
+int xtts_phonemizer_vocab_size(void) { return PH_FIRST + (int)N_IPA; }
+
+xtts_status xtts_phonemizer_open(xtts_phonemizer **out, xtts_error *err) {
+    *out = NULL;
+    xtts_phonemizer *p = calloc(1, sizeof *p);
+    if (!p) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < N_IPA; i++) {
+        int32_t cp;
+        utf8proc_iterate((const uint8_t *)ipa_symbols[i], -1, &cp);
+        p->cp[i] = cp;
+    }
+    pthread_mutex_lock(&espeak_lock);
+    if (!espeak_ready) {
+        if (espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, NULL, espeakINITIALIZE_DONT_EXIT) < 0) {
+            pthread_mutex_unlock(&espeak_lock);
+            free(p);
+            return xtts_error_set(err, XTTS_EIO, "espeak-ng: cannot initialize (is espeak-ng-data installed?)");
+        }
+        espeak_ready = 1;
+    }
+    for (int l = 0; l < XTTS_N_LANGS; l++) p->has_voice[l] = espeak_SetVoiceByName(voice_of_lang[l]) == EE_OK;
+    const char *version = espeak_Info(NULL);
+    pthread_mutex_unlock(&espeak_lock);
+    p->voice = -1;
+    xtts_sha256 s;
+    xtts_sha256_init(&s);
+    for (size_t i = 0; i < N_IPA; i++) {
+        xtts_sha256_update(&s, ipa_symbols[i], strlen(ipa_symbols[i]));
+        xtts_sha256_update(&s, "\n", 1);
+    }
+    xtts_sha256_update(&s, version ? version : "", version ? strlen(version) : 0);
+    uint8_t d[32];
+    xtts_sha256_final(&s, d);
+    memcpy(p->hash, "sha256:", 7);
+    xtts_hex(d, 32, p->hash + 7);
+    *out = p;
+    return XTTS_OK;
+}
+
+void xtts_phonemizer_free(xtts_phonemizer *p) {
+    /* espeak-ng stays initialized for the life of the process (it cannot be re-initialized
+     * safely); its memory is released by espeak_Terminate at exit. */
+    free(p);
+}
+
+int xtts_phonemizer_has_lang(const xtts_phonemizer *p, int lang) {
+    return lang >= 0 && lang < XTTS_N_LANGS && p->has_voice[lang];
+}
+
+const char *xtts_phonemizer_hash(const xtts_phonemizer *p) { return p->hash; }
+
+xtts_status xtts_phonemizer_ipa(xtts_phonemizer *p, const char *text, int lang, char **ipa, xtts_error *err) {
+    *ipa = NULL;
+    if (!xtts_phonemizer_has_lang(p, lang))
+        return xtts_error_set(err, XTTS_EINPUT, "espeak-ng has no voice for language %s",
+                              lang >= 0 && lang < XTTS_N_LANGS ? xtts_lang_codes[lang] : "?");
+    xtts_sb b = {0};
+    xtts_sb_putn(&b, "", 0);
+    pthread_mutex_lock(&espeak_lock);
+    if (p->voice != lang) {
+        if (espeak_SetVoiceByName(voice_of_lang[lang]) != EE_OK) {
+            pthread_mutex_unlock(&espeak_lock);
+            xtts_sb_free(&b);
+            return xtts_error_set(err, XTTS_EINPUT, "espeak-ng: cannot select voice %s", voice_of_lang[lang]);
+        }
+        p->voice = lang;
+    }
+    const void *ptr = text;
+    while (ptr) {
+        const char *ph = espeak_TextToPhonemes(&ptr, espeakCHARS_UTF8, espeakPHONEMES_IPA);
+        if (!ph) break;
+        if (*ph) {
+            if (b.len) xtts_sb_putc(&b, ' ');
+            /* drop espeak-ng's language-switch marks such as "(en)" */
+            for (const char *q = ph; *q; q++) {
+                if (*q == '(') {
+                    const char *e = q + 1;
+                    while ((*e >= 'a' && *e <= 'z') || *e == '-') e++;
+                    if (*e == ')' && e > q + 1) { q = e; continue; }
+                }
+                xtts_sb_putc(&b, *q);
+            }
+        }
+    }
+    pthread_mutex_unlock(&espeak_lock);
+    if (b.failed) { xtts_sb_free(&b); return xtts_error_set(err, XTTS_ENOMEM, "out of memory"); }
+    *ipa = b.s;
+    return XTTS_OK;
+}
+
+xtts_status xtts_phonemizer_encode(xtts_phonemizer *p, const char *text, int lang, xtts_ids *out, xtts_error *err) {
+    char *ipa;
+    xtts_status st = xtts_phonemizer_ipa(p, text, lang, &ipa, err);
+    if (st) return st;
+    out->n = 0;
+    int fail = xtts_ids_push(out, XTTS_BYTES_START) || xtts_ids_push(out, XTTS_BYTES_LANG0 + lang);
+    const uint8_t *s = (const uint8_t *)ipa;
+    size_t n = strlen(ipa), i = 0;
+    int last_space = 1;
+    while (i < n && !fail) {
+        int32_t cp;
+        utf8proc_ssize_t k = utf8proc_iterate(s + i, (utf8proc_ssize_t)(n - i), &cp);
+        if (k <= 0) break;
+        i += (size_t)k;
+        if (cp == ' ' || cp == '_') {
+            if (!last_space) fail |= xtts_ids_push(out, PH_SPACE);
+            last_space = 1;
+            continue;
+        }
+        last_space = 0;
+        int id = XTTS_BYTES_UNK;
+        for (size_t j = 0; j < N_IPA; j++)
+            if (p->cp[j] == cp) { id = PH_FIRST + (int)j; break; }
+        fail |= xtts_ids_push(out, id);
+    }
+    if (out->n && out->ids[out->n - 1] == PH_SPACE) out->n--;
+    fail |= xtts_ids_push(out, XTTS_BYTES_STOP);
+    free(ipa);
+    if (fail) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    if (out->n <= 3) return xtts_error_set(err, XTTS_EINPUT, "espeak-ng produced no phonemes");
+    return XTTS_OK;
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# bench_melcache.sh — xtts-melcache end to end (decode 44.1 kHz, resample, mel, pad,
+# compress, write) with -j THREADS against the Python pipeline a training script would run
+# (scripts/bench/peer_pipeline.py: soundfile, torchaudio resample + MelSpectrogram, fp16
+# pad, zstandard level 3, lmdb) with THREADS worker processes; runs alternated REPS times,
+# medians and ratio. Then the cache's size per hour of audio against raw fp16, with and
+# without byte-plane shuffling, and the zstd decompression ceiling of the same bytes.
+# Env: BUILD, BENCH_DATA (from scripts/make-bench-data.sh), THREADS (2), REPS (3), PYTHON.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN="${BUILD:?}/bin"
+DATA="${BENCH_DATA:?}"
+THREADS=${THREADS:-2}
+REPS=${REPS:-3}
+PY=${PYTHON:-/usr/bin/python3}
+W="$BUILD/bench/melcache"
+rm -rf "$W"; mkdir -p "$W"
+openblas=/usr/lib/x86_64-linux-gnu/openblas-openmp
+peer_env=(env OMP_NUM_THREADS=1)
+[ -d $openblas ] && peer_env+=(LD_LIBRARY_PATH=$openblas)
+
+"$BIN/xtts-tokenize" --lang en -q "$DATA/ljs44k/metadata.csv" > "$W/tokens.tsv"
+hours=$("$PY" -c "
+import soundfile as sf, glob
+print(sum(sf.info(p).duration for p in glob.glob('$DATA/ljs44k/wavs/*.wav')) / 3600)")
+
+now() { date +%s.%N; }
+ours=(); peer=()
+for r in $(seq "$REPS"); do
+  rm -rf "$W/c"; t0=$(now)
+  "$BIN/xtts-melcache" --out "$W/c" -j "$THREADS" -q "$W/tokens.tsv" 2>/dev/null || [ $? -eq 3 ]
+  ours+=("$(echo "$(now) - $t0" | bc)")
+  rm -rf "$W/p"; mkdir -p "$W/p"
+  out=$("${peer_env[@]}" "$PY" "$ROOT/scripts/bench/peer_pipeline.py" "$DATA/ljs44k/metadata.csv" "$W/p" "$THREADS")
+  peer+=("${out##*seconds=}")
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+mo=$(median "${ours[@]}"); mp=$(median "${peer[@]}")
+per_h() { echo "scale=3; $1 / $hours" | bc; }
+echo "### End to end: 44.1 kHz audio to a finished cache, $THREADS threads"
+echo
+echo "Input: $(printf '%.2f' "$hours") h of 44.1 kHz speech ($(ls "$DATA/ljs44k/wavs" | wc -l) clips); medians of $REPS alternated runs."
+echo
+echo "| pipeline | wall s (runs) | s per hour of audio | ratio |"
+echo "|---|---|---|---|"
+echo "| xtts-melcache -j $THREADS | $mo (${ours[*]}) | $(per_h "$mo") | 1.00 |"
+echo "| Python: soundfile + torchaudio + zstandard + lmdb, $THREADS workers | $mp (${peer[*]}) | $(per_h "$mp") | $(echo "scale=2; $mp / $mo" | bc)x slower |"
+echo
+
+# sizes: shuffled (default) vs plain, against raw fp16 (padded and unpadded)
+rm -rf "$W/c2"
+"$BIN/xtts-melcache" --out "$W/c2" -j "$THREADS" -q --no-shuffle "$W/tokens.tsv" 2>/dev/null || [ $? -eq 3 ]
+"$PY" - "$W/c" "$W/c2" "$hours" <<'PY'
+import json, sys
+def info(d):
+    m = json.load(open(d + "/manifest.json"))
+    b = sum(s["bytes"] for s in m["shards"])
+    return m, b
+m, b = info(sys.argv[1]); _, b2 = info(sys.argv[2]); h = float(sys.argv[3])
+nm = m["config"]["mel"]["n_mels"]; frames = m["stats"]["frames"]
+padded = m["records"] * m["config"]["max_frames"]
+print("### Cache size per hour of audio (xtts preset, fp16, zstd level 3, lossless)")
+print()
+print("| form | MB per hour | vs raw fp16 unpadded |")
+print("|---|---|---|")
+raw = nm * frames * 2
+print(f"| raw fp16 mel, unpadded | {raw/h/1e6:.1f} | 1.00 |")
+print(f"| raw fp16 mel, padded to {m['config']['max_frames']} | {nm*padded*2/h/1e6:.1f} | {nm*padded*2/raw:.2f} |")
+print(f"| cache records, plain fp16 + zstd | {b2/h/1e6:.1f} | {b2/raw:.2f} |")
+print(f"| cache records, byte-shuffled fp16 + zstd (default) | {b/h/1e6:.1f} | {b/raw:.2f} |")
+print()
+PY

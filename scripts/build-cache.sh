@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# make cache DATA=metadata.csv OUT=dir SHARDS=N: a local sharded build, one melcache part
+# per shard run in parallel by make -j, joined into one cache at the end.
+set -euo pipefail
+data="$1"; out="$2"; shards="${3:-1}"
+BIN="${BUILD:?}/bin"
+mkdir -p "$out"
+tokens="$out/tokens.tsv"
+"$BIN/xtts-tokenize" --lang auto -j "$(nproc)" --rejects "$out/tokenize-rejects.tsv" "$data" > "$tokens" || [ $? -eq 3 ]
+if [ "$shards" -le 1 ]; then
+  "$BIN/xtts-melcache" --out "$out" --progress "$tokens" || [ $? -eq 3 ]
+else
+  mk=$(mktemp)
+  {
+    echo "all: $(seq -f 'part%g' 0 $((shards-1)) | tr '\n' ' ')"
+    for k in $(seq 0 $((shards-1))); do
+      printf 'part%d:\n\t"%s" --out "%s" --part %d/%d -j 1 --quiet "%s" || [ $$? -eq 3 ]\n' \
+        "$k" "$BIN/xtts-melcache" "$out" "$k" "$shards" "$tokens"
+    done
+  } > "$mk"
+  make -s -f "$mk" -j "$shards" all
+  rm -f "$mk"
+  [ -f "$out/manifest.json" ] || "$BIN/xtts-cache-merge" "$out"
+fi
+[ -x "$BIN/xtts-cache-verify" ] && "$BIN/xtts-cache-verify" "$out"
+echo "cache: $out"

@@ -1,0 +1,474 @@
+"""xtts_cache -- read an xtts-prep cache directory from Python (docs/python-reader.md).
+
+Needs only numpy and Debian's python3-lmdb and python3-zstandard. When torch imports,
+XttsCacheDataset wraps a cache as a torch.utils.data.Dataset (built on first use, so
+importing this module does not import torch).
+
+    from xtts_cache import XttsCache
+    cache = XttsCache("cache/")
+    len(cache)                 # records
+    r = cache[0]               # dict: id, speaker, lang, tokens, mel, n_tokens, n_frames, ...
+    r["mel"].shape             # (n_mels, n_frames) float32, unpadded
+    cache.get(0, padded=True)  # tokens (max_tokens,), mel (n_mels, max_frames)
+    cache.index_of("LJ001-0001")
+
+Safe in DataLoader workers and other forked processes: LMDB environments are opened
+lazily in each process (an environment opened before fork() and used in the child is a
+known source of MDB_CORRUPTED and reader-table errors), read-only and without lock files
+(lock=False: no reader slots are taken, so any number of workers may read).
+
+Every record is checked as the C reader checks it (header CRC-32, shape, zstd content
+checksum); damage raises CacheError naming the shard, index and id.
+"""
+
+import hashlib
+import json
+import math
+import os
+import struct
+import sys
+import zlib
+
+import lmdb
+import numpy as np
+import zstandard
+
+__all__ = ["XttsCache", "CacheError", "XttsCacheDataset"]
+
+RECORD_MAGIC = b"XTRC"
+RECORD_VERSION = 1
+MAX_ID = 1024
+MAX_TOKENS = 65536
+MAX_FRAMES = 1048576
+MAX_MELS = 1024
+FLAG_SHUFFLED = 0x01
+DTYPE_F32, DTYPE_F16 = 0, 1
+# formats/record.c: 64-byte little-endian header, then the id, then one zstd frame.
+_HEADER = struct.Struct("<4sHBBHBBHHIIIIIIIIIfII")
+assert _HEADER.size == 64
+
+
+class CacheError(Exception):
+    """A cache that cannot be read: a missing or damaged shard, a corrupt record."""
+
+
+def _be64(n):
+    return struct.pack(">Q", n)
+
+
+def parse_header(buf):
+    """Parse and check a record's header and id (no decompression). Returns a dict;
+    raises CacheError (without shard context) on damage."""
+    if len(buf) < 64:
+        raise CacheError("record truncated: %d bytes, header needs 64" % len(buf))
+    (magic, version, dtype, flags, n_mels, split, _r1, id_len, _r2, n_tokens, tokens_padded, n_frames,
+     frames_padded, speaker_id, lang_id, n_samples, payload_bytes, frame_bytes, pad_value, _r3,
+     crc) = _HEADER.unpack_from(buf, 0)
+    if magic != RECORD_MAGIC:
+        raise CacheError("bad record magic")
+    if id_len > MAX_ID or 64 + id_len > len(buf):
+        raise CacheError("record id length %d does not fit %d bytes" % (id_len, len(buf)))
+    if zlib.crc32(bytes(buf[64:64 + id_len]), zlib.crc32(bytes(buf[:60]))) != crc:
+        raise CacheError("record header checksum mismatch")
+    rid = bytes(buf[64:64 + id_len]).decode("utf-8", "replace")
+    if version != RECORD_VERSION:
+        raise CacheError("record '%s': version %d, this reader reads %d" % (rid, version, RECORD_VERSION))
+    if dtype > DTYPE_F16 or flags & ~FLAG_SHUFFLED or split > 1:
+        raise CacheError("record '%s': bad dtype, flags or split" % rid)
+    if not 0 < n_mels <= MAX_MELS or tokens_padded > MAX_TOKENS or frames_padded > MAX_FRAMES:
+        raise CacheError("record '%s': shape out of limits" % rid)
+    if n_tokens > tokens_padded or n_frames > frames_padded:
+        raise CacheError("record '%s': lengths (%d tokens, %d frames) exceed padded shape (%d, %d)"
+                         % (rid, n_tokens, n_frames, tokens_padded, frames_padded))
+    esize = 2 if dtype == DTYPE_F16 else 4
+    expect = tokens_padded * 4 + n_mels * frames_padded * esize
+    if payload_bytes != expect:
+        raise CacheError("record '%s': payload size %d, shape says %d" % (rid, payload_bytes, expect))
+    if 64 + id_len + frame_bytes != len(buf):
+        raise CacheError("record '%s': %d bytes stored, header says %d" % (rid, len(buf), 64 + id_len + frame_bytes))
+    if not math.isfinite(pad_value):
+        raise CacheError("record '%s': pad value is not finite" % rid)
+    return dict(id=rid, version=version, dtype=dtype, flags=flags, n_mels=n_mels, split=split, id_len=id_len,
+                n_tokens=n_tokens, tokens_padded=tokens_padded, n_frames=n_frames, frames_padded=frames_padded,
+                speaker_id=speaker_id, lang_id=lang_id, n_samples=n_samples, payload_bytes=payload_bytes,
+                frame_bytes=frame_bytes, pad_value=pad_value)
+
+
+def decode_record(buf, dctx=None):
+    """Decode a stored record: (header dict, tokens int32 [tokens_padded],
+    mel float32 [n_mels, frames_padded]). Raises CacheError on damage."""
+    h = parse_header(buf)
+    frame = bytes(buf[64 + h["id_len"]:])
+    dctx = dctx or zstandard.ZstdDecompressor()
+    try:
+        params = zstandard.get_frame_parameters(frame)
+    except zstandard.ZstdError as e:
+        raise CacheError("record '%s': zstd frame: %s" % (h["id"], e)) from None
+    if params.content_size != h["payload_bytes"]:
+        raise CacheError("record '%s': zstd frame content size does not match header" % h["id"])
+    try:
+        raw = dctx.decompress(frame, max_output_size=h["payload_bytes"])
+    except zstandard.ZstdError as e:
+        raise CacheError("record '%s': zstd frame: %s" % (h["id"], e)) from None
+    if len(raw) != h["payload_bytes"]:
+        raise CacheError("record '%s': payload decompressed to %d bytes, expected %d"
+                         % (h["id"], len(raw), h["payload_bytes"]))
+    tp, C, T = h["tokens_padded"], h["n_mels"], h["frames_padded"]
+    tokens = np.frombuffer(raw, dtype="<i4", count=tp).astype(np.int32)
+    esize = 2 if h["dtype"] == DTYPE_F16 else 4
+    body = np.frombuffer(raw, dtype=np.uint8, offset=tp * 4)
+    if h["flags"] & FLAG_SHUFFLED:
+        # byte planes: plane b holds byte b of every element
+        body = np.ascontiguousarray(body.reshape(esize, C * T).T).reshape(-1)
+    mel = body.view("<f2" if esize == 2 else "<f4").astype(np.float32).reshape(C, T)
+    return h, tokens, mel
+
+
+class XttsCache:
+    """A cache directory: manifest.json plus shard-*/ LMDB environments.
+
+    cache[i] (i may be negative) returns the record at global index i as a dict (see
+    get()). padded sets the default of get()'s padded argument.
+    """
+
+    def __init__(self, path, padded=False):
+        self.path = os.fspath(path)
+        self.padded = padded
+        mpath = os.path.join(self.path, "manifest.json")
+        try:
+            with open(mpath, "rb") as f:
+                self.manifest = json.load(f)
+        except (OSError, ValueError) as e:
+            raise CacheError("%s: %s" % (mpath, e)) from None
+        m = self.manifest
+        try:
+            if m["format_version"] != 1:
+                raise CacheError("%s: format_version %r, this reader reads 1" % (mpath, m["format_version"]))
+            self.config = m["config"]
+            self.config_hash = m["config_hash"]
+            self.n_mels = int(self.config["mel"]["n_mels"])
+            self.max_tokens = int(self.config["max_tokens"])
+            self.pad_token = int(self.config["pad_token"])
+            buckets = [int(b) for b in self.config.get("buckets", [])]
+            self.max_frames = max([int(self.config["max_frames"])] + buckets)
+            self.shards = []
+            first = 0
+            for s in m["shards"]:
+                name = s["name"]
+                if not isinstance(name, str) or "/" in name or name in ("", ".", ".."):
+                    raise CacheError("%s: bad shard name %r" % (mpath, name))
+                if int(s["first_index"]) != first:
+                    raise CacheError("%s: %s first_index %s, the shards before it hold %d records"
+                                     % (mpath, name, s["first_index"], first))
+                self.shards.append(dict(name=name, first=first, records=int(s["records"]), bytes=int(s["bytes"])))
+                first += int(s["records"])
+            if first != int(m["records"]):
+                raise CacheError("%s: \"records\" is %s but the shards hold %d" % (mpath, m["records"], first))
+        except (KeyError, TypeError, ValueError) as e:
+            raise CacheError("%s: malformed manifest (%s: %s)" % (mpath, type(e).__name__, e)) from None
+        self._count = first
+        self._firsts = [s["first"] for s in self.shards]
+        self.speakers = list(m.get("speakers", []))
+        self.languages = list(m.get("languages", []))
+        self._pid = None
+        self._envs = {}
+        self._dctx = None
+
+    # -- per-process LMDB handles ----------------------------------------------------------
+
+    def _check_process(self):
+        pid = os.getpid()
+        if pid != self._pid:
+            # Handles inherited through fork() are dropped, never used: open afresh here.
+            self._envs = {}
+            self._dctx = zstandard.ZstdDecompressor()
+            self._pid = pid
+
+    def _shard(self, si):
+        self._check_process()
+        got = self._envs.get(si)
+        if got is not None:
+            return got
+        s = self.shards[si]
+        path = os.path.join(self.path, s["name"])
+        data = os.path.join(path, "data.mdb")
+        if not os.path.isdir(path):
+            raise CacheError("%s: shard missing (%s)" % (s["name"], path))
+        try:
+            size = os.stat(data).st_size
+        except OSError as e:
+            raise CacheError("%s: shard has no data file (%s)" % (s["name"], e)) from None
+        try:
+            env = lmdb.open(path, readonly=True, lock=False, readahead=False, max_dbs=8, max_readers=4096,
+                            subdir=True, create=False)
+        except lmdb.Error as e:
+            raise CacheError("%s: cannot open LMDB environment (%s)" % (s["name"], e)) from None
+        try:
+            need = (env.info()["last_pgno"] + 1) * env.stat()["psize"]
+            if need > size:
+                raise CacheError("%s: truncated (data.mdb has %d bytes, its pages reach %d)" % (s["name"], size, need))
+            dbs = {n: env.open_db(n.encode(), create=False) for n in ("records", "ids", "meta")}
+            with env.begin(db=dbs["meta"]) as txn:
+                h = txn.get(b"config_hash")
+                fmt = txn.get(b"format")
+            if h is None or h.decode("ascii", "replace") != self.config_hash:
+                raise CacheError("%s: shard %s (built with another configuration)"
+                                 % (s["name"], "has no config_hash" if h is None else
+                                    "config_hash differs from the manifest's"))
+            if fmt != b"xtts-cache 1":
+                raise CacheError("%s: meta \"format\" is %r, expected 'xtts-cache 1'" % (s["name"], fmt))
+            with env.begin() as txn:
+                entries = txn.stat(dbs["records"])["entries"]
+            if entries != s["records"]:
+                raise CacheError("%s: holds %d records, the manifest says %d" % (s["name"], entries, s["records"]))
+        except lmdb.Error as e:
+            env.close()
+            raise CacheError("%s: %s" % (s["name"], e)) from None
+        except CacheError:
+            env.close()
+            raise
+        got = (env, dbs)
+        self._envs[si] = got
+        return got
+
+    def close(self):
+        """Close this process's LMDB environments (reopened on the next read)."""
+        if self._pid == os.getpid():
+            for env, _ in self._envs.values():
+                env.close()
+        self._envs = {}
+
+    def __getstate__(self):
+        # Pickled into spawn-started workers: no handles travel.
+        d = dict(self.__dict__)
+        d["_envs"] = {}
+        d["_pid"] = None
+        d["_dctx"] = None
+        return d
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # -- lookups ------------------------------------------------------------------------------
+
+    def __len__(self):
+        return self._count
+
+    def _locate(self, index):
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError("index %d out of range (%d records)" % (index, self._count))
+        lo, hi = 0, len(self.shards)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self._firsts[mid] <= index:
+                lo = mid
+            else:
+                hi = mid
+        while index >= self.shards[lo]["first"] + self.shards[lo]["records"]:
+            lo += 1
+        return index, lo
+
+    def shard_of(self, index):
+        """Name of the shard holding index."""
+        return self.shards[self._locate(index)[1]]["name"]
+
+    def raw(self, index):
+        """The stored bytes of record index."""
+        index, si = self._locate(index)
+        env, dbs = self._shard(si)
+        local = index - self.shards[si]["first"]
+        try:
+            with env.begin(db=dbs["records"]) as txn:
+                buf = txn.get(_be64(local))
+        except lmdb.Error as e:
+            raise CacheError("%s: index %d (local %d): %s" % (self.shards[si]["name"], index, local, e)) from None
+        if buf is None:
+            raise CacheError("%s: index %d (local %d): record missing from \"records\""
+                             % (self.shards[si]["name"], index, local))
+        return index, si, buf
+
+    def _error(self, si, index, buf, e):
+        rid = ""
+        if len(buf) >= 64:
+            n = min(struct.unpack_from("<H", buf, 12)[0], len(buf) - 64, 80)
+            rid = "".join(c if c.isprintable() and c != "'" else "?"
+                          for c in bytes(buf[64:64 + n]).decode("utf-8", "replace"))
+        msg = str(e)
+        prefix = "record '%s': " % rid
+        if msg.startswith(prefix):
+            msg = msg[len(prefix):]
+        return CacheError("%s: index %d, id '%s': %s" % (self.shards[si]["name"], index, rid, msg))
+
+    def header(self, index):
+        """The record's header fields (dict) without decompressing."""
+        index, si, buf = self.raw(index)
+        try:
+            return parse_header(buf)
+        except CacheError as e:
+            raise self._error(si, index, buf, e) from None
+
+    def get(self, index, padded=None):
+        """Record index as a dict: index, id, speaker (name or None), lang (code or None),
+        speaker_id, lang_id, split ("train"/"val"), n_tokens, n_frames, n_samples,
+        tokens (int32) and mel (float32 [n_mels, frames]). Unpadded by default; with
+        padded=True tokens is (max_tokens,) padded with the pad token and mel is
+        (n_mels, max_frames) padded with the record's pad value."""
+        if padded is None:
+            padded = self.padded
+        index, si, buf = self.raw(index)
+        try:
+            h, tokens, mel = decode_record(buf, self._dctx)
+        except CacheError as e:
+            raise self._error(si, index, buf, e) from None
+        if h["n_mels"] != self.n_mels:
+            raise self._error(si, index, buf, CacheError("%d mel channels, the cache has %d"
+                                                         % (h["n_mels"], self.n_mels)))
+        nt, nf = h["n_tokens"], h["n_frames"]
+        if padded:
+            if h["tokens_padded"] > self.max_tokens or h["frames_padded"] > self.max_frames:
+                raise self._error(si, index, buf, CacheError("padded shape exceeds the cache's"))
+            t = np.full(self.max_tokens, self.pad_token, dtype=np.int32)
+            t[:h["tokens_padded"]] = tokens
+            m = np.full((self.n_mels, self.max_frames), np.float32(h["pad_value"]), dtype=np.float32)
+            m[:, :h["frames_padded"]] = mel
+            tokens, mel = t, m
+        else:
+            tokens = tokens[:nt].copy()
+            mel = np.ascontiguousarray(mel[:, :nf])
+        sid, lid = h["speaker_id"], h["lang_id"]
+        return dict(index=index, id=h["id"], speaker_id=sid, lang_id=lid,
+                    speaker=self.speakers[sid] if sid < len(self.speakers) else None,
+                    lang=self.languages[lid] if lid < len(self.languages) else None,
+                    split="val" if h["split"] else "train", n_tokens=nt, n_frames=nf,
+                    n_samples=h["n_samples"], tokens=tokens, mel=mel)
+
+    def __getitem__(self, index):
+        return self.get(index)
+
+    def __iter__(self):
+        for i in range(self._count):
+            yield self.get(i)
+
+    def index_of(self, rid):
+        """Global index of utterance id rid; KeyError when absent."""
+        key = rid.encode("utf-8") if isinstance(rid, str) else bytes(rid)
+        if not 0 < len(key) <= MAX_ID:
+            raise KeyError(rid)
+        for si, s in enumerate(self.shards):
+            env, dbs = self._shard(si)
+            with env.begin(db=dbs["ids"]) as txn:
+                v = txn.get(key)
+            if v is not None:
+                if len(v) != 8:
+                    raise CacheError("%s: id '%s': \"ids\" value is not an 8-byte index" % (s["name"], rid))
+                local = struct.unpack(">Q", v)[0]
+                if local >= s["records"]:
+                    raise CacheError("%s: id '%s': \"ids\" points at local index %d of %d records"
+                                     % (s["name"], rid, local, s["records"]))
+                return s["first"] + local
+        raise KeyError(rid)
+
+    def meta(self, shard, key):
+        """A value of a shard's "meta" database (bytes) or None."""
+        env, dbs = self._shard(shard)
+        with env.begin(db=dbs["meta"]) as txn:
+            return txn.get(key.encode() if isinstance(key, str) else key)
+
+    def digest(self):
+        """Content digest, as xtts-cache-verify prints it (formats/cache.md)."""
+        s = hashlib.sha256()
+        for i in range(self._count):
+            index, si, buf = self.raw(i)
+            try:
+                h, tokens, mel = decode_record(buf, self._dctx)
+            except CacheError as e:
+                raise self._error(si, index, buf, e) from None
+            idb = h["id"].encode("utf-8")
+            s.update(struct.pack("<I", len(idb)) + idb)
+            s.update(struct.pack("<IIIIIIB", h["n_tokens"], h["n_frames"], h["n_mels"], h["n_samples"],
+                                 h["speaker_id"], h["lang_id"], h["split"]))
+            s.update(tokens[:h["n_tokens"]].astype("<i4").tobytes())
+            s.update(np.ascontiguousarray(mel[:, :h["n_frames"]]).astype("<f4").tobytes())
+        return s.hexdigest()
+
+
+def _make_dataset_class():
+    import torch
+    import torch.utils.data
+
+    class XttsCacheDataset(torch.utils.data.Dataset):
+        """A cache as a map-style Dataset of fixed-shape tensors (padded=True, so the
+        default collate stacks them): tokens (max_tokens,) int64, mel (n_mels,
+        max_frames) float32, n_tokens, n_frames, speaker_id, lang_id, split (0 train,
+        1 val), index (int64 scalars). split="train"/"val" keeps only that split (read
+        from the record headers once). Use with DataLoader(num_workers=N): each worker
+        opens its own LMDB handles."""
+
+        def __init__(self, path, split=None, padded=True):
+            self.cache = XttsCache(path, padded=padded)
+            if split is None:
+                self.indices = None
+            else:
+                want = {"train": 0, "val": 1}[split]
+                self.indices = [i for i in range(len(self.cache)) if self.cache.header(i)["split"] == want]
+
+        def __len__(self):
+            return len(self.cache) if self.indices is None else len(self.indices)
+
+        def __getitem__(self, i):
+            r = self.cache.get(i if self.indices is None else self.indices[i])
+            return dict(tokens=torch.from_numpy(r["tokens"].astype(np.int64)), mel=torch.from_numpy(r["mel"]),
+                        n_tokens=torch.tensor(r["n_tokens"]), n_frames=torch.tensor(r["n_frames"]),
+                        speaker_id=torch.tensor(r["speaker_id"]), lang_id=torch.tensor(r["lang_id"]),
+                        split=torch.tensor(1 if r["split"] == "val" else 0), index=torch.tensor(r["index"]))
+
+    return XttsCacheDataset
+
+
+def __getattr__(name):
+    # XttsCacheDataset is built on first use, so importing this module never imports
+    # torch; it raises ImportError where torch is not installed.
+    if name == "XttsCacheDataset":
+        cls = _make_dataset_class()
+        globals()[name] = cls
+        return cls
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
+
+def _main(argv):
+    import argparse
+    p = argparse.ArgumentParser(description="Read an xtts-prep cache (see docs/python-reader.md).")
+    p.add_argument("dir")
+    p.add_argument("--digest", action="store_true", help="print 'digest: <sha256>' as xtts-cache-verify does")
+    p.add_argument("--index", type=int, help="print one record (or export it with --npy)")
+    p.add_argument("--id", help="select a record by utterance id")
+    p.add_argument("--npy", help="write the selected record's mel as .npy")
+    a = p.parse_args(argv)
+    try:
+        c = XttsCache(a.dir)
+        if a.digest:
+            print("records: %d" % len(c))
+            print("digest: %s" % c.digest())
+            return 0
+        if a.id is not None or a.index is not None:
+            r = c.get(c.index_of(a.id) if a.id is not None else a.index)
+            if a.npy:
+                np.save(a.npy, r["mel"])
+            else:
+                print(json.dumps({k: (v.tolist() if k == "tokens" else v) for k, v in r.items() if k != "mel"}))
+            return 0
+        print("records: %d, shards: %d, n_mels %d, max_tokens %d, max_frames %d"
+              % (len(c), len(c.shards), c.n_mels, c.max_tokens, c.max_frames))
+        return 0
+    except (CacheError, KeyError, IndexError) as e:
+        print("xtts_cache.py: %s" % e, file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
