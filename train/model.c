@@ -167,12 +167,10 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
 #define TILE_C 16
 typedef float vec8 __attribute__((vector_size(32)));
 
-static inline vec8 load8(const float *p) {
-    vec8 v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-static inline void store8(float *p, vec8 v) { memcpy(p, &v, sizeof v); }
+/* unaligned vector load and store (macros: passing vectors by value would tie the ABI to
+ * the instruction set) */
+#define LOAD8(v, p) memcpy(&(v), (p), sizeof(vec8))
+#define STORE8(p, v) memcpy((p), &(v), sizeof(vec8))
 
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("fp-contract=fast"))) /* fused multiply-add where the CPU has it */
@@ -191,12 +189,13 @@ static void gemm_block(int n, int p_begin, int p_end, int k, const float *a, siz
         int r0 = (chunk * CHUNK_R + in_chunk % rows_here) * TILE_R, c0 = (in_chunk / rows_here) * TILE_C;
         if (r0 + TILE_R <= n && c0 + TILE_C <= k) {
             float *c_0 = c + (size_t)r0 * ldc + c0, *c_1 = c_0 + ldc, *c_2 = c_1 + ldc, *c_3 = c_2 + ldc;
-            vec8 s00 = load8(c_0), s01 = load8(c_0 + 8), s10 = load8(c_1), s11 = load8(c_1 + 8);
-            vec8 s20 = load8(c_2), s21 = load8(c_2 + 8), s30 = load8(c_3), s31 = load8(c_3 + 8);
+            vec8 s00, s01, s10, s11, s20, s21, s30, s31, b0, b1;
+            LOAD8(s00, c_0), LOAD8(s01, c_0 + 8), LOAD8(s10, c_1), LOAD8(s11, c_1 + 8);
+            LOAD8(s20, c_2), LOAD8(s21, c_2 + 8), LOAD8(s30, c_3), LOAD8(s31, c_3 + 8);
             const float *a0 = a + (size_t)r0 * ars, *a1 = a0 + ars, *a2 = a1 + ars, *a3 = a2 + ars;
             for (int p = p_begin; p < p_end; p++) {
                 const float *bp = b + (size_t)p * ldb + c0;
-                vec8 b0 = load8(bp), b1 = load8(bp + 8);
+                LOAD8(b0, bp), LOAD8(b1, bp + 8);
                 size_t ap = (size_t)p * aps;
                 float x0 = a0[ap], x1 = a1[ap], x2 = a2[ap], x3 = a3[ap];
                 s00 += x0 * b0, s01 += x0 * b1;
@@ -204,8 +203,8 @@ static void gemm_block(int n, int p_begin, int p_end, int k, const float *a, siz
                 s20 += x2 * b0, s21 += x2 * b1;
                 s30 += x3 * b0, s31 += x3 * b1;
             }
-            store8(c_0, s00), store8(c_0 + 8, s01), store8(c_1, s10), store8(c_1 + 8, s11);
-            store8(c_2, s20), store8(c_2 + 8, s21), store8(c_3, s30), store8(c_3 + 8, s31);
+            STORE8(c_0, s00), STORE8(c_0 + 8, s01), STORE8(c_1, s10), STORE8(c_1 + 8, s11);
+            STORE8(c_2, s20), STORE8(c_2 + 8, s21), STORE8(c_3, s30), STORE8(c_3 + 8, s31);
         } else {
             int rn = n - r0 < TILE_R ? n - r0 : TILE_R, cn = k - c0 < TILE_C ? k - c0 : TILE_C;
             for (int r = 0; r < rn; r++) {
