@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "cache/reader.h"
+#include "kernels/mel_cuda.h"
 #include "train/checkpoint.h"
 #include "train/loader.h"
 #include "train/model.h"
@@ -76,39 +77,23 @@ static double median(const double *v, size_t n) {
 
 /* ---- device -------------------------------------------------------------------------- */
 
-#ifdef XTTS_HAVE_CUDA
-#include <cuda_runtime_api.h>
-static int cuda_devices(char *why, size_t n) {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess) {
-        snprintf(why, n, "%s", cudaGetErrorString(e));
-        return 0;
-    }
-    if (count == 0) snprintf(why, n, "no CUDA device found");
-    return count;
-}
-#else
-static int cuda_devices(char *why, size_t n) {
-    snprintf(why, n, "this xtts-train was built without CUDA");
-    return 0;
-}
-#endif
-
 static xtts_status pick_device(const char *device, xtts_error *err) {
     char why[256] = "";
     if (strcmp(device, "cpu") == 0) return XTTS_OK;
     if (strcmp(device, "auto") == 0) {
-        int n = cuda_devices(why, sizeof why);
-        if (n > 0) snprintf(why, sizeof why, "the CUDA training path is not part of this build");
+        if (xtts_cuda_device_usable(0, why, sizeof why))
+            snprintf(why, sizeof why, "a CUDA device is usable, but this build has no CUDA training path");
         fprintf(stderr, "xtts-train: device auto: using the CPU (%s)\n", why);
         return XTTS_OK;
     }
     if (strncmp(device, "cuda", 4) == 0 && (device[4] == '\0' || device[4] == ':')) {
-        int n = cuda_devices(why, sizeof why);
-        if (n == 0) return xtts_error_set(err, XTTS_EUNSUPPORTED, "--device %s: %s", device, why);
+        long ordinal = 0;
+        if (device[4] == ':' && xtts_parse_long(device + 5, 0, 1024, &ordinal) != 0)
+            return xtts_error_set(err, XTTS_EUSAGE, "--device %s: expected cuda:N with N a device number", device);
+        if (!xtts_cuda_device_usable((int)ordinal, why, sizeof why))
+            return xtts_error_set(err, XTTS_EUNSUPPORTED, "--device %s: %s", device, why);
         return xtts_error_set(err, XTTS_EUNSUPPORTED,
-                              "--device %s: the CUDA training path is not part of this build; use --device cpu", device);
+                              "--device %s: this build has no CUDA training path; use --device cpu", device);
     }
     return xtts_error_set(err, XTTS_EUSAGE, "--device %s: expected auto, cpu, cuda or cuda:N", device);
 }
