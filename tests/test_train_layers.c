@@ -70,7 +70,7 @@ static double mm_loss(void *p) {
 }
 static void matmul_backward_matches_finite_differences(void **state) {
     (void)state;
-    mm_ctx c = {2, 3, 5, 7, 0, 0, 0, 0, 0};
+    mm_ctx c = {2, 5, 40, 70, 0, 0, 0, 0, 0}; /* full 4x32 tiles and edges */
     size_t ni = c.B * c.T * c.C, no = c.B * c.T * c.OC;
     c.inp = rand_buf(ni, 1), c.w = rand_buf(c.OC * c.C, 1), c.b = rand_buf(c.OC, 1);
     c.out = malloc(no * 4), c.r = rand_buf(no, 1);
@@ -114,7 +114,7 @@ static double att_loss(void *p) {
 }
 static void attention_backward_matches_finite_differences(void **state) {
     (void)state;
-    att_ctx c = {2, 5, 8, 2, 0, 0, 0, 0};
+    att_ctx c = {2, 9, 64, 2, 0, 0, 0, 0}; /* head size 32: full tiles */
     size_t ni = c.B * c.T * 3 * c.C, no = c.B * c.T * c.C;
     c.inp = rand_buf(ni, 1), c.att = malloc((size_t)c.B * c.NH * c.T * c.T * 4), c.out = malloc(no * 4);
     c.r = rand_buf(no, 1);

@@ -564,3 +564,7 @@ void xtts_loader_release(xtts_loader *l, xtts_loader_batch *b) {
 void xtts_loader_position(const xtts_loader *l, uint64_t *epoch, uint64_t *batch) {
     seq_position(l, l->take_seq, epoch, batch);
 }
+
+xtts_loader_batch *xtts_loader_slot(xtts_loader *l, int k) {
+    return k >= 0 && k < XTTS_LOADER_SLOTS ? &l->slots[k] : NULL;
+}

@@ -87,6 +87,9 @@ xtts_status xtts_loader_next(xtts_loader *l, xtts_loader_batch **out, double *wa
 /* Give the slot back for refilling. */
 void xtts_loader_release(xtts_loader *l, xtts_loader_batch *b);
 
+/* Slot k (0 <= k < XTTS_LOADER_SLOTS), e.g. to pin its buffers for device copies. */
+xtts_loader_batch *xtts_loader_slot(xtts_loader *l, int k);
+
 /* The position after the last batch taken: where a resumed run starts. */
 void xtts_loader_position(const xtts_loader *l, uint64_t *epoch, uint64_t *batch);
 

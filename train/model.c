@@ -157,137 +157,212 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
 
 /* ---- matmul --------------------------------------------------------------------------- */
 
+/* c (n x k, row stride ldc) += a (n x m) . b (m x k, row stride ldb), where a's element
+ * (r, p) is a[r * ars + p * aps], so that a transposed operand needs no copy.
+ * Tiles of 4 rows x 16 columns of c are held in eight 8-wide vector registers (GCC's
+ * portable vector extension, no intrinsics) while p runs; each tile belongs to one thread
+ * and every element sums over p in order, so the result does not depend on the thread
+ * count. */
+#define TILE_R 4
+#define TILE_C 16
+typedef float vec8 __attribute__((vector_size(32)));
+
+/* unaligned vector load and store (macros: passing vectors by value would tie the ABI to
+ * the instruction set) */
+#define LOAD8(v, p) memcpy(&(v), (p), sizeof(vec8))
+#define STORE8(p, v) memcpy((p), &(v), sizeof(vec8))
+
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=fast"))) /* fused multiply-add where the CPU has it */
+#endif
+static void gemm_block(int n, int p_begin, int p_end, int k, const float *a, size_t ars, size_t aps, const float *b, size_t ldb,
+                     float *c, size_t ldc) {
+    /* Tiles run in chunks of CHUNK_R row tiles: within a chunk, all row tiles of one column
+     * tile come one after another, so the 16-column panel of b stays in L1 while the
+     * chunk's rows of a stay in L2. */
+    enum { CHUNK_R = 16 };
+    int n_rt = (n + TILE_R - 1) / TILE_R, n_ct = (k + TILE_C - 1) / TILE_C;
+#pragma omp parallel for schedule(static)
+    for (int t = 0; t < n_rt * n_ct; t++) {
+        int chunk = t / (CHUNK_R * n_ct), in_chunk = t % (CHUNK_R * n_ct);
+        int rows_here = n_rt - chunk * CHUNK_R < CHUNK_R ? n_rt - chunk * CHUNK_R : CHUNK_R;
+        int r0 = (chunk * CHUNK_R + in_chunk % rows_here) * TILE_R, c0 = (in_chunk / rows_here) * TILE_C;
+        if (r0 + TILE_R <= n && c0 + TILE_C <= k) {
+            float *c_0 = c + (size_t)r0 * ldc + c0, *c_1 = c_0 + ldc, *c_2 = c_1 + ldc, *c_3 = c_2 + ldc;
+            vec8 s00, s01, s10, s11, s20, s21, s30, s31, b0, b1;
+            LOAD8(s00, c_0), LOAD8(s01, c_0 + 8), LOAD8(s10, c_1), LOAD8(s11, c_1 + 8);
+            LOAD8(s20, c_2), LOAD8(s21, c_2 + 8), LOAD8(s30, c_3), LOAD8(s31, c_3 + 8);
+            const float *a0 = a + (size_t)r0 * ars, *a1 = a0 + ars, *a2 = a1 + ars, *a3 = a2 + ars;
+            for (int p = p_begin; p < p_end; p++) {
+                const float *bp = b + (size_t)p * ldb + c0;
+                LOAD8(b0, bp), LOAD8(b1, bp + 8);
+                size_t ap = (size_t)p * aps;
+                float x0 = a0[ap], x1 = a1[ap], x2 = a2[ap], x3 = a3[ap];
+                s00 += x0 * b0, s01 += x0 * b1;
+                s10 += x1 * b0, s11 += x1 * b1;
+                s20 += x2 * b0, s21 += x2 * b1;
+                s30 += x3 * b0, s31 += x3 * b1;
+            }
+            STORE8(c_0, s00), STORE8(c_0 + 8, s01), STORE8(c_1, s10), STORE8(c_1 + 8, s11);
+            STORE8(c_2, s20), STORE8(c_2 + 8, s21), STORE8(c_3, s30), STORE8(c_3 + 8, s31);
+        } else {
+            int rn = n - r0 < TILE_R ? n - r0 : TILE_R, cn = k - c0 < TILE_C ? k - c0 : TILE_C;
+            for (int r = 0; r < rn; r++) {
+                float *cr = c + (size_t)(r0 + r) * ldc + c0;
+                const float *ar = a + (size_t)(r0 + r) * ars;
+                for (int p = p_begin; p < p_end; p++) {
+                    float x = ar[(size_t)p * aps];
+                    const float *bp = b + (size_t)p * ldb + c0;
+                    for (int j = 0; j < cn; j++) cr[j] += x * bp[j];
+                }
+            }
+        }
+    }
+}
+
+/* The product in blocks of KC along p, block after block, so that a tile's panel of b
+ * (KC x 16) stays in L1; each c element still sums over p in order. */
+static void gemm_acc(int n, int m, int k, const float *a, size_t ars, size_t aps, const float *b, size_t ldb,
+                     float *c, size_t ldc) {
+    enum { KC = 256 };
+    for (int p0 = 0; p0 < m; p0 += KC)
+        gemm_block(n, p0, p0 + KC < m ? p0 + KC : m, k, a, ars, aps, b, ldb, c, ldc);
+}
+
 /* inp is (B,T,C), weight is (OC,C), bias is (OC) or NULL, out is (B,T,OC). */
 void matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int B, int T,
                     int C, int OC) {
+    int N = B * T;
+    float *wt = malloc((size_t)C * OC * sizeof(float)); /* (C,OC): rows of b contiguous in oc */
+    if (!wt) { /* out of memory: the slow path, same sums in the same order */
 #pragma omp parallel for schedule(static)
-    for (int bt = 0; bt < B * T; bt++) {
-        const float *x = inp + (size_t)bt * C;
-        float *o = out + (size_t)bt * OC;
-        for (int oc = 0; oc < OC; oc++) {
-            const float *w = weight + (size_t)oc * C;
-            float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-            for (int i = 0; i < C; i++) s += x[i] * w[i];
-            o[oc] = s + (bias ? bias[oc] : 0.0f);
-        }
+        for (int bt = 0; bt < N; bt++)
+            for (int oc = 0; oc < OC; oc++) {
+                float s = bias ? bias[oc] : 0.0f;
+                for (int i = 0; i < C; i++) s += inp[(size_t)bt * C + i] * weight[(size_t)oc * C + i];
+                out[(size_t)bt * OC + oc] = s;
+            }
+        return;
     }
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < C; i++)
+        for (int oc = 0; oc < OC; oc++) wt[(size_t)i * OC + oc] = weight[(size_t)oc * C + i];
+#pragma omp parallel for schedule(static)
+    for (int bt = 0; bt < N; bt++)
+        for (int oc = 0; oc < OC; oc++) out[(size_t)bt * OC + oc] = bias ? bias[oc] : 0.0f;
+    gemm_acc(N, C, OC, inp, (size_t)C, 1, wt, (size_t)OC, out, (size_t)OC);
+    free(wt);
 }
 
 void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                      const float *weight, int B, int T, int C, int OC) {
     int N = B * T;
+    /* dinp (N,C) += dout (N,OC) . weight (OC,C) */
+    gemm_acc(N, OC, C, dout, (size_t)OC, 1, weight, (size_t)C, dinp, (size_t)C);
+    /* dweight (OC,C) += dout^T (OC,N) . inp (N,C) */
+    gemm_acc(OC, N, C, dout, 1, (size_t)OC, inp, (size_t)C, dweight, (size_t)C);
+    if (dbias) {
 #pragma omp parallel for schedule(static)
-    for (int bt = 0; bt < N; bt++) {
-        const float *d = dout + (size_t)bt * OC;
-        float *di = dinp + (size_t)bt * C;
         for (int oc = 0; oc < OC; oc++) {
-            const float *w = weight + (size_t)oc * C;
-            float g = d[oc];
-            for (int i = 0; i < C; i++) di[i] += w[i] * g;
+            float db = 0.0f;
+            for (int bt = 0; bt < N; bt++) db += dout[(size_t)bt * OC + oc];
+            dbias[oc] += db;
         }
-    }
-#pragma omp parallel for schedule(static)
-    for (int oc = 0; oc < OC; oc++) {
-        float *dw = dweight + (size_t)oc * C;
-        float db = 0.0f;
-        for (int bt = 0; bt < N; bt++) {
-            const float *x = inp + (size_t)bt * C;
-            float g = dout[(size_t)bt * OC + oc];
-            db += g;
-            for (int i = 0; i < C; i++) dw[i] += x[i] * g;
-        }
-        if (dbias) dbias[oc] += db;
     }
 }
 
 /* ---- causal self-attention --------------------------------------------------------------- */
 
-/* inp is (B,T,3C) holding q,k,v; att is (B,NH,T,T); out is (B,T,C). */
+/* inp is (B,T,3C) holding q,k,v; att is (B,NH,T,T); out is (B,T,C).
+ * Per (b,h): S = q k^T (full T x T through the tiled product, then masked), P = softmax
+ * of the causal part of each row (zeros above the diagonal), out = P v. */
 void attention_forward(float *out, float *att, const float *inp, int B, int T, int C, int NH) {
-    int C3 = 3 * C, hs = C / NH;
+    size_t C3 = 3 * (size_t)C;
+    int hs = C / NH;
     float scale = 1.0f / sqrtf((float)hs);
-#pragma omp parallel for collapse(3) schedule(static)
-    for (int b = 0; b < B; b++) {
-        for (int t = 0; t < T; t++) {
-            for (int h = 0; h < NH; h++) {
-                const float *q = inp + ((size_t)b * T + t) * C3 + h * hs;
-                float *a = att + (((size_t)b * NH + h) * T + t) * T;
+    /* one (b,h) per thread at a time; the products inside run on that thread alone */
+#pragma omp parallel
+    {
+        float *kt = malloc((size_t)hs * T * sizeof(float)); /* (hs,T) k transposed */
+#pragma omp for schedule(static)
+        for (int bh = 0; bh < B * NH; bh++) {
+            int b = bh / NH, h = bh % NH;
+            const float *q = inp + (size_t)b * T * C3 + h * hs, *k = q + C, *v = q + 2 * C;
+            float *a = att + (size_t)bh * T * T;
+            float *o = out + (size_t)b * T * C + h * hs;
+            memset(a, 0, (size_t)T * T * sizeof(float));
+            if (kt) {
+                for (int t = 0; t < T; t++)
+                    for (int i = 0; i < hs; i++) kt[(size_t)i * T + t] = k[t * C3 + i];
+                gemm_acc(T, hs, T, q, C3, 1, kt, (size_t)T, a, (size_t)T);
+            } else { /* out of memory for the copy: the same sums, slower */
+                for (int t = 0; t < T; t++)
+                    for (int t2 = 0; t2 < T; t2++)
+                        for (int i = 0; i < hs; i++) a[(size_t)t * T + t2] += q[t * C3 + i] * k[t2 * C3 + i];
+            }
+            for (int t = 0; t < T; t++) {
+                float *row = a + (size_t)t * T;
                 float maxval = -INFINITY;
                 for (int t2 = 0; t2 <= t; t2++) {
-                    const float *k = inp + ((size_t)b * T + t2) * C3 + h * hs + C;
-                    float s = 0.0f;
-                    for (int i = 0; i < hs; i++) s += q[i] * k[i];
-                    s *= scale;
-                    a[t2] = s;
-                    if (s > maxval) maxval = s;
+                    row[t2] *= scale;
+                    if (row[t2] > maxval) maxval = row[t2];
                 }
                 float sum = 0.0f;
                 for (int t2 = 0; t2 <= t; t2++) {
-                    float e = expf(a[t2] - maxval);
-                    a[t2] = e;
-                    sum += e;
+                    row[t2] = expf(row[t2] - maxval);
+                    sum += row[t2];
                 }
                 float inv = 1.0f / sum;
-                for (int t2 = 0; t2 <= t; t2++) a[t2] *= inv;
-                for (int t2 = t + 1; t2 < T; t2++) a[t2] = 0.0f;
-                float *o = out + ((size_t)b * T + t) * C + h * hs;
-                for (int i = 0; i < hs; i++) o[i] = 0.0f;
-                for (int t2 = 0; t2 <= t; t2++) {
-                    const float *v = inp + ((size_t)b * T + t2) * C3 + h * hs + 2 * C;
-                    float w = a[t2];
-                    for (int i = 0; i < hs; i++) o[i] += w * v[i];
-                }
+                for (int t2 = 0; t2 <= t; t2++) row[t2] *= inv;
+                for (int t2 = t + 1; t2 < T; t2++) row[t2] = 0.0f;
+                for (int i = 0; i < hs; i++) o[(size_t)t * C + i] = 0.0f;
             }
+            gemm_acc(T, T, hs, a, (size_t)T, 1, v, C3, o, (size_t)C);
         }
+        free(kt);
     }
 }
 
-/* Each (b,h) owns its slice of dinp, so the (b,h) loop runs in parallel and the
- * sums inside it run in a fixed order. */
+/* dinp is (B,T,3C); each (b,h) adds into its own q,k,v columns. */
 void attention_backward(float *dinp, const float *dout, const float *inp, const float *att, int B, int T,
                         int C, int NH) {
-    int C3 = 3 * C, hs = C / NH;
+    size_t C3 = 3 * (size_t)C;
+    int hs = C / NH;
     float scale = 1.0f / sqrtf((float)hs);
 #pragma omp parallel
     {
-        float *datt = malloc((size_t)T * sizeof(float));
-#pragma omp for collapse(2) schedule(static)
-        for (int b = 0; b < B; b++) {
-            for (int h = 0; h < NH; h++) {
-                if (!datt) continue;
-                for (int t = 0; t < T; t++) {
-                    const float *a = att + (((size_t)b * NH + h) * T + t) * T;
-                    const float *d = dout + ((size_t)b * T + t) * C + h * hs;
-                    const float *q = inp + ((size_t)b * T + t) * C3 + h * hs;
-                    float *dq = dinp + ((size_t)b * T + t) * C3 + h * hs;
-                    /* through out = att . v */
-                    float dot = 0.0f;
-                    for (int t2 = 0; t2 <= t; t2++) {
-                        const float *v = inp + ((size_t)b * T + t2) * C3 + h * hs + 2 * C;
-                        float *dv = dinp + ((size_t)b * T + t2) * C3 + h * hs + 2 * C;
-                        float s = 0.0f;
-                        for (int i = 0; i < hs; i++) {
-                            s += d[i] * v[i];
-                            dv[i] += a[t2] * d[i];
-                        }
-                        datt[t2] = s;
-                        dot += a[t2] * s;
-                    }
-                    /* through softmax, then the scaled q.k */
-                    for (int t2 = 0; t2 <= t; t2++) {
-                        float dpre = a[t2] * (datt[t2] - dot) * scale;
-                        const float *k = inp + ((size_t)b * T + t2) * C3 + h * hs + C;
-                        float *dk = dinp + ((size_t)b * T + t2) * C3 + h * hs + C;
-                        for (int i = 0; i < hs; i++) {
-                            dq[i] += dpre * k[i];
-                            dk[i] += dpre * q[i];
-                        }
-                    }
-                }
+        float *vt = malloc((size_t)hs * T * sizeof(float)); /* (hs,T) v transposed */
+        float *ds = malloc((size_t)T * T * sizeof(float));  /* (T,T) dP, then dS */
+#pragma omp for schedule(static)
+        for (int bh = 0; bh < B * NH; bh++) {
+            if (!vt || !ds) continue; /* out of memory: gradients stay zero and the run shows it */
+            int b = bh / NH, h = bh % NH;
+            const float *q = inp + (size_t)b * T * C3 + h * hs, *k = q + C, *v = q + 2 * C;
+            float *dq = dinp + (size_t)b * T * C3 + h * hs, *dk = dq + C, *dv = dq + 2 * C;
+            const float *a = att + (size_t)bh * T * T;
+            const float *d = dout + (size_t)b * T * C + h * hs;
+            for (int t = 0; t < T; t++)
+                for (int i = 0; i < hs; i++) vt[(size_t)i * T + t] = v[t * C3 + i];
+            /* dP = dout v^T */
+            memset(ds, 0, (size_t)T * T * sizeof(float));
+            gemm_acc(T, hs, T, d, (size_t)C, 1, vt, (size_t)T, ds, (size_t)T);
+            /* dv += P^T dout */
+            gemm_acc(T, T, hs, a, 1, (size_t)T, d, (size_t)C, dv, C3);
+            /* dS = P * (dP - sum(P * dP)) * scale, causal part only */
+            for (int t = 0; t < T; t++) {
+                const float *p = a + (size_t)t * T;
+                float *g = ds + (size_t)t * T;
+                float dot = 0.0f;
+                for (int t2 = 0; t2 <= t; t2++) dot += p[t2] * g[t2];
+                for (int t2 = 0; t2 <= t; t2++) g[t2] = p[t2] * (g[t2] - dot) * scale;
+                for (int t2 = t + 1; t2 < T; t2++) g[t2] = 0.0f;
             }
+            /* dq += dS k, dk += dS^T q */
+            gemm_acc(T, T, hs, ds, (size_t)T, 1, k, C3, dq, C3);
+            gemm_acc(T, T, hs, ds, 1, (size_t)T, q, C3, dk, C3);
         }
-        free(datt);
+        free(vt);
+        free(ds);
     }
 }
 

@@ -107,6 +107,7 @@ xtts_status xtts_synth_cache_write(const char *dir, const xtts_synth_options *o,
             }
         }
         total_frames += nf;
+        if ((uint64_t)i < xtts_cache_writer_next_input(w)) continue; /* stored by an earlier run */
         char id[32];
         snprintf(id, sizeof id, "synth%05d", i);
         xtts_record_input in = {.id = id,

@@ -14,19 +14,21 @@
 
 #define XTTS_GELU_SCALE 0.7978845608028654f /* sqrt(2 / pi) */
 
+/* tanh through one expf (faster than tanhf; absolute error ~1e-7, which is what GELU needs). */
+XTTS_HD float xtts_tanh(float u) { return 1.0f - 2.0f / (1.0f + expf(2.0f * u)); }
+
 /* GELU, tanh approximation (PyTorch's gelu(approximate='tanh')). */
 XTTS_HD float xtts_gelu(float x) {
     float cube = 0.044715f * x * x * x;
-    return 0.5f * x * (1.0f + tanhf(XTTS_GELU_SCALE * (x + cube)));
+    return 0.5f * x * (1.0f + xtts_tanh(XTTS_GELU_SCALE * (x + cube)));
 }
 
 XTTS_HD float xtts_gelu_grad(float x) {
     float cube = 0.044715f * x * x * x;
     float tanh_arg = XTTS_GELU_SCALE * (x + cube);
-    float tanh_out = tanhf(tanh_arg);
-    float cosh_out = coshf(tanh_arg);
-    float sech_out = 1.0f / (cosh_out * cosh_out);
-    return 0.5f * (1.0f + tanh_out) + x * 0.5f * sech_out * XTTS_GELU_SCALE * (1.0f + 3.0f * 0.044715f * x * x);
+    float tanh_out = xtts_tanh(tanh_arg);
+    float sech2 = 1.0f - tanh_out * tanh_out; /* sech^2 = 1 - tanh^2 */
+    return 0.5f * (1.0f + tanh_out) + x * 0.5f * sech2 * XTTS_GELU_SCALE * (1.0f + 3.0f * 0.044715f * x * x);
 }
 
 /* log(1 + exp(x)) without overflow. */

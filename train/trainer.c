@@ -16,9 +16,11 @@
 #include <sys/stat.h>
 
 #include "cache/reader.h"
+#include "kernels/mel_cuda.h"
 #include "train/checkpoint.h"
 #include "train/loader.h"
 #include "train/model.h"
+#include "train/train_cuda.h"
 
 void xtts_train_options_default(xtts_train_options *o) {
     memset(o, 0, sizeof *o);
@@ -76,47 +78,36 @@ static double median(const double *v, size_t n) {
 
 /* ---- device -------------------------------------------------------------------------- */
 
-#ifdef XTTS_HAVE_CUDA
-#include <cuda_runtime_api.h>
-static int cuda_devices(char *why, size_t n) {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess) {
-        snprintf(why, n, "%s", cudaGetErrorString(e));
-        return 0;
-    }
-    if (count == 0) snprintf(why, n, "no CUDA device found");
-    return count;
-}
-#else
-static int cuda_devices(char *why, size_t n) {
-    snprintf(why, n, "this xtts-train was built without CUDA");
-    return 0;
-}
-#endif
-
-static xtts_status pick_device(const char *device, xtts_error *err) {
+/* Where to train: *ordinal = -1 for the CPU, else the CUDA device. */
+static xtts_status pick_device(const char *device, int *ordinal, xtts_error *err) {
     char why[256] = "";
+    *ordinal = -1;
     if (strcmp(device, "cpu") == 0) return XTTS_OK;
     if (strcmp(device, "auto") == 0) {
-        int n = cuda_devices(why, sizeof why);
-        if (n > 0) snprintf(why, sizeof why, "the CUDA training path is not part of this build");
-        fprintf(stderr, "xtts-train: device auto: using the CPU (%s)\n", why);
+        if (xtts_cuda_device_usable(0, why, sizeof why)) {
+            *ordinal = 0;
+            fprintf(stderr, "xtts-train: device auto: using cuda:0\n");
+        } else {
+            fprintf(stderr, "xtts-train: device auto: using the CPU (%s)\n", why);
+        }
         return XTTS_OK;
     }
     if (strncmp(device, "cuda", 4) == 0 && (device[4] == '\0' || device[4] == ':')) {
-        int n = cuda_devices(why, sizeof why);
-        if (n == 0) return xtts_error_set(err, XTTS_EUNSUPPORTED, "--device %s: %s", device, why);
-        return xtts_error_set(err, XTTS_EUNSUPPORTED,
-                              "--device %s: the CUDA training path is not part of this build; use --device cpu", device);
+        long n = 0;
+        if (device[4] == ':' && xtts_parse_long(device + 5, 0, 1024, &n) != 0)
+            return xtts_error_set(err, XTTS_EUSAGE, "--device %s: expected cuda:N with N a device number", device);
+        if (!xtts_cuda_device_usable((int)n, why, sizeof why))
+            return xtts_error_set(err, XTTS_EUNSUPPORTED, "--device %s: %s", device, why);
+        *ordinal = (int)n;
+        return XTTS_OK;
     }
     return xtts_error_set(err, XTTS_EUSAGE, "--device %s: expected auto, cpu, cuda or cuda:N", device);
 }
 
 /* ---- validation ------------------------------------------------------------------------ */
 
-static xtts_status validate(xtts_model *model, xtts_cache *cache, const xtts_dataset *ds, const xtts_train_options *o,
-                            double *val_loss, xtts_error *err) {
+static xtts_status validate(xtts_model *model, xtts_cuda_trainer *gpu, xtts_cache *cache, const xtts_dataset *ds,
+                            const xtts_train_options *o, double *val_loss, xtts_error *err) {
     xtts_loader_options lo = {o->batch_size, o->loader_threads, o->seed, XTTS_SPLIT_VAL, o->skip_corrupt, 0, 0};
     xtts_loader *l = NULL;
     xtts_status st = xtts_loader_new(cache, ds, &lo, &l, err);
@@ -132,7 +123,13 @@ static xtts_status validate(xtts_model *model, xtts_cache *cache, const xtts_dat
         }
         if (st) break;
         st = xtts_model_check_batch(model, &b->view, err);
-        if (!st) {
+        if (!st && gpu) {
+            float loss, ml, sl;
+            int nf = 0;
+            st = xtts_cuda_trainer_stage(gpu, &b->view, err);
+            if (!st) st = xtts_cuda_trainer_forward(gpu, &loss, &ml, &sl, &nf, err);
+            if (!st) sum += (double)loss * nf, frames += nf;
+        } else if (!st) {
             xtts_model_forward(model, &b->view);
             sum += (double)model->loss * model->n_frames_total;
             frames += model->n_frames_total;
@@ -200,8 +197,12 @@ static void ckpt_path(const char *dir_or_file, char *out, size_t n) {
         snprintf(out, n, "%s", dir_or_file);
 }
 
-static xtts_status save_checkpoint(const xtts_train_options *o, xtts_model *model, const float *m, const float *v,
-                                   long step, const xtts_loader *l, const char *hash, xtts_error *err) {
+static xtts_status save_checkpoint(const xtts_train_options *o, xtts_model *model, xtts_cuda_trainer *gpu, float *m,
+                                   float *v, long step, const xtts_loader *l, const char *hash, xtts_error *err) {
+    if (gpu) {
+        xtts_status st = xtts_cuda_trainer_download(gpu, model->params_memory, m, v, err);
+        if (st) return st;
+    }
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", o->ckpt_dir, XTTS_CKPT_FILE);
     xtts_ckpt_header h;
@@ -218,7 +219,8 @@ static xtts_status save_checkpoint(const xtts_train_options *o, xtts_model *mode
 
 xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
     xtts_train_options o = *opt;
-    xtts_status st = pick_device(o.device, err);
+    int ordinal = -1;
+    xtts_status st = pick_device(o.device, &ordinal, err);
     if (st) return st;
     if (o.steps < 1 || o.batch_size < 1 || o.loader_threads < 1)
         return xtts_error_set(err, XTTS_EUSAGE, "--steps, --batch-size and --loader-threads must be at least 1");
@@ -230,6 +232,7 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
     xtts_model *model = NULL;
     xtts_loader *loader = NULL;
     float *adam_m = NULL, *adam_v = NULL;
+    xtts_cuda_trainer *gpu = NULL;
     FILE *jlog = NULL;
     step_stats stats = {0};
     st = xtts_cache_open(o.cache_dir, &cache, err);
@@ -303,6 +306,20 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
                               start_epoch, start_batch};
     st = xtts_loader_new(cache, &ds, &lo, &loader, err);
     if (st) goto done;
+    if (ordinal >= 0) {
+        /* the device copy of the model; batches are copied from pinned loader slots */
+        st = xtts_cuda_trainer_new(model, ordinal, &gpu, err);
+        if (!st) st = xtts_cuda_trainer_upload(gpu, model->params_memory, adam_m, adam_v, err);
+        for (int k = 0; !st && k < XTTS_LOADER_SLOTS; k++) {
+            xtts_loader_batch *s = xtts_loader_slot(loader, k);
+            st = xtts_cuda_trainer_pin(gpu, s->text, sizeof(int32_t) * (size_t)o.batch_size * s->view.text_stride, err);
+            if (!st)
+                st = xtts_cuda_trainer_pin(gpu, s->mel,
+                                           sizeof(float) * (size_t)o.batch_size * s->view.mel_stride * ds.n_mels, err);
+        }
+        if (st) goto done;
+        model->stop_pos_weight = o.stop_pos_weight;
+    }
     if (o.log_json) {
         jlog = strcmp(o.log_json, "-") == 0 ? stdout : fopen(o.log_json, o.resume ? "a" : "w");
         if (!jlog) {
@@ -345,14 +362,25 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
             goto done;
         }
         int B = b->view.B, T = b->view.T;
-        xtts_model_zero_grad(model);
-        xtts_model_forward(model, &b->view);
-        xtts_model_backward(model, &b->view);
-        xtts_loader_release(loader, b);
-        float norm = xtts_grad_clip(model->grads_memory, model->num_parameters, o.optim.clip);
-        float lr = xtts_lr_at(&o.optim, step);
-        xtts_adamw_step(model->params_memory, model->grads_memory, adam_m, adam_v, model->num_parameters, step + 1,
-                        lr, &o.optim);
+        float lr = xtts_lr_at(&o.optim, step), norm;
+        if (gpu) {
+            st = xtts_cuda_trainer_stage(gpu, &b->view, err);
+            if (!st)
+                st = xtts_cuda_trainer_step(gpu, step + 1, lr, &o.optim, &model->loss, &model->mel_loss,
+                                            &model->stop_loss, &norm, err);
+            model->n_frames_total = 0;
+            for (int r = 0; r < B; r++) model->n_frames_total += b->view.n_frames[r];
+            xtts_loader_release(loader, b);
+            if (st) goto done;
+        } else {
+            xtts_model_zero_grad(model);
+            xtts_model_forward(model, &b->view);
+            xtts_model_backward(model, &b->view);
+            xtts_loader_release(loader, b);
+            norm = xtts_grad_clip(model->grads_memory, model->num_parameters, o.optim.clip);
+            xtts_adamw_step(model->params_memory, model->grads_memory, adam_m, adam_v, model->num_parameters, step + 1,
+                            lr, &o.optim);
+        }
         double dt = xtts_now_s() - t0;
         double ms = dt * 1e3, stall = dt > 0 ? 100.0 * waited / dt : 0.0, sps = dt > 0 ? B / dt : 0.0;
         if (stats_push(&stats, ms, stall) != 0) {
@@ -375,7 +403,7 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
         double val_loss = NAN;
         int evaluated = 0;
         if (o.eval_every > 0 && (step + 1) % o.eval_every == 0 && ds.n_val > 0) {
-            st = validate(model, cache, &ds, &o, &val_loss, err);
+            st = validate(model, gpu, cache, &ds, &o, &val_loss, err);
             if (st) goto done;
             evaluated = 1;
         }
@@ -398,12 +426,12 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
             fflush(jlog);
         }
         if (o.ckpt_dir && o.ckpt_every > 0 && (step + 1) % o.ckpt_every == 0 && step + 1 < end) {
-            st = save_checkpoint(&o, model, adam_m, adam_v, step + 1, loader, hash, err);
+            st = save_checkpoint(&o, model, gpu, adam_m, adam_v, step + 1, loader, hash, err);
             if (st) goto done;
         }
     }
     if (o.ckpt_dir) {
-        st = save_checkpoint(&o, model, adam_m, adam_v, step, loader, hash, err);
+        st = save_checkpoint(&o, model, gpu, adam_m, adam_v, step, loader, hash, err);
         if (st) goto done;
         fprintf(stderr, "xtts-train: checkpoint %s/%s at step %ld\n", o.ckpt_dir, XTTS_CKPT_FILE, step);
     }
@@ -435,6 +463,7 @@ done:
     free(stats.step_ms);
     free(stats.stall_pct);
     xtts_loader_delete(loader);
+    xtts_cuda_trainer_delete(gpu);
     free(adam_m);
     free(adam_v);
     xtts_model_free(model);

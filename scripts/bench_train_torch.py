@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+"""The xtts-train model in PyTorch, timed on the CPU: the reference for scripts/bench_train.sh.
+
+Replays the batch shapes (rows, sequence length, real frames) that an xtts-train run wrote
+to its --log-json, so both sides compute on the same shapes, and times forward + backward
++ clipping + AdamW per step with the given number of threads.
+
+usage: bench_train_torch.py LOG.json --layers L --width C --heads NH --mels M --vocab V
+                            --text-pos PT --mel-pos PM --threads N
+prints one JSON object: median_step_ms, samples_per_s, steps.
+"""
+import argparse
+import json
+import statistics
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+N_LANGS = 17
+
+
+class Block(nn.Module):
+    def __init__(self, C, NH):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(C), nn.LayerNorm(C)
+        self.qkv, self.proj = nn.Linear(C, 3 * C), nn.Linear(C, C)
+        self.fc, self.fcproj = nn.Linear(C, 4 * C), nn.Linear(4 * C, C)
+        self.NH = NH
+
+    def forward(self, x, mask):
+        B, T, C = x.shape
+        hs = C // self.NH
+        q, k, v = self.qkv(self.ln1(x)).split(C, dim=2)
+        q = q.view(B, T, self.NH, hs).transpose(1, 2)
+        k = k.view(B, T, self.NH, hs).transpose(1, 2)
+        v = v.view(B, T, self.NH, hs).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (hs ** -0.5)
+        att = att.masked_fill(~mask[:T, :T], float("-inf")).softmax(dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(B, T, C)
+        x = x + self.proj(y)
+        return x + self.fcproj(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+class Model(nn.Module):
+    def __init__(self, L, C, NH, M, V, PT, PM):
+        super().__init__()
+        self.wte = nn.Embedding(V + N_LANGS, C)
+        self.wpe_text = nn.Embedding(PT, C)
+        self.wpe_mel = nn.Embedding(PM, C)
+        self.melin = nn.Linear(M, C)
+        self.mel_start = nn.Parameter(torch.zeros(M))
+        self.blocks = nn.ModuleList([Block(C, NH) for _ in range(L)])
+        self.lnf = nn.LayerNorm(C)
+        self.head = nn.Linear(C, M + 1)
+        self.M = M
+        self.register_buffer("mask", torch.tril(torch.ones(PT + PM, PT + PM, dtype=torch.bool)))
+
+    def forward(self, text, mel, nt, nf, pos_weight=5.0):
+        # every row: nt text positions then nf mel positions (the shapes of the replayed batch)
+        B = text.shape[0]
+        xt = self.wte(text) + self.wpe_text.weight[:nt]
+        prev = torch.cat([self.mel_start.expand(B, 1, self.M), mel[:, :nf - 1]], dim=1)
+        xm = self.melin(prev) + self.wpe_mel.weight[:nf]
+        x = torch.cat([xt, xm], dim=1)
+        for blk in self.blocks:
+            x = blk(x, self.mask)
+        h = self.head(self.lnf(x))[:, nt:]
+        mel_loss = (h[..., :self.M] - mel).abs().mean()
+        stop = torch.zeros(B, nf)
+        stop[:, -1] = 1.0
+        stop_loss = F.binary_cross_entropy_with_logits(h[..., self.M], stop, pos_weight=torch.tensor(pos_weight))
+        return mel_loss + stop_loss
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("log")
+    for k in ("layers", "width", "heads", "mels", "vocab", "text_pos", "mel_pos", "threads"):
+        ap.add_argument("--" + k.replace("_", "-"), type=int, required=True)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    shapes = []
+    for line in open(a.log):
+        r = json.loads(line)
+        if "step" in r:
+            shapes.append((r["batch"], r["seq_len"], max(1, r["frames"] // r["batch"])))
+    model = Model(a.layers, a.width, a.heads, a.mels, a.vocab, a.text_pos, a.mel_pos)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, betas=(0.9, 0.95), weight_decay=0.01)
+    times = []
+    samples = 0
+    for B, T, frames in shapes:
+        nf = min(max(frames, 1), T - 1, a.mel_pos)
+        nt = min(T - nf, a.text_pos)
+        text = torch.randint(0, a.vocab, (B, nt))
+        mel = torch.randn(B, nf, a.mels)
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = model(text, mel, nt, nf)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        times.append(time.perf_counter() - t0)
+        samples += B
+    steady = times[1:] if len(times) > 1 else times
+    print(json.dumps({"median_step_ms": 1e3 * statistics.median(steady), "samples_per_s": samples / sum(times),
+                      "steps": len(times), "threads": a.threads}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# xtts-train's command line: help, version, usage errors (exit 1), devices, the loader-only
+# mode, and a corrupt record stopping the run (exit 2) unless --skip-corrupt.
+set -euo pipefail
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}" # see docs/xtts-train.md, "Threads"
+: "${BUILD:?}" "${TMPDIR_TEST:?}"
+T="$BUILD/bin/xtts-train"
+W="$TMPDIR_TEST/train_cli"
+rm -rf "$W"; mkdir -p "$W"
+expect() { # expect RC CMD...
+    local want=$1; shift
+    set +e; "$@" > "$W/out.txt" 2> "$W/err.txt"; local rc=$?; set -e
+    if [ "$rc" -ne "$want" ]; then echo "exit $rc, expected $want: $*" >&2; cat "$W/err.txt" >&2; exit 1; fi
+}
+expect 0 "$T" --help;     grep -q -- "--cache DIR" "$W/out.txt"
+expect 0 "$T" --version;  grep -q "^xtts-train " "$W/out.txt"
+expect 1 "$T";            grep -q "cache DIR is required" "$W/err.txt"
+expect 1 "$T" --cache x --bogus
+expect 1 "$T" --cache x --steps 0
+expect 1 "$T" --cache x extra-arg
+expect 2 "$T" --cache "$W/none"; grep -q "$W/none" "$W/err.txt"
+
+"$T" --synth-cache "$W/cache" --synth-records 24 --synth-frames 32
+# --device cuda without a usable device or CUDA path: exit 2 with the reason
+expect 2 "$T" --cache "$W/cache" --device cuda --steps 1; grep -q -- "--device cuda" "$W/err.txt"
+expect 1 "$T" --cache "$W/cache" --device tpu --steps 1
+# --device auto falls back to the CPU with one line
+expect 0 "$T" --cache "$W/cache" --device auto --steps 2 --width 32 --heads 2
+test "$(grep -c "device auto: using the CPU" "$W/err.txt")" -eq 1
+expect 1 "$T" --cache "$W/cache" --model nano --steps 1; grep -q "tiny, small or base" "$W/err.txt"
+# the loader alone
+expect 0 "$T" --cache "$W/cache" --loader-only --steps 20 --batch-size 4 --log-json "$W/loader.json"
+grep -q "batches/s" "$W/err.txt"
+grep -q '"samples_per_s"' "$W/loader.json"
+echo "cli: ok"

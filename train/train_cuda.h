@@ -1,0 +1,56 @@
+/* train_cuda.h — the xtts-train step on a CUDA device: the model of train/model.h with
+ * cuBLAS for the matrix products and kernels for the rest, whose per-element math is the
+ * functions of train/train_math.h that the CPU path runs.
+ *
+ * The host keeps the model (train/model.h) for its shape, initial weights and checkpoints;
+ * the device holds parameters, gradients, AdamW moments and activations. Batches are
+ * copied from the loader's slots (pinned with xtts_cuda_trainer_pin) on a copy stream, and
+ * the compute stream waits on the copy's event.
+ *
+ * Unlike the CPU path, results are not bit-reproducible (embedding gradients are summed
+ * with atomics). A build without nvcc gets train/train_cuda_host.c, where every call
+ * returns XTTS_EUNSUPPORTED.
+ */
+#ifndef XTTS_TRAIN_CUDA_H
+#define XTTS_TRAIN_CUDA_H
+
+#include <stddef.h>
+
+#include "common/xtts_common.h"
+#include "train/model.h"
+#include "train/optim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct xtts_cuda_trainer xtts_cuda_trainer;
+
+/* Allocate the device copy of m (same config, B_max, T_max) on device ordinal and upload
+ * m's parameters; moments start at zero. */
+xtts_status xtts_cuda_trainer_new(const xtts_model *m, int ordinal, xtts_cuda_trainer **out, xtts_error *err);
+void xtts_cuda_trainer_delete(xtts_cuda_trainer *t);
+
+/* Page-lock host memory that batches are copied from (a loader slot's buffers). */
+xtts_status xtts_cuda_trainer_pin(xtts_cuda_trainer *t, void *ptr, size_t bytes, xtts_error *err);
+
+/* Parameters and AdamW moments, host <-> device (each num_parameters floats). */
+xtts_status xtts_cuda_trainer_upload(xtts_cuda_trainer *t, const float *params, const float *m, const float *v,
+                                     xtts_error *err);
+xtts_status xtts_cuda_trainer_download(xtts_cuda_trainer *t, float *params, float *m, float *v, xtts_error *err);
+
+/* Start copying a batch to the device (asynchronous; the host buffers must stay untouched
+ * until the next step or forward returns). */
+xtts_status xtts_cuda_trainer_stage(xtts_cuda_trainer *t, const xtts_model_batch *bt, xtts_error *err);
+
+/* On the staged batch: forward only (validation), or a whole step (forward, backward,
+ * clipping, AdamW with lr at 1-based step t_step). Blocks until the losses are known. */
+xtts_status xtts_cuda_trainer_forward(xtts_cuda_trainer *t, float *loss, float *mel_loss, float *stop_loss,
+                                      int *frames, xtts_error *err);
+xtts_status xtts_cuda_trainer_step(xtts_cuda_trainer *t, long t_step, float lr, const xtts_optim_config *o,
+                                   float *loss, float *mel_loss, float *stop_loss, float *grad_norm, xtts_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
