@@ -26,7 +26,7 @@ head -c 600 "$DEMO_DIR/tokens.tsv" | cut -c1-160 >&2; echo "..." >&2
 step "3. melcache (decode, resample, log-mel, pad, compress, store)"
 rm -rf "$cache"
 rc=0
-run "$BIN/xtts-melcache" --out "$cache" --val-fraction 0.1 --progress \
+run "$BIN/xtts-melcache" --out "$cache" --buckets 256,512,1024 --val-fraction 0.1 --progress \
     --rejects "$DEMO_DIR/melcache-rejects.tsv" "$DEMO_DIR/tokens.tsv" || rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 3 ] || { echo "melcache failed ($rc)" >&2; exit $rc; }
 
