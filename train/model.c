@@ -141,17 +141,21 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
             di[i] += (dnorm - dnorm_mean - norm * dnorm_norm_mean) * s;
         }
     }
-    /* weight and bias: each channel sums over (b,t) in order. */
+    /* weight and bias: each channel sums over (b,t) in order; threads own channel blocks */
+    enum { COLS = 64 };
 #pragma omp parallel for schedule(static)
-    for (int i = 0; i < C; i++) {
-        float dw = 0.0f, db = 0.0f;
+    for (int i0 = 0; i0 < C; i0 += COLS) {
+        int n = C - i0 < COLS ? C - i0 : COLS;
+        float dw[COLS] = {0}, db[COLS] = {0};
         for (int bt = 0; bt < N; bt++) {
-            float d = dout[(size_t)bt * C + i];
-            dw += (inp[(size_t)bt * C + i] - mean[bt]) * rstd[bt] * d;
-            db += d;
+            const float *d = dout + (size_t)bt * C + i0, *x = inp + (size_t)bt * C + i0;
+            float m = mean[bt], s = rstd[bt];
+            for (int j = 0; j < n; j++) {
+                dw[j] += (x[j] - m) * s * d[j];
+                db[j] += d[j];
+            }
         }
-        dweight[i] += dw;
-        dbias[i] += db;
+        for (int j = 0; j < n; j++) dweight[i0 + j] += dw[j], dbias[i0 + j] += db[j];
     }
 }
 
@@ -273,11 +277,17 @@ void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dou
     /* dweight (OC,C) += dout^T (OC,N) . inp (N,C) */
     gemm_acc(OC, N, C, dout, 1, (size_t)OC, inp, (size_t)C, dweight, (size_t)C);
     if (dbias) {
+        /* column sums over rows in order; threads own column blocks, rows stream through */
+        enum { COLS = 64 };
 #pragma omp parallel for schedule(static)
-        for (int oc = 0; oc < OC; oc++) {
-            float db = 0.0f;
-            for (int bt = 0; bt < N; bt++) db += dout[(size_t)bt * OC + oc];
-            dbias[oc] += db;
+        for (int oc0 = 0; oc0 < OC; oc0 += COLS) {
+            int n = OC - oc0 < COLS ? OC - oc0 : COLS;
+            float db[COLS] = {0};
+            for (int bt = 0; bt < N; bt++) {
+                const float *d = dout + (size_t)bt * OC + oc0;
+                for (int j = 0; j < n; j++) db[j] += d[j];
+            }
+            for (int j = 0; j < n; j++) dbias[oc0 + j] += db[j];
         }
     }
 }
