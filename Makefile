@@ -37,7 +37,7 @@ LIBS      := $(PKG_LIBS) -lcld2 -lstdc++ -lpthread -lm
 
 WARN      := -Wall -Wextra -Werror
 CPPFLAGS  += -I. -DXTTS_VERSION=\"$(VERSION)\" -D_GNU_SOURCE
-CFLAGS    := -std=c17 $(CFLAGS_OPT) $(WARN) -fopenmp -g $(SANITIZE) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
+CFLAGS    := -std=c17 $(CFLAGS_OPT) $(WARN) -fno-math-errno -fopenmp -g $(SANITIZE) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 CXXFLAGS  := -std=c++17 $(CFLAGS_OPT) $(WARN) -fopenmp -g $(SANITIZE) $(EXTRA_CFLAGS)
 LDFLAGS   += -fopenmp $(SANITIZE)
 
@@ -54,7 +54,8 @@ else
 HAVE_CUDA := 0
 endif
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
-CUDA_ARCHS ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
+CUDA_ARCHS ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+              -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O2 -std=c++17 $(CUDA_ARCHS) -Xcompiler -Wall,-Wextra,-Werror -I.
 ifeq ($(HAVE_CUDA),1)
 CPPFLAGS  += -DXTTS_HAVE_CUDA=1 -I$(CUDA_HOME)/include
@@ -180,6 +181,8 @@ install: all
 	    $(DESTDIR)$(PREFIX)/share/xtts-prep
 	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(LIBXTTS) $(DESTDIR)$(PREFIX)/lib/
+	for d in $(LIBDIRS); do install -d $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d; \
+	    install -m 644 $$d/*.h $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d/; done
 	-install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/ 2>/dev/null
 	install -m 644 scripts/xtts_cache.py $(DESTDIR)$(PREFIX)/share/xtts-prep/ 2>/dev/null || true
 

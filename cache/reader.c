@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 /* snprintf that truncates quietly: messages are one bounded line. */
 __attribute__((format(printf, 3, 4))) static void say(char *buf, size_t cap, const char *fmt, ...) {
@@ -181,6 +183,33 @@ static int meta_equals(MDB_txn *txn, MDB_dbi dbi, const char *key, const char *w
     return v.mv_size == strlen(want) && !memcmp(p, want, v.mv_size) ? 1 : 0;
 }
 
+/* liblmdb takes its page size from the meta pages and then trusts it: page size and meta
+ * locations must agree before mdb_env_open maps the file. Reads with pread, not the map.
+ * NULL when they look sound, else what is wrong. */
+static const char *meta_pages_check(const char *data_path, uint64_t file_bytes) {
+    enum { META_BYTES = 160, PSIZE_AT = 40, MAGIC_AT = 16, FLAGS_AT = 10 };
+    uint8_t m[2][META_BYTES];
+    int fd = open(data_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return "data.mdb unreadable";
+    const char *why = NULL;
+    uint32_t psize = 0;
+    if (file_bytes < META_BYTES || pread(fd, m[0], META_BYTES, 0) != META_BYTES) why = "no first meta page";
+    else {
+        psize = xtts_get_le32(m[0] + PSIZE_AT);
+        if (psize < 512 || psize > 65536 || (psize & (psize - 1)) || 2ull * psize > file_bytes)
+            why = "page size unusable with the file";
+        else if (pread(fd, m[1], META_BYTES, psize) != META_BYTES)
+            why = "no second meta page";
+        else if (xtts_get_le32(m[1] + PSIZE_AT) != psize)
+            why = "the two meta pages disagree on the page size";
+    }
+    for (int i = 0; !why && i < 2; i++)
+        if (!(xtts_get_le16(m[i] + FLAGS_AT) & 0x08) || xtts_get_le32(m[i] + MAGIC_AT) != 0xBEEFC0DEu)
+            why = i ? "second meta page is not an LMDB meta page" : "first meta page is not an LMDB meta page";
+    close(fd);
+    return why;
+}
+
 static void shard_open(xtts_cache *c, shard_t *s) {
     char detail[300];
     struct stat st;
@@ -197,6 +226,11 @@ static void shard_open(xtts_cache *c, shard_t *s) {
         return;
     }
     s->file_bytes = (uint64_t)st.st_size;
+    const char *why = meta_pages_check(data_path, s->file_bytes);
+    if (why) {
+        shard_fail(s, XTTS_ECORRUPT, "%s: damaged meta pages (%s)", why);
+        return;
+    }
     int rc = mdb_env_create(&s->env);
     if (rc) {
         shard_fail(s, XTTS_ENOMEM, "%s: %s", mdb_strerror(rc));
@@ -217,8 +251,14 @@ static void shard_open(xtts_cache *c, shard_t *s) {
     }
     MDB_envinfo info;
     MDB_stat est;
+    GUARD(sig_info)
     mdb_env_info(s->env, &info);
     mdb_env_stat(s->env, &est);
+    GUARD_END(sig_info)
+    if (sig_info) {
+        shard_fail(s, XTTS_ECORRUPT, "%s: damaged meta pages (%s)", signame(sig_info));
+        return;
+    }
     uint64_t need = ((uint64_t)info.me_last_pgno + 1) * est.ms_psize;
     if (need > s->file_bytes) {
         say(detail, sizeof detail, "data.mdb has %llu bytes, its pages reach %llu",
@@ -230,7 +270,13 @@ static void shard_open(xtts_cache *c, shard_t *s) {
     s->map = NULL; /* found from the first value read */
 
     MDB_txn *txn = NULL;
+    GUARD(sig_txn)
     rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
+    GUARD_END(sig_txn)
+    if (sig_txn) {
+        shard_fail(s, XTTS_ECORRUPT, "%s: damaged meta pages (%s)", signame(sig_txn));
+        return;
+    }
     if (rc) {
         shard_fail(s, XTTS_EIO, "%s: cannot begin a read transaction (%s)", mdb_strerror(rc));
         return;
@@ -473,7 +519,13 @@ static xtts_status reader_txn(xtts_cache_reader *r, size_t si, MDB_txn **txn, xt
     shard_t *s = &r->c->shards[si];
     if (s->status) return xtts_error_set(err, s->status, "%s", s->error);
     if (!r->txn[si]) {
-        int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &r->txn[si]);
+        MDB_txn *volatile t = NULL;
+        int rc;
+        GUARD(sig)
+        rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, (MDB_txn **)&t);
+        GUARD_END(sig)
+        if (sig) return xtts_error_set(err, XTTS_ECORRUPT, "%s: damaged meta pages (%s)", s->name, signame(sig));
+        r->txn[si] = t;
         if (rc) {
             r->txn[si] = NULL;
             return xtts_error_set(err, XTTS_EIO, "%s: cannot begin a read transaction (%s)", s->name,

@@ -86,7 +86,14 @@ xtts_status xtts_cache_reader_batch(xtts_cache_reader *r, const uint64_t *indice
 
 /* ---- additions: tolerant open, shards, raw database access ---------------------------
  * These serve xtts-cache-verify and xtts-cache-inspect, which must report every fault of
- * a damaged cache instead of stopping at the first. */
+ * a damaged cache instead of stopping at the first.
+ *
+ * Damaged files: liblmdb follows page numbers without bounds checks, so a damaged
+ * data.mdb can fault inside it. The first xtts_cache_open installs SIGSEGV and SIGBUS
+ * handlers that turn a fault inside a reader call (LMDB or mapped record bytes) into
+ * XTTS_ECORRUPT naming the shard, and pass any other fault on to the handler that was
+ * installed before. A program that installs its own handlers after opening a cache
+ * should chain to the previous ones, or a damaged shard kills it instead. */
 
 /* Open flags. XTTS_CACHE_OPEN_TOLERANT: a shard that is missing, unreadable or does not
  * match the manifest (record count, configuration hash, format) does not fail the open;
@@ -119,9 +126,9 @@ void xtts_cache_shard_get(const xtts_cache *c, size_t i, xtts_cache_shard *out);
 size_t xtts_cache_shard_index_of(const xtts_cache *c, uint64_t index);
 
 /* Iterate over every key/value of one of shard i's databases ("records", "ids" or
- * "meta") in key order. cb returns 0 to go on, nonzero to stop (that value is returned
- * as XTTS_OK's companion: *stopped is set when given). The pointers are borrowed for the
- * duration of the call. A damaged database is XTTS_ECORRUPT naming the shard. */
+ * "meta") in key order. cb returns 0 to go on, nonzero to stop early (the call still
+ * returns XTTS_OK). The pointers are borrowed for the duration of the callback. A damaged
+ * database is XTTS_ECORRUPT naming the shard (entries before the damage were passed). */
 typedef int (*xtts_cache_foreach_fn)(void *ctx, const void *key, size_t key_len, const void *val,
                                      size_t val_len);
 xtts_status xtts_cache_reader_foreach(xtts_cache_reader *r, size_t shard, const char *db,

@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "cache/reader.h"
+#include "kernels/mel.h"
+#include "prep/audio.h"
 
 void xtts_verify_options_default(xtts_verify_options *o) {
     memset(o, 0, sizeof *o);
@@ -470,14 +472,33 @@ static uint64_t splitmix64(uint64_t *s) {
     return z ^ (z >> 31);
 }
 
+/* The source audio path of record id: meta "audio:<id>" of its shard, or as a writer
+ * state blob "state:audio:<id>"; other shards are searched too, since a writer keeps its
+ * state in the last shard it wrote. */
+static xtts_status find_audio_path(run_t *r, uint64_t index, const char *id, char **path) {
+    size_t own = xtts_cache_shard_index_of(r->cache, index), ns = xtts_cache_n_shards(r->cache);
+    char key[XTTS_RECORD_MAX_ID + 16];
+    for (size_t k = 0; k <= ns; k++) {
+        size_t si = k == 0 ? own : k - 1;
+        if (k > 0 && si == own) continue;
+        for (int form = 0; form < 2; form++) {
+            snprintf(key, sizeof key, "%saudio:%s", form ? "state:" : "", id);
+            xtts_error e;
+            if (xtts_cache_reader_meta(r->reader, si, key, path, NULL, &e) == XTTS_OK) return XTTS_OK;
+        }
+    }
+    return XTTS_ENOTFOUND;
+}
+
 static void run_recompute(run_t *r) {
     uint64_t n = xtts_cache_count(r->cache);
     if (!n) return;
     uint64_t seed = r->opt->seed;
     double tol = r->opt->recompute_tol > 0 ? r->opt->recompute_tol : (r->cfg->dtype == XTTS_DTYPE_F16 ? 2e-2 : 1e-3);
     r->rep->recompute_available = 1;
-    for (uint64_t k = 0; k < r->opt->recompute; k++) {
-        uint64_t index = splitmix64(&seed) % n;
+    int all = r->opt->recompute >= n; /* then each record once, in order */
+    for (uint64_t k = 0; k < (all ? n : r->opt->recompute); k++) {
+        uint64_t index = all ? k : splitmix64(&seed) % n;
         const char *shard = xtts_cache_shard_of(r->cache, index);
         xtts_record_header h;
         xtts_error e;
@@ -489,9 +510,9 @@ static void run_recompute(run_t *r) {
         xtts_status st = xtts_cache_reader_get(r->reader, index, &h, r->tokens, r->tokens_cap, r->mel, XTTS_DTYPE_F32,
                                                C, T, &e);
         if (st) continue; /* already reported by the walk */
-        char key[XTTS_RECORD_MAX_ID + 8], *path = NULL;
+        char key[XTTS_RECORD_MAX_ID + 16], *path = NULL;
+        st = find_audio_path(r, index, h.id, &path);
         snprintf(key, sizeof key, "audio:%s", h.id);
-        st = xtts_cache_reader_meta(r->reader, xtts_cache_shard_index_of(r->cache, index), key, &path, NULL, &e);
         if (st) {
             r->rep->recompute_failed++;
             fault(r, shard, (int64_t)index, h.id, "cannot recompute: no source audio path (meta \"%s\")", key);
@@ -640,16 +661,62 @@ done:;
 
 /* ---- recompute ---------------------------------------------------------------------------- */
 
+/* Decode and resample the source audio with the cache's settings (prep/audio.h), compute
+ * its log-mel (kernels/mel.h, the CPU path) and compare with the stored frames. */
 xtts_status xtts_verify_recompute_record(const xtts_cache_config *cfg, const char *audio_path,
                                          const xtts_record_header *h, const float *mel, size_t stride,
                                          double *max_abs, xtts_error *err) {
-    (void)cfg;
-    (void)h;
-    (void)mel;
-    (void)stride;
     *max_abs = 0;
-    return xtts_error_set(err, XTTS_EUNSUPPORTED,
-                          "recomputing from audio is not available in this build (no audio front end); "
-                          "cannot check %s",
-                          audio_path);
+    xtts_audio_options ao;
+    memset(&ao, 0, sizeof ao);
+    ao.target_rate = cfg->mel.sample_rate;
+    snprintf(ao.resampler, sizeof ao.resampler, "%s", cfg->resampler);
+    snprintf(ao.quality, sizeof ao.quality, "%s", cfg->resample_quality);
+    ao.trim_db = cfg->trim_db;
+    xtts_audio *a = xtts_audio_new(&ao, err);
+    if (!a) return err ? err->code : XTTS_EUSAGE;
+    xtts_mel *m = xtts_mel_new(&cfg->mel, err);
+    if (!m) {
+        xtts_audio_delete(a);
+        return err ? err->code : XTTS_EUSAGE;
+    }
+    const float *samples;
+    size_t n = 0, frames = 0;
+    float *out = NULL;
+    xtts_status st = xtts_audio_load(a, audio_path, &samples, &n, NULL, err);
+    if (st) goto done;
+    if (n != h->n_samples) {
+        st = xtts_error_set(err, XTTS_EMISMATCH, "%s: %zu samples at %d Hz, the record says %u", audio_path, n,
+                            cfg->mel.sample_rate, h->n_samples);
+        goto done;
+    }
+    size_t want = xtts_mel_n_frames(&cfg->mel, n);
+    if (want != h->n_frames) {
+        st = xtts_error_set(err, XTTS_EMISMATCH, "%s: %zu frames, the record has %u", audio_path, want, h->n_frames);
+        goto done;
+    }
+    size_t C = (size_t)cfg->mel.n_mels;
+    if (!(out = malloc((C * (want ? want : 1)) * sizeof *out))) {
+        st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", audio_path);
+        goto done;
+    }
+    st = xtts_mel_compute(m, samples, n, out, want ? want : 1, &frames, NULL, err);
+    if (st) goto done;
+    if (frames != h->n_frames || C != h->n_mels) {
+        st = xtts_error_set(err, XTTS_EMISMATCH, "%s: mel [%zu, %zu], the record holds [%u, %u]", audio_path, C,
+                            frames, h->n_mels, h->n_frames);
+        goto done;
+    }
+    double worst = 0;
+    for (size_t c = 0; c < C; c++)
+        for (size_t t = 0; t < frames; t++) {
+            double d = fabs((double)out[c * frames + t] - (double)mel[c * stride + t]);
+            if (!(d <= worst)) worst = d; /* NaN counts as the worst */
+        }
+    *max_abs = worst;
+done:
+    free(out);
+    xtts_mel_delete(m);
+    xtts_audio_delete(a);
+    return st;
 }

@@ -4,7 +4,7 @@
  * walks every shard's databases and every record, and reports each fault it finds
  * through a callback, with the shard, the global index and the id where they are known.
  * It also computes the content digest: SHA-256 over every record's decoded content in
- * global index order (formats/cache.md, "Content digest"), which depends neither on the
+ * global index order (docs/xtts-cache-verify.md, "Content digest"), which depends neither on the
  * LMDB page layout nor on where shard boundaries fall, so two builds can be compared.
  */
 #ifndef XTTS_CACHE_VERIFY_H
@@ -54,7 +54,7 @@ typedef struct {
     uint64_t ids;              /* entries of the "ids" databases */
     uint64_t recomputed, recompute_failed;
     double recompute_max_abs;  /* largest |stored - recomputed| seen */
-    int recompute_available;   /* 0: this build has no audio front end */
+    int recompute_available;   /* 0: recomputing was not possible in this build */
     char digest[65];           /* hex SHA-256 */
     int digest_complete;       /* 1: every record of the manifest went into the digest */
 } xtts_verify_report;
@@ -67,7 +67,7 @@ void xtts_verify_options_default(xtts_verify_options *o);
 xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, xtts_verify_report *rep,
                               xtts_error *err);
 
-/* Feed one decoded record into a content digest: the canonical bytes of formats/cache.md
+/* Feed one decoded record into a content digest: the canonical bytes of docs/xtts-cache-verify.md
  * ("Content digest"). mel is float32 [n_mels][stride] holding the real frames first. */
 void xtts_digest_record(xtts_sha256 *s, const xtts_record_header *h, const int32_t *tokens, const float *mel,
                         size_t stride);
@@ -75,7 +75,9 @@ void xtts_digest_record(xtts_sha256 *s, const xtts_record_header *h, const int32
 /* Recompute one record's mel from its source audio with the cache configuration and
  * compare it with the stored one (float32 [n_mels][stride], real frames first).
  * *max_abs receives the largest absolute difference over the real frames; a frame-count
- * difference is XTTS_EMISMATCH. XTTS_EUNSUPPORTED when this build has no audio front end. */
+ * difference is XTTS_EMISMATCH; errors of decoding the audio are passed on. The audio is
+ * decoded and resampled as the configuration says (prep/audio.h) and the mel computed on
+ * the CPU (kernels/mel.h). */
 xtts_status xtts_verify_recompute_record(const xtts_cache_config *cfg, const char *audio_path,
                                          const xtts_record_header *h, const float *mel, size_t stride,
                                          double *max_abs, xtts_error *err);

@@ -3,7 +3,9 @@
  *
  * Everything since the last commit is kept in memory (records, rejects, state blobs)
  * and written in ONE write transaction into the last shard: the records, their ids,
- * and the meta keys "next_input", "rejects" and "state:*". LMDB commits are atomic and
+ * and the meta keys "next_input", "rejects" (the rejects committed while this shard was
+ * the last one, so that a commit's cost does not grow with all rejects so far) and
+ * "state:*". LMDB commits are atomic and
  * durable, so after a kill -9 the last shard's meta describes exactly the records
  * committed. Keeping the pending records also makes MDB_MAP_FULL harmless: the
  * transaction is aborted, the map doubled and the whole commit replayed.
@@ -13,10 +15,13 @@
  * commit goes to exactly one shard. A shard directory that never saw a commit (a crash
  * right after rotation) holds nothing and is removed when the build is reopened.
  *
- * Commit points: the automatic commits (every commit_every records or rejects, and
- * before a rotation) happen at the START of a put or reject, before that input is
- * added. So a caller that calls set_state after each put/reject, with state that
- * includes that input, always has records and state committed together.
+ * State and commit points: a caller sets its state (running statistics ...) including
+ * input i, then puts or rejects input i. set_state values wait in state_after until the
+ * next put or reject succeeds, which adopts them into the pending commit; automatic
+ * commits (every commit_every inputs) happen at the END of a put or reject, and the
+ * commit before a rotation, which happens at the start of a put, leaves state_after out.
+ * So every commit holds the records and rejects up to some input and exactly the state
+ * set before that input was added.
  *
  * Duplicate ids are refused at put time through a set of 64-bit id hashes; a hash hit
  * is confirmed against the pending records and the shards' "ids" databases.
@@ -28,7 +33,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cache/writer_internal.h"
@@ -44,6 +51,7 @@ typedef struct {
     char *id;
     uint8_t *data;
     size_t len;
+    char *source; /* audio path, stored as meta "audio:<id>" in the record's shard; may be NULL */
 } pending_record;
 
 typedef struct {
@@ -80,12 +88,15 @@ struct xtts_cache_writer {
 
     uint64_t next_input;         /* committed */
     uint64_t next_input_pending; /* including pending puts and rejects */
-    json_t *rejects;             /* committed */
+    json_t *rejects;             /* committed, all shards */
+    json_t *shard_rejects;       /* committed into the last shard */
     json_t *rejects_pending;
     state_blob *state;           /* committed */
     size_t n_state;
-    state_blob *state_pending;
+    state_blob *state_pending;   /* adopted by a put or reject since the last commit */
     size_t n_state_pending;
+    state_blob *state_after;     /* set since the last put or reject */
+    size_t n_state_after;
 
     pending_record *pend;
     size_t n_pend, cap_pend;
@@ -152,8 +163,43 @@ static void blobs_free(state_blob *b, size_t n) {
     free(b);
 }
 
+/* Set key to data (taking ownership of data) in a blob list. -1 when out of memory. */
+static int blob_set(state_blob **list, size_t *n, const char *key, uint8_t *data, size_t len) {
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp((*list)[i].key, key)) {
+            free((*list)[i].data);
+            (*list)[i].data = data;
+            (*list)[i].len = len;
+            return 0;
+        }
+    state_blob *nb = realloc(*list, (*n + 1) * sizeof *nb);
+    char *k = strdup(key);
+    if (nb) *list = nb;
+    if (!nb || !k) { free(k); return -1; }
+    (*list)[(*n)++] = (state_blob){k, data, len};
+    return 0;
+}
+
+/* A put or reject succeeded: the state set before it belongs to the pending commit. */
+static int adopt_state_after(xtts_cache_writer *w) {
+    for (size_t i = 0; i < w->n_state_after; i++) {
+        state_blob *b = &w->state_after[i];
+        if (blob_set(&w->state_pending, &w->n_state_pending, b->key, b->data, b->len)) {
+            /* keep the rest where it is; nothing is lost but this adoption */
+            return -1;
+        }
+        free(b->key);
+        b->key = NULL;
+        b->data = NULL;
+    }
+    free(w->state_after);
+    w->state_after = NULL;
+    w->n_state_after = 0;
+    return 0;
+}
+
 static void pending_clear(xtts_cache_writer *w) {
-    for (size_t i = 0; i < w->n_pend; i++) { free(w->pend[i].id); free(w->pend[i].data); }
+    for (size_t i = 0; i < w->n_pend; i++) { free(w->pend[i].id); free(w->pend[i].data); free(w->pend[i].source); }
     w->n_pend = 0;
     w->pend_bytes = 0;
     w->ops_pending = 0;
@@ -167,8 +213,10 @@ static void writer_free(xtts_cache_writer *w) {
     if (!w) return;
     if (w->env) mdb_env_close(w->env);
     pending_clear(w);
+    blobs_free(w->state_after, w->n_state_after);
     free(w->pend);
     json_decref(w->rejects);
+    json_decref(w->shard_rejects);
     json_decref(w->rejects_pending);
     blobs_free(w->state, w->n_state);
     free(w->shards);
@@ -225,6 +273,7 @@ typedef struct {
     char format[32];
     char hash[65];
     uint64_t records, ids, bytes;
+    json_t *rejects; /* meta "rejects" (new reference) or NULL */
 } shard_scan;
 
 static int meta_get(MDB_txn *txn, MDB_dbi meta, const char *key, MDB_val *v) {
@@ -232,7 +281,7 @@ static int meta_get(MDB_txn *txn, MDB_dbi meta, const char *key, MDB_val *v) {
     return mdb_get(txn, meta, &k, v);
 }
 
-static xtts_status scan_shard(xtts_cache_writer *w, MDB_env *env, int number, int count, shard_scan *s,
+static xtts_status scan_shard(xtts_cache_writer *w, MDB_env *env, int number, shard_scan *s,
                               xtts_error *err) {
     char path[4096];
     shard_path(w, number, path, sizeof path);
@@ -252,7 +301,16 @@ static xtts_status scan_shard(xtts_cache_writer *w, MDB_env *env, int number, in
     if (!rc && s->committed && !(rc = meta_get(txn, meta, "config_hash", &v)))
         snprintf(s->hash, sizeof s->hash, "%.*s", (int)(v.mv_size < 64 ? v.mv_size : 64), (const char *)v.mv_data);
     if (rc == MDB_NOTFOUND) rc = 0;
-    if (!rc && count && s->committed) {
+    if (!rc && s->committed && !(rc = meta_get(txn, meta, "rejects", &v))) {
+        json_error_t je;
+        s->rejects = json_loadb(v.mv_data, v.mv_size, 0, &je);
+        if (!json_is_array(s->rejects)) {
+            mdb_txn_abort(txn);
+            return xtts_error_set(err, XTTS_ECORRUPT, "%s: meta \"rejects\" is not a JSON array", path);
+        }
+    }
+    if (rc == MDB_NOTFOUND) rc = 0;
+    if (!rc && s->committed) {
         MDB_stat ms;
         rc = mdb_dbi_open(txn, "records", 0, &recs);
         if (!rc) rc = mdb_stat(txn, recs, &ms);
@@ -291,7 +349,7 @@ static xtts_status scan_shard(xtts_cache_writer *w, MDB_env *env, int number, in
     return XTTS_OK;
 }
 
-/* Load next_input, rejects and the state blobs from the last shard's meta. */
+/* Load next_input and the state blobs from the last shard's meta. */
 static xtts_status load_state(xtts_cache_writer *w, int number, xtts_error *err) {
     char path[4096];
     shard_path(w, number, path, sizeof path);
@@ -308,20 +366,6 @@ static xtts_status load_state(xtts_cache_writer *w, int number, xtts_error *err)
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: meta \"next_input\" is %zu bytes, not 8", path, v.mv_size);
     }
     w->next_input = w->next_input_pending = xtts_get_be64(v.mv_data);
-    rc = meta_get(txn, meta, "rejects", &v);
-    if (rc == MDB_NOTFOUND) rc = 0;
-    else if (!rc) {
-        json_error_t je;
-        json_t *r = json_loadb(v.mv_data, v.mv_size, 0, &je);
-        if (!json_is_array(r)) {
-            json_decref(r);
-            mdb_txn_abort(txn);
-            return xtts_error_set(err, XTTS_ECORRUPT, "%s: meta \"rejects\" is not a JSON array", path);
-        }
-        json_decref(w->rejects);
-        w->rejects = r;
-    }
-    if (rc) goto lmdb_fail;
     rc = mdb_cursor_open(txn, meta, &cur);
     static const char prefix[] = "state:";
     k.mv_size = sizeof prefix - 1;
@@ -386,7 +430,8 @@ static void why_add(char *why, size_t cap, const char *fmt, ...) {
 static xtts_status remove_old(xtts_cache_writer *w, const xtts_dir_listing *l, xtts_error *err) {
     char path[4096];
     xtts_status st;
-    for (size_t i = 0; i < l->n_shards; i++) {
+    /* Newest first: a kill part way leaves shards 0..k, which a re-run reads again. */
+    for (size_t i = l->n_shards; i-- > 0;) {
         const xtts_dir_shard *s = &l->shards[i];
         /* A part build removes its own shards and whole-build shards, never other parts'. */
         if (w->part >= 0 && s->part >= 0 && s->part != w->part) continue;
@@ -441,8 +486,15 @@ static xtts_status open_existing(xtts_cache_writer *w, const xtts_dir_listing *l
         MDB_env *env;
         if ((st = env_open(w, (int)i, 0, &env, err))) break;
         shard_scan s;
-        st = scan_shard(w, env, (int)i, 1, &s, err);
-        if (st) { mdb_env_close(env); break; }
+        st = scan_shard(w, env, (int)i, &s, err);
+        if (st) { json_decref(s.rejects); mdb_env_close(env); break; }
+        json_decref(w->shard_rejects);
+        w->shard_rejects = s.rejects ? s.rejects : json_array();
+        if (!w->shard_rejects || json_array_extend(w->rejects, w->shard_rejects)) {
+            mdb_env_close(env);
+            st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", w->dir);
+            break;
+        }
         if (!s.committed) {
             mdb_env_close(env);
             if (i + 1 == n_own) { /* created by a rotation that was killed before its first commit */
@@ -475,6 +527,7 @@ static void reset_loaded(xtts_cache_writer *w) {
     w->last_committed = 0;
     w->next_input = w->next_input_pending = 0;
     json_array_clear(w->rejects);
+    json_array_clear(w->shard_rejects);
     blobs_free(w->state, w->n_state);
     w->state = NULL;
     w->n_state = 0;
@@ -492,15 +545,24 @@ xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const x
     if (opt->part >= 0 && (opt->n_parts <= opt->part || opt->n_parts > XTTS_MAX_PARTS))
         return xtts_error_set(err, XTTS_EUSAGE, "%s: part %d of %d parts: the part must be below the number of parts",
                               opt->dir, opt->part, opt->n_parts);
-    xtts_status st = xtts_mkdir_p(opt->dir, err);
-    if (st) return st;
+    if (strlen(opt->dir) > 3000) return xtts_error_set(err, XTTS_ERANGE, "%.80s...: directory path too long", opt->dir);
+    /* Refuse a configuration the manifest could not hold now, not after the build. */
+    json_t *cj = xtts_cache_config_to_json(cfg);
+    xtts_cache_config checked;
+    xtts_error cerr;
+    xtts_status st = cj ? xtts_cache_config_from_json(cj, &checked, opt->dir, &cerr) : XTTS_ENOMEM;
+    json_decref(cj);
+    if (st == XTTS_ENOMEM) return xtts_error_set(err, st, "%s: out of memory", opt->dir);
+    if (st) return xtts_error_set(err, XTTS_EUSAGE, "invalid cache configuration: %s", cerr.msg);
+    if ((st = xtts_mkdir_p(opt->dir, err))) return st;
     xtts_cache_writer *w = calloc(1, sizeof *w);
     if (!w) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", opt->dir);
     w->lock_fd = w->part_lock_fd = -1;
     w->dir = strdup(opt->dir);
     w->rejects = json_array();
+    w->shard_rejects = json_array();
     w->rejects_pending = json_array();
-    if (!w->dir || !w->rejects || !w->rejects_pending) {
+    if (!w->dir || !w->rejects || !w->shard_rejects || !w->rejects_pending) {
         writer_free(w);
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", opt->dir);
     }
@@ -567,7 +629,13 @@ xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const x
         if (strcmp(h, w->hash))
             why_add(why, sizeof why, "%s has config_hash %.12s..., this build %.12s...", path, h[0] ? h : "(unreadable)", w->hash);
     }
-    if (!why[0]) st = open_existing(w, &l, why, sizeof why, err);
+    if (!why[0]) {
+        st = open_existing(w, &l, why, sizeof why, err);
+        if (st == XTTS_ECORRUPT && opt->force) { /* --force replaces a damaged build too */
+            why_add(why, sizeof why, "%s", err ? err->msg : "damaged shards");
+            st = XTTS_OK;
+        }
+    }
     if (!st && why[0]) {
         if (!opt->force) {
             st = xtts_error_set(err, XTTS_EMISMATCH,
@@ -617,6 +685,11 @@ static int commit_txn(xtts_cache_writer *w, const char *rejects_text) {
         if (rc) break;
         MDB_val ik = {strlen(w->pend[i].id), w->pend[i].id}, iv = {8, key};
         rc = mdb_put(txn, ids, &ik, &iv, MDB_NOOVERWRITE);
+        if (!rc && w->pend[i].source) {
+            char mk[8 + 512];
+            snprintf(mk, sizeof mk, "audio:%s", w->pend[i].id);
+            rc = put_meta(txn, meta, mk, w->pend[i].source, strlen(w->pend[i].source));
+        }
     }
     if (!rc) rc = put_meta(txn, meta, "format", XTTS_CACHE_FORMAT, strlen(XTTS_CACHE_FORMAT));
     if (!rc) rc = put_meta(txn, meta, "config_hash", w->hash, 64);
@@ -647,13 +720,13 @@ static int commit_txn(xtts_cache_writer *w, const char *rejects_text) {
 }
 
 /* Fold the pending state into the committed state after a successful commit. */
-static xtts_status adopt_pending(xtts_cache_writer *w, const json_t *all_rejects, xtts_error *err) {
+static xtts_status adopt_pending(xtts_cache_writer *w, xtts_error *err) {
     shard_info *s = &w->shards[w->n_shards - 1];
     for (size_t i = 0; i < w->n_pend; i++) s->bytes += w->pend[i].len;
     s->records += w->n_pend;
     w->next_input = w->next_input_pending;
-    json_decref(w->rejects);
-    w->rejects = json_deep_copy(all_rejects);
+    if (json_array_extend(w->rejects, w->rejects_pending) || json_array_extend(w->shard_rejects, w->rejects_pending))
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", w->dir);
     for (size_t i = 0; i < w->n_state_pending; i++) {
         state_blob *p = &w->state_pending[i];
         size_t k = 0;
@@ -673,7 +746,6 @@ static xtts_status adopt_pending(xtts_cache_writer *w, const json_t *all_rejects
     }
     w->last_committed = 1;
     pending_clear(w);
-    if (!w->rejects) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", w->dir);
     return XTTS_OK;
 }
 
@@ -688,10 +760,32 @@ static xtts_status new_shard(xtts_cache_writer *w, xtts_error *err) {
     if (w->env) mdb_env_close(w->env);
     w->env = env;
     w->last_committed = 0;
+    json_array_clear(w->shard_rejects);
     return XTTS_OK;
 }
 
-xtts_status xtts_cache_writer_commit(xtts_cache_writer *w, xtts_error *err) {
+/* Why a commit failed, in words: LMDB reports a short write as EIO and loses errno, so
+ * look at the filesystem's free space and the file size limit as well. */
+static void commit_failure_hint(const xtts_cache_writer *w, const char *path, int rc, char *out, size_t cap) {
+    out[0] = '\0';
+    if (rc == MDB_MAP_FULL) { snprintf(out, cap, " (map size limit reached)"); return; }
+    if (rc != ENOSPC && rc != EDQUOT && rc != EFBIG && rc != EIO) return;
+    struct statvfs vfs;
+    struct rlimit rl;
+    uint64_t need = w->pend_bytes + ((uint64_t)1 << 20);
+    if (statvfs(path, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize < need)
+        snprintf(out, cap, " (disk full: %llu bytes free)", (unsigned long long)vfs.f_bavail * vfs.f_frsize);
+    else if (rc == EDQUOT)
+        snprintf(out, cap, " (disk quota exceeded)");
+    else if ((rc == EFBIG || rc == EIO) && getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        snprintf(out, cap, " (file size limit of %llu bytes)", (unsigned long long)rl.rlim_cur);
+    else if (rc == ENOSPC)
+        snprintf(out, cap, " (disk full)");
+    else if (rc == EIO)
+        snprintf(out, cap, " (a failed write: device error)");
+}
+
+static xtts_status commit_pending(xtts_cache_writer *w, xtts_error *err) {
     xtts_status st = check_failed(w, err);
     if (st) return st;
     int nothing = w->n_pend == 0 && w->n_state_pending == 0 && w->next_input_pending == w->next_input &&
@@ -699,7 +793,7 @@ xtts_status xtts_cache_writer_commit(xtts_cache_writer *w, xtts_error *err) {
     if (nothing && (w->last_committed || !w->n_shards)) return XTTS_OK;
     if (!w->n_shards && (st = new_shard(w, err))) return st;
 
-    json_t *all = json_deep_copy(w->rejects);
+    json_t *all = json_deep_copy(w->shard_rejects);
     if (!all || json_array_extend(all, w->rejects_pending)) {
         json_decref(all);
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", w->dir);
@@ -727,21 +821,23 @@ xtts_status xtts_cache_writer_commit(xtts_cache_writer *w, xtts_error *err) {
         if (rc) break;
     }
     free(rejects_text);
+    json_decref(all);
     if (rc) {
-        json_decref(all);
-        const char *hint = (rc == ENOSPC || rc == EDQUOT) ? " (disk full)"
-                           : rc == EFBIG                 ? " (file size limit)"
-                           : rc == MDB_MAP_FULL          ? " (map size limit reached)"
-                           : rc == EIO                   ? " (a short or failed write: disk full, file size limit or device error)"
-                                                         : "";
+        char hint[160] = "";
+        commit_failure_hint(w, path, rc, hint, sizeof hint);
         return fail(w, err, xtts_mdb_status(rc),
-                    "%s: commit of %zu records failed: %s%s; the cache holds every record up to input %llu, "
+                    "%s: commit of %zu records failed: %s%s; the cache holds every input before input %llu, "
                     "re-run to resume",
                     path, w->n_pend, mdb_strerror(rc), hint, (unsigned long long)w->next_input);
     }
-    st = adopt_pending(w, all, err);
-    json_decref(all);
-    return st;
+    return adopt_pending(w, err);
+}
+
+xtts_status xtts_cache_writer_commit(xtts_cache_writer *w, xtts_error *err) {
+    xtts_status st = check_failed(w, err);
+    if (st) return st;
+    if (adopt_state_after(w)) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", w->dir);
+    return commit_pending(w, err);
 }
 
 /* ---- put, reject, state ------------------------------------------------------- */
@@ -796,13 +892,23 @@ static xtts_status check_input(xtts_cache_writer *w, uint64_t input_index, const
     return XTTS_OK;
 }
 
-static xtts_status maybe_commit(xtts_cache_writer *w, xtts_error *err) {
-    if (w->ops_pending >= w->commit_every || w->pend_bytes >= PENDING_BYTES_MAX) return xtts_cache_writer_commit(w, err);
+/* After a put or reject was added: adopt the state set before it, commit when due. */
+static xtts_status after_input(xtts_cache_writer *w, xtts_error *err) {
+    if (adopt_state_after(w)) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", w->dir);
+    if (w->ops_pending >= w->commit_every || w->pend_bytes >= PENDING_BYTES_MAX) return commit_pending(w, err);
     return XTTS_OK;
 }
 
+static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
+                              size_t len, const char *source, xtts_error *err);
+
 xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
                                   size_t len, xtts_error *err) {
+    return put_record(w, input_index, id, record, len, NULL, err);
+}
+
+static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
+                              size_t len, const char *source, xtts_error *err) {
     xtts_status st = check_input(w, input_index, id, err);
     if (st) return st;
     size_t id_len = id ? strlen(id) : 0;
@@ -816,6 +922,18 @@ xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, co
         return xtts_error_set(err, XTTS_EINPUT, "%s: record '%s': not a valid record: %s", w->dir, id, rerr.msg);
     if (strcmp(hdr.id, id))
         return xtts_error_set(err, XTTS_EINPUT, "%s: record '%s': the encoded record carries id '%s'", w->dir, id, hdr.id);
+    /* Every record of a cache has the configuration's fixed shape. */
+    int want_frames = xtts_cache_config_padded_frames(&w->cfg, (int)hdr.n_frames);
+    unsigned want_flags = w->cfg.shuffle ? XTTS_RECORD_SHUFFLED : 0;
+    if (hdr.n_mels != w->cfg.mel.n_mels || hdr.dtype != w->cfg.dtype || hdr.flags != want_flags ||
+        hdr.tokens_padded != (uint32_t)w->cfg.max_tokens || want_frames == 0 || hdr.frames_padded != (uint32_t)want_frames)
+        return xtts_error_set(err, XTTS_EINPUT,
+                              "%s: record '%s': shape (%u mels, %s%s, %u tokens, %u of %u frames) does not match the "
+                              "cache configuration (%d mels, %s%s, %d tokens, %d frames)",
+                              w->dir, id, hdr.n_mels, xtts_dtype_name((xtts_dtype)hdr.dtype),
+                              (hdr.flags & XTTS_RECORD_SHUFFLED) ? " shuffled" : "", hdr.tokens_padded, hdr.n_frames,
+                              hdr.frames_padded, w->cfg.mel.n_mels, xtts_dtype_name((xtts_dtype)w->cfg.dtype),
+                              w->cfg.shuffle ? " shuffled" : "", w->cfg.max_tokens, want_frames);
     uint64_t h = id_hash(id, id_len);
     if (hash_set_has(&w->ids, h)) {
         int found;
@@ -825,13 +943,11 @@ xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, co
             return xtts_error_set(err, XTTS_EINPUT, "%s: record '%s' (input %llu): duplicate id, already stored at index %llu",
                                   w->dir, id, (unsigned long long)input_index, (unsigned long long)at);
     }
-    /* Commit what came before this record (see "commit points" at the top). */
-    if ((st = maybe_commit(w, err))) return st;
     /* Rotate when this record would take a non-empty shard past shard_bytes. */
     if (w->n_shards) {
         shard_info *s = &w->shards[w->n_shards - 1];
         if (s->records + w->n_pend > 0 && s->bytes + w->pend_bytes + len > w->shard_bytes) {
-            if ((st = xtts_cache_writer_commit(w, err))) return st;
+            if ((st = commit_pending(w, err))) return st; /* without state_after: see the top */
             if ((st = new_shard(w, err))) return st;
         }
     } else if ((st = new_shard(w, err))) {
@@ -849,9 +965,11 @@ xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, co
     p->id = strdup(id);
     p->data = malloc(len);
     p->len = len;
-    if (!p->id || !p->data || hash_set_add(&w->ids, h)) {
+    p->source = source ? strdup(source) : NULL;
+    if (!p->id || !p->data || (source && !p->source) || hash_set_add(&w->ids, h)) {
         free(p->id);
         free(p->data);
+        free(p->source);
         return xtts_error_set(err, XTTS_ENOMEM, "%s: record '%s': out of memory", w->dir, id);
     }
     memcpy(p->data, record, len);
@@ -859,14 +977,13 @@ xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, co
     w->pend_bytes += len;
     w->ops_pending++;
     w->next_input_pending = input_index + 1;
-    return XTTS_OK;
+    return after_input(w, err);
 }
 
 xtts_status xtts_cache_writer_reject(xtts_cache_writer *w, uint64_t input_index, const char *id, const char *reason,
                                      xtts_error *err) {
     xtts_status st = check_input(w, input_index, id, err);
     if (st) return st;
-    if ((st = maybe_commit(w, err))) return st;
     char line[1024];
     snprintf(line, sizeof line, "%s", reason ? reason : "");
     for (char *c = line; *c; c++)
@@ -881,7 +998,7 @@ xtts_status xtts_cache_writer_reject(xtts_cache_writer *w, uint64_t input_index,
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", w->dir);
     w->ops_pending++;
     w->next_input_pending = input_index + 1;
-    return XTTS_OK;
+    return after_input(w, err);
 }
 
 xtts_status xtts_cache_writer_set_state(xtts_cache_writer *w, const char *key, const void *data, size_t len,
@@ -890,21 +1007,12 @@ xtts_status xtts_cache_writer_set_state(xtts_cache_writer *w, const char *key, c
     if (st) return st;
     size_t kl = key ? strlen(key) : 0;
     if (kl == 0 || kl > 200) return xtts_error_set(err, XTTS_EUSAGE, "%s: state key must be 1 to 200 bytes", w->dir);
-    size_t i = 0;
-    while (i < w->n_state_pending && strcmp(w->state_pending[i].key, key)) i++;
     uint8_t *copy = malloc(len ? len : 1);
     if (!copy) return xtts_error_set(err, XTTS_ENOMEM, "%s: state '%s': out of memory", w->dir, key);
     if (len) memcpy(copy, data, len);
-    if (i == w->n_state_pending) {
-        state_blob *nb = realloc(w->state_pending, (w->n_state_pending + 1) * sizeof *nb);
-        char *k = strdup(key);
-        if (nb) w->state_pending = nb;
-        if (!nb || !k) { free(copy); free(k); return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", w->dir); }
-        w->state_pending[w->n_state_pending++] = (state_blob){k, copy, len};
-    } else {
-        free(w->state_pending[i].data);
-        w->state_pending[i].data = copy;
-        w->state_pending[i].len = len;
+    if (blob_set(&w->state_after, &w->n_state_after, key, copy, len)) {
+        free(copy);
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: state '%s': out of memory", w->dir, key);
     }
     return XTTS_OK;
 }
@@ -1020,3 +1128,8 @@ xtts_status xtts_cache_writer_finish(xtts_cache_writer *w, const json_t *extra, 
 }
 
 void xtts_cache_writer_abort(xtts_cache_writer *w) { writer_free(w); }
+
+xtts_status xtts_cache_writer_put_source(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
+                                         size_t len, const char *source_path, xtts_error *err) {
+    return put_record(w, input_index, id, record, len, source_path, err);
+}

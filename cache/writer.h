@@ -42,9 +42,15 @@ typedef struct {
 void xtts_cache_writer_options_default(xtts_cache_writer_options *opt, const char *dir);
 
 /* Open (or resume) a build of dir with configuration cfg.
+ * - XTTS_EUSAGE: cfg is not a valid configuration, or part/n_parts are out of range.
  * - XTTS_EBUSY: another process holds the directory (or this part) lock.
- * - XTTS_EMISMATCH: dir holds a cache with another configuration hash and !force.
- * - with force, an existing cache of another configuration is removed first. */
+ * - XTTS_EMISMATCH: dir holds a cache with another configuration hash, or a build of the
+ *   other layout (whole vs. in parts), and !force.
+ * - XTTS_ECORRUPT: the build's shards are damaged (a gap, unreadable), and !force.
+ * - with force, such a cache is removed first (a part build removes only its own part,
+ *   the whole-build shards and manifest.json).
+ * A commit that fails (disk full, I/O error) leaves the committed data intact and the
+ * writer failed: every later call returns the same error; abort and re-run to resume. */
 xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const xtts_cache_config *cfg,
                                    xtts_cache_writer **out, xtts_error *err);
 
@@ -56,11 +62,19 @@ uint64_t xtts_cache_writer_count(const xtts_cache_writer *w);
 
 /* Append one encoded record for input index input_index (strictly increasing across
  * put and reject calls). id must be 1..511 bytes (the LMDB key limit) and equal to the
- * id inside the record; a duplicate id is XTTS_EINPUT. A refused put changes nothing.
+ * id inside the record, and the record must have the configuration's shape (n_mels,
+ * dtype, shuffle flag, max_tokens tokens, frames padded as
+ * xtts_cache_config_padded_frames says); otherwise, and for a duplicate id, it is
+ * XTTS_EINPUT. A refused put changes nothing.
  * Commits every commit_every records; rotates to a new shard when the current one
  * would exceed shard_bytes; grows the LMDB map on MDB_MAP_FULL. */
 xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, const char *id,
                                   const void *record, size_t len, xtts_error *err);
+
+/* As put, and store source_path (the record's audio file) as meta "audio:<id>" in the
+ * record's shard, where xtts-cache-verify --recompute finds it. */
+xtts_status xtts_cache_writer_put_source(xtts_cache_writer *w, uint64_t input_index, const char *id,
+                                         const void *record, size_t len, const char *source_path, xtts_error *err);
 
 /* Record that input input_index was rejected, with its id and a one-line reason. */
 xtts_status xtts_cache_writer_reject(xtts_cache_writer *w, uint64_t input_index, const char *id,
@@ -69,10 +83,10 @@ xtts_status xtts_cache_writer_reject(xtts_cache_writer *w, uint64_t input_index,
 /* Caller state saved atomically with the records (e.g. running mel statistics, speaker
  * tables). Set replaces the value for key at the next commit; get returns the value
  * as of the last commit (XTTS_ENOTFOUND when never set). *data is malloc'd; caller frees.
- * Commit points: the writer commits on its own only at the START of a put or reject
- * (every commit_every inputs, and before a shard rotation), never after adding one, so
- * calling set_state right after each put/reject with state that includes that input
- * keeps state and records consistent at every commit. */
+ * Order: set the state that includes input i, THEN put or reject input i. A value set
+ * joins the commit together with the next successful put or reject (an explicit commit
+ * or finish takes it as it is), so at every commit, automatic or after a kill -9, the
+ * committed state matches the committed records exactly. */
 xtts_status xtts_cache_writer_set_state(xtts_cache_writer *w, const char *key, const void *data, size_t len,
                                         xtts_error *err);
 xtts_status xtts_cache_writer_get_state(xtts_cache_writer *w, const char *key, void **data, size_t *len,
@@ -99,7 +113,11 @@ void xtts_cache_writer_abort(xtts_cache_writer *w);
  * them from the whole token stream) and that parts 0..N-1 (N = "n_parts" of each
  * partial manifest) are present; assigns each shard its first global index in part
  * order; sums "records", "rejects", numeric "totals" and the "stats" accumulators
- * ("frames", "mel_sum", "mel_sumsq"), then recomputes "mel_mean" and "mel_std". */
+ * ("frames", "mel_sum", "mel_sumsq"), then recomputes "mel_mean" and "mel_std".
+ * Returns XTTS_ENOTFOUND when a part's manifest is missing (that part has not finished),
+ * XTTS_EBUSY when a part is still being written (or another merge runs), and
+ * XTTS_EMISMATCH when parts disagree. A part that has finished may simply try the merge:
+ * of parts finishing at the same time, the last one to release its lock merges. */
 xtts_status xtts_cache_merge(const char *dir, xtts_error *err);
 
 #ifdef __cplusplus

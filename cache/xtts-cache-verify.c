@@ -140,6 +140,7 @@ int main(int argc, char **argv) {
     }
     printf("faults: %llu\n", (unsigned long long)rep.faults);
     if (rep.digest_complete) printf("digest: %s\n", rep.digest);
+    else if (!rep.digest[0]) printf("digest: none (the cache could not be read)\n");
     else printf("digest: %s (incomplete: not every record could be read)\n", rep.digest);
     printf("result: %s\n", ok ? "OK" : "FAILED");
     return ok ? 0 : 2;

@@ -19,27 +19,8 @@
 
 void xtts_cache_config_default(xtts_cache_config *c) {
     memset(c, 0, sizeof *c);
-    /* The xtts mel preset (DESIGN.md "Mel presets": torchaudio MelSpectrogram, htk scale,
-     * slaney norm, then log(clamp(x, 1e-5))). */
-    xtts_mel_params *m = &c->mel;
-    snprintf(m->preset, sizeof m->preset, "xtts");
-    m->sample_rate = 22050;
-    m->n_fft = 1024;
-    m->hop_samples = 256;
-    m->win_samples = 1024;
-    m->n_mels = 80;
-    m->fmin_hz = 0.0;
-    m->fmax_hz = 8000.0;
-    m->mel_scale = XTTS_MEL_SCALE_HTK;
-    m->mel_norm = XTTS_MEL_NORM_SLANEY;
-    m->center = 1;
-    m->pad_samples = 0;
-    m->power = 2;
-    m->mag_eps = 0.0;
-    m->log_kind = XTTS_LOG_LN;
-    m->log_floor = 1e-5;
-    m->drop_last_frame = 0;
-    m->whisper_post = 0;
+    /* The xtts preset (DESIGN.md "Mel presets"); kernels/mel.c is its one definition. */
+    xtts_mel_preset("xtts", &c->mel, NULL);
 
     snprintf(c->tokenizer, sizeof c->tokenizer, "bytes");
     c->vocab_hash[0] = '\0';

@@ -3,10 +3,12 @@
  *
  * One context per thread: the FFTW plan, window, filterbank and scratch are made once and
  * reused for every clip. FFTW's planner is not thread-safe, so plan creation and destruction
- * are serialized by a process-wide mutex; executing a plan is thread-safe. Plans are made
- * with FFTW_ESTIMATE, which picks the same algorithm in every context and every process,
- * so output bytes do not depend on the thread count or on which run computed them
- * (FFTW_MEASURE times candidates and may pick differently from run to run).
+ * are serialized by a process-wide mutex; executing a plan is thread-safe. Plans come from
+ * wisdom built into the library (kernels/mel_fftw_wisdom.h, FFTW_PATIENT, made by
+ * tests/bench/make_fftw_wisdom.c) with FFTW_WISDOM_ONLY, or, for sizes or machines the wisdom
+ * does not cover, from FFTW_ESTIMATE. Both pick the same algorithm in every context and every
+ * process, so output bytes do not depend on the thread count or on which run computed them
+ * (FFTW_MEASURE times candidates at run time and may pick differently from run to run).
  *
  * Per-element math (window, reflection, mel scales, filter weights, magnitude, log, whisper
  * post-processing) comes from kernels/mel_math.h, shared with the CUDA kernels.
@@ -19,11 +21,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/mel_fftw_wisdom.h"
 #include "kernels/mel_math.h"
 
 #define MEL_TILE_FRAMES 64
 
 static pthread_mutex_t fftw_planner_lock = PTHREAD_MUTEX_INITIALIZER;
+static int fftw_wisdom_imported; /* under fftw_planner_lock */
+
+static fftwf_plan plan_r2c(int n_fft, float *in, fftwf_complex *out) {
+    pthread_mutex_lock(&fftw_planner_lock);
+    if (!fftw_wisdom_imported) {
+        fftwf_import_wisdom_from_string(XTTS_MEL_FFTW_WISDOM); /* refused by another FFTW build: fine */
+        fftw_wisdom_imported = 1;
+    }
+    fftwf_plan plan = fftwf_plan_dft_r2c_1d(n_fft, in, out, FFTW_WISDOM_ONLY | FFTW_PATIENT | FFTW_DESTROY_INPUT);
+    if (!plan) plan = fftwf_plan_dft_r2c_1d(n_fft, in, out, FFTW_ESTIMATE | FFTW_DESTROY_INPUT);
+    pthread_mutex_unlock(&fftw_planner_lock);
+    return plan;
+}
 
 struct xtts_mel {
     xtts_mel_params p;
@@ -246,9 +262,7 @@ xtts_mel *xtts_mel_new(const xtts_mel_params *p, xtts_error *err) {
     }
     for (int j = 0; j < p->n_fft; j++) m->window[j] = xtts_stft_window(j, p->n_fft, p->win_samples);
     if (build_sparse_filterbank(m, err)) { xtts_mel_delete(m); return NULL; }
-    pthread_mutex_lock(&fftw_planner_lock);
-    m->plan = fftwf_plan_dft_r2c_1d(p->n_fft, m->frame, m->spec, FFTW_ESTIMATE | FFTW_DESTROY_INPUT);
-    pthread_mutex_unlock(&fftw_planner_lock);
+    m->plan = plan_r2c(p->n_fft, m->frame, m->spec);
     if (!m->plan) {
         xtts_error_set(err, XTTS_ENOMEM, "mel: FFTW could not plan a %d-point r2c transform", p->n_fft);
         xtts_mel_delete(m);

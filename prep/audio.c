@@ -156,8 +156,11 @@ static xtts_status decode(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, const c
         return xtts_error_set(err, XTTS_EINPUT, "%s: sample rate %d Hz is not usable", name, si->samplerate);
     if (!grow(&a->chunk, &a->chunk_cap, (size_t)CHUNK_FRAMES * ch))
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name);
-    if (si->frames > 0 && si->frames < (sf_count_t)MAX_SAMPLES && !grow(&a->mono, &a->mono_cap, (size_t)si->frames))
-        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory for %lld samples", name, (long long)si->frames);
+    /* The header's frame count only sizes the first allocation, and only up to 4 Mi samples:
+     * a damaged or hostile header must not make us reserve memory the data never fills. */
+    sf_count_t hint = si->frames > 0 ? (si->frames < ((sf_count_t)1 << 22) ? si->frames : ((sf_count_t)1 << 22)) : 0;
+    if (hint > 0 && !grow(&a->mono, &a->mono_cap, (size_t)hint))
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory for %lld samples", name, (long long)hint);
     size_t n = 0;
     const float inv_ch = 1.0f / (float)ch;
     for (;;) {
@@ -165,6 +168,8 @@ static xtts_status decode(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, const c
         if (got <= 0) break;
         if (n + (size_t)got > MAX_SAMPLES)
             return xtts_error_set(err, XTTS_EINPUT, "%s: longer than %zu samples per channel", name, MAX_SAMPLES);
+        if (a->opt.max_seconds > 0 && (double)(n + (size_t)got) > a->opt.max_seconds * si->samplerate)
+            return xtts_error_set(err, XTTS_EINPUT, "%s: longer than the %.1f s limit", name, a->opt.max_seconds);
         if (!grow(&a->mono, &a->mono_cap, n + (size_t)got))
             return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory after %zu samples", name, n);
         float *dst = a->mono + n;
@@ -195,6 +200,8 @@ static xtts_status decode(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, const c
 xtts_status xtts_audio_resample(xtts_audio *a, const float *in, size_t n_in, int in_rate, const float **out,
                                 size_t *n_out, xtts_error *err) {
     const int out_rate = a->opt.target_rate;
+    if (in_rate < 1 || in_rate > 1000000)
+        return xtts_error_set(err, XTTS_EINPUT, "resample: input rate %d Hz is not usable", in_rate);
     const double ratio = (double)out_rate / in_rate;
     size_t cap = (size_t)ceil((double)n_in * ratio) + 64;
     if (!grow(&a->out, &a->out_cap, cap))

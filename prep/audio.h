@@ -25,6 +25,8 @@ typedef struct {
                            sinc_medium sinc_best linear zoh (default sinc_medium); "" = default */
     double trim_db;     /* > 0: trim leading/trailing 10 ms frames whose RMS is more than
                            trim_db below the loudest frame's; 0 = off */
+    double max_seconds; /* > 0: reject audio longer than this while decoding, before any
+                           resampling (bounds the work a long or hostile file costs); 0 = off */
 } xtts_audio_options;
 
 typedef struct {

@@ -134,6 +134,7 @@ struct xtts_bpe {
     int vocab_size;
     char hash[72];
     int32_t byte_ids[256]; /* byte_fallback: id of "<0xAB>" or -1 */
+    unsigned char added_start[256]; /* bytes an added token can start with */
 };
 
 int xtts_bpe_vocab_size(const xtts_bpe *b) { return b->vocab_size; }
@@ -411,6 +412,7 @@ xtts_status xtts_bpe_load_buffer(const char *text, size_t len, const char *name,
             a->lstrip = json_is_true(json_object_get(t, "lstrip"));
             a->rstrip = json_is_true(json_object_get(t, "rstrip"));
             if (id > max_id) max_id = id;
+            b->added_start[(unsigned char)content[0]] = 1;
         }
     }
     st = parse_normalizer(b, json_object_get(root, "normalizer"), name, err);
@@ -512,6 +514,73 @@ static int push_unk_or_bytes(const xtts_bpe *b, const char *ch, size_t n, sym *s
     return 0;
 }
 
+/* Long words: the same merge order (lowest rank, then leftmost) kept in a binary heap of
+ * candidate pairs, as the Rust library does, so a word of n symbols costs O(n log n). A
+ * popped candidate is skipped when its symbols have changed since it was pushed. */
+typedef struct { int32_t rank, pos, merged; } merge_cand;
+
+static int cand_less(const merge_cand *a, const merge_cand *b) {
+    return a->rank < b->rank || (a->rank == b->rank && a->pos < b->pos);
+}
+
+static int heap_push(merge_cand **h, size_t *n, size_t *cap, merge_cand c) {
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 64;
+        merge_cand *nh = realloc(*h, nc * sizeof *nh);
+        if (!nh) return -1;
+        *h = nh;
+        *cap = nc;
+    }
+    size_t i = (*n)++;
+    while (i > 0 && cand_less(&c, &(*h)[(i - 1) / 2])) { (*h)[i] = (*h)[(i - 1) / 2]; i = (i - 1) / 2; }
+    (*h)[i] = c;
+    return 0;
+}
+
+static merge_cand heap_pop(merge_cand *h, size_t *n) {
+    merge_cand top = h[0], last = h[--(*n)];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && cand_less(&h[c + 1], &h[c])) c++;
+        if (!cand_less(&h[c], &last)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n) h[i] = last;
+    return top;
+}
+
+static int merge_with_heap(const xtts_bpe *b, sym *syms, int ns) {
+    merge_cand *h = NULL;
+    size_t n = 0, cap = 0;
+    int32_t r, m;
+    for (int i = 0; i + 1 < ns; i++)
+        if (pair_map_get(&b->merges, syms[i].id, syms[i + 1].id, &r, &m) && heap_push(&h, &n, &cap, (merge_cand){r, i, m})) goto oom;
+    while (n) {
+        merge_cand c = heap_pop(h, &n);
+        int i = c.pos, j = syms[i].next;
+        if (syms[i].id < 0 || j < 0) continue;
+        if (!pair_map_get(&b->merges, syms[i].id, syms[j].id, &r, &m) || m != c.merged) continue; /* as HF: same merged token */
+        syms[i].id = c.merged;
+        syms[i].next = syms[j].next;
+        syms[j].id = -1; /* merged away */
+        if (syms[j].next >= 0) syms[syms[j].next].prev = i;
+        if (syms[i].prev >= 0 && pair_map_get(&b->merges, syms[syms[i].prev].id, syms[i].id, &r, &m) &&
+            heap_push(&h, &n, &cap, (merge_cand){r, syms[i].prev, m}))
+            goto oom;
+        if (syms[i].next >= 0 && pair_map_get(&b->merges, syms[i].id, syms[syms[i].next].id, &r, &m) &&
+            heap_push(&h, &n, &cap, (merge_cand){r, i, m}))
+            goto oom;
+    }
+    free(h);
+    return 0;
+oom:
+    free(h);
+    return -1;
+}
+
 static xtts_status bpe_word(const xtts_bpe *b, const char *w, size_t n, xtts_ids *out, xtts_error *err) {
     if (!n) return XTTS_OK;
     if (b->ignore_merges) {
@@ -547,21 +616,26 @@ static xtts_status bpe_word(const xtts_bpe *b, const char *w, size_t n, xtts_ids
     }
     xtts_sb_free(&piece);
     for (int i = 0; i < ns; i++) { syms[i].prev = i - 1; syms[i].next = i + 1 < ns ? i + 1 : -1; }
-    /* merge the lowest-ranked adjacent pair, leftmost first, until none applies */
-    for (;;) {
-        int32_t best_rank = INT32_MAX, best_new = -1;
-        int best = -1;
-        for (int i = 0; i >= 0 && i < ns && syms[i].next >= 0; i = syms[i].next) {
-            int32_t r, m;
-            if (pair_map_get(&b->merges, syms[i].id, syms[syms[i].next].id, &r, &m) && r < best_rank) {
-                best_rank = r; best_new = m; best = i;
+    if (ns <= 32) {
+        /* short words: merge the lowest-ranked adjacent pair, leftmost first, until none applies */
+        for (;;) {
+            int32_t best_rank = INT32_MAX, best_new = -1;
+            int best = -1;
+            for (int i = 0; i >= 0 && i < ns && syms[i].next >= 0; i = syms[i].next) {
+                int32_t r, m;
+                if (pair_map_get(&b->merges, syms[i].id, syms[syms[i].next].id, &r, &m) && r < best_rank) {
+                    best_rank = r; best_new = m; best = i;
+                }
             }
+            if (best < 0) break;
+            int j = syms[best].next;
+            syms[best].id = best_new;
+            syms[best].next = syms[j].next;
+            if (syms[j].next >= 0) syms[syms[j].next].prev = best;
         }
-        if (best < 0) break;
-        int j = syms[best].next;
-        syms[best].id = best_new;
-        syms[best].next = syms[j].next;
-        if (syms[j].next >= 0) syms[syms[j].next].prev = best;
+    } else if (merge_with_heap(b, syms, ns)) {
+        if (syms != local) free(syms);
+        return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     }
     int fail = 0;
     for (int i = ns ? 0 : -1; i >= 0; i = syms[i].next) fail |= xtts_ids_push(out, syms[i].id);
@@ -767,6 +841,7 @@ xtts_status xtts_bpe_encode(const xtts_bpe *b, const char *text, xtts_ids *out, 
     size_t n = strlen(text), seg = 0, i = 0;
     while (i < n) {
         /* leftmost-longest added token starting at i */
+        if (!b->added_start[(unsigned char)text[i]]) { i++; continue; }
         const added_token *hit = NULL;
         for (size_t t = 0; t < b->n_added; t++) {
             const added_token *a = &b->added[t];

@@ -1,6 +1,7 @@
 /* langid.c — language identification among XTTS's 17 languages (see langid.h). */
 #include "prep/langid.h"
 
+#include <pthread.h>
 #include <string.h>
 #include <utf8proc.h>
 
@@ -19,13 +20,13 @@ static const struct { const char *cld2; int lang; } cld2_map[] = {
 
 /* The most frequent function words of each Latin-script language, chosen to be rare in the
  * others. Lowercase, NFC. */
-static const char *const stopwords[][40] = {
+static const char *const stopwords[][48] = {
     [EN] = {"the", "and", "of", "to", "is", "in", "that", "it", "was", "for", "with", "he", "she", "you", "are", "this",
             "be", "have", "not", "they", "we", "his", "her", "my", "what", "i", "at", "by", "from", "will", "would",
             "there", "their", "been", "has", "do", "an", "can", "me", NULL},
     [ES] = {"el", "la", "los", "las", "de", "que", "y", "en", "un", "una", "es", "por", "con", "para", "del", "se",
             "lo", "su", "al", "como", "pero", "muy", "está", "yo", "hay", "más", "ella", "tiene", "son", "mi", "qué",
-            "cómo", "no", "estoy", "hoy", "ayer", "nos", "esta", "este", NULL},
+            "cómo", "no", "estoy", "hoy", "ayer", "nos", "esta", "este", "día", "buenos", "gracias", NULL},
     [FR] = {"le", "la", "les", "des", "est", "et", "un", "une", "du", "que", "qui", "dans", "pour", "pas", "au", "sur",
             "ce", "il", "elle", "je", "nous", "vous", "avec", "mais", "sont", "ne", "aux", "ont", "été", "très", "c'est",
             "j'ai", "où", "cette", "mon", "suis", "fait", "ils", "à", NULL},
@@ -34,10 +35,10 @@ static const char *const stopwords[][40] = {
             "hat", "haben", "wird", "war", "kann", "mein", "sind", "einen", "uns", "gut", NULL},
     [IT] = {"il", "di", "che", "è", "e", "la", "per", "un", "una", "non", "sono", "del", "della", "gli", "le", "con",
             "mi", "ho", "ha", "lo", "si", "da", "nel", "alla", "anche", "ma", "come", "questo", "molto", "oggi",
-            "sei", "io", "ci", "abbiamo", "tutti", "loro", "siamo", "dove", "perché", NULL},
+            "sei", "io", "ci", "abbiamo", "tutti", "loro", "siamo", "dove", "perché", "domani", "ieri", "stasera", "grazie", NULL},
     [PT] = {"o", "a", "os", "as", "de", "que", "e", "do", "da", "em", "um", "uma", "é", "não", "para", "com", "por",
             "no", "na", "se", "mais", "mas", "dos", "das", "ao", "ele", "ela", "eu", "você", "muito", "está", "são",
-            "foi", "tem", "hoje", "isso", "meu", "minha", "nós", NULL},
+            "foi", "tem", "hoje", "isso", "meu", "minha", "nós", "dia", "bom", "boa", "obrigado", NULL},
     [PL] = {"i", "w", "nie", "na", "się", "z", "jest", "to", "że", "do", "jak", "ale", "co", "tak", "od", "po", "za",
             "czy", "już", "jestem", "mam", "bardzo", "ja", "ty", "dzisiaj", "jutro", "był", "była", "są", "mój", NULL},
     [TR] = {"bir", "ve", "bu", "da", "de", "için", "ile", "çok", "ne", "var", "ben", "sen", "o", "mi", "değil", "gibi",
@@ -47,15 +48,44 @@ static const char *const stopwords[][40] = {
             "dit", "deze", "mijn", "wordt", "geen", "om", "vandaag", "ze", NULL},
     [CS] = {"a", "je", "se", "v", "na", "to", "že", "s", "z", "do", "jsem", "není", "jak", "ale", "tak", "by", "jsou",
             "už", "co", "pro", "od", "po", "byl", "byla", "mám", "dnes", "velmi", "také", "jsme", "můj", NULL},
-    [HU] = {"a", "az", "és", "hogy", "nem", "is", "egy", "van", "meg", "de", "ez", "csak", "már", "mint", "volt",
-            "ha", "én", "te", "mi", "nagyon", "vagyok", "itt", "ott", "ma", "holnap", "igen", "kell", "lesz", NULL},
+    [HU] = {"a", "az", "és", "hogy", "nem", "egy", "van", "meg", "ez", "csak", "már", "mint", "volt",
+            "ha", "én", "nagyon", "vagyok", "itt", "ott", "ma", "holnap", "igen", "kell", "lesz", NULL},
 };
 
 static int is_latin_lang(int l) { return l == EN || l == ES || l == FR || l == DE || l == IT || l == PT || l == PL || l == TR || l == NL || l == CS || l == HU; }
 
+/* The stopword lists as one hash table: word -> bit mask of languages. Built once. */
+#define SW_SLOTS 2048
+static struct { const char *word; uint32_t langs; } sw_table[SW_SLOTS];
+static pthread_once_t sw_once = PTHREAD_ONCE_INIT;
+
+static size_t sw_slot(const char *w, size_t n) { return xtts_fnv1a64(XTTS_FNV64_INIT, w, n) & (SW_SLOTS - 1); }
+
+static void sw_build(void) {
+    for (int l = 0; l < XTTS_N_LANGS; l++) {
+        if (l >= (int)(sizeof stopwords / sizeof stopwords[0])) break;
+        for (int w = 0; stopwords[l][w]; w++) {
+            size_t n = strlen(stopwords[l][w]), i = sw_slot(stopwords[l][w], n);
+            while (sw_table[i].word && strcmp(sw_table[i].word, stopwords[l][w])) i = (i + 1) & (SW_SLOTS - 1);
+            sw_table[i].word = stopwords[l][w];
+            sw_table[i].langs |= 1u << l;
+        }
+    }
+}
+
+static uint32_t sw_lookup(const char *w, size_t n) {
+    size_t i = sw_slot(w, n);
+    while (sw_table[i].word) {
+        if (!strncmp(sw_table[i].word, w, n) && sw_table[i].word[n] == 0) return sw_table[i].langs;
+        i = (i + 1) & (SW_SLOTS - 1);
+    }
+    return 0;
+}
+
 /* Count function-word hits per language among the text's words (lowercased). */
 static void word_votes(const char *text, size_t len, int votes[XTTS_N_LANGS]) {
     memset(votes, 0, sizeof(int) * XTTS_N_LANGS);
+    pthread_once(&sw_once, sw_build);
     char word[64];
     size_t wl = 0;
     size_t i = 0;
@@ -75,12 +105,9 @@ static void word_votes(const char *text, size_t len, int votes[XTTS_N_LANGS]) {
             utf8proc_ssize_t el = utf8proc_encode_char(utf8proc_tolower(cp), enc);
             if (wl + (size_t)el < sizeof word) { memcpy(word + wl, enc, (size_t)el); wl += (size_t)el; }
         } else if (wl) {
-            word[wl] = 0;
-            for (int l = 0; l < XTTS_N_LANGS; l++) {
-                if (!is_latin_lang(l)) continue;
-                for (int w = 0; stopwords[l][w]; w++)
-                    if (!strcmp(stopwords[l][w], word)) { votes[l]++; break; }
-            }
+            uint32_t m = sw_lookup(word, wl);
+            for (int l = 0; m && l < XTTS_N_LANGS; l++)
+                if (m & (1u << l)) votes[l]++;
             wl = 0;
         }
         if (end) break;
@@ -119,7 +146,10 @@ void xtts_langid_detect(const char *text, size_t len, xtts_langid_result *r) {
             case 0x151: case 0x171: case 0x150: case 0x170: uniq[HU]++; break; /* ő ű */
             case 0x142: case 0x141: case 0x105: case 0x104: case 0x119: case 0x118: case 0x15B: case 0x15A:
             case 0x17A: case 0x179: case 0x17C: case 0x17B: uniq[PL]++; break; /* ł ą ę ś ź ż */
-            case 0x159: case 0x158: case 0x11B: case 0x11A: case 0x16F: case 0x16E: uniq[CS]++; break; /* ř ě ů */
+            case 0x159: case 0x158: case 0x11B: case 0x11A: case 0x16F: case 0x16E: /* ř ě ů */
+            case 0x10D: case 0x10C: case 0x161: case 0x160: case 0x17E: case 0x17D: /* č š ž */
+            case 0xFD: case 0xDD: case 0x148: case 0x147: case 0x165: case 0x164: case 0x10F: case 0x10E: /* ý ň ť ď */
+                uniq[CS]++; break;
             case 0x131: case 0x130: case 0x11F: case 0x11E: case 0x15F: case 0x15E: uniq[TR]++; break; /* ı İ ğ ş */
             case 0xE3: case 0xF5: case 0xC3: case 0xD5: uniq[PT]++; break; /* ã õ */
             default: break;
@@ -160,16 +190,24 @@ void xtts_langid_detect(const char *text, size_t len, xtts_langid_result *r) {
         if (votes[l] > best_votes) { second_votes = best_votes; best_votes = votes[l]; best_vote = l; }
         else if (votes[l] > second_votes) second_votes = votes[l];
     }
-    if (cld >= 0 && (votes[cld] >= best_votes - 1 || best_votes < 2)) {
+    int vote_unique = best_vote >= 0 && best_votes > second_votes;
+    int cld_votes = cld >= 0 ? votes[cld] : 0;
+    /* CLD2 is reliable on longer text; on short text its guess must not lose clearly to
+     * the function words */
+    int words_win = vote_unique && best_votes >= 2 &&
+                    (best_votes >= cld_votes + 2 || (letters < 30 && best_votes > cld_votes));
+    if (cld >= 0 && !words_win) {
         r->lang = cld;
-        r->sure = letters >= 15 || votes[cld] >= 1;
         r->method = "cld2";
+        /* sure when the function words agree, or the text is long enough for statistics */
+        r->sure = (cld_votes > 0 && cld_votes >= best_votes) || (letters >= 40 && cld_votes + 1 >= best_votes) ||
+                  (best_votes == 0 && letters >= 25);
         (void)cld_rank;
         return;
     }
-    if (best_vote >= 0 && best_votes > second_votes) {
+    if (vote_unique) {
         r->lang = best_vote;
-        r->sure = best_votes >= 2;
+        r->sure = best_votes >= 3 && best_votes >= cld_votes + 2;
         r->method = "words";
         return;
     }

@@ -9,9 +9,10 @@
 #include "prep/langid.h"
 
 extern "C" int xtts_cld2_detect(const char *text, size_t len, const char *hint, xtts_cld2_guess out[3]) {
-    CLD2::Language lang3[3];
-    int percent3[3];
-    double score3[3];
+    // CLD2 returns early without filling these for input it does not take as UTF-8
+    CLD2::Language lang3[3] = {CLD2::UNKNOWN_LANGUAGE, CLD2::UNKNOWN_LANGUAGE, CLD2::UNKNOWN_LANGUAGE};
+    int percent3[3] = {0, 0, 0};
+    double score3[3] = {0, 0, 0};
     int text_bytes = 0, valid_prefix = 0;
     bool reliable = false;
     CLD2::CLDHints hints = {hint, nullptr, CLD2::UNKNOWN_ENCODING, CLD2::UNKNOWN_LANGUAGE};

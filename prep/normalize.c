@@ -3,6 +3,7 @@
  * them. */
 #include "prep/normalize.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,12 +324,36 @@ static int match_abbrev(const scanner *sc, size_t i, const xtts_abbrev_rule **hi
     return 0;
 }
 
+/* For each language, the bytes that can start an abbreviation, symbol or currency rule:
+ * every other byte is copied without looking at the tables. Built once. */
+static unsigned char rule_start[6][256];
+static pthread_once_t rule_start_once = PTHREAD_ONCE_INIT;
+
+static void build_rule_start(void) {
+    for (const xtts_abbrev_rule *r = xtts_abbrev_rules; r->lang >= 0; r++)
+        if (r->lang < 6) rule_start[r->lang][(unsigned char)r->abbr[0]] = 1;
+    for (const xtts_symbol_rule *r = xtts_symbol_rules; r->lang >= 0; r++)
+        if (r->lang < 6) rule_start[r->lang][(unsigned char)r->symbol[0]] = 1;
+    for (const xtts_currency_rule *r = xtts_currency_rules; r->lang >= 0; r++)
+        if (r->lang < 6) rule_start[r->lang][(unsigned char)r->symbol[0]] = 1;
+}
+
 static void expand(const scanner *sc) {
     const char *s = sc->s;
     xtts_sb *o = sc->out;
     size_t i = 0;
+    pthread_once(&rule_start_once, build_rule_start);
+    const unsigned char *starts = rule_start[sc->lang];
     while (i < sc->n) {
         char c = s[i];
+        if (!starts[(unsigned char)c] && !is_digit(c) && c != '-') {
+            /* copy the run of bytes no rule can start with */
+            size_t j = i + 1;
+            while (j < sc->n && !starts[(unsigned char)s[j]] && !is_digit(s[j]) && s[j] != '-') j++;
+            xtts_sb_putn(o, s + i, j - i);
+            i = j;
+            continue;
+        }
         int prev_word = i > 0 && is_wordish(s[i - 1]);
         if (!prev_word && c != ' ') {
             const xtts_abbrev_rule *r;
@@ -415,6 +440,18 @@ static void lowercase(const char *s, size_t n, xtts_sb *b) {
 
 static xtts_status nfc_unify(const char *text, size_t len, xtts_sb *unified, xtts_error *err) {
     if (!xtts_utf8_valid(text, len)) return xtts_error_set(err, XTTS_EINPUT, "text is not valid UTF-8");
+    size_t ascii = 0;
+    while (ascii < len && (unsigned char)text[ascii] < 0x80) ascii++;
+    if (ascii == len) {
+        /* ASCII is already NFC and has nothing to unify but control characters */
+        if (xtts_sb_reserve(unified, len)) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+        for (size_t i = 0; i < len; i++) {
+            char c = text[i];
+            unified->s[unified->len++] = (unsigned char)c < 0x20 || c == 0x7f ? ' ' : c;
+        }
+        unified->s[unified->len] = 0;
+        return XTTS_OK;
+    }
     uint8_t *nfc = NULL;
     utf8proc_ssize_t r = utf8proc_map((const uint8_t *)text, (utf8proc_ssize_t)len, &nfc,
                                       UTF8PROC_STABLE | UTF8PROC_COMPOSE);

@@ -7,7 +7,7 @@
 
 const xtts_abbrev_rule xtts_abbrev_rules[] = {
     /* English (after LJSpeech/Tacotron's list, plus common Latin ones) */
-    {0, "Mrs.", "misses", 0, 0},
+    {0, "Mrs.", "missus", 0, 0},
     {0, "Mr.", "mister", 0, 0},
     {0, "Ms.", "miss", 0, 0},
     {0, "Dr.", "doctor", 0, 0},

@@ -367,8 +367,20 @@ static void pt_card(uint64_t n, int fem, xtts_sb *b) {
     }
 }
 
-int xtts_num_cardinal(int lang, uint64_t n, int form, xtts_sb *b) {
+static int cardinal_into(int lang, uint64_t n, int form, xtts_sb *b);
+
+/* The composition helpers look at the buffer's last byte to place spaces, so each number
+ * is built in a fresh buffer and then appended. */
+int xtts_num_cardinal(int lang, uint64_t n, int form, xtts_sb *out) {
     if (!xtts_num_supported(lang) || n >= XTTS_NUM_MAX) return -1;
+    xtts_sb b = {0};
+    int r = cardinal_into(lang, n, form, &b);
+    if (!r && b.len) xtts_sb_putn(out, b.s, b.len);
+    xtts_sb_free(&b);
+    return r || out->failed ? -1 : 0;
+}
+
+static int cardinal_into(int lang, uint64_t n, int form, xtts_sb *b) {
     int fem = form == XTTS_NUM_FEM;
     size_t at = b->len;
     switch (lang) {
@@ -432,8 +444,18 @@ static void fem_o_to_a(xtts_sb *b, size_t at) {
         if (b->s[i] == 'o' && (i + 1 == b->len || b->s[i + 1] == ' ')) b->s[i] = 'a';
 }
 
-int xtts_num_ordinal(int lang, uint64_t n, int fem, xtts_sb *b) {
+static int ordinal_into(int lang, uint64_t n, int fem, xtts_sb *b);
+
+int xtts_num_ordinal(int lang, uint64_t n, int fem, xtts_sb *out) {
     if (!xtts_num_supported(lang) || n == 0 || n >= XTTS_NUM_MAX) return -1;
+    xtts_sb b = {0};
+    int r = ordinal_into(lang, n, fem, &b);
+    if (!r && b.len) xtts_sb_putn(out, b.s, b.len);
+    xtts_sb_free(&b);
+    return r || out->failed ? -1 : 0;
+}
+
+static int ordinal_into(int lang, uint64_t n, int fem, xtts_sb *b) {
     size_t at = b->len;
     switch (lang) {
     case EN:
@@ -492,7 +514,17 @@ int xtts_num_ordinal(int lang, uint64_t n, int fem, xtts_sb *b) {
     return b->failed ? -1 : 0;
 }
 
-int xtts_num_year_en(uint64_t n, xtts_sb *b) {
+static int year_into(uint64_t n, xtts_sb *b);
+
+int xtts_num_year_en(uint64_t n, xtts_sb *out) {
+    xtts_sb b = {0};
+    int r = year_into(n, &b);
+    if (!r && b.len) xtts_sb_putn(out, b.s, b.len);
+    xtts_sb_free(&b);
+    return r || out->failed ? -1 : 0;
+}
+
+static int year_into(uint64_t n, xtts_sb *b) {
     if (n < 1000 || n > 9999) return xtts_num_cardinal(EN, n, 0, b);
     unsigned hi = (unsigned)(n / 100), lo = (unsigned)(n % 100);
     if ((hi % 10 == 0 && lo < 10) || (n >= 2000 && n < 2010)) return xtts_num_cardinal(EN, n, 0, b);

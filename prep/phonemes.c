@@ -1,18 +1,24 @@
 /* phonemes.c — the phoneme tokenizer: espeak-ng IPA mapped to ids through a fixed table.
  *
  * espeak-ng keeps its state (voice, translator, output buffer) in process-wide globals, so
- * every call into it holds one mutex: phonemization runs on one core at a time whatever -j
- * is, while normalization and formatting still run in parallel. The cost is measured in
- * docs/xtts-tokenize.md.
+ * within one process every call into it holds one mutex. To phonemize on several cores,
+ * xtts_phonemizer_start_workers() forks worker processes, each with its own espeak-ng;
+ * thread t of an OpenMP team then sends its texts to worker t % n over a socket pair. The
+ * cost is measured in docs/xtts-tokenize.md.
  *
  * Ids: 0-20 as the bytes tokenizer ([PAD] [START] [STOP] [UNK], 17 language tokens), 21 the
  * word separator (space), then one id per symbol of ipa_symbols[] in order. A code point
  * not in the table becomes [UNK].
  */
+#include <errno.h>
+#include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <espeak-ng/speak_lib.h>
 #include <utf8proc.h>
@@ -44,22 +50,45 @@ static const char *const ipa_symbols[] = {
     "1", "2", "3", "4", "5", "'", ",", ".", "?", "!", ";", ":",
     /* more vowels and diacritics espeak-ng emits for ja, ko, hi, ar */
     "ä", "\u031E", "\u031D", "\u0348",
+    /* Japanese compressed u, and the quote mark espeak-ng keeps in Russian */
+    "ᵝ", "\"",
 };
 #define N_IPA (sizeof ipa_symbols / sizeof ipa_symbols[0])
 #define PH_SPACE 21
 #define PH_FIRST 22
+
+#define MAX_WORKERS 256
+
+typedef struct {
+    int fd;                 /* parent's end of the socket pair */
+    pid_t pid;
+    pthread_mutex_t lock;   /* one request at a time per worker */
+} ph_worker;
 
 struct xtts_phonemizer {
     int32_t cp[N_IPA];
     char hash[72];
     int voice;   /* language whose voice is selected, -1 none */
     int has_voice[XTTS_N_LANGS];
+    int n_workers;
+    ph_worker workers[MAX_WORKERS];
 };
 
 static pthread_mutex_t espeak_lock = PTHREAD_MUTEX_INITIALIZER;
 static int espeak_ready = 0;
 
 int xtts_phonemizer_vocab_size(void) { return PH_FIRST + (int)N_IPA; }
+
+const char *xtts_phonemizer_symbol(int id) {
+    if (id < 0 || id >= xtts_phonemizer_vocab_size()) return NULL;
+    if (id < XTTS_BYTES_LANG0) {
+        static const char *const specials[4] = {"[PAD]", "[START]", "[STOP]", "[UNK]"};
+        return specials[id];
+    }
+    if (id < XTTS_BYTES_LANG0 + XTTS_N_LANGS) return xtts_lang_codes[id - XTTS_BYTES_LANG0];
+    if (id == PH_SPACE) return " ";
+    return ipa_symbols[id - PH_FIRST];
+}
 
 xtts_status xtts_phonemizer_open(xtts_phonemizer **out, xtts_error *err) {
     *out = NULL;
@@ -98,9 +127,20 @@ xtts_status xtts_phonemizer_open(xtts_phonemizer **out, xtts_error *err) {
     return XTTS_OK;
 }
 
+static void stop_workers(xtts_phonemizer *p) {
+    for (int i = 0; i < p->n_workers; i++) close(p->workers[i].fd); /* EOF ends the worker */
+    for (int i = 0; i < p->n_workers; i++) {
+        while (waitpid(p->workers[i].pid, NULL, 0) < 0 && errno == EINTR) {}
+        pthread_mutex_destroy(&p->workers[i].lock);
+    }
+    p->n_workers = 0;
+}
+
 void xtts_phonemizer_free(xtts_phonemizer *p) {
     /* espeak-ng stays initialized for the life of the process (it cannot be re-initialized
      * safely); its memory is released by espeak_Terminate at exit. */
+    if (!p) return;
+    stop_workers(p);
     free(p);
 }
 
@@ -110,11 +150,8 @@ int xtts_phonemizer_has_lang(const xtts_phonemizer *p, int lang) {
 
 const char *xtts_phonemizer_hash(const xtts_phonemizer *p) { return p->hash; }
 
-xtts_status xtts_phonemizer_ipa(xtts_phonemizer *p, const char *text, int lang, char **ipa, xtts_error *err) {
-    *ipa = NULL;
-    if (!xtts_phonemizer_has_lang(p, lang))
-        return xtts_error_set(err, XTTS_EINPUT, "espeak-ng has no voice for language %s",
-                              lang >= 0 && lang < XTTS_N_LANGS ? xtts_lang_codes[lang] : "?");
+/* IPA from this process's espeak-ng. */
+static xtts_status ipa_local(xtts_phonemizer *p, const char *text, int lang, char **ipa, xtts_error *err) {
     xtts_sb b = {0};
     xtts_sb_putn(&b, "", 0);
     pthread_mutex_lock(&espeak_lock);
@@ -147,6 +184,137 @@ xtts_status xtts_phonemizer_ipa(xtts_phonemizer *p, const char *text, int lang, 
     if (b.failed) { xtts_sb_free(&b); return xtts_error_set(err, XTTS_ENOMEM, "out of memory"); }
     *ipa = b.s;
     return XTTS_OK;
+}
+
+/* ---- worker processes ------------------------------------------------------------
+ * Request: int32 lang, uint32 length, text bytes. Reply: uint8 status (0 ok, else an
+ * xtts_status), uint32 length, IPA or error message bytes. */
+
+static int write_all(int fd, const void *buf, size_t n) {
+    const char *p = buf;
+    while (n) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *buf, size_t n) {
+    char *p = buf;
+    while (n) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static void worker_loop(xtts_phonemizer *p, int fd) {
+    char *text = NULL;
+    size_t cap = 0;
+    for (;;) {
+        int32_t lang;
+        uint32_t len;
+        if (read_all(fd, &lang, sizeof lang) || read_all(fd, &len, sizeof len)) break;
+        if (len + 1 > cap) {
+            char *nt = realloc(text, len + 1);
+            if (!nt) break;
+            text = nt;
+            cap = len + 1;
+        }
+        if (read_all(fd, text, len)) break;
+        text[len] = 0;
+        char *ipa = NULL;
+        xtts_error e;
+        xtts_status st = ipa_local(p, text, lang, &ipa, &e);
+        const char *out = st ? e.msg : ipa;
+        uint8_t code = (uint8_t)st;
+        uint32_t olen = (uint32_t)strlen(out);
+        int bad = write_all(fd, &code, 1) || write_all(fd, &olen, sizeof olen) || write_all(fd, out, olen);
+        free(ipa);
+        if (bad) break;
+    }
+    free(text);
+}
+
+xtts_status xtts_phonemizer_start_workers(xtts_phonemizer *p, int n, xtts_error *err) {
+    if (p->n_workers || n <= 1) return XTTS_OK;
+    if (n > MAX_WORKERS) n = MAX_WORKERS;
+    fflush(NULL); /* nothing buffered may be written twice */
+    for (int i = 0; i < n; i++) {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+            stop_workers(p);
+            return xtts_error_set(err, XTTS_EIO, "phonemizer: socketpair: %s", strerror(errno));
+        }
+        pid_t pid = fork();
+        if (pid < 0) {
+            close(sv[0]);
+            close(sv[1]);
+            stop_workers(p);
+            return xtts_error_set(err, XTTS_EIO, "phonemizer: fork: %s", strerror(errno));
+        }
+        if (pid == 0) {
+            /* the worker: only its own end stays open, then serve until EOF */
+            close(sv[0]);
+            for (int k = 0; k < p->n_workers; k++) close(p->workers[k].fd);
+            p->n_workers = 0;
+            worker_loop(p, sv[1]);
+            _exit(0);
+        }
+        close(sv[1]);
+        p->workers[i].fd = sv[0];
+        p->workers[i].pid = pid;
+        pthread_mutex_init(&p->workers[i].lock, NULL);
+        p->n_workers = i + 1;
+    }
+    return XTTS_OK;
+}
+
+int xtts_phonemizer_workers(const xtts_phonemizer *p) { return p->n_workers; }
+
+static xtts_status ipa_remote(xtts_phonemizer *p, const char *text, int lang, char **ipa, xtts_error *err) {
+    ph_worker *w = &p->workers[(omp_in_parallel() ? omp_get_thread_num() : 0) % p->n_workers];
+    size_t tl = strlen(text);
+    if (tl > UINT32_MAX - 1) return xtts_error_set(err, XTTS_EINPUT, "text too long for the phonemizer");
+    int32_t l32 = lang;
+    uint32_t len = (uint32_t)tl;
+    uint8_t code = 0;
+    uint32_t olen = 0;
+    char *out = NULL;
+    pthread_mutex_lock(&w->lock);
+    int bad = write_all(w->fd, &l32, sizeof l32) || write_all(w->fd, &len, sizeof len) || write_all(w->fd, text, len) ||
+              read_all(w->fd, &code, 1) || read_all(w->fd, &olen, sizeof olen);
+    if (!bad) {
+        out = malloc((size_t)olen + 1);
+        if (!out || read_all(w->fd, out, olen)) bad = 1;
+        else out[olen] = 0;
+    }
+    pthread_mutex_unlock(&w->lock);
+    if (bad) {
+        free(out);
+        return xtts_error_set(err, XTTS_EIO, "phonemizer worker %d stopped answering", (int)w->pid);
+    }
+    if (code) {
+        xtts_error_set(err, (xtts_status)code, "%s", out);
+        free(out);
+        return (xtts_status)code;
+    }
+    *ipa = out;
+    return XTTS_OK;
+}
+
+xtts_status xtts_phonemizer_ipa(xtts_phonemizer *p, const char *text, int lang, char **ipa, xtts_error *err) {
+    *ipa = NULL;
+    if (!xtts_phonemizer_has_lang(p, lang))
+        return xtts_error_set(err, XTTS_EINPUT, "espeak-ng has no voice for language %s",
+                              lang >= 0 && lang < XTTS_N_LANGS ? xtts_lang_codes[lang] : "?");
+    return p->n_workers ? ipa_remote(p, text, lang, ipa, err) : ipa_local(p, text, lang, ipa, err);
 }
 
 xtts_status xtts_phonemizer_encode(xtts_phonemizer *p, const char *text, int lang, xtts_ids *out, xtts_error *err) {

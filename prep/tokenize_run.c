@@ -158,6 +158,7 @@ static xtts_status parse_tsv_header(char *line, const char *name, tsv_columns *c
         }
         c->n++;
     }
+    if (c->n > 64) return xtts_error_set(err, XTTS_EINPUT, "%s:1: more than 64 columns", name);
     if (c->audio < 0 || c->text < 0)
         return xtts_error_set(err, XTTS_EINPUT, "%s:1: the header row must name the columns 'audio' and 'text' (tab-separated)", name);
     return XTTS_OK;
@@ -200,8 +201,17 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         return xtts_error_set(err, XTTS_EUSAGE, "--max-tokens must be in 1..%d", XTTS_TOKENS_MAX_IDS);
     char *buf = NULL;
     size_t len = 0;
-    xtts_status st = read_all(o->input, &buf, &len, err);
-    if (st) return st;
+    xtts_status st = XTTS_OK;
+    if (o->input_data) {
+        buf = malloc(o->input_len + 1);
+        if (!buf) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+        memcpy(buf, o->input_data, o->input_len);
+        buf[o->input_len] = 0;
+        len = o->input_len;
+    } else {
+        st = read_all(o->input, &buf, &len, err);
+        if (st) return st;
+    }
     char *dir = o->audio_dir ? abs_dir(o->audio_dir) : meta_dir(o->input);
     FILE *rej = NULL;
     record *recs = NULL;
@@ -252,15 +262,16 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         memset(r, 0, sizeof *r);
         r->line = line_no;
         r->lang = -1;
-        if (!xtts_utf8_valid(line, l)) { reject(r, "invalid UTF-8"); continue; }
+        int line_utf8 = xtts_utf8_valid(line, l);
         if (o->format == XTTS_META_LJSPEECH) {
             char *q = line;
             char *f[4];
             int nf = 0;
             while (nf < 4 && (f[nf] = next_field(&q, '|'))) nf++;
             if (nf < 2 || nf > 3) { reject(r, "expected id|text|normalized_text (2 or 3 |-separated fields)"); continue; }
-            r->id = f[0];
+            r->id = xtts_utf8_valid(f[0], strlen(f[0])) ? f[0] : NULL;
             r->text = nf == 3 && *f[2] ? f[2] : f[1];
+            if (!line_utf8) { reject(r, "invalid UTF-8"); continue; }
             if (!*r->id) { reject(r, "missing id"); continue; }
             r->speaker = "";
             r->lang_col = "";
@@ -287,6 +298,11 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
             r->speaker = cols.speaker >= 0 ? f[cols.speaker] : "";
             r->lang_col = cols.lang >= 0 ? f[cols.lang] : "";
             if (cols.id >= 0) r->id = f[cols.id];
+            if (!line_utf8) {
+                if (r->id && !xtts_utf8_valid(r->id, strlen(r->id))) r->id = NULL;
+                reject(r, "invalid UTF-8");
+                continue;
+            }
             if (!*r->audio) { reject(r, "missing audio path"); continue; }
             if (cols.id < 0 || !*r->id) {
                 r->id = stem_of(r->audio);

@@ -18,7 +18,9 @@ extern "C" {
 typedef enum { XTTS_META_LJSPEECH = 0, XTTS_META_TSV = 1 } xtts_meta_format;
 
 typedef struct {
-    const char *input;          /* metadata path, "-" for stdin */
+    const char *input;          /* metadata path, "-" for stdin; the name in messages */
+    const char *input_data;     /* if not NULL: the metadata itself (input_len bytes), not read from input */
+    size_t input_len;
     xtts_meta_format format;
     const char *audio_dir;      /* NULL: ljspeech <dir>/wavs, tsv <dir> (dir = the metadata's) */
     int lang;                   /* XTTS language index, or -1 for auto */

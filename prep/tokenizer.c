@@ -2,6 +2,7 @@
  * and the bytes tokenizer itself (formats/tokens.md, "The bytes tokenizer"). */
 #include "prep/tokenizer.h"
 
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,12 @@ xtts_status xtts_tokenizer_open(const char *name, const char *vocab_path, xtts_t
     if (st) { xtts_tokenizer_free(t); return st; }
     *out = t;
     return XTTS_OK;
+}
+
+xtts_status xtts_tokenizer_set_threads(xtts_tokenizer *t, int n, xtts_error *err) {
+    if (t->kind != XTTS_TOK_PHONEMES) return XTTS_OK;
+    if (n <= 0) n = omp_get_max_threads();
+    return xtts_phonemizer_start_workers(t->ph, n, err);
 }
 
 void xtts_tokenizer_free(xtts_tokenizer *t) {

@@ -3,7 +3,8 @@
  *
  * A tokenizer is opened once and then used from any number of threads at the same time
  * (xtts_tokenizer_encode is thread-safe; the phoneme tokenizer serializes its calls into
- * espeak-ng internally, see docs/xtts-tokenize.md).
+ * espeak-ng, or spreads them over worker processes after xtts_tokenizer_set_threads, see
+ * docs/xtts-tokenize.md).
  */
 #ifndef XTTS_TOKENIZER_H
 #define XTTS_TOKENIZER_H
@@ -61,6 +62,11 @@ int xtts_tokenizer_has_lang(const xtts_tokenizer *t, int lang);
  * XTTS_EINPUT with a reason when the text cannot be encoded. */
 xtts_status xtts_tokenizer_encode(const xtts_tokenizer *t, const char *text, int lang, xtts_ids *out, xtts_error *err);
 
+/* Let the tokenizer use n threads at once where it needs processes for that (phonemes:
+ * worker processes, see xtts_phonemizer_start_workers); n 0 means OpenMP's default thread
+ * count. Other tokenizers need nothing. */
+xtts_status xtts_tokenizer_set_threads(xtts_tokenizer *t, int n, xtts_error *err);
+
 /* Append one id (grows the buffer). Returns 0, -1 when out of memory. */
 int xtts_ids_push(xtts_ids *v, int32_t id);
 
@@ -85,11 +91,19 @@ typedef struct xtts_phonemizer xtts_phonemizer;
 xtts_status xtts_phonemizer_open(xtts_phonemizer **out, xtts_error *err);
 void xtts_phonemizer_free(xtts_phonemizer *p);
 int xtts_phonemizer_has_lang(const xtts_phonemizer *p, int lang);
+/* Fork n worker processes, each with its own espeak-ng, so that n threads can phonemize at
+ * once (thread t uses worker t % n). Call before any parallel region; n <= 1 does nothing.
+ * The workers end when the phonemizer is freed. */
+xtts_status xtts_phonemizer_start_workers(xtts_phonemizer *p, int n, xtts_error *err);
+int xtts_phonemizer_workers(const xtts_phonemizer *p);
 /* IPA of text as UTF-8 (malloc'd, caller frees). Serialized internally. */
 xtts_status xtts_phonemizer_ipa(xtts_phonemizer *p, const char *text, int lang, char **ipa, xtts_error *err);
 /* Map IPA to ids: [START] [lang] symbols [STOP]. */
 xtts_status xtts_phonemizer_encode(xtts_phonemizer *p, const char *text, int lang, xtts_ids *out, xtts_error *err);
 int xtts_phonemizer_vocab_size(void);
+/* The symbol of a phoneme id: "[PAD]".."[UNK]", a language code for 4-20, " " for 21, the
+ * IPA symbol (one code point) from 22 on; NULL outside the vocabulary. */
+const char *xtts_phonemizer_symbol(int id);
 const char *xtts_phonemizer_hash(const xtts_phonemizer *p);
 
 #ifdef __cplusplus

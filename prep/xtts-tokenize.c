@@ -1,6 +1,7 @@
 /* xtts-tokenize — transcript list to token stream (docs/xtts-tokenize.md). Parses options,
  * calls xtts_tokenize_run(), reports. */
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,9 @@ static const char usage[] =
     "Exit: 0 ok, 1 usage, 2 input or environment error, 3 finished with rejected records.\n";
 
 int main(int argc, char **argv) {
+    /* many small per-record buffers: keep freed memory instead of trimming the heap each time */
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
     xtts_tokenize_opts o;
     xtts_tokenize_opts_init(&o);
     const char *tokenizer = "bytes", *vocab = NULL;
@@ -112,6 +116,8 @@ int main(int argc, char **argv) {
     xtts_tokenizer *tok = NULL;
     xtts_status st = xtts_tokenizer_open(tokenizer, vocab, &tok, &err);
     if (st) { xtts_error_print("xtts-tokenize", &err); return xtts_exit_code(st); }
+    st = xtts_tokenizer_set_threads(tok, o.threads, &err);
+    if (st) { xtts_error_print("xtts-tokenize", &err); xtts_tokenizer_free(tok); return xtts_exit_code(st); }
     o.tok = tok;
     xtts_tokenize_stats s;
     st = xtts_tokenize_run(&o, stdout, &s, &err);

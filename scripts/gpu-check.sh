@@ -20,6 +20,8 @@ if [ $rc -ne 0 ] && [ $rc -ne 3 ]; then
   fi
   cat "$work/gpu.err" >&2; exit 2
 fi
+echo "gpu-check: per-preset comparison of the CUDA and CPU kernels (test_mel_cuda)"
+"$BUILD/tests/test_mel_cuda"
 "$BIN/xtts-melcache" --out "$work/cpu" --device cpu --dtype fp32 -q "$work/tokens.tsv" || [ $? -eq 3 ]
 PYTHONPATH="$here" /usr/bin/python3 - "$work/cpu" "$work/gpu" <<'PY'
 import sys

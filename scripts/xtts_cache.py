@@ -41,9 +41,11 @@ MAX_ID = 1024
 MAX_TOKENS = 65536
 MAX_FRAMES = 1048576
 MAX_MELS = 1024
+PAYLOAD_MAX = 1 << 30
 FLAG_SHUFFLED = 0x01
 DTYPE_F32, DTYPE_F16 = 0, 1
-# formats/record.c: 64-byte little-endian header, then the id, then one zstd frame.
+# formats/record.c: 64-byte little-endian header (CRC-32 of the zstd frame at 56, CRC-32
+# of bytes 0..59 and the id at 60), then the id, then one zstd frame.
 _HEADER = struct.Struct("<4sHBBHBBHHIIIIIIIIIfII")
 assert _HEADER.size == 64
 
@@ -62,7 +64,7 @@ def parse_header(buf):
     if len(buf) < 64:
         raise CacheError("record truncated: %d bytes, header needs 64" % len(buf))
     (magic, version, dtype, flags, n_mels, split, _r1, id_len, _r2, n_tokens, tokens_padded, n_frames,
-     frames_padded, speaker_id, lang_id, n_samples, payload_bytes, frame_bytes, pad_value, _r3,
+     frames_padded, speaker_id, lang_id, n_samples, payload_bytes, frame_bytes, pad_value, frame_crc,
      crc) = _HEADER.unpack_from(buf, 0)
     if magic != RECORD_MAGIC:
         raise CacheError("bad record magic")
@@ -82,6 +84,8 @@ def parse_header(buf):
                          % (rid, n_tokens, n_frames, tokens_padded, frames_padded))
     esize = 2 if dtype == DTYPE_F16 else 4
     expect = tokens_padded * 4 + n_mels * frames_padded * esize
+    if expect > PAYLOAD_MAX:
+        raise CacheError("record '%s': payload of %d bytes over the limit" % (rid, expect))
     if payload_bytes != expect:
         raise CacheError("record '%s': payload size %d, shape says %d" % (rid, payload_bytes, expect))
     if 64 + id_len + frame_bytes != len(buf):
@@ -91,14 +95,32 @@ def parse_header(buf):
     return dict(id=rid, version=version, dtype=dtype, flags=flags, n_mels=n_mels, split=split, id_len=id_len,
                 n_tokens=n_tokens, tokens_padded=tokens_padded, n_frames=n_frames, frames_padded=frames_padded,
                 speaker_id=speaker_id, lang_id=lang_id, n_samples=n_samples, payload_bytes=payload_bytes,
-                frame_bytes=frame_bytes, pad_value=pad_value)
+                frame_bytes=frame_bytes, pad_value=pad_value, frame_crc=frame_crc)
 
 
-def decode_record(buf, dctx=None):
-    """Decode a stored record: (header dict, tokens int32 [tokens_padded],
-    mel float32 [n_mels, frames_padded]). Raises CacheError on damage."""
+def _unshuffle(body, esize, n):
+    """Byte planes (plane b holds byte b of every element) back to little-endian
+    elements, as a uint16/uint32 array."""
+    if esize == 2:
+        u = body[n:2 * n].astype(np.uint16)
+        u <<= 8
+        u |= body[:n]
+        return u
+    u = body[3 * n:4 * n].astype(np.uint32)
+    for k in (2, 1, 0):
+        u <<= 8
+        u |= body[k * n:(k + 1) * n]
+    return u
+
+
+def _decode_stored(buf, dctx=None):
+    """Decode a stored record without widening the mel: (header dict, tokens int32
+    [tokens_padded], mel [n_mels, frames_padded] as stored: float16 or float32)."""
     h = parse_header(buf)
     frame = bytes(buf[64 + h["id_len"]:])
+    # zstd's own checksum covers the content only; this covers the compressed bytes
+    if zlib.crc32(frame) != h["frame_crc"]:
+        raise CacheError("record '%s': zstd frame checksum mismatch" % h["id"])
     dctx = dctx or zstandard.ZstdDecompressor()
     try:
         params = zstandard.get_frame_parameters(frame)
@@ -118,10 +140,135 @@ def decode_record(buf, dctx=None):
     esize = 2 if h["dtype"] == DTYPE_F16 else 4
     body = np.frombuffer(raw, dtype=np.uint8, offset=tp * 4)
     if h["flags"] & FLAG_SHUFFLED:
-        # byte planes: plane b holds byte b of every element
-        body = np.ascontiguousarray(body.reshape(esize, C * T).T).reshape(-1)
-    mel = body.view("<f2" if esize == 2 else "<f4").astype(np.float32).reshape(C, T)
+        body = _unshuffle(body, esize, C * T)
+    mel = body.view("<f2" if esize == 2 else "<f4").reshape(C, T)
     return h, tokens, mel
+
+
+def decode_record(buf, dctx=None):
+    """Decode a stored record: (header dict, tokens int32 [tokens_padded],
+    mel float32 [n_mels, frames_padded]). Raises CacheError on damage."""
+    h, tokens, mel = _decode_stored(buf, dctx)
+    return h, tokens, mel.astype(np.float32)
+
+
+# ---- LMDB structure check ---------------------------------------------------------------
+# LMDB trusts its pages: a flipped bit in a branch page or a meta page can send it
+# outside the file (SIGBUS) instead of returning an error. The C reader guards its reads
+# against such faults; Python cannot, so before py-lmdb touches a shard this walks every
+# page LMDB could follow from the current meta page (liblmdb 0.9 on-disk format, 64-bit)
+# and refuses the shard unless each lies inside the file and is well formed.
+
+_P_BRANCH, _P_LEAF, _P_OVERFLOW, _P_META, _P_LEAF2, _P_SUBP = 0x01, 0x02, 0x04, 0x08, 0x20, 0x40
+_F_BIGDATA, _F_SUBDATA, _F_DUPDATA = 0x01, 0x02, 0x04
+_PAGEHDR, _NODEHDR = 16, 8
+_MDB_MAGIC, _MDB_VERSION = 0xBEEFC0DE, 1
+_P_INVALID = 0xFFFFFFFFFFFFFFFF
+_DB = struct.Struct("<IHHQQQQQ")  # MDB_db: pad (meta 0: page size), flags, depth, counts, root
+
+
+def check_lmdb_structure(path):
+    """Walk data.mdb under path as liblmdb would read it; raise CacheError (without
+    shard context) on anything that would send LMDB outside the file."""
+    import mmap
+    with open(os.path.join(path, "data.mdb"), "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size < 160:
+            raise CacheError("data.mdb of %d bytes holds no meta pages" % size)
+        m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        return _walk(m, size)
+    finally:
+        m.close()
+
+
+def _walk(m, size):
+    if size < 160:
+        raise CacheError("data.mdb of %d bytes holds no meta pages" % size)
+    psize = _DB.unpack_from(m, 40)[0]
+    if psize < 512 or psize > 65536 or psize & (psize - 1) or 2 * psize > size:
+        raise CacheError("meta page: page size %d unusable with a %d-byte file" % (psize, size))
+    metas = []
+    for i in (0, 1):
+        off = i * psize
+        flags = struct.unpack_from("<H", m, off + 10)[0]
+        magic, version = struct.unpack_from("<II", m, off + 16)
+        if not flags & _P_META or magic != _MDB_MAGIC:
+            raise CacheError("meta page %d: not an LMDB meta page" % i)
+        if version != _MDB_VERSION:
+            raise CacheError("meta page %d: LMDB data version %d" % (i, version))
+        last_pg, txnid = struct.unpack_from("<QQ", m, off + 136)
+        metas.append((txnid, i, off, last_pg))
+    if _DB.unpack_from(m, psize + 40)[0] != psize:
+        # liblmdb takes the page size from the newer meta page and trusts it
+        raise CacheError("the two meta pages disagree on the page size")
+    txnid, which, off, last_pg = max(metas)
+    n_pages = last_pg + 1
+    if n_pages * psize > size:
+        raise CacheError("truncated (data.mdb has %d bytes, its pages reach %d)" % (size, n_pages * psize))
+    main = _DB.unpack_from(m, off + 40 + _DB.size)
+    seen = set()
+
+    def page(pgno, what):
+        if pgno < 2 or pgno >= n_pages:
+            raise CacheError("%s: page %d outside pages 2..%d" % (what, pgno, n_pages - 1))
+        if pgno in seen:
+            raise CacheError("%s: page %d reached twice" % (what, pgno))
+        seen.add(pgno)
+        return pgno * psize
+
+    def tree(root, what, depth=0, named=False):
+        if root == _P_INVALID:
+            return
+        if depth > 32:
+            raise CacheError("%s: tree deeper than 32 levels" % what)
+        base = page(root, what)
+        flags = struct.unpack_from("<H", m, base + 10)[0]
+        lower, upper = struct.unpack_from("<HH", m, base + 12)
+        kind = flags & (_P_BRANCH | _P_LEAF | _P_OVERFLOW | _P_META | _P_LEAF2 | _P_SUBP)
+        if kind not in (_P_BRANCH, _P_LEAF):
+            raise CacheError("%s: page %d has flags 0x%x, expected a branch or leaf" % (what, root, flags))
+        if not _PAGEHDR <= lower <= upper <= psize or (lower - _PAGEHDR) % 2:
+            raise CacheError("%s: page %d has bounds %d..%d" % (what, root, lower, upper))
+        n = (lower - _PAGEHDR) // 2
+        if kind == _P_BRANCH and n == 0:
+            raise CacheError("%s: branch page %d is empty" % (what, root))
+        for k in range(n):
+            ptr = struct.unpack_from("<H", m, base + _PAGEHDR + 2 * k)[0]
+            if ptr < upper or ptr + _NODEHDR > psize:
+                raise CacheError("%s: page %d node %d at offset %d" % (what, root, k, ptr))
+            lo, hi, nflags, ksize = struct.unpack_from("<HHHH", m, base + ptr)
+            end = ptr + _NODEHDR + ksize
+            if end > psize:
+                raise CacheError("%s: page %d node %d key overruns the page" % (what, root, k))
+            if kind == _P_BRANCH:
+                tree(lo | hi << 16 | nflags << 32, what, depth + 1, named)
+                continue
+            dsize = lo | hi << 16
+            if nflags & _F_DUPDATA or nflags & ~(_F_BIGDATA | _F_SUBDATA):
+                raise CacheError("%s: page %d node %d has flags 0x%x" % (what, root, k, nflags))
+            if nflags & _F_BIGDATA:
+                if end + 8 > psize:
+                    raise CacheError("%s: page %d node %d overruns the page" % (what, root, k))
+                opg = struct.unpack_from("<Q", m, base + end)[0]
+                obase = page(opg, what)
+                oflags = struct.unpack_from("<H", m, obase + 10)[0]
+                count = struct.unpack_from("<I", m, obase + 12)[0]
+                if not oflags & _P_OVERFLOW or count < 1 or opg + count > n_pages or \
+                        dsize > count * psize - _PAGEHDR:
+                    raise CacheError("%s: overflow page %d (x%d) does not hold %d bytes" % (what, opg, count, dsize))
+                seen.update(range(opg + 1, opg + count))
+            elif end + dsize > psize:
+                raise CacheError("%s: page %d node %d data overruns the page" % (what, root, k))
+            if nflags & _F_SUBDATA:
+                if named or dsize != _DB.size or nflags & _F_BIGDATA:
+                    raise CacheError("%s: page %d node %d is a malformed named database" % (what, root, k))
+                sub = _DB.unpack_from(m, base + end)
+                name = bytes(m[base + ptr + _NODEHDR:base + end]).decode("utf-8", "replace")
+                tree(sub[7], 'database "%s"' % name, 0, True)
+
+    tree(main[7], "main database")
+    return True
 
 
 class XttsCache:
@@ -198,6 +345,12 @@ class XttsCache:
             size = os.stat(data).st_size
         except OSError as e:
             raise CacheError("%s: shard has no data file (%s)" % (s["name"], e)) from None
+        try:
+            check_lmdb_structure(path)
+        except CacheError as e:
+            raise CacheError("%s: damaged (%s)" % (s["name"], e)) from None
+        except (OSError, ValueError, struct.error) as e:
+            raise CacheError("%s: cannot read data.mdb (%s)" % (s["name"], e)) from None
         try:
             env = lmdb.open(path, readonly=True, lock=False, readahead=False, max_dbs=8, max_readers=4096,
                             subdir=True, create=False)
@@ -322,7 +475,7 @@ class XttsCache:
             padded = self.padded
         index, si, buf = self.raw(index)
         try:
-            h, tokens, mel = decode_record(buf, self._dctx)
+            h, tokens, mel = _decode_stored(buf, self._dctx)
         except CacheError as e:
             raise self._error(si, index, buf, e) from None
         if h["n_mels"] != self.n_mels:
@@ -334,12 +487,13 @@ class XttsCache:
                 raise self._error(si, index, buf, CacheError("padded shape exceeds the cache's"))
             t = np.full(self.max_tokens, self.pad_token, dtype=np.int32)
             t[:h["tokens_padded"]] = tokens
-            m = np.full((self.n_mels, self.max_frames), np.float32(h["pad_value"]), dtype=np.float32)
-            m[:, :h["frames_padded"]] = mel
+            m = np.empty((self.n_mels, self.max_frames), dtype=np.float32)
+            m[:, :h["frames_padded"]] = mel      # widened to float32 on the way
+            m[:, h["frames_padded"]:] = np.float32(h["pad_value"])
             tokens, mel = t, m
         else:
             tokens = tokens[:nt].copy()
-            mel = np.ascontiguousarray(mel[:, :nf])
+            mel = mel[:, :nf].astype(np.float32)  # a contiguous copy of the real frames
         sid, lid = h["speaker_id"], h["lang_id"]
         return dict(index=index, id=h["id"], speaker_id=sid, lang_id=lid,
                     speaker=self.speakers[sid] if sid < len(self.speakers) else None,
@@ -361,8 +515,11 @@ class XttsCache:
             raise KeyError(rid)
         for si, s in enumerate(self.shards):
             env, dbs = self._shard(si)
-            with env.begin(db=dbs["ids"]) as txn:
-                v = txn.get(key)
+            try:
+                with env.begin(db=dbs["ids"]) as txn:
+                    v = txn.get(key)
+            except lmdb.Error as e:
+                raise CacheError("%s: id '%s': %s" % (s["name"], rid, e)) from None
             if v is not None:
                 if len(v) != 8:
                     raise CacheError("%s: id '%s': \"ids\" value is not an 8-byte index" % (s["name"], rid))
@@ -376,16 +533,19 @@ class XttsCache:
     def meta(self, shard, key):
         """A value of a shard's "meta" database (bytes) or None."""
         env, dbs = self._shard(shard)
-        with env.begin(db=dbs["meta"]) as txn:
-            return txn.get(key.encode() if isinstance(key, str) else key)
+        try:
+            with env.begin(db=dbs["meta"]) as txn:
+                return txn.get(key.encode() if isinstance(key, str) else key)
+        except lmdb.Error as e:
+            raise CacheError("%s: meta %r: %s" % (self.shards[shard]["name"], key, e)) from None
 
     def digest(self):
-        """Content digest, as xtts-cache-verify prints it (formats/cache.md)."""
+        """Content digest, as xtts-cache-verify prints it (docs/xtts-cache-verify.md, "Content digest")."""
         s = hashlib.sha256()
         for i in range(self._count):
             index, si, buf = self.raw(i)
             try:
-                h, tokens, mel = decode_record(buf, self._dctx)
+                h, tokens, mel = _decode_stored(buf, self._dctx)
             except CacheError as e:
                 raise self._error(si, index, buf, e) from None
             idb = h["id"].encode("utf-8")
@@ -393,7 +553,7 @@ class XttsCache:
             s.update(struct.pack("<IIIIIIB", h["n_tokens"], h["n_frames"], h["n_mels"], h["n_samples"],
                                  h["speaker_id"], h["lang_id"], h["split"]))
             s.update(tokens[:h["n_tokens"]].astype("<i4").tobytes())
-            s.update(np.ascontiguousarray(mel[:, :h["n_frames"]]).astype("<f4").tobytes())
+            s.update(mel[:, :h["n_frames"]].astype("<f4").tobytes())
         return s.hexdigest()
 
 

@@ -444,10 +444,47 @@ static void test_options_check_names_the_bad_option(void **state) {
     assert_int_equal(xtts_audio_options_check(&o, &err), XTTS_EUSAGE);
     o.trim_db = NAN;
     assert_int_equal(xtts_audio_options_check(&o, &err), XTTS_EUSAGE);
+    o.trim_db = 0;
+    xtts_audio *a = xtts_audio_new(&o, &err);
+    float x[4] = {0};
+    const float *y;
+    size_t m;
+    assert_int_equal(xtts_audio_resample(a, x, 4, 0, &y, &m, &err), XTTS_EINPUT);
+    xtts_audio_delete(a);
+}
+
+/* max_seconds stops decoding a clip that is too long before any resampling, and keeps
+ * clips within the limit whole. */
+static void test_max_seconds_rejects_longer_audio_while_decoding(void **state) {
+    (void)state;
+    char path[512];
+    tmp_path(path, sizeof path, "three_seconds.wav");
+    float *x = sine(3 * 44100, 44100, 440.0, 0.3);
+    assert_true(write_audio(path, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 44100, 1, x, 3 * 44100));
+    free(x);
+    xtts_audio_options o;
+    memset(&o, 0, sizeof o);
+    o.target_rate = 22050;
+    o.max_seconds = 2.0;
+    xtts_error err;
+    xtts_audio *a = xtts_audio_new(&o, &err);
+    assert_non_null(a);
+    const float *y;
+    size_t n;
+    assert_int_equal(xtts_audio_load(a, path, &y, &n, NULL, &err), XTTS_EINPUT);
+    assert_non_null(strstr(err.msg, "limit"));
+    xtts_audio_delete(a);
+    o.max_seconds = 3.5;
+    a = xtts_audio_new(&o, &err);
+    assert_non_null(a);
+    assert_int_equal(xtts_audio_load(a, path, &y, &n, NULL, &err), XTTS_OK);
+    assert_int_equal(n, 3 * 22050);
+    xtts_audio_delete(a);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_max_seconds_rejects_longer_audio_while_decoding),
         cmocka_unit_test(test_every_pcm_width_float_and_flac_decode_to_the_written_signal),
         cmocka_unit_test(test_ogg_vorbis_opus_and_mp3_decode_close_to_the_written_signal),
         cmocka_unit_test(test_stereo_downmixes_to_the_channel_mean),

@@ -139,6 +139,25 @@ static void config_default_is_the_xtts_preset(void **state) {
     assert_string_equal(c.resample_quality, "hq");
     assert_true(c.trim_db == 0.0 && c.val_fraction == 0.0);
     assert_int_equal(c.algo_version, XTTS_ALGO_VERSION);
+    xtts_mel_params p;
+    assert_int_equal(xtts_mel_preset("xtts", &p, NULL), XTTS_OK);
+    xtts_cache_config d = c;
+    d.mel = p;
+    assert_config_equal(&c, &d);
+}
+
+/* Every preset the mel kernel offers is a configuration the manifest accepts. */
+static void config_round_trips_every_mel_preset(void **state) {
+    (void)state;
+    static const char *const presets[] = {"xtts", "hifigan", "vits", "tacotron2", "whisper"};
+    for (int i = 0; i < 5; i++) {
+        xtts_cache_config a, b;
+        xtts_cache_config_default(&a);
+        xtts_error err;
+        assert_int_equal(xtts_mel_preset(presets[i], &a.mel, &err), XTTS_OK);
+        round_trip(&a, &b);
+        assert_config_equal(&a, &b);
+    }
 }
 
 static void config_round_trips_every_field_through_json(void **state) {
@@ -503,6 +522,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(config_default_is_the_xtts_preset),
         cmocka_unit_test(config_round_trips_every_field_through_json),
+        cmocka_unit_test(config_round_trips_every_mel_preset),
         cmocka_unit_test(config_json_uses_names_for_enum_fields),
         cmocka_unit_test(config_hash_covers_every_field),
         cmocka_unit_test(config_hash_is_sha256_of_sorted_compact_json),

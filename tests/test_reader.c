@@ -2,7 +2,7 @@
  * synthetic caches (tests/cache_fixture.h), intact and deliberately damaged.
  *
  * Also a fixture builder for the end-to-end tests:
- *   test_reader --make-cache DIR [RECORDS [PER_SHARD [fp16|fp32 [N_FFT]]]]
+ *   test_reader --make-cache DIR [RECORDS [PER_SHARD [fp16|fp32 [N_FFT [N_MELS [MAX_FRAMES [shuffle]]]]]]]
  */
 #include <fcntl.h>
 #include <ftw.h>
@@ -15,10 +15,13 @@
 
 #include <cmocka.h>
 #include <png.h>
+#include <sndfile.h>
 
 #include "cache/inspect.h"
 #include "cache/reader.h"
 #include "cache/verify.h"
+#include "kernels/mel.h"
+#include "prep/audio.h"
 #include "tests/cache_fixture.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
@@ -410,7 +413,7 @@ static void test_verify_passes_intact_cache_and_digest_ignores_shard_boundaries(
 
 static void test_digest_matches_an_independent_computation(void **state) {
     (void)state;
-    /* The canonical bytes of formats/cache.md "Content digest", spelled out here. */
+    /* The canonical bytes of docs/xtts-cache-verify.md "Content digest", spelled out here. */
     tmpdir_t t;
     tmp_make(&t);
     fixture_opts o;
@@ -611,10 +614,16 @@ static void test_random_bit_flips_anywhere_never_crash(void **state) {
     (void)state;
     tmpdir_t t;
     tmp_make(&t);
+    for (int big = 0; big < 2; big++) {
     fixture_opts o;
     fixture_default(&o);
     o.records = 30;
     o.per_shard = 30;
+    if (big) { /* records on overflow pages, a two-level records tree */
+        o.records = o.per_shard = 120;
+        o.n_mels = 80;
+        o.max_frames = 400;
+    }
     build(t.dir, &o);
     char p[4200];
     snprintf(p, sizeof p, "%s/shard-00000/data.mdb", t.dir);
@@ -652,6 +661,7 @@ static void test_random_bit_flips_anywhere_never_crash(void **state) {
     /* Most flips land in record bytes, which checksums cover. */
     assert_true(detected > 30);
     free(orig);
+    }
     tmp_remove(&t);
 }
 
@@ -786,19 +796,88 @@ static void test_verify_deep_checks_manifest_stats_and_totals(void **state) {
     tmp_remove(&t);
 }
 
-static void test_recompute_without_audio_front_end_is_a_clear_fault(void **state) {
+static void write_tone(const char *path, int rate, double seconds, double hz) {
+    SF_INFO info = {.samplerate = rate, .channels = 1, .format = SF_FORMAT_WAV | SF_FORMAT_PCM_16};
+    SNDFILE *f = sf_open(path, SFM_WRITE, &info);
+    assert_non_null(f);
+    size_t n = (size_t)(seconds * rate);
+    float *x = malloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++) x[i] = 0.4f * sinf(2.0f * (float)M_PI * (float)hz * (float)i / (float)rate);
+    assert_int_equal(sf_writef_float(f, x, (sf_count_t)n), (sf_count_t)n);
+    sf_close(f);
+    free(x);
+}
+
+static void test_recompute_matches_stored_mels_and_finds_changed_audio(void **state) {
     (void)state;
     tmpdir_t t;
     tmp_make(&t);
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/cache", t.dir);
     fixture_opts o;
     fixture_default(&o);
-    build(t.dir, &o);
-    char p[4200];
-    snprintf(p, sizeof p, "%s/shard-00000", t.dir);
-    for (int i = 0; i < 15; i++) {
-        char k[64];
-        int n = snprintf(k, sizeof k, "audio:utt-%05d", i);
-        assert_int_equal(fixture_put(p, "meta", k, (size_t)n, "/nonexistent.wav", 16), 0);
+    o.max_frames = 64;
+    o.dtype = XTTS_DTYPE_F16;
+    xtts_cache_config cfg;
+    fixture_config(&o, &cfg);
+    /* The records come from 44.1 kHz tones through the real front end and mel code. */
+    xtts_audio_options ao = {.target_rate = cfg.mel.sample_rate, .trim_db = 0};
+    snprintf(ao.resampler, sizeof ao.resampler, "%s", cfg.resampler);
+    snprintf(ao.quality, sizeof ao.quality, "%s", cfg.resample_quality);
+    xtts_error e;
+    xtts_audio *a = xtts_audio_new(&ao, &e);
+    assert_non_null(a);
+    xtts_mel *m = xtts_mel_new(&cfg.mel, &e);
+    assert_non_null(m);
+    xtts_cache_writer_options wo = {.dir = dir, .part = -1, .shard_bytes = 1 << 20, .commit_every = 2};
+    xtts_cache_writer *w;
+    assert_int_equal(xtts_cache_writer_open(&wo, &cfg, &w, &e), XTTS_OK);
+    xtts_record_encoder *enc = xtts_record_encoder_new(XTTS_DTYPE_F16, 3, 0);
+    char wav[4][4300];
+    for (int i = 0; i < 4; i++) {
+        snprintf(wav[i], sizeof wav[i], "%s/tone%d.wav", t.dir, i);
+        write_tone(wav[i], 44100, 0.2 + 0.1 * i, 220.0 * (i + 1));
+        const float *x;
+        size_t n, frames;
+        assert_int_equal(xtts_audio_load(a, wav[i], &x, &n, NULL, &e), XTTS_OK);
+        float mel[16 * 64];
+        float pad;
+        assert_int_equal(xtts_mel_compute(m, x, n, mel, 64, &frames, &pad, &e), XTTS_OK);
+        int fp = xtts_cache_config_padded_frames(&cfg, (int)frames);
+        assert_true(fp > 0);
+        float padded[16 * 64];
+        for (int c = 0; c < 16; c++)
+            for (int tt = 0; tt < fp; tt++) padded[c * fp + tt] = tt < (int)frames ? mel[c * 64 + tt] : pad;
+        int32_t tok[24] = {5, 6, 7};
+        char id[16];
+        snprintf(id, sizeof id, "tone%d", i);
+        xtts_record_input in = {.id = id, .n_samples = (uint32_t)n, .n_tokens = 3, .tokens_padded = 24,
+                                .n_frames = (uint32_t)frames, .frames_padded = (uint32_t)fp, .n_mels = 16,
+                                .pad_value = pad, .tokens = tok, .mel = padded};
+        const uint8_t *buf;
+        size_t len;
+        assert_int_equal(xtts_record_encode(enc, &in, &buf, &len, &e), XTTS_OK);
+        assert_int_equal(xtts_cache_writer_put(w, (uint64_t)i, id, buf, len, &e), XTTS_OK);
+        if (i % 2) { /* half the paths as writer state, half as plain meta keys (below) */
+            char key[32];
+            snprintf(key, sizeof key, "audio:%s", id);
+            assert_int_equal(xtts_cache_writer_set_state(w, key, wav[i], strlen(wav[i]), &e), XTTS_OK);
+        }
+    }
+    json_t *extra = fixture_extra(&o, 0, 0);
+    json_object_del(extra, "splits"); /* the fixture's counts are not these records' */
+    json_object_del(extra, "totals");
+    assert_int_equal(xtts_cache_writer_finish(w, extra, &e), XTTS_OK);
+    json_decref(extra);
+    xtts_record_encoder_delete(enc);
+    xtts_mel_delete(m);
+    xtts_audio_delete(a);
+    char shard[4300];
+    snprintf(shard, sizeof shard, "%s/shard-00000", dir);
+    for (int i = 0; i < 4; i += 2) {
+        char key[32];
+        int n = snprintf(key, sizeof key, "audio:tone%d", i);
+        assert_int_equal(fixture_put(shard, "meta", key, (size_t)n, wav[i], strlen(wav[i])), 0);
     }
     xtts_verify_options vo;
     xtts_verify_options_default(&vo);
@@ -806,15 +885,25 @@ static void test_recompute_without_audio_front_end_is_a_clear_fault(void **state
     memset(&fs, 0, sizeof fs);
     vo.on_fault = collect;
     vo.ctx = &fs;
-    vo.recompute = 3;
-    vo.seed = 4;
+    vo.recompute = 4;
     xtts_verify_report rep;
-    xtts_error e;
-    assert_int_equal(xtts_verify_cache(t.dir, &vo, &rep, &e), XTTS_OK);
+    assert_int_equal(xtts_verify_cache(dir, &vo, &rep, &e), XTTS_OK);
     dump_faults(&fs);
-    assert_true(rep.faults > 0);
-    /* Either no audio path (records of other shards) or no front end: never silent. */
-    assert_true(faults_contain(&fs, "recompute"));
+    assert_int_equal(rep.faults, 0);
+    assert_int_equal(rep.recomputed, 4);
+    assert_true(rep.recompute_max_abs < 2e-2);
+    /* Another tone of the same length under tone2's path: found, named. */
+    write_tone(wav[2], 44100, 0.4, 3000.0);
+    memset(&fs, 0, sizeof fs);
+    assert_int_equal(xtts_verify_cache(dir, &vo, &rep, &e), XTTS_OK);
+    dump_faults(&fs);
+    assert_int_equal(rep.faults, 1);
+    assert_true(faults_contain(&fs, "shard-00000|2|tone2|recomputed mel differs"));
+    /* A missing source file is a fault too. */
+    remove(wav[1]);
+    memset(&fs, 0, sizeof fs);
+    assert_int_equal(xtts_verify_cache(dir, &vo, &rep, &e), XTTS_OK);
+    assert_true(faults_contain(&fs, "shard-00000|1|tone1|recompute: "));
     tmp_remove(&t);
 }
 
@@ -983,7 +1072,11 @@ int main(int argc, char **argv) {
         if (argc > 4) o.per_shard = atoi(argv[4]);
         if (argc > 5) o.dtype = xtts_dtype_parse(argv[5]) < 0 ? XTTS_DTYPE_F32 : xtts_dtype_parse(argv[5]);
         if (argc > 6) o.n_fft = atoi(argv[6]);
-        if (o.records < 0 || o.per_shard < 1 || o.n_fft < 64) return 1;
+        if (argc > 7) o.n_mels = atoi(argv[7]);
+        if (argc > 8) o.max_frames = atoi(argv[8]);
+        if (argc > 9) o.shuffle = !strcmp(argv[9], "shuffle");
+        if (o.records < 0 || o.per_shard < 1 || o.n_fft < 64 || o.n_mels < 1 || o.n_mels > 1024 || o.max_frames < 4)
+            return 1;
         return fixture_build(argv[2], &o) ? 2 : 0;
     }
     const struct CMUnitTest tests[] = {
@@ -1003,7 +1096,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_lengths_beyond_padded_shape_with_valid_crc_are_reported),
         cmocka_unit_test(test_verify_reports_nan_duplicate_ids_bad_ids_index_and_tables),
         cmocka_unit_test(test_verify_deep_checks_manifest_stats_and_totals),
-        cmocka_unit_test(test_recompute_without_audio_front_end_is_a_clear_fault),
+        cmocka_unit_test(test_recompute_matches_stored_mels_and_finds_changed_audio),
         cmocka_unit_test(test_writer_built_caches_verify_clean_with_the_same_digest),
         cmocka_unit_test(test_npy_export_has_numpy_header_and_data),
         cmocka_unit_test(test_png_export_is_frames_wide_mels_high_low_bins_at_bottom),

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -64,26 +66,36 @@ static uint64_t rng_next(uint64_t *s) {
     return *s;
 }
 
+/* The test configuration: 8 mels, 16 tokens, frames in buckets of 8 up to 64. */
+static void test_config(xtts_cache_config *c) {
+    xtts_cache_config_default(c);
+    c->mel.n_mels = N_MELS;
+    c->max_tokens = 16;
+    c->max_frames = 64;
+    c->n_buckets = 7;
+    for (int b = 0; b < 7; b++) c->buckets[b] = 16 + 8 * b;
+}
+
 /* The record for input i: deterministic, 300 to 1500 bytes (noise does not compress). */
 static void make_record(xtts_record_encoder *enc, uint64_t i, const uint8_t **buf, size_t *len) {
+    xtts_cache_config c;
+    test_config(&c);
     char id[32];
     snprintf(id, sizeof id, "utt%06llu", (unsigned long long)i);
     uint64_t s = 0x9e3779b97f4a7c15ULL ^ (i * 0x100000001b3ULL + 1);
     uint32_t frames = 8 + (uint32_t)(rng_next(&s) % 56);
+    uint32_t padded = (uint32_t)xtts_cache_config_padded_frames(&c, (int)frames);
     int32_t tokens[16];
     for (int k = 0; k < 16; k++) tokens[k] = k < 10 ? (int32_t)(rng_next(&s) % 300) : 0;
     float mel[N_MELS * 64];
-    for (uint32_t k = 0; k < N_MELS * frames; k++) mel[k] = (float)(rng_next(&s) % 20000) / 1000.0f - 11.5f;
+    for (uint32_t ch = 0; ch < N_MELS; ch++)
+        for (uint32_t t = 0; t < padded; t++)
+            mel[ch * padded + t] = t < frames ? (float)(rng_next(&s) % 20000) / 1000.0f - 11.5f : -11.5f;
     xtts_record_input in = {.id = id, .split = (uint8_t)(i % 10 == 0), .speaker_id = (uint32_t)(i % 3), .lang_id = 0,
                             .n_samples = frames * 256, .n_tokens = 10, .tokens_padded = 16, .n_frames = frames,
-                            .frames_padded = frames, .n_mels = N_MELS, .pad_value = -11.5f, .tokens = tokens, .mel = mel};
+                            .frames_padded = padded, .n_mels = N_MELS, .pad_value = -11.5f, .tokens = tokens, .mel = mel};
     xtts_error err;
     assert_int_equal(xtts_record_encode(enc, &in, buf, len, &err), XTTS_OK);
-}
-
-static void test_config(xtts_cache_config *c) {
-    xtts_cache_config_default(c);
-    c->mel.n_mels = N_MELS;
 }
 
 static xtts_cache_writer_options opts_for(const char *dir) {
@@ -117,9 +129,9 @@ static xtts_status feed(fixture *f, xtts_cache_writer *w, uint64_t from, uint64_
             make_record(f->enc, i, &buf, &blen);
             char id[32];
             snprintf(id, sizeof id, "utt%06llu", (unsigned long long)i);
-            if ((st = xtts_cache_writer_put(w, i, id, buf, blen, err))) return st;
-            sum += i; /* state after the put: see writer.h, "commit points" */
-            st = xtts_cache_writer_set_state(w, "sum", &sum, 8, err);
+            sum += i; /* the state including input i, then input i (writer.h) */
+            if ((st = xtts_cache_writer_set_state(w, "sum", &sum, 8, err))) return st;
+            st = xtts_cache_writer_put(w, i, id, buf, blen, err);
         }
         if (st) return st;
     }
@@ -276,6 +288,53 @@ static void writer_state_is_visible_only_after_commit(void **state) {
     xtts_cache_writer_abort(w);
 }
 
+/* The committed "sum" state is exactly the sum of the committed accepted inputs. */
+static void assert_state_matches_records(xtts_cache_writer *w) {
+    uint64_t next = xtts_cache_writer_next_input(w), want = 0, sum = 0;
+    for (uint64_t i = 0; i < next; i++)
+        if (!is_rejected(i)) want += i;
+    void *data;
+    size_t len;
+    xtts_error err;
+    if (xtts_cache_writer_get_state(w, "sum", &data, &len, &err) == XTTS_OK) {
+        assert_int_equal(len, 8);
+        memcpy(&sum, data, 8);
+        free(data);
+    }
+    if (sum != want) fail_msg("state sum %llu, committed records sum %llu (next_input %llu)", (unsigned long long)sum,
+                              (unsigned long long)want, (unsigned long long)next);
+}
+
+/* Stopping right after any commit (by commit_every, or the one before a rotation) leaves
+ * state and records that agree. */
+static void writer_commits_state_with_exactly_its_records(void **state) {
+    fixture *f = *state;
+    xtts_cache_config c;
+    test_config(&c);
+    static const struct { uint32_t every; uint64_t shard; } cases[] = {{5, 1 << 30}, {1000, 4096}, {3, 5000}, {1, 3000}};
+    for (size_t k = 0; k < 4; k++) {
+        for (uint64_t stop = 1; stop < 60; stop += 7) {
+            char dir[700];
+            snprintf(dir, sizeof dir, "%s/c%zu-%llu", f->dir, k, (unsigned long long)stop);
+            xtts_cache_writer_options o = opts_for(dir);
+            o.commit_every = cases[k].every;
+            o.shard_bytes = cases[k].shard;
+            xtts_cache_writer *w = open_ok(&o, &c);
+            xtts_error err;
+            assert_int_equal(feed(f, w, 0, stop, &err), XTTS_OK);
+            xtts_cache_writer_abort(w); /* as if killed: only commits count */
+            w = open_ok(&o, &c);
+            assert_state_matches_records(w);
+            uint64_t next = xtts_cache_writer_next_input(w);
+            assert_int_equal(feed(f, w, next, 70, &err), XTTS_OK);
+            xtts_cache_writer_abort(w);
+            w = open_ok(&o, &c);
+            assert_state_matches_records(w);
+            xtts_cache_writer_abort(w);
+        }
+    }
+}
+
 static void writer_resumes_from_last_commit_after_abort(void **state) {
     fixture *f = *state;
     xtts_cache_config c;
@@ -378,8 +437,42 @@ static void writer_refuses_bad_ids_and_non_records(void **state) {
     memset(long_id, 'a', sizeof long_id - 1);
     long_id[sizeof long_id - 1] = '\0';
     assert_int_equal(xtts_cache_writer_put(w, 0, long_id, buf, len, &err), XTTS_ERANGE);
+    /* a record of another shape than the configuration's */
+    xtts_record_encoder *f32 = xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0);
+    make_record(f32, 0, &buf, &len);
+    assert_int_equal(xtts_cache_writer_put(w, 0, "utt000000", buf, len, &err), XTTS_EINPUT);
+    assert_non_null(strstr(err.msg, "does not match the cache configuration"));
+    xtts_record_encoder_delete(f32);
+    xtts_cache_config other;
+    test_config(&other);
+    xtts_cache_writer_abort(w);
+    other.n_buckets = 0;
+    w = open_ok(&o, &other); /* the same directory, nothing committed: no mismatch */
+    make_record(f->enc, 0, &buf, &len); /* padded to a bucket, not to max_frames */
+    assert_int_equal(xtts_cache_writer_put(w, 0, "utt000000", buf, len, &err), XTTS_EINPUT);
     assert_int_equal(xtts_cache_writer_count(w), 0);
     xtts_cache_writer_abort(w);
+}
+
+static void writer_refuses_invalid_options_and_configuration(void **state) {
+    fixture *f = *state;
+    xtts_cache_config c;
+    test_config(&c);
+    c.mel.n_mels = 0;
+    xtts_cache_writer_options o = opts_for(f->dir);
+    xtts_cache_writer *w = NULL;
+    xtts_error err;
+    assert_int_equal(xtts_cache_writer_open(&o, &c, &w, &err), XTTS_EUSAGE);
+    assert_null(w);
+    assert_non_null(strstr(err.msg, "mel.n_mels"));
+    test_config(&c);
+    o.part = 2;
+    o.n_parts = 2;
+    assert_int_equal(xtts_cache_writer_open(&o, &c, &w, &err), XTTS_EUSAGE);
+    o.part = -1;
+    o.dir = "";
+    assert_int_equal(xtts_cache_writer_open(&o, &c, &w, &err), XTTS_EUSAGE);
+    assert_null(w);
 }
 
 static void writer_second_writer_on_same_dir_or_part_is_busy(void **state) {
@@ -671,6 +764,33 @@ static void writer_drops_an_uncommitted_trailing_shard(void **state) {
     check_cache(f->dir, "manifest.json", exp, accepted(40, exp), f->enc);
 }
 
+/* A gap in the shard numbers is refused as damage; --force replaces the build. */
+static void writer_refuses_a_shard_gap_unless_force(void **state) {
+    fixture *f = *state;
+    xtts_cache_config c;
+    test_config(&c);
+    xtts_cache_writer_options o = opts_for(f->dir);
+    o.shard_bytes = 4096;
+    xtts_cache_writer *w = open_ok(&o, &c);
+    xtts_error err;
+    assert_int_equal(feed(f, w, 0, 60, &err), XTTS_OK);
+    finish_ok(w, NULL);
+    char path[700];
+    snprintf(path, sizeof path, "%s/shard-00001", f->dir);
+    rm_rf(path);
+    w = NULL;
+    assert_int_equal(xtts_cache_writer_open(&o, &c, &w, &err), XTTS_ECORRUPT);
+    assert_non_null(strstr(err.msg, "shard-00001"));
+    assert_non_null(strstr(err.msg, "missing"));
+    o.force = 1;
+    w = open_ok(&o, &c);
+    assert_int_equal(xtts_cache_writer_next_input(w), 0);
+    assert_int_equal(feed(f, w, 0, 30, &err), XTTS_OK);
+    finish_ok(w, NULL);
+    uint64_t exp[30];
+    check_cache(f->dir, "manifest.json", exp, accepted(30, exp), f->enc);
+}
+
 /* Disk full (here: the file size limit, EFBIG) is a status with a message, and what was
  * committed before stays readable and resumable. */
 static void writer_reports_disk_full_and_keeps_committed_data(void **state) {
@@ -722,6 +842,7 @@ static void writer_reports_disk_full_and_keeps_committed_data(void **state) {
     assert_int_equal(st, XTTS_EIO);
     assert_int_equal(st2, XTTS_EIO);
     assert_non_null(strstr(msg, "shard-00000"));
+    assert_non_null(strstr(msg, "file size limit"));
     assert_non_null(strstr(msg, "re-run to resume"));
     /* committed data intact; the build completes once space is back */
     xtts_cache_writer *w = open_ok(&o, &c);
@@ -732,6 +853,75 @@ static void writer_reports_disk_full_and_keeps_committed_data(void **state) {
     finish_ok(w, NULL);
     static uint64_t exp[2000];
     check_cache(f->dir, "manifest.json", exp, accepted(2000, exp), f->enc);
+}
+
+/* A real full disk: a 2 MiB tmpfs in a private mount namespace (needs root; skipped
+ * otherwise). The commit that finds no space fails with ENOSPC and a message; once space
+ * is freed, the build resumes and completes. */
+static void writer_reports_enospc_on_a_full_filesystem_and_resumes(void **state) {
+    fixture *f = *state;
+    enum { N = 700 };
+    char mnt[700], out[700];
+    snprintf(mnt, sizeof mnt, "%s/mnt", f->dir);
+    snprintf(out, sizeof out, "%s/out", f->dir);
+    assert_int_equal(mkdir(mnt, 0755), 0);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+            mount("tmpfs", mnt, "tmpfs", 0, "size=2m") != 0)
+            _exit(77);
+        char filler[800], dir[800];
+        snprintf(filler, sizeof filler, "%s/filler", mnt);
+        snprintf(dir, sizeof dir, "%s/cache", mnt);
+        FILE *fp = fopen(filler, "w");
+        static char block[4096];
+        for (int i = 0; fp && i < 384; i++) fwrite(block, 1, sizeof block, fp); /* 1.5 MiB */
+        if (!fp || fclose(fp)) _exit(3);
+        xtts_cache_config c;
+        test_config(&c);
+        xtts_cache_writer_options o = opts_for(dir);
+        o.commit_every = 16;
+        o.map_bytes = 1 << 20;
+        xtts_cache_writer *w = NULL;
+        xtts_error err;
+        if (xtts_cache_writer_open(&o, &c, &w, &err)) _exit(4);
+        xtts_status st = feed(f, w, 0, N, &err);
+        if (write(fds[1], err.msg, strlen(err.msg)) < 0) _exit(5);
+        close(fds[1]);
+        xtts_cache_writer_abort(w);
+        if (st != XTTS_EIO) _exit(6);
+        unlink(filler); /* space again */
+        if (xtts_cache_writer_open(&o, &c, &w, &err)) _exit(7);
+        uint64_t next = xtts_cache_writer_next_input(w);
+        if (next == 0 || next >= N) _exit(8);
+        if (feed(f, w, next, N, &err) || xtts_cache_writer_finish(w, NULL, &err)) _exit(9);
+        char cmd[2000];
+        snprintf(cmd, sizeof cmd, "cp -a '%s' '%s'", dir, out);
+        _exit(system(cmd) == 0 ? 0 : 10);
+    }
+    close(fds[1]);
+    char msg[1024] = "";
+    ssize_t got = 0, r;
+    while ((r = read(fds[0], msg + got, sizeof msg - 1 - (size_t)got)) > 0) got += r;
+    msg[got] = '\0';
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77) {
+        print_message("no private tmpfs here (not root?): skipped\n");
+        skip();
+    }
+    print_message("ENOSPC message: %s\n", msg);
+    if (WEXITSTATUS(status) != 0) fail_msg("child step %d failed; message: %s", WEXITSTATUS(status), msg);
+    assert_non_null(strstr(msg, "disk full"));
+    assert_non_null(strstr(msg, "re-run to resume"));
+    uint64_t exp[N];
+    check_cache(out, "manifest.json", exp, accepted(N, exp), f->enc);
 }
 
 static void writer_finish_copies_extra_keys_but_not_its_own(void **state) {
@@ -878,7 +1068,7 @@ static void merge_refuses_parts_with_another_config(void **state) {
     xtts_cache_config c, c2;
     test_config(&c);
     test_config(&c2);
-    c2.max_tokens = 256;
+    c2.zstd_level = 9;
     build_part(f, f->dir, 0, 2, &c, "bob");
     build_part(f, f->dir, 1, 2, &c2, "bob");
     xtts_error err;
@@ -918,10 +1108,12 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(writer_stores_records_in_input_order_with_ids_and_rejects, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_state_is_visible_only_after_commit, setup, teardown),
+        cmocka_unit_test_setup_teardown(writer_commits_state_with_exactly_its_records, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_resumes_from_last_commit_after_abort, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_refuses_input_index_that_does_not_increase, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_refuses_duplicate_ids_pending_committed_and_in_earlier_shards, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_refuses_bad_ids_and_non_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(writer_refuses_invalid_options_and_configuration, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_second_writer_on_same_dir_or_part_is_busy, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_lock_is_held_against_another_process, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_refuses_other_config_unless_force, setup, teardown),
@@ -930,7 +1122,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(writer_grows_a_tiny_lmdb_map_instead_of_failing, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_survives_kill9_at_random_points, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_drops_an_uncommitted_trailing_shard, setup, teardown),
+        cmocka_unit_test_setup_teardown(writer_refuses_a_shard_gap_unless_force, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_reports_disk_full_and_keeps_committed_data, setup, teardown),
+        cmocka_unit_test_setup_teardown(writer_reports_enospc_on_a_full_filesystem_and_resumes, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_finish_copies_extra_keys_but_not_its_own, setup, teardown),
         cmocka_unit_test_setup_teardown(merge_joins_three_parts_in_part_order, setup, teardown),
         cmocka_unit_test_setup_teardown(merge_refuses_missing_part, setup, teardown),

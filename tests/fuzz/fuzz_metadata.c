@@ -1,0 +1,36 @@
+/* fuzz_metadata.c — libFuzzer target: metadata parsing (LJSpeech and TSV), normalization,
+ * language identification and the bytes tokenizer, through xtts_tokenize_run on a buffer.
+ * The first byte picks the format and language mode. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "prep/tokenize_run.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    static xtts_tokenizer *tok;
+    static FILE *sink;
+    if (!tok) {
+        xtts_error err;
+        if (xtts_tokenizer_open("bytes", NULL, &tok, &err)) abort();
+        sink = fopen("/dev/null", "w");
+        if (!sink) abort();
+    }
+    if (size < 1) return 0;
+    xtts_tokenize_opts o;
+    xtts_tokenize_opts_init(&o);
+    o.input = "fuzz";
+    o.input_data = (const char *)data + 1;
+    o.input_len = size - 1;
+    o.format = data[0] & 1 ? XTTS_META_TSV : XTTS_META_LJSPEECH;
+    o.lang = (data[0] >> 1) % 8 == 0 ? -1 : (int)((data[0] >> 1) % 17);
+    o.tok = tok;
+    o.threads = 1;
+    o.quiet = 1;
+    o.max_tokens = 64 + (data[0] >> 4) * 64;
+    o.expand = 1;
+    xtts_tokenize_stats st;
+    xtts_error err;
+    xtts_tokenize_run(&o, sink, &st, &err);
+    return 0;
+}

@@ -1,0 +1,210 @@
+/* test_bpe.c — the BPE tokenizer (prep/bpe.c) against Hugging Face tokenizers' ids
+ * (tests/golden/bpe_golden.tsv, written by tests/golden/make_bpe_golden.js), the XTTS
+ * formatting of xtts_tokenizer_encode, and the refusal of broken vocabularies. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "prep/tokenizer.h"
+
+#define GOLDEN_DIR "tests/golden/"
+
+static char *unescape_line(const char *s) {
+    char *out = malloc(strlen(s) + 1), *w = out;
+    for (; *s; s++) {
+        if (*s == '\\' && s[1]) {
+            s++;
+            *w++ = *s == 't' ? '\t' : *s == 'n' ? '\n' : *s == 'r' ? '\r' : *s;
+        } else {
+            *w++ = *s;
+        }
+    }
+    *w = 0;
+    return out;
+}
+
+static char **read_lines(const char *path, size_t *n) {
+    char *buf;
+    size_t len;
+    xtts_error err;
+    if (xtts_read_file(path, 1 << 24, &buf, &len, &err)) fail_msg("%s", err.msg);
+    size_t cap = 64;
+    char **lines = malloc(cap * sizeof *lines);
+    *n = 0;
+    char *p = buf;
+    while (*p) {
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = 0;
+        if (*n == cap) lines = realloc(lines, (cap *= 2) * sizeof *lines);
+        lines[(*n)++] = strdup(p);
+        if (!nl) break;
+        p = nl + 1;
+    }
+    free(buf);
+    return lines;
+}
+
+static void free_lines(char **l, size_t n) {
+    for (size_t i = 0; i < n; i++) free(l[i]);
+    free(l);
+}
+
+static void check_golden(const char *vocab_name) {
+    size_t n_lines, n_gold;
+    char **lines = read_lines(GOLDEN_DIR "bpe_lines.txt", &n_lines);
+    char **gold = read_lines(GOLDEN_DIR "bpe_golden.tsv", &n_gold);
+    char path[256];
+    snprintf(path, sizeof path, GOLDEN_DIR "%s", vocab_name);
+    xtts_bpe *b;
+    xtts_error err;
+    if (xtts_bpe_load(path, &b, &err)) fail_msg("%s", err.msg);
+    xtts_ids ids = {0};
+    size_t checked = 0, bad = 0;
+    for (size_t g = 0; g < n_gold; g++) {
+        char *f1 = strchr(gold[g], '\t');
+        if (!f1) continue;
+        *f1 = 0;
+        if (strcmp(gold[g], vocab_name)) { *f1 = '\t'; continue; }
+        char *f2 = strchr(f1 + 1, '\t');
+        assert_non_null(f2);
+        size_t idx = strtoul(f1 + 1, NULL, 10);
+        *f1 = '\t';
+        assert_true(idx < n_lines);
+        char *text = unescape_line(lines[idx]);
+        ids.n = 0;
+        assert_int_equal(xtts_bpe_encode(b, text, &ids, &err), XTTS_OK);
+        char got[16384];
+        size_t k = 0;
+        got[0] = 0;
+        for (size_t i = 0; i < ids.n && k + 16 < sizeof got; i++) k += (size_t)snprintf(got + k, sizeof got - k, i ? " %d" : "%d", ids.ids[i]);
+        if (strcmp(got, f2 + 1)) {
+            if (bad < 5) print_error("%s line %zu '%s'\n  got  %s\n  want %s\n", vocab_name, idx, lines[idx], got, f2 + 1);
+            bad++;
+        }
+        free(text);
+        checked++;
+    }
+    free(ids.ids);
+    xtts_bpe_free(b);
+    free_lines(lines, n_lines);
+    free_lines(gold, n_gold);
+    assert_true(checked >= 200);
+    assert_int_equal(bad, 0);
+}
+
+static void test_whitespace_bpe_ids_equal_hf_tokenizers_on_every_golden_line(void **s) {
+    (void)s;
+    check_golden("bpe_xtts.json");
+}
+
+static void test_bytelevel_bpe_ids_equal_hf_tokenizers_on_every_golden_line(void **s) {
+    (void)s;
+    check_golden("bpe_bytelevel.json");
+}
+
+static void test_xtts_vocabulary_gets_language_prefix_and_space_tokens(void **s) {
+    (void)s;
+    xtts_tokenizer *t;
+    xtts_error err;
+    assert_int_equal(xtts_tokenizer_open("bpe", GOLDEN_DIR "bpe_xtts.json", &t, &err), XTTS_OK);
+    xtts_bpe *b;
+    assert_int_equal(xtts_bpe_load(GOLDEN_DIR "bpe_xtts.json", &b, &err), XTTS_OK);
+    xtts_ids a = {0}, want = {0};
+    assert_int_equal(xtts_tokenizer_encode(t, "the lazy dog", 0, &a, &err), XTTS_OK);
+    assert_int_equal(xtts_bpe_encode(b, "[en]the[SPACE]lazy[SPACE]dog", &want, &err), XTTS_OK);
+    assert_int_equal(a.n, want.n);
+    assert_memory_equal(a.ids, want.ids, a.n * sizeof *a.ids);
+    assert_int_equal(a.ids[0], xtts_bpe_token_id(b, "[en]"));
+    /* the vocabulary has no [hi]: such records cannot be encoded */
+    assert_false(xtts_tokenizer_has_lang(t, xtts_lang_index("hi")));
+    assert_int_equal(xtts_tokenizer_encode(t, "नमस्ते", xtts_lang_index("hi"), &a, &err), XTTS_EINPUT);
+    assert_non_null(strstr(err.msg, "no token for language hi"));
+    assert_true(xtts_tokenizer_wants_lowercase(t));
+    xtts_tokens_header h;
+    xtts_tokens_header_init(&h);
+    assert_int_equal(xtts_tokenizer_fill_header(t, &h, &err), XTTS_OK);
+    assert_string_equal(h.tokenizer, "bpe");
+    assert_int_equal(h.pad_id, xtts_bpe_token_id(b, "[STOP]"));
+    assert_int_equal(h.vocab_size, xtts_bpe_vocab_size(b));
+    char hex[65];
+    assert_int_equal(xtts_sha256_file(GOLDEN_DIR "bpe_xtts.json", hex, &err), XTTS_OK);
+    assert_string_equal(h.vocab_hash + 7, hex);
+    free(a.ids);
+    free(want.ids);
+    xtts_bpe_free(b);
+    xtts_tokenizer_free(t);
+}
+
+static void expect_bad_vocab(const char *json, const char *needle) {
+    xtts_bpe *b = (xtts_bpe *)1;
+    xtts_error err;
+    assert_int_equal(xtts_bpe_load_buffer(json, strlen(json), "v.json", &b, &err), XTTS_EINPUT);
+    if (!strstr(err.msg, needle)) fail_msg("message '%s' lacks '%s'", err.msg, needle);
+    assert_non_null(strstr(err.msg, "v.json"));
+}
+
+static void test_broken_vocabularies_are_refused_with_the_reason(void **s) {
+    (void)s;
+    expect_bad_vocab("{\"model\": {", "not valid JSON");
+    expect_bad_vocab("[1,2]", "no \"model\"");
+    expect_bad_vocab("{\"model\": {\"type\": \"WordPiece\", \"vocab\": {}}}", "not BPE");
+    expect_bad_vocab("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": -1}, \"merges\": []}}", "negative");
+    expect_bad_vocab("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 0}, \"merges\": []}}", "two tokens");
+    expect_bad_vocab("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"a\": 1}, \"merges\": []}}", "not valid JSON");
+    expect_bad_vocab("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [\"a c\"]}}", "not in the vocabulary");
+    expect_bad_vocab("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [\"a b\"]}}", "makes \"ab\"");
+    expect_bad_vocab("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1}, \"merges\": [\"ab\"]}}", "two tokens");
+    expect_bad_vocab("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": [], \"unk_token\": \"<u>\"}}", "unk_token");
+    expect_bad_vocab("{\"pre_tokenizer\": {\"type\": \"Metaspace\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}}",
+                     "Metaspace is not supported");
+    expect_bad_vocab("{\"added_tokens\": [{\"id\": 0, \"content\": \"[X]\"}], \"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}}",
+                     "reuses id 0");
+    expect_bad_vocab("{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}}", "empty vocabulary");
+}
+
+static void test_missing_vocabulary_is_an_environment_error_and_bad_names_usage_errors(void **s) {
+    (void)s;
+    xtts_tokenizer *t;
+    xtts_error err;
+    xtts_status st = xtts_tokenizer_open("bpe", "/nonexistent/tokenizer.json", &t, &err);
+    assert_true(st == XTTS_EIO || st == XTTS_ENOTFOUND);
+    assert_int_equal(xtts_exit_code(st), 2);
+    assert_non_null(strstr(err.msg, "/nonexistent/tokenizer.json"));
+    assert_int_equal(xtts_tokenizer_open("bpe", NULL, &t, &err), XTTS_EUSAGE);
+    assert_int_equal(xtts_tokenizer_open("wordpiece", NULL, &t, &err), XTTS_EUSAGE);
+}
+
+static void test_merges_apply_by_rank_not_by_position(void **s) {
+    (void)s;
+    /* "abc": merge (b,c) has rank 0, (a,b) rank 1: HF gives [a, bc] */
+    const char *json = "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"c\": 2, \"bc\": 3, \"ab\": 4},"
+                       " \"merges\": [\"b c\", \"a b\"]}}";
+    xtts_bpe *b;
+    xtts_error err;
+    assert_int_equal(xtts_bpe_load_buffer(json, strlen(json), "v", &b, &err), XTTS_OK);
+    xtts_ids ids = {0};
+    assert_int_equal(xtts_bpe_encode(b, "abc", &ids, &err), XTTS_OK);
+    assert_int_equal(ids.n, 2);
+    assert_int_equal(ids.ids[0], 0);
+    assert_int_equal(ids.ids[1], 3);
+    free(ids.ids);
+    xtts_bpe_free(b);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_whitespace_bpe_ids_equal_hf_tokenizers_on_every_golden_line),
+        cmocka_unit_test(test_bytelevel_bpe_ids_equal_hf_tokenizers_on_every_golden_line),
+        cmocka_unit_test(test_xtts_vocabulary_gets_language_prefix_and_space_tokens),
+        cmocka_unit_test(test_broken_vocabularies_are_refused_with_the_reason),
+        cmocka_unit_test(test_missing_vocabulary_is_an_environment_error_and_bad_names_usage_errors),
+        cmocka_unit_test(test_merges_apply_by_rank_not_by_position),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
