@@ -237,8 +237,19 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
     step_stats stats = {0};
     st = xtts_cache_open(o.cache_dir, &cache, err);
     if (st) goto done;
-    st = xtts_dataset_scan(cache, &ds, err);
-    if (st) goto done;
+    st = xtts_dataset_scan(cache, o.skip_corrupt, &ds, err);
+    if (st) {
+        if (st == XTTS_ECORRUPT) {
+            char msg[XTTS_ERRMSG_MAX];
+            snprintf(msg, sizeof msg, "%.380s; check the cache with xtts-cache-verify %.60s, or pass --skip-corrupt",
+                     err->msg, o.cache_dir);
+            snprintf(err->msg, sizeof err->msg, "%s", msg);
+        }
+        goto done;
+    }
+    if (ds.n_skipped)
+        fprintf(stderr, "xtts-train: warning: left out %zu record(s) with a corrupt header: %s\n", ds.n_skipped,
+                ds.skipped_msg);
     const char *hash = xtts_cache_config_hash_hex(cache);
     if (o.loader_only) {
         st = run_loader_only(cache, &ds, &o, err);
