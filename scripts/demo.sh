@@ -44,7 +44,7 @@ fi
 
 if [ -x "$BIN/xtts-train" ]; then
   step "6. a short training run (tiny model, CPU)"
-  run "$BIN/xtts-train" --cache "$cache" --model tiny --steps 40 --batch-size 8 --lr 1e-3 \
+  OMP_WAIT_POLICY=passive run "$BIN/xtts-train" --cache "$cache" --model tiny --steps 40 --batch-size 8 --lr 1e-3 \
       --eval-every 20 --ckpt "$DEMO_DIR/ckpt" --log-json "$DEMO_DIR/train.jsonl"
 fi
 step "demo done: outputs in $DEMO_DIR"
