@@ -379,6 +379,20 @@ static xtts_status mel_chunk_cuda(xtts_mel_cuda *gpu, const input_set *in, slot 
     return XTTS_OK;
 }
 
+void xtts_melcache_audio_options(const xtts_cache_config *c, xtts_audio_options *ao) {
+    memset(ao, 0, sizeof *ao);
+    ao->target_rate = c->mel.sample_rate;
+    snprintf(ao->resampler, sizeof ao->resampler, "%s", c->resampler);
+    snprintf(ao->quality, sizeof ao->quality, "%s", c->resample_quality);
+    ao->trim_db = c->trim_db;
+    /* a clip longer than the largest padded length is rejected anyway: stop decoding it
+     * early (with a margin; not when trimming, which may shorten it) rather than resample
+     * hours of audio */
+    ao->max_seconds = c->trim_db > 0 ? 0.0
+                                      : ((double)max_padded_frames(c) + 2.0) * c->mel.hop_samples / c->mel.sample_rate +
+                                            (double)c->mel.n_fft / c->mel.sample_rate + 1.0;
+}
+
 static void worker_free(worker *w) {
     xtts_audio_delete(w->audio);
     xtts_mel_delete(w->mel);
@@ -390,16 +404,7 @@ static xtts_status worker_init(const xtts_melcache_options *o, worker *w, xtts_e
     const xtts_cache_config *c = &o->cfg;
     memset(w, 0, sizeof *w);
     xtts_audio_options ao;
-    memset(&ao, 0, sizeof ao);
-    ao.target_rate = c->mel.sample_rate;
-    snprintf(ao.resampler, sizeof ao.resampler, "%s", c->resampler);
-    snprintf(ao.quality, sizeof ao.quality, "%s", c->resample_quality);
-    ao.trim_db = c->trim_db;
-    /* a clip longer than the largest padded length is rejected anyway: stop decoding it
-     * early (with a margin for trimming) rather than resample hours of audio */
-    ao.max_seconds = c->trim_db > 0 ? 0.0
-                                     : ((double)max_padded_frames(c) + 2.0) * c->mel.hop_samples / c->mel.sample_rate +
-                                           (double)c->mel.n_fft / c->mel.sample_rate + 1.0;
+    xtts_melcache_audio_options(c, &ao);
     w->audio = xtts_audio_new(&ao, err);
     if (!w->audio) return err && err->code ? err->code : XTTS_ENOMEM;
     w->mel = xtts_mel_new(&c->mel, err);
