@@ -33,6 +33,7 @@ section() { # name script
   echo "bench: $name ..." >&2
   local tmp; tmp=$(mktemp)
   bash "$ROOT/scripts/$script" > "$tmp" || echo "(the $name benchmark failed: exit $?)" >> "$tmp"
+  cp "$tmp" "$BUILD/bench/$name.txt" # later sections may use earlier figures (floors)
   {
     echo "## $name"; echo
     if grep -q '^|' "$tmp"; then cat "$tmp"; else echo '```text'; cat "$tmp"; echo '```'; fi

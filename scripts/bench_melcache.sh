@@ -36,16 +36,48 @@ for r in $(seq "$REPS"); do
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 mo=$(median "${ours[@]}"); mp=$(median "${peer[@]}")
-per_h() { echo "scale=3; $1 / $hours" | bc; }
+per_h() { printf "%.3f" "$(echo "scale=4; $1 / $hours" | bc)"; }
 echo "### End to end: 44.1 kHz audio to a finished cache, $THREADS threads"
 echo
 echo "Input: $(printf '%.2f' "$hours") h of 44.1 kHz speech ($(ls "$DATA/ljs44k/wavs" | wc -l) clips); medians of $REPS alternated runs."
 echo
 echo "| pipeline | wall s (runs) | s per hour of audio | ratio |"
 echo "|---|---|---|---|"
-echo "| xtts-melcache -j $THREADS | $mo (${ours[*]}) | $(per_h "$mo") | 1.00 |"
-echo "| Python: soundfile + torchaudio + zstandard + lmdb, $THREADS workers | $mp (${peer[*]}) | $(per_h "$mp") | $(echo "scale=2; $mp / $mo" | bc)x slower |"
+f2() { printf '%.2f' "$1"; }
+runs() { local o=""; for x in "$@"; do o+="$(f2 "$x") "; done; echo "${o% }"; }
+echo "| xtts-melcache -j $THREADS | $(f2 "$mo") ($(runs "${ours[@]}")) | $(per_h "$mo") | 1.00 |"
+echo "| Python: soundfile + torchaudio + zstandard + lmdb, $THREADS workers | $(f2 "$mp") ($(runs "${peer[@]}")) | $(per_h "$mp") | $(echo "scale=2; $mp / $mo" | bc)x slower |"
 echo
+
+# The stages' floors: soxr HQ 44.1 -> 22.05 kHz and FFTW r2c + window + power (from the mel
+# section of this run), and zstd level 3 over the same payload bytes the records hold.
+melt="$BUILD/bench/mel.txt"
+if [ -f "$melt" ]; then
+  soxr=$(awk '$1=="soxr" && $2=="hq" && $3=="22050" {print $4; exit}' "$melt")
+  stft=$(awk '$1=="xtts" {print $4; exit}' "$melt")
+  PYTHONPATH="$ROOT/scripts" "$PY" - "$W/c" "$W/payload.bin" <<'PY'
+import struct, sys, zstandard
+from xtts_cache import XttsCache
+c = XttsCache(sys.argv[1])
+d = zstandard.ZstdDecompressor()
+with open(sys.argv[2], "wb") as f:
+    for i in range(len(c)):
+        buf = bytes(c.raw(i))
+        id_len = struct.unpack_from("<H", buf, 12)[0]
+        f.write(d.decompress(buf[64 + id_len:]))  # the payload the record's zstd frame holds
+PY
+  zs=$(zstd -b3 -i2 "$W/payload.bin" 2>&1 | tr '\r' '\n' | grep -o '[0-9.]* MB/s' | head -1 | cut -d' ' -f1)
+  bytes=$(stat -c %s "$W/payload.bin")
+  if [ -n "$soxr" ] && [ -n "$stft" ] && [ -n "$zs" ]; then
+    zfloor=$(echo "scale=4; $bytes / 1000000 / $zs / $hours" | bc)
+    sum=$(echo "scale=4; ($soxr + $stft + $zfloor)" | bc)
+    par=$(echo "scale=4; $sum / $THREADS" | bc)
+    echo "Floors, one core, per hour of audio: soxr HQ $soxr s + STFT (r2c, window, power) $stft s + zstd -3 of the"
+    echo "padded payload ($(echo "scale=1; $bytes / 1000000 / $hours" | bc) MB/h at $zs MB/s) $zfloor s = $sum s; over $THREADS cores $par s."
+    echo "xtts-melcache takes $(per_h "$mo") s per hour: $(echo "scale=2; $(per_h "$mo") / $par" | bc)x the floors' sum."
+    echo
+  fi
+fi
 
 # sizes: shuffled (default) vs plain, against raw fp16 (padded and unpadded)
 rm -rf "$W/c2"

@@ -18,7 +18,9 @@ if [ "${1:-}" = "--fuzz" ]; then
   PKGS+=(clang libclang-rt-14-dev libomp-dev)
 fi
 if [ "${1:-}" = "--bench" ]; then
-  PKGS+=(python3-torch python3-torchaudio python3-soundfile libopenblas0-openmp hyperfine nodejs npm clang)
+  PKGS+=(python3-torch python3-torchaudio python3-soundfile libopenblas0-openmp hyperfine clang)
+  # node and npm may come from elsewhere (e.g. NodeSource); only ask Debian when absent
+  command -v npm >/dev/null || PKGS+=(nodejs npm)
 fi
 
 missing=()
