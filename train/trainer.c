@@ -423,7 +423,12 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
                     step + 1, loss, mel_loss, stop_loss, lr, norm, ms, sps, stall, B, T, frames);
             if (evaluated && isfinite(val_loss)) fprintf(jlog, ",\"val_loss\":%.9g", val_loss);
             fprintf(jlog, "}\n");
-            fflush(jlog);
+            /* a full disk or a size limit must not leave a silently truncated log */
+            if (fflush(jlog) != 0 || ferror(jlog)) {
+                st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log at step %ld: %s", o.log_json,
+                                    step + 1, strerror(errno));
+                goto done;
+            }
         }
         if (o.ckpt_dir && o.ckpt_every > 0 && (step + 1) % o.ckpt_every == 0 && step + 1 < end) {
             st = save_checkpoint(&o, model, gpu, adam_m, adam_v, step + 1, loader, hash, err);
@@ -458,8 +463,11 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
                 "\"mean_input_stall_pct\":%.4f,\"skipped_records\":%ld,\"threads\":%d,\"loader_threads\":%d}}\n",
                 ran, first_loss, last_loss, med_ms, cv, sps, med_stall, mean_stall, skipped_total, omp_get_max_threads(),
                 o.loader_threads);
+    if (jlog && (fflush(jlog) != 0 || ferror(jlog)))
+        st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log summary: %s", o.log_json, strerror(errno));
 done:
-    if (jlog && jlog != stdout) fclose(jlog);
+    if (jlog && jlog != stdout && fclose(jlog) != 0 && !st)
+        st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log: %s", o.log_json, strerror(errno));
     free(stats.step_ms);
     free(stats.stall_pct);
     xtts_loader_delete(loader);
