@@ -39,11 +39,12 @@ expect_rc() {
   fi
 }
 
-# one_line_error PATTERN: $T/err.txt holds exactly one line starting with the program's
-# name (besides the 'device:' notice) and it matches PATTERN (grep -E)
+# one_line_error PATTERN: $T/err.txt holds exactly one line besides the notices (the
+# device choice, xtts-train's run description and step lines), and it matches PATTERN
+# (grep -E)
 one_line_error() {
   local lines
-  lines=$(grep -v 'device: cpu\|device auto' "$T/err.txt" || true)
+  lines=$(grep -Ev 'device: cpu|device auto|train / [0-9]+ val records|^step [0-9]' "$T/err.txt" || true)
   [ "$(printf '%s\n' "$lines" | grep -c .)" -eq 1 ] || { cat "$T/err.txt" >&2; die "want one error line"; }
   printf '%s\n' "$lines" | grep -qE -- "$1" || { cat "$T/err.txt" >&2; die "error line lacks /$1/"; }
 }
