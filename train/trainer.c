@@ -7,13 +7,16 @@
  */
 #include "train/trainer.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cache/reader.h"
 #include "kernels/mel_cuda.h"
@@ -197,6 +200,27 @@ static void ckpt_path(const char *dir_or_file, char *out, size_t n) {
         snprintf(out, n, "%s", dir_or_file);
 }
 
+/* A run killed while writing a checkpoint leaves DIR/train.ckpt.tmp.<pid> (as large as
+ * the checkpoint). Remove those whose process is gone; the checkpoint itself is intact. */
+static void remove_stale_checkpoint_temps(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    static const char prefix[] = XTTS_CKPT_FILE ".tmp.";
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, sizeof prefix - 1)) continue;
+        const char *digits = e->d_name + sizeof prefix - 1;
+        char *end;
+        long pid = strtol(digits, &end, 10);
+        if (end == digits || *end || pid <= 0 || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to judge */
+        char path[4096];
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path) continue;
+        if (unlink(path) == 0) fprintf(stderr, "xtts-train: removed %s, left by an interrupted run\n", path);
+    }
+    closedir(d);
+}
+
 static xtts_status save_checkpoint(const xtts_train_options *o, xtts_model *model, xtts_cuda_trainer *gpu, float *m,
                                    float *v, long step, const xtts_loader *l, const char *hash, xtts_error *err) {
     if (gpu) {
@@ -298,6 +322,7 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
     if (o.ckpt_dir) {
         st = xtts_mkdir_p(o.ckpt_dir, err);
         if (st) goto done;
+        remove_stale_checkpoint_temps(o.ckpt_dir);
     }
     if (o.optim.warmup_steps < 0) o.optim.warmup_steps = o.steps / 10 < 100 ? o.steps / 10 : 100;
     o.optim.total_steps = o.steps;
