@@ -34,6 +34,10 @@ static xtts_status read_stats(const xtts_cache *cache, xtts_dataset *ds) {
 }
 
 xtts_status xtts_dataset_scan(xtts_cache *cache, xtts_dataset *ds, xtts_error *err) {
+    return xtts_dataset_scan_opt(cache, ds, 0, err);
+}
+
+xtts_status xtts_dataset_scan_opt(xtts_cache *cache, xtts_dataset *ds, int skip_corrupt, xtts_error *err) {
     memset(ds, 0, sizeof *ds);
     const xtts_cache_config *cfg = xtts_cache_get_config(cache);
     uint64_t n = xtts_cache_count(cache);
@@ -63,6 +67,11 @@ xtts_status xtts_dataset_scan(xtts_cache *cache, xtts_dataset *ds, xtts_error *e
     for (uint64_t i = 0; i < n; i++) {
         xtts_record_header h;
         st = xtts_cache_reader_header(r, i, &h, err);
+        if (st == XTTS_ECORRUPT && skip_corrupt) {
+            if (!ds->n_corrupt++) snprintf(ds->corrupt_msg, sizeof ds->corrupt_msg, "%s", err ? err->msg : "");
+            st = XTTS_OK;
+            continue;
+        }
         if (st) break;
         int seq = 1 + (int)h.n_tokens + (int)h.n_frames;
         if (seq > ds->max_seq) ds->max_seq = seq;
