@@ -7,7 +7,8 @@
 #    the run even with --skip-corrupt); verify lists the same records.
 # 2. a truncated data.mdb: xtts-train stops with one line (--skip-corrupt cannot help).
 # 3. a token stream whose last line is cut short (as when xtts-tokenize dies mid-write):
-#    xtts-melcache refuses it naming the line, before touching the cache.
+#    xtts-melcache refuses it naming the line, before touching the cache; a stream cut at
+#    a line boundary builds what it holds, and the whole stream then resumes that build.
 # 4. a token stream of another tokenizer (phonemes) or another --max-tokens used to
 #    resume an interrupted build, or on a finished cache: refused (configuration), the
 #    cache untouched; the right stream then completes it.
@@ -98,7 +99,15 @@ fp() { (cd "$1" && find . -type f ! -name '.xtts-lock*' ! -name lock.mdb -print0
 fp_good=$(fp "$T/good")
 expect_rc 2 "$BIN/xtts-melcache" --out "$T/good" -j 2 -q "$T/cut.tsv"
 [ "$(fp "$T/good")" = "$fp_good" ] || die "a refused stream changed the cache"
-echo "ok: a truncated token stream is refused at line 31"
+# the producer killed at a line boundary: the stream is valid, the build finishes with
+# what it got; run with the whole stream, it resumes and completes
+head -n 31 "$T/tokens.tsv" > "$T/first30.tsv"
+expect_rc 0 bash -c 'cat "$1" | "$2" --out "$3" -j 2 -q -' _ "$T/first30.tsv" "$BIN/xtts-melcache" "$T/short"
+grep -q "30 records in, 30 selected, 30 stored" "$T/err.txt" || die "the short stream did not give 30 records"
+expect_rc 3 "$BIN/xtts-melcache" --out "$T/short" -j 2 -q "$T/tokens.tsv"
+grep -q ", resumed" "$T/err.txt" || die "the whole stream did not resume the short build"
+[ "$(digest "$T/short")" = "$d_ref" ] || die "short build completed by the whole stream differs"
+echo "ok: a truncated token stream is refused at line 31; one cut at a line boundary builds, then resumes"
 
 # 4. another tokenizer's stream resuming a build interrupted by a size limit
 "$BIN/xtts-tokenize" --lang auto --tokenizer phonemes "$T/data/metadata.csv" > "$T/phonemes.tsv" 2>/dev/null || true

@@ -86,3 +86,16 @@ if [ ! -f "$T/kp/manifest.json" ]; then
 fi
 [ "$(digest "$T/kp")" = "$d_parts" ] || die "part build after kills: digest differs"
 echo "ok: part build killed 3 times, merged digest $d_parts"
+
+# xtts-cache-merge killed at random moments (it writes only manifest.json, atomically):
+# a second merge always completes with the same digest
+rm -f "$T/kp/manifest.json"; cp -r "$T/kp" "$T/kp_base"
+for k in 1 2 3 4 5; do
+  rm -rf "$T/kp"; cp -r "$T/kp_base" "$T/kp"
+  at=$(( RANDOM % 15 ))
+  "$BIN/xtts-cache-merge" "$T/kp" >/dev/null 2>&1 & pid=$!
+  sleep_ms "$at"; kill -9 "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
+  expect_rc 0 "$BIN/xtts-cache-merge" "$T/kp"
+  [ "$(digest "$T/kp")" = "$d_parts" ] || die "merge killed at ${at}ms: digest differs"
+done
+echo "ok: xtts-cache-merge killed 5 times, merged again"
