@@ -638,6 +638,8 @@ xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const x
         }
     }
     if (st) { writer_free(w); return st; }
+    /* this process is now the one writer of its manifest: drop what a killed one left */
+    xtts_remove_manifest_temps(w->dir, w->part);
 
     xtts_dir_listing l;
     if ((st = xtts_dir_list(w->dir, &l, err))) { writer_free(w); return st; }
