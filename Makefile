@@ -181,6 +181,8 @@ install: all
 	    $(DESTDIR)$(PREFIX)/share/xtts-prep
 	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(LIBXTTS) $(DESTDIR)$(PREFIX)/lib/
+	for d in $(LIBDIRS); do install -d $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d; \
+	    install -m 644 $$d/*.h $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d/; done
 	-install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/ 2>/dev/null
 	install -m 644 scripts/xtts_cache.py $(DESTDIR)$(PREFIX)/share/xtts-prep/ 2>/dev/null || true
 

@@ -17,6 +17,7 @@
 #include "cache/reader.h"
 #include "kernels/mel.h"
 #include "prep/audio.h"
+#include "prep/melcache.h"
 
 void xtts_verify_options_default(xtts_verify_options *o) {
     memset(o, 0, sizeof *o);
@@ -668,11 +669,7 @@ xtts_status xtts_verify_recompute_record(const xtts_cache_config *cfg, const cha
                                          double *max_abs, xtts_error *err) {
     *max_abs = 0;
     xtts_audio_options ao;
-    memset(&ao, 0, sizeof ao);
-    ao.target_rate = cfg->mel.sample_rate;
-    snprintf(ao.resampler, sizeof ao.resampler, "%s", cfg->resampler);
-    snprintf(ao.quality, sizeof ao.quality, "%s", cfg->resample_quality);
-    ao.trim_db = cfg->trim_db;
+    xtts_melcache_audio_options(cfg, &ao);
     xtts_audio *a = xtts_audio_new(&ao, err);
     if (!a) return err ? err->code : XTTS_EUSAGE;
     xtts_mel *m = xtts_mel_new(&cfg->mel, err);

@@ -91,6 +91,14 @@ static void shuffle_bytes(uint8_t *dst, const uint8_t *src, size_t n, size_t esi
 }
 
 static void unshuffle_bytes(uint8_t *dst, const uint8_t *src, size_t n, size_t esize) {
+    if (esize == 2) { /* the common case (fp16): a loop gcc vectorizes */
+        const uint8_t *lo = src, *hi = src + n;
+        for (size_t i = 0; i < n; i++) {
+            uint16_t v = (uint16_t)(lo[i] | (hi[i] << 8));
+            memcpy(dst + 2 * i, &v, 2);
+        }
+        return;
+    }
     for (size_t b = 0; b < esize; b++) {
         const uint8_t *plane = src + b * n;
         for (size_t i = 0; i < n; i++) dst[i * esize + b] = plane[i];
@@ -290,6 +298,33 @@ xtts_status xtts_record_decode(xtts_record_decoder *d, const void *buf, size_t b
     const uint8_t *src = raw + (size_t)h->tokens_padded * 4;
     size_t esize = xtts_dtype_size(h->dtype);
     size_t T = h->frames_padded, C = h->n_mels, n = C * T;
+    if ((h->flags & XTTS_RECORD_SHUFFLED) && h->dtype == XTTS_DTYPE_F16) {
+        /* the common case, fused: join each row's two byte planes in a small block and
+         * convert straight into the caller's buffer (one pass, no scratch copy of the mel) */
+        const uint8_t *lo = src, *hi = src + n;
+        uint16_t blk[512];
+        for (size_t c = 0; c < C; c++) {
+            for (size_t t0 = 0; t0 < T; t0 += 512) {
+                size_t len = T - t0 < 512 ? T - t0 : 512;
+                const uint8_t *l = lo + c * T + t0, *hh = hi + c * T + t0;
+                if (out_dtype == XTTS_DTYPE_F16) {
+                    uint16_t *dst = (uint16_t *)mel + c * frames_cap + t0;
+                    for (size_t i = 0; i < len; i++) dst[i] = (uint16_t)(l[i] | (hh[i] << 8));
+                } else {
+                    for (size_t i = 0; i < len; i++) blk[i] = (uint16_t)(l[i] | (hh[i] << 8));
+                    xtts_f16_to_f32_n(blk, (float *)mel + c * frames_cap + t0, len);
+                }
+            }
+            if (out_dtype == XTTS_DTYPE_F16) {
+                uint16_t pad16 = xtts_f32_to_f16(h->pad_value), *dst = (uint16_t *)mel + c * frames_cap;
+                for (size_t t = T; t < frames_cap; t++) dst[t] = pad16;
+            } else {
+                float *dst = (float *)mel + c * frames_cap;
+                for (size_t t = T; t < frames_cap; t++) dst[t] = h->pad_value;
+            }
+        }
+        return XTTS_OK;
+    }
     if (h->flags & XTTS_RECORD_SHUFFLED) {
         /* unshuffle in place is not possible; use the tail of a grown scratch buffer */
         size_t off = h->payload_bytes;

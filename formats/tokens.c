@@ -243,12 +243,12 @@ static int read_line(xtts_tokens_reader *r, size_t *out_len, xtts_error *err) {
     size_t n = 0;
     int c;
     int any = 0;
-    while ((c = getc(r->f)) != EOF) {
+    while ((c = getc_unlocked(r->f)) != EOF) {
         any = 1;
         if (c == '\n') break;
         if (n + 2 > r->line_cap) {
             if (n + 2 > XTTS_TOKENS_MAX_LINE) {
-                while ((c = getc(r->f)) != EOF && c != '\n') {}
+                while ((c = getc_unlocked(r->f)) != EOF && c != '\n') {}
                 r->line_no++;
                 xtts_error_set(err, XTTS_EINPUT, "%s:%zu: line longer than %u bytes", r->name, r->line_no,
                                XTTS_TOKENS_MAX_LINE);

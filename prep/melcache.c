@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -378,6 +379,20 @@ static xtts_status mel_chunk_cuda(xtts_mel_cuda *gpu, const input_set *in, slot 
     return XTTS_OK;
 }
 
+void xtts_melcache_audio_options(const xtts_cache_config *c, xtts_audio_options *ao) {
+    memset(ao, 0, sizeof *ao);
+    ao->target_rate = c->mel.sample_rate;
+    snprintf(ao->resampler, sizeof ao->resampler, "%s", c->resampler);
+    snprintf(ao->quality, sizeof ao->quality, "%s", c->resample_quality);
+    ao->trim_db = c->trim_db;
+    /* a clip longer than the largest padded length is rejected anyway: stop decoding it
+     * early (with a margin; not when trimming, which may shorten it) rather than resample
+     * hours of audio */
+    ao->max_seconds = c->trim_db > 0 ? 0.0
+                                      : ((double)max_padded_frames(c) + 2.0) * c->mel.hop_samples / c->mel.sample_rate +
+                                            (double)c->mel.n_fft / c->mel.sample_rate + 1.0;
+}
+
 static void worker_free(worker *w) {
     xtts_audio_delete(w->audio);
     xtts_mel_delete(w->mel);
@@ -389,16 +404,7 @@ static xtts_status worker_init(const xtts_melcache_options *o, worker *w, xtts_e
     const xtts_cache_config *c = &o->cfg;
     memset(w, 0, sizeof *w);
     xtts_audio_options ao;
-    memset(&ao, 0, sizeof ao);
-    ao.target_rate = c->mel.sample_rate;
-    snprintf(ao.resampler, sizeof ao.resampler, "%s", c->resampler);
-    snprintf(ao.quality, sizeof ao.quality, "%s", c->resample_quality);
-    ao.trim_db = c->trim_db;
-    /* a clip longer than the largest padded length is rejected anyway: stop decoding it
-     * early (with a margin for trimming) rather than resample hours of audio */
-    ao.max_seconds = c->trim_db > 0 ? 0.0
-                                     : ((double)max_padded_frames(c) + 2.0) * c->mel.hop_samples / c->mel.sample_rate +
-                                           (double)c->mel.n_fft / c->mel.sample_rate + 1.0;
+    xtts_melcache_audio_options(c, &ao);
     w->audio = xtts_audio_new(&ao, err);
     if (!w->audio) return err && err->code ? err->code : XTTS_ENOMEM;
     w->mel = xtts_mel_new(&c->mel, err);
@@ -497,6 +503,80 @@ static void report_reject(const xtts_melcache_options *o, const char *name, cons
     if (o->rejects) fprintf(o->rejects, "%s\t%s\n", x->id, reason);
 }
 
+/* The writer side of the pipeline: one thread appends computed buffers to the shard writer
+ * in input order (it is the only thread that touches the writer and the statistics), while
+ * the workers compute the next buffer. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int ready[2];      /* buffer b computed, waiting to be written */
+    size_t m[2];
+    int stop;          /* no more buffers will come */
+    xtts_status st;    /* the writer's first error; later buffers are drained unwritten */
+    xtts_error err;
+    slot *buf[2];
+    const xtts_melcache_options *o;
+    const input_set *in;
+    const char *tokens_name;
+    xtts_cache_writer *w;
+    run_stats *stats;
+    xtts_progress prog;
+    uint64_t done_sel, selected;
+    double t0, audio_at_start;
+} write_pipe;
+
+static xtts_status write_buffer(write_pipe *p, const slot *buf, size_t m, xtts_error *err) {
+    const xtts_melcache_options *o = p->o;
+    run_stats *stats = p->stats;
+    xtts_status st = XTTS_OK;
+    for (size_t k = 0; k < m && !st; k++) {
+        const slot *s = &buf[k];
+        const input_rec *x = &p->in->v[s->input];
+        if (s->ok) {
+            stats->frames += s->n_frames;
+            stats->tokens += s->n_tokens;
+            stats->audio_seconds += (double)s->n_pcm / o->cfg.mel.sample_rate;
+            if (s->split == XTTS_SPLIT_VAL) stats->val++; else stats->train++;
+            for (int c = 0; c < o->cfg.mel.n_mels; c++) {
+                stats->sum[c] += s->sum[c];
+                stats->sumsq[c] += s->sumsq[c];
+            }
+            st = stats_save(p->w, stats, err);
+            if (!st) st = xtts_cache_writer_put_source(p->w, s->input, x->id, s->bytes, s->len, x->audio_path, err);
+        } else {
+            report_reject(o, p->tokens_name, x, s->input, s->reason);
+            st = stats_save(p->w, stats, err);
+            if (!st) st = xtts_cache_writer_reject(p->w, s->input, x->id, s->reason, err);
+        }
+        p->done_sel++;
+    }
+    char extra[128];
+    double el = xtts_now_s() - p->t0;
+    snprintf(extra, sizeof extra, "%.3f h audio, %.1f h/h", stats->audio_seconds / 3600.0,
+             el > 0 ? (stats->audio_seconds - p->audio_at_start) / el : 0.0);
+    xtts_progress_update(&p->prog, p->done_sel, p->selected, extra);
+    return st;
+}
+
+static void *write_loop(void *arg) {
+    write_pipe *p = arg;
+    for (int b = 0;; b ^= 1) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->ready[b] && !p->stop) pthread_cond_wait(&p->cv, &p->mu);
+        if (!p->ready[b]) { pthread_mutex_unlock(&p->mu); break; }
+        int failed = p->st != XTTS_OK;
+        pthread_mutex_unlock(&p->mu);
+        xtts_error e;
+        xtts_status st = failed ? XTTS_OK : write_buffer(p, p->buf[b], p->m[b], &e);
+        pthread_mutex_lock(&p->mu);
+        if (st && !p->st) { p->st = st; p->err = e; }
+        p->ready[b] = 0;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    return NULL;
+}
+
 xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, const char *tokens_name,
                               xtts_melcache_result *res, xtts_error *err) {
     xtts_melcache_options o = *o_in;
@@ -546,10 +626,10 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
     if (chunk > 1024) chunk = 1024; /* the CUDA batch's bound */
     xtts_mel_cuda *gpu = NULL;
     worker *wk = calloc((size_t)threads, sizeof *wk);
-    slot *slots = calloc(chunk, sizeof *slots);
-    double *sums = calloc(chunk * 2 * (size_t)o.cfg.mel.n_mels, sizeof(double));
+    slot *slots = calloc(2 * chunk, sizeof *slots); /* two buffers: one computed while the other is written */
+    double *sums = calloc(2 * chunk * 2 * (size_t)o.cfg.mel.n_mels, sizeof(double));
     if (!wk || !slots || !sums) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto out; }
-    for (size_t k = 0; k < chunk; k++) {
+    for (size_t k = 0; k < 2 * chunk; k++) {
         slots[k].sum = sums + k * 2 * (size_t)o.cfg.mel.n_mels;
         slots[k].sumsq = slots[k].sum + o.cfg.mel.n_mels;
     }
@@ -564,60 +644,79 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
         if (!gpu) { st = err && err->code ? err->code : XTTS_EUNSUPPORTED; goto out; }
     }
 
-    xtts_progress prog;
-    xtts_progress_init(&prog, "xtts-melcache", o.progress);
-    uint64_t done_sel = 0;
+    write_pipe wp;
+    memset(&wp, 0, sizeof wp);
+    pthread_mutex_init(&wp.mu, NULL);
+    pthread_cond_init(&wp.cv, NULL);
+    wp.o = &o; wp.in = &in; wp.tokens_name = tokens_name; wp.w = w; wp.stats = stats;
+    wp.buf[0] = slots; wp.buf[1] = slots + chunk;
+    wp.selected = res->selected;
+    wp.t0 = t0;
+    wp.audio_at_start = stats->audio_seconds;
     for (uint64_t i = 0; i < start && i < in.n; i++)
-        if ((int)(i % (uint64_t)nparts) == part) done_sel++;
-    double audio_at_start = stats->audio_seconds;
+        if ((int)(i % (uint64_t)nparts) == part) wp.done_sel++;
+    xtts_progress_init(&wp.prog, "xtts-melcache", o.progress);
+    pthread_t writer_thread;
+    if (pthread_create(&writer_thread, NULL, write_loop, &wp) != 0) {
+        st = xtts_error_set(err, XTTS_ENOMEM, "cannot start the writer thread");
+        pthread_mutex_destroy(&wp.mu); pthread_cond_destroy(&wp.cv);
+        goto out;
+    }
 
     uint64_t next = start;
-    while (next < in.n && !st) {
+    for (int b = 0; next < in.n; b ^= 1) {
+        pthread_mutex_lock(&wp.mu);
+        while (wp.ready[b] && !wp.st) pthread_cond_wait(&wp.cv, &wp.mu);
+        int failed = wp.st != XTTS_OK;
+        pthread_mutex_unlock(&wp.mu);
+        if (failed) break;
+        slot *buf = wp.buf[b];
         size_t m = 0;
         while (m < chunk && next < in.n) {
-            if ((int)(next % (uint64_t)nparts) == part) slots[m++].input = next;
+            if ((int)(next % (uint64_t)nparts) == part) buf[m++].input = next;
             next++;
         }
         if (m == 0) break;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-        for (size_t k = 0; k < m; k++) load_one(&o, &in, &wk[omp_get_thread_num()], &slots[k]);
         if (gpu) {
-            st = mel_chunk_cuda(gpu, &in, slots, m, err);
-            if (st) break;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+            for (size_t k = 0; k < m; k++) load_one(&o, &in, &wk[omp_get_thread_num()], &buf[k]);
+            xtts_error ge;
+            xtts_status gs = mel_chunk_cuda(gpu, &in, buf, m, &ge);
+            if (gs) { /* stop: the writer keeps what is committed, a re-run resumes */
+                st = gs;
+                if (err) *err = ge;
+                break;
+            }
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+            for (size_t k = 0; k < m; k++) finish_one(&o, &in, &wk[omp_get_thread_num()], &buf[k]);
         } else {
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-            for (size_t k = 0; k < m; k++) mel_one(&in, &wk[omp_get_thread_num()], &slots[k]);
-        }
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-        for (size_t k = 0; k < m; k++) finish_one(&o, &in, &wk[omp_get_thread_num()], &slots[k]);
-
-        for (size_t k = 0; k < m && !st; k++) {
-            slot *s = &slots[k];
-            const input_rec *x = &in.v[s->input];
-            if (s->ok) {
-                stats->frames += s->n_frames;
-                stats->tokens += s->n_tokens;
-                stats->audio_seconds += (double)s->n_pcm / o.cfg.mel.sample_rate;
-                if (s->split == XTTS_SPLIT_VAL) stats->val++; else stats->train++;
-                for (int c = 0; c < o.cfg.mel.n_mels; c++) {
-                    stats->sum[c] += s->sum[c];
-                    stats->sumsq[c] += s->sumsq[c];
-                }
-                st = stats_save(w, stats, err);
-                if (!st) st = xtts_cache_writer_put_source(w, s->input, x->id, s->bytes, s->len, x->audio_path, err);
-            } else {
-                report_reject(&o, tokens_name, x, s->input, s->reason);
-                st = stats_save(w, stats, err);
-                if (!st) st = xtts_cache_writer_reject(w, s->input, x->id, s->reason, err);
+            for (size_t k = 0; k < m; k++) {
+                worker *wt = &wk[omp_get_thread_num()];
+                load_one(&o, &in, wt, &buf[k]);
+                mel_one(&in, wt, &buf[k]);
+                finish_one(&o, &in, wt, &buf[k]);
             }
-            done_sel++;
         }
-        char extra[128];
-        double el = xtts_now_s() - t0;
-        snprintf(extra, sizeof extra, "%.3f h audio, %.1f h/h", stats->audio_seconds / 3600.0,
-                 el > 0 ? (stats->audio_seconds - audio_at_start) / el : 0.0);
-        xtts_progress_update(&prog, done_sel, res->selected, extra);
+        pthread_mutex_lock(&wp.mu);
+        wp.m[b] = m;
+        wp.ready[b] = 1;
+        pthread_cond_broadcast(&wp.cv);
+        pthread_mutex_unlock(&wp.mu);
     }
+    pthread_mutex_lock(&wp.mu);
+    wp.stop = 1;
+    pthread_cond_broadcast(&wp.cv);
+    pthread_mutex_unlock(&wp.mu);
+    pthread_join(writer_thread, NULL);
+    pthread_mutex_destroy(&wp.mu);
+    pthread_cond_destroy(&wp.cv);
+    if (!st && wp.st) {
+        st = wp.st;
+        if (err) *err = wp.err;
+    }
+    xtts_progress prog = wp.prog;
+    uint64_t done_sel = wp.done_sel;
     if (!st) {
         json_t *extra = manifest_extra(&in, stats, &o);
         res->stored = xtts_cache_writer_count(w);
@@ -642,7 +741,7 @@ out:
         for (int t = 0; t < threads; t++) worker_free(&wk[t]);
     free(wk);
     if (slots)
-        for (size_t k = 0; k < chunk; k++) { free(slots[k].bytes); free(slots[k].pcm); free(slots[k].mel); }
+        for (size_t k = 0; k < 2 * chunk; k++) { free(slots[k].bytes); free(slots[k].pcm); free(slots[k].mel); }
     xtts_mel_cuda_delete(gpu);
     free(slots);
     free(sums);

@@ -297,7 +297,22 @@ static size_t expand_number(const scanner *sc, size_t i) {
             return e;
         }
     }
-    say_number(sc, &t, 0);
+    /* Spanish: 21, 31, 101 ... before a word take the short form (veintiún años, treinta y
+     * un días), which the RAE accepts before nouns of either gender */
+    int form = 0;
+    if (sc->lang == 1 && !t.nf && t.ni <= 15 && t.ni >= 2 && t.ip[t.ni - 1] == '1' && t.ip[t.ni - 2] != '1' &&
+        e + 1 < sc->n && s[e] == ' ' && (is_ascii_alpha(s[e + 1]) || (unsigned char)s[e + 1] >= 0xC3)) {
+        /* not before a function word: "el 21 de mayo" is veintiuno */
+        static const char *const not_nouns[] = {"de", "del", "y", "e", "o", "u", "a", "al", "en", "por", "para", "con",
+                                                "que", "es", "son", "fue", "más", "menos", "entre", "sobre", NULL};
+        size_t w0 = e + 1, w1 = w0;
+        while (w1 < sc->n && is_wordish(s[w1])) w1++;
+        int function_word = 0;
+        for (const char *const *f = not_nouns; *f; f++)
+            if (strlen(*f) == w1 - w0 && !strncasecmp(s + w0, *f, w1 - w0)) function_word = 1;
+        if (!function_word) form = XTTS_NUM_BEFORE_NOUN;
+    }
+    say_number(sc, &t, form);
     return e;
 }
 

@@ -26,7 +26,7 @@ static const char usage[] =
     "      --max-tokens N         reject records with more than N ids (default 512)\n"
     "      --no-expand            do not expand numbers, abbreviations and symbols\n"
     "      --lowercase yes|no     override the tokenizer's choice\n"
-    "      --shard K/N            only records whose index i has i %% N == K\n"
+    "      --shard K/N            only records whose index i has i % N == K\n"
     "  -j, --threads N            worker threads (output is the same whatever N is)\n"
     "      --rejects FILE         write one 'id<TAB>reason' line per rejected record\n"
     "      --strict               exit 2 instead of 3 when any record is rejected\n"

@@ -31,7 +31,14 @@ section() { # name script
   case "$only" in *" $name "*) ;; *) return 0 ;; esac
   if [ ! -f "$ROOT/scripts/$script" ]; then echo "bench: $script missing; skipping $name" >&2; return 0; fi
   echo "bench: $name ..." >&2
-  { echo "## $name"; echo; bash "$ROOT/scripts/$script" || echo "(the $name benchmark failed: exit $?)"; echo; } >> "$out"
+  local tmp; tmp=$(mktemp)
+  bash "$ROOT/scripts/$script" > "$tmp" || echo "(the $name benchmark failed: exit $?)" >> "$tmp"
+  {
+    echo "## $name"; echo
+    if grep -q '^|' "$tmp"; then cat "$tmp"; else echo '```text'; cat "$tmp"; echo '```'; fi
+    echo
+  } >> "$out"
+  rm -f "$tmp"
 }
 section mel bench_mel.sh
 section melcache bench_melcache.sh

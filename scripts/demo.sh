@@ -26,7 +26,7 @@ head -c 600 "$DEMO_DIR/tokens.tsv" | cut -c1-160 >&2; echo "..." >&2
 step "3. melcache (decode, resample, log-mel, pad, compress, store)"
 rm -rf "$cache"
 rc=0
-run "$BIN/xtts-melcache" --out "$cache" --val-fraction 0.1 --progress \
+run "$BIN/xtts-melcache" --out "$cache" --buckets 256,512,1024 --val-fraction 0.1 --progress \
     --rejects "$DEMO_DIR/melcache-rejects.tsv" "$DEMO_DIR/tokens.tsv" || rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 3 ] || { echo "melcache failed ($rc)" >&2; exit $rc; }
 
@@ -44,7 +44,7 @@ fi
 
 if [ -x "$BIN/xtts-train" ]; then
   step "6. a short training run (tiny model, CPU)"
-  run "$BIN/xtts-train" --cache "$cache" --model tiny --steps 40 --batch-size 8 --lr 1e-3 \
+  OMP_WAIT_POLICY=passive run "$BIN/xtts-train" --cache "$cache" --model tiny --steps 40 --batch-size 8 --lr 1e-3 \
       --eval-every 20 --ckpt "$DEMO_DIR/ckpt" --log-json "$DEMO_DIR/train.jsonl"
 fi
 step "demo done: outputs in $DEMO_DIR"

@@ -27,14 +27,23 @@ for p in "${PKGS[@]}"; do
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-if [ "$(id -u)" -ne 0 ]; then
-  echo "install-deps: missing packages; run as root:" >&2
-  echo "  apt-get update && apt-get install -y ${missing[*]}" >&2
-  exit 2
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing packages; run as root:" >&2
+    echo "  apt-get update && apt-get install -y ${missing[*]}" >&2
+    exit 2
+  fi
+  echo "install-deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-echo "install-deps: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+
+# The HF tokenizers library (Rust, npm binding) as the tokenizer benchmark's peer.
+if [ "${1:-}" = "--bench" ] && command -v npm >/dev/null; then
+  here="$(cd "$(dirname "$0")/.." && pwd)"
+  if [ ! -d "$here/tests/golden/node_modules/tokenizers" ]; then
+    (cd "$here/tests/golden" && npm install --no-save --silent tokenizers >/dev/null 2>&1) ||
+      echo "install-deps: npm install tokenizers failed; the tokenizer benchmark will skip its peer" >&2
+  fi
+fi

@@ -79,6 +79,8 @@ static const norm_case es_cases[] = {
     {"el 1º y la 2ª", "el primero y la segunda"},
     {"la 3.ª planta", "la tercera planta"},
     {"16 y 21", "dieciséis y veintiuno"},
+    {"Tengo 21 años y 31 días", "Tengo veintiún años y treinta y un días"},
+    {"el 21 de mayo", "el veintiuno de mayo"},
     {"100 y 101", "cien y ciento uno"},
     {"500 y 700", "quinientos y setecientos"},
     {"1.000.000 de personas", "un millón de personas"},

@@ -61,7 +61,7 @@ static int setup_flat(void **state) { return setup_with(state, 0); }
 static void open_cache(fixture *f) {
     xtts_error err;
     assert_int_equal(xtts_cache_open(f->dir, &f->cache, &err), XTTS_OK);
-    assert_int_equal(xtts_dataset_scan(f->cache, &f->ds, &err), XTTS_OK);
+    assert_int_equal(xtts_dataset_scan(f->cache, 0, &f->ds, &err), XTTS_OK);
 }
 
 static int teardown(void **state) {

@@ -33,11 +33,7 @@ static xtts_status read_stats(const xtts_cache *cache, xtts_dataset *ds) {
     return XTTS_OK;
 }
 
-xtts_status xtts_dataset_scan(xtts_cache *cache, xtts_dataset *ds, xtts_error *err) {
-    return xtts_dataset_scan_opt(cache, ds, 0, err);
-}
-
-xtts_status xtts_dataset_scan_opt(xtts_cache *cache, xtts_dataset *ds, int skip_corrupt, xtts_error *err) {
+xtts_status xtts_dataset_scan(xtts_cache *cache, int skip_corrupt, xtts_dataset *ds, xtts_error *err) {
     memset(ds, 0, sizeof *ds);
     const xtts_cache_config *cfg = xtts_cache_get_config(cache);
     uint64_t n = xtts_cache_count(cache);
@@ -68,7 +64,7 @@ xtts_status xtts_dataset_scan_opt(xtts_cache *cache, xtts_dataset *ds, int skip_
         xtts_record_header h;
         st = xtts_cache_reader_header(r, i, &h, err);
         if (st == XTTS_ECORRUPT && skip_corrupt) {
-            if (!ds->n_corrupt++) snprintf(ds->corrupt_msg, sizeof ds->corrupt_msg, "%s", err ? err->msg : "");
+            if (ds->n_skipped++ == 0) snprintf(ds->skipped_msg, sizeof ds->skipped_msg, "%s", err ? err->msg : "");
             st = XTTS_OK;
             continue;
         }

@@ -38,15 +38,13 @@ typedef struct {
     int n_mels, max_tokens, max_frames, vocab_size;
     float *mel_mean, *mel_std; /* (n_mels) from the manifest's "stats", or 0 and 1 */
     int normalized;           /* the manifest had stats */
-    size_t n_corrupt;         /* records left out for a corrupt header (skip_corrupt only) */
-    char corrupt_msg[XTTS_ERRMSG_MAX]; /* the first of them */
+    size_t n_skipped;         /* records left out for a corrupt header (skip_corrupt) */
+    char skipped_msg[XTTS_ERRMSG_MAX]; /* the first of them */
 } xtts_dataset;
 
-/* Read every record header of the cache once. */
-xtts_status xtts_dataset_scan(xtts_cache *cache, xtts_dataset *ds, xtts_error *err);
-/* The same; with skip_corrupt, a record whose header is corrupt (XTTS_ECORRUPT) is left
- * out of both splits and counted in n_corrupt instead of stopping the scan. */
-xtts_status xtts_dataset_scan_opt(xtts_cache *cache, xtts_dataset *ds, int skip_corrupt, xtts_error *err);
+/* Read every record header of the cache once. A corrupt header stops the scan with
+ * XTTS_ECORRUPT naming the record, or with skip_corrupt leaves the record out (counted). */
+xtts_status xtts_dataset_scan(xtts_cache *cache, int skip_corrupt, xtts_dataset *ds, xtts_error *err);
 void xtts_dataset_free(xtts_dataset *ds);
 
 /* One batch slot. */

@@ -141,17 +141,21 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
             di[i] += (dnorm - dnorm_mean - norm * dnorm_norm_mean) * s;
         }
     }
-    /* weight and bias: each channel sums over (b,t) in order. */
+    /* weight and bias: each channel sums over (b,t) in order; threads own channel blocks */
+    enum { COLS = 64 };
 #pragma omp parallel for schedule(static)
-    for (int i = 0; i < C; i++) {
-        float dw = 0.0f, db = 0.0f;
+    for (int i0 = 0; i0 < C; i0 += COLS) {
+        int n = C - i0 < COLS ? C - i0 : COLS;
+        float dw[COLS] = {0}, db[COLS] = {0};
         for (int bt = 0; bt < N; bt++) {
-            float d = dout[(size_t)bt * C + i];
-            dw += (inp[(size_t)bt * C + i] - mean[bt]) * rstd[bt] * d;
-            db += d;
+            const float *d = dout + (size_t)bt * C + i0, *x = inp + (size_t)bt * C + i0;
+            float m = mean[bt], s = rstd[bt];
+            for (int j = 0; j < n; j++) {
+                dw[j] += (x[j] - m) * s * d[j];
+                db[j] += d[j];
+            }
         }
-        dweight[i] += dw;
-        dbias[i] += db;
+        for (int j = 0; j < n; j++) dweight[i0 + j] += dw[j], dbias[i0 + j] += db[j];
     }
 }
 
@@ -159,28 +163,34 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
 
 /* c (n x k, row stride ldc) += a (n x m) . b (m x k, row stride ldb), where a's element
  * (r, p) is a[r * ars + p * aps], so that a transposed operand needs no copy.
- * Tiles of 4 rows x 16 columns of c are held in eight 8-wide vector registers (GCC's
- * portable vector extension, no intrinsics) while p runs; each tile belongs to one thread
- * and every element sums over p in order, so the result does not depend on the thread
- * count. */
+ * A tile of TILE_R rows x 2 vectors of c is held in registers (GCC's portable vector
+ * extension, no intrinsics: 16-wide where the compiler targets AVX-512, else 8-wide) while
+ * p runs; each tile belongs to one thread and every element sums over p in order, so the
+ * result does not depend on the thread count. */
+#if defined(__AVX512F__)
+#define VW 16
+#define TILE_R 8
+#else
+#define VW 8
 #define TILE_R 4
-#define TILE_C 16
-typedef float vec8 __attribute__((vector_size(32)));
+#endif
+#define TILE_C (2 * VW)
+typedef float vec __attribute__((vector_size(VW * sizeof(float))));
 
 /* unaligned vector load and store (macros: passing vectors by value would tie the ABI to
  * the instruction set) */
-#define LOAD8(v, p) memcpy(&(v), (p), sizeof(vec8))
-#define STORE8(p, v) memcpy((p), &(v), sizeof(vec8))
+#define LOADV(v, p) memcpy(&(v), (p), sizeof(vec))
+#define STOREV(p, v) memcpy((p), &(v), sizeof(vec))
 
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("fp-contract=fast"))) /* fused multiply-add where the CPU has it */
 #endif
-static void gemm_block(int n, int p_begin, int p_end, int k, const float *a, size_t ars, size_t aps, const float *b, size_t ldb,
-                     float *c, size_t ldc) {
+static void gemm_block(int n, int p_begin, int p_end, int k, const float *a, size_t ars, size_t aps, const float *b,
+                       size_t ldb, float *c, size_t ldc) {
     /* Tiles run in chunks of CHUNK_R row tiles: within a chunk, all row tiles of one column
-     * tile come one after another, so the 16-column panel of b stays in L1 while the
-     * chunk's rows of a stay in L2. */
-    enum { CHUNK_R = 16 };
+     * tile come one after another, so the panel of b stays in L1 while the chunk's rows of
+     * a stay in L2. */
+    enum { CHUNK_R = 64 / TILE_R };
     int n_rt = (n + TILE_R - 1) / TILE_R, n_ct = (k + TILE_C - 1) / TILE_C;
 #pragma omp parallel for schedule(static)
     for (int t = 0; t < n_rt * n_ct; t++) {
@@ -188,30 +198,35 @@ static void gemm_block(int n, int p_begin, int p_end, int k, const float *a, siz
         int rows_here = n_rt - chunk * CHUNK_R < CHUNK_R ? n_rt - chunk * CHUNK_R : CHUNK_R;
         int r0 = (chunk * CHUNK_R + in_chunk % rows_here) * TILE_R, c0 = (in_chunk / rows_here) * TILE_C;
         if (r0 + TILE_R <= n && c0 + TILE_C <= k) {
-            float *c_0 = c + (size_t)r0 * ldc + c0, *c_1 = c_0 + ldc, *c_2 = c_1 + ldc, *c_3 = c_2 + ldc;
-            vec8 s00, s01, s10, s11, s20, s21, s30, s31, b0, b1;
-            LOAD8(s00, c_0), LOAD8(s01, c_0 + 8), LOAD8(s10, c_1), LOAD8(s11, c_1 + 8);
-            LOAD8(s20, c_2), LOAD8(s21, c_2 + 8), LOAD8(s30, c_3), LOAD8(s31, c_3 + 8);
-            const float *a0 = a + (size_t)r0 * ars, *a1 = a0 + ars, *a2 = a1 + ars, *a3 = a2 + ars;
+            vec s0[TILE_R], s1[TILE_R], b0, b1;
+            for (int r = 0; r < TILE_R; r++) {
+                LOADV(s0[r], c + (size_t)(r0 + r) * ldc + c0);
+                LOADV(s1[r], c + (size_t)(r0 + r) * ldc + c0 + VW);
+            }
+            const float *ar = a + (size_t)r0 * ars;
             for (int p = p_begin; p < p_end; p++) {
                 const float *bp = b + (size_t)p * ldb + c0;
-                LOAD8(b0, bp), LOAD8(b1, bp + 8);
-                size_t ap = (size_t)p * aps;
-                float x0 = a0[ap], x1 = a1[ap], x2 = a2[ap], x3 = a3[ap];
-                s00 += x0 * b0, s01 += x0 * b1;
-                s10 += x1 * b0, s11 += x1 * b1;
-                s20 += x2 * b0, s21 += x2 * b1;
-                s30 += x3 * b0, s31 += x3 * b1;
+                LOADV(b0, bp);
+                LOADV(b1, bp + VW);
+                const float *ap = ar + (size_t)p * aps;
+#pragma GCC unroll 8
+                for (int r = 0; r < TILE_R; r++) {
+                    float x = ap[(size_t)r * ars];
+                    s0[r] += x * b0;
+                    s1[r] += x * b1;
+                }
             }
-            STORE8(c_0, s00), STORE8(c_0 + 8, s01), STORE8(c_1, s10), STORE8(c_1 + 8, s11);
-            STORE8(c_2, s20), STORE8(c_2 + 8, s21), STORE8(c_3, s30), STORE8(c_3 + 8, s31);
+            for (int r = 0; r < TILE_R; r++) {
+                STOREV(c + (size_t)(r0 + r) * ldc + c0, s0[r]);
+                STOREV(c + (size_t)(r0 + r) * ldc + c0 + VW, s1[r]);
+            }
         } else {
             int rn = n - r0 < TILE_R ? n - r0 : TILE_R, cn = k - c0 < TILE_C ? k - c0 : TILE_C;
             for (int r = 0; r < rn; r++) {
                 float *cr = c + (size_t)(r0 + r) * ldc + c0;
-                const float *ar = a + (size_t)(r0 + r) * ars;
+                const float *arr = a + (size_t)(r0 + r) * ars;
                 for (int p = p_begin; p < p_end; p++) {
-                    float x = ar[(size_t)p * aps];
+                    float x = arr[(size_t)p * aps];
                     const float *bp = b + (size_t)p * ldb + c0;
                     for (int j = 0; j < cn; j++) cr[j] += x * bp[j];
                 }
@@ -262,11 +277,17 @@ void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dou
     /* dweight (OC,C) += dout^T (OC,N) . inp (N,C) */
     gemm_acc(OC, N, C, dout, 1, (size_t)OC, inp, (size_t)C, dweight, (size_t)C);
     if (dbias) {
+        /* column sums over rows in order; threads own column blocks, rows stream through */
+        enum { COLS = 64 };
 #pragma omp parallel for schedule(static)
-        for (int oc = 0; oc < OC; oc++) {
-            float db = 0.0f;
-            for (int bt = 0; bt < N; bt++) db += dout[(size_t)bt * OC + oc];
-            dbias[oc] += db;
+        for (int oc0 = 0; oc0 < OC; oc0 += COLS) {
+            int n = OC - oc0 < COLS ? OC - oc0 : COLS;
+            float db[COLS] = {0};
+            for (int bt = 0; bt < N; bt++) {
+                const float *d = dout + (size_t)bt * OC + oc0;
+                for (int j = 0; j < n; j++) db[j] += d[j];
+            }
+            for (int j = 0; j < n; j++) dbias[oc0 + j] += db[j];
         }
     }
 }

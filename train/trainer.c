@@ -261,17 +261,19 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
     step_stats stats = {0};
     st = xtts_cache_open(o.cache_dir, &cache, err);
     if (st) goto done;
-    st = xtts_dataset_scan_opt(cache, &ds, o.skip_corrupt, err);
-    if (st == XTTS_ECORRUPT) {
-        char msg[XTTS_ERRMSG_MAX];
-        snprintf(msg, sizeof msg, "%.380s; check the cache with xtts-cache-verify %.60s, or pass --skip-corrupt", err->msg,
-                 o.cache_dir);
-        snprintf(err->msg, sizeof err->msg, "%s", msg);
+    st = xtts_dataset_scan(cache, o.skip_corrupt, &ds, err);
+    if (st) {
+        if (st == XTTS_ECORRUPT) {
+            char msg[XTTS_ERRMSG_MAX];
+            snprintf(msg, sizeof msg, "%.380s; check the cache with xtts-cache-verify %.60s, or pass --skip-corrupt",
+                     err->msg, o.cache_dir);
+            snprintf(err->msg, sizeof err->msg, "%s", msg);
+        }
+        goto done;
     }
-    if (st) goto done;
-    if (ds.n_corrupt)
-        fprintf(stderr, "xtts-train: warning: left out %zu record(s) with a corrupt header: %s\n", ds.n_corrupt,
-                ds.corrupt_msg);
+    if (ds.n_skipped)
+        fprintf(stderr, "xtts-train: warning: left out %zu record(s) with a corrupt header: %s\n", ds.n_skipped,
+                ds.skipped_msg);
     const char *hash = xtts_cache_config_hash_hex(cache);
     if (o.loader_only) {
         st = run_loader_only(cache, &ds, &o, err);
@@ -370,7 +372,7 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
 
     long end = o.steps;
     if (o.stop_after > 0 && step + o.stop_after < end) end = step + o.stop_after;
-    long skipped_total = (long)ds.n_corrupt, ran = 0;
+    long skipped_total = (long)ds.n_skipped, ran = 0;
     double first_loss = NAN, last_loss = NAN, samples_total = 0.0, time_total = 0.0;
     for (; step < end; step++) {
         double t0 = xtts_now_s(), waited = 0.0;

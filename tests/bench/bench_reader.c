@@ -78,7 +78,9 @@ int main(int argc, char **argv) {
         ZSTD_freeDCtx(d);
         free(dst);
     }
-    for (int threads = 1; threads <= 2; threads++) {
+    for (int run = 0; run < 4; run++) {
+        int threads = 1 + run % 2;
+        xtts_dtype out_dtype = run < 2 ? XTTS_DTYPE_F32 : XTTS_DTYPE_F16;
         uint64_t batches = 0, bytes = 0;
         double t_all = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : batches, bytes) reduction(max : t_all)
@@ -87,7 +89,7 @@ int main(int argc, char **argv) {
             xtts_batch b;
             xtts_error te;
             xtts_cache_reader_new(c, &r, &te);
-            xtts_batch_alloc(c, BATCH, XTTS_DTYPE_F32, &b, &te);
+            xtts_batch_alloc(c, BATCH, out_dtype, &b, &te);
             uint64_t s = 1234 + (uint64_t)omp_get_thread_num(), idx[BATCH];
 #pragma omp barrier
             double t0 = xtts_now_s(), t = 0;
@@ -105,8 +107,8 @@ int main(int argc, char **argv) {
             xtts_batch_free(&b);
             xtts_cache_reader_delete(r);
         }
-        printf("c_reader_%dthread%s %.1f %.1f\n", threads, threads > 1 ? "s" : "", batches / t_all,
-               bytes / 1e6 / t_all);
+        printf("c_reader_%dthread%s_%s %.1f %.1f\n", threads, threads > 1 ? "s" : "",
+               out_dtype == XTTS_DTYPE_F32 ? "fp32out" : "fp16out", batches / t_all, bytes / 1e6 / t_all);
     }
     xtts_cache_reader_delete(r0);
     xtts_cache_close(c);

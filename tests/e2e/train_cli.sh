@@ -32,4 +32,38 @@ expect 1 "$T" --cache "$W/cache" --model nano --steps 1; grep -q "tiny, small or
 expect 0 "$T" --cache "$W/cache" --loader-only --steps 20 --batch-size 4 --log-json "$W/loader.json"
 grep -q "batches/s" "$W/err.txt"
 grep -q '"samples_per_s"' "$W/loader.json"
+# a corrupt record stops the run with its shard, index and id, unless --skip-corrupt
+cp -r "$W/cache" "$W/bad"
+"${PYTHON:-/usr/bin/python3}" - "$W/bad/shard-00000" <<'PYEOF'
+import lmdb, struct, sys
+env = lmdb.open(sys.argv[1], max_dbs=8, subdir=True, lock=False)
+db = env.open_db(b"records")
+with env.begin(write=True, db=db) as txn:
+    key = struct.pack(">Q", 0)
+    val = bytearray(txn.get(key))
+    val[-6] ^= 0x5A
+    txn.put(key, bytes(val))
+env.close()
+PYEOF
+expect 2 "$T" --cache "$W/bad" --steps 3 --batch-size 24 --width 32 --heads 2
+grep -q "shard-00000" "$W/err.txt"; grep -q "synth00000" "$W/err.txt"; grep -q "xtts-cache-verify" "$W/err.txt"
+expect 0 "$T" --cache "$W/bad" --steps 3 --batch-size 24 --width 32 --heads 2 --skip-corrupt
+grep -q "skipped 1 corrupt record" "$W/err.txt"
+# a record whose header fails its checksum: found by the start-up scan
+cp -r "$W/cache" "$W/badhdr"
+"${PYTHON:-/usr/bin/python3}" - "$W/badhdr/shard-00000" <<'PYEOF'
+import lmdb, struct, sys
+env = lmdb.open(sys.argv[1], max_dbs=8, subdir=True, lock=False)
+db = env.open_db(b"records")
+with env.begin(write=True, db=db) as txn:
+    key = struct.pack(">Q", 1)
+    val = bytearray(txn.get(key))
+    val[20] ^= 0x01
+    txn.put(key, bytes(val))
+env.close()
+PYEOF
+expect 2 "$T" --cache "$W/badhdr" --steps 2 --width 32 --heads 2
+grep -q "xtts-cache-verify" "$W/err.txt"
+expect 0 "$T" --cache "$W/badhdr" --steps 2 --width 32 --heads 2 --skip-corrupt
+grep -q "left out 1 record" "$W/err.txt"
 echo "cli: ok"
