@@ -414,6 +414,51 @@ static void manifest_hash(const char *path, char out[65]) {
     json_decref(m);
 }
 
+/* Append "key A -> B" for the fields in which old and now differ (objects compared field
+ * by field, as "mel.hop_samples"), up to 4 of them. */
+static void json_differences(const json_t *old, const json_t *now, const char *prefix, char *out, size_t cap, int *shown) {
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)now, key, v) {
+        json_t *was = json_object_get(old, key);
+        if (was && json_equal(was, v)) continue;
+        char name[96];
+        snprintf(name, sizeof name, "%s%s", prefix, key);
+        if (json_is_object(was) && json_is_object(v)) {
+            char sub[100];
+            snprintf(sub, sizeof sub, "%s.", name);
+            json_differences(was, v, sub, out, cap, shown);
+            continue;
+        }
+        size_t n = strlen(out);
+        if (*shown == 4) {
+            if (n < 5 || strcmp(out + n - 5, ", ...")) snprintf(out + n, cap - n, ", ...");
+            return;
+        }
+        char *a = was ? json_dumps(was, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+        char *b = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        snprintf(out + n, cap - n, "%s%s %.24s%s -> %.24s%s", *shown ? ", " : "", name, a ? a : "(none)",
+                 a && strlen(a) > 24 ? "..." : "", b ? b : "?", b && strlen(b) > 24 ? "..." : "");
+        free(a);
+        free(b);
+        (*shown)++;
+    }
+}
+
+/* The configuration fields in which a manifest differs from cfg, or "" when the
+ * manifest's "config" cannot be read. */
+static void config_differences(const char *manifest_path, const xtts_cache_config *cfg, char *out, size_t cap) {
+    out[0] = '\0';
+    json_error_t je;
+    json_t *m = json_load_file(manifest_path, 0, &je);
+    json_t *old = json_object_get(m, "config");
+    json_t *now = xtts_cache_config_to_json(cfg);
+    int shown = 0;
+    if (json_is_object(old) && now) json_differences(old, now, "", out, cap, &shown);
+    json_decref(now);
+    json_decref(m);
+}
+
 /* Append a line to a mismatch description (kept short: the first reasons win). */
 static void why_add(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void why_add(char *why, size_t cap, const char *fmt, ...) {
@@ -593,6 +638,8 @@ xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const x
         }
     }
     if (st) { writer_free(w); return st; }
+    /* this process is now the one writer of its manifest: drop what a killed one left */
+    xtts_remove_manifest_temps(w->dir, w->part);
 
     xtts_dir_listing l;
     if ((st = xtts_dir_list(w->dir, &l, err))) { writer_free(w); return st; }
@@ -626,8 +673,12 @@ xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const x
         char h[65];
         snprintf(path, sizeof path, "%s/manifest.json", w->dir);
         manifest_hash(path, h);
-        if (strcmp(h, w->hash))
-            why_add(why, sizeof why, "%s has config_hash %.12s..., this build %.12s...", path, h[0] ? h : "(unreadable)", w->hash);
+        if (strcmp(h, w->hash)) {
+            char diff[400];
+            config_differences(path, cfg, diff, sizeof diff);
+            why_add(why, sizeof why, "%s has config_hash %.12s..., this build %.12s...%s%s", path,
+                    h[0] ? h : "(unreadable)", w->hash, diff[0] ? ": " : "", diff);
+        }
     }
     if (!why[0]) {
         st = open_existing(w, &l, why, sizeof why, err);

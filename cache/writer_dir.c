@@ -129,6 +129,21 @@ xtts_status xtts_lock(const char *dir, const char *name, int exclusive, int *fd_
     return XTTS_OK;
 }
 
+void xtts_remove_manifest_temps(const char *dir, int part) {
+    char prefix[48];
+    xtts_manifest_name(prefix, part);
+    strcat(prefix, ".tmp.");
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char path[4096];
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, prefix, strlen(prefix)) &&
+            (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < sizeof path)
+            unlink(path);
+    closedir(d);
+}
+
 void xtts_unlock(int fd) {
     if (fd < 0) return;
     flock(fd, LOCK_UN);

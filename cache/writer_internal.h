@@ -45,6 +45,11 @@ void xtts_manifest_name(char out[40], int part);
 xtts_status xtts_lock(const char *dir, const char *name, int exclusive, int *fd, const char *what, xtts_error *err);
 void xtts_unlock(int fd);
 
+/* Remove dir/<manifest>.tmp.* left by a process killed while writing that manifest
+ * (part < 0: manifest.json, else the part's manifest). Call only while holding the lock
+ * that makes this process the manifest's one writer. Best effort. */
+void xtts_remove_manifest_temps(const char *dir, int part);
+
 /* Remove a shard directory (its files, then itself). Missing is fine. */
 xtts_status xtts_remove_shard_dir(const char *path, xtts_error *err);
 /* unlink() that accepts a missing file. */

@@ -50,6 +50,7 @@ xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
     xtts_status st = xtts_lock(dir, XTTS_LOCK_NAME, 1, &lock_fd,
                                "a build (or one of its parts) or another merge is running in this directory", err);
     if (st) return st;
+    xtts_remove_manifest_temps(dir, -1);
     xtts_dir_listing l;
     if ((st = xtts_dir_list(dir, &l, err))) { xtts_unlock(lock_fd); return st; }
     json_t **parts = NULL;

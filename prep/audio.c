@@ -302,14 +302,16 @@ static xtts_status load_open(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, cons
 
 xtts_status xtts_audio_load(xtts_audio *a, const char *path, const float **samples, size_t *n,
                             xtts_audio_info *info, xtts_error *err) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a fifo (or a device) given as audio must be refused, not wait forever
+     * in open() for a writer; it is cleared again once the file is known to be regular. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         int e = errno;
         return xtts_error_set(err, e == ENOENT || e == ENOTDIR ? XTTS_ENOTFOUND : XTTS_EIO, "%s: %s", path,
                               e == ENOENT ? "audio file not found" : strerror(e));
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fcntl(fd, F_SETFL, O_RDONLY) != 0) {
         close(fd);
         return xtts_error_set(err, XTTS_EIO, "%s: not a regular file", path);
     }

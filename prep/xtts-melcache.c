@@ -203,7 +203,7 @@ int main(int argc, char **argv) {
     }
     if (st) {
         xtts_error_print(PROG, &err);
-        if (st == XTTS_EMISMATCH) fprintf(stderr, "%s: use --force to replace it, or another --out\n", PROG);
+        if (st == XTTS_EMISMATCH && !strstr(err.msg, "--force")) fprintf(stderr, "%s: use --force to replace it, or another --out\n", PROG);
         return xtts_exit_code(st);
     }
     fprintf(stderr,

@@ -7,13 +7,16 @@
  */
 #include "train/trainer.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cache/reader.h"
 #include "kernels/mel_cuda.h"
@@ -197,6 +200,27 @@ static void ckpt_path(const char *dir_or_file, char *out, size_t n) {
         snprintf(out, n, "%s", dir_or_file);
 }
 
+/* A run killed while writing a checkpoint leaves DIR/train.ckpt.tmp.<pid> (as large as
+ * the checkpoint). Remove those whose process is gone; the checkpoint itself is intact. */
+static void remove_stale_checkpoint_temps(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    static const char prefix[] = XTTS_CKPT_FILE ".tmp.";
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, sizeof prefix - 1)) continue;
+        const char *digits = e->d_name + sizeof prefix - 1;
+        char *end;
+        long pid = strtol(digits, &end, 10);
+        if (end == digits || *end || pid <= 0 || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to judge */
+        char path[4096];
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path) continue;
+        if (unlink(path) == 0) fprintf(stderr, "xtts-train: removed %s, left by an interrupted run\n", path);
+    }
+    closedir(d);
+}
+
 static xtts_status save_checkpoint(const xtts_train_options *o, xtts_model *model, xtts_cuda_trainer *gpu, float *m,
                                    float *v, long step, const xtts_loader *l, const char *hash, xtts_error *err) {
     if (gpu) {
@@ -309,6 +333,7 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
     if (o.ckpt_dir) {
         st = xtts_mkdir_p(o.ckpt_dir, err);
         if (st) goto done;
+        remove_stale_checkpoint_temps(o.ckpt_dir);
     }
     if (o.optim.warmup_steps < 0) o.optim.warmup_steps = o.steps / 10 < 100 ? o.steps / 10 : 100;
     o.optim.total_steps = o.steps;
@@ -347,7 +372,7 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
 
     long end = o.steps;
     if (o.stop_after > 0 && step + o.stop_after < end) end = step + o.stop_after;
-    long skipped_total = 0, ran = 0;
+    long skipped_total = (long)ds.n_skipped, ran = 0;
     double first_loss = NAN, last_loss = NAN, samples_total = 0.0, time_total = 0.0;
     for (; step < end; step++) {
         double t0 = xtts_now_s(), waited = 0.0;
@@ -434,7 +459,12 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
                     step + 1, loss, mel_loss, stop_loss, lr, norm, ms, sps, stall, B, T, frames);
             if (evaluated && isfinite(val_loss)) fprintf(jlog, ",\"val_loss\":%.9g", val_loss);
             fprintf(jlog, "}\n");
-            fflush(jlog);
+            /* a full disk or a size limit must not leave a silently truncated log */
+            if (fflush(jlog) != 0 || ferror(jlog)) {
+                st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log at step %ld: %s", o.log_json,
+                                    step + 1, strerror(errno));
+                goto done;
+            }
         }
         if (o.ckpt_dir && o.ckpt_every > 0 && (step + 1) % o.ckpt_every == 0 && step + 1 < end) {
             st = save_checkpoint(&o, model, gpu, adam_m, adam_v, step + 1, loader, hash, err);
@@ -469,8 +499,11 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
                 "\"mean_input_stall_pct\":%.4f,\"skipped_records\":%ld,\"threads\":%d,\"loader_threads\":%d}}\n",
                 ran, first_loss, last_loss, med_ms, cv, sps, med_stall, mean_stall, skipped_total, omp_get_max_threads(),
                 o.loader_threads);
+    if (jlog && (fflush(jlog) != 0 || ferror(jlog)))
+        st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log summary: %s", o.log_json, strerror(errno));
 done:
-    if (jlog && jlog != stdout) fclose(jlog);
+    if (jlog && jlog != stdout && fclose(jlog) != 0 && !st)
+        st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log: %s", o.log_json, strerror(errno));
     free(stats.step_ms);
     free(stats.stall_pct);
     xtts_loader_delete(loader);

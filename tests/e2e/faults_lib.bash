@@ -1,0 +1,50 @@
+# Shared by tests/e2e/faults_*.sh (sourced, not run: the suite runs *.sh only).
+# Needs BUILD and TMPDIR_TEST; sets BIN, T, HERE, PY.
+: "${BUILD:?}" "${TMPDIR_TEST:?}"
+BIN="$BUILD/bin"
+T="$TMPDIR_TEST"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+PY=${PYTHON:-/usr/bin/python3}
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+
+die() { echo "FAIL: $*" >&2; exit 1; }
+
+# digest DIR: the content digest printed by xtts-cache-verify ("" when verify fails)
+digest() { "$BIN/xtts-cache-verify" "$1" 2>/dev/null | sed -n 's/^digest: //p'; }
+
+# demo_tokens: the demo dataset in $T/data and its token stream in $T/tokens.tsv
+demo_tokens() {
+  bash "$HERE/scripts/make-demo-dataset.sh" "$T/data" >/dev/null 2>&1
+  local rc=0
+  "$BIN/xtts-tokenize" --lang auto "$T/data/metadata.csv" > "$T/tokens.tsv" 2>/dev/null || rc=$?
+  [ $rc -eq 0 ] || [ $rc -eq 3 ] || die "xtts-tokenize on the demo dataset: exit $rc"
+}
+
+# repeat_tokens IN OUT N: the stream IN with its records repeated N times under new ids
+# (id~k), so a build lasts long enough to be interrupted at many moments
+repeat_tokens() {
+  awk -v n="$3" -F'\t' 'BEGIN{OFS="\t"} /^#/ {print; next} {r[++m]=$0}
+    END {for (k = 0; k < n; k++) for (i = 1; i <= m; i++) {split(r[i], f, "\t"); f[1] = f[1] "~" k;
+         line = f[1]; for (j = 2; j <= 6; j++) line = line OFS f[j]; print line}}' "$1" > "$2"
+}
+
+# expect_rc WANT CMD...: run CMD with stdout to $T/out.txt and stderr to $T/err.txt
+expect_rc() {
+  local want=$1; shift
+  local rc=0
+  "$@" >"$T/out.txt" 2>"$T/err.txt" || rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    echo "---- $*: exit $rc, want $want" >&2; tail -n 5 "$T/out.txt" "$T/err.txt" >&2
+    die "exit $rc from $(basename "$1")"
+  fi
+}
+
+# one_line_error PATTERN: $T/err.txt holds exactly one line besides the notices (the
+# device choice, xtts-train's run description and step lines), and it matches PATTERN
+# (grep -E)
+one_line_error() {
+  local lines
+  lines=$(grep -Ev 'device: cpu|device auto|train / [0-9]+ val records|^step [0-9]' "$T/err.txt" || true)
+  [ "$(printf '%s\n' "$lines" | grep -c .)" -eq 1 ] || { cat "$T/err.txt" >&2; die "want one error line"; }
+  printf '%s\n' "$lines" | grep -qE -- "$1" || { cat "$T/err.txt" >&2; die "error line lacks /$1/"; }
+}
