@@ -37,7 +37,7 @@ LIBS      := $(PKG_LIBS) -lcld2 -lstdc++ -lpthread -lm
 
 WARN      := -Wall -Wextra -Werror
 CPPFLAGS  += -I. -DXTTS_VERSION=\"$(VERSION)\" -D_GNU_SOURCE
-CFLAGS    := -std=c17 $(CFLAGS_OPT) $(WARN) -fno-math-errno -fopenmp -g $(SANITIZE) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
+CFLAGS    := -std=c17 $(CFLAGS_OPT) $(WARN) -fno-math-errno -fvect-cost-model=dynamic -fopenmp -g $(SANITIZE) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 CXXFLAGS  := -std=c++17 $(CFLAGS_OPT) $(WARN) -fopenmp -g $(SANITIZE) $(EXTRA_CFLAGS)
 LDFLAGS   += -fopenmp $(SANITIZE)
 
