@@ -324,15 +324,18 @@ static void unpack_group(const xtts_mel_cuda *m, const group &g, const size_t *n
 }
 
 // Group g is enqueued on stream g % 2; then the host waits for group g-1 (the other stream,
-// which holds nothing newer) and unpacks it while the device works on group g.
+// which holds nothing newer) and unpacks it while the device works on group g. On success
+// both streams are drained when this returns: the last two groups are waited for.
 static xtts_status run_groups(xtts_mel_cuda *m, size_t n_clips, size_t n_groups, const float *const *samples,
                               const size_t *n_samples, float *const *out, const size_t *out_stride,
                               const size_t *n_frames, float *pad_values, xtts_error *err) {
     // The cell table (k_clip_max, k_whisper_post) spans groups: in once, before any group.
     CUDA_OK(cudaMemcpyAsync(m->d_clip_cells, m->h_clip_cells, sizeof(long long) * (n_clips + 1),
                             cudaMemcpyHostToDevice, m->stream[0]));
-    CUDA_OK(cudaEventRecord(m->cells_in, m->stream[0]));
-    CUDA_OK(cudaStreamWaitEvent(m->stream[1], m->cells_in, 0));
+    if (n_groups > 1) {  // stream 1 gets work (and so is drained below) only when it has a group
+        CUDA_OK(cudaEventRecord(m->cells_in, m->stream[0]));
+        CUDA_OK(cudaStreamWaitEvent(m->stream[1], m->cells_in, 0));
+    }
     for (size_t g = 0; g <= n_groups; g++) {
         if (g < n_groups) {
             xtts_status st = enqueue_group(m, m->groups[g], (int)(g % N_STREAMS), samples, n_samples, err);
