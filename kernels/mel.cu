@@ -1,10 +1,23 @@
 // mel.cu — the log-mel of a batch of clips on a CUDA device (kernels/mel_cuda.h).
 //
-// Steps, one stream: clips are packed into pinned host memory and copied to the device with
-// a per-frame descriptor table; then, chunk by chunk of frames, k_frames frames and windows
-// them (reflect padding), one batched cuFFT R2C plan (cufftPlanMany) transforms the chunk, and
-// k_mel computes magnitude or power, the sparse mel projection and the clamped log for every
-// (frame, channel). Whisper presets get a per-clip max (k_clip_max) and k_whisper_post.
+// Steps: every frame of the batch gets a descriptor (its clip, its first sample, where its
+// output goes). The clips are then cut into groups of whole clips of about GROUP_FRAMES
+// frames, and each group runs on one of two streams, alternately: its samples are packed into
+// pinned host memory and copied to the device with its descriptors; chunk by chunk of frames,
+// k_frames frames and windows them (reflect padding), the stream's batched cuFFT R2C plan
+// (cufftPlanMany) transforms the chunk, and k_mel computes magnitude or power, the sparse mel
+// projection and the clamped log for every (frame, channel); whisper presets get a per-clip
+// max (k_clip_max) and k_whisper_post; the group's output is copied back into pinned host
+// memory. While one stream computes group g, the other copies group g+1 in (and group g-1
+// out), and the host packs group g+1 and unpacks group g-1 into the caller's buffers.
+//
+// Races are ruled out by construction: each group owns disjoint ranges of the batch-sized
+// buffers (samples, descriptors, output, clip maxima; host and device), the only per-stream
+// state is the FFT's scratch (frames, spectrum, plan with its work area), and a stream runs
+// its groups in order. One dependency crosses streams: the per-clip cell table is copied in
+// once on stream 0 and stream 1 waits for it (an event). The host unpacks group g only after
+// synchronizing its stream, and every batch ends with both streams drained.
+//
 // Every per-element formula is a function of kernels/mel_math.h, the ones the CPU golden
 // tests run; the host code here only sizes buffers, fills descriptors and copies.
 #include "kernels/mel_cuda.h"
@@ -30,7 +43,16 @@ struct frame_desc {
 };
 
 const int THREADS = 256;
-const size_t CHUNK_FRAMES = 4096;  // frames per cuFFT execution
+const size_t CHUNK_FRAMES = 4096;      // frames per cuFFT execution
+const size_t GROUP_FRAMES = 2 * CHUNK_FRAMES;  // a group of clips ends once it has this many frames
+const int N_STREAMS = 2;  // the code below names stream 0 and stream 1 where it must
+static_assert(N_STREAMS == 2, "two streams");
+
+// Consecutive clips [k0, k1) whose samples, frames and output cells are the ranges below.
+struct group {
+    size_t k0, k1, s0, s1, f0, f1;
+    long long c0, c1;
+};
 
 // frames is (n_frames, n_fft): windowed, reflect-padded frames of the chunk.
 __global__ void k_frames(const float *samples, const frame_desc *desc, size_t first_frame, size_t n_frames,
@@ -103,23 +125,26 @@ struct xtts_mel_cuda {
     xtts_mel_params p;
     int device, n_bins, pad_left;
     size_t max_clips, max_samples, max_frames;
-    cudaStream_t stream;
-    cufftHandle plan;
-    bool have_stream, have_plan;
-    float *h_samples;       // pinned (max_samples)
-    frame_desc *h_desc;     // pinned (max_frames)
+    cudaStream_t stream[N_STREAMS];
+    cufftHandle plan[N_STREAMS];          // one per stream: a plan's work area is not shared
+    bool have_stream[N_STREAMS], have_plan[N_STREAMS], have_event;
+    cudaEvent_t cells_in;                 // the clip cell table is on the device (stream 0)
+    group *groups;            // (max_clips) host
+    float *h_samples;         // pinned (max_samples)
+    frame_desc *h_desc;       // pinned (max_frames)
     long long *h_clip_cells;  // pinned (max_clips + 1) prefix sums of n_mels * frames
-    float *h_clip_max;      // pinned (max_clips)
-    float *d_samples;       // (max_samples)
-    frame_desc *d_desc;     // (max_frames)
-    long long *d_clip_cells;  // (max_clips + 1)
-    float *d_clip_max;      // (max_clips)
-    float *d_window;        // (n_fft)
-    float *d_frames;        // (CHUNK_FRAMES, n_fft)
-    cufftComplex *d_spec;   // (CHUNK_FRAMES, n_bins)
-    float *d_out;           // clip after clip, each [n_mels][frames]
+    float *h_clip_max;        // pinned (max_clips)
+    float *h_out;             // pinned (max_frames * n_mels), laid out as d_out
+    float *d_samples;         // (max_samples)
+    frame_desc *d_desc;       // (max_frames)
+    long long *d_clip_cells;  // (max_clips + 1), whole batch, copied before the groups
+    float *d_clip_max;        // (max_clips)
+    float *d_window;          // (n_fft)
+    float *d_frames[N_STREAMS];         // (CHUNK_FRAMES, n_fft) per stream
+    cufftComplex *d_spec[N_STREAMS];    // (CHUNK_FRAMES, n_bins) per stream
+    float *d_out;             // clip after clip, each [n_mels][frames]
     int *d_fb_first, *d_fb_count, *d_fb_offset;  // (n_mels)
-    float *d_fb_weight;     // packed nonzero filter weights
+    float *d_fb_weight;       // packed nonzero filter weights
 };
 
 // The kernel image fits the current device (no "no kernel image" at launch time).
@@ -136,23 +161,25 @@ extern "C" int xtts_mel_cuda_kernels_fit(char *why, size_t why_len) {
 extern "C" void xtts_mel_cuda_delete(xtts_mel_cuda *m) {
     if (!m) return;
     cudaSetDevice(m->device);
-    if (m->have_plan) cufftDestroy(m->plan);
-    if (m->have_stream) cudaStreamDestroy(m->stream);
-    cudaFreeHost(m->h_samples);
-    cudaFreeHost(m->h_desc);
-    cudaFreeHost(m->h_clip_cells);
-    cudaFreeHost(m->h_clip_max);
-    void *dev[] = {m->d_samples, m->d_desc, m->d_clip_cells, m->d_clip_max, m->d_window, m->d_frames,
-                   m->d_spec, m->d_out, m->d_fb_first, m->d_fb_count, m->d_fb_offset, m->d_fb_weight};
+    for (int i = 0; i < N_STREAMS; i++) {
+        if (m->have_stream[i]) cudaStreamSynchronize(m->stream[i]);
+        if (m->have_plan[i]) cufftDestroy(m->plan[i]);
+        if (m->have_stream[i]) cudaStreamDestroy(m->stream[i]);
+    }
+    if (m->have_event) cudaEventDestroy(m->cells_in);
+    void *host[] = {m->h_samples, m->h_desc, m->h_clip_cells, m->h_clip_max, m->h_out};
+    for (void *ptr : host) cudaFreeHost(ptr);
+    void *dev[] = {m->d_samples, m->d_desc, m->d_clip_cells, m->d_clip_max, m->d_window, m->d_frames[0],
+                   m->d_frames[1], m->d_spec[0], m->d_spec[1], m->d_out, m->d_fb_first, m->d_fb_count,
+                   m->d_fb_offset, m->d_fb_weight};
     for (void *ptr : dev) cudaFree(ptr);
+    free(m->groups);
     free(m);
 }
 
 static xtts_status setup(xtts_mel_cuda *m, xtts_error *err) {
     const xtts_mel_params &p = m->p;
     CUDA_OK(cudaSetDevice(m->device));
-    CUDA_OK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
-    m->have_stream = true;
     // Filterbank: dense from the CPU path's function, kept sparse as the CPU path keeps it.
     std::vector<float> dense((size_t)p.n_mels * m->n_bins);
     xtts_status st = xtts_mel_filterbank(&p, dense.data(), err);
@@ -173,23 +200,23 @@ static xtts_status setup(xtts_mel_cuda *m, xtts_error *err) {
     std::vector<float> window(p.n_fft);
     for (int j = 0; j < p.n_fft; j++) window[j] = xtts_stft_window(j, p.n_fft, p.win_samples);
 
+    m->groups = (group *)calloc(m->max_clips, sizeof(group));
+    if (!m->groups) return xtts_error_set(err, XTTS_ENOMEM, "cuda mel: out of memory");
     CUDA_OK(cudaMallocHost(&m->h_samples, sizeof(float) * m->max_samples));
     CUDA_OK(cudaMallocHost(&m->h_desc, sizeof(frame_desc) * m->max_frames));
     CUDA_OK(cudaMallocHost(&m->h_clip_cells, sizeof(long long) * (m->max_clips + 1)));
     CUDA_OK(cudaMallocHost(&m->h_clip_max, sizeof(float) * m->max_clips));
+    CUDA_OK(cudaMallocHost(&m->h_out, sizeof(float) * m->max_frames * p.n_mels));
     CUDA_OK(cudaMalloc(&m->d_samples, sizeof(float) * m->max_samples));
     CUDA_OK(cudaMalloc(&m->d_desc, sizeof(frame_desc) * m->max_frames));
     CUDA_OK(cudaMalloc(&m->d_clip_cells, sizeof(long long) * (m->max_clips + 1)));
     CUDA_OK(cudaMalloc(&m->d_clip_max, sizeof(float) * m->max_clips));
     CUDA_OK(cudaMalloc(&m->d_window, sizeof(float) * p.n_fft));
-    CUDA_OK(cudaMalloc(&m->d_frames, sizeof(float) * CHUNK_FRAMES * p.n_fft));
-    CUDA_OK(cudaMalloc(&m->d_spec, sizeof(cufftComplex) * CHUNK_FRAMES * m->n_bins));
     CUDA_OK(cudaMalloc(&m->d_out, sizeof(float) * m->max_frames * p.n_mels));
     CUDA_OK(cudaMalloc(&m->d_fb_first, sizeof(int) * p.n_mels));
     CUDA_OK(cudaMalloc(&m->d_fb_count, sizeof(int) * p.n_mels));
     CUDA_OK(cudaMalloc(&m->d_fb_offset, sizeof(int) * p.n_mels));
     CUDA_OK(cudaMalloc(&m->d_fb_weight, sizeof(float) * weights.size()));
-    CUDA_OK(cudaMemset(m->d_frames, 0, sizeof(float) * CHUNK_FRAMES * p.n_fft));
     CUDA_OK(cudaMemcpy(m->d_window, window.data(), sizeof(float) * p.n_fft, cudaMemcpyHostToDevice));
     CUDA_OK(cudaMemcpy(m->d_fb_first, first.data(), sizeof(int) * p.n_mels, cudaMemcpyHostToDevice));
     CUDA_OK(cudaMemcpy(m->d_fb_count, count.data(), sizeof(int) * p.n_mels, cudaMemcpyHostToDevice));
@@ -197,11 +224,23 @@ static xtts_status setup(xtts_mel_cuda *m, xtts_error *err) {
     CUDA_OK(cudaMemcpy(m->d_fb_weight, weights.data(), sizeof(float) * weights.size(), cudaMemcpyHostToDevice));
 
     int n = p.n_fft, nb = m->n_bins;
-    cufftResult r = cufftPlanMany(&m->plan, 1, &n, &n, 1, n, &nb, 1, nb, CUFFT_R2C, (int)CHUNK_FRAMES);
-    if (r != CUFFT_SUCCESS) return xtts_error_set(err, XTTS_EIO, "cuda: cufftPlanMany failed (%d)", (int)r);
-    m->have_plan = true;
-    r = cufftSetStream(m->plan, m->stream);
-    if (r != CUFFT_SUCCESS) return xtts_error_set(err, XTTS_EIO, "cuda: cufftSetStream failed (%d)", (int)r);
+    for (int i = 0; i < N_STREAMS; i++) {
+        CUDA_OK(cudaStreamCreateWithFlags(&m->stream[i], cudaStreamNonBlocking));
+        m->have_stream[i] = true;
+        CUDA_OK(cudaMalloc(&m->d_frames[i], sizeof(float) * CHUNK_FRAMES * p.n_fft));
+        CUDA_OK(cudaMalloc(&m->d_spec[i], sizeof(cufftComplex) * CHUNK_FRAMES * m->n_bins));
+        CUDA_OK(cudaMemset(m->d_frames[i], 0, sizeof(float) * CHUNK_FRAMES * p.n_fft));
+        cufftResult r = cufftPlanMany(&m->plan[i], 1, &n, &n, 1, n, &nb, 1, nb, CUFFT_R2C, (int)CHUNK_FRAMES);
+        if (r != CUFFT_SUCCESS) return xtts_error_set(err, XTTS_EIO, "cuda: cufftPlanMany failed (%d)", (int)r);
+        m->have_plan[i] = true;
+        r = cufftSetStream(m->plan[i], m->stream[i]);
+        if (r != CUFFT_SUCCESS) return xtts_error_set(err, XTTS_EIO, "cuda: cufftSetStream failed (%d)", (int)r);
+    }
+    CUDA_OK(cudaEventCreateWithFlags(&m->cells_in, cudaEventDisableTiming));
+    m->have_event = true;
+    // The copies and memsets above ran on the legacy stream, which the non-blocking streams
+    // do not wait for: finish them before any batch.
+    CUDA_OK(cudaDeviceSynchronize());
     return XTTS_OK;
 }
 
@@ -232,6 +271,84 @@ extern "C" xtts_mel_cuda *xtts_mel_cuda_new(const xtts_mel_params *p, int ordina
     return m;
 }
 
+// Group g on stream s: pack its samples into pinned memory, copy its inputs in, run the
+// kernels and the FFTs on the stream's scratch, copy its output (and clip maxima) out.
+static xtts_status enqueue_group(xtts_mel_cuda *m, const group &g, int si, const float *const *samples,
+                                 const size_t *n_samples, xtts_error *err) {
+    const xtts_mel_params &p = m->p;
+    cudaStream_t s = m->stream[si];
+    for (size_t k = g.k0, base = g.s0; k < g.k1; base += n_samples[k], k++)
+        memcpy(m->h_samples + base, samples[k], sizeof(float) * n_samples[k]);
+    CUDA_OK(cudaMemcpyAsync(m->d_samples + g.s0, m->h_samples + g.s0, sizeof(float) * (g.s1 - g.s0),
+                            cudaMemcpyHostToDevice, s));
+    CUDA_OK(cudaMemcpyAsync(m->d_desc + g.f0, m->h_desc + g.f0, sizeof(frame_desc) * (g.f1 - g.f0),
+                            cudaMemcpyHostToDevice, s));
+    for (size_t f0 = g.f0; f0 < g.f1; f0 += CHUNK_FRAMES) {
+        size_t nf = g.f1 - f0 < CHUNK_FRAMES ? g.f1 - f0 : CHUNK_FRAMES;
+        k_frames<<<blocks_for(nf * p.n_fft), THREADS, 0, s>>>(m->d_samples, m->d_desc, f0, nf, p.n_fft, m->d_window,
+                                                               m->d_frames[si]);
+        CUDA_OK(cudaGetLastError());
+        cufftResult r = cufftExecR2C(m->plan[si], m->d_frames[si], m->d_spec[si]);
+        if (r != CUFFT_SUCCESS) return xtts_error_set(err, XTTS_EIO, "cuda: cufftExecR2C failed (%d)", (int)r);
+        k_mel<<<blocks_for(nf * p.n_mels), THREADS, 0, s>>>(
+            m->d_spec[si], m->d_desc, f0, nf, m->n_bins, p.n_mels, m->d_fb_first, m->d_fb_count, m->d_fb_offset,
+            m->d_fb_weight, p.power, (float)p.mag_eps, (float)p.log_floor, p.log_kind, m->d_out);
+        CUDA_OK(cudaGetLastError());
+    }
+    if (p.whisper_post) {
+        unsigned nk = (unsigned)(g.k1 - g.k0);
+        k_clip_max<<<nk, THREADS, 0, s>>>(m->d_out, m->d_clip_cells + g.k0, m->d_clip_max + g.k0);
+        CUDA_OK(cudaGetLastError());
+        k_whisper_post<<<dim3(64, nk), THREADS, 0, s>>>(m->d_out, m->d_clip_cells + g.k0, m->d_clip_max + g.k0);
+        CUDA_OK(cudaGetLastError());
+        CUDA_OK(cudaMemcpyAsync(m->h_clip_max + g.k0, m->d_clip_max + g.k0, sizeof(float) * nk,
+                                cudaMemcpyDeviceToHost, s));
+    }
+    CUDA_OK(cudaMemcpyAsync(m->h_out + g.c0, m->d_out + g.c0, sizeof(float) * (size_t)(g.c1 - g.c0),
+                            cudaMemcpyDeviceToHost, s));
+    return XTTS_OK;
+}
+
+// Group g's output, complete in pinned memory once its stream is synchronized, into the
+// caller's [n_mels][stride] buffers.
+static void unpack_group(const xtts_mel_cuda *m, const group &g, const size_t *n_frames, float *const *out,
+                         const size_t *out_stride, float *pad_values) {
+    const xtts_mel_params &p = m->p;
+    float floor_log = xtts_mel_pad_value(&p);
+    for (size_t k = g.k0; k < g.k1; k++) {
+        const float *src = m->h_out + m->h_clip_cells[k];
+        for (int c = 0; c < p.n_mels; c++)
+            memcpy(out[k] + (size_t)c * out_stride[k], src + (size_t)c * n_frames[k], sizeof(float) * n_frames[k]);
+        if (pad_values) pad_values[k] = p.whisper_post ? xtts_whisper_post(floor_log, m->h_clip_max[k]) : floor_log;
+    }
+}
+
+// Group g is enqueued on stream g % 2; then the host waits for group g-1 (the other stream,
+// which holds nothing newer) and unpacks it while the device works on group g. On success
+// both streams are drained when this returns: the last two groups are waited for.
+static xtts_status run_groups(xtts_mel_cuda *m, size_t n_clips, size_t n_groups, const float *const *samples,
+                              const size_t *n_samples, float *const *out, const size_t *out_stride,
+                              const size_t *n_frames, float *pad_values, xtts_error *err) {
+    // The cell table (k_clip_max, k_whisper_post) spans groups: in once, before any group.
+    CUDA_OK(cudaMemcpyAsync(m->d_clip_cells, m->h_clip_cells, sizeof(long long) * (n_clips + 1),
+                            cudaMemcpyHostToDevice, m->stream[0]));
+    if (n_groups > 1) {  // stream 1 gets work (and so is drained below) only when it has a group
+        CUDA_OK(cudaEventRecord(m->cells_in, m->stream[0]));
+        CUDA_OK(cudaStreamWaitEvent(m->stream[1], m->cells_in, 0));
+    }
+    for (size_t g = 0; g <= n_groups; g++) {
+        if (g < n_groups) {
+            xtts_status st = enqueue_group(m, m->groups[g], (int)(g % N_STREAMS), samples, n_samples, err);
+            if (st) return st;
+        }
+        if (g > 0) {
+            CUDA_OK(cudaStreamSynchronize(m->stream[(g - 1) % N_STREAMS]));
+            unpack_group(m, m->groups[g - 1], n_frames, out, out_stride, pad_values);
+        }
+    }
+    return XTTS_OK;
+}
+
 extern "C" xtts_status xtts_mel_cuda_compute_batch(xtts_mel_cuda *m, size_t n_clips, const float *const *samples,
                                                    const size_t *n_samples, float *const *out,
                                                    const size_t *out_stride, size_t *n_frames, float *pad_values,
@@ -256,11 +373,12 @@ extern "C" xtts_status xtts_mel_cuda_compute_batch(xtts_mel_cuda *m, size_t n_cl
                               m->max_samples);
     if (n_clips == 0) return XTTS_OK;
 
-    // Pack clips and describe every frame.
-    size_t base = 0, f = 0;
+    // Describe every frame; cut the clips into groups of about GROUP_FRAMES frames.
+    size_t base = 0, f = 0, n_groups = 0;
     long long cells = 0;
     for (size_t k = 0; k < n_clips; k++) {
-        memcpy(m->h_samples + base, samples[k], sizeof(float) * n_samples[k]);
+        if (k == 0 || m->groups[n_groups - 1].f1 - m->groups[n_groups - 1].f0 >= GROUP_FRAMES)
+            m->groups[n_groups++] = group{k, k, base, base, f, f, cells, cells};
         m->h_clip_cells[k] = cells;
         for (size_t t = 0; t < n_frames[k]; t++, f++) {
             frame_desc &d = m->h_desc[f];
@@ -272,43 +390,16 @@ extern "C" xtts_status xtts_mel_cuda_compute_batch(xtts_mel_cuda *m, size_t n_cl
         }
         base += n_samples[k];
         cells += (long long)n_frames[k] * p.n_mels;
+        group &g = m->groups[n_groups - 1];
+        g.k1 = k + 1; g.s1 = base; g.f1 = f; g.c1 = cells;
     }
     m->h_clip_cells[n_clips] = cells;
 
     CUDA_OK(cudaSetDevice(m->device));
-    cudaStream_t s = m->stream;
-    CUDA_OK(cudaMemcpyAsync(m->d_samples, m->h_samples, sizeof(float) * total_samples, cudaMemcpyHostToDevice, s));
-    CUDA_OK(cudaMemcpyAsync(m->d_desc, m->h_desc, sizeof(frame_desc) * total_frames, cudaMemcpyHostToDevice, s));
-    CUDA_OK(cudaMemcpyAsync(m->d_clip_cells, m->h_clip_cells, sizeof(long long) * (n_clips + 1),
-                            cudaMemcpyHostToDevice, s));
-    for (size_t f0 = 0; f0 < total_frames; f0 += CHUNK_FRAMES) {
-        size_t nf = total_frames - f0 < CHUNK_FRAMES ? total_frames - f0 : CHUNK_FRAMES;
-        k_frames<<<blocks_for(nf * p.n_fft), THREADS, 0, s>>>(m->d_samples, m->d_desc, f0, nf, p.n_fft, m->d_window,
-                                                               m->d_frames);
-        CUDA_OK(cudaGetLastError());
-        cufftResult r = cufftExecR2C(m->plan, m->d_frames, m->d_spec);
-        if (r != CUFFT_SUCCESS) return xtts_error_set(err, XTTS_EIO, "cuda: cufftExecR2C failed (%d)", (int)r);
-        k_mel<<<blocks_for(nf * p.n_mels), THREADS, 0, s>>>(
-            m->d_spec, m->d_desc, f0, nf, m->n_bins, p.n_mels, m->d_fb_first, m->d_fb_count, m->d_fb_offset,
-            m->d_fb_weight, p.power, (float)p.mag_eps, (float)p.log_floor, p.log_kind, m->d_out);
-        CUDA_OK(cudaGetLastError());
+    xtts_status st = run_groups(m, n_clips, n_groups, samples, n_samples, out, out_stride, n_frames, pad_values, err);
+    if (st) {
+        // Nothing may still read the staging buffers when the next batch fills them.
+        for (int i = 0; i < N_STREAMS; i++) cudaStreamSynchronize(m->stream[i]);
     }
-    if (p.whisper_post) {
-        k_clip_max<<<(unsigned)n_clips, THREADS, 0, s>>>(m->d_out, m->d_clip_cells, m->d_clip_max);
-        CUDA_OK(cudaGetLastError());
-        k_whisper_post<<<dim3(64, (unsigned)n_clips), THREADS, 0, s>>>(m->d_out, m->d_clip_cells, m->d_clip_max);
-        CUDA_OK(cudaGetLastError());
-        CUDA_OK(cudaMemcpyAsync(m->h_clip_max, m->d_clip_max, sizeof(float) * n_clips, cudaMemcpyDeviceToHost, s));
-    }
-    for (size_t k = 0; k < n_clips; k++)
-        CUDA_OK(cudaMemcpy2DAsync(out[k], sizeof(float) * out_stride[k], m->d_out + m->h_clip_cells[k],
-                                  sizeof(float) * n_frames[k], sizeof(float) * n_frames[k], (size_t)p.n_mels,
-                                  cudaMemcpyDeviceToHost, s));
-    CUDA_OK(cudaStreamSynchronize(s));
-    if (pad_values) {
-        float floor_log = xtts_mel_pad_value(&p);
-        for (size_t k = 0; k < n_clips; k++)
-            pad_values[k] = p.whisper_post ? xtts_whisper_post(floor_log, m->h_clip_max[k]) : floor_log;
-    }
-    return XTTS_OK;
+    return st;
 }

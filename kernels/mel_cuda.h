@@ -27,9 +27,10 @@ int xtts_cuda_device_usable(int ordinal, char *why, size_t why_len);
 typedef struct xtts_mel_cuda xtts_mel_cuda;
 
 /* A context on device `ordinal` for batches of up to max_clips clips holding up to
- * max_batch_samples samples together. Allocates device buffers, pinned staging memory and
- * the cuFFT plan once. NULL on failure: XTTS_EUNSUPPORTED when no usable device (or no CUDA
- * in this build), XTTS_EUSAGE for bad parameters, XTTS_ENOMEM/XTTS_EIO for CUDA failures. */
+ * max_batch_samples samples together. Allocates once: batch-sized device buffers and pinned
+ * staging memory for samples in and mels out, and two streams with a cuFFT plan each. NULL
+ * on failure: XTTS_EUNSUPPORTED when no usable device (or no CUDA in this build), XTTS_EUSAGE
+ * for bad parameters, XTTS_ENOMEM/XTTS_EIO for CUDA failures. */
 xtts_mel_cuda *xtts_mel_cuda_new(const xtts_mel_params *p, int ordinal, size_t max_clips, size_t max_batch_samples,
                                  xtts_error *err);
 void xtts_mel_cuda_delete(xtts_mel_cuda *m);
@@ -39,7 +40,9 @@ void xtts_mel_cuda_delete(xtts_mel_cuda *m);
  * out[k][c*out_stride[k] + t]), its frame count to n_frames[k] and its pad value to
  * pad_values[k] (may be NULL), exactly as xtts_mel_compute reports them. A clip shorter than
  * one frame fails the batch with XTTS_EINPUT naming its index; more clips or samples than the
- * context holds is XTTS_ERANGE. Blocks until the results are in out. */
+ * context holds is XTTS_ERANGE. The batch runs as groups of whole clips alternating between
+ * the two streams, so that one group's copies overlap another's compute. Blocks until the
+ * results are in out. Not for two threads at once on one context. */
 xtts_status xtts_mel_cuda_compute_batch(xtts_mel_cuda *m, size_t n_clips, const float *const *samples,
                                         const size_t *n_samples, float *const *out, const size_t *out_stride,
                                         size_t *n_frames, float *pad_values, xtts_error *err);
