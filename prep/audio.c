@@ -164,7 +164,10 @@ static xtts_status decode(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, const c
     size_t n = 0;
     const float inv_ch = 1.0f / (float)ch;
     for (;;) {
-        sf_count_t got = sf_readf_float(sf, a->chunk, CHUNK_FRAMES);
+        /* mono reads straight into the output; other layouts through chunk and the downmix */
+        if (ch == 1 && !grow(&a->mono, &a->mono_cap, n + CHUNK_FRAMES))
+            return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory after %zu samples", name, n);
+        sf_count_t got = sf_readf_float(sf, ch == 1 ? a->mono + n : a->chunk, CHUNK_FRAMES);
         if (got <= 0) break;
         if (n + (size_t)got > MAX_SAMPLES)
             return xtts_error_set(err, XTTS_EINPUT, "%s: longer than %zu samples per channel", name, MAX_SAMPLES);
@@ -173,9 +176,7 @@ static xtts_status decode(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, const c
         if (!grow(&a->mono, &a->mono_cap, n + (size_t)got))
             return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory after %zu samples", name, n);
         float *dst = a->mono + n;
-        if (ch == 1) {
-            memcpy(dst, a->chunk, sizeof(float) * (size_t)got);
-        } else {
+        if (ch != 1) {
             for (sf_count_t i = 0; i < got; i++) {
                 const float *frame = a->chunk + (size_t)i * ch;
                 float sum = 0.0f;

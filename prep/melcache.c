@@ -221,7 +221,8 @@ typedef struct {
     uint64_t input;      /* index in the token stream */
     int ok;
     char reason[XTTS_ERRMSG_MAX];
-    float *pcm;          /* mono samples at the preset's rate */
+    const float *src;    /* mono samples at the preset's rate: the worker's audio buffer, or pcm */
+    float *pcm;          /* a copy, when the mel is computed later (the CUDA batch) */
     size_t n_pcm, cap_pcm;
     float *mel;          /* [n_mels][padded] */
     size_t cap_mel;
@@ -242,7 +243,9 @@ static int max_padded_frames(const xtts_cache_config *c) {
     return m;
 }
 
-static void load_one(const xtts_melcache_options *o, const input_set *in, worker *w, slot *s) {
+/* keep_copy: copy the samples out of the worker's audio buffer (which the worker's next
+ * load overwrites); without it s->src points into that buffer. */
+static void load_one(const xtts_melcache_options *o, const input_set *in, worker *w, slot *s, int keep_copy) {
     const xtts_cache_config *c = &o->cfg;
     const input_rec *x = &in->v[s->input];
     xtts_error e;
@@ -277,17 +280,21 @@ static void load_one(const xtts_melcache_options *o, const input_set *in, worker
         return;
     }
     size_t need_mel = (size_t)c->mel.n_mels * (size_t)padded;
-    if (s->cap_pcm < n) {
-        float *np = realloc(s->pcm, (n ? n : 1) * sizeof(float));
-        if (!np) { snprintf(s->reason, sizeof s->reason, "out of memory"); return; }
-        s->pcm = np; s->cap_pcm = n;
-    }
     if (s->cap_mel < need_mel) {
         float *nm = realloc(s->mel, need_mel * sizeof(float));
         if (!nm) { snprintf(s->reason, sizeof s->reason, "out of memory"); return; }
         s->mel = nm; s->cap_mel = need_mel;
     }
-    memcpy(s->pcm, pcm, n * sizeof(float));
+    if (keep_copy) {
+        if (s->cap_pcm < n) {
+            float *np = realloc(s->pcm, (n ? n : 1) * sizeof(float));
+            if (!np) { snprintf(s->reason, sizeof s->reason, "out of memory"); return; }
+            s->pcm = np; s->cap_pcm = n;
+        }
+        memcpy(s->pcm, pcm, n * sizeof(float));
+        pcm = s->pcm;
+    }
+    s->src = pcm;
     s->n_pcm = n;
     s->padded = padded;
     s->ok = 1;
@@ -297,7 +304,7 @@ static void mel_one(const input_set *in, worker *w, slot *s) {
     if (!s->ok) return;
     xtts_error e;
     xtts_error_clear(&e);
-    if (xtts_mel_compute(w->mel, s->pcm, s->n_pcm, s->mel, (size_t)s->padded, &s->n_frames, &s->pad_value, &e)) {
+    if (xtts_mel_compute(w->mel, s->src, s->n_pcm, s->mel, (size_t)s->padded, &s->n_frames, &s->pad_value, &e)) {
         snprintf(s->reason, sizeof s->reason, "%.200s: %.300s", in->v[s->input].audio_path, e.msg);
         s->ok = 0;
     }
@@ -364,7 +371,7 @@ static xtts_status mel_chunk_cuda(xtts_mel_cuda *gpu, const input_set *in, slot 
     size_t idx[1024], n = 0;
     for (size_t k = 0; k < m && n < 1024; k++) {
         if (!slots[k].ok) continue;
-        samples[n] = slots[k].pcm; n_samples[n] = slots[k].n_pcm;
+        samples[n] = slots[k].src; n_samples[n] = slots[k].n_pcm;
         outs[n] = slots[k].mel; stride[n] = (size_t)slots[k].padded;
         idx[n++] = k;
     }
@@ -679,7 +686,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
         if (m == 0) break;
         if (gpu) {
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-            for (size_t k = 0; k < m; k++) load_one(&o, &in, &wk[omp_get_thread_num()], &buf[k]);
+            for (size_t k = 0; k < m; k++) load_one(&o, &in, &wk[omp_get_thread_num()], &buf[k], 1);
             xtts_error ge;
             xtts_status gs = mel_chunk_cuda(gpu, &in, buf, m, &ge);
             if (gs) { /* stop: the writer keeps what is committed, a re-run resumes */
@@ -693,7 +700,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
             for (size_t k = 0; k < m; k++) {
                 worker *wt = &wk[omp_get_thread_num()];
-                load_one(&o, &in, wt, &buf[k]);
+                load_one(&o, &in, wt, &buf[k], 0);
                 mel_one(&in, wt, &buf[k]);
                 finish_one(&o, &in, wt, &buf[k]);
             }
