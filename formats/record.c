@@ -105,6 +105,51 @@ static void unshuffle_bytes(uint8_t *dst, const uint8_t *src, size_t n, size_t e
     }
 }
 
+/* Join byte planes lo (byte 0) and hi (byte 1) of n fp16 values into dst, as fp16 or
+ * converted to fp32 (exact), and fill runs of pad values. */
+#if defined(__AVX2__) && defined(__F16C__)
+#include <immintrin.h>
+static void join_f16(uint16_t *dst, const uint8_t *lo, const uint8_t *hi, size_t n) {
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256i l = _mm256_loadu_si256((const __m256i *)(const void *)(lo + i));
+        __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(hi + i));
+        __m256i a = _mm256_unpacklo_epi8(l, h), b = _mm256_unpackhi_epi8(l, h); /* 0-7|16-23, 8-15|24-31 */
+        _mm256_storeu_si256((__m256i *)(void *)(dst + i), _mm256_permute2x128_si256(a, b, 0x20));
+        _mm256_storeu_si256((__m256i *)(void *)(dst + i + 16), _mm256_permute2x128_si256(a, b, 0x31));
+    }
+    for (; i < n; i++) dst[i] = (uint16_t)(lo[i] | (hi[i] << 8));
+}
+static void join_f32(float *dst, const uint8_t *lo, const uint8_t *hi, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i l = _mm_loadu_si128((const __m128i *)(const void *)(lo + i));
+        __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(hi + i));
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_unpacklo_epi8(l, h)));
+        _mm256_storeu_ps(dst + i + 8, _mm256_cvtph_ps(_mm_unpackhi_epi8(l, h)));
+    }
+    for (; i < n; i++) dst[i] = xtts_f16_to_f32((uint16_t)(lo[i] | (hi[i] << 8)));
+}
+#else
+static void join_f16(uint16_t *dst, const uint8_t *lo, const uint8_t *hi, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] = (uint16_t)(lo[i] | (hi[i] << 8));
+}
+static void join_f32(float *dst, const uint8_t *lo, const uint8_t *hi, size_t n) {
+    uint16_t blk[256];
+    for (size_t i0 = 0; i0 < n; i0 += 256) {
+        size_t len = n - i0 < 256 ? n - i0 : 256;
+        join_f16(blk, lo + i0, hi + i0, len);
+        xtts_f16_to_f32_n(blk, dst + i0, len);
+    }
+}
+#endif
+static void fill_u16(uint16_t *dst, uint16_t v, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] = v;
+}
+static void fill_f32(float *dst, float v, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] = v;
+}
+
 static void put_f32(uint8_t *p, float v) {
     uint32_t u;
     memcpy(&u, &v, 4);
@@ -299,28 +344,18 @@ xtts_status xtts_record_decode(xtts_record_decoder *d, const void *buf, size_t b
     size_t esize = xtts_dtype_size(h->dtype);
     size_t T = h->frames_padded, C = h->n_mels, n = C * T;
     if ((h->flags & XTTS_RECORD_SHUFFLED) && h->dtype == XTTS_DTYPE_F16) {
-        /* the common case, fused: join each row's two byte planes in a small block and
-         * convert straight into the caller's buffer (one pass, no scratch copy of the mel) */
+        /* the common case, fused: join each row's two byte planes and write (or convert
+         * and write) straight into the caller's buffer; one pass, no scratch copy */
         const uint8_t *lo = src, *hi = src + n;
-        uint16_t blk[512];
         for (size_t c = 0; c < C; c++) {
-            for (size_t t0 = 0; t0 < T; t0 += 512) {
-                size_t len = T - t0 < 512 ? T - t0 : 512;
-                const uint8_t *l = lo + c * T + t0, *hh = hi + c * T + t0;
-                if (out_dtype == XTTS_DTYPE_F16) {
-                    uint16_t *dst = (uint16_t *)mel + c * frames_cap + t0;
-                    for (size_t i = 0; i < len; i++) dst[i] = (uint16_t)(l[i] | (hh[i] << 8));
-                } else {
-                    for (size_t i = 0; i < len; i++) blk[i] = (uint16_t)(l[i] | (hh[i] << 8));
-                    xtts_f16_to_f32_n(blk, (float *)mel + c * frames_cap + t0, len);
-                }
-            }
             if (out_dtype == XTTS_DTYPE_F16) {
-                uint16_t pad16 = xtts_f32_to_f16(h->pad_value), *dst = (uint16_t *)mel + c * frames_cap;
-                for (size_t t = T; t < frames_cap; t++) dst[t] = pad16;
+                uint16_t *dst = (uint16_t *)mel + c * frames_cap;
+                join_f16(dst, lo + c * T, hi + c * T, T);
+                fill_u16(dst + T, xtts_f32_to_f16(h->pad_value), frames_cap - T);
             } else {
                 float *dst = (float *)mel + c * frames_cap;
-                for (size_t t = T; t < frames_cap; t++) dst[t] = h->pad_value;
+                join_f32(dst, lo + c * T, hi + c * T, T);
+                fill_f32(dst + T, h->pad_value, frames_cap - T);
             }
         }
         return XTTS_OK;
@@ -343,15 +378,14 @@ xtts_status xtts_record_decode(xtts_record_decoder *d, const void *buf, size_t b
                 xtts_f16_to_f32_n((const uint16_t *)(const void *)row, dst, T);
             else
                 memcpy(dst, row, T * 4); /* little-endian host */
-            for (size_t t = T; t < frames_cap; t++) dst[t] = h->pad_value;
+            fill_f32(dst + T, h->pad_value, frames_cap - T);
         } else {
             uint16_t *dst = (uint16_t *)mel + c * frames_cap;
             if (h->dtype == XTTS_DTYPE_F16)
                 memcpy(dst, row, T * 2);
             else
                 for (size_t t = 0; t < T; t++) dst[t] = xtts_f32_to_f16(get_f32(row + 4 * t));
-            uint16_t pad16 = xtts_f32_to_f16(h->pad_value);
-            for (size_t t = T; t < frames_cap; t++) dst[t] = pad16;
+            fill_u16(dst + T, xtts_f32_to_f16(h->pad_value), frames_cap - T);
         }
     }
     return XTTS_OK;
