@@ -347,11 +347,12 @@ xtts_status xtts_record_decode(xtts_record_decoder *d, const void *buf, size_t b
         /* the common case, fused: join each row's two byte planes and write (or convert
          * and write) straight into the caller's buffer; one pass, no scratch copy */
         const uint8_t *lo = src, *hi = src + n;
+        uint16_t pad16 = xtts_f32_to_f16(h->pad_value);
         for (size_t c = 0; c < C; c++) {
             if (out_dtype == XTTS_DTYPE_F16) {
                 uint16_t *dst = (uint16_t *)mel + c * frames_cap;
                 join_f16(dst, lo + c * T, hi + c * T, T);
-                fill_u16(dst + T, xtts_f32_to_f16(h->pad_value), frames_cap - T);
+                fill_u16(dst + T, pad16, frames_cap - T);
             } else {
                 float *dst = (float *)mel + c * frames_cap;
                 join_f32(dst, lo + c * T, hi + c * T, T);
@@ -370,6 +371,7 @@ xtts_status xtts_record_decode(xtts_record_decoder *d, const void *buf, size_t b
         unshuffle_bytes(d->raw + off, src, n, esize);
         src = d->raw + off;
     }
+    uint16_t pad16 = xtts_f32_to_f16(h->pad_value);
     for (size_t c = 0; c < C; c++) {
         const uint8_t *row = src + c * T * esize;
         if (out_dtype == XTTS_DTYPE_F32) {
@@ -385,7 +387,7 @@ xtts_status xtts_record_decode(xtts_record_decoder *d, const void *buf, size_t b
                 memcpy(dst, row, T * 2);
             else
                 for (size_t t = 0; t < T; t++) dst[t] = xtts_f32_to_f16(get_f32(row + 4 * t));
-            fill_u16(dst + T, xtts_f32_to_f16(h->pad_value), frames_cap - T);
+            fill_u16(dst + T, pad16, frames_cap - T);
         }
     }
     return XTTS_OK;
