@@ -2,8 +2,8 @@
 # bench_reader.sh — cache reader throughput: the C reader (batch 32, random order, 1 and 2
 # threads) against bare zstd decompression of the same frames and against the Python
 # module (scripts/xtts_cache.py). Prints "<what> <batches/s> <decoded MB/s>" lines; the
-# C lines add the % of the 1-thread zstd ceiling and the batch bytes written per second
-# (tests/bench/bench_reader.c says how each is counted).
+# C lines add the % of the bare zstd ceiling, the batch bytes written per second and the %
+# of zstd plus the batch's writes (tests/bench/bench_reader.c says how each is counted).
 #
 # Environment: BUILD (absolute build dir, default ./build), PYTHON (default
 # /usr/bin/python3), CACHE (a cache to read; default: a synthetic one, 2000 records of

@@ -9,13 +9,17 @@
  * starts. The reader's time includes everything a training loop pays: the LMDB lookup,
  * both CRC-32 checks, decompression, the plane join and dtype conversion, and filling
  * the fixed-shape batch (mel columns up to the cache's max_frames, tokens up to
- * max_tokens), which writes more bytes than the payload (column "out MB/s").
+ * max_tokens), which writes more bytes than the payload (column "out MB/s"). So a
+ * second reference, zstd_plus_batch_write, adds to the bare decompression a memset of
+ * the batch slot the record would fill (tokens and mel as the output dtype): the bytes
+ * any reader has to write, at memset's speed. The reader cannot beat it.
  *
  * The configurations run in ROUNDS alternated rounds of SECONDS/ROUNDS each; each line
  * gives medians over the rounds, and the median of the per-round ratios to the 1-thread
- * ceiling (the ratio within a round is steadier than the absolute figures on a shared
- * machine). Prints one line per configuration:
- *   <what> <batches/s> <decoded MB/s> <% of zstd_ceiling_1thread> <out MB/s>
+ * reference with the same thread count (the ratio within a round is steadier than the
+ * absolute figures on a shared machine). Prints one line per configuration:
+ *   <what> <batches/s> <decoded MB/s> <% of zstd_ceiling, same threads> <out MB/s>
+ *   <% of zstd_plus_batch_write, same threads and output dtype>
  * Usage: bench_reader CACHE_DIR [SECONDS (default 3)] [ROUNDS (default 5)]
  * Built and run by scripts/bench_reader.sh. */
 #include <omp.h>
@@ -29,10 +33,13 @@
 #define BATCH 32
 #define MAX_ROUNDS 64
 
-enum { CEIL1, CEIL2, F32_1, F32_2, F16_1, F16_2, N_CONF };
-static const char *conf_name[N_CONF] = {"zstd_ceiling_1thread",     "zstd_ceiling_2threads",
-                                        "c_reader_1thread_fp32out",  "c_reader_2threads_fp32out",
-                                        "c_reader_1thread_fp16out",  "c_reader_2threads_fp16out"};
+enum { CEIL1, CEIL2, W32_1, W32_2, W16_1, W16_2, F32_1, F32_2, F16_1, F16_2, N_CONF };
+static const char *conf_name[N_CONF] = {
+    "zstd_ceiling_1thread",          "zstd_ceiling_2threads",
+    "zstd_plus_batch_write_1thread_fp32out", "zstd_plus_batch_write_2threads_fp32out",
+    "zstd_plus_batch_write_1thread_fp16out", "zstd_plus_batch_write_2threads_fp16out",
+    "c_reader_1thread_fp32out",      "c_reader_2threads_fp32out",
+    "c_reader_1thread_fp16out",      "c_reader_2threads_fp16out"};
 
 static uint64_t rng(uint64_t *s) {
     *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -63,14 +70,21 @@ typedef struct {
     double batches, bytes, out;
 } rate;
 
-static rate run_ceiling(const bench *B, int threads, double seconds, uint64_t seed) {
-    uint64_t recs = 0, bytes = 0;
+/* Bare decompression; with write >= 0 also a memset of the batch slot (output dtype
+ * write) the record would fill. */
+static rate run_ceiling(const bench *B, int threads, int write, double seconds, uint64_t seed) {
+    uint64_t recs = 0, bytes = 0, out_bytes = 0;
     double t_all = 0;
     int fail = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : recs, bytes, fail) reduction(max : t_all)
+#pragma omp parallel num_threads(threads) reduction(+ : recs, bytes, out_bytes, fail) reduction(max : t_all)
     {
         ZSTD_DCtx *d = ZSTD_createDCtx();
         void *dst = malloc(B->max_payload ? B->max_payload : 1);
+        xtts_batch b;
+        xtts_error te;
+        if (!d || !dst || xtts_batch_alloc(B->c, BATCH, write == XTTS_DTYPE_F16 ? XTTS_DTYPE_F16 : XTTS_DTYPE_F32, &b, &te))
+            exit(2);
+        size_t mel_slot = b.n_mels * b.max_frames * xtts_dtype_size(b.mel_dtype), tok_slot = b.max_tokens * 4;
         uint64_t s = seed + 977 * (uint64_t)omp_get_thread_num();
 #pragma omp barrier
         double t0 = xtts_now_s(), t = 0;
@@ -79,6 +93,11 @@ static rate run_ceiling(const bench *B, int threads, double seconds, uint64_t se
                 uint64_t i = rng(&s) % B->n;
                 size_t got = ZSTD_decompressDCtx(d, dst, B->max_payload, B->frame[i], B->frame_bytes[i]);
                 if (ZSTD_isError(got)) fail = 1;
+                if (write >= 0) {
+                    memset((uint8_t *)b.tokens + k * tok_slot, k, tok_slot);
+                    memset((uint8_t *)b.mel + k * mel_slot, k, mel_slot);
+                    out_bytes += tok_slot + mel_slot;
+                }
                 bytes += B->payload[i];
                 recs++;
             }
@@ -87,12 +106,13 @@ static rate run_ceiling(const bench *B, int threads, double seconds, uint64_t se
         t_all = t;
         ZSTD_freeDCtx(d);
         free(dst);
+        xtts_batch_free(&b);
     }
     if (fail) {
         fprintf(stderr, "bench_reader: a frame did not decompress\n");
         exit(3);
     }
-    return (rate){recs / (double)BATCH / t_all, bytes / t_all, 0};
+    return (rate){recs / (double)BATCH / t_all, bytes / t_all, out_bytes / t_all};
 }
 
 static rate run_reader(const bench *B, int threads, xtts_dtype out_dtype, double seconds, uint64_t seed) {
@@ -172,30 +192,36 @@ int main(int argc, char **argv) {
     }
     printf("# %llu records, %.1f MB stored, %.1f MB decoded; %d alternated rounds of %.2f s per line, medians\n",
            (unsigned long long)B.n, total_frames / 1e6, total_payload / 1e6, rounds, seconds / rounds);
-    printf("# what batches/s decoded_MB/s %%_of_zstd_ceiling_1thread out_MB/s\n");
-    double bps[N_CONF][MAX_ROUNDS], mbs[N_CONF][MAX_ROUNDS], pct[N_CONF][MAX_ROUNDS], out[N_CONF][MAX_ROUNDS];
+    printf("# what batches/s decoded_MB/s %%_of_zstd_ceiling out_MB/s %%_of_zstd_plus_batch_write\n");
+    static double bps[N_CONF][MAX_ROUNDS], mbs[N_CONF][MAX_ROUNDS], pct[N_CONF][MAX_ROUNDS], out[N_CONF][MAX_ROUNDS],
+        pctw[N_CONF][MAX_ROUNDS];
     double slice = seconds / rounds;
     for (int k = 0; k < rounds; k++) {
         uint64_t seed = 1234 + 7919 * (uint64_t)k;
         rate rr[N_CONF];
-        rr[CEIL1] = run_ceiling(&B, 1, slice, seed);
-        rr[F32_1] = run_reader(&B, 1, XTTS_DTYPE_F32, slice, seed);
-        rr[F16_1] = run_reader(&B, 1, XTTS_DTYPE_F16, slice, seed);
-        rr[CEIL2] = run_ceiling(&B, 2, slice, seed);
-        rr[F32_2] = run_reader(&B, 2, XTTS_DTYPE_F32, slice, seed);
-        rr[F16_2] = run_reader(&B, 2, XTTS_DTYPE_F16, slice, seed);
+        for (int th = 1; th <= 2; th++) {
+            int o = th - 1; /* the 2-thread configuration follows the 1-thread one */
+            rr[CEIL1 + o] = run_ceiling(&B, th, -1, slice, seed);
+            rr[W32_1 + o] = run_ceiling(&B, th, XTTS_DTYPE_F32, slice, seed);
+            rr[F32_1 + o] = run_reader(&B, th, XTTS_DTYPE_F32, slice, seed);
+            rr[W16_1 + o] = run_ceiling(&B, th, XTTS_DTYPE_F16, slice, seed);
+            rr[F16_1 + o] = run_reader(&B, th, XTTS_DTYPE_F16, slice, seed);
+        }
         for (int j = 0; j < N_CONF; j++) {
+            int o = j % 2; /* every 2-thread configuration has an odd index */
+            int w = j == F32_1 + o || j == W32_1 + o ? W32_1 + o : W16_1 + o;
             bps[j][k] = rr[j].batches;
             mbs[j][k] = rr[j].bytes / 1e6;
-            pct[j][k] = 100.0 * rr[j].bytes / rr[CEIL1].bytes;
+            pct[j][k] = 100.0 * rr[j].bytes / rr[CEIL1 + o].bytes;
             out[j][k] = rr[j].out / 1e6;
+            pctw[j][k] = 100.0 * rr[j].bytes / rr[w].bytes;
         }
     }
     for (int j = 0; j < N_CONF; j++) {
         printf("%s %.1f %.1f %.1f", conf_name[j], median(bps[j], rounds), median(mbs[j], rounds),
                median(pct[j], rounds));
-        if (j == CEIL1 || j == CEIL2) printf(" -\n");
-        else printf(" %.1f\n", median(out[j], rounds));
+        if (j < W32_1) printf(" - -\n");
+        else printf(" %.1f %.1f\n", median(out[j], rounds), median(pctw[j], rounds));
     }
     xtts_cache_reader_delete(r0);
     xtts_cache_close(B.c);
