@@ -241,6 +241,52 @@ static void shuffled_fp16_decodes_like_plain_for_every_width_and_output_dtype(vo
     xtts_record_decoder_delete(dec);
 }
 
+/* formats/record.c's streaming mode (non-temporal stores), declared by its users. */
+void xtts_record_decoder_set_streaming(xtts_record_decoder *d, int on);
+
+/* Streaming writes the same values: every stored dtype and layout, both output dtypes,
+ * destinations at every 2-byte offset of a 32-byte line, widths around the vector sizes. */
+static void streaming_decode_writes_the_same_values_at_any_alignment(void **state) {
+    (void)state;
+    static const uint32_t frames[] = {1, 9, 16, 33, 70};
+    xtts_record_decoder *plain = xtts_record_decoder_new(), *stream = xtts_record_decoder_new();
+    assert_non_null(plain);
+    assert_non_null(stream);
+    xtts_record_decoder_set_streaming(stream, 1);
+    for (size_t f = 0; f < sizeof frames / sizeof frames[0]; f++)
+        for (int layout = 0; layout < 4; layout++) {
+            xtts_dtype sd = layout & 1 ? XTTS_DTYPE_F32 : XTTS_DTYPE_F16;
+            unsigned flags = layout & 2 ? XTTS_RECORD_SHUFFLED : 0;
+            uint32_t fp = frames[f], cap = fp + 11, nm = 3;
+            sample s;
+            sample_make(&s, "nt", 3, 6, fp, fp, (uint16_t)nm);
+            size_t len;
+            uint8_t *rec = encode_copy(sd, flags, &s.in, &len);
+            for (int od = 0; od < 2; od++)
+                for (size_t off = 0; off < 32; off += 2) {
+                    xtts_dtype out = od ? XTTS_DTYPE_F32 : XTTS_DTYPE_F16;
+                    size_t bytes = (size_t)nm * cap * xtts_dtype_size(out);
+                    uint8_t *a = aligned_alloc(64, bytes + 64), *b = aligned_alloc(64, bytes + 64);
+                    assert_non_null(a);
+                    assert_non_null(b);
+                    memset(a, 0x3C, bytes + 64);
+                    memset(b, 0x3C, bytes + 64);
+                    int32_t ta[6], tb[6];
+                    xtts_error err;
+                    assert_int_equal(xtts_record_decode(plain, rec, len, NULL, ta, 6, a + off, out, nm, cap, &err), XTTS_OK);
+                    assert_int_equal(xtts_record_decode(stream, rec, len, NULL, tb, 6, b + off, out, nm, cap, &err), XTTS_OK);
+                    assert_memory_equal(a, b, bytes + 64); /* nothing written outside either */
+                    assert_memory_equal(ta, tb, sizeof ta);
+                    free(a);
+                    free(b);
+                }
+            free(rec);
+            sample_free(&s);
+        }
+    xtts_record_decoder_delete(plain);
+    xtts_record_decoder_delete(stream);
+}
+
 static void encoding_is_deterministic(void **state) {
     (void)state;
     sample s;
@@ -717,6 +763,7 @@ int main(void) {
         cmocka_unit_test(round_trip_keeps_every_field_fp16_shuffled),
         cmocka_unit_test(shuffled_and_plain_records_decode_to_the_same_mel),
         cmocka_unit_test(shuffled_fp16_decodes_like_plain_for_every_width_and_output_dtype),
+        cmocka_unit_test(streaming_decode_writes_the_same_values_at_any_alignment),
         cmocka_unit_test(encoding_is_deterministic),
         cmocka_unit_test(decoding_into_larger_buffers_pads_columns_and_leaves_the_rest),
         cmocka_unit_test(one_decoder_serves_records_of_growing_and_shrinking_size),
