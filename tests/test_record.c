@@ -245,7 +245,8 @@ static void shuffled_fp16_decodes_like_plain_for_every_width_and_output_dtype(vo
 void xtts_record_decoder_set_streaming(xtts_record_decoder *d, int on);
 
 /* Streaming writes the same values: every stored dtype and layout, both output dtypes,
- * destinations at every 2-byte offset of a 32-byte line, widths around the vector sizes. */
+ * destinations at every element offset within a 32-byte line, widths around the vector
+ * sizes. */
 static void streaming_decode_writes_the_same_values_at_any_alignment(void **state) {
     (void)state;
     static const uint32_t frames[] = {1, 9, 16, 33, 70};
@@ -263,10 +264,11 @@ static void streaming_decode_writes_the_same_values_at_any_alignment(void **stat
             size_t len;
             uint8_t *rec = encode_copy(sd, flags, &s.in, &len);
             for (int od = 0; od < 2; od++)
-                for (size_t off = 0; off < 32; off += 2) {
+                for (size_t off = 0; off < 32; off += od ? 4 : 2) { /* element-aligned */
                     xtts_dtype out = od ? XTTS_DTYPE_F32 : XTTS_DTYPE_F16;
                     size_t bytes = (size_t)nm * cap * xtts_dtype_size(out);
-                    uint8_t *a = aligned_alloc(64, bytes + 64), *b = aligned_alloc(64, bytes + 64);
+                    size_t alloc = (bytes + 64 + 63) & ~(size_t)63; /* a multiple of the alignment */
+                    uint8_t *a = aligned_alloc(64, alloc), *b = aligned_alloc(64, alloc);
                     assert_non_null(a);
                     assert_non_null(b);
                     memset(a, 0x3C, bytes + 64);
