@@ -853,10 +853,12 @@ xtts_status xtts_cache_reader_batch(xtts_cache_reader *r, const uint64_t *indice
     size_t esize = xtts_dtype_size(b->mel_dtype);
     size_t mel_row = b->n_mels * b->max_frames;
     int32_t pad_token = r->c->cfg.pad_token;
-    /* A batch is filled now and read later, and is larger than a core's cache: its mels
-     * go straight to memory (the decoder's scratch stays cached, and two threads do not
-     * contend for read-for-ownership traffic). Single-record gets keep ordinary stores. */
-    xtts_record_decoder_set_streaming(r->dec, 1);
+    /* A batch is filled now and read later; when its mels outgrow a core's cache (1 MiB
+     * and up) they go straight to memory: the decoder's scratch stays cached, and two
+     * threads do not contend for read-for-ownership traffic. Smaller batches and
+     * single-record gets keep ordinary stores (their output is likely still cached when
+     * read). */
+    xtts_record_decoder_set_streaming(r->dec, n * mel_row * esize >= ((size_t)1 << 20));
     for (size_t i = 0; i < n; i++) {
         xtts_record_header h;
         int32_t *tok = b->tokens + i * b->max_tokens;
