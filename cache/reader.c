@@ -27,6 +27,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+/* formats/record.c: write decoded mels with non-temporal stores (for a batch, read later
+ * and larger than the cache); belongs in formats/record.h. */
+void xtts_record_decoder_set_streaming(xtts_record_decoder *d, int on);
+
 /* snprintf that truncates quietly: messages are one bounded line. */
 __attribute__((format(printf, 3, 4))) static void say(char *buf, size_t cap, const char *fmt, ...) {
     va_list ap;
@@ -849,17 +853,26 @@ xtts_status xtts_cache_reader_batch(xtts_cache_reader *r, const uint64_t *indice
     size_t esize = xtts_dtype_size(b->mel_dtype);
     size_t mel_row = b->n_mels * b->max_frames;
     int32_t pad_token = r->c->cfg.pad_token;
+    /* A batch is filled now and read later; when its mels outgrow a core's cache (1 MiB
+     * and up) they go straight to memory: the decoder's scratch stays cached, and two
+     * threads do not contend for read-for-ownership traffic. Smaller batches and
+     * single-record gets keep ordinary stores (their output is likely still cached when
+     * read). */
+    xtts_record_decoder_set_streaming(r->dec, n * mel_row * esize >= ((size_t)1 << 20));
     for (size_t i = 0; i < n; i++) {
         xtts_record_header h;
         int32_t *tok = b->tokens + i * b->max_tokens;
         uint8_t *mel = (uint8_t *)b->mel + i * mel_row * esize;
         xtts_status st = xtts_cache_reader_get(r, indices[i], &h, tok, b->max_tokens, mel, b->mel_dtype, b->n_mels,
                                                b->max_frames, err);
-        if (st) return st;
-        if (h.n_mels != b->n_mels) {
+        if (!st && h.n_mels != b->n_mels) {
             size_t si = xtts_cache_shard_index_of(r->c, indices[i]);
-            return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu, id '%s': %u mel channels, the batch has %zu",
-                                  r->c->shards[si].name, (unsigned long long)indices[i], h.id, h.n_mels, b->n_mels);
+            st = xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu, id '%s': %u mel channels, the batch has %zu",
+                                r->c->shards[si].name, (unsigned long long)indices[i], h.id, h.n_mels, b->n_mels);
+        }
+        if (st) {
+            xtts_record_decoder_set_streaming(r->dec, 0);
+            return st;
         }
         for (size_t t = h.tokens_padded; t < b->max_tokens; t++) tok[t] = pad_token;
         b->n_tokens[i] = h.n_tokens;
@@ -869,5 +882,6 @@ xtts_status xtts_cache_reader_batch(xtts_cache_reader *r, const uint64_t *indice
         b->split[i] = h.split;
         b->index[i] = indices[i];
     }
+    xtts_record_decoder_set_streaming(r->dec, 0);
     return XTTS_OK;
 }

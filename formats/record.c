@@ -37,6 +37,7 @@ struct xtts_record_decoder {
     ZSTD_DCtx *dctx;
     uint8_t *raw;
     size_t raw_cap;
+    int stream; /* write mels with non-temporal stores (xtts_record_decoder_set_streaming) */
 };
 
 const char *xtts_dtype_name(xtts_dtype d) { return d == XTTS_DTYPE_F16 ? "fp16" : "fp32"; }
@@ -104,6 +105,118 @@ static void unshuffle_bytes(uint8_t *dst, const uint8_t *src, size_t n, size_t e
         for (size_t i = 0; i < n; i++) dst[i * esize + b] = plane[i];
     }
 }
+
+/* Writing decoded mels. join_*: byte planes lo (byte 0) and hi (byte 1) of n fp16 values
+ * into dst, as fp16 or converted to fp32 (exact); fill_*: runs of pad values; cvt_f32 and
+ * copy_out: the plain layout. With nt (the decoder's streaming mode) the vector bodies
+ * use non-temporal stores from the first 32-byte aligned element on: the output goes
+ * to memory without first being read into the cache, which keeps the decoder's own
+ * working set cached and leaves the memory bandwidth of a read-for-ownership to other
+ * threads; store_fence() then orders those stores before anything the caller does. */
+#if defined(__AVX2__) && defined(__F16C__)
+#include <immintrin.h>
+static inline int unaligned32(const void *p) { return ((uintptr_t)p & 31) != 0; }
+static inline void put256(void *p, __m256i v, int nt) {
+    if (nt) _mm256_stream_si256((__m256i *)p, v);
+    else _mm256_storeu_si256((__m256i *)p, v);
+}
+static void join_f16(uint16_t *dst, const uint8_t *lo, const uint8_t *hi, size_t n, int nt) {
+    size_t i = 0;
+    if (nt)
+        for (; i < n && unaligned32(dst + i); i++) dst[i] = (uint16_t)(lo[i] | (hi[i] << 8));
+    for (; i + 32 <= n; i += 32) {
+        __m256i l = _mm256_loadu_si256((const __m256i *)(const void *)(lo + i));
+        __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(hi + i));
+        __m256i a = _mm256_unpacklo_epi8(l, h), b = _mm256_unpackhi_epi8(l, h); /* 0-7|16-23, 8-15|24-31 */
+        put256(dst + i, _mm256_permute2x128_si256(a, b, 0x20), nt);
+        put256(dst + i + 16, _mm256_permute2x128_si256(a, b, 0x31), nt);
+    }
+    for (; i < n; i++) dst[i] = (uint16_t)(lo[i] | (hi[i] << 8));
+}
+static void join_f32(float *dst, const uint8_t *lo, const uint8_t *hi, size_t n, int nt) {
+    size_t i = 0;
+    if (nt)
+        for (; i < n && unaligned32(dst + i); i++) dst[i] = xtts_f16_to_f32((uint16_t)(lo[i] | (hi[i] << 8)));
+    for (; i + 16 <= n; i += 16) {
+        __m128i l = _mm_loadu_si128((const __m128i *)(const void *)(lo + i));
+        __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(hi + i));
+        put256(dst + i, _mm256_castps_si256(_mm256_cvtph_ps(_mm_unpacklo_epi8(l, h))), nt);
+        put256(dst + i + 8, _mm256_castps_si256(_mm256_cvtph_ps(_mm_unpackhi_epi8(l, h))), nt);
+    }
+    for (; i < n; i++) dst[i] = xtts_f16_to_f32((uint16_t)(lo[i] | (hi[i] << 8)));
+}
+static void fill_u16(uint16_t *dst, uint16_t v, size_t n, int nt) {
+    size_t i = 0;
+    if (nt) {
+        for (; i < n && unaligned32(dst + i); i++) dst[i] = v;
+        __m256i x = _mm256_set1_epi16((short)v);
+        for (; i + 16 <= n; i += 16) _mm256_stream_si256((__m256i *)(void *)(dst + i), x);
+    }
+    for (; i < n; i++) dst[i] = v;
+}
+static void fill_f32(float *dst, float v, size_t n, int nt) {
+    size_t i = 0;
+    if (nt) {
+        for (; i < n && unaligned32(dst + i); i++) dst[i] = v;
+        __m256 x = _mm256_set1_ps(v);
+        for (; i + 8 <= n; i += 8) _mm256_stream_ps(dst + i, x);
+    }
+    for (; i < n; i++) dst[i] = v;
+}
+static void cvt_f32(float *dst, const uint16_t *src, size_t n, int nt) {
+    if (!nt) {
+        xtts_f16_to_f32_n(src, dst, n);
+        return;
+    }
+    size_t i = 0;
+    for (; i < n && unaligned32(dst + i); i++) dst[i] = xtts_f16_to_f32(src[i]);
+    for (; i + 8 <= n; i += 8)
+        _mm256_stream_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(src + i))));
+    for (; i < n; i++) dst[i] = xtts_f16_to_f32(src[i]);
+}
+static void copy_out(uint8_t *dst, const uint8_t *src, size_t n, int nt) {
+    if (!nt) {
+        memcpy(dst, src, n);
+        return;
+    }
+    size_t i = 0;
+    for (; i < n && unaligned32(dst + i); i++) dst[i] = src[i];
+    for (; i + 32 <= n; i += 32)
+        _mm256_stream_si256((__m256i *)(void *)(dst + i), _mm256_loadu_si256((const __m256i *)(const void *)(src + i)));
+    memcpy(dst + i, src + i, n - i);
+}
+static void store_fence(void) { _mm_sfence(); }
+#else
+static void join_f16(uint16_t *dst, const uint8_t *lo, const uint8_t *hi, size_t n, int nt) {
+    (void)nt;
+    for (size_t i = 0; i < n; i++) dst[i] = (uint16_t)(lo[i] | (hi[i] << 8));
+}
+static void join_f32(float *dst, const uint8_t *lo, const uint8_t *hi, size_t n, int nt) {
+    uint16_t blk[256];
+    for (size_t i0 = 0; i0 < n; i0 += 256) {
+        size_t len = n - i0 < 256 ? n - i0 : 256;
+        join_f16(blk, lo + i0, hi + i0, len, nt);
+        xtts_f16_to_f32_n(blk, dst + i0, len);
+    }
+}
+static void fill_u16(uint16_t *dst, uint16_t v, size_t n, int nt) {
+    (void)nt;
+    for (size_t i = 0; i < n; i++) dst[i] = v;
+}
+static void fill_f32(float *dst, float v, size_t n, int nt) {
+    (void)nt;
+    for (size_t i = 0; i < n; i++) dst[i] = v;
+}
+static void cvt_f32(float *dst, const uint16_t *src, size_t n, int nt) {
+    (void)nt;
+    xtts_f16_to_f32_n(src, dst, n);
+}
+static void copy_out(uint8_t *dst, const uint8_t *src, size_t n, int nt) {
+    (void)nt;
+    memcpy(dst, src, n);
+}
+static void store_fence(void) {}
+#endif
 
 static void put_f32(uint8_t *p, float v) {
     uint32_t u;
@@ -258,6 +371,12 @@ xtts_record_decoder *xtts_record_decoder_new(void) {
     return d;
 }
 
+/* Streaming mode (declared where it is used until formats/record.h has it): decoded
+ * mels are written with non-temporal stores, for outputs read later rather than at once
+ * (a batch being filled); each decode ends with a store fence. Values are the same. */
+void xtts_record_decoder_set_streaming(xtts_record_decoder *d, int on);
+void xtts_record_decoder_set_streaming(xtts_record_decoder *d, int on) { d->stream = on != 0; }
+
 void xtts_record_decoder_delete(xtts_record_decoder *d) {
     if (!d) return;
     ZSTD_freeDCtx(d->dctx);
@@ -298,31 +417,24 @@ xtts_status xtts_record_decode(xtts_record_decoder *d, const void *buf, size_t b
     const uint8_t *src = raw + (size_t)h->tokens_padded * 4;
     size_t esize = xtts_dtype_size(h->dtype);
     size_t T = h->frames_padded, C = h->n_mels, n = C * T;
+    int nt = d->stream;
     if ((h->flags & XTTS_RECORD_SHUFFLED) && h->dtype == XTTS_DTYPE_F16) {
-        /* the common case, fused: join each row's two byte planes in a small block and
-         * convert straight into the caller's buffer (one pass, no scratch copy of the mel) */
+        /* the common case, fused: join each row's two byte planes and write (or convert
+         * and write) straight into the caller's buffer; one pass, no scratch copy */
         const uint8_t *lo = src, *hi = src + n;
-        uint16_t blk[512];
+        uint16_t pad16 = xtts_f32_to_f16(h->pad_value);
         for (size_t c = 0; c < C; c++) {
-            for (size_t t0 = 0; t0 < T; t0 += 512) {
-                size_t len = T - t0 < 512 ? T - t0 : 512;
-                const uint8_t *l = lo + c * T + t0, *hh = hi + c * T + t0;
-                if (out_dtype == XTTS_DTYPE_F16) {
-                    uint16_t *dst = (uint16_t *)mel + c * frames_cap + t0;
-                    for (size_t i = 0; i < len; i++) dst[i] = (uint16_t)(l[i] | (hh[i] << 8));
-                } else {
-                    for (size_t i = 0; i < len; i++) blk[i] = (uint16_t)(l[i] | (hh[i] << 8));
-                    xtts_f16_to_f32_n(blk, (float *)mel + c * frames_cap + t0, len);
-                }
-            }
             if (out_dtype == XTTS_DTYPE_F16) {
-                uint16_t pad16 = xtts_f32_to_f16(h->pad_value), *dst = (uint16_t *)mel + c * frames_cap;
-                for (size_t t = T; t < frames_cap; t++) dst[t] = pad16;
+                uint16_t *dst = (uint16_t *)mel + c * frames_cap;
+                join_f16(dst, lo + c * T, hi + c * T, T, nt);
+                fill_u16(dst + T, pad16, frames_cap - T, nt);
             } else {
                 float *dst = (float *)mel + c * frames_cap;
-                for (size_t t = T; t < frames_cap; t++) dst[t] = h->pad_value;
+                join_f32(dst, lo + c * T, hi + c * T, T, nt);
+                fill_f32(dst + T, h->pad_value, frames_cap - T, nt);
             }
         }
+        if (nt) store_fence();
         return XTTS_OK;
     }
     if (h->flags & XTTS_RECORD_SHUFFLED) {
@@ -335,24 +447,25 @@ xtts_status xtts_record_decode(xtts_record_decoder *d, const void *buf, size_t b
         unshuffle_bytes(d->raw + off, src, n, esize);
         src = d->raw + off;
     }
+    uint16_t pad16 = xtts_f32_to_f16(h->pad_value);
     for (size_t c = 0; c < C; c++) {
         const uint8_t *row = src + c * T * esize;
         if (out_dtype == XTTS_DTYPE_F32) {
             float *dst = (float *)mel + c * frames_cap;
             if (h->dtype == XTTS_DTYPE_F16)
-                xtts_f16_to_f32_n((const uint16_t *)(const void *)row, dst, T);
+                cvt_f32(dst, (const uint16_t *)(const void *)row, T, nt);
             else
-                memcpy(dst, row, T * 4); /* little-endian host */
-            for (size_t t = T; t < frames_cap; t++) dst[t] = h->pad_value;
+                copy_out((uint8_t *)dst, row, T * 4, nt); /* little-endian host */
+            fill_f32(dst + T, h->pad_value, frames_cap - T, nt);
         } else {
             uint16_t *dst = (uint16_t *)mel + c * frames_cap;
             if (h->dtype == XTTS_DTYPE_F16)
-                memcpy(dst, row, T * 2);
+                copy_out((uint8_t *)dst, row, T * 2, nt);
             else
                 for (size_t t = 0; t < T; t++) dst[t] = xtts_f32_to_f16(get_f32(row + 4 * t));
-            uint16_t pad16 = xtts_f32_to_f16(h->pad_value);
-            for (size_t t = T; t < frames_cap; t++) dst[t] = pad16;
+            fill_u16(dst + T, pad16, frames_cap - T, nt);
         }
     }
+    if (nt) store_fence();
     return XTTS_OK;
 }

@@ -128,6 +128,33 @@ static void crc32_equals_bitwise_definition_for_every_length_and_alignment(void 
             assert_int_equal(xtts_crc32(0, buf + off, n), crc32_bitwise(0, buf + off, n));
 }
 
+/* The folding path (PCLMULQDQ where built in) against the table path and the bitwise
+ * definition: random lengths across the 16- and 64-byte fold boundaries, every start
+ * alignment mod 64, and continued CRCs. */
+static void crc32_folding_equals_table_version_on_random_lengths_and_alignments(void **state) {
+    (void)state;
+    enum { CAP = 24 * 1024 };
+    uint8_t *buf = malloc(CAP + 64);
+    assert_non_null(buf);
+    uint64_t s = 0x9e3779b97f4a7c15ULL;
+    for (size_t i = 0; i < CAP + 64; i++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        buf[i] = (uint8_t)(s >> 56);
+    }
+    for (int k = 0; k < 4000; k++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        size_t off = (size_t)(s >> 58);                                /* 0..63 */
+        size_t n = k < 2000 ? (size_t)(s >> 20) % 400 : (size_t)(s >> 20) % CAP;
+        uint32_t init = k % 3 ? (uint32_t)(s >> 8) : 0;
+        uint32_t want = xtts_crc32_table(init, buf + off, n);
+        assert_int_equal(xtts_crc32(init, buf + off, n), want);
+        if (n < 400) assert_int_equal(crc32_bitwise(init, buf + off, n), want);
+    }
+    for (size_t n = 0; n <= 300; n++) /* every length near the fold sizes, odd start */
+        assert_int_equal(xtts_crc32(0x12345678u, buf + 3, n), crc32_bitwise(0x12345678u, buf + 3, n));
+    free(buf);
+}
+
 /* ---- FNV-1a ------------------------------------------------------------------------ */
 
 static void fnv1a64_matches_published_vectors(void **state) {
@@ -645,6 +672,7 @@ int main(void) {
         cmocka_unit_test(fp16_array_conversions_equal_scalar_ones),
         cmocka_unit_test(crc32_matches_published_check_values),
         cmocka_unit_test(crc32_continues_across_split_points),
+        cmocka_unit_test(crc32_folding_equals_table_version_on_random_lengths_and_alignments),
         cmocka_unit_test(crc32_equals_bitwise_definition_for_every_length_and_alignment),
         cmocka_unit_test(fnv1a64_matches_published_vectors),
         cmocka_unit_test(sha256_matches_fips_180_vectors),

@@ -196,6 +196,99 @@ static void shuffled_and_plain_records_decode_to_the_same_mel(void **state) {
     sample_free(&s);
 }
 
+/* The fused fp16 plane join (vector body, scalar tail) against the plain layout: frame
+ * counts around the vector widths, a wider buffer than the record, both output dtypes,
+ * every element including the pad columns compared bit for bit. */
+static void shuffled_fp16_decodes_like_plain_for_every_width_and_output_dtype(void **state) {
+    (void)state;
+    static const uint32_t frames[] = {1, 7, 15, 16, 17, 31, 32, 33, 47, 64, 100};
+    xtts_record_decoder *dec = xtts_record_decoder_new();
+    for (size_t f = 0; f < sizeof frames / sizeof frames[0]; f++) {
+        uint32_t fp = frames[f], cap = fp + 5, nm = 3;
+        sample s;
+        sample_make(&s, "w", 2, 4, fp > 3 ? fp - 3 : fp, fp, (uint16_t)nm);
+        size_t la, lb;
+        uint8_t *a = encode_copy(XTTS_DTYPE_F16, 0, &s.in, &la);
+        uint8_t *b = encode_copy(XTTS_DTYPE_F16, XTTS_RECORD_SHUFFLED, &s.in, &lb);
+        for (int od = 0; od < 2; od++) {
+            xtts_dtype out = od ? XTTS_DTYPE_F32 : XTTS_DTYPE_F16;
+            size_t bytes = (size_t)nm * cap * xtts_dtype_size(out);
+            uint8_t *ma = malloc(bytes), *mb = malloc(bytes);
+            assert_non_null(ma);
+            assert_non_null(mb);
+            memset(ma, 0xA5, bytes);
+            memset(mb, 0x5A, bytes);
+            xtts_error err;
+            assert_int_equal(xtts_record_decode(dec, a, la, NULL, NULL, 0, ma, out, nm, cap, &err), XTTS_OK);
+            assert_int_equal(xtts_record_decode(dec, b, lb, NULL, NULL, 0, mb, out, nm, cap, &err), XTTS_OK);
+            assert_memory_equal(ma, mb, bytes);
+            for (uint32_t c = 0; c < nm; c++)
+                for (uint32_t t = 0; t < cap; t++) {
+                    float want = t < fp ? xtts_f16_to_f32(xtts_f32_to_f16(s.mel[c * fp + t])) : s.in.pad_value;
+                    want = xtts_f16_to_f32(xtts_f32_to_f16(want));
+                    float got = od ? ((float *)(void *)mb)[c * cap + t]
+                                   : xtts_f16_to_f32(((uint16_t *)(void *)mb)[c * cap + t]);
+                    if (od && t >= fp) want = s.in.pad_value; /* fp32 output pads with the exact value */
+                    assert_true(got == want);
+                }
+            free(ma);
+            free(mb);
+        }
+        free(a);
+        free(b);
+        sample_free(&s);
+    }
+    xtts_record_decoder_delete(dec);
+}
+
+/* formats/record.c's streaming mode (non-temporal stores), declared by its users. */
+void xtts_record_decoder_set_streaming(xtts_record_decoder *d, int on);
+
+/* Streaming writes the same values: every stored dtype and layout, both output dtypes,
+ * destinations at every element offset within a 32-byte line, widths around the vector
+ * sizes. */
+static void streaming_decode_writes_the_same_values_at_any_alignment(void **state) {
+    (void)state;
+    static const uint32_t frames[] = {1, 9, 16, 33, 70};
+    xtts_record_decoder *plain = xtts_record_decoder_new(), *stream = xtts_record_decoder_new();
+    assert_non_null(plain);
+    assert_non_null(stream);
+    xtts_record_decoder_set_streaming(stream, 1);
+    for (size_t f = 0; f < sizeof frames / sizeof frames[0]; f++)
+        for (int layout = 0; layout < 4; layout++) {
+            xtts_dtype sd = layout & 1 ? XTTS_DTYPE_F32 : XTTS_DTYPE_F16;
+            unsigned flags = layout & 2 ? XTTS_RECORD_SHUFFLED : 0;
+            uint32_t fp = frames[f], cap = fp + 11, nm = 3;
+            sample s;
+            sample_make(&s, "nt", 3, 6, fp, fp, (uint16_t)nm);
+            size_t len;
+            uint8_t *rec = encode_copy(sd, flags, &s.in, &len);
+            for (int od = 0; od < 2; od++)
+                for (size_t off = 0; off < 32; off += od ? 4 : 2) { /* element-aligned */
+                    xtts_dtype out = od ? XTTS_DTYPE_F32 : XTTS_DTYPE_F16;
+                    size_t bytes = (size_t)nm * cap * xtts_dtype_size(out);
+                    size_t alloc = (bytes + 64 + 63) & ~(size_t)63; /* a multiple of the alignment */
+                    uint8_t *a = aligned_alloc(64, alloc), *b = aligned_alloc(64, alloc);
+                    assert_non_null(a);
+                    assert_non_null(b);
+                    memset(a, 0x3C, bytes + 64);
+                    memset(b, 0x3C, bytes + 64);
+                    int32_t ta[6], tb[6];
+                    xtts_error err;
+                    assert_int_equal(xtts_record_decode(plain, rec, len, NULL, ta, 6, a + off, out, nm, cap, &err), XTTS_OK);
+                    assert_int_equal(xtts_record_decode(stream, rec, len, NULL, tb, 6, b + off, out, nm, cap, &err), XTTS_OK);
+                    assert_memory_equal(a, b, bytes + 64); /* nothing written outside either */
+                    assert_memory_equal(ta, tb, sizeof ta);
+                    free(a);
+                    free(b);
+                }
+            free(rec);
+            sample_free(&s);
+        }
+    xtts_record_decoder_delete(plain);
+    xtts_record_decoder_delete(stream);
+}
+
 static void encoding_is_deterministic(void **state) {
     (void)state;
     sample s;
@@ -671,6 +764,8 @@ int main(void) {
         cmocka_unit_test(round_trip_keeps_every_field_fp32_shuffled),
         cmocka_unit_test(round_trip_keeps_every_field_fp16_shuffled),
         cmocka_unit_test(shuffled_and_plain_records_decode_to_the_same_mel),
+        cmocka_unit_test(shuffled_fp16_decodes_like_plain_for_every_width_and_output_dtype),
+        cmocka_unit_test(streaming_decode_writes_the_same_values_at_any_alignment),
         cmocka_unit_test(encoding_is_deterministic),
         cmocka_unit_test(decoding_into_larger_buffers_pads_columns_and_leaves_the_rest),
         cmocka_unit_test(one_decoder_serves_records_of_growing_and_shrinking_size),
