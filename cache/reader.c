@@ -29,7 +29,6 @@
 
 /* formats/record.c: write decoded mels with non-temporal stores (for a batch, read later
  * and larger than the cache); belongs in formats/record.h. */
-void xtts_record_decoder_set_streaming(xtts_record_decoder *d, int on);
 
 /* snprintf that truncates quietly: messages are one bounded line. */
 __attribute__((format(printf, 3, 4))) static void say(char *buf, size_t cap, const char *fmt, ...) {

@@ -374,7 +374,6 @@ xtts_record_decoder *xtts_record_decoder_new(void) {
 /* Streaming mode (declared where it is used until formats/record.h has it): decoded
  * mels are written with non-temporal stores, for outputs read later rather than at once
  * (a batch being filled); each decode ends with a store fence. Values are the same. */
-void xtts_record_decoder_set_streaming(xtts_record_decoder *d, int on);
 void xtts_record_decoder_set_streaming(xtts_record_decoder *d, int on) { d->stream = on != 0; }
 
 void xtts_record_decoder_delete(xtts_record_decoder *d) {

@@ -93,6 +93,10 @@ xtts_status xtts_record_parse_header(const void *buf, size_t buf_len, xtts_recor
 xtts_record_decoder *xtts_record_decoder_new(void);
 void xtts_record_decoder_delete(xtts_record_decoder *dec);
 
+/* on != 0: decode writes mels with non-temporal stores (bypassing the cache), for large
+ * batches that are read later by someone else; off (the default) for data read at once. */
+void xtts_record_decoder_set_streaming(xtts_record_decoder *dec, int on);
+
 /* Decode a record into caller buffers.
  *   hdr:     filled (may be NULL)
  *   tokens:  int32[tokens_cap]; receives tokens_padded ids (NULL to skip)

@@ -242,7 +242,6 @@ static void shuffled_fp16_decodes_like_plain_for_every_width_and_output_dtype(vo
 }
 
 /* formats/record.c's streaming mode (non-temporal stores), declared by its users. */
-void xtts_record_decoder_set_streaming(xtts_record_decoder *d, int on);
 
 /* Streaming writes the same values: every stored dtype and layout, both output dtypes,
  * destinations at every element offset within a 32-byte line, widths around the vector
