@@ -6,6 +6,7 @@
 #include "train/model.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,21 +162,36 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
 
 /* ---- matmul --------------------------------------------------------------------------- */
 
-/* c (n x k, row stride ldc) += a (n x m) . b (m x k, row stride ldb), where a's element
- * (r, p) is a[r * ars + p * aps], so that a transposed operand needs no copy.
- * A tile of TILE_R rows x 2 vectors of c is held in registers (GCC's portable vector
- * extension, no intrinsics: 16-wide where the compiler targets AVX-512, else 8-wide) while
- * p runs; each tile belongs to one thread and every element sums over p in order, so the
- * result does not depend on the thread count. */
+/* c (n x k, row stride ldc) += a (n x m) . b (m x k), where a's element (r, p) is
+ * a[r * ars + p * aps] and b's element (p, j) is b[p * bps + j * bjs], so that transposed
+ * operands need no copy.
+ *
+ * The loops of GotoBLAS / BLIS: p runs in blocks of KC and columns in blocks of NC; a block
+ * of b (KC x NC) is packed into NR-wide panels that stay in L2, and for each panel of MR
+ * rows of a (packed, MR x KC, in L1) a micro-kernel runs over the column panels, holding an
+ * MR x NR tile of c in registers (GCC's portable vector extension, no intrinsics: 16-wide
+ * where the compiler targets AVX-512, else 8-wide). Packing makes every load of the
+ * micro-kernel contiguous whatever the operands' strides.
+ *
+ * Determinism: threads own disjoint row panels; every element of c sums a(r,p) b(p,j)
+ * over p in increasing order, one fused multiply-add after another, whatever the blocking
+ * and the thread count. Zero terms of a triangular a (mode) are skipped; adding them would
+ * change nothing but the sign of a zero. */
 #if defined(__AVX512F__)
 #define VW 16
-#define TILE_R 8
+#define MR 12
 #else
 #define VW 8
-#define TILE_R 4
+#define MR 6
 #endif
-#define TILE_C (2 * VW)
+#define NR (2 * VW)
+enum { KC = 256, NC = 1024 };
 typedef float vec __attribute__((vector_size(VW * sizeof(float))));
+
+/* mode flags: a(r,p) = 0 for p > r (A_LOWER) or p < r (A_UPPER); C_LOWER: only c(r,j)
+ * with j <= r is wanted (tiles wholly above the diagonal are skipped, the rest of the
+ * upper triangle is left to the caller). */
+enum { GEMM_FULL = 0, GEMM_A_LOWER = 1, GEMM_A_UPPER = 2, GEMM_C_LOWER = 4 };
 
 /* unaligned vector load and store (macros: passing vectors by value would tie the ABI to
  * the instruction set) */
@@ -183,99 +199,172 @@ typedef float vec __attribute__((vector_size(VW * sizeof(float))));
 #define STOREV(p, v) memcpy((p), &(v), sizeof(vec))
 
 #if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("fp-contract=fast"))) /* fused multiply-add where the CPU has it */
+#define GEMM_FMA __attribute__((optimize("fp-contract=fast"))) /* fused multiply-add where the CPU has it */
+#else
+#define GEMM_FMA
 #endif
-static void gemm_block(int n, int p_begin, int p_end, int k, const float *a, size_t ars, size_t aps, const float *b,
-                       size_t ldb, float *c, size_t ldc) {
-    /* Tiles run in chunks of CHUNK_R row tiles: within a chunk, all row tiles of one column
-     * tile come one after another, so the panel of b stays in L1 while the chunk's rows of
-     * a stay in L2. */
-    enum { CHUNK_R = 64 / TILE_R };
-    int n_rt = (n + TILE_R - 1) / TILE_R, n_ct = (k + TILE_C - 1) / TILE_C;
-#pragma omp parallel for schedule(static)
-    for (int t = 0; t < n_rt * n_ct; t++) {
-        int chunk = t / (CHUNK_R * n_ct), in_chunk = t % (CHUNK_R * n_ct);
-        int rows_here = n_rt - chunk * CHUNK_R < CHUNK_R ? n_rt - chunk * CHUNK_R : CHUNK_R;
-        int r0 = (chunk * CHUNK_R + in_chunk % rows_here) * TILE_R, c0 = (in_chunk / rows_here) * TILE_C;
-        if (r0 + TILE_R <= n && c0 + TILE_C <= k) {
-            vec s0[TILE_R], s1[TILE_R], b0, b1;
-            for (int r = 0; r < TILE_R; r++) {
-                LOADV(s0[r], c + (size_t)(r0 + r) * ldc + c0);
-                LOADV(s1[r], c + (size_t)(r0 + r) * ldc + c0 + VW);
-            }
-            const float *ar = a + (size_t)r0 * ars;
-            for (int p = p_begin; p < p_end; p++) {
-                const float *bp = b + (size_t)p * ldb + c0;
-                LOADV(b0, bp);
-                LOADV(b1, bp + VW);
-                const float *ap = ar + (size_t)p * aps;
-#pragma GCC unroll 8
-                for (int r = 0; r < TILE_R; r++) {
-                    float x = ap[(size_t)r * ars];
-                    s0[r] += x * b0;
-                    s1[r] += x * b1;
-                }
-            }
-            for (int r = 0; r < TILE_R; r++) {
-                STOREV(c + (size_t)(r0 + r) * ldc + c0, s0[r]);
-                STOREV(c + (size_t)(r0 + r) * ldc + c0 + VW, s1[r]);
+
+/* c (MR x NR, row stride ldc) += ap (kc x MR, packed) . bp (kc x NR, packed) */
+GEMM_FMA static void gemm_kernel(int kc, const float *restrict ap, const float *restrict bp, float *restrict c,
+                                 size_t ldc) {
+    vec s0[MR], s1[MR];
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; r++) {
+        LOADV(s0[r], c + r * ldc);
+        LOADV(s1[r], c + r * ldc + VW);
+    }
+    for (int p = 0; p < kc; p++) {
+        vec b0, b1;
+        LOADV(b0, bp + (size_t)p * NR);
+        LOADV(b1, bp + (size_t)p * NR + VW);
+        const float *x = ap + (size_t)p * MR;
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; r++) {
+            s0[r] += x[r] * b0;
+            s1[r] += x[r] * b1;
+        }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; r++) {
+        STOREV(c + r * ldc, s0[r]);
+        STOREV(c + r * ldc + VW, s1[r]);
+    }
+}
+
+/* The p range [lo, hi) that row panel [i0, i0 + MR) needs. */
+static void gemm_p_range(int mode, int i0, int m, int *lo, int *hi) {
+    *lo = mode & GEMM_A_UPPER ? (i0 < m ? i0 : m) : 0;
+    *hi = mode & GEMM_A_LOWER ? (i0 + MR < m ? i0 + MR : m) : m;
+}
+
+/* Without memory for the packed block: the same sums in the same order, one row at a time. */
+GEMM_FMA static void gemm_rows_unpacked(int r_begin, int r_end, int m, int k, const float *a, size_t ars,
+                                        size_t aps, const float *b, size_t bps, size_t bjs, float *c, size_t ldc,
+                                        int mode) {
+    for (int r = r_begin; r < r_end; r++) {
+        int lo, hi;
+        gemm_p_range(mode, r / MR * MR, m, &lo, &hi);
+        float *cr = c + (size_t)r * ldc;
+        for (int p = lo; p < hi; p++) {
+            float x = a[(size_t)r * ars + (size_t)p * aps];
+            for (int j = 0; j < k; j++) cr[j] += x * b[(size_t)p * bps + (size_t)j * bjs];
+        }
+    }
+}
+
+/* b's block [p0, p0 + kc) x [j0, j0 + nc) into panels of NR columns (kc x NR each, the
+ * columns past k zero). */
+static void gemm_pack_b(float *restrict dst, const float *b, size_t bps, size_t bjs, int p0, int kc, int j0, int nc,
+                        int k) {
+    for (int jp = 0; jp < nc; jp += NR) {
+        float *d = dst + (size_t)jp * kc;
+        int cn = k - (j0 + jp) < NR ? k - (j0 + jp) : NR;
+        if (bjs == 1) {
+            for (int p = 0; p < kc; p++) {
+                const float *s = b + (size_t)(p0 + p) * bps + j0 + jp;
+                for (int j = 0; j < cn; j++) d[(size_t)p * NR + j] = s[j];
+                for (int j = cn; j < NR; j++) d[(size_t)p * NR + j] = 0.0f;
             }
         } else {
-            int rn = n - r0 < TILE_R ? n - r0 : TILE_R, cn = k - c0 < TILE_C ? k - c0 : TILE_C;
-            for (int r = 0; r < rn; r++) {
-                float *cr = c + (size_t)(r0 + r) * ldc + c0;
-                const float *arr = a + (size_t)(r0 + r) * ars;
-                for (int p = p_begin; p < p_end; p++) {
-                    float x = arr[(size_t)p * aps];
-                    const float *bp = b + (size_t)p * ldb + c0;
-                    for (int j = 0; j < cn; j++) cr[j] += x * bp[j];
-                }
+            for (int j = 0; j < NR; j++) {
+                const float *s = b + (size_t)(j0 + jp + j) * bjs + (size_t)p0 * bps;
+                if (j < cn)
+                    for (int p = 0; p < kc; p++) d[(size_t)p * NR + j] = s[(size_t)p * bps];
+                else
+                    for (int p = 0; p < kc; p++) d[(size_t)p * NR + j] = 0.0f;
             }
         }
     }
 }
 
-/* The product in blocks of KC along p, block after block, so that a tile's panel of b
- * (KC x 16) stays in L1; each c element still sums over p in order. */
-static void gemm_acc(int n, int m, int k, const float *a, size_t ars, size_t aps, const float *b, size_t ldb,
-                     float *c, size_t ldc) {
-    enum { KC = 256 };
-    for (int p0 = 0; p0 < m; p0 += KC)
-        gemm_block(n, p0, p0 + KC < m ? p0 + KC : m, k, a, ars, aps, b, ldb, c, ldc);
+/* a's rows [i0, i0 + rn) x [p0, p0 + kc) as kc x MR (the rows past rn zero). */
+static void gemm_pack_a(float *restrict dst, const float *a, size_t ars, size_t aps, int i0, int rn, int p0, int kc) {
+    if (aps == 1) {
+        for (int r = 0; r < MR; r++) {
+            const float *s = a + (size_t)(i0 + r) * ars + p0;
+            if (r < rn)
+                for (int p = 0; p < kc; p++) dst[(size_t)p * MR + r] = s[p];
+            else
+                for (int p = 0; p < kc; p++) dst[(size_t)p * MR + r] = 0.0f;
+        }
+    } else {
+        for (int p = 0; p < kc; p++) {
+            const float *s = a + (size_t)(p0 + p) * aps + (size_t)i0 * ars;
+            for (int r = 0; r < rn; r++) dst[(size_t)p * MR + r] = s[(size_t)r * ars];
+            for (int r = rn; r < MR; r++) dst[(size_t)p * MR + r] = 0.0f;
+        }
+    }
+}
+
+static void gemm_acc(int n, int m, int k, const float *a, size_t ars, size_t aps, const float *b, size_t bps,
+                     size_t bjs, float *c, size_t ldc, int mode) {
+    if (n <= 0 || m <= 0 || k <= 0) return;
+    int n_rp = (n + MR - 1) / MR;
+    int kc_max = m < KC ? m : KC, nc_max = ((k < NC ? k : NC) + NR - 1) / NR * NR;
+#pragma omp parallel
+    {
+        int nth = omp_get_num_threads(), id = omp_get_thread_num();
+        int rp_begin = (int)((long long)n_rp * id / nth), rp_end = (int)((long long)n_rp * (id + 1) / nth);
+        float *bpack = rp_begin < rp_end ? malloc((size_t)kc_max * nc_max * sizeof(float)) : NULL;
+        float apack[MR * KC] __attribute__((aligned(64)));
+        float tile[MR * NR] __attribute__((aligned(64)));
+        if (rp_begin < rp_end && !bpack) {
+            int r_end = rp_end * MR < n ? rp_end * MR : n;
+            gemm_rows_unpacked(rp_begin * MR, r_end, m, k, a, ars, aps, b, bps, bjs, c, ldc, mode);
+        }
+        for (int p0 = 0; bpack && p0 < m; p0 += KC) {
+            int kc = m - p0 < KC ? m - p0 : KC;
+            for (int j0 = 0; j0 < k; j0 += NC) {
+                int nc = k - j0 < NC ? k - j0 : NC;
+                gemm_pack_b(bpack, b, bps, bjs, p0, kc, j0, nc, k);
+                for (int rp = rp_begin; rp < rp_end; rp++) {
+                    int i0 = rp * MR, rn = n - i0 < MR ? n - i0 : MR, lo, hi;
+                    gemm_p_range(mode, i0, m, &lo, &hi);
+                    if (lo < p0) lo = p0;
+                    if (hi > p0 + kc) hi = p0 + kc;
+                    if (lo >= hi) continue;
+                    gemm_pack_a(apack, a, ars, aps, i0, rn, lo, hi - lo);
+                    for (int jp = 0; jp < nc; jp += NR) {
+                        int j = j0 + jp, cn = k - j < NR ? k - j : NR;
+                        if ((mode & GEMM_C_LOWER) && j > i0 + rn - 1) break;
+                        const float *bp = bpack + (size_t)jp * kc + (size_t)(lo - p0) * NR;
+                        float *ct = c + (size_t)i0 * ldc + j;
+                        if (rn == MR && cn == NR) {
+                            gemm_kernel(hi - lo, apack, bp, ct, ldc);
+                        } else { /* an edge tile: through a full-size copy */
+                            for (int r = 0; r < MR; r++)
+                                for (int jj = 0; jj < NR; jj++)
+                                    tile[r * NR + jj] = r < rn && jj < cn ? ct[(size_t)r * ldc + jj] : 0.0f;
+                            gemm_kernel(hi - lo, apack, bp, tile, NR);
+                            for (int r = 0; r < rn; r++)
+                                for (int jj = 0; jj < cn; jj++) ct[(size_t)r * ldc + jj] = tile[r * NR + jj];
+                        }
+                    }
+                }
+            }
+        }
+        free(bpack);
+    }
 }
 
 /* inp is (B,T,C), weight is (OC,C), bias is (OC) or NULL, out is (B,T,OC). */
 void matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int B, int T,
                     int C, int OC) {
     int N = B * T;
-    float *wt = malloc((size_t)C * OC * sizeof(float)); /* (C,OC): rows of b contiguous in oc */
-    if (!wt) { /* out of memory: the slow path, same sums in the same order */
-#pragma omp parallel for schedule(static)
-        for (int bt = 0; bt < N; bt++)
-            for (int oc = 0; oc < OC; oc++) {
-                float s = bias ? bias[oc] : 0.0f;
-                for (int i = 0; i < C; i++) s += inp[(size_t)bt * C + i] * weight[(size_t)oc * C + i];
-                out[(size_t)bt * OC + oc] = s;
-            }
-        return;
-    }
-#pragma omp parallel for schedule(static)
-    for (int i = 0; i < C; i++)
-        for (int oc = 0; oc < OC; oc++) wt[(size_t)i * OC + oc] = weight[(size_t)oc * C + i];
 #pragma omp parallel for schedule(static)
     for (int bt = 0; bt < N; bt++)
         for (int oc = 0; oc < OC; oc++) out[(size_t)bt * OC + oc] = bias ? bias[oc] : 0.0f;
-    gemm_acc(N, C, OC, inp, (size_t)C, 1, wt, (size_t)OC, out, (size_t)OC);
-    free(wt);
+    /* out (N,OC) += inp (N,C) . weight^T (C,OC) */
+    gemm_acc(N, C, OC, inp, (size_t)C, 1, weight, 1, (size_t)C, out, (size_t)OC, GEMM_FULL);
 }
 
 void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                      const float *weight, int B, int T, int C, int OC) {
     int N = B * T;
     /* dinp (N,C) += dout (N,OC) . weight (OC,C) */
-    gemm_acc(N, OC, C, dout, (size_t)OC, 1, weight, (size_t)C, dinp, (size_t)C);
+    gemm_acc(N, OC, C, dout, (size_t)OC, 1, weight, (size_t)C, 1, dinp, (size_t)C, GEMM_FULL);
     /* dweight (OC,C) += dout^T (OC,N) . inp (N,C) */
-    gemm_acc(OC, N, C, dout, 1, (size_t)OC, inp, (size_t)C, dweight, (size_t)C);
+    gemm_acc(OC, N, C, dout, 1, (size_t)OC, inp, (size_t)C, 1, dweight, (size_t)C, GEMM_FULL);
     if (dbias) {
         /* column sums over rows in order; threads own column blocks, rows stream through */
         enum { COLS = 64 };
@@ -295,52 +384,39 @@ void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dou
 /* ---- causal self-attention --------------------------------------------------------------- */
 
 /* inp is (B,T,3C) holding q,k,v; att is (B,NH,T,T); out is (B,T,C).
- * Per (b,h): S = q k^T (full T x T through the tiled product, then masked), P = softmax
- * of the causal part of each row (zeros above the diagonal), out = P v. */
+ * Per (b,h): S = q k^T (the tiles on or below the diagonal, then masked), P = softmax of
+ * the causal part of each row (zeros above the diagonal), out = P v over that part. */
 void attention_forward(float *out, float *att, const float *inp, int B, int T, int C, int NH) {
     size_t C3 = 3 * (size_t)C;
     int hs = C / NH;
     float scale = 1.0f / sqrtf((float)hs);
     /* one (b,h) per thread at a time; the products inside run on that thread alone */
-#pragma omp parallel
-    {
-        float *kt = malloc((size_t)hs * T * sizeof(float)); /* (hs,T) k transposed */
-#pragma omp for schedule(static)
-        for (int bh = 0; bh < B * NH; bh++) {
-            int b = bh / NH, h = bh % NH;
-            const float *q = inp + (size_t)b * T * C3 + h * hs, *k = q + C, *v = q + 2 * C;
-            float *a = att + (size_t)bh * T * T;
-            float *o = out + (size_t)b * T * C + h * hs;
-            memset(a, 0, (size_t)T * T * sizeof(float));
-            if (kt) {
-                for (int t = 0; t < T; t++)
-                    for (int i = 0; i < hs; i++) kt[(size_t)i * T + t] = k[t * C3 + i];
-                gemm_acc(T, hs, T, q, C3, 1, kt, (size_t)T, a, (size_t)T);
-            } else { /* out of memory for the copy: the same sums, slower */
-                for (int t = 0; t < T; t++)
-                    for (int t2 = 0; t2 < T; t2++)
-                        for (int i = 0; i < hs; i++) a[(size_t)t * T + t2] += q[t * C3 + i] * k[t2 * C3 + i];
+#pragma omp parallel for schedule(static)
+    for (int bh = 0; bh < B * NH; bh++) {
+        int b = bh / NH, h = bh % NH;
+        const float *q = inp + (size_t)b * T * C3 + h * hs, *k = q + C, *v = q + 2 * C;
+        float *a = att + (size_t)bh * T * T;
+        float *o = out + (size_t)b * T * C + h * hs;
+        memset(a, 0, (size_t)T * T * sizeof(float));
+        /* S (T,T) = q (T,hs) . k^T (hs,T) */
+        gemm_acc(T, hs, T, q, C3, 1, k, 1, C3, a, (size_t)T, GEMM_C_LOWER);
+        for (int t = 0; t < T; t++) {
+            float *row = a + (size_t)t * T;
+            float maxval = -INFINITY;
+            for (int t2 = 0; t2 <= t; t2++) {
+                row[t2] *= scale;
+                if (row[t2] > maxval) maxval = row[t2];
             }
-            for (int t = 0; t < T; t++) {
-                float *row = a + (size_t)t * T;
-                float maxval = -INFINITY;
-                for (int t2 = 0; t2 <= t; t2++) {
-                    row[t2] *= scale;
-                    if (row[t2] > maxval) maxval = row[t2];
-                }
-                float sum = 0.0f;
-                for (int t2 = 0; t2 <= t; t2++) {
-                    row[t2] = expf(row[t2] - maxval);
-                    sum += row[t2];
-                }
-                float inv = 1.0f / sum;
-                for (int t2 = 0; t2 <= t; t2++) row[t2] *= inv;
-                for (int t2 = t + 1; t2 < T; t2++) row[t2] = 0.0f;
-                for (int i = 0; i < hs; i++) o[(size_t)t * C + i] = 0.0f;
-            }
-            gemm_acc(T, T, hs, a, (size_t)T, 1, v, C3, o, (size_t)C);
+            for (int t2 = 0; t2 <= t; t2++) row[t2] = xtts_exp(row[t2] - maxval);
+            float sum = 0.0f;
+            for (int t2 = 0; t2 <= t; t2++) sum += row[t2];
+            float inv = 1.0f / sum;
+            for (int t2 = 0; t2 <= t; t2++) row[t2] *= inv;
+            for (int t2 = t + 1; t2 < T; t2++) row[t2] = 0.0f;
+            for (int i = 0; i < hs; i++) o[(size_t)t * C + i] = 0.0f;
         }
-        free(kt);
+        /* out (T,hs) = P (T,T) . v (T,hs), P lower triangular */
+        gemm_acc(T, T, hs, a, (size_t)T, 1, v, C3, 1, o, (size_t)C, GEMM_A_LOWER);
     }
 }
 
@@ -352,23 +428,20 @@ void attention_backward(float *dinp, const float *dout, const float *inp, const 
     float scale = 1.0f / sqrtf((float)hs);
 #pragma omp parallel
     {
-        float *vt = malloc((size_t)hs * T * sizeof(float)); /* (hs,T) v transposed */
-        float *ds = malloc((size_t)T * T * sizeof(float));  /* (T,T) dP, then dS */
+        float *ds = malloc((size_t)T * T * sizeof(float)); /* (T,T) dP, then dS */
 #pragma omp for schedule(static)
         for (int bh = 0; bh < B * NH; bh++) {
-            if (!vt || !ds) continue; /* out of memory: gradients stay zero and the run shows it */
+            if (!ds) continue; /* out of memory: gradients stay zero and the run shows it */
             int b = bh / NH, h = bh % NH;
             const float *q = inp + (size_t)b * T * C3 + h * hs, *k = q + C, *v = q + 2 * C;
             float *dq = dinp + (size_t)b * T * C3 + h * hs, *dk = dq + C, *dv = dq + 2 * C;
             const float *a = att + (size_t)bh * T * T;
             const float *d = dout + (size_t)b * T * C + h * hs;
-            for (int t = 0; t < T; t++)
-                for (int i = 0; i < hs; i++) vt[(size_t)i * T + t] = v[t * C3 + i];
-            /* dP = dout v^T */
+            /* dP (T,T) = dout (T,hs) . v^T (hs,T), causal part */
             memset(ds, 0, (size_t)T * T * sizeof(float));
-            gemm_acc(T, hs, T, d, (size_t)C, 1, vt, (size_t)T, ds, (size_t)T);
-            /* dv += P^T dout */
-            gemm_acc(T, T, hs, a, 1, (size_t)T, d, (size_t)C, dv, C3);
+            gemm_acc(T, hs, T, d, (size_t)C, 1, v, 1, C3, ds, (size_t)T, GEMM_C_LOWER);
+            /* dv (T,hs) += P^T (T,T) . dout (T,hs), P^T upper triangular */
+            gemm_acc(T, T, hs, a, 1, (size_t)T, d, (size_t)C, 1, dv, C3, GEMM_A_UPPER);
             /* dS = P * (dP - sum(P * dP)) * scale, causal part only */
             for (int t = 0; t < T; t++) {
                 const float *p = a + (size_t)t * T;
@@ -378,11 +451,10 @@ void attention_backward(float *dinp, const float *dout, const float *inp, const 
                 for (int t2 = 0; t2 <= t; t2++) g[t2] = p[t2] * (g[t2] - dot) * scale;
                 for (int t2 = t + 1; t2 < T; t2++) g[t2] = 0.0f;
             }
-            /* dq += dS k, dk += dS^T q */
-            gemm_acc(T, T, hs, ds, (size_t)T, 1, k, C3, dq, C3);
-            gemm_acc(T, T, hs, ds, 1, (size_t)T, q, C3, dk, C3);
+            /* dq (T,hs) += dS (T,T) . k (T,hs); dk (T,hs) += dS^T (T,T) . q (T,hs) */
+            gemm_acc(T, T, hs, ds, (size_t)T, 1, k, C3, 1, dq, C3, GEMM_A_LOWER);
+            gemm_acc(T, T, hs, ds, 1, (size_t)T, q, C3, 1, dk, C3, GEMM_A_UPPER);
         }
-        free(vt);
         free(ds);
     }
 }
