@@ -204,9 +204,10 @@ enum { GEMM_FULL = 0, GEMM_A_LOWER = 1, GEMM_A_UPPER = 2, GEMM_C_LOWER = 4 };
 #define GEMM_FMA
 #endif
 
-/* c (MR x NR, row stride ldc) += ap (kc x MR, packed) . bp (kc x NR, packed) */
-GEMM_FMA static void gemm_kernel(int kc, const float *restrict ap, const float *restrict bp, float *restrict c,
-                                 size_t ldc) {
+/* c (MR x NR, row stride ldc) += a (MR x kc, element (r, p) at a[r * ars + p * aps]) .
+ * bp (kc x NR, packed) */
+GEMM_FMA static void gemm_kernel(int kc, const float *restrict a, size_t ars, size_t aps, const float *restrict bp,
+                                 float *restrict c, size_t ldc) {
     vec s0[MR], s1[MR];
 #pragma GCC unroll 16
     for (int r = 0; r < MR; r++) {
@@ -217,11 +218,11 @@ GEMM_FMA static void gemm_kernel(int kc, const float *restrict ap, const float *
         vec b0, b1;
         LOADV(b0, bp + (size_t)p * NR);
         LOADV(b1, bp + (size_t)p * NR + VW);
-        const float *x = ap + (size_t)p * MR;
+        const float *x = a + (size_t)p * aps;
 #pragma GCC unroll 16
         for (int r = 0; r < MR; r++) {
-            s0[r] += x[r] * b0;
-            s1[r] += x[r] * b1;
+            s0[r] += x[r * ars] * b0;
+            s1[r] += x[r * ars] * b1;
         }
     }
 #pragma GCC unroll 16
@@ -323,19 +324,27 @@ static void gemm_acc(int n, int m, int k, const float *a, size_t ars, size_t aps
                     if (lo < p0) lo = p0;
                     if (hi > p0 + kc) hi = p0 + kc;
                     if (lo >= hi) continue;
-                    gemm_pack_a(apack, a, ars, aps, i0, rn, lo, hi - lo);
+                    /* a full row panel is read in place (each element once per column
+                     * panel, as a packed copy would be); the last, partial one is packed
+                     * with zero rows */
+                    const float *ap = a + (size_t)i0 * ars + (size_t)lo * aps;
+                    size_t ap_rs = ars, ap_ps = aps;
+                    if (rn < MR) {
+                        gemm_pack_a(apack, a, ars, aps, i0, rn, lo, hi - lo);
+                        ap = apack, ap_rs = 1, ap_ps = MR;
+                    }
                     for (int jp = 0; jp < nc; jp += NR) {
                         int j = j0 + jp, cn = k - j < NR ? k - j : NR;
                         if ((mode & GEMM_C_LOWER) && j > i0 + rn - 1) break;
                         const float *bp = bpack + (size_t)jp * kc + (size_t)(lo - p0) * NR;
                         float *ct = c + (size_t)i0 * ldc + j;
                         if (rn == MR && cn == NR) {
-                            gemm_kernel(hi - lo, apack, bp, ct, ldc);
+                            gemm_kernel(hi - lo, ap, ap_rs, ap_ps, bp, ct, ldc);
                         } else { /* an edge tile: through a full-size copy */
                             for (int r = 0; r < MR; r++)
                                 for (int jj = 0; jj < NR; jj++)
                                     tile[r * NR + jj] = r < rn && jj < cn ? ct[(size_t)r * ldc + jj] : 0.0f;
-                            gemm_kernel(hi - lo, apack, bp, tile, NR);
+                            gemm_kernel(hi - lo, ap, ap_rs, ap_ps, bp, tile, NR);
                             for (int r = 0; r < rn; r++)
                                 for (int jj = 0; jj < cn; jj++) ct[(size_t)r * ldc + jj] = tile[r * NR + jj];
                         }
