@@ -190,8 +190,9 @@ typedef float vec __attribute__((vector_size(VW * sizeof(float))));
 
 /* mode flags: a(r,p) = 0 for p > r (A_LOWER) or p < r (A_UPPER); C_LOWER: only c(r,j)
  * with j <= r is wanted (tiles wholly above the diagonal are skipped, the rest of the
- * upper triangle is left to the caller). */
-enum { GEMM_FULL = 0, GEMM_A_LOWER = 1, GEMM_A_UPPER = 2, GEMM_C_LOWER = 4 };
+ * upper triangle is left to the caller); SET: c = a . b, c's old contents unread (not with
+ * A_LOWER or A_UPPER). */
+enum { GEMM_FULL = 0, GEMM_A_LOWER = 1, GEMM_A_UPPER = 2, GEMM_C_LOWER = 4, GEMM_SET = 8 };
 
 /* unaligned vector load and store (macros: passing vectors by value would tie the ABI to
  * the instruction set) */
@@ -205,14 +206,19 @@ enum { GEMM_FULL = 0, GEMM_A_LOWER = 1, GEMM_A_UPPER = 2, GEMM_C_LOWER = 4 };
 #endif
 
 /* c (MR x NR, row stride ldc) += a (MR x kc, element (r, p) at a[r * ars + p * aps]) .
- * bp (kc x NR, packed) */
+ * bp (kc x NR, packed); with set, c = the product. */
 GEMM_FMA static void gemm_kernel(int kc, const float *restrict a, size_t ars, size_t aps, const float *restrict bp,
-                                 float *restrict c, size_t ldc) {
+                                 float *restrict c, size_t ldc, int set) {
     vec s0[MR], s1[MR];
 #pragma GCC unroll 16
     for (int r = 0; r < MR; r++) {
-        LOADV(s0[r], c + r * ldc);
-        LOADV(s1[r], c + r * ldc + VW);
+        if (set) {
+            s0[r] = (vec){0};
+            s1[r] = (vec){0};
+        } else {
+            LOADV(s0[r], c + r * ldc);
+            LOADV(s1[r], c + r * ldc + VW);
+        }
     }
     for (int p = 0; p < kc; p++) {
         vec b0, b1;
@@ -238,17 +244,20 @@ static void gemm_p_range(int mode, int i0, int m, int *lo, int *hi) {
     *hi = mode & GEMM_A_LOWER ? (i0 + MR < m ? i0 + MR : m) : m;
 }
 
-/* Without memory for the packed block: the same sums in the same order, one row at a time. */
-GEMM_FMA static void gemm_rows_unpacked(int r_begin, int r_end, int m, int k, const float *a, size_t ars,
-                                        size_t aps, const float *b, size_t bps, size_t bjs, float *c, size_t ldc,
-                                        int mode) {
+/* Without memory for the packed block: the same sums in the same order, one row at a time,
+ * over rows [r_begin, r_end) and columns [j_begin, j_end). */
+GEMM_FMA static void gemm_rows_unpacked(int r_begin, int r_end, int j_begin, int j_end, int m, const float *a,
+                                        size_t ars, size_t aps, const float *b, size_t bps, size_t bjs, float *c,
+                                        size_t ldc, int mode) {
     for (int r = r_begin; r < r_end; r++) {
         int lo, hi;
         gemm_p_range(mode, r / MR * MR, m, &lo, &hi);
         float *cr = c + (size_t)r * ldc;
+        if (mode & GEMM_SET)
+            for (int j = j_begin; j < j_end; j++) cr[j] = 0.0f;
         for (int p = lo; p < hi; p++) {
             float x = a[(size_t)r * ars + (size_t)p * aps];
-            for (int j = 0; j < k; j++) cr[j] += x * b[(size_t)p * bps + (size_t)j * bjs];
+            for (int j = j_begin; j < j_end; j++) cr[j] += x * b[(size_t)p * bps + (size_t)j * bjs];
         }
     }
 }
@@ -263,8 +272,15 @@ static void gemm_pack_b(float *restrict dst, const float *b, size_t bps, size_t 
         if (bjs == 1) {
             for (int p = 0; p < kc; p++) {
                 const float *s = b + (size_t)(p0 + p) * bps + j0 + jp;
-                for (int j = 0; j < cn; j++) d[(size_t)p * NR + j] = s[j];
-                for (int j = cn; j < NR; j++) d[(size_t)p * NR + j] = 0.0f;
+                if (cn == NR) {
+                    vec v0, v1;
+                    LOADV(v0, s);
+                    LOADV(v1, s + VW);
+                    STOREV(d + (size_t)p * NR, v0);
+                    STOREV(d + (size_t)p * NR + VW, v1);
+                } else {
+                    for (int j = 0; j < NR; j++) d[(size_t)p * NR + j] = j < cn ? s[j] : 0.0f;
+                }
             }
         } else {
             for (int j = 0; j < NR; j++) {
@@ -300,23 +316,30 @@ static void gemm_pack_a(float *restrict dst, const float *a, size_t ars, size_t 
 static void gemm_acc(int n, int m, int k, const float *a, size_t ars, size_t aps, const float *b, size_t bps,
                      size_t bjs, float *c, size_t ldc, int mode) {
     if (n <= 0 || m <= 0 || k <= 0) return;
-    int n_rp = (n + MR - 1) / MR;
-    int kc_max = m < KC ? m : KC, nc_max = ((k < NC ? k : NC) + NR - 1) / NR * NR;
+    int n_rp = (n + MR - 1) / MR, n_cp = (k + NR - 1) / NR;
 #pragma omp parallel
     {
+        /* Threads split the column panels where there are enough of them to go round evenly
+         * (each then packs only its part of b), else the row panels. */
         int nth = omp_get_num_threads(), id = omp_get_thread_num();
-        int rp_begin = (int)((long long)n_rp * id / nth), rp_end = (int)((long long)n_rp * (id + 1) / nth);
-        float *bpack = rp_begin < rp_end ? malloc((size_t)kc_max * nc_max * sizeof(float)) : NULL;
+        int by_cols = n_cp % nth == 0 || n_cp >= 4 * nth;
+        int n_split = by_cols ? n_cp : n_rp;
+        int begin = (int)((long long)n_split * id / nth), end = (int)((long long)n_split * (id + 1) / nth);
+        int rp_begin = by_cols ? 0 : begin, rp_end = by_cols ? n_rp : end;
+        int j_begin = by_cols ? begin * NR : 0, j_end = by_cols ? (end * NR < k ? end * NR : k) : k;
+        int kc_max = m < KC ? m : KC, nc_max = j_end - j_begin < NC ? j_end - j_begin : NC;
+        nc_max = (nc_max + NR - 1) / NR * NR;
+        float *bpack = begin < end ? malloc((size_t)kc_max * nc_max * sizeof(float)) : NULL;
         float apack[MR * KC] __attribute__((aligned(64)));
         float tile[MR * NR] __attribute__((aligned(64)));
-        if (rp_begin < rp_end && !bpack) {
+        if (begin < end && !bpack) {
             int r_end = rp_end * MR < n ? rp_end * MR : n;
-            gemm_rows_unpacked(rp_begin * MR, r_end, m, k, a, ars, aps, b, bps, bjs, c, ldc, mode);
+            gemm_rows_unpacked(rp_begin * MR, r_end, j_begin, j_end, m, a, ars, aps, b, bps, bjs, c, ldc, mode);
         }
         for (int p0 = 0; bpack && p0 < m; p0 += KC) {
             int kc = m - p0 < KC ? m - p0 : KC;
-            for (int j0 = 0; j0 < k; j0 += NC) {
-                int nc = k - j0 < NC ? k - j0 : NC;
+            for (int j0 = j_begin; j0 < j_end; j0 += NC) {
+                int nc = j_end - j0 < NC ? j_end - j0 : NC;
                 gemm_pack_b(bpack, b, bps, bjs, p0, kc, j0, nc, k);
                 for (int rp = rp_begin; rp < rp_end; rp++) {
                     int i0 = rp * MR, rn = n - i0 < MR ? n - i0 : MR, lo, hi;
@@ -324,6 +347,7 @@ static void gemm_acc(int n, int m, int k, const float *a, size_t ars, size_t aps
                     if (lo < p0) lo = p0;
                     if (hi > p0 + kc) hi = p0 + kc;
                     if (lo >= hi) continue;
+                    int set = (mode & GEMM_SET) && p0 == 0;
                     /* a full row panel is read in place (each element once per column
                      * panel, as a packed copy would be); the last, partial one is packed
                      * with zero rows */
@@ -339,12 +363,12 @@ static void gemm_acc(int n, int m, int k, const float *a, size_t ars, size_t aps
                         const float *bp = bpack + (size_t)jp * kc + (size_t)(lo - p0) * NR;
                         float *ct = c + (size_t)i0 * ldc + j;
                         if (rn == MR && cn == NR) {
-                            gemm_kernel(hi - lo, ap, ap_rs, ap_ps, bp, ct, ldc);
+                            gemm_kernel(hi - lo, ap, ap_rs, ap_ps, bp, ct, ldc, set);
                         } else { /* an edge tile: through a full-size copy */
                             for (int r = 0; r < MR; r++)
                                 for (int jj = 0; jj < NR; jj++)
-                                    tile[r * NR + jj] = r < rn && jj < cn ? ct[(size_t)r * ldc + jj] : 0.0f;
-                            gemm_kernel(hi - lo, ap, ap_rs, ap_ps, bp, tile, NR);
+                                    tile[r * NR + jj] = r < rn && jj < cn && !set ? ct[(size_t)r * ldc + jj] : 0.0f;
+                            gemm_kernel(hi - lo, ap, ap_rs, ap_ps, bp, tile, NR, 0);
                             for (int r = 0; r < rn; r++)
                                 for (int jj = 0; jj < cn; jj++) ct[(size_t)r * ldc + jj] = tile[r * NR + jj];
                         }
@@ -406,9 +430,8 @@ void attention_forward(float *out, float *att, const float *inp, int B, int T, i
         const float *q = inp + (size_t)b * T * C3 + h * hs, *k = q + C, *v = q + 2 * C;
         float *a = att + (size_t)bh * T * T;
         float *o = out + (size_t)b * T * C + h * hs;
-        memset(a, 0, (size_t)T * T * sizeof(float));
         /* S (T,T) = q (T,hs) . k^T (hs,T) */
-        gemm_acc(T, hs, T, q, C3, 1, k, 1, C3, a, (size_t)T, GEMM_C_LOWER);
+        gemm_acc(T, hs, T, q, C3, 1, k, 1, C3, a, (size_t)T, GEMM_C_LOWER | GEMM_SET);
         for (int t = 0; t < T; t++) {
             float *row = a + (size_t)t * T;
             float maxval = -INFINITY;
@@ -447,8 +470,7 @@ void attention_backward(float *dinp, const float *dout, const float *inp, const 
             const float *a = att + (size_t)bh * T * T;
             const float *d = dout + (size_t)b * T * C + h * hs;
             /* dP (T,T) = dout (T,hs) . v^T (hs,T), causal part */
-            memset(ds, 0, (size_t)T * T * sizeof(float));
-            gemm_acc(T, hs, T, d, (size_t)C, 1, v, 1, C3, ds, (size_t)T, GEMM_C_LOWER);
+            gemm_acc(T, hs, T, d, (size_t)C, 1, v, 1, C3, ds, (size_t)T, GEMM_C_LOWER | GEMM_SET);
             /* dv (T,hs) += P^T (T,T) . dout (T,hs), P^T upper triangular */
             gemm_acc(T, T, hs, a, 1, (size_t)T, d, (size_t)C, 1, dv, C3, GEMM_A_UPPER);
             /* dS = P * (dP - sum(P * dP)) * scale, causal part only */
