@@ -190,7 +190,8 @@ typedef float vec __attribute__((vector_size(VW * sizeof(float))));
 
 /* mode flags: a(r,p) = 0 for p > r (A_LOWER) or p < r (A_UPPER); C_LOWER: only c(r,j)
  * with j <= r is wanted (tiles wholly above the diagonal are skipped, the rest of the
- * upper triangle is left to the caller); SET: c = a . b, c's old contents unread (not with
+ * upper triangle is left to the caller); SET: c = init + a . b, where init is a row of k
+ * values repeated down c (zeros where NULL) and c's old contents are not read (not with
  * A_LOWER or A_UPPER). */
 enum { GEMM_FULL = 0, GEMM_A_LOWER = 1, GEMM_A_UPPER = 2, GEMM_C_LOWER = 4, GEMM_SET = 8 };
 
@@ -206,15 +207,15 @@ enum { GEMM_FULL = 0, GEMM_A_LOWER = 1, GEMM_A_UPPER = 2, GEMM_C_LOWER = 4, GEMM
 #endif
 
 /* c (MR x NR, row stride ldc) += a (MR x kc, element (r, p) at a[r * ars + p * aps]) .
- * bp (kc x NR, packed); with set, c = the product. */
+ * bp (kc x NR, packed); with init (NR values), c = init in every row + the product. */
 GEMM_FMA static void gemm_kernel(int kc, const float *restrict a, size_t ars, size_t aps, const float *restrict bp,
-                                 float *restrict c, size_t ldc, int set) {
+                                 float *restrict c, size_t ldc, const float *init) {
     vec s0[MR], s1[MR];
 #pragma GCC unroll 16
     for (int r = 0; r < MR; r++) {
-        if (set) {
-            s0[r] = (vec){0};
-            s1[r] = (vec){0};
+        if (init) {
+            LOADV(s0[r], init);
+            LOADV(s1[r], init + VW);
         } else {
             LOADV(s0[r], c + r * ldc);
             LOADV(s1[r], c + r * ldc + VW);
@@ -248,13 +249,13 @@ static void gemm_p_range(int mode, int i0, int m, int *lo, int *hi) {
  * over rows [r_begin, r_end) and columns [j_begin, j_end). */
 GEMM_FMA static void gemm_rows_unpacked(int r_begin, int r_end, int j_begin, int j_end, int m, const float *a,
                                         size_t ars, size_t aps, const float *b, size_t bps, size_t bjs, float *c,
-                                        size_t ldc, int mode) {
+                                        size_t ldc, int mode, const float *init) {
     for (int r = r_begin; r < r_end; r++) {
         int lo, hi;
         gemm_p_range(mode, r / MR * MR, m, &lo, &hi);
         float *cr = c + (size_t)r * ldc;
         if (mode & GEMM_SET)
-            for (int j = j_begin; j < j_end; j++) cr[j] = 0.0f;
+            for (int j = j_begin; j < j_end; j++) cr[j] = init ? init[j] : 0.0f;
         for (int p = lo; p < hi; p++) {
             float x = a[(size_t)r * ars + (size_t)p * aps];
             for (int j = j_begin; j < j_end; j++) cr[j] += x * b[(size_t)p * bps + (size_t)j * bjs];
@@ -313,8 +314,9 @@ static void gemm_pack_a(float *restrict dst, const float *a, size_t ars, size_t 
     }
 }
 
-static void gemm_acc(int n, int m, int k, const float *a, size_t ars, size_t aps, const float *b, size_t bps,
-                     size_t bjs, float *c, size_t ldc, int mode) {
+static void gemm(int n, int m, int k, const float *a, size_t ars, size_t aps, const float *b, size_t bps,
+                 size_t bjs, float *c, size_t ldc, int mode, const float *init) {
+    static const float zeros[NR];
     if (n <= 0 || m <= 0 || k <= 0) return;
     int n_rp = (n + MR - 1) / MR, n_cp = (k + NR - 1) / NR;
 #pragma omp parallel
@@ -334,7 +336,7 @@ static void gemm_acc(int n, int m, int k, const float *a, size_t ars, size_t aps
         float tile[MR * NR] __attribute__((aligned(64)));
         if (begin < end && !bpack) {
             int r_end = rp_end * MR < n ? rp_end * MR : n;
-            gemm_rows_unpacked(rp_begin * MR, r_end, j_begin, j_end, m, a, ars, aps, b, bps, bjs, c, ldc, mode);
+            gemm_rows_unpacked(rp_begin * MR, r_end, j_begin, j_end, m, a, ars, aps, b, bps, bjs, c, ldc, mode, init);
         }
         for (int p0 = 0; bpack && p0 < m; p0 += KC) {
             int kc = m - p0 < KC ? m - p0 : KC;
@@ -363,12 +365,15 @@ static void gemm_acc(int n, int m, int k, const float *a, size_t ars, size_t aps
                         const float *bp = bpack + (size_t)jp * kc + (size_t)(lo - p0) * NR;
                         float *ct = c + (size_t)i0 * ldc + j;
                         if (rn == MR && cn == NR) {
-                            gemm_kernel(hi - lo, ap, ap_rs, ap_ps, bp, ct, ldc, set);
+                            gemm_kernel(hi - lo, ap, ap_rs, ap_ps, bp, ct, ldc, set ? init ? init + j : zeros : NULL);
                         } else { /* an edge tile: through a full-size copy */
                             for (int r = 0; r < MR; r++)
                                 for (int jj = 0; jj < NR; jj++)
-                                    tile[r * NR + jj] = r < rn && jj < cn && !set ? ct[(size_t)r * ldc + jj] : 0.0f;
-                            gemm_kernel(hi - lo, ap, ap_rs, ap_ps, bp, tile, NR, 0);
+                                    tile[r * NR + jj] = r >= rn || jj >= cn ? 0.0f
+                                                        : !set                ? ct[(size_t)r * ldc + jj]
+                                                        : init                ? init[j + jj]
+                                                                              : 0.0f;
+                            gemm_kernel(hi - lo, ap, ap_rs, ap_ps, bp, tile, NR, NULL);
                             for (int r = 0; r < rn; r++)
                                 for (int jj = 0; jj < cn; jj++) ct[(size_t)r * ldc + jj] = tile[r * NR + jj];
                         }
@@ -380,15 +385,16 @@ static void gemm_acc(int n, int m, int k, const float *a, size_t ars, size_t aps
     }
 }
 
+static void gemm_acc(int n, int m, int k, const float *a, size_t ars, size_t aps, const float *b, size_t bps,
+                     size_t bjs, float *c, size_t ldc, int mode) {
+    gemm(n, m, k, a, ars, aps, b, bps, bjs, c, ldc, mode, NULL);
+}
+
 /* inp is (B,T,C), weight is (OC,C), bias is (OC) or NULL, out is (B,T,OC). */
 void matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int B, int T,
                     int C, int OC) {
-    int N = B * T;
-#pragma omp parallel for schedule(static)
-    for (int bt = 0; bt < N; bt++)
-        for (int oc = 0; oc < OC; oc++) out[(size_t)bt * OC + oc] = bias ? bias[oc] : 0.0f;
-    /* out (N,OC) += inp (N,C) . weight^T (C,OC) */
-    gemm_acc(N, C, OC, inp, (size_t)C, 1, weight, 1, (size_t)C, out, (size_t)OC, GEMM_FULL);
+    /* out (N,OC) = bias + inp (N,C) . weight^T (C,OC) */
+    gemm(B * T, C, OC, inp, (size_t)C, 1, weight, 1, (size_t)C, out, (size_t)OC, GEMM_SET, bias);
 }
 
 void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
