@@ -20,6 +20,12 @@ void encoder_forward(float *out, const xtts_model_batch *bt, const float *wte, c
                      const float *wpe_mel, const float *melin_w, const float *melin_b, const float *mel_start,
                      int C, int M) {
     int B = bt->B, T = bt->T;
+    /* melin_w^T (M,C): a frame's projection then runs along contiguous channels, the same
+     * sums in the same order as the dot products (without the memory: the dot products) */
+    float *wt = malloc((size_t)M * C * sizeof(float));
+    if (wt)
+        for (int c = 0; c < C; c++)
+            for (int k = 0; k < M; k++) wt[(size_t)k * C + c] = melin_w[(size_t)c * M + k];
 #pragma omp parallel for collapse(2) schedule(static)
     for (int b = 0; b < B; b++) {
         for (int t = 0; t < T; t++) {
@@ -34,17 +40,25 @@ void encoder_forward(float *out, const xtts_model_batch *bt, const float *wte, c
                 int j = t - nt;
                 const float *x = j == 0 ? mel_start : bt->mel + ((size_t)b * bt->mel_stride + (j - 1)) * M;
                 const float *p = wpe_mel + (size_t)j * C;
-                for (int c = 0; c < C; c++) {
-                    const float *w = melin_w + (size_t)c * M;
-                    float s = melin_b[c];
-                    for (int k = 0; k < M; k++) s += w[k] * x[k];
-                    o[c] = s + p[c];
+                if (wt) {
+                    for (int c = 0; c < C; c++) o[c] = melin_b[c];
+                    for (int k = 0; k < M; k++)
+                        for (int c = 0; c < C; c++) o[c] += wt[(size_t)k * C + c] * x[k];
+                    for (int c = 0; c < C; c++) o[c] += p[c];
+                } else {
+                    for (int c = 0; c < C; c++) {
+                        const float *w = melin_w + (size_t)c * M;
+                        float s = melin_b[c];
+                        for (int k = 0; k < M; k++) s += w[k] * x[k];
+                        o[c] = s + p[c];
+                    }
                 }
             } else {
                 memset(o, 0, (size_t)C * sizeof(float));
             }
         }
     }
+    free(wt);
 }
 
 void encoder_backward(float *dwte, float *dwpe_text, float *dwpe_mel, float *dmelin_w, float *dmelin_b,
