@@ -12,6 +12,94 @@
 
 #include "train/train_math.h"
 
+/* Element-wise loops heavy in arithmetic (GELU, exp) vectorize at the full AVX-512 width,
+ * which GCC does not choose by itself. */
+#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
+#define WIDE_VECTORS __attribute__((target("prefer-vector-width=512")))
+#else
+#define WIDE_VECTORS
+#endif
+
+/* GCC's portable vector extension (no intrinsics): 16 floats where the compiler targets
+ * AVX-512, else 8. */
+#if defined(__AVX512F__)
+#define VW 16
+#else
+#define VW 8
+#endif
+typedef float vec __attribute__((vector_size(VW * sizeof(float))));
+
+/* unaligned vector load and store (macros: passing vectors by value would tie the ABI to
+ * the instruction set) */
+#define LOADV(v, p) memcpy(&(v), (p), sizeof(vec))
+#define STOREV(p, v) memcpy((p), &(v), sizeof(vec))
+
+/* ---- sums in a fixed order ------------------------------------------------------------ */
+
+/* Row sums that vectorize yet add in an order fixed by the length alone: lane l of a
+ * vector accumulates elements l, l + VW, l + 2 VW, ..., the tail goes into the first
+ * lanes, and the lanes are added pairwise at the end. */
+static float lanes_total(vec acc) {
+    float l[VW];
+    memcpy(l, &acc, sizeof l);
+    for (int w = VW / 2; w > 0; w /= 2)
+        for (int i = 0; i < w; i++) l[i] += l[i + w];
+    return l[0];
+}
+
+/* sum of x[i] */
+static float sum_fixed(const float *x, int n) {
+    vec acc = {0};
+    int i = 0;
+    for (; i + VW <= n; i += VW) {
+        vec v;
+        LOADV(v, x + i);
+        acc += v;
+    }
+    for (int l = 0; i + l < n; l++) acc[l] += x[i + l];
+    return lanes_total(acc);
+}
+
+/* sum of (x[i] - m)^2 */
+static float sum_sq_dev_fixed(const float *x, float m, int n) {
+    vec acc = {0};
+    int i = 0;
+    for (; i + VW <= n; i += VW) {
+        vec v;
+        LOADV(v, x + i);
+        v -= m;
+        acc += v * v;
+    }
+    for (int l = 0; i + l < n; l++) acc[l] += (x[i + l] - m) * (x[i + l] - m);
+    return lanes_total(acc);
+}
+
+/* sum of x[i] y[i] */
+static float dot_fixed(const float *x, const float *y, int n) {
+    vec acc = {0};
+    int i = 0;
+    for (; i + VW <= n; i += VW) {
+        vec u, v;
+        LOADV(u, x + i);
+        LOADV(v, y + i);
+        acc += u * v;
+    }
+    for (int l = 0; i + l < n; l++) acc[l] += x[i + l] * y[i + l];
+    return lanes_total(acc);
+}
+
+/* largest x[i] (exact, so any order gives it) */
+static float max_of(const float *x, int n) {
+    float mx[VW];
+    for (int l = 0; l < VW; l++) mx[l] = -INFINITY;
+    int i = 0;
+    for (; i + VW <= n; i += VW)
+        for (int l = 0; l < VW; l++) mx[l] = x[i + l] > mx[l] ? x[i + l] : mx[l];
+    for (int l = 0; i + l < n; l++) mx[l] = x[i + l] > mx[l] ? x[i + l] : mx[l];
+    for (int l = 1; l < VW; l++) mx[0] = mx[l] > mx[0] ? mx[l] : mx[0];
+    return mx[0];
+}
+
 /* ---- encoder ----------------------------------------------------------------------- */
 
 /* out is (B,T,C). Text positions: wte[token] + wpe_text[t]. Mel position j:
@@ -115,15 +203,8 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, c
 #pragma omp parallel for schedule(static)
     for (int bt = 0; bt < B * T; bt++) {
         const float *x = inp + (size_t)bt * C;
-        float m = 0.0f;
-        for (int i = 0; i < C; i++) m += x[i];
-        m /= C;
-        float v = 0.0f;
-        for (int i = 0; i < C; i++) {
-            float d = x[i] - m;
-            v += d * d;
-        }
-        v /= C;
+        float m = sum_fixed(x, C) / C;
+        float v = sum_sq_dev_fixed(x, m, C) / C;
         float s = 1.0f / sqrtf(v + eps);
         float *o = out + (size_t)bt * C;
         for (int i = 0; i < C; i++) o[i] = (s * (x[i] - m)) * weight[i] + bias[i];
@@ -141,15 +222,25 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
         const float *x = inp + (size_t)bt * C;
         float *di = dinp + (size_t)bt * C;
         float m = mean[bt], s = rstd[bt];
-        float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
-        for (int i = 0; i < C; i++) {
-            float norm = (x[i] - m) * s;
-            float dnorm = weight[i] * d[i];
-            dnorm_mean += dnorm;
-            dnorm_norm_mean += dnorm * norm;
+        /* the means of dnorm = weight * d and of dnorm * norm, norm = (x - m) * s, in lanes
+         * as sum_fixed adds them */
+        vec acc = {0}, acc_n = {0};
+        int i = 0;
+        for (; i + VW <= C; i += VW) {
+            vec xv, wv, dv;
+            LOADV(xv, x + i);
+            LOADV(wv, weight + i);
+            LOADV(dv, d + i);
+            vec norm = (xv - m) * s, dnorm = wv * dv;
+            acc += dnorm;
+            acc_n += dnorm * norm;
         }
-        dnorm_mean /= C;
-        dnorm_norm_mean /= C;
+        for (int l = 0; i + l < C; l++) {
+            float norm = (x[i + l] - m) * s, dnorm = weight[i + l] * d[i + l];
+            acc[l] += dnorm;
+            acc_n[l] += dnorm * norm;
+        }
+        float dnorm_mean = lanes_total(acc) / C, dnorm_norm_mean = lanes_total(acc_n) / C;
         for (int i = 0; i < C; i++) {
             float norm = (x[i] - m) * s;
             float dnorm = weight[i] * d[i];
@@ -192,15 +283,12 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
  * and the thread count. Zero terms of a triangular a (mode) are skipped; adding them would
  * change nothing but the sign of a zero. */
 #if defined(__AVX512F__)
-#define VW 16
 #define MR 12
 #else
-#define VW 8
 #define MR 6
 #endif
 #define NR (2 * VW)
 enum { KC = 256, NC = 1024 };
-typedef float vec __attribute__((vector_size(VW * sizeof(float))));
 
 /* mode flags: a(r,p) = 0 for p > r (A_LOWER) or p < r (A_UPPER); C_LOWER: only c(r,j)
  * with j <= r is wanted (tiles wholly above the diagonal are skipped, the rest of the
@@ -208,11 +296,6 @@ typedef float vec __attribute__((vector_size(VW * sizeof(float))));
  * values repeated down c (zeros where NULL) and c's old contents are not read (not with
  * A_LOWER or A_UPPER). */
 enum { GEMM_FULL = 0, GEMM_A_LOWER = 1, GEMM_A_UPPER = 2, GEMM_C_LOWER = 4, GEMM_SET = 8 };
-
-/* unaligned vector load and store (macros: passing vectors by value would tie the ABI to
- * the instruction set) */
-#define LOADV(v, p) memcpy(&(v), (p), sizeof(vec))
-#define STOREV(p, v) memcpy((p), &(v), sizeof(vec))
 
 #if defined(__GNUC__) && !defined(__clang__)
 #define GEMM_FMA __attribute__((optimize("fp-contract=fast"))) /* fused multiply-add where the CPU has it */
@@ -454,15 +537,10 @@ void attention_forward(float *out, float *att, const float *inp, int B, int T, i
         gemm_acc(T, hs, T, q, C3, 1, k, 1, C3, a, (size_t)T, GEMM_C_LOWER | GEMM_SET);
         for (int t = 0; t < T; t++) {
             float *row = a + (size_t)t * T;
-            float maxval = -INFINITY;
-            for (int t2 = 0; t2 <= t; t2++) {
-                row[t2] *= scale;
-                if (row[t2] > maxval) maxval = row[t2];
-            }
+            for (int t2 = 0; t2 <= t; t2++) row[t2] *= scale;
+            float maxval = max_of(row, t + 1);
             for (int t2 = 0; t2 <= t; t2++) row[t2] = xtts_exp(row[t2] - maxval);
-            float sum = 0.0f;
-            for (int t2 = 0; t2 <= t; t2++) sum += row[t2];
-            float inv = 1.0f / sum;
+            float inv = 1.0f / sum_fixed(row, t + 1);
             for (int t2 = 0; t2 <= t; t2++) row[t2] *= inv;
             for (int t2 = t + 1; t2 < T; t2++) row[t2] = 0.0f;
             for (int i = 0; i < hs; i++) o[(size_t)t * C + i] = 0.0f;
@@ -497,8 +575,7 @@ void attention_backward(float *dinp, const float *dout, const float *inp, const 
             for (int t = 0; t < T; t++) {
                 const float *p = a + (size_t)t * T;
                 float *g = ds + (size_t)t * T;
-                float dot = 0.0f;
-                for (int t2 = 0; t2 <= t; t2++) dot += p[t2] * g[t2];
+                float dot = dot_fixed(p, g, t + 1);
                 for (int t2 = 0; t2 <= t; t2++) g[t2] = p[t2] * (g[t2] - dot) * scale;
                 for (int t2 = t + 1; t2 < T; t2++) g[t2] = 0.0f;
             }
@@ -512,12 +589,12 @@ void attention_backward(float *dinp, const float *dout, const float *inp, const 
 
 /* ---- pointwise ---------------------------------------------------------------------- */
 
-void gelu_forward(float *out, const float *inp, size_t N) {
+WIDE_VECTORS void gelu_forward(float *out, const float *inp, size_t N) {
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < N; i++) out[i] = xtts_gelu(inp[i]);
 }
 
-void gelu_backward(float *dinp, const float *inp, const float *dout, size_t N) {
+WIDE_VECTORS void gelu_backward(float *dinp, const float *inp, const float *dout, size_t N) {
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < N; i++) dinp[i] += xtts_gelu_grad(inp[i]) * dout[i];
 }
