@@ -39,7 +39,7 @@ typedef float vec __attribute__((vector_size(VW * sizeof(float))));
 /* Row sums that vectorize yet add in an order fixed by the length alone: lane l of a
  * vector accumulates elements l, l + VW, l + 2 VW, ..., the tail goes into the first
  * lanes, and the lanes are added pairwise at the end. */
-static float lanes_total(vec acc) {
+static inline float lanes_total(vec acc) {
     float l[VW];
     memcpy(l, &acc, sizeof l);
     for (int w = VW / 2; w > 0; w /= 2)
@@ -428,7 +428,8 @@ static void gemm(int n, int m, int k, const float *a, size_t ars, size_t aps, co
         int j_begin = by_cols ? begin * NR : 0, j_end = by_cols ? (end * NR < k ? end * NR : k) : k;
         int kc_max = m < KC ? m : KC, nc_max = j_end - j_begin < NC ? j_end - j_begin : NC;
         nc_max = (nc_max + NR - 1) / NR * NR;
-        float *bpack = begin < end ? malloc((size_t)kc_max * nc_max * sizeof(float)) : NULL;
+        /* cache-line aligned, so that no vector load of the micro-kernel straddles two lines */
+        float *bpack = begin < end ? aligned_alloc(64, (size_t)kc_max * nc_max * sizeof(float)) : NULL;
         float apack[MR * KC] __attribute__((aligned(64)));
         float tile[MR * NR] __attribute__((aligned(64)));
         if (begin < end && !bpack) {
