@@ -39,9 +39,9 @@ typedef float vec __attribute__((vector_size(VW * sizeof(float))));
 /* Row sums that vectorize yet add in an order fixed by the length alone: lane l of a
  * vector accumulates elements l, l + VW, l + 2 VW, ..., the tail goes into the first
  * lanes, and the lanes are added pairwise at the end. */
-static inline float lanes_total(vec acc) {
+static inline float lanes_total(const vec *acc) {
     float l[VW];
-    memcpy(l, &acc, sizeof l);
+    memcpy(l, acc, sizeof l);
     for (int w = VW / 2; w > 0; w /= 2)
         for (int i = 0; i < w; i++) l[i] += l[i + w];
     return l[0];
@@ -57,7 +57,7 @@ static float sum_fixed(const float *x, int n) {
         acc += v;
     }
     for (int l = 0; i + l < n; l++) acc[l] += x[i + l];
-    return lanes_total(acc);
+    return lanes_total(&acc);
 }
 
 /* sum of (x[i] - m)^2 */
@@ -71,7 +71,7 @@ static float sum_sq_dev_fixed(const float *x, float m, int n) {
         acc += v * v;
     }
     for (int l = 0; i + l < n; l++) acc[l] += (x[i + l] - m) * (x[i + l] - m);
-    return lanes_total(acc);
+    return lanes_total(&acc);
 }
 
 /* sum of x[i] y[i] */
@@ -85,7 +85,7 @@ static float dot_fixed(const float *x, const float *y, int n) {
         acc += u * v;
     }
     for (int l = 0; i + l < n; l++) acc[l] += x[i + l] * y[i + l];
-    return lanes_total(acc);
+    return lanes_total(&acc);
 }
 
 /* largest x[i] (exact, so any order gives it) */
@@ -240,7 +240,7 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
             acc[l] += dnorm;
             acc_n[l] += dnorm * norm;
         }
-        float dnorm_mean = lanes_total(acc) / C, dnorm_norm_mean = lanes_total(acc_n) / C;
+        float dnorm_mean = lanes_total(&acc) / C, dnorm_norm_mean = lanes_total(&acc_n) / C;
         for (int i = 0; i < C; i++) {
             float norm = (x[i] - m) * s;
             float dnorm = weight[i] * d[i];
@@ -416,7 +416,8 @@ static void gemm(int n, int m, int k, const float *a, size_t ars, size_t aps, co
     static const float zeros[NR];
     if (n <= 0 || m <= 0 || k <= 0) return;
     int n_rp = (n + MR - 1) / MR, n_cp = (k + NR - 1) / NR;
-#pragma omp parallel
+    /* inside a parallel region (attention's heads) the product runs on the calling thread */
+#pragma omp parallel if (!omp_in_parallel())
     {
         /* Threads split the column panels where there are enough of them to go round evenly
          * (each then packs only its part of b), else the row panels. */
