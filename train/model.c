@@ -405,8 +405,12 @@ static void gemm_pack_a(float *restrict dst, const float *a, size_t ars, size_t 
     } else {
         for (int p = 0; p < kc; p++) {
             const float *s = a + (size_t)(p0 + p) * aps + (size_t)i0 * ars;
-            for (int r = 0; r < rn; r++) dst[(size_t)p * MR + r] = s[(size_t)r * ars];
-            for (int r = rn; r < MR; r++) dst[(size_t)p * MR + r] = 0.0f;
+            if (ars == 1 && rn == MR) {
+                memcpy(dst + (size_t)p * MR, s, MR * sizeof(float));
+            } else {
+                for (int r = 0; r < rn; r++) dst[(size_t)p * MR + r] = s[(size_t)r * ars];
+                for (int r = rn; r < MR; r++) dst[(size_t)p * MR + r] = 0.0f;
+            }
         }
     }
 }
@@ -449,12 +453,14 @@ static void gemm(int n, int m, int k, const float *a, size_t ars, size_t aps, co
                     if (hi > p0 + kc) hi = p0 + kc;
                     if (lo >= hi) continue;
                     int set = (mode & GEMM_SET) && p0 == 0;
-                    /* a full row panel is read in place (each element once per column
-                     * panel, as a packed copy would be); the last, partial one is packed
-                     * with zero rows */
+                    /* a row-major row panel is read in place (each element once per column
+                     * panel, as a packed copy would be); a transposed one (its steps in p
+                     * a row of a apart, which alias in L1) is packed where more than one
+                     * column panel reads it, and so is the last, partial one (with zero
+                     * rows) */
                     const float *ap = a + (size_t)i0 * ars + (size_t)lo * aps;
                     size_t ap_rs = ars, ap_ps = aps;
-                    if (rn < MR) {
+                    if (rn < MR || (aps != 1 && nc > NR)) {
                         gemm_pack_a(apack, a, ars, aps, i0, rn, lo, hi - lo);
                         ap = apack, ap_rs = 1, ap_ps = MR;
                     }
