@@ -273,15 +273,14 @@ void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *
  *
  * The loops of GotoBLAS / BLIS: p runs in blocks of KC and columns in blocks of NC; a block
  * of b (KC x NC) is packed into NR-wide panels that stay in L2, and for each panel of MR
- * rows of a (packed, MR x KC, in L1) a micro-kernel runs over the column panels, holding an
- * MR x NR tile of c in registers (GCC's portable vector extension, no intrinsics: 16-wide
- * where the compiler targets AVX-512, else 8-wide). Packing makes every load of the
- * micro-kernel contiguous whatever the operands' strides.
+ * rows of a (MR x KC, in L1) a micro-kernel runs over the column panels, holding an
+ * MR x NR tile of c in registers (the vector type above: 24 of the 32 AVX-512 registers).
+ * Packing makes the micro-kernel's vector loads contiguous whatever b's strides.
  *
- * Determinism: threads own disjoint row panels; every element of c sums a(r,p) b(p,j)
- * over p in increasing order, one fused multiply-add after another, whatever the blocking
- * and the thread count. Zero terms of a triangular a (mode) are skipped; adding them would
- * change nothing but the sign of a zero. */
+ * Determinism: threads own disjoint row or column panels; every element of c sums
+ * a(r,p) b(p,j) over p in increasing order, one fused multiply-add after another, whatever
+ * the blocking and the thread count. Zero terms of a triangular a (mode) are skipped;
+ * adding them would change nothing but the sign of a zero. */
 #if defined(__AVX512F__)
 #define MR 12
 #else
