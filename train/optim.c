@@ -28,18 +28,26 @@ float xtts_lr_at(const xtts_optim_config *o, long step) {
     return (float)(min_lr + coeff * ((double)o->lr - min_lr));
 }
 
-/* Sums of squares over fixed chunks (independent of the thread count), added in order. */
+/* Sums of squares over fixed chunks (independent of the thread count), added in order.
+ * Within a chunk, NORM_LANES running sums take every NORM_LANES-th element (a loop the
+ * compiler vectorizes, in an order fixed by the chunk alone) and are added pairwise. */
 #define NORM_CHUNK 65536
+#define NORM_LANES 8
 float xtts_grad_norm(const float *grads, size_t n) {
     size_t n_chunks = (n + NORM_CHUNK - 1) / NORM_CHUNK;
     double total = 0.0;
 #pragma omp parallel for ordered schedule(static)
     for (size_t c = 0; c < n_chunks; c++) {
         size_t lo = c * NORM_CHUNK, hi = lo + NORM_CHUNK < n ? lo + NORM_CHUNK : n;
-        double s = 0.0;
-        for (size_t i = lo; i < hi; i++) s += (double)grads[i] * grads[i];
+        double s[NORM_LANES] = {0};
+        size_t i = lo;
+        for (; i + NORM_LANES <= hi; i += NORM_LANES)
+            for (int l = 0; l < NORM_LANES; l++) s[l] += (double)grads[i + l] * grads[i + l];
+        for (int l = 0; i + l < hi; l++) s[l] += (double)grads[i + l] * grads[i + l];
+        for (int w = NORM_LANES / 2; w > 0; w /= 2)
+            for (int l = 0; l < w; l++) s[l] += s[l + w];
 #pragma omp ordered
-        total += s;
+        total += s[0];
     }
     return (float)sqrt(total);
 }

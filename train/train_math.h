@@ -5,6 +5,7 @@
 #define XTTS_TRAIN_MATH_H
 
 #include <math.h>
+#include <string.h>
 
 #ifdef __CUDACC__
 #define XTTS_HD __host__ __device__ static inline
@@ -14,8 +15,35 @@
 
 #define XTTS_GELU_SCALE 0.7978845608028654f /* sqrt(2 / pi) */
 
-/* tanh through one expf (faster than tanhf; absolute error ~1e-7, which is what GELU needs). */
-XTTS_HD float xtts_tanh(float u) { return 1.0f - 2.0f / (1.0f + expf(2.0f * u)); }
+/* e^x in plain float arithmetic, so that the CPU loops calling it vectorize (libm's expf is
+ * a call per element): Cephes' expf, e^x = 2^n e^r with x = n ln2 + r, |r| <= ln2/2, and a
+ * degree-6 polynomial for e^r; relative error about 1e-7. x is clamped to where e^x is a
+ * normal float. No fused operations are asked for, so a vector lane and a scalar loop
+ * remainder give the same bits. */
+XTTS_HD float xtts_exp(float x) {
+    x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
+    float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f; /* nearest integer: 1.5 * 2^23 */
+    float r = x - n * 0.693359375f;                          /* ln2 in two parts */
+    r = r + n * 2.12194440e-4f;
+    float q = 1.9875691500e-4f;
+    q = q * r + 1.3981999507e-3f;
+    q = q * r + 8.3334519073e-3f;
+    q = q * r + 4.1665795894e-2f;
+    q = q * r + 1.6666665459e-1f;
+    q = q * r + 5.0000001201e-1f;
+    q = q * r * r + r + 1.0f;
+    int bits = ((int)n + 127) << 23; /* 2^n */
+#ifdef __CUDA_ARCH__
+    float scale = __int_as_float(bits);
+#else
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+#endif
+    return q * scale;
+}
+
+/* tanh through one exponential (absolute error ~1e-7, which is what GELU needs). */
+XTTS_HD float xtts_tanh(float u) { return 1.0f - 2.0f / (1.0f + xtts_exp(2.0f * u)); }
 
 /* GELU, tanh approximation (PyTorch's gelu(approximate='tanh')). */
 XTTS_HD float xtts_gelu(float x) {
