@@ -62,16 +62,16 @@ c = XttsCache(sys.argv[1])
 d = zstandard.ZstdDecompressor()
 with open(sys.argv[2], "wb") as f:
     for i in range(len(c)):
-        buf = bytes(c.raw(i))
+        buf = bytes(c.raw(i)[2])  # (index, shard, stored bytes)
         id_len = struct.unpack_from("<H", buf, 12)[0]
         f.write(d.decompress(buf[64 + id_len:]))  # the payload the record's zstd frame holds
 PY
   zs=$(zstd -b3 -i2 "$W/payload.bin" 2>&1 | tr '\r' '\n' | grep -o '[0-9.]* MB/s' | head -1 | cut -d' ' -f1)
   bytes=$(stat -c %s "$W/payload.bin")
   if [ -n "$soxr" ] && [ -n "$stft" ] && [ -n "$zs" ]; then
-    zfloor=$(echo "scale=4; $bytes / 1000000 / $zs / $hours" | bc)
-    sum=$(echo "scale=4; ($soxr + $stft + $zfloor)" | bc)
-    par=$(echo "scale=4; $sum / $THREADS" | bc)
+    zfloor=$(printf '%.3f' "$(echo "scale=4; $bytes / 1000000 / $zs / $hours" | bc)")
+    sum=$(printf '%.3f' "$(echo "scale=4; ($soxr + $stft + $zfloor)" | bc)")
+    par=$(printf '%.3f' "$(echo "scale=4; $sum / $THREADS" | bc)")
     echo "Floors, one core, per hour of audio: soxr HQ $soxr s + STFT (r2c, window, power) $stft s + zstd -3 of the"
     echo "padded payload ($(echo "scale=1; $bytes / 1000000 / $hours" | bc) MB/h at $zs MB/s) $zfloor s = $sum s; over $THREADS cores $par s."
     echo "xtts-melcache takes $(per_h "$mo") s per hour: $(echo "scale=2; $(per_h "$mo") / $par" | bc)x the floors' sum."
