@@ -164,10 +164,6 @@ typedef struct {
     double sum[XTTS_RECORD_MAX_MELS], sumsq[XTTS_RECORD_MAX_MELS];
 } run_stats;
 
-static size_t stats_bytes(const run_stats *s) {
-    return offsetof(run_stats, sum) + sizeof(double) * XTTS_RECORD_MAX_MELS + sizeof(double) * s->n_mels;
-}
-
 static xtts_status stats_save(xtts_cache_writer *w, const run_stats *s, xtts_error *err) {
     /* sum[] is full-size in the struct; pack sum[0..n) and sumsq[0..n) contiguously */
     size_t head = offsetof(run_stats, sum);
@@ -202,7 +198,6 @@ static xtts_status stats_load(xtts_cache_writer *w, run_stats *s, int n_mels, xt
     memcpy(s->sum, (uint8_t *)data + head, (size_t)n_mels * sizeof(double));
     memcpy(s->sumsq, (uint8_t *)data + head + (size_t)n_mels * sizeof(double), (size_t)n_mels * sizeof(double));
     free(data);
-    (void)stats_bytes;
     return XTTS_OK;
 }
 
@@ -363,7 +358,7 @@ static void finish_one(const xtts_melcache_options *o, const input_set *in, work
 }
 
 /* The mels of a chunk on the GPU: one batch of every clip that loaded. */
-static xtts_status mel_chunk_cuda(xtts_mel_cuda *gpu, const input_set *in, slot *slots, size_t m, xtts_error *err) {
+static xtts_status mel_chunk_cuda(xtts_mel_cuda *gpu, slot *slots, size_t m, xtts_error *err) {
     const float *samples[1024];
     size_t n_samples[1024], stride[1024], frames[1024];
     float *outs[1024];
@@ -382,7 +377,6 @@ static xtts_status mel_chunk_cuda(xtts_mel_cuda *gpu, const input_set *in, slot 
         slots[idx[i]].n_frames = frames[i];
         slots[idx[i]].pad_value = pads[i];
     }
-    (void)in;
     return XTTS_OK;
 }
 
@@ -433,7 +427,7 @@ static json_t *json_doubles(const double *v, size_t n) {
     return a;
 }
 
-static json_t *manifest_extra(const input_set *in, const run_stats *s, const xtts_melcache_options *o) {
+static json_t *manifest_extra(const input_set *in, const run_stats *s) {
     size_t nm = s->n_mels;
     json_t *x = json_object();
     json_t *spk = json_array();
@@ -464,7 +458,6 @@ static json_t *manifest_extra(const input_set *in, const run_stats *s, const xtt
     json_object_set_new(x, "token_stream",
                         json_pack("{s:s,s:s,s:i,s:s}", "tokenizer", in->hdr.tokenizer, "vocab_hash", in->hdr.vocab_hash,
                                   "vocab_size", in->hdr.vocab_size, "lang", in->hdr.lang_mode));
-    (void)o;
     return x;
 }
 
@@ -688,7 +681,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
             for (size_t k = 0; k < m; k++) load_one(&o, &in, &wk[omp_get_thread_num()], &buf[k], 1);
             xtts_error ge;
-            xtts_status gs = mel_chunk_cuda(gpu, &in, buf, m, &ge);
+            xtts_status gs = mel_chunk_cuda(gpu, buf, m, &ge);
             if (gs) { /* stop: the writer keeps what is committed, a re-run resumes */
                 st = gs;
                 if (err) *err = ge;
@@ -725,7 +718,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
     xtts_progress prog = wp.prog;
     uint64_t done_sel = wp.done_sel;
     if (!st) {
-        json_t *extra = manifest_extra(&in, stats, &o);
+        json_t *extra = manifest_extra(&in, stats);
         res->stored = xtts_cache_writer_count(w);
         json_t *rj = xtts_cache_writer_rejects(w);
         res->rejected = rj ? json_array_size(rj) : 0;

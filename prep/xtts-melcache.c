@@ -167,11 +167,7 @@ int main(int argc, char **argv) {
     }
     if (!o.out_dir) BAD("--out DIR is required (try --help)");
     if (argc - optind > 1) BAD("one token stream at most (got %d)", argc - optind);
-    int shuffle = o.cfg.shuffle;
-    xtts_cache_config base = o.cfg;
     if (xtts_mel_preset(preset, &o.cfg.mel, &err)) { xtts_error_print(PROG, &err); return 1; }
-    (void)base;
-    o.cfg.shuffle = shuffle;
     if (sr > 0) o.cfg.mel.sample_rate = (int)sr;
     if (nfft > 0) o.cfg.mel.n_fft = (int)nfft;
     if (hop > 0) o.cfg.mel.hop_samples = (int)hop;
