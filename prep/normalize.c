@@ -2,6 +2,7 @@
  * normalize_rules.c and number words in numbers.c; this file is the scanner that applies
  * them. */
 #include "prep/normalize.h"
+#include "prep/xtts_text.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -504,8 +505,13 @@ xtts_status xtts_normalize(const char *text, size_t len, int lang, const xtts_no
     xtts_status st = nfc_unify(text, len, &u, err);
     if (st) { xtts_sb_free(&u); return st; }
     xtts_sb_putn(&u, "", 0);
+    if (opts->mode == XTTS_NORM_XTTS && opts->expand) {
+        st = xtts_text_prepare(u.s, u.len, lang >= 0 && lang < XTTS_N_LANGS ? xtts_lang_codes[lang] : "", out, err);
+        xtts_sb_free(&u);
+        return st;
+    }
     xtts_sb *cur = &u;
-    if (opts->expand && xtts_num_supported(lang)) {
+    if (opts->expand && opts->mode != XTTS_NORM_NONE && xtts_num_supported(lang)) {
         const xtts_lang_words *w = NULL;
         for (const xtts_lang_words *p = xtts_lang_words_table; p->lang >= 0; p++)
             if (p->lang == lang) w = p;

@@ -24,9 +24,17 @@ extern "C" {
 /* Flags returned by xtts_normalize. */
 #define XTTS_NORM_DIGITS_KEPT 0x1u /* the language has no number expansion; digits stayed */
 
+/* What normalization does beyond NFC and whitespace (xtts-tokenize --normalize). */
+typedef enum {
+    XTTS_NORM_SPOKEN = 0, /* our own reading: years as years, per-language expansion (numbers.c) */
+    XTTS_NORM_XTTS = 1,   /* Coqui XTTS's own text preparation, exactly (prep/xtts_text.c) */
+    XTTS_NORM_NONE = 2,   /* NFC, unification and whitespace only (was --no-expand) */
+} xtts_norm_mode;
+
 typedef struct {
     int lowercase; /* lowercase the result (full Unicode lowercasing) */
-    int expand;    /* expand numbers, abbreviations and symbols (default on) */
+    int expand;    /* expand numbers, abbreviations and symbols (default on); 0 acts as XTTS_NORM_NONE */
+    xtts_norm_mode mode; /* XTTS_NORM_SPOKEN when zero-initialized */
 } xtts_normalize_opts;
 
 /* Normalize text (UTF-8, len bytes) for language lang (an XTTS language index). On success

@@ -406,7 +406,7 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         if (st) goto done;
     }
     /* normalize, tokenize, format: parallel per chunk, written in order */
-    xtts_normalize_opts nopts = {o->lowercase >= 0 ? o->lowercase : xtts_tokenizer_wants_lowercase(o->tok), o->expand};
+    xtts_normalize_opts nopts = {o->lowercase >= 0 ? o->lowercase : xtts_tokenizer_wants_lowercase(o->tok), o->expand, XTTS_NORM_SPOKEN};
     xtts_progress prog;
     xtts_progress_init(&prog, "xtts-tokenize", o->progress);
     size_t digits_kept = 0;

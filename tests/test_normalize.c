@@ -20,7 +20,7 @@ typedef struct {
 static void check_cases(const char *lang, const norm_case *cases, int lowercase) {
     int l = xtts_lang_index(lang);
     assert_true(l >= 0);
-    xtts_normalize_opts o = {lowercase, 1};
+    xtts_normalize_opts o = {lowercase, 1, XTTS_NORM_SPOKEN};
     int bad = 0;
     for (const norm_case *c = cases; c->in; c++) {
         char *out = NULL;
@@ -241,7 +241,7 @@ static void test_unicode_whitespace_quotes_and_case_are_unified(void **s) {
 
 static void test_languages_without_expansion_keep_digits_and_say_so(void **s) {
     (void)s;
-    xtts_normalize_opts o = {1, 1};
+    xtts_normalize_opts o = {1, 1, XTTS_NORM_SPOKEN};
     char *out;
     unsigned flags;
     xtts_error err;
@@ -258,7 +258,7 @@ static void test_languages_without_expansion_keep_digits_and_say_so(void **s) {
 
 static void test_expansion_can_be_turned_off(void **s) {
     (void)s;
-    xtts_normalize_opts o = {0, 0};
+    xtts_normalize_opts o = {0, 0, XTTS_NORM_SPOKEN};
     char *out;
     unsigned flags;
     xtts_error err;
@@ -270,7 +270,7 @@ static void test_expansion_can_be_turned_off(void **s) {
 
 static void test_invalid_utf8_is_an_input_error(void **s) {
     (void)s;
-    xtts_normalize_opts o = {1, 1};
+    xtts_normalize_opts o = {1, 1, XTTS_NORM_SPOKEN};
     char *out = (char *)1;
     unsigned flags;
     xtts_error err;

@@ -1,0 +1,5 @@
+/* n2w_fr.c — num2words 0.5.12's number words for "fr" (see num2words.h). Not written yet:
+ * every form reports that it cannot say the number. */
+#include "prep/num2words.h"
+
+const xtts_n2w_lang xtts_n2w_fr = {"fr", NULL, NULL, NULL, NULL};
