@@ -24,7 +24,9 @@
 #include "kernels/mel_fftw_wisdom.h"
 #include "kernels/mel_math.h"
 
-#define MEL_TILE_FRAMES 64
+/* Frames computed together: the mel projection and the log run across the frames of a block,
+ * one frame per vector lane, so every lane sums its bins in the scalar order. */
+#define MEL_LANES 8
 
 static pthread_mutex_t fftw_planner_lock = PTHREAD_MUTEX_INITIALIZER;
 static int fftw_wisdom_imported; /* under fftw_planner_lock */
@@ -49,8 +51,9 @@ struct xtts_mel {
     float *window;       /* (n_fft) */
     float *frame;        /* (n_fft) windowed frame, FFT input */
     fftwf_complex *spec; /* (n_bins) FFT output */
-    float *power;        /* (n_bins) power or magnitude per bin */
-    float *tile;         /* (MEL_TILE_FRAMES, n_mels) log-mel of the frames in flight */
+    float *power;        /* (MEL_LANES, n_bins_pad) power or magnitude per bin, a row per frame of the block */
+    float *power_t;      /* (n_bins_pad, MEL_LANES) the same, transposed: a bin's values for the block's frames */
+    int n_bins_pad;      /* n_bins_used rounded up to a multiple of MEL_LANES */
     int *fb_first;       /* (n_mels) first nonzero bin of each filter */
     int *fb_count;       /* (n_mels) number of bins from fb_first on */
     float *fb_weight;    /* packed nonzero weights, filter after filter */
@@ -171,6 +174,10 @@ float xtts_mel_pad_value(const xtts_mel_params *p) {
     return xtts_log_clamp(0.0f, (float)p->log_floor, p->log_kind);
 }
 
+int xtts_mel_default_max_frames(const xtts_mel_params *p) {
+    return !strcmp(p->preset, "whisper") ? 3000 : 1024;
+}
+
 xtts_status xtts_mel_filterbank(const xtts_mel_params *p, float *fb, xtts_error *err) {
     xtts_status st = xtts_mel_params_check(p, err);
     if (st) return st;
@@ -198,7 +205,7 @@ void xtts_mel_delete(xtts_mel *m) {
     fftwf_free(m->frame);
     fftwf_free(m->spec);
     fftwf_free(m->power);
-    free(m->tile);
+    fftwf_free(m->power_t);
     free(m->fb_first);
     free(m->fb_count);
     free(m->fb_weight);
@@ -253,15 +260,22 @@ xtts_mel *xtts_mel_new(const xtts_mel_params *p, xtts_error *err) {
     m->window = fftwf_malloc(sizeof(float) * (size_t)p->n_fft);
     m->frame = fftwf_malloc(sizeof(float) * (size_t)p->n_fft);
     m->spec = fftwf_malloc(sizeof(fftwf_complex) * (size_t)m->n_bins);
-    m->power = fftwf_malloc(sizeof(float) * (size_t)m->n_bins);
-    m->tile = malloc(sizeof(float) * MEL_TILE_FRAMES * (size_t)p->n_mels);
-    if (!m->window || !m->frame || !m->spec || !m->power || !m->tile) {
+    if (!m->window || !m->frame || !m->spec) {
         xtts_error_set(err, XTTS_ENOMEM, "mel: out of memory");
         xtts_mel_delete(m);
         return NULL;
     }
     for (int j = 0; j < p->n_fft; j++) m->window[j] = xtts_stft_window(j, p->n_fft, p->win_samples);
     if (build_sparse_filterbank(m, err)) { xtts_mel_delete(m); return NULL; }
+    m->n_bins_pad = (m->n_bins_used + MEL_LANES - 1) / MEL_LANES * MEL_LANES;
+    m->power = fftwf_malloc(sizeof(float) * MEL_LANES * (size_t)m->n_bins_pad);
+    m->power_t = fftwf_malloc(sizeof(float) * MEL_LANES * (size_t)m->n_bins_pad);
+    if (!m->power || !m->power_t) {
+        xtts_error_set(err, XTTS_ENOMEM, "mel: out of memory");
+        xtts_mel_delete(m);
+        return NULL;
+    }
+    memset(m->power, 0, sizeof(float) * MEL_LANES * (size_t)m->n_bins_pad);
     m->plan = plan_r2c(p->n_fft, m->frame, m->spec);
     if (!m->plan) {
         xtts_error_set(err, XTTS_ENOMEM, "mel: FFTW could not plan a %d-point r2c transform", p->n_fft);
@@ -286,10 +300,9 @@ static void load_frame(xtts_mel *m, const float *x, long n, size_t t) {
     }
 }
 
-/* Spectrum values of the bins the filters use; one loop per kind so each vectorizes. */
-static void spectrum_values(xtts_mel *m) {
+/* Spectrum values of the bins the filters use into pw; one loop per kind so each vectorizes. */
+static void spectrum_values(xtts_mel *m, float *restrict pw) {
     const float *restrict s = (const float *)m->spec; /* interleaved re, im */
-    float *restrict pw = m->power;
     const int n_used = m->n_bins_used;
     const float eps = (float)m->p.mag_eps;
     if (m->p.power == 2) {
@@ -298,6 +311,33 @@ static void spectrum_values(xtts_mel *m) {
     } else {
 #pragma omp simd
         for (int k = 0; k < n_used; k++) pw[k] = xtts_magnitude(s[2 * k], s[2 * k + 1], eps);
+    }
+}
+
+/* rows (MEL_LANES, n) -> cols (n, MEL_LANES), n a multiple of MEL_LANES: 8x8 blocks through
+ * registers (unpack, shuffle, 128-bit lane swap). */
+static void transpose_block(const float *restrict rows, float *restrict cols, int n) {
+    for (int k = 0; k < n; k += MEL_LANES) {
+        xtts_v8f r[8], a[8], b[8];
+        for (int u = 0; u < 8; u++) memcpy(&r[u], rows + (size_t)u * n + k, sizeof r[u]);
+        const xtts_v8i lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
+        for (int u = 0; u < 8; u += 2) {
+            a[u] = __builtin_shuffle(r[u], r[u + 1], lo);
+            a[u + 1] = __builtin_shuffle(r[u], r[u + 1], hi);
+        }
+        const xtts_v8i lo2 = {0, 1, 8, 9, 4, 5, 12, 13}, hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
+        for (int u = 0; u < 8; u += 4)
+            for (int h = 0; h < 2; h++) {
+                b[u + 2 * h] = __builtin_shuffle(a[u + h], a[u + h + 2], lo2);
+                b[u + 2 * h + 1] = __builtin_shuffle(a[u + h], a[u + h + 2], hi2);
+            }
+        const xtts_v8i first = {0, 1, 2, 3, 8, 9, 10, 11}, second = {4, 5, 6, 7, 12, 13, 14, 15};
+        for (int u = 0; u < 4; u++) {
+            xtts_v8f c0 = __builtin_shuffle(b[u], b[u + 4], first);
+            xtts_v8f c1 = __builtin_shuffle(b[u], b[u + 4], second);
+            memcpy(cols + (size_t)(k + u) * MEL_LANES, &c0, sizeof c0);
+            memcpy(cols + (size_t)(k + u + 4) * MEL_LANES, &c1, sizeof c1);
+        }
     }
 }
 
@@ -314,38 +354,50 @@ xtts_status xtts_mel_compute(xtts_mel *m, const float *samples, size_t n_samples
     if ((long)n_samples < 0)
         return xtts_error_set(err, XTTS_ERANGE, "mel: %zu samples is too many", n_samples);
 
-    /* Frames are computed into a frame-major tile and written out channel-major one tile at
-     * a time: writing each frame straight into n_mels rows far apart costs a TLB miss per cell. */
-    const int n_mels = p->n_mels, log_kind = p->log_kind;
+    /* Frames go through the FFT one at a time; then a block of MEL_LANES frames is projected
+     * and logged together, one frame per lane, and each channel's values for the block are
+     * stored straight into the channel-major output. */
+    const int n_mels = p->n_mels, log_kind = p->log_kind, n_pad = m->n_bins_pad;
     const float floor_value = (float)p->log_floor;
-    float clip_max = -INFINITY;
-    for (size_t t0 = 0; t0 < frames; t0 += MEL_TILE_FRAMES) {
-        size_t tile_frames = frames - t0 < MEL_TILE_FRAMES ? frames - t0 : MEL_TILE_FRAMES;
-        for (size_t u = 0; u < tile_frames; u++) {
+    xtts_v8f clip_max_v = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    for (size_t t0 = 0; t0 < frames; t0 += MEL_LANES) {
+        size_t block = frames - t0 < MEL_LANES ? frames - t0 : MEL_LANES;
+        for (size_t u = 0; u < block; u++) {
             load_frame(m, samples, (long)n_samples, t0 + u);
             fftwf_execute(m->plan);
-            spectrum_values(m);
-            float *restrict cell = m->tile + u * (size_t)n_mels;
-            for (int c = 0; c < n_mels; c++) {
-                const float *restrict w = m->fb_weight + m->fb_offset[c];
-                const float *restrict pk = m->power + m->fb_first[c];
-                float acc = 0.0f;
-                const int count = m->fb_count[c];
-                for (int i = 0; i < count; i++) acc += w[i] * pk[i];
-                cell[c] = acc;
-            }
-#pragma omp simd reduction(max : clip_max)
-            for (int c = 0; c < n_mels; c++) {
-                float v = xtts_log_clamp(cell[c], floor_value, log_kind);
-                clip_max = v > clip_max ? v : clip_max;
-                cell[c] = v;
-            }
+            spectrum_values(m, m->power + u * (size_t)n_pad);
         }
+        /* A short last block repeats its last frame in the unused lanes, so every lane holds
+         * real values (they are not stored). */
+        for (size_t u = block; u < MEL_LANES; u++)
+            memcpy(m->power + u * (size_t)n_pad, m->power + (block - 1) * (size_t)n_pad, sizeof(float) * (size_t)n_pad);
+        transpose_block(m->power, m->power_t, n_pad);
         for (int c = 0; c < n_mels; c++) {
+            const float *restrict w = m->fb_weight + m->fb_offset[c];
+            const float *restrict pk = m->power_t + (size_t)m->fb_first[c] * MEL_LANES;
+            xtts_v8f acc = {0};
+            const int count = m->fb_count[c];
+            for (int i = 0; i < count; i++) {
+                xtts_v8f v;
+                memcpy(&v, pk + (size_t)i * MEL_LANES, sizeof v);
+                acc += w[i] * v;
+            }
+            xtts_v8f lg = xtts_log_clamp_v8(acc, floor_value, log_kind);
             float *restrict row = out + (size_t)c * out_stride + t0;
-            for (size_t u = 0; u < tile_frames; u++) row[u] = m->tile[u * (size_t)n_mels + c];
+            if (block == MEL_LANES) {
+                xtts_v8i more = lg > clip_max_v;
+                clip_max_v = (xtts_v8f)(((xtts_v8i)lg & more) | ((xtts_v8i)clip_max_v & ~more));
+                memcpy(row, &lg, sizeof lg);
+            } else {
+                for (size_t u = 0; u < block; u++) {
+                    row[u] = lg[u];
+                    if (lg[u] > clip_max_v[u]) clip_max_v[u] = lg[u];
+                }
+            }
         }
     }
+    float clip_max = -INFINITY;
+    for (int u = 0; u < MEL_LANES; u++) clip_max = clip_max_v[u] > clip_max ? clip_max_v[u] : clip_max;
     float pad = xtts_mel_pad_value(p);
     if (p->whisper_post) {
         for (int c = 0; c < n_mels; c++) {

@@ -55,6 +55,10 @@ size_t xtts_mel_n_frames(const xtts_mel_params *p, size_t n_samples);
  * maximum, so xtts_mel_compute reports the pad value per clip. */
 float xtts_mel_pad_value(const xtts_mel_params *p);
 
+/* The padded length a cache uses for this preset when the user gives none: whisper's 3000
+ * frames (30 s, pad_or_trim's N_FRAMES), 1024 for the others. */
+int xtts_mel_default_max_frames(const xtts_mel_params *p);
+
 /* A reusable per-thread mel context (FFTW plan, window, sparse filterbank, scratch). */
 typedef struct xtts_mel xtts_mel;
 

@@ -123,6 +123,35 @@ static inline XTTS_HD float xtts_log_clamp(float x, float floor_value, int kind)
     return kind == 1 ? ln * 0.43429448190325176f : ln;
 }
 
+#ifndef __CUDACC__
+/* Eight lanes of xtts_log_clamp at once, with GCC vector extensions: the same operations in
+ * the same order in every lane, so each lane equals the scalar function bit for bit (the
+ * build compiles C in ISO mode, where gcc does not contract a*b+c into FMA). The compiler
+ * lowers the 8-lane type to one AVX2/AVX-512 register or two SSE registers, so the result does
+ * not depend on the machine. The scalar form above stays the reference and the CUDA form. */
+typedef float xtts_v8f __attribute__((vector_size(32)));
+typedef int xtts_v8i __attribute__((vector_size(32)));
+
+static inline xtts_v8f xtts_log_clamp_v8(xtts_v8f x, float floor_value, int kind) {
+    const xtts_v8f floor_v = {floor_value, floor_value, floor_value, floor_value,
+                              floor_value, floor_value, floor_value, floor_value};
+    xtts_v8i keep = x > floor_v;
+    xtts_v8f v = (xtts_v8f)(((xtts_v8i)x & keep) | ((xtts_v8i)floor_v & ~keep));
+    xtts_v8i u = (xtts_v8i)v;
+    xtts_v8i e = ((u >> 23) & 0xff) - 127;
+    xtts_v8f m = (xtts_v8f)((u & 0x007fffff) | 0x3f800000);
+    xtts_v8i big = m > 1.41421356f;
+    m = (xtts_v8f)(((xtts_v8i)(m * 0.5f) & big) | ((xtts_v8i)m & ~big));
+    e -= big; /* big is -1 where true */
+    xtts_v8f s = (m - 1.0f) / (m + 1.0f), s2 = s * s;
+    xtts_v8f poly = 1.0f + s2 * (1.0f / 3 + s2 * (1.0f / 5 + s2 * (1.0f / 7 + s2 * (1.0f / 9))));
+    const float ln2_hi = 0.693145751953125f, ln2_lo = 1.428606765330187e-06f;
+    xtts_v8f ef = __builtin_convertvector(e, xtts_v8f);
+    xtts_v8f ln = ef * ln2_hi + (ef * ln2_lo + 2.0f * s * poly);
+    return kind == 1 ? ln * 0.43429448190325176f : ln;
+}
+#endif
+
 /* Whisper's post-processing of one log10 cell given the clip's maximum log10 value:
  * max(x, max - 8), then (x + 4) / 4. */
 static inline XTTS_HD float xtts_whisper_post(float x, float clip_max) {

@@ -20,7 +20,7 @@ static void usage(FILE *f) {
             "      --preset NAME         xtts (default), hifigan, vits, tacotron2, whisper\n"
             "      --sample-rate HZ --n-fft N --hop N --win N --n-mels N --fmin HZ --fmax HZ\n"
             "                            override fields of the preset\n"
-            "      --max-frames N        pad every mel to N frames (default 1024); longer is rejected\n"
+            "      --max-frames N        pad every mel to N frames (default 1024, whisper 3000); longer is rejected\n"
             "      --buckets A,B,...     pad to the smallest bucket that holds the record instead\n"
             "      --dtype fp16|fp32     stored mel precision (default fp16)\n"
             "      --zstd-level N        1..19 (default 3)\n"
@@ -109,7 +109,7 @@ int main(int argc, char **argv) {
     long sr = -1, nfft = -1, hop = -1, win = -1, nmels = -1;
     double fmin = -1, fmax = -1;
     const char *rejects_path = NULL, *rq = NULL;
-    int strict = 0;
+    int strict = 0, max_frames_given = 0;
     xtts_error err;
     xtts_error_clear(&err);
     int c;
@@ -127,7 +127,7 @@ int main(int argc, char **argv) {
         case O_NMELS: if (xtts_parse_long(optarg, 1, XTTS_RECORD_MAX_MELS, &nmels)) BAD("--n-mels %s: expected 1..%d", optarg, XTTS_RECORD_MAX_MELS); break;
         case O_FMIN: if (xtts_parse_double(optarg, 0, 1e6, &fmin)) BAD("--fmin %s: expected a frequency in Hz", optarg); break;
         case O_FMAX: if (xtts_parse_double(optarg, 1, 1e6, &fmax)) BAD("--fmax %s: expected a frequency in Hz", optarg); break;
-        case O_MAXF: if (xtts_parse_long(optarg, 1, XTTS_RECORD_MAX_FRAMES, &v)) BAD("--max-frames %s: expected 1..%d", optarg, XTTS_RECORD_MAX_FRAMES); o.cfg.max_frames = (int)v; break;
+        case O_MAXF: if (xtts_parse_long(optarg, 1, XTTS_RECORD_MAX_FRAMES, &v)) BAD("--max-frames %s: expected 1..%d", optarg, XTTS_RECORD_MAX_FRAMES); o.cfg.max_frames = (int)v; max_frames_given = 1; break;
         case O_BUCKETS: if (parse_buckets(optarg, &o.cfg)) BAD("--buckets %s: expected increasing positive integers, e.g. 256,512,1024", optarg); break;
         case O_DTYPE: { int t = xtts_dtype_parse(optarg); if (t < 0) BAD("--dtype %s: expected fp16 or fp32", optarg); o.cfg.dtype = t; break; }
         case O_ZSTD: if (xtts_parse_long(optarg, 1, 19, &v)) BAD("--zstd-level %s: expected 1..19", optarg); o.cfg.zstd_level = (int)v; break;
@@ -182,6 +182,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(o.cfg.resampler, "libsamplerate")) snprintf(o.cfg.resample_quality, sizeof o.cfg.resample_quality, "sinc_medium");
     if (xtts_mel_params_check(&o.cfg.mel, &err)) { xtts_error_print(PROG, &err); return 1; }
     if (o.cfg.n_buckets) o.cfg.max_frames = o.cfg.buckets[o.cfg.n_buckets - 1];
+    else if (!max_frames_given) o.cfg.max_frames = xtts_mel_default_max_frames(&o.cfg.mel);
 
     const char *in_name = optind < argc ? argv[optind] : "-";
     FILE *in = strcmp(in_name, "-") == 0 ? stdin : fopen(in_name, "r");
