@@ -8,6 +8,10 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export BUILD="${BUILD:-$ROOT/build}"
 export PYTHON=${PYTHON:-/usr/bin/python3}
 bash "$ROOT/scripts/install-deps.sh" --bench
+# Every peer process (PyTorch, torchaudio, numpy) runs on OpenBLAS whatever the machine's BLAS
+# alternative says: the reference BLAS makes PyTorch's figures meaningless (a step 40x slower).
+openblas=/usr/lib/x86_64-linux-gnu/openblas-openmp
+[ -d "$openblas" ] && export LD_LIBRARY_PATH="$openblas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export BENCH_DATA="$BUILD/bench/data"
 bash "$ROOT/scripts/make-bench-data.sh" "$BENCH_DATA" "${BENCH_HOURS:-1}" >&2
 only=" ${BENCH_ONLY:-mel melcache tokenize reader train} "
@@ -23,7 +27,7 @@ mkdir -p "$BUILD/bench"
   echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')),"
   echo "$(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo) RAM, $(. /etc/os-release; echo "$PRETTY_NAME"), gcc $(gcc -dumpversion)."
   echo "Peers: $("$PYTHON" -c 'import torch, torchaudio; print(f"PyTorch {torch.__version__}, torchaudio {torchaudio.__version__}")' 2>/dev/null || echo 'torch not installed')"
-  echo "with OpenBLAS (LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp) for the peers' processes."
+  echo "BLAS of the peers' processes: $(bash "$ROOT/scripts/bench_blas.sh")."
   echo
 } > "$out"
 section() { # name script

@@ -13,6 +13,9 @@
 # that spin at barriers while their partners are descheduled cost more than the work.
 set -euo pipefail
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+# PyTorch on OpenBLAS whatever the machine's BLAS alternative is (scripts/bench.sh does the same)
+openblas=/usr/lib/x86_64-linux-gnu/openblas-openmp
+case ":${LD_LIBRARY_PATH:-}:" in *":$openblas:"*) ;; *) [ -d "$openblas" ] && export LD_LIBRARY_PATH="$openblas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;; esac
 here="$(cd "$(dirname "$0")" && pwd)"
 BUILD="${BUILD:-$here/../build}"
 THREADS="${THREADS:-$(nproc)}"
@@ -37,7 +40,7 @@ print(c["max_tokens"] + 1, max([c["max_frames"]] + c["buckets"]), c["vocab_size"
 
 echo "xtts-train against the same model in PyTorch on the CPU: $THREADS threads, batch $BATCH, $STEPS steps"
 echo "per run on a synthetic cache (up to $FRAMES frames), $ROUNDS alternated rounds, medians;"
-echo "OMP_WAIT_POLICY=$OMP_WAIT_POLICY."
+echo "OMP_WAIT_POLICY=$OMP_WAIT_POLICY; PyTorch's BLAS: $(PYTHON="$PY" bash "$here/bench_blas.sh")."
 echo
 echo "| model | xtts-train ms/step | PyTorch ms/step | ratio | xtts-train samples/s | PyTorch samples/s | input stall % |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
