@@ -24,6 +24,10 @@
 #include "kernels/mel_fftw_wisdom.h"
 #include "kernels/mel_math.h"
 
+/* The 8-lane vectors are only passed between static inline functions of this file and
+ * mel_math.h; gcc's note that their calling convention differs without AVX does not apply. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 /* Frames computed together: the mel projection and the log run across the frames of a block,
  * one frame per vector lane, so every lane sums its bins in the scalar order. */
 #define MEL_LANES 8

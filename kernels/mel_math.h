@@ -129,6 +129,10 @@ static inline XTTS_HD float xtts_log_clamp(float x, float floor_value, int kind)
  * build compiles C in ISO mode, where gcc does not contract a*b+c into FMA). The compiler
  * lowers the 8-lane type to one AVX2/AVX-512 register or two SSE registers, so the result does
  * not depend on the machine. The scalar form above stays the reference and the CUDA form. */
+/* Static inline only, so the 32-byte vector's calling convention never crosses an ABI
+ * boundary; gcc's note about it on pre-AVX targets does not apply. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
 typedef float xtts_v8f __attribute__((vector_size(32)));
 typedef int xtts_v8i __attribute__((vector_size(32)));
 
@@ -150,6 +154,7 @@ static inline xtts_v8f xtts_log_clamp_v8(xtts_v8f x, float floor_value, int kind
     xtts_v8f ln = ef * ln2_hi + (ef * ln2_lo + 2.0f * s * poly);
     return kind == 1 ? ln * 0.43429448190325176f : ln;
 }
+#pragma GCC diagnostic pop
 #endif
 
 /* Whisper's post-processing of one log10 cell given the clip's maximum log10 value:
