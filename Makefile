@@ -58,8 +58,10 @@ CUDA_ARCHS ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=
               -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O2 -std=c++17 $(CUDA_ARCHS) -Xcompiler -Wall,-Wextra,-Werror -I.
 ifeq ($(HAVE_CUDA),1)
-CPPFLAGS  += -DXTTS_HAVE_CUDA=1 -I$(CUDA_HOME)/include
-LIBS      += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcufft -lcublas -lcudart
+# The programs link no CUDA library: the CUDA code is a plugin, libxtts-cuda.so, loaded when a
+# device is asked for (kernels/cuda_plugin.h), so one build starts on CPU-only nodes too.
+CPPFLAGS  += -DXTTS_HAVE_CUDA=1 -I$(CUDA_HOME)/include -DXTTS_CUDA_PLUGIN_DIR=\"$(PREFIX)/lib/xtts-prep\"
+CUDA_PLUGIN_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcufft -lcublas -lcudart
 endif
 
 # ---- sources ---------------------------------------------------------------
@@ -72,10 +74,12 @@ TEST_SRCS := $(wildcard tests/test_*.c)
 
 OBJ       := $(BUILD)/obj
 LIB_OBJS  := $(patsubst %.c,$(OBJ)/%.o,$(LIB_CSRCS)) $(patsubst %.cc,$(OBJ)/%.o,$(LIB_CXXSRCS))
-ifeq ($(HAVE_CUDA),1)
-LIB_OBJS  += $(patsubst %.cu,$(OBJ)/%.cu.o,$(CU_SRCS))
-endif
 LIBXTTS   := $(BUILD)/lib/libxtts.a
+# The CUDA plugin: the .cu objects plus their own position-independent copies of the helpers
+# they call (common, the mel parameters), exporting only xtts_cudaplugin_* (cuda_plugin.map).
+CUDA_PLUGIN := $(BUILD)/lib/libxtts-cuda.so
+CUDA_PLUGIN_OBJS := $(patsubst %.cu,$(OBJ)/%.cu.o,$(CU_SRCS)) \
+                    $(OBJ)/cuda-plugin/common/xtts_common.o $(OBJ)/cuda-plugin/kernels/mel.o
 PROGS     := $(patsubst %.c,$(BUILD)/bin/%,$(notdir $(PROG_SRCS)))
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 
@@ -83,6 +87,9 @@ TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 .DEFAULT_GOAL := all
 
 all: $(LIBXTTS) $(PROGS) $(TESTS)
+ifeq ($(HAVE_CUDA),1)
+all: $(CUDA_PLUGIN)
+endif
 
 help:
 	@echo "targets: all test asan demo bench cache install clean fuzz gpu-check"
@@ -97,7 +104,16 @@ $(OBJ)/%.o: %.cc
 
 $(OBJ)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(CPPFLAGS) $(NVCCFLAGS) -c $< -o $@
+	$(NVCC) $(CPPFLAGS) -DXTTS_CUDA_PLUGIN=1 $(NVCCFLAGS) -Xcompiler -fPIC -c $< -o $@
+
+$(OBJ)/cuda-plugin/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -DXTTS_CUDA_PLUGIN=1 $(CFLAGS) -fPIC -MMD -MP -c $< -o $@
+
+$(CUDA_PLUGIN): $(CUDA_PLUGIN_OBJS) kernels/cuda_plugin.map
+	@mkdir -p $(dir $@)
+	$(CXX) -shared -fopenmp -o $@ $(CUDA_PLUGIN_OBJS) -Wl,--version-script=kernels/cuda_plugin.map \
+	    -Wl,-soname,libxtts-cuda.so $(CUDA_PLUGIN_LIBS) $(shell pkg-config --libs fftw3f 2>/dev/null) -lpthread -lm
 
 $(LIBXTTS): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -147,8 +163,8 @@ asan: deps
 
 cuda-check:
 ifeq ($(HAVE_CUDA),1)
-	@$(MAKE) --no-print-directory $(patsubst %.cu,$(OBJ)/%.cu.o,$(CU_SRCS))
-	@echo "cuda-check: $(words $(CU_SRCS)) CUDA source(s) compiled with $(NVCC)"
+	@$(MAKE) --no-print-directory $(CUDA_PLUGIN)
+	@echo "cuda-check: $(words $(CU_SRCS)) CUDA source(s) compiled with $(NVCC) and linked into $(CUDA_PLUGIN)"
 else
 	@echo "cuda-check: nvcc not found; the build contains no CUDA code"
 endif
@@ -181,6 +197,8 @@ install: all
 	    $(DESTDIR)$(PREFIX)/share/xtts-prep
 	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(LIBXTTS) $(DESTDIR)$(PREFIX)/lib/
+	if [ -f $(CUDA_PLUGIN) ]; then install -d $(DESTDIR)$(PREFIX)/lib/xtts-prep && \
+	    install -m 755 $(CUDA_PLUGIN) $(DESTDIR)$(PREFIX)/lib/xtts-prep/; fi
 	for d in $(LIBDIRS); do install -d $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d; \
 	    install -m 644 $$d/*.h $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d/; done
 	-install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/ 2>/dev/null

@@ -148,7 +148,7 @@ struct xtts_mel_cuda {
 };
 
 // The kernel image fits the current device (no "no kernel image" at launch time).
-extern "C" int xtts_mel_cuda_kernels_fit(char *why, size_t why_len) {
+static int kernels_fit(char *why, size_t why_len) {
     cudaFuncAttributes a;
     cudaError_t e = cudaFuncGetAttributes(&a, k_mel);
     if (e != cudaSuccess) {
@@ -157,6 +157,28 @@ extern "C" int xtts_mel_cuda_kernels_fit(char *why, size_t why_len) {
     }
     return 1;
 }
+
+extern "C" int xtts_cuda_device_usable(int ordinal, char *why, size_t why_len) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        if (why) snprintf(why, why_len, "no CUDA device or driver (%s)", cudaGetErrorString(e));
+        return 0;
+    }
+    if (ordinal < 0 || ordinal >= count) {
+        if (why) snprintf(why, why_len, "device %d does not exist (%d CUDA device%s found)", ordinal, count,
+                          count == 1 ? "" : "s");
+        return 0;
+    }
+    e = cudaSetDevice(ordinal);
+    if (e != cudaSuccess) {
+        if (why) snprintf(why, why_len, "cannot use device %d (%s)", ordinal, cudaGetErrorString(e));
+        return 0;
+    }
+    return kernels_fit(why, why_len);
+}
+
+extern "C" const char *xtts_cuda_plugin_abi(void) { return XTTS_CUDA_PLUGIN_ABI; }
 
 extern "C" void xtts_mel_cuda_delete(xtts_mel_cuda *m) {
     if (!m) return;

@@ -14,6 +14,7 @@
 
 #include "common/xtts_common.h"
 #include "kernels/mel.h"
+#include "kernels/cuda_plugin.h" /* the plugin's names, inside the plugin */
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,34 +1,58 @@
-/* mel_cuda_host.c — CUDA device detection, and the kernels/mel_cuda.h API for builds
- * without CUDA (every call says so and returns XTTS_EUNSUPPORTED), so callers need no #ifdef.
- * With CUDA the batch functions live in kernels/mel.cu.
+/* mel_cuda_host.c — the kernels/mel_cuda.h API as the programs see it, so callers need no
+ * #ifdef: in a CUDA build, functions that forward to the CUDA plugin (kernels/cuda_plugin.h;
+ * the code itself is kernels/mel.cu, loaded at run time); in a build without CUDA, functions
+ * that say so and return XTTS_EUNSUPPORTED.
  */
 #include "kernels/mel_cuda.h"
 
 #include <stdio.h>
 
 #ifdef XTTS_HAVE_CUDA
-#include <cuda_runtime_api.h>
+#include <string.h>
 
-int xtts_mel_cuda_kernels_fit(char *why, size_t why_len); /* kernels/mel.cu */
+#include "kernels/cuda_plugin.h"
+
+/* The plugin's function `name` as a function pointer of the type of *fp; 0 when missing
+ * (why says why). */
+#define PLUGIN_FN(fp, name, why, why_len) plugin_fn((void *)(fp), sizeof *(fp), (name), (why), (why_len))
+static int plugin_fn(void *fp, size_t size, const char *name, char *why, size_t why_len) {
+    void *sym = xtts_cuda_plugin_symbol(name, why, why_len);
+    if (!sym) return 0;
+    memcpy(fp, &sym, size);
+    return 1;
+}
 
 int xtts_cuda_device_usable(int ordinal, char *why, size_t why_len) {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess) {
-        if (why) snprintf(why, why_len, "no CUDA device or driver (%s)", cudaGetErrorString(e));
-        return 0;
+    int (*f)(int, char *, size_t);
+    if (!PLUGIN_FN(&f, "xtts_cudaplugin_device_usable", why, why_len)) return 0;
+    return f(ordinal, why, why_len);
+}
+
+xtts_mel_cuda *xtts_mel_cuda_new(const xtts_mel_params *p, int ordinal, size_t max_clips, size_t max_batch_samples,
+                                 xtts_error *err) {
+    xtts_mel_cuda *(*f)(const xtts_mel_params *, int, size_t, size_t, xtts_error *);
+    char why[512];
+    if (!PLUGIN_FN(&f, "xtts_cudaplugin_mel_cuda_new", why, sizeof why)) {
+        xtts_error_set(err, XTTS_EUNSUPPORTED, "cuda:%d is not usable: %s", ordinal, why);
+        return NULL;
     }
-    if (ordinal < 0 || ordinal >= count) {
-        if (why) snprintf(why, why_len, "device %d does not exist (%d CUDA device%s found)", ordinal, count,
-                          count == 1 ? "" : "s");
-        return 0;
-    }
-    e = cudaSetDevice(ordinal);
-    if (e != cudaSuccess) {
-        if (why) snprintf(why, why_len, "cannot use device %d (%s)", ordinal, cudaGetErrorString(e));
-        return 0;
-    }
-    return xtts_mel_cuda_kernels_fit(why, why_len);
+    return f(p, ordinal, max_clips, max_batch_samples, err);
+}
+
+void xtts_mel_cuda_delete(xtts_mel_cuda *m) {
+    void (*f)(xtts_mel_cuda *);
+    if (m && PLUGIN_FN(&f, "xtts_cudaplugin_mel_cuda_delete", NULL, 0)) f(m);
+}
+
+xtts_status xtts_mel_cuda_compute_batch(xtts_mel_cuda *m, size_t n_clips, const float *const *samples,
+                                        const size_t *n_samples, float *const *out, const size_t *out_stride,
+                                        size_t *n_frames, float *pad_values, xtts_error *err) {
+    xtts_status (*f)(xtts_mel_cuda *, size_t, const float *const *, const size_t *, float *const *, const size_t *,
+                     size_t *, float *, xtts_error *);
+    char why[512];
+    if (!PLUGIN_FN(&f, "xtts_cudaplugin_mel_cuda_compute_batch", why, sizeof why))
+        return xtts_error_set(err, XTTS_EUNSUPPORTED, "cuda mel: %s", why);
+    return f(m, n_clips, samples, n_samples, out, out_stride, n_frames, pad_values, err);
 }
 
 #else

@@ -19,6 +19,7 @@
 #include "common/xtts_common.h"
 #include "train/model.h"
 #include "train/optim.h"
+#include "kernels/cuda_plugin.h" /* the plugin's names, inside the plugin */
 
 #ifdef __cplusplus
 extern "C" {

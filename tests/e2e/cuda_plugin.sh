@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# One build for CPU-only and GPU nodes: no program links a CUDA library (the CUDA code is the
+# plugin libxtts-cuda.so, loaded when a device is asked for); without the plugin, or with a
+# broken one, --device auto falls back with one line naming why and --device cuda exits 2.
+set -euo pipefail
+BIN="$BUILD/bin"; T="$TMPDIR_TEST"
+for p in "$BIN"/xtts-*; do
+  if ldd "$p" | grep -Eq 'libcu(da|fft|blas)'; then echo "$p links a CUDA library:"; ldd "$p"; exit 1; fi
+done
+mkdir -p "$T/wavs"
+sox -n -r 22050 -c 1 -b 16 "$T/wavs/a.wav" synth 1 sine 300 vol 0.3
+printf 'a|hello|hello\n' > "$T/m.csv"
+"$BIN/xtts-tokenize" --lang en "$T/m.csv" > "$T/tokens.tsv"
+# a plugin that is not there
+XTTS_CUDA_PLUGIN="$T/none.so" "$BIN/xtts-melcache" --out "$T/c1" --device auto -q "$T/tokens.tsv" 2> "$T/e1"
+[ "$(grep -c 'device: cpu' "$T/e1")" = 1 ] && grep -q 'none.so: no such file' "$T/e1" || { cat "$T/e1"; exit 1; }
+# a file that is not a plugin
+echo 'not a library' > "$T/bad.so"
+rc=0; XTTS_CUDA_PLUGIN="$T/bad.so" "$BIN/xtts-melcache" --out "$T/c2" --device cuda -q "$T/tokens.tsv" 2> "$T/e2" || rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l < "$T/e2")" = 1 ] && grep -q 'bad.so does not load' "$T/e2" || { echo "rc=$rc"; cat "$T/e2"; exit 1; }
+rc=0; XTTS_CUDA_PLUGIN="$T/bad.so" "$BIN/xtts-train" --cache "$T/c1" --device cuda --steps 1 2> "$T/e3" || rc=$?
+[ $rc -eq 2 ] && grep -q 'bad.so' "$T/e3" || { echo "xtts-train rc=$rc"; cat "$T/e3"; exit 1; }
+# the build's own plugin, when this build has CUDA, loads (whatever the driver then says)
+if [ -f "$BUILD/lib/libxtts-cuda.so" ]; then
+  nm -D --defined-only "$BUILD/lib/libxtts-cuda.so" | awk '{print $3}' | grep -v '^xtts_cudaplugin_' && { echo "plugin exports more than its interface"; exit 1; }
+  "$BIN/xtts-melcache" --out "$T/c3" --device auto -q "$T/tokens.tsv" 2> "$T/e4"
+  ! grep -q 'plugin' "$T/e4" || { cat "$T/e4"; exit 1; }
+fi
+echo ok
