@@ -83,7 +83,7 @@ CUDA_PLUGIN_OBJS := $(patsubst %.cu,$(OBJ)/%.cu.o,$(CU_SRCS)) \
 PROGS     := $(patsubst %.c,$(BUILD)/bin/%,$(notdir $(PROG_SRCS)))
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 
-.PHONY: all test unit e2e asan demo bench cache install clean deps fuzz gpu-check cuda-check help
+.PHONY: all test unit e2e asan demo bench cache install install-built clean deps fuzz gpu-check cuda-check help
 .DEFAULT_GOAL := all
 
 all: $(LIBXTTS) $(PROGS) $(TESTS)
@@ -192,7 +192,15 @@ gpu-check: all
 	@BUILD=$(abspath $(BUILD)) bash scripts/gpu-check.sh
 
 # ---- install ---------------------------------------------------------------
-install: all
+# make install builds its own copy for a baseline that every x86-64 machine of the last decade
+# runs (x86-64-v2), so an install works on any node of a cluster; the hot kernels (mel, CRC,
+# fp16 conversion) pick AVX2 or AVX-512 at run time. PORTABLE_OPT= overrides it, e.g.
+# `make install PORTABLE_OPT="-O2 -march=native"` for one machine.
+PORTABLE_OPT ?= -O2 -march=x86-64-v2 -mtune=generic
+install:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/portable CFLAGS_OPT="$(PORTABLE_OPT)" install-built
+
+install-built: $(LIBXTTS) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN))
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/man/man1 \
 	    $(DESTDIR)$(PREFIX)/share/xtts-prep
 	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/

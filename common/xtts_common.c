@@ -99,7 +99,10 @@ uint32_t xtts_crc32_table(uint32_t crc, const void *data, size_t len) {
     return ~crc32_table_raw(~crc, data, len);
 }
 
-#if defined(__PCLMUL__) && defined(__SSE4_1__)
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Compiled for PCLMUL + SSE4.1 whatever the build's baseline, used when the CPU has them
+ * (checked once): a portable build (x86-64-v2) keeps the fast CRC. */
+#define CRC_TARGET __attribute__((target("pclmul,sse4.1")))
 /* Carry-less multiplication folding (Intel, "Fast CRC Computation for Generic Polynomials
  * Using PCLMULQDQ Instruction", 2009), bit-reflected: four 128-bit lanes are folded
  * forward 512 bits at a time, then into one lane, then 128 bits at a time. The last
@@ -108,13 +111,12 @@ uint32_t xtts_crc32_table(uint32_t crc, const void *data, size_t len) {
  * are x^(T+32) and x^(T-32) mod P, reflected, for T = 512 and T = 128. */
 #include <immintrin.h>
 
-static inline __m128i crc_fold(__m128i x, __m128i k, __m128i next) {
+CRC_TARGET static inline __m128i crc_fold(__m128i x, __m128i k, __m128i next) {
     __m128i lo = _mm_clmulepi64_si128(x, k, 0x00), hi = _mm_clmulepi64_si128(x, k, 0x11);
     return _mm_xor_si128(_mm_xor_si128(lo, hi), next);
 }
 
-uint32_t xtts_crc32(uint32_t crc, const void *data, size_t len) {
-    if (!__atomic_load_n(&crc_table_ready, __ATOMIC_ACQUIRE)) crc_init(); /* idempotent */
+CRC_TARGET static uint32_t crc32_pclmul(uint32_t crc, const void *data, size_t len) {
     const uint8_t *p = data;
     uint32_t r = ~crc;
     if (len >= 64) {
@@ -148,6 +150,18 @@ uint32_t xtts_crc32(uint32_t crc, const void *data, size_t len) {
         r = crc32_table_raw(0, st, 16);
     }
     return ~crc32_table_raw(r, p, len);
+}
+
+uint32_t xtts_crc32(uint32_t crc, const void *data, size_t len) {
+    static int have_pclmul = -1; /* a benign race: every thread computes the same answer */
+    if (!__atomic_load_n(&crc_table_ready, __ATOMIC_ACQUIRE)) crc_init(); /* idempotent */
+    int h = __atomic_load_n(&have_pclmul, __ATOMIC_RELAXED);
+    if (h < 0) {
+        __builtin_cpu_init();
+        h = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+        __atomic_store_n(&have_pclmul, h, __ATOMIC_RELAXED);
+    }
+    return h ? crc32_pclmul(crc, data, len) : xtts_crc32_table(crc, data, len);
 }
 #else
 uint32_t xtts_crc32(uint32_t crc, const void *data, size_t len) { return xtts_crc32_table(crc, data, len); }
@@ -302,21 +316,41 @@ float xtts_f16_to_f32(uint16_t h) {
     return f;
 }
 
-#if defined(__F16C__) && defined(__AVX__)
+#if defined(__x86_64__) && defined(__GNUC__)
 /* F16C converts 8 values per instruction; gcc does not vectorize the scalar loop at -O2.
- * The hardware conversion rounds to nearest even like xtts_f32_to_f16 (tested bit for bit). */
+ * The hardware conversion rounds to nearest even like xtts_f32_to_f16 (tested bit for bit).
+ * Compiled for AVX + F16C whatever the build's baseline and used when the CPU has them. */
 #include <immintrin.h>
-void xtts_f32_to_f16_n(const float *in, uint16_t *out, size_t n) {
+#define F16C_TARGET __attribute__((target("avx,f16c")))
+F16C_TARGET static void f32_to_f16_f16c(const float *in, uint16_t *out, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
         _mm_storeu_si128((__m128i *)(void *)(out + i), _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
     for (; i < n; i++) out[i] = xtts_f32_to_f16(in[i]);
 }
-void xtts_f16_to_f32_n(const uint16_t *in, float *out, size_t n) {
+F16C_TARGET static void f16_to_f32_f16c(const uint16_t *in, float *out, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
         _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(in + i))));
     for (; i < n; i++) out[i] = xtts_f16_to_f32(in[i]);
+}
+static int have_f16c(void) {
+    static int have = -1; /* a benign race: every thread computes the same answer */
+    int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+    if (h < 0) {
+        __builtin_cpu_init();
+        h = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+        __atomic_store_n(&have, h, __ATOMIC_RELAXED);
+    }
+    return h;
+}
+void xtts_f32_to_f16_n(const float *in, uint16_t *out, size_t n) {
+    if (have_f16c()) { f32_to_f16_f16c(in, out, n); return; }
+    for (size_t i = 0; i < n; i++) out[i] = xtts_f32_to_f16(in[i]);
+}
+void xtts_f16_to_f32_n(const uint16_t *in, float *out, size_t n) {
+    if (have_f16c()) { f16_to_f32_f16c(in, out, n); return; }
+    for (size_t i = 0; i < n; i++) out[i] = xtts_f16_to_f32(in[i]);
 }
 #else
 void xtts_f32_to_f16_n(const float *in, uint16_t *out, size_t n) {

@@ -28,6 +28,18 @@
  * mel_math.h; gcc's note that their calling convention differs without AVX does not apply. */
 #pragma GCC diagnostic ignored "-Wpsabi"
 
+/* The per-clip loop is compiled three times, for x86-64-v4 (AVX-512), v3 (AVX2, FMA unused:
+ * ISO C) and the build's baseline, and the loader picks the widest the CPU has, so a portable
+ * build (make install: x86-64-v2) runs the wide code where it can. The lanes do the same
+ * arithmetic in every clone, so the output does not depend on which one runs. Its helpers are
+ * always inlined so that they take the clone's instruction set. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define MEL_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define MEL_CLONES
+#endif
+#define MEL_INLINE static inline __attribute__((always_inline))
+
 /* Frames computed together: the mel projection and the log run across the frames of a block,
  * one frame per vector lane, so every lane sums its bins in the scalar order. */
 #define MEL_LANES 8
@@ -290,7 +302,7 @@ xtts_mel *xtts_mel_new(const xtts_mel_params *p, xtts_error *err) {
 }
 
 /* Fill m->frame with frame t: samples from t*hop - pad_left on, reflected at both ends, windowed. */
-static void load_frame(xtts_mel *m, const float *x, long n, size_t t) {
+MEL_INLINE void load_frame(xtts_mel *m, const float *x, long n, size_t t) {
     const int n_fft = m->p.n_fft;
     float *restrict frame = m->frame;
     const float *restrict window = m->window;
@@ -305,7 +317,7 @@ static void load_frame(xtts_mel *m, const float *x, long n, size_t t) {
 }
 
 /* Spectrum values of the bins the filters use into pw; one loop per kind so each vectorizes. */
-static void spectrum_values(xtts_mel *m, float *restrict pw) {
+MEL_INLINE void spectrum_values(xtts_mel *m, float *restrict pw) {
     const float *restrict s = (const float *)m->spec; /* interleaved re, im */
     const int n_used = m->n_bins_used;
     const float eps = (float)m->p.mag_eps;
@@ -320,7 +332,7 @@ static void spectrum_values(xtts_mel *m, float *restrict pw) {
 
 /* rows (MEL_LANES, n) -> cols (n, MEL_LANES), n a multiple of MEL_LANES: 8x8 blocks through
  * registers (unpack, shuffle, 128-bit lane swap). */
-static void transpose_block(const float *restrict rows, float *restrict cols, int n) {
+MEL_INLINE void transpose_block(const float *restrict rows, float *restrict cols, int n) {
     for (int k = 0; k < n; k += MEL_LANES) {
         xtts_v8f r[8], a[8], b[8];
         for (int u = 0; u < 8; u++) memcpy(&r[u], rows + (size_t)u * n + k, sizeof r[u]);
@@ -345,7 +357,7 @@ static void transpose_block(const float *restrict rows, float *restrict cols, in
     }
 }
 
-xtts_status xtts_mel_compute(xtts_mel *m, const float *samples, size_t n_samples, float *out,
+MEL_CLONES xtts_status xtts_mel_compute(xtts_mel *m, const float *samples, size_t n_samples, float *out,
                              size_t out_stride, size_t *n_frames, float *pad_value, xtts_error *err) {
     const xtts_mel_params *p = &m->p;
     size_t frames = xtts_mel_n_frames(p, n_samples);

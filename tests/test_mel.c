@@ -15,6 +15,8 @@
 #include "kernels/mel.h"
 #include "kernels/mel_math.h"
 
+#pragma GCC diagnostic ignored "-Wpsabi" /* 8-lane vectors between static inline functions only */
+
 #define GOLDEN_DIR "tests/golden/mel/"
 
 /* Same formula as make_mel_golden.py: make_clip. */
