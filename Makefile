@@ -8,7 +8,7 @@
 #   kernels/*.cu (when nvcc is found and CUDA != 0)           -> into libxtts.a
 #
 # Variables: CC, CFLAGS_OPT (default -O2 -march=native), CUDA=0|1, PREFIX, DESTDIR,
-#            DATA, OUT, SHARDS (make cache), FUZZ_SECONDS (make fuzz).
+#            DATA, OUT, SHARDS, TOKENIZE_OPTS, MELCACHE_OPTS (make cache), FUZZ_SECONDS (make fuzz).
 
 CC        ?= gcc
 CXX       ?= g++
@@ -178,8 +178,9 @@ DATA   ?=
 OUT    ?= $(BUILD)/cache
 SHARDS ?= 1
 cache: all
-	@test -n "$(DATA)" || { echo "make cache: set DATA=path/to/metadata.csv (and OUT=dir, SHARDS=N)" >&2; exit 1; }
-	@BUILD=$(abspath $(BUILD)) bash scripts/build-cache.sh "$(DATA)" "$(OUT)" "$(SHARDS)"
+	@test -n "$(DATA)" || { echo "make cache: set DATA=path/to/metadata.csv (and OUT=dir, SHARDS=N, MELCACHE_OPTS=, TOKENIZE_OPTS=)" >&2; exit 1; }
+	@BUILD=$(abspath $(BUILD)) TOKENIZE_OPTS="$(TOKENIZE_OPTS)" MELCACHE_OPTS="$(MELCACHE_OPTS)" \
+	    bash scripts/build-cache.sh "$(DATA)" "$(OUT)" "$(SHARDS)"
 
 bench: all
 	@BUILD=$(abspath $(BUILD)) bash scripts/bench.sh
@@ -211,6 +212,8 @@ install-built: $(LIBXTTS) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN))
 	    install -m 644 $$d/*.h $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d/; done
 	-install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/ 2>/dev/null
 	install -m 644 scripts/xtts_cache.py $(DESTDIR)$(PREFIX)/share/xtts-prep/ 2>/dev/null || true
+	install -m 755 scripts/slurm-melcache.sbatch scripts/parallel-melcache.sh $(DESTDIR)$(PREFIX)/share/xtts-prep/
+	install -m 644 scripts/k8s-melcache-job.yaml $(DESTDIR)$(PREFIX)/share/xtts-prep/
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz

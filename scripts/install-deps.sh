@@ -17,6 +17,10 @@ PKGS=(
 if [ "${1:-}" = "--fuzz" ]; then
   PKGS+=(clang libclang-rt-14-dev libomp-dev)
 fi
+# A real single-node Slurm and GNU parallel, for the cluster tests (tests/cluster/run.sh).
+if [ "${1:-}" = "--cluster" ]; then
+  PKGS+=(slurm-wlm munge parallel)
+fi
 if [ "${1:-}" = "--bench" ]; then
   PKGS+=(python3-torch python3-torchaudio python3-soundfile libopenblas0-openmp hyperfine clang)
   # node and npm may come from elsewhere (e.g. NodeSource); only ask Debian when absent
