@@ -108,6 +108,44 @@ static void test_bytelevel_bpe_ids_equal_hf_tokenizers_on_every_golden_line(void
     check_golden("bpe_bytelevel.json");
 }
 
+static void test_repeated_merges_bpe_ids_equal_hf_tokenizers_on_every_golden_line(void **s) {
+    (void)s;
+    check_golden("bpe_repeat.json");
+}
+
+/* A pair listed twice keeps the rank of its last listing. Hugging Face tokenizers (npm
+ * tokenizers 0.23) gives [a, bc] = [0, 4] for "abc" with merges "a b", "b c", "a b", and
+ * [ab, c] = [3, 2] without the third line. */
+static void test_a_merge_listed_twice_keeps_its_last_rank(void **s) {
+    (void)s;
+    const char *with = "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"c\": 2, \"ab\": 3, \"bc\": 4},"
+                       " \"merges\": [\"a b\", \"b c\", \"a b\"]}}";
+    const char *without = "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0, \"b\": 1, \"c\": 2, \"ab\": 3, \"bc\": 4},"
+                          " \"merges\": [\"a b\", \"b c\"]}}";
+    const char *json[2] = {with, without};
+    const int32_t want[2][2] = {{0, 4}, {3, 2}};
+    for (int k = 0; k < 2; k++) {
+        xtts_bpe *b;
+        xtts_error err;
+        assert_int_equal(xtts_bpe_load_buffer(json[k], strlen(json[k]), "v", &b, &err), XTTS_OK);
+        xtts_ids ids = {0};
+        assert_int_equal(xtts_bpe_encode(b, "abc", &ids, &err), XTTS_OK);
+        assert_int_equal(ids.n, 2);
+        assert_int_equal(ids.ids[0], want[k][0]);
+        assert_int_equal(ids.ids[1], want[k][1]);
+        /* long words take the heap path: the same answer on "abc" repeated */
+        ids.n = 0;
+        char longw[3 * 40 + 1];
+        for (int i = 0; i < 40; i++) memcpy(longw + 3 * i, "abc", 3);
+        longw[120] = 0;
+        assert_int_equal(xtts_bpe_encode(b, longw, &ids, &err), XTTS_OK);
+        assert_int_equal(ids.n, 80);
+        for (size_t i = 0; i < ids.n; i++) assert_int_equal(ids.ids[i], want[k][i % 2]);
+        free(ids.ids);
+        xtts_bpe_free(b);
+    }
+}
+
 static void test_xtts_vocabulary_gets_language_prefix_and_space_tokens(void **s) {
     (void)s;
     xtts_tokenizer *t;
@@ -201,6 +239,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_whitespace_bpe_ids_equal_hf_tokenizers_on_every_golden_line),
         cmocka_unit_test(test_bytelevel_bpe_ids_equal_hf_tokenizers_on_every_golden_line),
+        cmocka_unit_test(test_repeated_merges_bpe_ids_equal_hf_tokenizers_on_every_golden_line),
+        cmocka_unit_test(test_a_merge_listed_twice_keeps_its_last_rank),
         cmocka_unit_test(test_xtts_vocabulary_gets_language_prefix_and_space_tokens),
         cmocka_unit_test(test_broken_vocabularies_are_refused_with_the_reason),
         cmocka_unit_test(test_missing_vocabulary_is_an_environment_error_and_bad_names_usage_errors),
