@@ -146,6 +146,9 @@ int xtts_bpe_lowercases(const xtts_bpe *b) {
     return 0;
 }
 
+int xtts_bpe_unk_id(const xtts_bpe *b) { return b->unk_id; }
+int xtts_bpe_has_piece(const xtts_bpe *b, const char *s, size_t n) { return str_map_get(&b->vocab, s, n) >= 0; }
+
 int xtts_bpe_token_id(const xtts_bpe *b, const char *token) {
     for (size_t i = 0; i < b->n_added; i++)
         if (!strcmp(b->added[i].content, token)) return b->added[i].id;
