@@ -225,6 +225,32 @@ static void test_real_xtts_vocabulary_ids_equal_hf_tokenizers(void **s) {
     assert_int_equal(bad, 0);
 }
 
+static void test_xtts_vocabulary_refuses_unk_naming_the_characters(void **s) {
+    (void)s;
+    xtts_tokenizer *t;
+    xtts_error err;
+    assert_int_equal(xtts_tokenizer_open("bpe", GOLDEN_DIR "bpe_xtts.json", &t, &err), XTTS_OK);
+    assert_true(xtts_tokenizer_is_xtts(t));
+    xtts_ids ids = {0};
+    int en = xtts_lang_index("en");
+    assert_int_equal(xtts_tokenizer_encode(t, "the \xE2\x98\x83 dog \xE2\x98\x83\xE2\x98\x82", en, &ids, &err), XTTS_EINPUT);
+    assert_string_equal(err.msg, "characters not in the vocabulary: '\xE2\x98\x83' U+2603, '\xE2\x98\x82' U+2602 "
+                                 "(--allow-unk keeps such records)");
+    /* more than 8 distinct characters: the first 8, then "..." */
+    assert_int_equal(xtts_tokenizer_encode(t, "\xE2\x91\xA0\xE2\x91\xA1\xE2\x91\xA2\xE2\x91\xA3\xE2\x91\xA4"
+                                              "\xE2\x91\xA5\xE2\x91\xA6\xE2\x91\xA7\xE2\x91\xA8", en, &ids, &err), XTTS_EINPUT);
+    assert_non_null(strstr(err.msg, "U+2467, ... (--allow-unk"));
+    assert_null(strstr(err.msg, "U+2468"));
+    assert_int_equal(xtts_tokenizer_encode(t, "the lazy dog", en, &ids, &err), XTTS_OK);
+    xtts_tokenizer_set_allow_unk(t, 1);
+    assert_int_equal(xtts_tokenizer_encode(t, "the \xE2\x98\x83 dog", en, &ids, &err), XTTS_OK);
+    int unk_seen = 0;
+    for (size_t i = 0; i < ids.n; i++) unk_seen |= ids.ids[i] == 1; /* [UNK] is id 1 in bpe_xtts.json */
+    assert_true(unk_seen);
+    free(ids.ids);
+    xtts_tokenizer_free(t);
+}
+
 static void test_xtts_vocabulary_gets_language_prefix_and_space_tokens(void **s) {
     (void)s;
     xtts_tokenizer *t;
@@ -321,6 +347,7 @@ int main(void) {
         cmocka_unit_test(test_repeated_merges_bpe_ids_equal_hf_tokenizers_on_every_golden_line),
         cmocka_unit_test(test_a_merge_listed_twice_keeps_its_last_rank),
         cmocka_unit_test(test_real_xtts_vocabulary_ids_equal_hf_tokenizers),
+        cmocka_unit_test(test_xtts_vocabulary_refuses_unk_naming_the_characters),
         cmocka_unit_test(test_xtts_vocabulary_gets_language_prefix_and_space_tokens),
         cmocka_unit_test(test_broken_vocabularies_are_refused_with_the_reason),
         cmocka_unit_test(test_missing_vocabulary_is_an_environment_error_and_bad_names_usage_errors),
