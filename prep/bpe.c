@@ -5,8 +5,9 @@
  *   normalizer     null, NFC, NFD, NFKC, NFKD, Lowercase, or a Sequence of these;
  *   pre-tokenizer  null, Whitespace (\w+|[^\w\s]+ with Unicode \w), WhitespaceSplit,
  *                  ByteLevel (GPT-2 split and byte-to-unicode map), or a Sequence;
- *   model          BPE: vocab, merges by rank, unk_token (fuse_unk), byte_fallback,
- *                  continuing_subword_prefix, end_of_word_suffix, ignore_merges.
+ *   model          BPE: vocab, merges by rank (a pair listed twice keeps its LAST rank),
+ *                  unk_token (fuse_unk), byte_fallback, continuing_subword_prefix,
+ *                  end_of_word_suffix, ignore_merges.
  * Anything else in the file is refused at load time with the reason.
  */
 #include <jansson.h>
@@ -145,6 +146,9 @@ int xtts_bpe_lowercases(const xtts_bpe *b) {
     return 0;
 }
 
+int xtts_bpe_unk_id(const xtts_bpe *b) { return b->unk_id; }
+int xtts_bpe_has_piece(const xtts_bpe *b, const char *s, size_t n) { return str_map_get(&b->vocab, s, n) >= 0; }
+
 int xtts_bpe_token_id(const xtts_bpe *b, const char *token) {
     for (size_t i = 0; i < b->n_added; i++)
         if (!strcmp(b->added[i].content, token)) return b->added[i].id;
@@ -215,7 +219,11 @@ static int add_merge(pair_map *m, int32_t a, int32_t c, int32_t rank, int32_t me
     uint64_t k = (((uint64_t)(uint32_t)a << 32) | (uint32_t)c) + 1;
     size_t i = mix64(k) & (m->cap - 1);
     while (m->keys[i]) {
-        if (m->keys[i] == k) return 1; /* duplicate merge: the first (lowest rank) wins, as in HF */
+        if (m->keys[i] == k) { /* listed again: the LAST listing's rank wins, as in HF, whose */
+            m->rank[i] = rank;  /* merge map is filled in list order, later entries overwriting */
+            m->merged[i] = merged;
+            return 1;
+        }
         i = (i + 1) & (m->cap - 1);
     }
     m->keys[i] = k;

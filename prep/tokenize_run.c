@@ -41,6 +41,7 @@ void xtts_tokenize_opts_init(xtts_tokenize_opts *o) {
     o->max_tokens = 512;
     o->shard_n = 1;
     o->expand = 1;
+    o->normalize = -1;
     o->lowercase = -1;
 }
 
@@ -384,6 +385,14 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
             }
         }
     }
+    /* normalization mode: --normalize, else xtts for XTTS vocabularies, else spoken */
+    xtts_norm_mode mode = o->normalize >= 0 ? (xtts_norm_mode)o->normalize
+                        : xtts_tokenizer_is_xtts(o->tok) ? XTTS_NORM_XTTS : XTTS_NORM_SPOKEN;
+    if (!o->expand) mode = XTTS_NORM_NONE;
+    static const char *const mode_names[] = {"spoken-" XTTS_NORMALIZER_VERSION, "xtts-" XTTS_NORMALIZER_VERSION,
+                                             "none-" XTTS_NORMALIZER_VERSION};
+    /* Coqui's cleaners lowercase by themselves */
+    int lower = mode == XTTS_NORM_XTTS ? 1 : o->lowercase >= 0 ? o->lowercase : xtts_tokenizer_wants_lowercase(o->tok);
     /* header */
     {
         xtts_tokens_header h;
@@ -393,9 +402,8 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         if (st) goto done;
         if (o->lang >= 0) snprintf(h.lang_mode, sizeof h.lang_mode, "%s", xtts_lang_codes[o->lang]);
         else snprintf(h.lang_mode, sizeof h.lang_mode, "%s", cols.lang >= 0 ? "column" : "auto");
-        int lower = o->lowercase >= 0 ? o->lowercase : xtts_tokenizer_wants_lowercase(o->tok);
         if (!st) st = xtts_tokens_header_set(&h, "lowercase", lower ? "1" : "0", err);
-        if (!st) st = xtts_tokens_header_set(&h, "normalize", o->expand ? "expand-" XTTS_NORMALIZER_VERSION : "basic-" XTTS_NORMALIZER_VERSION, err);
+        if (!st) st = xtts_tokens_header_set(&h, "normalize", mode_names[mode], err);
         if (!st && o->shard_n > 1) {
             char sh[32];
             snprintf(sh, sizeof sh, "%d/%d", o->shard_k, o->shard_n);
@@ -406,7 +414,7 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         if (st) goto done;
     }
     /* normalize, tokenize, format: parallel per chunk, written in order */
-    xtts_normalize_opts nopts = {o->lowercase >= 0 ? o->lowercase : xtts_tokenizer_wants_lowercase(o->tok), o->expand, XTTS_NORM_SPOKEN};
+    xtts_normalize_opts nopts = {lower, mode != XTTS_NORM_NONE, mode};
     xtts_progress prog;
     xtts_progress_init(&prog, "xtts-tokenize", o->progress);
     size_t digits_kept = 0;

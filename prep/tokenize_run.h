@@ -30,7 +30,9 @@ typedef struct {
     int threads;                /* 0: OpenMP default */
     const char *rejects_path;   /* NULL: none */
     int progress;               /* force the progress line */
-    int expand;                 /* expand numbers/abbreviations/symbols */
+    int expand;                 /* expand numbers/abbreviations/symbols; 0 acts as normalize none */
+    int normalize;              /* an xtts_norm_mode (prep/normalize.h), or -1: xtts with an XTTS
+                                   vocabulary, spoken otherwise */
     int lowercase;              /* -1: as the tokenizer wants, 0 no, 1 yes */
     int quiet;                  /* no per-record reject lines on stderr */
 } xtts_tokenize_opts;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <utf8proc.h>
 
 #include "prep/strbuf.h"
 
@@ -16,6 +17,9 @@ struct xtts_tokenizer {
     int xtts_vocab;              /* bpe: has [SPACE] and language tokens */
     int32_t lang_ids[XTTS_N_LANGS]; /* bpe: id of "[lang]" or -1 */
     int32_t space_id;
+    int32_t unk_id;              /* bpe: the model's unk_token, or -1 */
+    int allow_unk;               /* xtts bpe: let [UNK] ids through */
+    char lang_list[128];         /* xtts bpe: its language codes, space-separated */
 };
 
 int xtts_ids_push(xtts_ids *v, int32_t id) {
@@ -50,8 +54,13 @@ xtts_status xtts_tokenizer_open(const char *name, const char *vocab_path, xtts_t
                 snprintf(tok, sizeof tok, "[%s]", xtts_lang_codes[l]);
                 t->lang_ids[l] = xtts_bpe_token_id(t->bpe, tok);
                 any_lang |= t->lang_ids[l] >= 0;
+                if (t->lang_ids[l] >= 0 && strlen(t->lang_list) + strlen(xtts_lang_codes[l]) + 2 < sizeof t->lang_list) {
+                    if (t->lang_list[0]) strcat(t->lang_list, " ");
+                    strcat(t->lang_list, xtts_lang_codes[l]);
+                }
             }
             t->xtts_vocab = t->space_id >= 0 && any_lang;
+            t->unk_id = xtts_bpe_unk_id(t->bpe);
         }
     } else if (!strcmp(name, "phonemes")) {
         t->kind = XTTS_TOK_PHONEMES;
@@ -140,6 +149,54 @@ int xtts_tokenizer_wants_lowercase(const xtts_tokenizer *t) {
     return 0;
 }
 
+int xtts_tokenizer_is_xtts(const xtts_tokenizer *t) { return t->kind == XTTS_TOK_BPE && t->xtts_vocab; }
+
+void xtts_tokenizer_set_allow_unk(xtts_tokenizer *t, int allow) { t->allow_unk = allow; }
+
+/* The text encoded to [UNK]: name the characters the vocabulary lacks (the XTTS form has
+ * no normalizer and splits on whitespace, so a character is [UNK] exactly when it is not
+ * a vocabulary token of its own). */
+static xtts_status unk_error(const xtts_tokenizer *t, const char *text, xtts_error *err) {
+    int32_t seen[8];
+    int n_seen = 0, more = 0;
+    xtts_sb m = {0};
+    xtts_sb_puts(&m, "characters not in the vocabulary:");
+    const uint8_t *p = (const uint8_t *)text;
+    utf8proc_ssize_t left = (utf8proc_ssize_t)strlen(text);
+    while (left > 0) {
+        utf8proc_int32_t c;
+        utf8proc_ssize_t k = utf8proc_iterate(p, left, &c);
+        if (k <= 0) break;
+        int cat = utf8proc_category(c);
+        int white = c == ' ' || (c >= 9 && c <= 13) || cat == UTF8PROC_CATEGORY_ZS || c == 0x85 || c == 0x2028 || c == 0x2029;
+        if (!white && !xtts_bpe_has_piece(t->bpe, (const char *)p, (size_t)k)) {
+            int dup = 0;
+            for (int i = 0; i < n_seen; i++) dup |= seen[i] == c;
+            if (!dup && n_seen < 8) {
+                char line[48];
+                snprintf(line, sizeof line, "%s '%.*s' U+%04X", n_seen ? "," : "", (int)k, (const char *)p, (unsigned)c);
+                xtts_sb_puts(&m, line);
+                seen[n_seen++] = c;
+            } else if (!dup) {
+                more = 1;
+            }
+        }
+        p += k;
+        left -= k;
+    }
+    if (more) xtts_sb_puts(&m, ", ...");
+    if (!n_seen) {
+        xtts_sb_clear(&m);
+        char line[80];
+        snprintf(line, sizeof line, "the text encodes to [UNK] (id %d)", (int)t->unk_id);
+        xtts_sb_puts(&m, line);
+    }
+    xtts_sb_puts(&m, " (--allow-unk keeps such records)");
+    xtts_status st = m.failed ? xtts_error_set(err, XTTS_ENOMEM, "out of memory") : xtts_error_set(err, XTTS_EINPUT, "%s", m.s);
+    xtts_sb_free(&m);
+    return st;
+}
+
 int xtts_tokenizer_has_lang(const xtts_tokenizer *t, int lang) {
     if (lang < 0 || lang >= XTTS_N_LANGS) return 0;
     switch (t->kind) {
@@ -152,9 +209,12 @@ int xtts_tokenizer_has_lang(const xtts_tokenizer *t, int lang) {
 
 xtts_status xtts_tokenizer_encode(const xtts_tokenizer *t, const char *text, int lang, xtts_ids *out, xtts_error *err) {
     out->n = 0;
-    if (!xtts_tokenizer_has_lang(t, lang))
-        return xtts_error_set(err, XTTS_EINPUT, "the tokenizer has no token for language %s",
-                              lang >= 0 && lang < XTTS_N_LANGS ? xtts_lang_codes[lang] : "?");
+    if (!xtts_tokenizer_has_lang(t, lang)) {
+        const char *code = lang >= 0 && lang < XTTS_N_LANGS ? xtts_lang_codes[lang] : "?";
+        if (t->kind == XTTS_TOK_BPE)
+            return xtts_error_set(err, XTTS_EINPUT, "the vocabulary has no token for language %s ([%s]; it has: %s)", code, code, t->lang_list);
+        return xtts_error_set(err, XTTS_EINPUT, "the tokenizer has no token for language %s", code);
+    }
     switch (t->kind) {
     case XTTS_TOK_BYTES: {
         int fail = xtts_ids_push(out, XTTS_BYTES_START) || xtts_ids_push(out, XTTS_BYTES_LANG0 + lang);
@@ -177,6 +237,9 @@ xtts_status xtts_tokenizer_encode(const xtts_tokenizer *t, const char *text, int
         if (s.failed) { xtts_sb_free(&s); return xtts_error_set(err, XTTS_ENOMEM, "out of memory"); }
         xtts_status st = xtts_bpe_encode(t->bpe, s.s, out, err);
         xtts_sb_free(&s);
+        if (!st && !t->allow_unk && t->unk_id >= 0)
+            for (size_t i = 0; i < out->n; i++)
+                if (out->ids[i] == t->unk_id) return unk_error(t, text, err);
         return st;
     }
     case XTTS_TOK_PHONEMES:

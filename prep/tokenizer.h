@@ -58,6 +58,14 @@ int xtts_tokenizer_wants_lowercase(const xtts_tokenizer *t);
  * espeak-ng voice for it). */
 int xtts_tokenizer_has_lang(const xtts_tokenizer *t, int lang);
 
+/* 1 for a BPE vocabulary in XTTS's form: it holds [SPACE] and [xx] language tokens, and
+ * text is encoded as XTTS's VoiceBpeTokenizer does ([lang] prefix, spaces as [SPACE]). */
+int xtts_tokenizer_is_xtts(const xtts_tokenizer *t);
+
+/* With an XTTS vocabulary, xtts_tokenizer_encode refuses text whose ids hold [UNK], naming
+ * the characters not in the vocabulary; allow 1 lets such ids through (--allow-unk). */
+void xtts_tokenizer_set_allow_unk(xtts_tokenizer *t, int allow);
+
 /* Encode normalized text of language lang into out (reset to n = 0 first). Thread-safe.
  * XTTS_EINPUT with a reason when the text cannot be encoded. */
 xtts_status xtts_tokenizer_encode(const xtts_tokenizer *t, const char *text, int lang, xtts_ids *out, xtts_error *err);
@@ -85,6 +93,9 @@ int xtts_bpe_vocab_size(const xtts_bpe *b);
 int xtts_bpe_token_id(const xtts_bpe *b, const char *token);
 const char *xtts_bpe_hash(const xtts_bpe *b); /* "sha256:..." of the file's bytes */
 int xtts_bpe_lowercases(const xtts_bpe *b);   /* its normalizer includes Lowercase */
+int xtts_bpe_unk_id(const xtts_bpe *b);       /* the model's unk_token id, or -1 */
+/* 1 if the n bytes at s are a token of the model's vocabulary (added tokens not counted). */
+int xtts_bpe_has_piece(const xtts_bpe *b, const char *s, size_t n);
 
 /* Phonemes (prep/phonemes.c). */
 typedef struct xtts_phonemizer xtts_phonemizer;

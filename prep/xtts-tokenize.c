@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/xtts_common.h"
+#include "prep/normalize.h"
 #include "prep/tokenize_run.h"
 
 static const char usage[] =
@@ -24,7 +25,11 @@ static const char usage[] =
     "  -t, --tokenizer NAME       bytes (default, built in), bpe (needs --vocab), phonemes (espeak-ng)\n"
     "      --vocab FILE           tokenizer.json for --tokenizer bpe\n"
     "      --max-tokens N         reject records with more than N ids (default 512)\n"
-    "      --no-expand            do not expand numbers, abbreviations and symbols\n"
+    "      --normalize MODE       xtts: Coqui XTTS's own text cleaning (default with an XTTS\n"
+    "                             vocabulary); spoken: our reading of numbers, abbreviations and\n"
+    "                             symbols (default otherwise); none: Unicode and whitespace only\n"
+    "      --no-expand            same as --normalize none\n"
+    "      --allow-unk            keep records whose ids hold [UNK] (XTTS vocabularies reject them)\n"
     "      --lowercase yes|no     override the tokenizer's choice\n"
     "      --shard K/N            only records whose index i has i % N == K\n"
     "  -j, --threads N            worker threads (output is the same whatever N is)\n"
@@ -43,7 +48,7 @@ int main(int argc, char **argv) {
     xtts_tokenize_opts o;
     xtts_tokenize_opts_init(&o);
     const char *tokenizer = "bytes", *vocab = NULL;
-    int strict = 0;
+    int strict = 0, allow_unk = 0;
     static const struct option longopts[] = {
         {"format", required_argument, 0, 'f'}, {"audio-dir", required_argument, 0, 'a'},
         {"lang", required_argument, 0, 'l'},   {"tokenizer", required_argument, 0, 't'},
@@ -52,6 +57,7 @@ int main(int argc, char **argv) {
         {"shard", required_argument, 0, 's'},  {"threads", required_argument, 0, 'j'},
         {"rejects", required_argument, 0, 'r'}, {"strict", no_argument, 0, 'S'},
         {"quiet", no_argument, 0, 'q'},        {"progress", no_argument, 0, 'P'},
+        {"normalize", required_argument, 0, 'N'}, {"allow-unk", no_argument, 0, 'U'},
         {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
     int c;
@@ -78,6 +84,13 @@ int main(int argc, char **argv) {
             o.max_tokens = (int)v;
             break;
         case 'E': o.expand = 0; break;
+        case 'N':
+            if (!strcmp(optarg, "xtts")) o.normalize = XTTS_NORM_XTTS;
+            else if (!strcmp(optarg, "spoken")) o.normalize = XTTS_NORM_SPOKEN;
+            else if (!strcmp(optarg, "none")) o.normalize = XTTS_NORM_NONE;
+            else { fprintf(stderr, "xtts-tokenize: --normalize must be xtts, spoken or none\n"); return 1; }
+            break;
+        case 'U': allow_unk = 1; break;
         case 'L':
             if (!strcmp(optarg, "yes")) o.lowercase = 1;
             else if (!strcmp(optarg, "no")) o.lowercase = 0;
@@ -118,6 +131,7 @@ int main(int argc, char **argv) {
     if (st) { xtts_error_print("xtts-tokenize", &err); return xtts_exit_code(st); }
     st = xtts_tokenizer_set_threads(tok, o.threads, &err);
     if (st) { xtts_error_print("xtts-tokenize", &err); xtts_tokenizer_free(tok); return xtts_exit_code(st); }
+    xtts_tokenizer_set_allow_unk(tok, allow_unk);
     o.tok = tok;
     xtts_tokenize_stats s;
     st = xtts_tokenize_run(&o, stdout, &s, &err);

@@ -11,13 +11,14 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 printf 'a1|The quick brown fox jumps over the lazy dog.|\na2|Der schnelle braune Fuchs.|\na3|तेज़ भूरी लोमड़ी|\n' > meta.csv
 set +e
-"$BIN" --tokenizer bpe --vocab "$VOCAB" --rejects rej.tsv meta.csv > bpe.tsv 2> err.txt; rc=$?
+"$BIN" --tokenizer bpe --vocab "$VOCAB" --normalize spoken --rejects rej.tsv meta.csv > bpe.tsv 2> err.txt; rc=$?
 set -e
 [ $rc -eq 3 ] || fail "expected 3 (no [hi] token), got $rc: $(cat err.txt)"
 hash=$(sha256sum "$VOCAB" | cut -d' ' -f1)
 head -1 bpe.tsv | grep -q "tokenizer=bpe	vocab_hash=sha256:$hash	" || fail "bpe header: $(head -1 bpe.tsv)"
 head -1 bpe.tsv | grep -q "bpe_format=xtts" || fail "xtts vocabulary not recognized"
-grep -q '^a3	the tokenizer has no token for language hi$' rej.tsv || fail "hi reject: $(cat rej.tsv)"
+grep -q '^a3	the vocabulary has no token for language hi (\[hi\]; it has: en es fr de it pt pl tr ru nl cs ar zh-cn hu ko ja)$' rej.tsv ||
+  fail "hi reject: $(cat rej.tsv)"
 [ "$(tail -n +2 bpe.tsv | wc -l)" -eq 2 ] || fail "expected 2 bpe records"
 # [en] first, [SPACE] (id 2) between words
 tail -n +2 bpe.tsv | head -1 | cut -f5 | grep -q '^4 .* 2 ' || fail "bpe ids: $(tail -n +2 bpe.tsv | head -1 | cut -f5)"

@@ -2,7 +2,7 @@
 // its Node binding: `npm install tokenizers` in this folder) gives for every line of
 // bpe_lines.txt with each tokenizer.json here. tests/test_bpe.c checks xtts-prep's BPE
 // against this file. Lines: "<vocab file>\t<line index>\t<ids space separated>".
-// Run: cd tests/golden && npm install tokenizers && node make_bpe_golden.js
+// Run: cd tests/golden && npm install --no-save tokenizers && node make_bpe_golden.js
 const fs = require('fs');
 const path = require('path');
 const { Tokenizer } = require('tokenizers');
@@ -16,7 +16,7 @@ async function main() {
   const lines = fs.readFileSync(path.join(here, 'bpe_lines.txt'), 'utf8').split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   const out = [];
-  for (const vocab of ['bpe_xtts.json', 'bpe_bytelevel.json']) {
+  for (const vocab of ['bpe_xtts.json', 'bpe_bytelevel.json', 'bpe_repeat.json']) {
     const tok = Tokenizer.fromFile(path.join(here, vocab));
     for (let i = 0; i < lines.length; i++) {
       const enc = await tok.encode(unescape(lines[i]), null, { addSpecialTokens: false });

@@ -4,6 +4,9 @@
   bpe_xtts.json       a small XTTS-style tokenizer.json (Whitespace pre-tokenizer, added
                       tokens [STOP] [UNK] [SPACE] [START] and language tokens, no [hi]);
   bpe_bytelevel.json  a small GPT-2 style tokenizer.json (ByteLevel pre-tokenizer);
+  bpe_repeat.json     an XTTS-style tokenizer.json whose merges are per-language lists
+                      concatenated, as XTTS's own vocabularies are, so that many pairs are
+                      listed more than once (Hugging Face keeps the rank of the LAST listing);
   bpe_lines.txt       the test lines (one per line; \\t \\n \\r and \\\\ escaped).
 
 Both vocabularies are trained here by a plain BPE trainer on a built-in corpus, so the
@@ -120,6 +123,30 @@ def xtts_vocab():
     }
 
 
+def repeat_vocab():
+    """Merges trained separately on three groups of corpus lines, then concatenated."""
+    base = xtts_vocab()
+    added = [t["content"] for t in base["added_tokens"]]
+    groups = [CORPUS[0:4] + CORPUS[20:22], CORPUS[4:12], CORPUS[12:20]]
+    alphabet = sorted({ch for line in CORPUS for ch in line if not ch.isspace()} | set("0123456789.,!?'-_:;\"()"))
+    vocab = {t: i for i, t in enumerate(added)}
+    for ch in alphabet:
+        vocab.setdefault(ch, len(vocab))
+    merges = []
+    for g in groups:
+        words = collections.Counter()
+        for line in g:
+            for w in re.findall(r"\w+|[^\w\s]+", line):
+                words[tuple(w)] += 1
+        merges += train(words, 150)
+    for a, b in merges:
+        vocab.setdefault(a + b, len(vocab))
+    base["model"]["vocab"] = vocab
+    base["model"]["merges"] = ["%s %s" % m for m in merges]
+    base["added_tokens"] = [dict(t, id=vocab[t["content"]]) for t in base["added_tokens"]]
+    return base
+
+
 GPT2_SPLIT = re.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+(?!\S)|\s+""")
 
 
@@ -203,6 +230,8 @@ def main():
         json.dump(xtts_vocab(), f, ensure_ascii=False, indent=1)
     with open(os.path.join(HERE, "bpe_bytelevel.json"), "w", encoding="utf-8") as f:
         json.dump(bytelevel_vocab(), f, ensure_ascii=False, indent=1)
+    with open(os.path.join(HERE, "bpe_repeat.json"), "w", encoding="utf-8") as f:
+        json.dump(repeat_vocab(), f, ensure_ascii=False, indent=1)
     with open(os.path.join(HERE, "bpe_lines.txt"), "w", encoding="utf-8") as f:
         for l in lines():
             f.write(escape(l) + "\n")
