@@ -423,9 +423,20 @@ static void expand_numbers(ctx *c, xtts_sb *t) {
     for (int k = 0; k < 3; k++)
         if (expand_currency(c, t, k)) break;
     if (strcmp(c->lang, "tr")) expand_decimals(c, t);
-    const ordinal_rule *r = ordinal_rule_for(c->lang);
+    /* Departure: where num2words has no ordinals (cs), Coqui's cleaner raises on every
+     * "<digits>." before a space; here the dot stays and the number is read as a cardinal. */
+    const ordinal_rule *r = c->n2w->ordinal ? ordinal_rule_for(c->lang) : NULL;
     if (r && !c->failed) expand_integers(c, t, r);
     if (!c->failed) expand_integers(c, t, NULL);
+    /* Departure: num2words' own capitals (de "Komma", "Euro", "Million") survive Coqui's
+     * lowercasing, which ran before; they are lowercased here. */
+    if (!c->failed && !t->failed) {
+        xtts_sb low = {0};
+        py_lower(t->s, t->len, &low);
+        xtts_sb_putn(&low, "", 0);
+        xtts_sb_free(t);
+        *t = low;
+    }
 }
 
 /* ---- abbreviations and symbols ---------------------------------------------------------- */
