@@ -83,6 +83,24 @@ def departures(lang, text, out):
     return out.lower()
 
 
+def coqui_pt_untrimmed(mod, tok, text):
+    """3. num2words pt leaves out "e zero cêntimos" itself, so Coqui's cut of whole amounts
+    at the last " e " takes "vinte e cinco euros" down to "vinte". Ours does not cut for pt:
+    Coqui's own cleaner with _expand_currency returning num2words' words uncut."""
+    import re
+    saved = mod._expand_currency
+
+    def uncut(m, lang="en", currency="USD"):
+        amount = float((re.sub(r"[^\d.]", "", m.group(0).replace(",", "."))))
+        return mod.num2words(amount, to="currency", currency=currency, lang=lang)
+
+    mod._expand_currency = uncut
+    try:
+        return tok.preprocess_text(text, "pt")
+    finally:
+        mod._expand_currency = saved
+
+
 def coqui_without_ordinals(mod, tok, lang, text):
     """2. num2words has no Czech ordinals: Coqui's cleaner raises on any "<digits>." before
     a space or the end. Ours leaves the dot and reads the cardinal: Coqui's own code with
@@ -213,7 +231,7 @@ def golden(inp, outp):
         for lang, text in rows:
             try:
                 coq = tok.preprocess_text(text, lang)
-                exp = departures(lang, text, coq)
+                exp = departures(lang, text, coqui_pt_untrimmed(mod, tok, text) if lang == "pt" else coq)
             except Exception as e:  # Coqui's own cleaner raised: ours reports the record
                 coq = "!RAISE " + type(e).__name__
                 exp = "!ERROR"
