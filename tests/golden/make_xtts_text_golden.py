@@ -9,8 +9,14 @@ pypinyin, hangul_romanize, spacy, cutlet, its zh_num2words) are replaced by empt
 only so that the import succeeds: none of them is used by multilingual_cleaners for the
 languages written here.
 
-  make_xtts_text_golden.py inputs  IN.tsv --seed S --per-lang N   write generated sentences
+  make_xtts_text_golden.py inputs  IN.tsv --seed S --per-lang N [--heldout]
+                                                                   write generated sentences
   make_xtts_text_golden.py golden  IN.tsv OUT.tsv                  run Coqui on them
+
+Files here: xtts_text_inputs.tsv (inputs --seed 12 --per-lang 64) and its golden
+xtts_text_golden.tsv (plus every case of tokenizer.py's own test functions);
+xtts_text_heldout_inputs.tsv (inputs --seed 2026 --per-lang 20 --heldout) and
+xtts_text_heldout.tsv.
 
 OUT.tsv columns: lang, input, expected, coqui. coqui is what Coqui's preprocess_text
 returns ("!RAISE <Exception>" when it raises); expected is that with the departures of
@@ -143,6 +149,23 @@ CARRIERS = {
     "hu": ["A jelentés {} számot említ, mást nem.", "Tegnap {} darabot számoltunk.", "Kérem, küldje el {} délig.",
            "\"Nézd,\" mondta, \"{}!\"", "Tényleg {}?", "Felírta {} a táblára."],
 }
+# Held-out carriers: written after the implementation was finished, never used while
+# writing it (inputs --heldout).
+HELDOUT_CARRIERS = {
+    "en": ["By Friday the museum had sold {} tickets.", "Her grandmother turned {} last spring.", "Add {} to the cart, then pay."],
+    "es": ["El viernes el museo vendió {} entradas.", "Su abuela cumplió {} la primavera pasada.", "Añade {} al carrito y paga."],
+    "fr": ["Vendredi, le musée avait vendu {} billets.", "Sa grand-mère a eu {} au printemps.", "Ajoutez {} au panier, puis payez."],
+    "de": ["Bis Freitag verkaufte das Museum {} Karten.", "Ihre Großmutter wurde im Frühling {}.", "Lege {} in den Korb und zahle."],
+    "it": ["Entro venerdì il museo aveva venduto {} biglietti.", "Sua nonna ha compiuto {} in primavera.", "Aggiungi {} al carrello, poi paga."],
+    "pt": ["Até sexta o museu vendeu {} bilhetes.", "A avó dela fez {} na primavera.", "Junte {} ao carrinho e pague."],
+    "pl": ["Do piątku muzeum sprzedało {} biletów.", "Jej babcia skończyła {} wiosną.", "Dodaj {} do koszyka i zapłać."],
+    "tr": ["Cumaya kadar müze {} bilet sattı.", "Büyükannesi baharda {} yaşına girdi.", "Sepete {} ekle, sonra öde."],
+    "ru": ["К пятнице музей продал {} билетов.", "Её бабушке весной исполнилось {}.", "Добавьте {} в корзину и оплатите."],
+    "nl": ["Tegen vrijdag had het museum {} kaartjes verkocht.", "Haar oma werd dit voorjaar {}.", "Voeg {} toe aan de mand en betaal."],
+    "cs": ["Do pátku muzeum prodalo {} vstupenek.", "Její babička na jaře oslavila {}.", "Přidejte {} do košíku a zaplaťte."],
+    "ar": ["باع المتحف {} تذكرة حتى الجمعة.", "بلغت جدتها {} في الربيع.", "أضف {} إلى السلة ثم ادفع."],
+    "hu": ["Péntekig a múzeum {} jegyet adott el.", "A nagymamája tavasszal lett {}.", "Tegye a kosárba: {}, aztán fizessen."],
+}
 ORDINAL_SUFFIXES = {
     "en": ["st", "nd", "rd", "th"], "es": ["º", "ª", "er", "o", "a"], "fr": ["er", "re", "e", "ème"],
     "de": [". "], "it": ["º", "ª", "o", "a"], "pt": ["º", "ª", "o", "a"], "pl": ["st", "th", "º"],
@@ -180,7 +203,8 @@ def number_forms(lang, rng):
     return [str(big), th, dec, cur, ordinal, abbr, sym2, f"{rng.randint(0, 9999)}"]
 
 
-def make_inputs(path, seed, per_lang):
+def make_inputs(path, seed, per_lang, carriers=None):
+    carriers = carriers or CARRIERS
     rng = random.Random(seed)
     with open(path, "w", encoding="utf-8") as f:
         for lang in LANGS:
@@ -189,7 +213,7 @@ def make_inputs(path, seed, per_lang):
                 k = rng.randint(1, 3)
                 pieces = rng.sample(forms, k)
                 joiner = rng.choice([" and ", ", ", " / ", " "])
-                carrier = rng.choice(CARRIERS[lang])
+                carrier = rng.choice(carriers[lang])
                 text = carrier.format(joiner.join(pieces))
                 if rng.random() < 0.15:
                     text = text.upper() if lang != "tr" else text.replace("i", "İ")
@@ -248,7 +272,7 @@ if __name__ == "__main__":
     if len(sys.argv) >= 3 and sys.argv[1] == "inputs":
         seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 12
         n = int(sys.argv[sys.argv.index("--per-lang") + 1]) if "--per-lang" in sys.argv else 60
-        make_inputs(sys.argv[2], seed, n)
+        make_inputs(sys.argv[2], seed, n, HELDOUT_CARRIERS if "--heldout" in sys.argv else None)
     elif len(sys.argv) == 4 and sys.argv[1] == "golden":
         golden(sys.argv[2], sys.argv[3])
     else:
