@@ -206,6 +206,7 @@ typedef struct {
     const xtts_n2w_lang *n2w;
     xtts_error *err;
     int failed;            /* a num2words call failed: Coqui raises */
+    int keep_case;         /* spoken mode: no lowercasing of the number words */
 } ctx;
 
 /* Python's float(x) repr for a string of digits with at most one '.', or -1. */
@@ -433,7 +434,7 @@ static void expand_numbers(ctx *c, xtts_sb *t) {
     if (!c->failed) expand_integers(c, t, NULL);
     /* Departure: num2words' own capitals (de "Komma", "Euro", "Million") survive Coqui's
      * lowercasing, which ran before; they are lowercased here. */
-    if (!c->failed && !t->failed) {
+    if (!c->failed && !t->failed && !c->keep_case) {
         xtts_sb low = {0};
         py_lower(t->s, t->len, &low);
         xtts_sb_putn(&low, "", 0);
@@ -629,7 +630,7 @@ xtts_status xtts_text_prepare(const char *text, size_t len, const char *lang_in,
     xtts_sb t = {0};
     xtts_status st = XTTS_OK;
     if (is_one_of(lang, multilingual)) {
-        ctx c = {lang, xtts_n2w_find(lang), err, 0};
+        ctx c = {lang, xtts_n2w_find(lang), err, 0, 0};
         xtts_sb_putn(&t, "", 0);
         for (size_t i = 0; i < len; i++)
             if (text[i] != '"') xtts_sb_putc(&t, text[i]);
@@ -694,4 +695,21 @@ xtts_status xtts_text_prepare(const char *text, size_t len, const char *lang_in,
     if (t.failed) { xtts_sb_free(&t); return xtts_error_set(err, XTTS_ENOMEM, "out of memory"); }
     *out = t.s;
     return XTTS_OK;
+}
+
+int xtts_text_spoken_numbers(const char *text, size_t len, const char *lang, xtts_sb *out) {
+    const xtts_n2w_lang *n = xtts_n2w_find(lang);
+    if (!n || !n->cardinal) return -1;
+    xtts_error err;
+    ctx c = {lang, n, &err, 0, 1};
+    xtts_sb t = {0};
+    for (size_t i = 0; i < len; i++) xtts_sb_putc(&t, text[i]);
+    xtts_sb_putn(&t, "", 0);
+    expand_numbers(&c, &t);
+    if (c.failed || t.failed) {
+        /* a number num2words cannot say: the text keeps its digits */
+        xtts_sb_putn(out, text, len);
+    } else xtts_sb_putn(out, t.s, t.len);
+    xtts_sb_free(&t);
+    return 0;
 }
