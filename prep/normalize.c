@@ -520,8 +520,13 @@ xtts_status xtts_normalize(const char *text, size_t len, int lang, const xtts_no
         expand(&sc);
         cur = &e;
     } else {
-        for (size_t i = 0; i < u.len; i++)
-            if (is_digit(u.s[i])) { *flags |= XTTS_NORM_DIGITS_KEPT; break; }
+        /* languages numbers.c lacks: num2words' words (prep/xtts_text.c) */
+        if (opts->expand && opts->mode == XTTS_NORM_SPOKEN && lang >= 0 && lang < XTTS_N_LANGS) {
+            xtts_sb_putn(&e, "", 0);
+            if (!xtts_text_spoken_numbers(u.s, u.len, xtts_lang_codes[lang], &e)) cur = &e;
+        }
+        for (size_t i = 0; i < cur->len; i++)
+            if (is_digit(cur->s[i])) { *flags |= XTTS_NORM_DIGITS_KEPT; break; }
     }
     collapse(cur->s, cur->len, &c);
     xtts_sb_putn(&c, "", 0);

@@ -1,0 +1,130 @@
+/* test_xtts_text.c — --normalize xtts (prep/xtts_text.h) against Coqui XTTS's own cleaners:
+ * tests/golden/xtts_text_golden.tsv (and the held-out xtts_text_heldout.tsv) are the outputs
+ * of Coqui TTS v0.22.0 tokenizer.py with num2words 0.5.12, written by
+ * tests/golden/make_xtts_text_golden.py; column "expected" has the documented departures
+ * applied. Rows with digits in a language whose number words are not in this build yet are
+ * skipped (and counted), so the test becomes complete when they are. Also the num2words
+ * entries on the values Coqui's own test functions use. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/xtts_common.h"
+#include "prep/num2words.h"
+#include "prep/xtts_text.h"
+
+#define GOLDEN_DIR "tests/golden/"
+
+static int needs_numbers(const char *s) {
+    return strpbrk(s, "0123456789") || strstr(s, "\xe2\x82\xac") || strchr(s, '$') || strstr(s, "\xc2\xa3");
+}
+
+/* Compares every row; returns the number of rows compared, counts mismatches. */
+static void check_file(const char *path, int *compared, int *skipped, int *bad, int *departures) {
+    char *buf;
+    size_t len;
+    xtts_error err;
+    if (xtts_read_file(path, 1 << 24, &buf, &len, &err)) fail_msg("%s", err.msg);
+    char *save = NULL;
+    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] == '#') continue;
+        char *f[4] = {line, NULL, NULL, NULL};
+        for (int i = 1; i < 4; i++) {
+            char *t = strchr(f[i - 1], '\t');
+            assert_non_null(t);
+            *t = 0;
+            f[i] = t + 1;
+        }
+        const char *lang = f[0], *in = f[1], *want = f[2], *coqui = f[3];
+        const xtts_n2w_lang *n = xtts_n2w_find(lang);
+        if (needs_numbers(in) && (!n || !n->cardinal)) { (*skipped)++; continue; }
+        char *out = NULL;
+        xtts_status st = xtts_text_prepare(in, strlen(in), lang, &out, &err);
+        (*compared)++;
+        if (strcmp(want, coqui)) (*departures)++;
+        if (!strcmp(want, "!ERROR")) {
+            if (st == XTTS_OK) { print_error("[%s] '%s'\n   got '%s'\n  want an error\n", lang, in, out); (*bad)++; }
+        } else if (st != XTTS_OK) {
+            print_error("[%s] '%s'\n   got error %s\n  want '%s'\n", lang, in, err.msg, want);
+            (*bad)++;
+        } else if (strcmp(out, want)) {
+            print_error("[%s] '%s'\n   got '%s'\n  want '%s'\n", lang, in, out, want);
+            (*bad)++;
+        }
+        free(out);
+    }
+    free(buf);
+}
+
+static void run_golden(const char *name) {
+    int compared = 0, skipped = 0, bad = 0, dep = 0;
+    check_file(name, &compared, &skipped, &bad, &dep);
+    printf("%s: %d rows equal to Coqui's (%d of them with a documented departure), %d wrong, "
+           "%d skipped (number words of their language not in this build)\n",
+           name, compared - bad, dep, bad, skipped);
+    assert_true(compared > 0);
+    assert_int_equal(bad, 0);
+}
+
+static void test_golden_rows_equal_coqui_cleaners(void **s) {
+    (void)s;
+    run_golden(GOLDEN_DIR "xtts_text_golden.tsv");
+}
+
+static void test_heldout_rows_equal_coqui_cleaners(void **s) {
+    (void)s;
+    run_golden(GOLDEN_DIR "xtts_text_heldout.tsv");
+}
+
+static void expect(const char *lang, const char *in, const char *want) {
+    char *out = NULL;
+    xtts_error err;
+    assert_int_equal(xtts_text_prepare(in, strlen(in), lang, &out, &err), XTTS_OK);
+    if (strcmp(out, want)) print_error("[%s] '%s'\n   got '%s'\n  want '%s'\n", lang, in, out, want);
+    assert_string_equal(out, want);
+    free(out);
+}
+
+/* Cases from Coqui's test_expand_numbers_multilingual, through the whole cleaner (so
+ * lowercased), including the ones where num2words' capitals are departures. */
+static void test_coqui_own_examples(void **s) {
+    (void)s;
+    expect("en", "That will be 20.15\xe2\x82\xac sir.", "that will be twenty euro, fifteen cents sir.");
+    expect("en", "That's 100,000.5.", "that's one hundred thousand point five.");
+    expect("fr", "Cela vous fera 20,15\xe2\x82\xac monsieur.", "cela vous fera vingt euros et quinze centimes monsieur.");
+    expect("de", "In 12,5 Sekunden.", "in zw\xc3\xb6lf komma f\xc3\xbcnf sekunden.");
+    expect("de", "Dies ist ein 1. Test", "dies ist ein erste test");
+    expect("nl", "Ik heb 14% batterij", "ik heb veertien procent batterij");
+}
+
+/* What Coqui's cleaner does not survive is reported, not crashed on. */
+static void test_bad_input_is_reported(void **s) {
+    (void)s;
+    char *out = NULL;
+    xtts_error err;
+    const char *huge = "en 99999999999999999999999999999th";
+    assert_int_equal(xtts_text_prepare(huge, strlen(huge), "en", &out, &err), XTTS_EINPUT);
+    assert_null(out);
+    assert_non_null(strstr(err.msg, "num2words"));
+    assert_int_equal(xtts_text_prepare("abc", 3, "xx", &out, &err), XTTS_EUNSUPPORTED);
+    /* malformed UTF-8 and NULs pass through without a crash */
+    const char bad[] = "\xff\xfe 12 \xc3";
+    assert_int_equal(xtts_text_prepare(bad, sizeof bad - 1, "en", &out, &err), XTTS_OK);
+    free(out);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_golden_rows_equal_coqui_cleaners),
+        cmocka_unit_test(test_heldout_rows_equal_coqui_cleaners),
+        cmocka_unit_test(test_coqui_own_examples),
+        cmocka_unit_test(test_bad_input_is_reported),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
