@@ -78,7 +78,7 @@ LIBXTTS   := $(BUILD)/lib/libxtts.a
 # The CUDA plugin: the .cu objects plus their own position-independent copies of the helpers
 # they call (common, the mel parameters), exporting only xtts_cudaplugin_* (cuda_plugin.map).
 CUDA_PLUGIN := $(BUILD)/lib/libxtts-cuda.so
-CUDA_PLUGIN_OBJS := $(patsubst %.cu,$(OBJ)/%.cu.o,$(CU_SRCS)) \
+CUDA_PLUGIN_OBJS := $(patsubst %.cu,$(OBJ)/%.cu.pic.o,$(CU_SRCS)) \
                     $(OBJ)/cuda-plugin/common/xtts_common.o $(OBJ)/cuda-plugin/kernels/mel.o
 PROGS     := $(patsubst %.c,$(BUILD)/bin/%,$(notdir $(PROG_SRCS)))
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
@@ -102,7 +102,7 @@ $(OBJ)/%.o: %.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
 
-$(OBJ)/%.cu.o: %.cu
+$(OBJ)/%.cu.pic.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(CPPFLAGS) -DXTTS_CUDA_PLUGIN=1 $(NVCCFLAGS) -Xcompiler -fPIC -c $< -o $@
 
