@@ -188,3 +188,4 @@ install: all
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz
+$(OBJ)/prep/langid_model.o: prep/langid_ngrams.bin
