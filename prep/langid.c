@@ -122,7 +122,7 @@ static void word_votes(const char *text, size_t len, int votes[XTTS_N_LANGS]) {
 
 /* Weights of the evidence for Latin-script text, in nats. The n-gram log-likelihood is
  * damped because the five orders at one position are far from independent. */
-static double P_NGRAM = 0.35, P_LETTERS = 4.0, P_CLD2 = 2.0, P_WORDS = 0.5;
+static double P_NGRAM = 0.15, P_LETTERS = 4.0, P_CLD2 = 3.0, P_WORDS = 1.0;
 /* the score gap given to languages the writing system rules out */
 #define LANGID_IMPOSSIBLE 100.0
 
