@@ -3,7 +3,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
@@ -122,15 +121,10 @@ static void word_votes(const char *text, size_t len, int votes[XTTS_N_LANGS]) {
 
 /* Weights of the evidence for Latin-script text, in nats. The n-gram log-likelihood is
  * damped because the five orders at one position are far from independent. */
-static double P_NGRAM = 0.15, P_LETTERS = 4.0, P_CLD2 = 3.0, P_WORDS = 1.0;
+static const double P_NGRAM = 0.15, P_LETTERS = 4.0, P_CLD2 = 3.0, P_WORDS = 1.0;
 /* the score gap given to languages the writing system rules out */
 #define LANGID_IMPOSSIBLE 100.0
 
-static void tuning_from_env(void) {
-    const char *e = getenv("XTTS_LANGID_TUNE");
-    if (e) sscanf(e, "%lf,%lf,%lf,%lf", &P_NGRAM, &P_LETTERS, &P_CLD2, &P_WORDS);
-}
-static pthread_once_t tune_once = PTHREAD_ONCE_INIT;
 
 static double logsumexp(const double *s, int n) {
     double m = s[0];
@@ -167,7 +161,6 @@ void xtts_langid_detect(const char *text, size_t len, xtts_langid_result *r) {
     r->sure = 0;
     r->method = "none";
     for (int l = 0; l < XTTS_N_LANGS; l++) r->score[l] = 0;
-    pthread_once(&tune_once, tuning_from_env);
     /* writing systems and unique letters */
     int hangul = 0, kana = 0, han = 0, arabic = 0, deva = 0, cyr = 0, latin = 0, letters = 0;
     int uniq[XTTS_N_LANGS] = {0};
@@ -246,7 +239,7 @@ void xtts_langid_detect(const char *text, size_t len, xtts_langid_result *r) {
 
 /* Pseudo-counts: ALPHA per language for the dataset distribution, BETA records of the
  * dataset distribution mixed into each speaker's. */
-#define PRIOR_ALPHA 0.5
+#define PRIOR_ALPHA 0.1
 #define PRIOR_BETA 4.0
 
 /* speaker name -> dense index (order of first appearance), -1 for none */

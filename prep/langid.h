@@ -1,11 +1,13 @@
 /* langid.h — language identification among XTTS's 17 languages.
  *
- * Order of evidence: the writing system (Hangul -> ko, kana -> ja, Han -> zh-cn, Arabic ->
- * ar, Devanagari -> hi, Cyrillic -> ru); for Latin text, letters only one of the 11 Latin
- * languages uses (ñ ¿ ¡ es, ß de, ő ű hu, ł ą ę ś ź ż pl, ř ě ů cs, ı ğ ş tr, ã õ pt);
- * then CLD2's statistics, restricted to the 17 (its close relatives such as Galician or
- * Slovak mapped to the XTTS language they stand for), cross-checked against each
- * language's most frequent function words. Accuracy per language: docs/langid.md.
+ * A writing system other than Latin decides on its own (Hangul -> ko, kana -> ja, Han ->
+ * zh-cn, Arabic -> ar, Devanagari -> hi, Cyrillic -> ru). Latin text is scored per
+ * language: character 1- to 5-gram statistics (prep/langid_model.h) plus bonuses for
+ * CLD2's answer (restricted to the 17, close relatives such as Galician or Slovak mapped
+ * to the XTTS language they stand for), for letters only one Latin language uses (ñ ¿ ¡
+ * es, ß de, ő ű hu, ł ą ę ś ź ż pl, ř ě ů ... cs, ı ğ ş tr, ã õ pt) and for each
+ * language's frequent function words. xtts_langid_choose() adds the dataset's and the
+ * speaker's language distribution as a prior. Accuracy per language: docs/langid.md.
  * Thread-safe.
  */
 #ifndef XTTS_LANGID_H
