@@ -27,28 +27,31 @@ extern const uint8_t xtts_langid_ngrams_start[], xtts_langid_ngrams_end[];
 typedef struct {
     uint8_t len;
     char key[NG_MAXBYTES];
-    uint8_t cost[XTTS_N_LANGS];
+    uint8_t cost[XTTS_N_LANGS]; /* a language that does not list the n-gram: its floor */
 } ng_entry;
 
 struct xtts_langid_model {
     uint8_t floor[XTTS_N_LANGS][NG_ORDERS];
     ng_entry *entries;
     size_t n_entries;
-    uint32_t *slots; /* entry index + 1, 0 = empty */
+    uint64_t *slots; /* high 32 bits of the key's hash << 32 | entry index + 1; 0 = empty */
     size_t n_slots;  /* power of two */
 };
 
 static size_t ng_hash(const char *k, size_t n) { return (size_t)xtts_fnv1a64(XTTS_FNV64_INIT, k, n); }
 
-static ng_entry *ng_find(const xtts_langid_model *m, const char *k, size_t n) {
-    size_t i = ng_hash(k, n) & (m->n_slots - 1);
-    while (m->slots[i]) {
-        ng_entry *e = &m->entries[m->slots[i] - 1];
+static ng_entry *ng_find_h(const xtts_langid_model *m, const char *k, size_t n, size_t h) {
+    size_t i = h & (m->n_slots - 1);
+    uint32_t tag = (uint32_t)((uint64_t)h >> 32);
+    for (uint64_t sl; (sl = m->slots[i]) != 0; i = (i + 1) & (m->n_slots - 1)) {
+        if ((uint32_t)(sl >> 32) != tag) continue; /* decided without touching the entry */
+        ng_entry *e = &m->entries[(uint32_t)sl - 1];
         if (e->len == n && !memcmp(e->key, k, n)) return e;
-        i = (i + 1) & (m->n_slots - 1);
     }
     return NULL;
 }
+
+static ng_entry *ng_find(const xtts_langid_model *m, const char *k, size_t n) { return ng_find_h(m, k, n, ng_hash(k, n)); }
 
 void xtts_langid_model_free(xtts_langid_model *m) {
     if (!m) return;
@@ -110,10 +113,10 @@ xtts_status xtts_langid_model_parse(const uint8_t *data, size_t len, const char 
             const char *key = (const char *)data + pos + 1;
             ng_entry *e = ng_find(m, key, k);
             if (!e) {
-                size_t s = ng_hash(key, k) & (m->n_slots - 1);
+                size_t h = ng_hash(key, k), s = h & (m->n_slots - 1);
                 while (m->slots[s]) s = (s + 1) & (m->n_slots - 1);
                 e = &m->entries[m->n_entries++];
-                m->slots[s] = (uint32_t)m->n_entries;
+                m->slots[s] = ((uint64_t)h >> 32) << 32 | (uint32_t)m->n_entries;
                 e->len = (uint8_t)k;
                 memcpy(e->key, key, k);
                 memset(e->cost, NG_ABSENT, sizeof e->cost);
@@ -121,6 +124,16 @@ xtts_status xtts_langid_model_parse(const uint8_t *data, size_t len, const char 
             e->cost[l] = data[pos + 1 + k];
             pos += k + 2;
         }
+    }
+    /* resolve the absent costs to the floors of the n-gram's order (its code points) */
+    for (size_t i = 0; i < m->n_entries; i++) {
+        ng_entry *e = &m->entries[i];
+        size_t order = 0;
+        for (size_t b = 0; b < e->len; b++) order += ((uint8_t)e->key[b] & 0xC0) != 0x80;
+        if (order < 1) order = 1;
+        if (order > NG_ORDERS) order = NG_ORDERS;
+        for (int l = 0; l < XTTS_N_LANGS; l++)
+            if (e->cost[l] == NG_ABSENT) e->cost[l] = m->floor[l][order - 1];
     }
     *out = m;
     return XTTS_OK;
@@ -147,18 +160,23 @@ static int is_letter(int32_t c) {
            (cat >= UTF8PROC_CATEGORY_MN && cat <= UTF8PROC_CATEGORY_ME);
 }
 
-/* Add the costs of the n-grams of one padded word (w: code points' UTF-8 offsets). */
-static size_t score_word(const xtts_langid_model *m, const char *buf, const size_t *off, size_t n_cp, long cost[XTTS_N_LANGS]) {
+/* Add the costs of the n-grams of one padded word (off: its code points' byte offsets).
+ * The hash of an n-gram extends that of its (n-1)-gram prefix (FNV-1a is incremental); an
+ * n-gram no language lists ends the run of longer ones starting at the same place, whose
+ * prefix it is (they are rarer still, and almost never listed either). */
+static size_t score_word(const xtts_langid_model *m, const char *buf, const size_t *off, size_t n_cp, int64_t cost[XTTS_N_LANGS]) {
     size_t known = 0;
     for (size_t i = 0; i < n_cp; i++) {
+        uint64_t h = XTTS_FNV64_INIT;
         for (size_t n = 1; n <= NG_ORDERS && i + n <= n_cp; n++) {
+            h = xtts_fnv1a64(h, buf + off[i + n - 1], off[i + n] - off[i + n - 1]);
             if (n == 1 && buf[off[i]] == ' ') continue;
             size_t b = off[i + n] - off[i];
             if (b > NG_MAXBYTES) break;
-            const ng_entry *e = ng_find(m, buf + off[i], b);
-            if (!e) continue;
+            const ng_entry *e = ng_find_h(m, buf + off[i], b, (size_t)h);
+            if (!e) break;
             known++;
-            for (int l = 0; l < XTTS_N_LANGS; l++) cost[l] += e->cost[l] != NG_ABSENT ? e->cost[l] : m->floor[l][n - 1];
+            for (int l = 0; l < XTTS_N_LANGS; l++) cost[l] += e->cost[l];
         }
     }
     return known;
@@ -174,7 +192,7 @@ size_t xtts_langid_model_score(const xtts_langid_model *m, const char *text, siz
     char buf[4 * 64 + 8];
     size_t off[64 + 3];
     size_t n_cp = 0, bl = 0, known = 0;
-    long cost[XTTS_N_LANGS] = {0};
+    int64_t cost[XTTS_N_LANGS] = {0};
     buf[0] = ' ';
     off[0] = 0;
     bl = 1;
