@@ -217,3 +217,4 @@ install-built: $(LIBXTTS) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN))
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz
+$(OBJ)/prep/langid_model.o: prep/langid_ngrams.bin

@@ -1,11 +1,14 @@
 /* langid.c — language identification among XTTS's 17 languages (see langid.h). */
 #include "prep/langid.h"
 
+#include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
 
 #include "common/xtts_common.h"
+#include "prep/langid_model.h"
 
 enum { EN, ES, FR, DE, IT, PT, PL, TR, RU, NL, CS, AR, ZH, HU, KO, JA, HI };
 
@@ -115,10 +118,49 @@ static void word_votes(const char *text, size_t len, int votes[XTTS_N_LANGS]) {
     }
 }
 
+
+/* Weights of the evidence for Latin-script text, in nats. The n-gram log-likelihood is
+ * damped because the five orders at one position are far from independent. */
+static const double P_NGRAM = 0.15, P_LETTERS = 4.0, P_CLD2 = 3.0, P_WORDS = 1.0;
+/* the score gap given to languages the writing system rules out */
+#define LANGID_IMPOSSIBLE 100.0
+
+
+static double logsumexp(const double *s, int n) {
+    double m = s[0];
+    for (int i = 1; i < n; i++) if (s[i] > m) m = s[i];
+    double t = 0;
+    for (int i = 0; i < n; i++) t += exp(s[i] - m);
+    return m + log(t);
+}
+
+/* Scores to log-posteriors under a uniform prior; best, sure. */
+static void finish(xtts_langid_result *r, const double *s, const char *method) {
+    double z = logsumexp(s, XTTS_N_LANGS);
+    int best = 0;
+    for (int l = 0; l < XTTS_N_LANGS; l++) {
+        r->score[l] = s[l] - z;
+        if (r->score[l] > r->score[best]) best = l;
+    }
+    double second = -1e300;
+    for (int l = 0; l < XTTS_N_LANGS; l++)
+        if (l != best && r->score[l] > second) second = r->score[l];
+    r->lang = best;
+    r->sure = r->score[best] - second >= XTTS_LANGID_SURE;
+    r->method = method;
+}
+
+static void script_decides(xtts_langid_result *r, int lang) {
+    double s[XTTS_N_LANGS];
+    for (int l = 0; l < XTTS_N_LANGS; l++) s[l] = l == lang ? 0 : -LANGID_IMPOSSIBLE;
+    finish(r, s, "script");
+}
+
 void xtts_langid_detect(const char *text, size_t len, xtts_langid_result *r) {
     r->lang = -1;
     r->sure = 0;
     r->method = "none";
+    for (int l = 0; l < XTTS_N_LANGS; l++) r->score[l] = 0;
     /* writing systems and unique letters */
     int hangul = 0, kana = 0, han = 0, arabic = 0, deva = 0, cyr = 0, latin = 0, letters = 0;
     int uniq[XTTS_N_LANGS] = {0};
@@ -160,56 +202,99 @@ void xtts_langid_detect(const char *text, size_t len, xtts_langid_result *r) {
     if (memmem(text, len, "\xC2\xBF", 2) || memmem(text, len, "\xC2\xA1", 2)) uniq[ES]++;
     if (!letters) return;
     struct { int n, lang; } scripts[] = {{hangul, KO}, {kana, JA}, {arabic, AR}, {deva, HI}, {cyr, RU}};
-    if (kana) { r->lang = JA; r->sure = 1; r->method = "script"; return; } /* Japanese mixes kana with Han */
+    if (kana) { script_decides(r, JA); return; } /* Japanese mixes kana with Han */
     int best_script = -1, best_n = latin;
     for (size_t s = 0; s < sizeof scripts / sizeof scripts[0]; s++)
         if (scripts[s].n > best_n) { best_n = scripts[s].n; best_script = scripts[s].lang; }
     if (han > best_n) { best_n = han; best_script = ZH; }
-    if (best_script >= 0) { r->lang = best_script; r->sure = 1; r->method = "script"; return; }
-    /* Latin script */
+    if (best_script >= 0) { script_decides(r, best_script); return; }
+    /* Latin script: n-gram statistics, CLD2, letters one language alone uses, function words */
+    double ll[XTTS_N_LANGS];
+    size_t known = xtts_langid_model_score(xtts_langid_model_builtin(), text, len, ll);
+    double s[XTTS_N_LANGS];
+    double top = -1e300;
+    for (int l = 0; l < XTTS_N_LANGS; l++)
+        if (is_latin_lang(l) && ll[l] > top) top = ll[l];
+    for (int l = 0; l < XTTS_N_LANGS; l++) s[l] = is_latin_lang(l) ? (ll[l] - top) * P_NGRAM : -LANGID_IMPOSSIBLE;
     int n_uniq = 0, uniq_lang = -1;
     for (int l = 0; l < XTTS_N_LANGS; l++)
         if (uniq[l]) { n_uniq++; uniq_lang = l; }
-    if (n_uniq == 1) { r->lang = uniq_lang; r->sure = 1; r->method = "letters"; return; }
+    if (n_uniq == 1) s[uniq_lang] += P_LETTERS;
     xtts_cld2_guess g[3];
     xtts_cld2_detect(text, len, "en,es,fr,de,it,pt,pl,tr,nl,cs,hu", g);
-    int cld = -1, cld_rank = -1;
-    for (int i = 0; i < 3 && cld < 0; i++) {
-        for (size_t m = 0; m < sizeof cld2_map / sizeof cld2_map[0]; m++) {
-            if (!strcmp(g[i].code, cld2_map[m].cld2) && is_latin_lang(cld2_map[m].lang)) {
-                cld = cld2_map[m].lang;
-                cld_rank = i;
-                break;
-            }
-        }
+    for (int i = 0; i < 3; i++) {
+        int cld = -1;
+        for (size_t m = 0; m < sizeof cld2_map / sizeof cld2_map[0]; m++)
+            if (!strcmp(g[i].code, cld2_map[m].cld2) && is_latin_lang(cld2_map[m].lang)) { cld = cld2_map[m].lang; break; }
+        if (cld >= 0) { s[cld] += P_CLD2 * (i == 0 ? 1.0 : 0.5); break; }
     }
     int votes[XTTS_N_LANGS];
     word_votes(text, len, votes);
-    int best_vote = -1, best_votes = 0, second_votes = 0;
+    for (int l = 0; l < XTTS_N_LANGS; l++) s[l] += P_WORDS * votes[l];
+    (void)known;
+    finish(r, s, "text");
+}
+
+/* ---- the dataset and speaker prior ---------------------------------------------------- */
+
+/* Pseudo-counts: ALPHA per language for the dataset distribution, BETA records of the
+ * dataset distribution mixed into each speaker's. */
+#define PRIOR_ALPHA 0.1
+#define PRIOR_BETA 4.0
+
+/* speaker name -> dense index (order of first appearance), -1 for none */
+static int *speaker_indices(size_t n, const char *const *speaker, size_t *n_spk) {
+    int *idx = malloc((n ? n : 1) * sizeof *idx);
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    size_t *slot = calloc(cap, sizeof *slot); /* record index + 1 of the first holder */
+    *n_spk = 0;
+    if (!idx || !slot) { free(idx); free(slot); return NULL; }
+    for (size_t i = 0; i < n; i++) {
+        const char *s = speaker ? speaker[i] : NULL;
+        if (!s || !*s) { idx[i] = -1; continue; }
+        size_t len = strlen(s), h = xtts_fnv1a64(XTTS_FNV64_INIT, s, len) & (cap - 1);
+        while (slot[h] && strcmp(speaker[slot[h] - 1], s)) h = (h + 1) & (cap - 1);
+        if (slot[h]) idx[i] = idx[slot[h] - 1];
+        else { slot[h] = i + 1; idx[i] = (int)(*n_spk)++; }
+    }
+    free(slot);
+    return idx;
+}
+
+size_t xtts_langid_choose(size_t n, const xtts_langid_result *res, const char *const *speaker, int *out) {
+    double ds[XTTS_N_LANGS] = {0}, n_sure = 0;
+    for (size_t i = 0; i < n; i++)
+        if (res[i].lang >= 0 && res[i].sure) { ds[res[i].lang] += 1; n_sure += 1; }
+    double lp_ds[XTTS_N_LANGS], p_ds[XTTS_N_LANGS];
     for (int l = 0; l < XTTS_N_LANGS; l++) {
-        if (votes[l] > best_votes) { second_votes = best_votes; best_votes = votes[l]; best_vote = l; }
-        else if (votes[l] > second_votes) second_votes = votes[l];
+        p_ds[l] = (ds[l] + PRIOR_ALPHA) / (n_sure + PRIOR_ALPHA * XTTS_N_LANGS);
+        lp_ds[l] = log(p_ds[l]);
     }
-    int vote_unique = best_vote >= 0 && best_votes > second_votes;
-    int cld_votes = cld >= 0 ? votes[cld] : 0;
-    /* CLD2 is reliable on longer text; on short text its guess must not lose clearly to
-     * the function words */
-    int words_win = vote_unique && best_votes >= 2 &&
-                    (best_votes >= cld_votes + 2 || (letters < 30 && best_votes > cld_votes));
-    if (cld >= 0 && !words_win) {
-        r->lang = cld;
-        r->method = "cld2";
-        /* sure when the function words agree, or the text is long enough for statistics */
-        r->sure = (cld_votes > 0 && cld_votes >= best_votes) || (letters >= 40 && cld_votes + 1 >= best_votes) ||
-                  (best_votes == 0 && letters >= 25);
-        (void)cld_rank;
-        return;
+    size_t n_spk = 0;
+    int *spk = speaker ? speaker_indices(n, speaker, &n_spk) : NULL;
+    double *sc = spk && n_spk ? calloc(n_spk * (XTTS_N_LANGS + 1), sizeof *sc) : NULL; /* counts, then total */
+    if (sc)
+        for (size_t i = 0; i < n; i++)
+            if (spk[i] >= 0 && res[i].lang >= 0 && res[i].sure) {
+                sc[(size_t)spk[i] * (XTTS_N_LANGS + 1) + (size_t)res[i].lang] += 1;
+                sc[(size_t)spk[i] * (XTTS_N_LANGS + 1) + XTTS_N_LANGS] += 1;
+            }
+    size_t changed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (res[i].lang < 0 && n_sure == 0) { out[i] = -1; continue; }
+        const double *c = sc && spk[i] >= 0 ? sc + (size_t)spk[i] * (XTTS_N_LANGS + 1) : NULL;
+        int best = 0;
+        double best_v = -1e300;
+        for (int l = 0; l < XTTS_N_LANGS; l++) {
+            double lp = c ? log((c[l] + PRIOR_BETA * p_ds[l]) / (c[XTTS_N_LANGS] + PRIOR_BETA)) : lp_ds[l];
+            double v = res[i].score[l] + lp;
+            if (v > best_v) { best_v = v; best = l; }
+        }
+        out[i] = best;
+        changed += res[i].lang >= 0 && best != res[i].lang;
     }
-    if (vote_unique) {
-        r->lang = best_vote;
-        r->sure = best_votes >= 3 && best_votes >= cld_votes + 2;
-        r->method = "words";
-        return;
-    }
-    if (cld >= 0) { r->lang = cld; r->sure = 0; r->method = "cld2"; return; }
+    free(sc);
+    free(spk);
+    return changed;
 }

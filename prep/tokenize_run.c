@@ -3,8 +3,8 @@
  * The input is read whole and split into records in place. Then, in chunks, records are
  * normalized, tokenized and formatted in parallel (OpenMP), and written in input order by
  * one thread, so the output is byte-identical whatever the thread count. With --lang auto a
- * first parallel pass detects every record's language and the dataset's majority language,
- * which unsure records fall back to.
+ * first parallel pass scores every record's language, then a sequential pass combines the
+ * scores with the dataset's and the speaker's language distribution (prep/langid.h).
  */
 #include "prep/tokenize_run.h"
 
@@ -346,44 +346,46 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         need_detect = 1;
     }
     if (need_detect) {
-        size_t votes[XTTS_N_LANGS] = {0}, weak[XTTS_N_LANGS] = {0};
-        #pragma omp parallel for schedule(dynamic, 64) num_threads(threads)
+        /* pass 1 (parallel): each record's scores; pass 2: the dataset and speaker prior */
+        xtts_langid_result *res = calloc(n_recs ? n_recs : 1, sizeof *res);
+        size_t *which = malloc((n_recs ? n_recs : 1) * sizeof *which);
+        const char **spk = malloc((n_recs ? n_recs : 1) * sizeof *spk);
+        int *chosen = malloc((n_recs ? n_recs : 1) * sizeof *chosen);
+        if (!res || !which || !spk || !chosen) {
+            free(res); free(which); free(spk); free(chosen);
+            st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", o->input);
+            goto done;
+        }
+        size_t n_det = 0;
         for (size_t i = 0; i < n_recs; i++) {
             record *r = &recs[i];
             if (i % (size_t)o->shard_n != (size_t)o->shard_k || r->reject || r->reject_msg || r->lang >= 0) continue;
+            which[n_det] = i;
+            spk[n_det] = r->speaker;
+            n_det++;
+        }
+        #pragma omp parallel for schedule(dynamic, 64) num_threads(threads)
+        for (size_t k = 0; k < n_det; k++) {
+            record *r = &recs[which[k]];
             char *basic = NULL;
             xtts_error e;
+            res[k].lang = -1;
             if (xtts_normalize_basic(r->text, strlen(r->text), &basic, &e)) continue;
-            xtts_langid_result res;
-            xtts_langid_detect(basic, strlen(basic), &res);
+            xtts_langid_detect(basic, strlen(basic), &res[k]);
             free(basic);
-            r->lang = res.lang;
-            r->lang_sure = res.sure;
         }
-        for (size_t i = 0; i < n_recs; i++) {
-            record *r = &recs[i];
-            if (i % (size_t)o->shard_n != (size_t)o->shard_k || r->reject || r->reject_msg || r->lang < 0) continue;
-            if (r->lang_sure) votes[r->lang]++;
-            else weak[r->lang]++;
+        stats->lang_fallback = xtts_langid_choose(n_det, res, spk, chosen);
+        size_t per[XTTS_N_LANGS] = {0}, best = 0;
+        for (size_t k = 0; k < n_det; k++) {
+            record *r = &recs[which[k]];
+            if (chosen[k] < 0) { reject(r, "language could not be identified"); continue; }
+            r->lang = chosen[k];
+            r->lang_sure = res[k].sure;
+            per[r->lang]++;
         }
-        int maj = -1;
-        size_t best = 0;
         for (int l = 0; l < XTTS_N_LANGS; l++)
-            if (votes[l] > best) { best = votes[l]; maj = l; }
-        if (maj < 0)
-            for (int l = 0; l < XTTS_N_LANGS; l++)
-                if (weak[l] > best) { best = weak[l]; maj = l; }
-        stats->majority_lang = maj;
-        for (size_t i = 0; i < n_recs; i++) {
-            record *r = &recs[i];
-            if (i % (size_t)o->shard_n != (size_t)o->shard_k || r->reject || r->reject_msg) continue;
-            if (r->lang_col && *r->lang_col) continue;
-            if (r->lang < 0 || !r->lang_sure) {
-                if (maj < 0) { reject(r, "language could not be identified"); continue; }
-                if (r->lang != maj) stats->lang_fallback++;
-                r->lang = maj;
-            }
-        }
+            if (per[l] > best) { best = per[l]; stats->majority_lang = l; }
+        free(res); free(which); free(spk); free(chosen);
     }
     /* normalization mode: --normalize, else xtts for XTTS vocabularies, else spoken */
     xtts_norm_mode mode = o->normalize >= 0 ? (xtts_norm_mode)o->normalize

@@ -43,8 +43,8 @@ typedef struct {
     size_t written;
     size_t rejected;
     size_t digits_kept;  /* records in languages without number expansion that kept digits */
-    size_t lang_fallback;/* records given the majority language because detection was unsure */
-    int majority_lang;   /* -1 when not auto */
+    size_t lang_fallback;/* detected records whose language the dataset/speaker prior changed */
+    int majority_lang;   /* most frequent detected language; -1 when not auto */
     size_t per_lang[XTTS_N_LANGS];
 } xtts_tokenize_stats;
 

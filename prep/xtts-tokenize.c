@@ -139,7 +139,7 @@ int main(int argc, char **argv) {
     if (st) { xtts_error_print("xtts-tokenize", &err); return xtts_exit_code(st); }
     fprintf(stderr, "xtts-tokenize: %zu records read, %zu written, %zu rejected", s.selected, s.written, s.rejected);
     if (s.majority_lang >= 0)
-        fprintf(stderr, ", majority language %s (%zu unsure records given it)", xtts_lang_codes[s.majority_lang], s.lang_fallback);
+        fprintf(stderr, ", majority language %s (%zu records decided by the dataset/speaker prior)", xtts_lang_codes[s.majority_lang], s.lang_fallback);
     fputc('\n', stderr);
     if (s.digits_kept)
         fprintf(stderr, "xtts-tokenize: warning: %zu records in languages without number expansion kept their digits\n", s.digits_kept);
