@@ -1042,6 +1042,10 @@ xtts_status xtts_meta_open(const xtts_meta_opts *o, xtts_meta_reader **out, xtts
             }
         }
     }
+    if (fmt == XTTS_META_COQUI && !o->data) { /* metadata_train.csv / metadata_eval.csv */
+        const char *b = base_of(path);
+        r->split = strstr(b, "eval") ? "val" : strstr(b, "train") ? "train" : strstr(b, "test") ? "test" : NULL;
+    }
     if (fmt == XTTS_META_COMMONVOICE) {
         char *st_name = stem(path);
         r->split = st_name ? split_of_name(st_name) : NULL;
@@ -1070,6 +1074,21 @@ xtts_status xtts_meta_open(const xtts_meta_opts *o, xtts_meta_reader **out, xtts
 fail:
     xtts_meta_close(r);
     return st;
+}
+
+/* The code of a language named in English (as lhotse recipes write "English"), or NULL. */
+static const char *lang_of_name(const char *name) {
+    static const char *const names[][2] = {
+        {"English", "en"}, {"Spanish", "es"}, {"French", "fr"}, {"German", "de"}, {"Italian", "it"},
+        {"Portuguese", "pt"}, {"Polish", "pl"}, {"Turkish", "tr"}, {"Russian", "ru"}, {"Dutch", "nl"},
+        {"Czech", "cs"}, {"Arabic", "ar"}, {"Chinese", "zh-cn"}, {"Mandarin", "zh-cn"}, {"Hungarian", "hu"},
+        {"Korean", "ko"}, {"Japanese", "ja"}, {"Hindi", "hi"}, {"Ukrainian", "uk"}, {"Swedish", "sv"},
+        {"Finnish", "fi"}, {"Greek", "el"}, {"Danish", "da"}, {"Norwegian", "no"}, {"Catalan", "ca"},
+        {"Swahili", "sw"}, {"Vietnamese", "vi"}, {"Indonesian", "id"}, {"Persian", "fa"}, {"Hebrew", "he"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcasecmp(name, names[i][0])) return names[i][1];
+    return NULL;
 }
 
 /* ---- next ---------------------------------------------------------------------------------------------- */
@@ -1176,6 +1195,10 @@ int xtts_meta_next(xtts_meta_reader *r, xtts_meta_entry *e, xtts_error *err) {
         e->speaker = r->f[C_SPEAKER].s ? r->f[C_SPEAKER].s : "";
         e->lang = r->f[C_LANG].s ? r->f[C_LANG].s : "";
         e->split = r->f[C_SPLIT].s ? r->f[C_SPLIT].s : "";
+        if (*e->lang) { /* lhotse recipes often name the language in English */
+            const char *code = lang_of_name(e->lang);
+            if (code) { set(r, C_LANG, code); e->lang = r->f[C_LANG].s ? r->f[C_LANG].s : ""; }
+        }
         if (!r->reject[0] && *e->split) {
             const char *s = e->split;
             const char *norm = !strcmp(s, "train") ? "train"
