@@ -533,7 +533,7 @@ static void parse_nemo_line(xtts_meta_reader *r, const char *line) {
     const char *text = json_str(o, "text");
     if (!text) text = json_str(o, "normalized_text");
     if (!audio || !*audio) { json_decref(o); rejectf(r, "no \"audio_filepath\" string%s", ""); return; }
-    if (!text) { json_decref(o); rejectf(r, "no \"text\" string%s", ""); set(r, C_AUDIO, audio); set_id_from_audio(r); return; }
+    if (!text) { set(r, C_AUDIO, audio); set_id_from_audio(r); json_decref(o); rejectf(r, "no \"text\" string%s", ""); return; }
     set_audio(r, r->base, audio);
     set_id_from_audio(r);
     set(r, C_TEXT, text);

@@ -348,7 +348,7 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         }
         for (size_t i = 0; i < n_recs; i++) {
             record *r = &recs[i];
-            if (i % (size_t)o->shard_n != (size_t)o->shard_k || r->reject || r->reject_msg || r->lang < 0) continue;
+            if (i % (size_t)o->shard_n != (size_t)o->shard_k || r->reject || r->reject_msg || r->lang < 0 || r->lang >= XTTS_N_LANGS) continue;
             if (r->lang_sure) votes[r->lang]++;
             else weak[r->lang]++;
         }
