@@ -423,12 +423,14 @@ static void rejectf(xtts_meta_reader *r, const char *fmt, const char *a) {
 static void unquote(char *s) {
     size_t n = strlen(s);
     if (n < 2 || s[0] != '"' || s[n - 1] != '"') return;
+    for (size_t i = 1; i + 1 < n; i++) { /* every inner quote doubled, else not CSV quoting */
+        if (s[i] != '"') continue;
+        if (s[i + 1] != '"' || i + 2 >= n) return;
+        i++;
+    }
     size_t k = 0;
     for (size_t i = 1; i + 1 < n; i++) {
-        if (s[i] == '"') {
-            if (s[i + 1] != '"' || i + 2 >= n) return; /* not CSV quoting: keep as written */
-            i++;
-        }
+        if (s[i] == '"') i++;
         s[k++] = s[i];
     }
     s[k] = 0;
@@ -994,7 +996,7 @@ xtts_status xtts_meta_open(const xtts_meta_opts *o, xtts_meta_reader **out, xtts
         if (!r->root) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto fail; }
         if (fmt == XTTS_META_LIBRITTS) r->split = libritts_split(r->root);
     }
-    r->base = o->audio_dir ? abs_path(o->audio_dir) : r->root ? strdup(r->root) : dir_of(o->data ? "-" : path);
+    r->base = o->audio_dir ? abs_path(o->audio_dir) : r->root ? strdup(r->root) : dir_of(path);
     if (!r->base) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto fail; }
     if (fmt == XTTS_META_LHOTSE) {
         /* lhotse paths are relative to the working directory, as lhotse itself reads them */
@@ -1042,7 +1044,7 @@ xtts_status xtts_meta_open(const xtts_meta_opts *o, xtts_meta_reader **out, xtts
             }
         }
     }
-    if (fmt == XTTS_META_COQUI && !o->data) { /* metadata_train.csv / metadata_eval.csv */
+    if (fmt == XTTS_META_COQUI) { /* metadata_train.csv / metadata_eval.csv */
         const char *b = base_of(path);
         r->split = strstr(b, "eval") ? "val" : strstr(b, "train") ? "train" : strstr(b, "test") ? "test" : NULL;
     }
