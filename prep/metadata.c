@@ -613,12 +613,30 @@ static void parse_lhotse_line(xtts_meta_reader *r, const char *line) {
         json_t *rec = json_object_get(o, "recording");
         json_t *sups = json_object_get(o, "supervisions");
         if (!json_is_object(rec)) { rejectf(r, "cut without a \"recording\" object%s", ""); goto done; }
-        if (!json_is_array(sups) || json_array_size(sups) != 1) { rejectf(r, "cut without exactly one supervision%s", ""); goto done; }
+        size_t ns = json_is_array(sups) ? json_array_size(sups) : 0;
+        if (!ns || ns > 256) { rejectf(r, "cut without supervisions (or more than 256)%s", ""); goto done; }
         const char *src = lhotse_source(r, rec);
         if (!src) goto done;
         if (!lhotse_whole(r, json_num(o, "start", 0), json_num(o, "duration", 0), json_num(rec, "duration", 0))) goto done;
         set_audio(r, r->base, src);
         lhotse_fill_supervision(r, json_array_get(sups, 0));
+        if (ns > 1 && !r->reject[0]) {
+            /* several supervisions: their texts joined in order of start time */
+            size_t order[256];
+            for (size_t i = 0; i < ns; i++) order[i] = i;
+            for (size_t i = 1; i < ns; i++)
+                for (size_t j = i; j > 0 && json_num(json_array_get(sups, order[j]), "start", 0) <
+                                                json_num(json_array_get(sups, order[j - 1]), "start", 0); j--) {
+                    size_t t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+                }
+            xtts_sb_clear(&r->f[C_TEXT]);
+            for (size_t i = 0; i < ns; i++) {
+                const char *t = json_str(json_array_get(sups, order[i]), "text");
+                if (!t) { rejectf(r, "supervision without \"text\"%s", ""); break; }
+                if (i) xtts_sb_putc(&r->f[C_TEXT], ' ');
+                xtts_sb_puts(&r->f[C_TEXT], t);
+            }
+        }
     } else {
         const char *rid = json_str(o, "recording_id");
         if (!rid) { rejectf(r, "supervision without \"recording_id\"%s", ""); goto done; }

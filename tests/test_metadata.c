@@ -155,10 +155,14 @@ static void test_json_formats_and_their_rejections(void **state) {
                   "\"language\": \"German\", \"speaker\": \"k\"}], \"recording\": {\"id\": \"r\", \"duration\": 2.0, \"sources\": "
                   "[{\"type\": \"file\", \"channels\": [0], \"source\": \"/x/r.flac\"}]}}\n"
                   "{\"id\": \"c2\", \"start\": 0.5, \"duration\": 1.0, \"supervisions\": [{\"text\": \"x\"}], \"recording\": "
-                  "{\"id\": \"r\", \"duration\": 2.0, \"sources\": [{\"type\": \"file\", \"source\": \"/x/r.flac\"}]}}\n",
+                  "{\"id\": \"r\", \"duration\": 2.0, \"sources\": [{\"type\": \"file\", \"source\": \"/x/r.flac\"}]}}\n"
+                  "{\"id\": \"c3\", \"start\": 0, \"duration\": 2.0, \"supervisions\": [{\"start\": 1.0, \"text\": \"world\"}, "
+                  "{\"start\": 0.2, \"text\": \"hello\"}], \"recording\": {\"id\": \"r\", \"duration\": 2.0, \"sources\": "
+                  "[{\"type\": \"file\", \"source\": \"/x/r.flac\"}]}}\n",
                   r, 4, &err, &f);
     assert_int_equal(f, XTTS_META_LHOTSE);
-    assert_int_equal(n, 2);
+    assert_int_equal(n, 3);
+    assert_string_equal(r[2].text, "hello world"); /* supervisions joined in time order */
     assert_string_equal(r[0].id, "c1");
     assert_string_equal(r[0].audio, "/x/r.flac");
     assert_string_equal(r[0].lang, "de");
