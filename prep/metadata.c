@@ -874,6 +874,7 @@ static int detect_file(const char *path, const char *first, char *why, size_t wh
         return f;
     }
     if (strstr(path, "by_book/") && !strcmp(b, "metadata.csv")) return XTTS_META_MAILABS;
+    if (strchr(first, '|') && looks_like_header(first, '|')) return XTTS_META_COQUI;
     if (strchr(first, '\t')) {
         char buf[4096];
         snprintf(buf, sizeof buf, "%s", first);
@@ -886,15 +887,17 @@ static int detect_file(const char *path, const char *first, char *why, size_t wh
         }
         if (client && pathc && sentence) return XTTS_META_COMMONVOICE;
         if (looks_like_header(first, '\t')) return XTTS_META_TSV;
-        snprintf(why, whylen, "tab-separated lines whose first row names no audio and text columns");
-        return XTTS_META_AUTO;
     }
     if (strchr(first, '|')) {
-        if (looks_like_header(first, '|')) return XTTS_META_COQUI;
+        /* an LJSpeech record (a tab inside its text is allowed) */
         int bars = 0;
         for (const char *q = first; *q; q++) bars += *q == '|';
         if (bars == 1 || bars == 2) return XTTS_META_LJSPEECH;
         snprintf(why, whylen, "|-separated lines with %d fields and no header row", bars + 1);
+        return XTTS_META_AUTO;
+    }
+    if (strchr(first, '\t')) {
+        snprintf(why, whylen, "tab-separated lines whose first row names no audio and text columns");
         return XTTS_META_AUTO;
     }
     snprintf(why, whylen, "no tab, no '|' and no JSON in the first line");
