@@ -509,7 +509,7 @@ static void parse_columns_line(xtts_meta_reader *r, char *line) {
     const char *audio = f[r->col[C_AUDIO]];
     if (!*audio) { rejectf(r, "missing audio path%s", ""); return; }
     if (r->fmt == XTTS_META_COMMONVOICE) {
-        char *p = path_join("clips", audio);
+        char *p = r->o.audio_dir ? strdup(audio) : path_join("clips", audio); /* --audio-dir: the clips directory */
         if (!p) { r->f[C_AUDIO].failed = 1; return; }
         set_audio(r, r->base, p);
         free(p);
