@@ -143,6 +143,26 @@ extern const char *const xtts_lang_codes[XTTS_N_LANGS];
 /* Index of a language code (case-insensitive; "zh" is taken as "zh-cn"), or -1. */
 int xtts_lang_index(const char *code);
 
+/* Any language (common/lang.c). A language tag here is BCP-47-like: a primary subtag that is
+ * an ISO 639-1 code (two letters, from the ISO 639-2 table's alpha-2 column) or any three
+ * letters (ISO 639-2/3), then optional -subtags of 1-8 letters or digits; at most 15 bytes.
+ * Normalise a tag in place: '_' becomes '-', the primary subtag lower case, a two-letter
+ * region upper case ("en_us" -> "en-US"); XTTS's codes keep their spelling ("zh-CN" ->
+ * "zh-cn", "zh" -> "zh-cn"). Returns 1 if the result is a valid tag, else 0. */
+int xtts_lang_tag_normalize(char *tag);
+/* 1 if tag is a valid tag already in normal form. */
+int xtts_lang_tag_valid(const char *tag);
+/* Language ids: 0..16 are XTTS's 17 (xtts_lang_codes); other tags get ids from 17 on in the
+ * order this process first interns them (thread-safe, at most XTTS_MAX_LANGS in all). Files
+ * never store these process-local ids: they store codes, or ids from their own table. */
+#define XTTS_MAX_LANGS 256
+/* Id of a valid normal-form tag, adding it when new; -1 when invalid or the table is full. */
+int xtts_lang_intern(const char *tag);
+/* Id of a tag already known (XTTS's or interned), or -1. */
+int xtts_lang_find(const char *tag);
+/* The code of an id, or NULL. */
+const char *xtts_lang_code(int id);
+
 /* ---- progress ----------------------------------------------------------------- */
 
 /* A progress line on stderr: "label: done/total (rate unit/s, ETA mm:ss) extra".

@@ -14,6 +14,7 @@ struct xtts_tokens_reader {
     int32_t *ids;
     size_t ids_cap;
     xtts_tokens_header header;
+    int n_fields;         /* 6, or 7 with fields=split */
 };
 
 static const char *const required_keys[] = {"tokenizer", "vocab_hash", "vocab_size", "lang", "max_tokens", "pad_id"};
@@ -126,9 +127,11 @@ xtts_status xtts_tokens_header_validate(const xtts_tokens_header *h, const char 
         return xtts_error_set(err, XTTS_EINPUT, "%s:1: header: vocab_hash must be sha256: and 64 hex digits", name);
     if (h->vocab_size < 1)
         return xtts_error_set(err, XTTS_EINPUT, "%s:1: header: vocab_size must be at least 1", name);
-    if (strcmp(h->lang_mode, "auto") && strcmp(h->lang_mode, "column") &&
-        (xtts_lang_index(h->lang_mode) < 0 || strcmp(xtts_lang_codes[xtts_lang_index(h->lang_mode)], h->lang_mode)))
-        return xtts_error_set(err, XTTS_EINPUT, "%s:1: header: lang must be an XTTS language code, auto or column", name);
+    if (strcmp(h->lang_mode, "auto") && strcmp(h->lang_mode, "column") && !xtts_lang_tag_valid(h->lang_mode))
+        return xtts_error_set(err, XTTS_EINPUT, "%s:1: header: lang must be a language code, auto or column", name);
+    const char *fields = xtts_tokens_header_get(h, "fields");
+    if (fields && strcmp(fields, "split"))
+        return xtts_error_set(err, XTTS_EINPUT, "%s:1: header: fields=%.40s is not known (this reader knows fields=split)", name, fields);
     if (h->max_tokens < 1 || h->max_tokens > XTTS_TOKENS_MAX_IDS)
         return xtts_error_set(err, XTTS_EINPUT, "%s:1: header: max_tokens must be in 1..%d", name, XTTS_TOKENS_MAX_IDS);
     if (h->pad_id < 0 || h->pad_id >= h->vocab_size)
@@ -204,9 +207,12 @@ xtts_status xtts_tokens_format_record(const xtts_tokens_record *rec, char **buf,
         }
         need += 2 * flen[i] + 1;
     }
-    int li = xtts_lang_index(fields[2]);
-    if (li < 0 || strcmp(xtts_lang_codes[li], fields[2]))
+    if (!xtts_lang_tag_valid(fields[2]))
         return xtts_error_set(err, XTTS_EINPUT, "record %.200s: unknown language '%.40s'", id, fields[2]);
+    const char *split = rec->split;
+    if (split && *split && strcmp(split, "train") && strcmp(split, "val") && strcmp(split, "test"))
+        return xtts_error_set(err, XTTS_EINPUT, "record %.200s: split must be train, val, test or empty", id);
+    if (split) need += strlen(split) + 1;
     if (!flen[3]) return xtts_error_set(err, XTTS_EINPUT, "record %.200s: empty audio path", id);
     if (!flen[4]) return xtts_error_set(err, XTTS_EINPUT, "record %.200s: empty text", id);
     if (rec->n_tokens == 0 || !rec->tokens) return xtts_error_set(err, XTTS_EINPUT, "record %.200s: no tokens", id);
@@ -229,6 +235,11 @@ xtts_status xtts_tokens_format_record(const xtts_tokens_record *rec, char **buf,
     }
     p[k++] = '\t';
     k += escape_into(p + k, fields[4]);
+    if (split) {
+        p[k++] = '\t';
+        memcpy(p + k, split, strlen(split));
+        k += strlen(split);
+    }
     p[k++] = '\n';
     p[k] = 0;
     *len = k;
@@ -393,6 +404,7 @@ xtts_status xtts_tokens_reader_open(FILE *f, const char *name, xtts_tokens_reade
         xtts_tokens_reader_close(r);
         return st;
     }
+    r->n_fields = xtts_tokens_header_get(&r->header, "fields") ? 7 : 6;
     *out = r;
     return XTTS_OK;
 }
@@ -419,23 +431,28 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
     if (rc <= 0) return rc;
     char *line = r->line;
     if (n == 0) return record_error(r, err, "empty line", NULL);
-    char *f[6];
+    char *f[7];
     int nf = 0;
+    const int want = r->n_fields;
     f[nf++] = line;
     for (char *p = line; *p; p++) {
         if (*p == '\t') {
-            if (nf == 6) return record_error(r, err, "more than 6 tab-separated fields", NULL);
+            if (nf == want) {
+                char msg[64];
+                snprintf(msg, sizeof msg, "more than %d tab-separated fields", want);
+                return record_error(r, err, msg, NULL);
+            }
             *p = 0;
             f[nf++] = p + 1;
         }
     }
-    if (nf != 6) {
+    if (nf != want) {
         char msg[64];
-        snprintf(msg, sizeof msg, "expected 6 tab-separated fields, found %d", nf);
+        snprintf(msg, sizeof msg, "expected %d tab-separated fields, found %d", want, nf);
         return record_error(r, err, msg, NULL);
     }
-    static const char *const names[6] = {"id", "speaker", "lang", "audio_path", "tokens", "text"};
-    for (int i = 0; i < 6; i++) {
+    static const char *const names[7] = {"id", "speaker", "lang", "audio_path", "tokens", "text", "split"};
+    for (int i = 0; i < want; i++) {
         if (i == 4) continue;
         if (!xtts_utf8_valid(f[i], strlen(f[i]))) return record_error(r, err, "invalid UTF-8 in ", names[i]);
         if (unescape(f[i])) return record_error(r, err, "bad escape or control character in ", names[i]);
@@ -443,11 +460,12 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
     if (!*f[0]) return record_error(r, err, "empty id", NULL);
     if (!*f[3]) return record_error(r, err, "empty audio_path", NULL);
     if (!*f[5]) return record_error(r, err, "empty text", NULL);
-    int li = xtts_lang_index(f[2]);
-    if (li < 0 || strcmp(xtts_lang_codes[li], f[2])) {
+    if (!xtts_lang_tag_valid(f[2])) {
         xtts_error_set(err, XTTS_EINPUT, "%s:%zu: unknown language '%.40s'", r->name, r->line_no, f[2]);
         return -1;
     }
+    if (want == 7 && *f[6] && strcmp(f[6], "train") && strcmp(f[6], "val") && strcmp(f[6], "test"))
+        return record_error(r, err, "split must be train, val, test or empty", NULL);
     /* Token ids: decimal, single spaces between. */
     size_t count = 0;
     const char *p = f[4];
@@ -487,6 +505,7 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
     rec->lang = f[2];
     rec->audio_path = f[3];
     rec->text = f[5];
+    rec->split = want == 7 ? f[6] : NULL;
     rec->tokens = r->ids;
     rec->n_tokens = count;
     return 1;

@@ -52,12 +52,14 @@ typedef struct {
 
 /* One record. On reading, every pointer is borrowed from the reader and valid until the
  * next xtts_tokens_reader_next() or close. speaker may be "" (no speaker). lang is an
- * XTTS language code (xtts_lang_codes). audio_path is as written (absolute when
+ * language code (xtts_lang_tag_valid; XTTS's 17 keep their spelling). audio_path is as written (absolute when
  * xtts-tokenize wrote it). */
 typedef struct {
     const char *id, *speaker, *lang, *audio_path, *text;
     const int32_t *tokens;
     size_t n_tokens;
+    const char *split;  /* NULL: a six-field line; else the seventh field (header fields=split):
+                           "train", "val", "test" or "" (not assigned) */
 } xtts_tokens_record;
 
 typedef struct xtts_tokens_reader xtts_tokens_reader;

@@ -52,6 +52,7 @@ int xtts_melcache_is_val(const char *id, double val_fraction) {
 typedef struct {
     char *id, *audio_path;
     int speaker_id, lang_id;
+    int split;              /* the stream's split field: -1 none (--val-fraction decides), else xtts_split */
     char *lang;
     int32_t *tokens;
     uint32_t n_tokens;
@@ -63,6 +64,10 @@ typedef struct {
     char **speakers;
     size_t n_speakers, cap_speakers;
     xtts_tokens_header hdr;
+    /* the cache's language table: XTTS's 17, then the stream's languages= list */
+    char langs[XTTS_MAX_LANGS][16];
+    int n_langs;
+    size_t n_test;          /* records of the test split, held out of the cache */
 } input_set;
 
 static void input_free(input_set *in) {
@@ -118,10 +123,31 @@ static xtts_status read_inputs(FILE *f, const char *name, input_set *in, xtts_er
     xtts_status st = xtts_tokens_reader_open(f, name, &r, err);
     if (st) return st;
     in->hdr = *xtts_tokens_reader_header(r);
+    for (int i = 0; i < XTTS_N_LANGS; i++) snprintf(in->langs[i], sizeof in->langs[i], "%s", xtts_lang_codes[i]);
+    in->n_langs = XTTS_N_LANGS;
+    const char *extra = xtts_tokens_header_get(&in->hdr, "languages");
+    while (extra && *extra) {
+        const char *c = strchr(extra, ',');
+        size_t n = c ? (size_t)(c - extra) : strlen(extra);
+        char code[16];
+        if (n >= sizeof code || in->n_langs >= XTTS_MAX_LANGS) {
+            xtts_tokens_reader_close(r);
+            return xtts_error_set(err, XTTS_EINPUT, "%s:1: header: languages= holds a bad code or too many", name);
+        }
+        memcpy(code, extra, n);
+        code[n] = 0;
+        if (!xtts_lang_tag_valid(code)) {
+            xtts_tokens_reader_close(r);
+            return xtts_error_set(err, XTTS_EINPUT, "%s:1: header: languages= holds '%s', not a language code", name, code);
+        }
+        snprintf(in->langs[in->n_langs++], sizeof in->langs[0], "%s", code);
+        extra += n + (c ? 1 : 0);
+    }
     spk_map m = {0};
     xtts_tokens_record rec;
     int rc;
     while ((rc = xtts_tokens_reader_next(r, &rec, err)) == 1) {
+        if (rec.split && !strcmp(rec.split, "test")) { in->n_test++; continue; }
         if (in->n == in->cap) {
             size_t nc = in->cap ? in->cap * 2 : 1024;
             input_rec *nv = realloc(in->v, nc * sizeof *nv);
@@ -141,7 +167,10 @@ static xtts_status read_inputs(FILE *f, const char *name, input_set *in, xtts_er
             goto done;
         }
         if (rec.n_tokens) memcpy(x->tokens, rec.tokens, rec.n_tokens * sizeof(int32_t));
-        x->lang_id = xtts_lang_index(x->lang);
+        x->lang_id = -1;
+        for (int l = 0; l < in->n_langs; l++)
+            if (!strcmp(in->langs[l], x->lang)) { x->lang_id = l; break; }
+        x->split = !rec.split || !*rec.split ? -1 : !strcmp(rec.split, "val") ? XTTS_SPLIT_VAL : XTTS_SPLIT_TRAIN;
         x->speaker_id = speaker_id(in, &m, rec.speaker && rec.speaker[0] ? rec.speaker : "default");
         in->n++;
         if (x->speaker_id < 0) { st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name); goto done; }
@@ -332,7 +361,8 @@ static void finish_one(const xtts_melcache_options *o, const input_set *in, work
     }
     memcpy(w->tok_buf, x->tokens, x->n_tokens * sizeof(int32_t));
     for (int t = (int)x->n_tokens; t < c->max_tokens; t++) w->tok_buf[t] = c->pad_token;
-    s->split = (uint8_t)(xtts_melcache_is_val(x->id, c->val_fraction) ? XTTS_SPLIT_VAL : XTTS_SPLIT_TRAIN);
+    s->split = x->split >= 0 ? (uint8_t)x->split
+                             : (uint8_t)(xtts_melcache_is_val(x->id, c->val_fraction) ? XTTS_SPLIT_VAL : XTTS_SPLIT_TRAIN);
     xtts_record_input ri = {
         .id = x->id, .split = s->split, .speaker_id = (uint32_t)x->speaker_id, .lang_id = (uint32_t)x->lang_id,
         .n_samples = (uint32_t)s->n_pcm, .n_tokens = x->n_tokens, .tokens_padded = (uint32_t)c->max_tokens,
@@ -434,7 +464,7 @@ static json_t *manifest_extra(const input_set *in, const run_stats *s) {
     for (size_t i = 0; i < in->n_speakers; i++) json_array_append_new(spk, json_string(in->speakers[i]));
     json_object_set_new(x, "speakers", spk);
     json_t *langs = json_array();
-    for (int i = 0; i < XTTS_N_LANGS; i++) json_array_append_new(langs, json_string(xtts_lang_codes[i]));
+    for (int i = 0; i < in->n_langs; i++) json_array_append_new(langs, json_string(in->langs[i]));
     json_object_set_new(x, "languages", langs);
     json_object_set_new(x, "splits", json_pack("{s:I,s:I}", "train", (json_int_t)s->train, "val", (json_int_t)s->val));
     json_object_set_new(x, "totals",
@@ -602,6 +632,11 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
         return xtts_error_set(err, XTTS_EINPUT, "%s: header max_tokens=%d out of range", tokens_name, o.cfg.max_tokens);
     }
     res->inputs = in.n;
+    res->test_held_out = in.n_test;
+    for (size_t i = 0; i < in.n; i++) {
+        if (in.v[i].split >= 0) res->split_given++;
+        else res->val_by_fraction += (uint64_t)xtts_melcache_is_val(in.v[i].id, o.cfg.val_fraction);
+    }
 
     xtts_cache_writer_options wo = {
         .dir = o.out_dir, .part = o.part, .n_parts = o.n_parts, .force = o.force,

@@ -44,6 +44,9 @@ typedef struct {
     double wall_seconds;
     int merged;                 /* 1 when this run joined all parts into manifest.json */
     char device[64];            /* what computed the mels */
+    uint64_t test_held_out;     /* records of the stream's test split, not stored */
+    uint64_t split_given;       /* records whose split the stream set */
+    uint64_t val_by_fraction;   /* records --val-fraction put in val (the others' fallback) */
 } xtts_melcache_result;
 
 void xtts_melcache_options_default(xtts_melcache_options *o);

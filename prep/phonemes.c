@@ -70,6 +70,7 @@ struct xtts_phonemizer {
     char hash[72];
     int voice;   /* language whose voice is selected, -1 none */
     int has_voice[XTTS_N_LANGS];
+    signed char extra_voice[XTTS_MAX_LANGS]; /* languages past XTTS's: 0 unknown, 1 yes, -1 no */
     int n_workers;
     ph_worker workers[MAX_WORKERS];
 };
@@ -144,8 +145,24 @@ void xtts_phonemizer_free(xtts_phonemizer *p) {
     free(p);
 }
 
+static const char *voice_name(int lang) { return lang < XTTS_N_LANGS ? voice_of_lang[lang] : xtts_lang_code(lang); }
+
 int xtts_phonemizer_has_lang(const xtts_phonemizer *p, int lang) {
-    return lang >= 0 && lang < XTTS_N_LANGS && p->has_voice[lang];
+    if (lang >= 0 && lang < XTTS_N_LANGS) return p->has_voice[lang];
+    if (!xtts_lang_code(lang)) return 0;
+    xtts_phonemizer *w = (xtts_phonemizer *)p; /* the cache of voice look-ups */
+    pthread_mutex_lock(&espeak_lock);
+    if (!w->extra_voice[lang]) {
+        /* espeak-ng names voices in lower case ("sv", "pt-br", "en-gb-x-rp") */
+        char name[16];
+        snprintf(name, sizeof name, "%s", xtts_lang_code(lang));
+        for (char *c = name; *c; c++) if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+        w->extra_voice[lang] = espeak_SetVoiceByName(name) == EE_OK ? 1 : -1;
+        w->voice = -1;
+    }
+    int yes = w->extra_voice[lang] > 0;
+    pthread_mutex_unlock(&espeak_lock);
+    return yes;
 }
 
 const char *xtts_phonemizer_hash(const xtts_phonemizer *p) { return p->hash; }
@@ -156,10 +173,13 @@ static xtts_status ipa_local(xtts_phonemizer *p, const char *text, int lang, cha
     xtts_sb_putn(&b, "", 0);
     pthread_mutex_lock(&espeak_lock);
     if (p->voice != lang) {
-        if (espeak_SetVoiceByName(voice_of_lang[lang]) != EE_OK) {
+        char name[16];
+        snprintf(name, sizeof name, "%s", voice_name(lang));
+        for (char *c = name; *c; c++) if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+        if (espeak_SetVoiceByName(name) != EE_OK) {
             pthread_mutex_unlock(&espeak_lock);
             xtts_sb_free(&b);
-            return xtts_error_set(err, XTTS_EINPUT, "espeak-ng: cannot select voice %s", voice_of_lang[lang]);
+            return xtts_error_set(err, XTTS_EINPUT, "espeak-ng: cannot select voice %s", name);
         }
         p->voice = lang;
     }
@@ -220,7 +240,15 @@ static void worker_loop(xtts_phonemizer *p, int fd) {
     for (;;) {
         int32_t lang;
         uint32_t len;
-        if (read_all(fd, &lang, sizeof lang) || read_all(fd, &len, sizeof len)) break;
+        if (read_all(fd, &lang, sizeof lang)) break;
+        if (lang < 0) { /* a language past XTTS's 17: its code follows (-lang bytes) */
+            char code[16];
+            if (lang < -15 || read_all(fd, code, (size_t)-lang)) break;
+            code[-lang] = 0;
+            lang = xtts_lang_intern(code);
+            if (lang < 0) break;
+        }
+        if (read_all(fd, &len, sizeof len)) break;
         if (len + 1 > cap) {
             char *nt = realloc(text, len + 1);
             if (!nt) break;
@@ -283,12 +311,15 @@ static xtts_status ipa_remote(xtts_phonemizer *p, const char *text, int lang, ch
     size_t tl = strlen(text);
     if (tl > UINT32_MAX - 1) return xtts_error_set(err, XTTS_EINPUT, "text too long for the phonemizer");
     int32_t l32 = lang;
+    const char *lcode = lang >= XTTS_N_LANGS ? xtts_lang_code(lang) : NULL;
+    if (lcode) l32 = -(int32_t)strlen(lcode);
     uint32_t len = (uint32_t)tl;
     uint8_t code = 0;
     uint32_t olen = 0;
     char *out = NULL;
     pthread_mutex_lock(&w->lock);
-    int bad = write_all(w->fd, &l32, sizeof l32) || write_all(w->fd, &len, sizeof len) || write_all(w->fd, text, len) ||
+    int bad = write_all(w->fd, &l32, sizeof l32) || (lcode && write_all(w->fd, lcode, strlen(lcode))) ||
+              write_all(w->fd, &len, sizeof len) || write_all(w->fd, text, len) ||
               read_all(w->fd, &code, 1) || read_all(w->fd, &olen, sizeof olen);
     if (!bad) {
         out = malloc((size_t)olen + 1);
@@ -313,7 +344,7 @@ xtts_status xtts_phonemizer_ipa(xtts_phonemizer *p, const char *text, int lang, 
     *ipa = NULL;
     if (!xtts_phonemizer_has_lang(p, lang))
         return xtts_error_set(err, XTTS_EINPUT, "espeak-ng has no voice for language %s",
-                              lang >= 0 && lang < XTTS_N_LANGS ? xtts_lang_codes[lang] : "?");
+                              xtts_lang_code(lang) ? xtts_lang_code(lang) : "?");
     return p->n_workers ? ipa_remote(p, text, lang, ipa, err) : ipa_local(p, text, lang, ipa, err);
 }
 
@@ -322,7 +353,7 @@ xtts_status xtts_phonemizer_encode(xtts_phonemizer *p, const char *text, int lan
     xtts_status st = xtts_phonemizer_ipa(p, text, lang, &ipa, err);
     if (st) return st;
     out->n = 0;
-    int fail = xtts_ids_push(out, XTTS_BYTES_START) || xtts_ids_push(out, XTTS_BYTES_LANG0 + lang);
+    int fail = xtts_ids_push(out, XTTS_BYTES_START) || (lang < XTTS_N_LANGS && xtts_ids_push(out, XTTS_BYTES_LANG0 + lang));
     const uint8_t *s = (const uint8_t *)ipa;
     size_t n = strlen(ipa), i = 0;
     int last_space = 1;
@@ -346,6 +377,6 @@ xtts_status xtts_phonemizer_encode(xtts_phonemizer *p, const char *text, int lan
     fail |= xtts_ids_push(out, XTTS_BYTES_STOP);
     free(ipa);
     if (fail) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
-    if (out->n <= 3) return xtts_error_set(err, XTTS_EINPUT, "espeak-ng produced no phonemes");
+    if (out->n <= (lang < XTTS_N_LANGS ? 3u : 2u)) return xtts_error_set(err, XTTS_EINPUT, "espeak-ng produced no phonemes");
     return XTTS_OK;
 }

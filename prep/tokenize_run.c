@@ -1,6 +1,6 @@
 /* tokenize_run.c — xtts-tokenize's pipeline (see tokenize_run.h).
  *
- * The input is read whole and split into records in place. Then, in chunks, records are
+ * Records come from the metadata reader (prep/metadata.h), one small block each. Then, in chunks, records are
  * normalized, tokenized and formatted in parallel (OpenMP), and written in input order by
  * one thread, so the output is byte-identical whatever the thread count. With --lang auto a
  * first parallel pass scores every record's language, then a sequential pass combines the
@@ -17,19 +17,21 @@
 
 #include "formats/tokens.h"
 #include "prep/langid.h"
+#include "prep/metadata.h"
 #include "prep/normalize.h"
 
 #define CHUNK_RECORDS 8192
 
 typedef struct {
     size_t line;            /* 1-based line number in the input */
-    char *id, *speaker, *lang_col, *audio, *text;
+    const char *source;     /* the file it came from */
+    char *id, *speaker, *lang_col, *audio, *text, *split;
+    char *store;            /* malloc'd block holding id, speaker, lang_col, text, split */
     char *audio_abs;        /* malloc'd absolute audio path */
     const char *reject;     /* static reason, or NULL */
     char *reject_msg;       /* malloc'd reason, or NULL */
     int lang;
     int lang_sure;
-    int id_owned;           /* id is malloc'd (taken from the audio file's name) */
     char *line_out;         /* formatted token stream line */
     size_t line_len;
 } record;
@@ -37,75 +39,13 @@ typedef struct {
 void xtts_tokenize_opts_init(xtts_tokenize_opts *o) {
     memset(o, 0, sizeof *o);
     o->input = "-";
+    o->format = XTTS_META_AUTO;
     o->lang = -1;
     o->max_tokens = 512;
     o->shard_n = 1;
     o->expand = 1;
     o->normalize = -1;
     o->lowercase = -1;
-}
-
-/* ---- reading ----------------------------------------------------------------------------- */
-
-static xtts_status read_all(const char *path, char **buf, size_t *len, xtts_error *err) {
-    if (strcmp(path, "-")) return xtts_read_file(path, (size_t)1 << 34, buf, len, err);
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap);
-    if (!b) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
-    for (;;) {
-        if (n + 1 >= cap) {
-            char *nb = realloc(b, cap * 2);
-            if (!nb) { free(b); return xtts_error_set(err, XTTS_ENOMEM, "out of memory"); }
-            b = nb;
-            cap *= 2;
-        }
-        size_t r = fread(b + n, 1, cap - n - 1, stdin);
-        n += r;
-        if (r == 0) break;
-    }
-    if (ferror(stdin)) { free(b); return xtts_error_set(err, XTTS_EIO, "-: read error: %s", strerror(errno)); }
-    b[n] = 0;
-    *buf = b;
-    *len = n;
-    return XTTS_OK;
-}
-
-/* Directory of the metadata file, absolute. */
-static char *meta_dir(const char *input) {
-    char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd)) strcpy(cwd, ".");
-    if (!strcmp(input, "-")) return strdup(cwd);
-    char *copy = strdup(input);
-    if (!copy) return NULL;
-    char *slash = strrchr(copy, '/');
-    const char *dir = ".";
-    if (slash == copy) dir = "/";
-    else if (slash) { *slash = 0; dir = copy; }
-    char *res = realpath(dir, NULL);
-    if (!res) {
-        size_t n = strlen(cwd) + strlen(dir) + 2;
-        res = malloc(n);
-        if (res) snprintf(res, n, "%s/%s", dir[0] == '/' ? "" : cwd, dir);
-    }
-    free(copy);
-    return res;
-}
-
-static char *join_path(const char *dir, const char *a, const char *b) {
-    size_t n = strlen(dir) + strlen(a) + strlen(b) + 3;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/%s%s", dir, a, b);
-    return p;
-}
-
-/* An absolute form of dir (relative to the working directory), malloc'd. */
-static char *abs_dir(const char *dir) {
-    char *r = realpath(dir, NULL);
-    if (r) return r;
-    if (dir[0] == '/') return strdup(dir);
-    char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd)) strcpy(cwd, ".");
-    return join_path(cwd, dir, "");
 }
 
 static int has_control(const char *s) {
@@ -131,56 +71,86 @@ static int id_set_add(id_set *s, const char *id) { /* 1 added, 0 present, -1 oom
     return 1;
 }
 
-/* ---- parsing ------------------------------------------------------------------------------------ */
+/* ---- id lists and sources ------------------------------------------------------------------------- */
 
-static char *next_field(char **p, char sep) {
-    char *s = *p;
-    if (!s) return NULL;
-    char *e = strchr(s, sep);
-    if (e) { *e = 0; *p = e + 1; } else *p = NULL;
-    return s;
+typedef struct { char **v; size_t n, cap; } strlist_t;
+
+static int strlist_add(strlist_t *l, const char *s) {
+    if (l->n == l->cap) {
+        size_t c = l->cap ? l->cap * 2 : 16;
+        char **nv = realloc(l->v, c * sizeof *nv);
+        if (!nv) return -1;
+        l->v = nv;
+        l->cap = c;
+    }
+    if (!(l->v[l->n] = strdup(s))) return -1;
+    l->n++;
+    return 0;
 }
 
-typedef struct {
-    int audio, text, id, speaker, lang, n;
-} tsv_columns;
-
-static xtts_status parse_tsv_header(char *line, const char *name, tsv_columns *c, xtts_error *err) {
-    c->audio = c->text = c->id = c->speaker = c->lang = -1;
-    c->n = 0;
-    char *p = line;
-    char *f;
-    while ((f = next_field(&p, '\t'))) {
-        int *slot = !strcmp(f, "audio") ? &c->audio : !strcmp(f, "text") ? &c->text : !strcmp(f, "id") ? &c->id
-                  : !strcmp(f, "speaker") ? &c->speaker : !strcmp(f, "lang") ? &c->lang : NULL;
-        if (slot) {
-            if (*slot >= 0) return xtts_error_set(err, XTTS_EINPUT, "%s:1: column '%s' named twice", name, f);
-            *slot = c->n;
-        }
-        c->n++;
+/* A file of ids, one a line (blank lines and lines starting with '#' skipped), into a set
+ * whose keys point into *buf. Bounded: 1 GiB. */
+static xtts_status read_id_list(const char *path, char **buf, id_set *set, xtts_error *err) {
+    if (!path) return XTTS_OK;
+    size_t len;
+    xtts_status st = xtts_read_file(path, (size_t)1 << 30, buf, &len, err);
+    if (st) return st;
+    if (strlen(*buf) != len) return xtts_error_set(err, XTTS_EINPUT, "%s: NUL byte in the id list", path);
+    size_t n = 1;
+    for (size_t i = 0; i < len; i++) n += (*buf)[i] == '\n';
+    set->cap = 16;
+    while (set->cap < n * 2 + 2) set->cap *= 2;
+    set->keys = calloc(set->cap, sizeof *set->keys);
+    if (!set->keys) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    char *p = *buf;
+    while (p && *p) {
+        char *line = p;
+        char *nl = strchr(p, '\n');
+        if (nl) { *nl = 0; p = nl + 1; } else p = NULL;
+        size_t l = strlen(line);
+        while (l && (line[l - 1] == '\r' || line[l - 1] == ' ' || line[l - 1] == '\t')) line[--l] = 0;
+        if (!l || line[0] == '#') continue;
+        id_set_add(set, line);
     }
-    if (c->n > 64) return xtts_error_set(err, XTTS_EINPUT, "%s:1: more than 64 columns", name);
-    if (c->audio < 0 || c->text < 0)
-        return xtts_error_set(err, XTTS_EINPUT, "%s:1: the header row must name the columns 'audio' and 'text' (tab-separated)", name);
     return XTTS_OK;
 }
 
-static char *stem_of(const char *path) {
-    /* id default: the audio file's name without directories and extension (in place) */
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    const char *dot = strrchr(base, '.');
-    size_t n = dot && dot != base ? (size_t)(dot - base) : strlen(base);
-    char *id = malloc(n + 1);
-    if (id) { memcpy(id, base, n); id[n] = 0; }
-    return id;
+static int id_set_has(const id_set *s, const char *id) {
+    if (!s->keys) return 0;
+    size_t i = xtts_fnv1a64(XTTS_FNV64_INIT, id, strlen(id)) & (s->cap - 1);
+    while (s->keys[i]) {
+        if (!strcmp(s->keys[i], id)) return 1;
+        i = (i + 1) & (s->cap - 1);
+    }
+    return 0;
+}
+
+/* The language id for a tag from the input or --lang: the tag itself when the tokenizer
+ * serves it, else its primary subtag ("sv-SE" -> "sv") when that is served. -1 when the tag
+ * is not a language code, -2 when the tokenizer serves neither. */
+static int resolve_lang(const xtts_tokenizer *tok, const char *tag) {
+    char b[16];
+    if (strlen(tag) >= sizeof b) return -1;
+    strcpy(b, tag);
+    if (!xtts_lang_tag_normalize(b)) return -1;
+    int id = xtts_lang_intern(b);
+    if (id < 0) return -1;
+    if (xtts_tokenizer_has_lang(tok, id)) return id;
+    char *dash = strchr(b, '-');
+    if (dash && strcmp(b, "zh-cn")) {
+        *dash = 0;
+        int p = xtts_lang_intern(b);
+        if (p >= 0 && xtts_tokenizer_has_lang(tok, p)) return p;
+    }
+    return -2;
 }
 
 /* ---- the run ------------------------------------------------------------------------------------ */
 
 static void reject(record *r, const char *why) { if (!r->reject && !r->reject_msg) r->reject = why; }
 
-static void report_reject(const xtts_tokenize_opts *o, const char *name, FILE *rej, const record *r) {
+static void report_reject(const xtts_tokenize_opts *o, FILE *rej, const record *r) {
+    const char *name = r->source ? r->source : o->input;
     const char *why = r->reject_msg ? r->reject_msg : r->reject;
     char idbuf[64];
     const char *id = r->id && *r->id ? r->id : NULL;
@@ -195,63 +165,45 @@ static void report_reject(const xtts_tokenize_opts *o, const char *name, FILE *r
 xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_tokenize_stats *stats, xtts_error *err) {
     memset(stats, 0, sizeof *stats);
     stats->majority_lang = -1;
-    const char *name = o->input;
     if (o->shard_n < 1 || o->shard_k < 0 || o->shard_k >= o->shard_n)
         return xtts_error_set(err, XTTS_EUSAGE, "--shard K/N needs 0 <= K < N");
     if (o->max_tokens < 1 || o->max_tokens > XTTS_TOKENS_MAX_IDS)
         return xtts_error_set(err, XTTS_EUSAGE, "--max-tokens must be in 1..%d", XTTS_TOKENS_MAX_IDS);
-    char *buf = NULL;
-    size_t len = 0;
     xtts_status st = XTTS_OK;
-    if (o->input_data) {
-        buf = malloc(o->input_len + 1);
-        if (!buf) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
-        memcpy(buf, o->input_data, o->input_len);
-        buf[o->input_len] = 0;
-        len = o->input_len;
-    } else {
-        st = read_all(o->input, &buf, &len, err);
-        if (st) return st;
-    }
-    char *dir = o->audio_dir ? abs_dir(o->audio_dir) : meta_dir(o->input);
     FILE *rej = NULL;
     record *recs = NULL;
     size_t n_recs = 0, cap_recs = 0;
     id_set ids = {0};
-    if (!dir) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
+    id_set val_ids = {0}, test_ids = {0};
+    char *val_buf = NULL, *test_buf = NULL;
+    xtts_meta_reader *mr = NULL;
+    strlist_t sources = {0};
+    int lang_column = 0;
     if (o->rejects_path) {
         rej = fopen(o->rejects_path, "w");
         if (!rej) { st = xtts_error_set(err, XTTS_EIO, "%s: cannot write: %s", o->rejects_path, strerror(errno)); goto done; }
     }
-    if (strlen(buf) != len) {
-        /* a NUL byte: find its line for the message */
-        size_t line = 1;
-        for (size_t i = 0; i < len && buf[i]; i++) line += buf[i] == '\n';
-        st = xtts_error_set(err, XTTS_EINPUT, "%s:%zu: NUL byte in the input (not a text file?)", name, line);
-        goto done;
+    st = read_id_list(o->val_list, &val_buf, &val_ids, err);
+    if (!st) st = read_id_list(o->test_list, &test_buf, &test_ids, err);
+    if (st) goto done;
+    {
+        xtts_meta_opts mo;
+        xtts_meta_opts_init(&mo);
+        mo.path = o->input;
+        mo.data = o->input_data;
+        mo.len = o->input_len;
+        mo.format = o->format;
+        mo.audio_dir = o->audio_dir;
+        mo.original_text = o->original_text;
+        if (o->vctk_mic) mo.vctk_mic = o->vctk_mic;
+        mo.quiet = o->quiet;
+        st = xtts_meta_open(&mo, &mr, err);
+        if (st) goto done;
+        lang_column = xtts_meta_reader_has_lang(mr);
     }
-    /* split lines */
-    char *p = buf;
-    if (!strncmp(p, "\xEF\xBB\xBF", 3)) p += 3;
-    size_t line_no = 0;
-    tsv_columns cols = {.audio = -1, .text = -1, .id = -1, .speaker = -1, .lang = -1, .n = 0};
-    int header_done = o->format != XTTS_META_TSV;
-    while (p && *p) {
-        char *line = p;
-        char *nl = strchr(p, '\n');
-        if (nl) { *nl = 0; p = nl + 1; } else p = NULL;
-        line_no++;
-        size_t l = strlen(line);
-        if (l && line[l - 1] == '\r') line[--l] = 0;
-        if (!header_done) {
-            st = parse_tsv_header(line, name, &cols, err);
-            if (st) goto done;
-            header_done = 1;
-            continue;
-        }
-        int blank = 1;
-        for (char *q = line; *q; q++) if (*q != ' ' && *q != '\t') { blank = 0; break; }
-        if (blank) continue;
+    xtts_meta_entry e;
+    int mrc;
+    while ((mrc = xtts_meta_next(mr, &e, err)) == 1) {
         if (n_recs == cap_recs) {
             size_t nc = cap_recs ? cap_recs * 2 : 1024;
             record *nr = realloc(recs, nc * sizeof *nr);
@@ -261,62 +213,41 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         }
         record *r = &recs[n_recs++];
         memset(r, 0, sizeof *r);
-        r->line = line_no;
+        r->line = e.line;
         r->lang = -1;
-        int line_utf8 = xtts_utf8_valid(line, l);
-        if (o->format == XTTS_META_LJSPEECH) {
-            char *q = line;
-            char *f[4];
-            int nf = 0;
-            while (nf < 4 && (f[nf] = next_field(&q, '|'))) nf++;
-            if (nf < 2 || nf > 3) { reject(r, "expected id|text|normalized_text (2 or 3 |-separated fields)"); continue; }
-            r->id = xtts_utf8_valid(f[0], strlen(f[0])) ? f[0] : NULL;
-            r->text = nf == 3 && *f[2] ? f[2] : f[1];
-            if (!line_utf8) { reject(r, "invalid UTF-8"); continue; }
-            if (!*r->id) { reject(r, "missing id"); continue; }
-            r->speaker = "";
-            r->lang_col = "";
-            if (o->audio_dir) r->audio_abs = join_path(dir, r->id, ".wav");
-            else {
-                size_t n = strlen(dir) + strlen(r->id) + 12;
-                r->audio_abs = malloc(n);
-                if (r->audio_abs) snprintf(r->audio_abs, n, "%s/wavs/%s.wav", dir, r->id);
-            }
-        } else {
-            char *q = line;
-            char *f[64];
-            int nf = 0;
-            char *x;
-            while ((x = next_field(&q, '\t'))) { if (nf < 64) f[nf] = x; nf++; }
-            if (nf != cols.n) {
-                r->reject_msg = malloc(96);
-                if (r->reject_msg) snprintf(r->reject_msg, 96, "expected %d tab-separated fields, found %d", cols.n, nf);
-                else reject(r, "malformed line");
-                continue;
-            }
-            r->text = f[cols.text];
-            r->audio = f[cols.audio];
-            r->speaker = cols.speaker >= 0 ? f[cols.speaker] : "";
-            r->lang_col = cols.lang >= 0 ? f[cols.lang] : "";
-            if (cols.id >= 0) r->id = f[cols.id];
-            if (!line_utf8) {
-                if (r->id && !xtts_utf8_valid(r->id, strlen(r->id))) r->id = NULL;
-                reject(r, "invalid UTF-8");
-                continue;
-            }
-            if (!*r->audio) { reject(r, "missing audio path"); continue; }
-            if (cols.id < 0 || !*r->id) {
-                r->id = stem_of(r->audio);
-                r->id_owned = 1;
-                if (!r->id) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
-            }
-            r->audio_abs = r->audio[0] == '/' ? strdup(r->audio) : join_path(dir, r->audio, "");
-            if (!r->id || !*r->id) { reject(r, "missing id"); continue; }
+        if (!sources.n || strcmp(sources.v[sources.n - 1], e.source)) {
+            if (strlist_add(&sources, e.source)) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
         }
-        if (!r->audio_abs) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
+        r->source = sources.v[sources.n - 1];
+        /* one block holds the record's strings: id speaker lang text split */
+        const char *fs[5] = {e.id, e.speaker, e.lang, e.text, e.split};
+        size_t fl[5], total = 0;
+        for (int k = 0; k < 5; k++) total += (fl[k] = strlen(fs[k])) + 1;
+        r->store = malloc(total);
+        r->audio_abs = strdup(e.audio);
+        if (!r->store || !r->audio_abs) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
+        char *q = r->store, *f[5];
+        for (int k = 0; k < 5; k++) { f[k] = q; memcpy(q, fs[k], fl[k] + 1); q += fl[k] + 1; }
+        r->id = f[0];
+        r->speaker = f[1];
+        r->lang_col = f[2];
+        r->text = f[3];
+        r->split = f[4];
+        int utf8 = 1;
+        for (int k = 0; k < 5; k++) utf8 &= xtts_utf8_valid(f[k], fl[k]);
+        utf8 &= xtts_utf8_valid(r->audio_abs, strlen(r->audio_abs));
+        if (!xtts_utf8_valid(r->id, fl[0])) r->id = "";
+        if (e.reject) {
+            r->reject_msg = strdup(e.reject);
+            if (!r->reject_msg) reject(r, "malformed record");
+            continue;
+        }
+        if (!utf8) { reject(r, "invalid UTF-8"); continue; }
+        if (!*r->audio_abs) { reject(r, "missing audio path"); continue; }
+        if (!*r->id) { reject(r, "missing id"); continue; }
         if (has_control(r->text) || has_control(r->id) || has_control(r->speaker)) { reject(r, "control character"); continue; }
     }
-    if (!header_done) { st = xtts_error_set(err, XTTS_EINPUT, "%s: empty input (no header row)", name); goto done; }
+    if (mrc < 0) { st = err ? err->code : XTTS_EINPUT; goto done; }
     stats->records = n_recs;
     /* duplicate ids: the first occurrence wins (checked over all shards so shards agree) */
     ids.cap = 16;
@@ -328,6 +259,54 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         if (r->reject || r->reject_msg || !r->id) continue;
         if (!id_set_add(&ids, r->id)) reject(r, "duplicate id");
     }
+    /* splits: --val-list / --test-list over the input's own split field */
+    int has_split = val_ids.keys || test_ids.keys;
+    for (size_t i = 0; i < n_recs; i++) {
+        record *r = &recs[i];
+        if (r->reject || r->reject_msg || !r->id) continue;
+        int v = id_set_has(&val_ids, r->id), t = id_set_has(&test_ids, r->id);
+        if (v && t) { reject(r, "id in both --val-list and --test-list"); continue; }
+        if (v) r->split = "val";
+        else if (t) r->split = "test";
+        if (r->split && *r->split) has_split = 1;
+    }
+    /* a forced language, and the languages beyond XTTS's 17 that the stream will name (over
+     * all records, so that every --part writes the same table) */
+    int forced_lang = o->lang;
+    if (o->lang_tag) {
+        forced_lang = resolve_lang(o->tok, o->lang_tag);
+        if (forced_lang == -1) { st = xtts_error_set(err, XTTS_EUSAGE, "--lang %s is not a BCP-47/ISO 639 language code (or auto)", o->lang_tag); goto done; }
+        if (forced_lang == -2) {
+            char served[200];
+            xtts_tokenizer_lang_list(o->tok, served, sizeof served);
+            st = xtts_error_set(err, XTTS_EUSAGE, "--lang %s is not served by the tokenizer (%s)", o->lang_tag, served);
+            goto done;
+        }
+    }
+    char extra_langs[224] = "";
+    if (forced_lang >= XTTS_N_LANGS) snprintf(extra_langs, sizeof extra_langs, "%s", xtts_lang_code(forced_lang));
+    for (size_t i = 0; i < n_recs && forced_lang < 0; i++) {
+        record *r = &recs[i];
+        if (r->reject || r->reject_msg || !*r->lang_col) continue;
+        int l = resolve_lang(o->tok, r->lang_col);
+        if (l < XTTS_N_LANGS) continue;
+        const char *code = xtts_lang_code(l);
+        size_t cl = strlen(code), el = strlen(extra_langs);
+        int present = 0;
+        for (const char *q = extra_langs; *q;) {
+            const char *c = strchr(q, ',');
+            size_t n = c ? (size_t)(c - q) : strlen(q);
+            if (n == cl && !strncmp(q, code, n)) { present = 1; break; }
+            q += n + (c ? 1 : 0);
+        }
+        if (present) continue;
+        if (el + cl + 2 > sizeof extra_langs) {
+            st = xtts_error_set(err, XTTS_EINPUT, "%s: more languages beyond XTTS's 17 than a token stream header holds (%s ...)", o->input, extra_langs);
+            goto done;
+        }
+        if (el) strcat(extra_langs, ",");
+        strcat(extra_langs, code);
+    }
     /* languages */
     int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
     int need_detect = 0;
@@ -336,10 +315,18 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         if ((size_t)i % (size_t)o->shard_n != (size_t)o->shard_k) continue;
         stats->selected++;
         if (r->reject || r->reject_msg) continue;
-        if (o->lang >= 0) { r->lang = o->lang; continue; }
+        if (forced_lang >= 0) { r->lang = forced_lang; continue; }
         if (r->lang_col && *r->lang_col) {
-            int l = xtts_lang_index(r->lang_col);
-            if (l < 0) { reject(r, "unknown language in the lang column (XTTS codes: en es fr de it pt pl tr ru nl cs ar zh-cn hu ko ja hi)"); continue; }
+            int l = resolve_lang(o->tok, r->lang_col);
+            if (l == -1) { reject(r, "unknown language in the lang column (not a BCP-47/ISO 639 language code)"); continue; }
+            if (l == -2) {
+                char served[200];
+                xtts_tokenizer_lang_list(o->tok, served, sizeof served);
+                r->reject_msg = malloc(320);
+                if (r->reject_msg) snprintf(r->reject_msg, 320, "language '%.15s' in the lang column is not served by the tokenizer (%s)", r->lang_col, served);
+                else reject(r, "language not served by the tokenizer");
+                continue;
+            }
             r->lang = l;
             continue;
         }
@@ -402,8 +389,10 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         h.max_tokens = o->max_tokens;
         st = xtts_tokenizer_fill_header(o->tok, &h, err);
         if (st) goto done;
-        if (o->lang >= 0) snprintf(h.lang_mode, sizeof h.lang_mode, "%s", xtts_lang_codes[o->lang]);
-        else snprintf(h.lang_mode, sizeof h.lang_mode, "%s", cols.lang >= 0 ? "column" : "auto");
+        if (forced_lang >= 0) snprintf(h.lang_mode, sizeof h.lang_mode, "%s", xtts_lang_code(forced_lang));
+        else snprintf(h.lang_mode, sizeof h.lang_mode, "%s", lang_column ? "column" : "auto");
+        if (!st && *extra_langs) st = xtts_tokens_header_set(&h, "languages", extra_langs, err);
+        if (!st && has_split) st = xtts_tokens_header_set(&h, "fields", "split", err);
         if (!st) st = xtts_tokens_header_set(&h, "lowercase", lower ? "1" : "0", err);
         if (!st) st = xtts_tokens_header_set(&h, "normalize", mode_names[mode], err);
         if (!st && o->shard_n > 1) {
@@ -452,7 +441,8 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
                     else reject(r, "too many tokens");
                     continue;
                 }
-                xtts_tokens_record tr = {r->id, r->speaker, xtts_lang_codes[r->lang], r->audio_abs, norm, ids_buf.ids, ids_buf.n};
+                xtts_tokens_record tr = {r->id, r->speaker, xtts_lang_code(r->lang), r->audio_abs, norm, ids_buf.ids, ids_buf.n,
+                                         has_split ? r->split : NULL};
                 size_t cap = 0;
                 if (xtts_tokens_format_record(&tr, &r->line_out, &cap, &r->line_len, &e)) {
                     r->reject_msg = strdup(e.msg);
@@ -469,7 +459,7 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
             if (i % (size_t)o->shard_n != (size_t)o->shard_k) continue;
             if (r->reject || r->reject_msg) {
                 stats->rejected++;
-                report_reject(o, name, rej, r);
+                report_reject(o, rej, r);
                 continue;
             }
             if (r->line_out) {
@@ -477,7 +467,7 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
                 free(r->line_out);
                 r->line_out = NULL;
                 stats->written++;
-                stats->per_lang[r->lang]++;
+                if (r->lang < XTTS_N_LANGS) stats->per_lang[r->lang]++;
             }
         }
         if (ferror(out)) { st = xtts_error_set(err, XTTS_EIO, "output: write failed: %s", strerror(errno)); goto done; }
@@ -491,12 +481,17 @@ done:
         free(recs[i].audio_abs);
         free(recs[i].reject_msg);
         free(recs[i].line_out);
-        if (recs[i].id_owned) free(recs[i].id);
+        free(recs[i].store);
     }
     free(recs);
     free(ids.keys);
-    free(dir);
-    free(buf);
+    free(val_ids.keys);
+    free(test_ids.keys);
+    free(val_buf);
+    free(test_buf);
+    for (size_t i = 0; i < sources.n; i++) free(sources.v[i]);
+    free(sources.v);
+    xtts_meta_close(mr);
     if (rej && fclose(rej) && !st) st = xtts_error_set(err, XTTS_EIO, "%s: write failed", o->rejects_path);
     return st;
 }

@@ -1,5 +1,5 @@
 /* tokenize_run.h — the whole of xtts-tokenize as a library call: read a transcript list
- * (LJSpeech or TSV), pick each record's language, normalize, tokenize, and write the token
+ * (any format of prep/metadata.h), pick each record's language, normalize, tokenize, and write the token
  * stream (formats/tokens.md) in input order, in parallel. The program's main() only parses
  * options and calls xtts_tokenize_run().
  */
@@ -9,21 +9,25 @@
 #include <stdio.h>
 
 #include "common/xtts_common.h"
+#include "prep/metadata.h"
 #include "prep/tokenizer.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum { XTTS_META_LJSPEECH = 0, XTTS_META_TSV = 1 } xtts_meta_format;
-
 typedef struct {
     const char *input;          /* metadata path, "-" for stdin; the name in messages */
     const char *input_data;     /* if not NULL: the metadata itself (input_len bytes), not read from input */
     size_t input_len;
-    xtts_meta_format format;
+    xtts_meta_format format;    /* XTTS_META_AUTO (default): recognised, see prep/metadata.h */
     const char *audio_dir;      /* NULL: ljspeech <dir>/wavs, tsv <dir> (dir = the metadata's) */
     int lang;                   /* XTTS language index, or -1 for auto */
+    const char *lang_tag;       /* if not NULL: force this language code (any the tokenizer serves) */
+    int original_text;          /* libritts: original instead of normalized text */
+    const char *vctk_mic;       /* vctk 0.92: mic1 (default) or mic2 */
+    const char *val_list;       /* file of ids for the val split, or NULL */
+    const char *test_list;      /* file of ids for the test split, or NULL */
     const xtts_tokenizer *tok;
     int max_tokens;             /* records with more ids are rejected */
     int shard_k, shard_n;       /* keep records i with i % shard_n == shard_k */

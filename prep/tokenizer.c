@@ -197,27 +197,55 @@ static xtts_status unk_error(const xtts_tokenizer *t, const char *text, xtts_err
     return st;
 }
 
+/* Id of the "[code]" token of a language in an XTTS vocabulary, or -1. */
+static int32_t bpe_lang_id(const xtts_tokenizer *t, int lang) {
+    if (lang < XTTS_N_LANGS) return t->lang_ids[lang];
+    char tok[24];
+    snprintf(tok, sizeof tok, "[%s]", xtts_lang_code(lang));
+    return xtts_bpe_token_id(t->bpe, tok);
+}
+
 int xtts_tokenizer_has_lang(const xtts_tokenizer *t, int lang) {
-    if (lang < 0 || lang >= XTTS_N_LANGS) return 0;
+    if (!xtts_lang_code(lang)) return 0;
     switch (t->kind) {
     case XTTS_TOK_BYTES: return 1;
-    case XTTS_TOK_BPE: return !t->xtts_vocab || t->lang_ids[lang] >= 0;
+    case XTTS_TOK_BPE: return !t->xtts_vocab || bpe_lang_id(t, lang) >= 0;
     case XTTS_TOK_PHONEMES: return xtts_phonemizer_has_lang(t->ph, lang);
     }
     return 0;
 }
 
+void xtts_tokenizer_lang_list(const xtts_tokenizer *t, char *buf, size_t n) {
+    if (!n) return;
+    buf[0] = 0;
+    switch (t->kind) {
+    case XTTS_TOK_BYTES: snprintf(buf, n, "bytes: any ISO 639 language code"); return;
+    case XTTS_TOK_PHONEMES: snprintf(buf, n, "phonemes: the languages of espeak-ng's voices, see espeak-ng --voices"); return;
+    case XTTS_TOK_BPE:
+        if (!t->xtts_vocab) { snprintf(buf, n, "this vocabulary has no language tokens and takes any code"); return; }
+        /* an XTTS vocabulary: its [xx] tokens among XTTS's languages */
+        size_t k = (size_t)snprintf(buf, n, "the vocabulary has a [xx] token for:");
+        for (int l = 0; l < XTTS_N_LANGS && k < n; l++)
+            if (t->lang_ids[l] >= 0) k += (size_t)snprintf(buf + k, n - k, " %s", xtts_lang_codes[l]);
+        if (k < n) k += (size_t)snprintf(buf + k, n - k, "; missing:");
+        for (int l = 0; l < XTTS_N_LANGS && k < n; l++)
+            if (t->lang_ids[l] < 0) k += (size_t)snprintf(buf + k, n - k, " %s", xtts_lang_codes[l]);
+        return;
+    }
+}
+
 xtts_status xtts_tokenizer_encode(const xtts_tokenizer *t, const char *text, int lang, xtts_ids *out, xtts_error *err) {
     out->n = 0;
     if (!xtts_tokenizer_has_lang(t, lang)) {
-        const char *code = lang >= 0 && lang < XTTS_N_LANGS ? xtts_lang_codes[lang] : "?";
+        const char *code = xtts_lang_code(lang) ? xtts_lang_code(lang) : "?";
         if (t->kind == XTTS_TOK_BPE)
             return xtts_error_set(err, XTTS_EINPUT, "the vocabulary has no token for language %s ([%s]; it has: %s)", code, code, t->lang_list);
         return xtts_error_set(err, XTTS_EINPUT, "the tokenizer has no token for language %s", code);
     }
     switch (t->kind) {
     case XTTS_TOK_BYTES: {
-        int fail = xtts_ids_push(out, XTTS_BYTES_START) || xtts_ids_push(out, XTTS_BYTES_LANG0 + lang);
+        /* languages beyond XTTS's 17 have no language token: [START] bytes [STOP] */
+        int fail = xtts_ids_push(out, XTTS_BYTES_START) || (lang < XTTS_N_LANGS && xtts_ids_push(out, XTTS_BYTES_LANG0 + lang));
         for (const unsigned char *p = (const unsigned char *)text; *p && !fail; p++)
             fail = xtts_ids_push(out, XTTS_BYTES_BYTE0 + *p);
         if (!fail) fail = xtts_ids_push(out, XTTS_BYTES_STOP);
@@ -228,7 +256,7 @@ xtts_status xtts_tokenizer_encode(const xtts_tokenizer *t, const char *text, int
         /* XTTS's VoiceBpeTokenizer: "[lang]" + text with every space as "[SPACE]" */
         xtts_sb s = {0};
         xtts_sb_putc(&s, '[');
-        xtts_sb_puts(&s, xtts_lang_codes[lang]);
+        xtts_sb_puts(&s, xtts_lang_code(lang));
         xtts_sb_putc(&s, ']');
         for (const char *p = text; *p; p++) {
             if (*p == ' ') xtts_sb_puts(&s, "[SPACE]");

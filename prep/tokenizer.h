@@ -54,9 +54,13 @@ xtts_status xtts_tokenizer_fill_header(const xtts_tokenizer *t, xtts_tokens_head
  * vocabularies and those whose normalizer lowercases; phonemes: no). */
 int xtts_tokenizer_wants_lowercase(const xtts_tokenizer *t);
 
-/* 1 if the tokenizer can encode text of language lang (has its language token, or an
- * espeak-ng voice for it). */
+/* 1 if the tokenizer can encode text of language lang, a language id of xtts_lang_code()
+ * (bytes: any; an XTTS vocabulary: has its "[code]" token; phonemes: espeak-ng has a voice
+ * by that name). */
 int xtts_tokenizer_has_lang(const xtts_tokenizer *t, int lang);
+/* One line saying which languages the tokenizer serves (for an XTTS vocabulary: which of
+ * XTTS's 17 it has a [xx] token for and which are missing), into buf. */
+void xtts_tokenizer_lang_list(const xtts_tokenizer *t, char *buf, size_t n);
 
 /* 1 for a BPE vocabulary in XTTS's form: it holds [SPACE] and [xx] language tokens, and
  * text is encoded as XTTS's VoiceBpeTokenizer does ([lang] prefix, spaces as [SPACE]). */

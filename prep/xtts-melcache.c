@@ -208,6 +208,10 @@ int main(int argc, char **argv) {
             PROG, (unsigned long long)res.inputs, (unsigned long long)res.selected, (unsigned long long)res.stored,
             (unsigned long long)res.rejected, res.audio_seconds / 3600.0, res.wall_seconds, res.device,
             res.resumed_from ? ", resumed" : "", res.merged ? ", parts merged into manifest.json" : "");
+    if (res.test_held_out)
+        fprintf(stderr, "%s: %llu records of the test split held out of the cache\n", PROG, (unsigned long long)res.test_held_out);
+    if (o.cfg.val_fraction > 0 && res.val_by_fraction == 0 && res.split_given < res.inputs)
+        fprintf(stderr, "%s: warning: --val-fraction %g selected no record for validation\n", PROG, o.cfg.val_fraction);
     if (res.rejected) return strict ? 2 : 3;
     return 0;
 }

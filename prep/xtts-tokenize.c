@@ -14,14 +14,23 @@ static const char usage[] =
     "usage: xtts-tokenize [OPTIONS] [METADATA]\n"
     "Read a transcript list (default stdin) and write the token stream (formats/tokens.md) on stdout.\n"
     "\n"
-    "  -f, --format ljspeech|tsv  ljspeech (default): id|text|normalized_text; the third column is\n"
-    "                             used when present and non-empty, else the second. Audio at\n"
-    "                             <metadata dir>/wavs/<id>.wav. tsv: a header row naming the columns,\n"
-    "                             audio and text required, id speaker lang optional\n"
-    "      --audio-dir DIR        ljspeech: audio at DIR/<id>.wav; tsv: relative paths resolve here\n"
-    "  -l, --lang CODE|auto       force a language, or detect per record (default auto; a tsv lang\n"
-    "                             column wins over detection). Codes: en es fr de it pt pl tr ru nl\n"
-    "                             cs ar zh-cn hu ko ja hi\n"
+    "  -f, --format NAME          auto (default: recognised from the path and first lines, and said\n"
+    "                             on stderr), ljspeech, tsv, coqui, vctk, libritts, commonvoice,\n"
+    "                             mailabs, nemo, lhotse (docs/datasets.md). METADATA is a file or,\n"
+    "                             for vctk, libritts and mailabs, the dataset's directory.\n"
+    "                             ljspeech: id|text|normalized_text, audio <dir>/wavs/<id>.wav;\n"
+    "                             tsv: a header row naming audio and text columns (and id,\n"
+    "                             speaker, lang, split; aliases in docs/datasets.md)\n"
+    "      --audio-dir DIR        ljspeech: audio at DIR/<id>.wav; others: relative paths resolve here\n"
+    "      --text normalized|original  libritts: which transcript (default normalized)\n"
+    "      --vctk-mic mic1|mic2   VCTK 0.92 (wav48_silence_trimmed): which microphone (default mic1)\n"
+    "  -l, --lang CODE|auto       force a language, or detect per record (default auto; a language\n"
+    "                             field in the input wins over detection). Any language the\n"
+    "                             tokenizer serves (bytes: any ISO 639 code; phonemes: espeak-ng's\n"
+    "                             voices; an XTTS vocabulary: its [xx] tokens); detection covers\n"
+    "                             en es fr de it pt pl tr ru nl cs ar zh-cn hu ko ja hi\n"
+    "      --val-list FILE        ids (one a line) of the val split\n"
+    "      --test-list FILE       ids (one a line) of the test split\n"
     "  -t, --tokenizer NAME       bytes (default, built in), bpe (needs --vocab), phonemes (espeak-ng)\n"
     "      --vocab FILE           tokenizer.json for --tokenizer bpe\n"
     "      --max-tokens N         reject records with more than N ids (default 512)\n"
@@ -31,7 +40,7 @@ static const char usage[] =
     "      --no-expand            same as --normalize none\n"
     "      --allow-unk            keep records whose ids hold [UNK] (XTTS vocabularies reject them)\n"
     "      --lowercase yes|no     override the tokenizer's choice\n"
-    "      --shard K/N            only records whose index i has i % N == K\n"
+    "      --part K/N             only records whose index i has i % N == K (alias --shard)\n"
     "  -j, --threads N            worker threads (output is the same whatever N is)\n"
     "      --rejects FILE         write one 'id<TAB>reason' line per rejected record\n"
     "      --strict               exit 2 instead of 3 when any record is rejected\n"
@@ -54,7 +63,10 @@ int main(int argc, char **argv) {
         {"lang", required_argument, 0, 'l'},   {"tokenizer", required_argument, 0, 't'},
         {"vocab", required_argument, 0, 'v'},  {"max-tokens", required_argument, 0, 'm'},
         {"no-expand", no_argument, 0, 'E'},    {"lowercase", required_argument, 0, 'L'},
-        {"shard", required_argument, 0, 's'},  {"threads", required_argument, 0, 'j'},
+        {"shard", required_argument, 0, 's'},  {"part", required_argument, 0, 's'},
+        {"threads", required_argument, 0, 'j'}, {"val-list", required_argument, 0, 1001},
+        {"test-list", required_argument, 0, 1002}, {"text", required_argument, 0, 1003},
+        {"vctk-mic", required_argument, 0, 1004},
         {"rejects", required_argument, 0, 'r'}, {"strict", no_argument, 0, 'S'},
         {"quiet", no_argument, 0, 'q'},        {"progress", no_argument, 0, 'P'},
         {"normalize", required_argument, 0, 'N'}, {"allow-unk", no_argument, 0, 'U'},
@@ -65,17 +77,28 @@ int main(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "f:l:t:j:qhV", longopts, NULL)) != -1) {
         switch (c) {
         case 'f':
-            if (!strcmp(optarg, "ljspeech")) o.format = XTTS_META_LJSPEECH;
-            else if (!strcmp(optarg, "tsv")) o.format = XTTS_META_TSV;
-            else { fprintf(stderr, "xtts-tokenize: --format must be ljspeech or tsv\n"); return 1; }
+        {
+            int f = xtts_meta_format_parse(optarg);
+            if (f == -2) { fprintf(stderr, "xtts-tokenize: --format must be one of: %s\n", xtts_meta_format_list()); return 1; }
+            o.format = (xtts_meta_format)f;
+            break;
+        }
+        case 1001: o.val_list = optarg; break;
+        case 1002: o.test_list = optarg; break;
+        case 1003:
+            if (!strcmp(optarg, "original")) o.original_text = 1;
+            else if (!strcmp(optarg, "normalized")) o.original_text = 0;
+            else { fprintf(stderr, "xtts-tokenize: --text must be normalized or original\n"); return 1; }
+            break;
+        case 1004:
+            if (strcmp(optarg, "mic1") && strcmp(optarg, "mic2")) { fprintf(stderr, "xtts-tokenize: --vctk-mic must be mic1 or mic2\n"); return 1; }
+            o.vctk_mic = optarg;
             break;
         case 'a': o.audio_dir = optarg; break;
         case 'l':
-            if (!strcmp(optarg, "auto")) o.lang = -1;
-            else if ((o.lang = xtts_lang_index(optarg)) < 0) {
-                fprintf(stderr, "xtts-tokenize: --lang %s is not an XTTS language (en es fr de it pt pl tr ru nl cs ar zh-cn hu ko ja hi, or auto)\n", optarg);
-                return 1;
-            }
+            /* checked against the tokenizer by xtts_tokenize_run */
+            o.lang = -1;
+            o.lang_tag = strcmp(optarg, "auto") ? optarg : NULL;
             break;
         case 't': tokenizer = optarg; break;
         case 'v': vocab = optarg; break;
@@ -99,10 +122,10 @@ int main(int argc, char **argv) {
         case 's': {
             char *slash = strchr(optarg, '/');
             long k, n;
-            if (!slash) { fprintf(stderr, "xtts-tokenize: --shard must be K/N\n"); return 1; }
+            if (!slash) { fprintf(stderr, "xtts-tokenize: --part must be K/N\n"); return 1; }
             *slash = 0;
             if (xtts_parse_long(optarg, 0, 1 << 20, &k) || xtts_parse_long(slash + 1, 1, 1 << 20, &n) || k >= n) {
-                fprintf(stderr, "xtts-tokenize: --shard K/N needs 0 <= K < N\n");
+                fprintf(stderr, "xtts-tokenize: --part K/N needs 0 <= K < N\n");
                 return 1;
             }
             o.shard_k = (int)k;

@@ -43,6 +43,11 @@ xtts_status xtts_dataset_scan(xtts_cache *cache, int skip_corrupt, xtts_dataset 
     for (int i = 0; i < cfg->n_buckets; i++)
         if (cfg->buckets[i] > ds->max_frames) ds->max_frames = cfg->buckets[i];
     ds->vocab_size = cfg->vocab_size;
+    {
+        const json_t *man = xtts_cache_manifest(cache);
+        size_t nl = json_array_size(man ? json_object_get(man, "languages") : NULL);
+        ds->n_langs = nl > XTTS_N_LANGS && nl <= XTTS_MAX_LANGS ? (int)nl : XTTS_N_LANGS;
+    }
     ds->train = malloc((n ? n : 1) * sizeof(uint64_t));
     ds->val = malloc((n ? n : 1) * sizeof(uint64_t));
     ds->train_bucket = malloc((n ? n : 1) * sizeof(uint32_t));
@@ -260,7 +265,7 @@ static xtts_status decode_row(worker *w, xtts_loader_batch *s, size_t r, uint64_
     if (st) return st;
     const char *shard = xtts_cache_shard_of(l->cache, idx);
     if (h.n_mels != ds->n_mels || h.n_frames == 0 || (int)h.n_frames > l->mel_stride ||
-        (int)h.n_tokens + 1 > l->text_stride || h.lang_id >= XTTS_N_LANGS)
+        (int)h.n_tokens + 1 > l->text_stride || h.lang_id >= (uint32_t)ds->n_langs)
         return xtts_error_set(err, XTTS_ECORRUPT,
                               "%s: record %llu (%s): shape outside the cache configuration (%u mels, %u frames, "
                               "%u tokens, language %u)",

@@ -36,6 +36,7 @@ typedef struct {
     size_t n_train, n_val;
     int max_seq;              /* max over records of 1 + n_tokens + n_frames */
     int n_mels, max_tokens, max_frames, vocab_size;
+    int n_langs;              /* the manifest's language table: XTTS's 17, or more */
     float *mel_mean, *mel_std; /* (n_mels) from the manifest's "stats", or 0 and 1 */
     int normalized;           /* the manifest had stats */
     size_t n_skipped;         /* records left out for a corrupt header (skip_corrupt) */

@@ -291,7 +291,9 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
     if (o.channels > 0) mc.channels = o.channels;
     if (o.n_head > 0) mc.n_head = o.n_head;
     mc.n_mels = ds.n_mels;
-    mc.vocab_size = ds.vocab_size;
+    /* the model's table is V + 17 rows; a cache with more languages widens it so that row
+     * V + lang_id exists for each (ids past 16 take the rows after XTTS's 17) */
+    mc.vocab_size = ds.vocab_size + (ds.n_langs - XTTS_N_LANGS);
     mc.max_text_pos = ds.max_tokens + 1;
     mc.max_mel_pos = ds.max_frames;
 

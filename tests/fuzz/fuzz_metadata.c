@@ -1,6 +1,9 @@
-/* fuzz_metadata.c — libFuzzer target: metadata parsing (LJSpeech and TSV), normalization,
- * language identification and the bytes tokenizer, through xtts_tokenize_run on a buffer.
- * The first byte picks the format and language mode. */
+/* fuzz_metadata.c — libFuzzer target: the metadata reader (prep/metadata.h) in every format,
+ * normalization, language identification and the bytes tokenizer, through xtts_tokenize_run
+ * on a buffer. For the tree formats (vctk, libritts, mailabs) the buffer stands for one of
+ * their transcript files. The first byte picks the format (byte % 10: ljspeech tsv coqui vctk
+ * libritts commonvoice mailabs nemo lhotse, 9 = auto) and the language mode (byte / 10).
+ */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +25,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     o.input = "fuzz";
     o.input_data = (const char *)data + 1;
     o.input_len = size - 1;
-    o.format = data[0] & 1 ? XTTS_META_TSV : XTTS_META_LJSPEECH;
-    o.lang = (data[0] >> 1) % 8 == 0 ? -1 : (int)((data[0] >> 1) % 17);
+    int f = data[0] % 10;
+    o.format = f == 9 ? XTTS_META_AUTO : (xtts_meta_format)f;
+    int lm = (data[0] / 10) % 8;
+    o.lang = lm == 0 ? -1 : (int)((data[0] / 10) % 17);
     o.tok = tok;
     o.threads = 1;
     o.quiet = 1;

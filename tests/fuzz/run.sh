@@ -42,7 +42,7 @@ else
 fi
 
 # ---- flags ----------------------------------------------------------------------------
-PKGS="sndfile soxr samplerate lmdb libzstd fftw3f libutf8proc jansson espeak-ng libpng"
+PKGS="sndfile soxr samplerate lmdb libzstd fftw3f libutf8proc jansson espeak-ng libpng zlib"
 PKG_CFLAGS=""; PKG_LIBS=""
 for p in $PKGS; do
   if pkg-config --exists "$p" 2>/dev/null; then
