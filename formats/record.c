@@ -311,7 +311,7 @@ xtts_status xtts_record_encode(xtts_record_encoder *e, const xtts_record_input *
     uint8_t *h = e->out;
     memset(h, 0, XTTS_RECORD_HEADER_BYTES);
     memcpy(h, XTTS_RECORD_MAGIC, 4);
-    xtts_put_le16(h + 4, XTTS_RECORD_VERSION);
+    xtts_put_le16(h + 4, 1);
     h[6] = (uint8_t)e->dtype;
     h[7] = (uint8_t)e->flags;
     xtts_put_le16(h + 8, in->n_mels);
@@ -817,6 +817,10 @@ static xtts_status write_mel(xtts_record_decoder *d, const xtts_record_header *h
     size_t esize = xtts_dtype_size(h->dtype);
     size_t C = h->n_mels, n = C * T;
     int nt = d->stream;
+    /* version 2 writes all padding: as the stored dtype rounds it, so that fp16 records
+     * decode to the same values as fp32 output and fp16 output */
+    float padf = h->version >= 2 && h->dtype == XTTS_DTYPE_F16 ? xtts_f16_to_f32(xtts_f32_to_f16(h->pad_value))
+                                                                : h->pad_value;
     if ((h->flags & XTTS_RECORD_SHUFFLED) && h->dtype == XTTS_DTYPE_F16) {
         /* the common case, fused: join each row's two byte planes and write (or convert
          * and write) straight into the caller's buffer; one pass, no scratch copy */
@@ -830,7 +834,7 @@ static xtts_status write_mel(xtts_record_decoder *d, const xtts_record_header *h
             } else {
                 float *dst = (float *)mel + c * frames_cap;
                 join_f32(dst, lo + c * T, hi + c * T, T, nt);
-                fill_f32(dst + T, h->pad_value, frames_cap - T, nt);
+                fill_f32(dst + T, padf, frames_cap - T, nt);
             }
         }
         if (nt) store_fence();
@@ -854,7 +858,7 @@ static xtts_status write_mel(xtts_record_decoder *d, const xtts_record_header *h
                 cvt_f32(dst, (const uint16_t *)(const void *)row, T, nt);
             else
                 copy_out((uint8_t *)dst, row, T * 4, nt); /* little-endian host */
-            fill_f32(dst + T, h->pad_value, frames_cap - T, nt);
+            fill_f32(dst + T, padf, frames_cap - T, nt);
         } else {
             uint16_t *dst = (uint16_t *)mel + c * frames_cap;
             if (h->dtype == XTTS_DTYPE_F16)
@@ -866,4 +870,55 @@ static xtts_status write_mel(xtts_record_decoder *d, const xtts_record_header *h
     }
     if (nt) store_fence();
     return XTTS_OK;
+}
+
+/* ---- lengths index entries ------------------------------------------------------- */
+
+void xtts_lengths_from_header(const xtts_record_header *h, xtts_lengths *o) {
+    memset(o, 0, sizeof *o);
+    o->n_frames = h->n_frames;
+    o->n_tokens = h->n_tokens;
+    o->n_samples = h->n_samples;
+    o->speaker_id = h->speaker_id;
+    o->lang_id = h->lang_id;
+    o->split = h->split;
+    o->has_wave = h->audio != XTTS_AUDIO_NONE;
+}
+
+void xtts_lengths_pack(const xtts_record_header *h, uint8_t out[XTTS_LENGTHS_BYTES]) {
+    xtts_lengths l;
+    xtts_lengths_from_header(h, &l);
+    memset(out, 0, XTTS_LENGTHS_BYTES);
+    xtts_put_le32(out, l.n_frames);
+    xtts_put_le32(out + 4, l.n_tokens);
+    xtts_put_le32(out + 8, l.n_samples);
+    xtts_put_le32(out + 12, l.speaker_id);
+    xtts_put_le32(out + 16, l.lang_id);
+    out[20] = l.split;
+    out[21] = l.has_wave ? 1 : 0;
+}
+
+xtts_status xtts_lengths_unpack(const void *buf, size_t len, xtts_lengths *o, xtts_error *err) {
+    const uint8_t *p = buf;
+    if (len != XTTS_LENGTHS_BYTES)
+        return xtts_error_set(err, XTTS_ECORRUPT, "lengths entry of %zu bytes, expected %d", len, XTTS_LENGTHS_BYTES);
+    if (p[20] > XTTS_SPLIT_VAL || p[21] > 1 || p[22] || p[23])
+        return xtts_error_set(err, XTTS_ECORRUPT, "lengths entry with a bad split, flags or reserved byte");
+    o->n_frames = xtts_get_le32(p);
+    o->n_tokens = xtts_get_le32(p + 4);
+    o->n_samples = xtts_get_le32(p + 8);
+    o->speaker_id = xtts_get_le32(p + 12);
+    o->lang_id = xtts_get_le32(p + 16);
+    o->split = p[20];
+    o->has_wave = p[21];
+    return XTTS_OK;
+}
+
+void xtts_wave_to_int16(const float *x, size_t n, int16_t *q, float *xq) {
+    for (size_t i = 0; i < n; i++) {
+        float v = rintf(x[i] * 32768.0f);
+        v = v > 32767.0f ? 32767.0f : v < -32768.0f ? -32768.0f : v; /* NaN is refused before */
+        q[i] = (int16_t)v;
+        if (xq) xq[i] = v / 32768.0f;
+    }
 }

@@ -173,6 +173,25 @@ xtts_status xtts_record_decode_wave(xtts_record_decoder *dec, const void *buf, s
  * stream's length) without giving anything back; for verification. */
 xtts_status xtts_record_check(xtts_record_decoder *dec, const void *buf, size_t buf_len, xtts_error *err);
 
+/* One record's entry of a shard's "lengths" database (formats/cache.md 3.3). */
+#define XTTS_LENGTHS_BYTES 24
+typedef struct {
+    uint32_t n_frames, n_tokens, n_samples, speaker_id, lang_id;
+    uint8_t split;
+    uint8_t has_wave;
+} xtts_lengths;
+/* The entry of a record from its header, packed as stored. */
+void xtts_lengths_pack(const xtts_record_header *h, uint8_t out[XTTS_LENGTHS_BYTES]);
+/* Unpack a stored entry; XTTS_ECORRUPT when len is not 24 or a field is out of range. */
+xtts_status xtts_lengths_unpack(const void *buf, size_t len, xtts_lengths *out, xtts_error *err);
+/* The entry a header gives (for caches without a lengths database, and for checks). */
+void xtts_lengths_from_header(const xtts_record_header *h, xtts_lengths *out);
+
+/* The stored form of a waveform (formats/cache.md 3.2): q[i] = clamp(round(x[i] * 32768),
+ * -32768, 32767), and xq[i] = q[i] / 32768, the signal the mel is computed from when a
+ * waveform is stored. xq may be NULL; x and xq may be the same array. */
+void xtts_wave_to_int16(const float *x, size_t n, int16_t *q, float *xq);
+
 /* Bytes per stored mel element for a dtype. */
 static inline size_t xtts_dtype_size(xtts_dtype d) { return d == XTTS_DTYPE_F16 ? 2 : 4; }
 const char *xtts_dtype_name(xtts_dtype d);

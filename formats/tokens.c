@@ -229,6 +229,20 @@ xtts_status xtts_tokens_format_record(const xtts_tokens_record *rec, char **buf,
     }
     p[k++] = '\t';
     k += escape_into(p + k, fields[4]);
+    if (rec->orig_text && rec->orig_text[0]) { /* the optional seventh field */
+        size_t ol = strlen(rec->orig_text);
+        if (!xtts_utf8_valid(rec->orig_text, ol))
+            return xtts_error_set(err, XTTS_EINPUT, "record %.200s: original text is not valid UTF-8", id);
+        for (size_t i = 0; i < ol; i++) {
+            unsigned char c = (unsigned char)rec->orig_text[i];
+            if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
+                return xtts_error_set(err, XTTS_EINPUT, "record %.200s: control character in the original text", id);
+        }
+        if (reserve(buf, cap, k + 2 * ol + 4)) return xtts_error_set(err, XTTS_ENOMEM, "record %.200s: out of memory", id);
+        p = *buf;
+        p[k++] = '\t';
+        k += escape_into(p + k, rec->orig_text);
+    }
     p[k++] = '\n';
     p[k] = 0;
     *len = k;
@@ -419,23 +433,23 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
     if (rc <= 0) return rc;
     char *line = r->line;
     if (n == 0) return record_error(r, err, "empty line", NULL);
-    char *f[6];
+    char *f[7];
     int nf = 0;
     f[nf++] = line;
     for (char *p = line; *p; p++) {
         if (*p == '\t') {
-            if (nf == 6) return record_error(r, err, "more than 6 tab-separated fields", NULL);
+            if (nf == 7) return record_error(r, err, "more than 7 tab-separated fields", NULL);
             *p = 0;
             f[nf++] = p + 1;
         }
     }
-    if (nf != 6) {
+    if (nf < 6) { /* (a seventh field, the original text, is optional) */
         char msg[64];
         snprintf(msg, sizeof msg, "expected 6 tab-separated fields, found %d", nf);
         return record_error(r, err, msg, NULL);
     }
-    static const char *const names[6] = {"id", "speaker", "lang", "audio_path", "tokens", "text"};
-    for (int i = 0; i < 6; i++) {
+    static const char *const names[7] = {"id", "speaker", "lang", "audio_path", "tokens", "text", "original text"};
+    for (int i = 0; i < nf; i++) {
         if (i == 4) continue;
         if (!xtts_utf8_valid(f[i], strlen(f[i]))) return record_error(r, err, "invalid UTF-8 in ", names[i]);
         if (unescape(f[i])) return record_error(r, err, "bad escape or control character in ", names[i]);
@@ -487,6 +501,7 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
     rec->lang = f[2];
     rec->audio_path = f[3];
     rec->text = f[5];
+    rec->orig_text = nf == 7 ? f[6] : NULL;
     rec->tokens = r->ids;
     rec->n_tokens = count;
     return 1;

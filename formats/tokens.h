@@ -58,6 +58,8 @@ typedef struct {
     const char *id, *speaker, *lang, *audio_path, *text;
     const int32_t *tokens;
     size_t n_tokens;
+    const char *orig_text;  /* optional seventh field: the original transcript before
+                               normalization; NULL or "" when absent (a 6-field line) */
 } xtts_tokens_record;
 
 typedef struct xtts_tokens_reader xtts_tokens_reader;

@@ -442,7 +442,8 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
                     else reject(r, "too many tokens");
                     continue;
                 }
-                xtts_tokens_record tr = {r->id, r->speaker, xtts_lang_codes[r->lang], r->audio_abs, norm, ids_buf.ids, ids_buf.n};
+                xtts_tokens_record tr = {r->id, r->speaker, xtts_lang_codes[r->lang], r->audio_abs, norm, ids_buf.ids, ids_buf.n,
+                                         o->keep_text ? r->text : NULL};
                 size_t cap = 0;
                 if (xtts_tokens_format_record(&tr, &r->line_out, &cap, &r->line_len, &e)) {
                     r->reject_msg = strdup(e.msg);

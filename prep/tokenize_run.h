@@ -33,6 +33,7 @@ typedef struct {
     int expand;                 /* expand numbers/abbreviations/symbols */
     int lowercase;              /* -1: as the tokenizer wants, 0 no, 1 yes */
     int quiet;                  /* no per-record reject lines on stderr */
+    int keep_text;              /* write the original transcript as the optional 7th field */
 } xtts_tokenize_opts;
 
 typedef struct {
