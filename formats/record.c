@@ -584,7 +584,9 @@ static xtts_status zsection(const uint8_t *buf, const xtts_record_header *h, uns
     const char *nm = s->kind < 5 ? names[s->kind] : "?";
     const uint8_t *body = buf + s->offset;
     if (xtts_crc32(0, body, s->stored_bytes) != s->crc32)
-        return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': %s section checksum mismatch", h->id, nm);
+        return s->kind == XTTS_SECTION_MEL /* the message of version 1, whose one frame holds the mel */
+                   ? xtts_error_set(err, XTTS_ECORRUPT, "record '%s': zstd frame checksum mismatch", h->id)
+                   : xtts_error_set(err, XTTS_ECORRUPT, "record '%s': %s section: checksum mismatch", h->id, nm);
     if (s->codec != XTTS_CODEC_ZSTD) return XTTS_OK;
     unsigned long long csize = ZSTD_getFrameContentSize(body, s->stored_bytes);
     if (csize != s->raw_bytes)
