@@ -21,8 +21,15 @@ peer_env=(env OMP_NUM_THREADS=1)
 
 "$BIN/xtts-tokenize" --lang en -q "$DATA/ljs44k/metadata.csv" > "$W/tokens.tsv"
 hours=$("$PY" -c "
-import soundfile as sf, glob
-print(sum(sf.info(p).duration for p in glob.glob('$DATA/ljs44k/wavs/*.wav')) / 3600)")
+import glob, wave
+def dur(p):
+    try:
+        import soundfile as sf
+        return sf.info(p).duration
+    except ImportError:  # the standard library reads these WAV files too
+        with wave.open(p) as w:
+            return w.getnframes() / w.getframerate()
+print(sum(dur(p) for p in glob.glob('$DATA/ljs44k/wavs/*.wav')) / 3600)")
 
 now() { date +%s.%N; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
