@@ -53,7 +53,7 @@ typedef struct {
 /* The shard meta "format" value of a cache format version: "xtts-cache 1" or "xtts-cache 2". */
 const char *xtts_cache_format_name(int format_version);
 
-/* Defaults: preset xtts, bytes tokenizer, max_tokens 512, max_frames 1024, fp16, zstd 3,
+/* Defaults: preset xtts, bytes tokenizer, max_tokens 512, max_frames 1024, fp16, zstd 1,
  * soxr HQ, no trim, no validation split. */
 void xtts_cache_config_default(xtts_cache_config *c);
 

@@ -24,7 +24,7 @@ static void usage(FILE *f) {
             "      --max-frames N        pad every mel to N frames (default 1024); longer is rejected\n"
             "      --buckets A,B,...     pad to the smallest bucket that holds the record instead\n"
             "      --dtype fp16|fp32     stored mel precision (default fp16)\n"
-            "      --zstd-level N        1..19 (default 3)\n"
+            "      --zstd-level N        1..19 (default 1)\n"
             "      --no-shuffle          store mel bytes as is (default: byte-plane shuffled)\n"
             "      --audio none|int16|flac  also store the waveform the mel was computed from\n"
             "                            (int16: shuffled + zstd; flac: FLAC; default none)\n"

@@ -140,10 +140,10 @@ echo "|---|---|---|---|---|"
 read -r t0 b0 <<<"$(storage_build none)"
 row() { printf '| %s | %.1f | %.3f | %.2f | %.2f |\n' "$1" "$(echo "$3 / $hours / 1000000" | bc -l)" \
   "$(echo "$2 / $hours" | bc -l)" "$(echo "$3 / $b0" | bc -l)" "$(echo "$2 / $t0" | bc -l)"; }
-row "--audio none (mel only, zstd 3: the default)" "$t0" "$b0"
-read -r t b <<<"$(storage_build int16 --audio int16)"; row "--audio int16 (shuffled + zstd 3)" "$t" "$b"
+row "--audio none (mel only; zstd 1, the default)" "$t0" "$b0"
+read -r t b <<<"$(storage_build int16 --audio int16)"; row "--audio int16 (shuffled + zstd 1)" "$t" "$b"
 read -r t b <<<"$(storage_build flac --audio flac)"; row "--audio flac" "$t" "$b"
-for lvl in 1 2; do
+for lvl in 2 3; do
   read -r t b <<<"$(storage_build z$lvl --zstd-level $lvl)"; row "--audio none, --zstd-level $lvl" "$t" "$b"
   read -r t b <<<"$(storage_build i$lvl --audio int16 --zstd-level $lvl)"; row "--audio int16, --zstd-level $lvl" "$t" "$b"
 done
