@@ -11,7 +11,6 @@
 
 #include "common/xtts_common.h"
 
-#define XTTS_CACHE_FORMAT "xtts-cache 2"  /* written by default; "xtts-cache 1" for format 1 */
 #define XTTS_LOCK_NAME ".xtts-lock"
 #define XTTS_MAX_PARTS 99999
 #define XTTS_MAX_SHARDS 99999
