@@ -5,6 +5,8 @@
  */
 #include "cache/inspect.h"
 
+#include <sndfile.h>
+
 #include <errno.h>
 #include <math.h>
 #include <png.h>
@@ -416,4 +418,21 @@ xtts_status xtts_png_write_mel(const char *path, const float *mel, size_t n_mels
     png_destroy_write_struct(&p, &info);
     free(row);
     return close_out(f, path, err);
+}
+
+/* ---- .wav --------------------------------------------------------------------------------- */
+
+xtts_status xtts_wav_write_i16(const char *path, const int16_t *x, size_t n, int rate, xtts_error *err) {
+    SF_INFO si;
+    memset(&si, 0, sizeof si);
+    si.samplerate = rate;
+    si.channels = 1;
+    si.format = SF_FORMAT_WAV | SF_FORMAT_PCM_16;
+    int to_stdout = !strcmp(path, "-");
+    SNDFILE *sf = to_stdout ? sf_open_fd(1, SFM_WRITE, &si, 0) : sf_open(path, SFM_WRITE, &si);
+    if (!sf) return xtts_error_set(err, XTTS_EIO, "%s: cannot write: %s", path, sf_strerror(NULL));
+    sf_count_t done = n ? sf_write_short(sf, x, (sf_count_t)n) : 0;
+    int cerr = sf_close(sf);
+    if (done != (sf_count_t)n || cerr) return xtts_error_set(err, XTTS_EIO, "%s: short write", path);
+    return XTTS_OK;
 }

@@ -47,6 +47,10 @@ json_t *xtts_histogram_json(const xtts_histogram *h);
 xtts_status xtts_npy_write_f32(const char *path, const float *data, size_t rows, size_t cols, size_t stride,
                                xtts_error *err);
 
+/* Write n int16 mono samples at rate Hz as a 16-bit PCM WAV file (libsndfile). path "-"
+ * is stdout. */
+xtts_status xtts_wav_write_i16(const char *path, const int16_t *x, size_t n, int rate, xtts_error *err);
+
 typedef enum { XTTS_CMAP_VIRIDIS = 0, XTTS_CMAP_MAGMA = 1, XTTS_CMAP_GRAY = 2 } xtts_colormap;
 /* "viridis", "magma", "gray" -> colormap; -1 when unknown. */
 int xtts_colormap_parse(const char *s);

@@ -108,6 +108,8 @@ typedef struct {
     uint64_t first, manifest_first, records, bytes, entries;
     MDB_env *env;
     MDB_dbi records_dbi, ids_dbi, meta_dbi;
+    MDB_dbi lengths_dbi; /* format 2: the "lengths" database */
+    uint64_t lengths_entries;
     const char *map;     /* start of the memory map */
     uint64_t file_bytes; /* size of data.mdb at open */
     xtts_status status;
@@ -129,6 +131,10 @@ struct xtts_cache_reader {
     xtts_cache *c;
     MDB_txn **txn; /* per shard, begun on first use */
     xtts_record_decoder *dec;
+    float *seg_mel; /* xtts_cache_reader_segment's scratch */
+    size_t seg_mel_cap;
+    int16_t *seg_wave;
+    size_t seg_wave_cap;
 };
 
 static char *dup_str(const char *s) {
@@ -293,10 +299,16 @@ static void shard_open(xtts_cache *c, shard_t *s) {
     if (!rc) stage = 2, rc = mdb_dbi_open(txn, "ids", 0, &s->ids_dbi);
     if (!rc) stage = 3, rc = mdb_dbi_open(txn, "meta", 0, &s->meta_dbi);
     if (!rc) stage = 4, rc = mdb_stat(txn, s->records_dbi, &rst);
+    if (!rc && c->cfg.format_version >= 2) {
+        MDB_stat lst;
+        stage = 5, rc = mdb_dbi_open(txn, "lengths", 0, &s->lengths_dbi);
+        if (!rc) rc = mdb_stat(txn, s->lengths_dbi, &lst);
+        if (!rc) s->lengths_entries = lst.ms_entries;
+    }
     if (!rc) {
-        stage = 5;
+        stage = 6;
         hash_ok = meta_equals(txn, s->meta_dbi, "config_hash", c->hash, s);
-        format_ok = meta_equals(txn, s->meta_dbi, "format", "xtts-cache 1", s);
+        format_ok = meta_equals(txn, s->meta_dbi, "format", xtts_cache_format_name(c->cfg.format_version), s);
     }
     GUARD_END(sig2)
     if (sig2) {
@@ -307,7 +319,7 @@ static void shard_open(xtts_cache *c, shard_t *s) {
     }
     if (rc) {
         mdb_txn_abort(txn);
-        static const char *what[] = {"", "records", "ids", "meta", "records"};
+        static const char *what[] = {"", "records", "ids", "meta", "records", "lengths", "meta"};
         say(detail, sizeof detail, "database \"%s\": %s", what[stage], mdb_strerror(rc));
         shard_fail(s, rc == MDB_NOTFOUND ? XTTS_ECORRUPT : XTTS_ECORRUPT, "%s: %s", detail);
         return;
@@ -325,8 +337,15 @@ static void shard_open(xtts_cache *c, shard_t *s) {
         return;
     }
     if (format_ok != 1) {
-        shard_fail(s, XTTS_EMISMATCH, "%s: meta \"format\" is %s, expected \"xtts-cache 1\"",
-                   format_ok == -1 ? "missing" : "another format");
+        say(detail, sizeof detail, "%s, expected \"%s\"", format_ok == -1 ? "missing" : "another format",
+            xtts_cache_format_name(c->cfg.format_version));
+        shard_fail(s, XTTS_EMISMATCH, "%s: meta \"format\" is %s", detail);
+        return;
+    }
+    if (c->cfg.format_version >= 2 && s->lengths_entries != s->entries) {
+        say(detail, sizeof detail, "\"lengths\" holds %llu entries for %llu records",
+            (unsigned long long)s->lengths_entries, (unsigned long long)s->entries);
+        shard_fail(s, XTTS_ECORRUPT, "%s: %s", detail);
         return;
     }
     if (s->entries != s->records) {
@@ -515,6 +534,8 @@ void xtts_cache_reader_delete(xtts_cache_reader *r) {
             if (r->txn[i]) mdb_txn_abort(r->txn[i]);
     free(r->txn);
     xtts_record_decoder_delete(r->dec);
+    free(r->seg_mel);
+    free(r->seg_wave);
     free(r);
 }
 
@@ -730,6 +751,7 @@ xtts_status xtts_cache_reader_foreach(xtts_cache_reader *r, size_t si, const cha
     if (!strcmp(db, "records")) dbi = s->records_dbi;
     else if (!strcmp(db, "ids")) dbi = s->ids_dbi;
     else if (!strcmp(db, "meta")) dbi = s->meta_dbi;
+    else if (!strcmp(db, "lengths") && r->c->cfg.format_version >= 2) dbi = s->lengths_dbi;
     else return xtts_error_set(err, XTTS_EUSAGE, "%s: no database \"%s\"", s->name, db);
     MDB_txn *txn;
     xtts_status st = reader_txn(r, si, &txn, err);
@@ -882,5 +904,139 @@ xtts_status xtts_cache_reader_batch(xtts_cache_reader *r, const uint64_t *indice
         b->index[i] = indices[i];
     }
     xtts_record_decoder_set_streaming(r->dec, 0);
+    return XTTS_OK;
+}
+
+/* ---- version 2: lengths index, text, waveform, aligned segments ----------------- */
+
+typedef struct {
+    xtts_lengths *out;
+    uint64_t first, count, n;
+    const char *shard;
+    xtts_error *err;
+    xtts_status st;
+} lengths_ctx;
+
+static int lengths_cb(void *ctx, const void *key, size_t key_len, const void *val, size_t val_len) {
+    lengths_ctx *x = ctx;
+    if (key_len != 8 || xtts_get_be64(key) != x->n || x->n >= x->count) {
+        x->st = xtts_error_set(x->err, XTTS_ECORRUPT, "%s: \"lengths\": entry %llu has a key out of order", x->shard,
+                               (unsigned long long)x->n);
+        return 1;
+    }
+    xtts_error e;
+    if (xtts_lengths_unpack(val, val_len, &x->out[x->first + x->n], &e)) {
+        x->st = xtts_error_set(x->err, XTTS_ECORRUPT, "%s: \"lengths\": local index %llu: %s", x->shard,
+                               (unsigned long long)x->n, e.msg);
+        return 1;
+    }
+    x->n++;
+    return 0;
+}
+
+int xtts_cache_has_lengths_index(const xtts_cache *c) { return c->cfg.format_version >= 2; }
+
+xtts_status xtts_cache_lengths(xtts_cache_reader *r, xtts_lengths *out, xtts_error *err) {
+    xtts_cache *c = r->c;
+    if (c->cfg.format_version < 2) { /* no index: the headers, without decompressing */
+        for (uint64_t i = 0; i < c->count; i++) {
+            xtts_record_header h;
+            xtts_status st = xtts_cache_reader_header(r, i, &h, err);
+            if (st) return st;
+            xtts_lengths_from_header(&h, &out[i]);
+        }
+        return XTTS_OK;
+    }
+    for (size_t si = 0; si < c->n_shards; si++) {
+        shard_t *s = &c->shards[si];
+        if (s->status) return xtts_error_set(err, s->status, "%s", s->error);
+        lengths_ctx x = {out, s->first, s->records, 0, s->name, err, XTTS_OK};
+        xtts_status st = xtts_cache_reader_foreach(r, si, "lengths", lengths_cb, &x, err);
+        if (st) return st;
+        if (x.st) return x.st;
+        if (x.n != s->records)
+            return xtts_error_set(err, XTTS_ECORRUPT, "%s: \"lengths\" holds %llu entries for %llu records", s->name,
+                                  (unsigned long long)x.n, (unsigned long long)s->records);
+    }
+    return XTTS_OK;
+}
+
+/* Run a record-codec call on record index under the fault guard, with errors named. */
+#define WITH_RECORD(r, index, CALL)                                                                          \
+    do {                                                                                                     \
+        size_t si_;                                                                                          \
+        xtts_status st_ = locate(r, index, &si_, err);                                                       \
+        if (st_) return st_;                                                                                 \
+        MDB_val v;                                                                                           \
+        st_ = shard_get(r, si_, index - r->c->shards[si_].first, index, &v, err);                            \
+        if (st_) return st_;                                                                                 \
+        xtts_error e;                                                                                        \
+        xtts_error_clear(&e);                                                                                \
+        GUARD(sig_)                                                                                          \
+        st_ = (CALL);                                                                                        \
+        GUARD_END(sig_)                                                                                      \
+        if (sig_)                                                                                            \
+            return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu: fault reading the record (%s)",       \
+                                  r->c->shards[si_].name, (unsigned long long)index, signame(sig_));         \
+        if (st_) return record_error(r, si_, index, v.mv_data, v.mv_size, &e, err);                          \
+    } while (0)
+
+xtts_status xtts_cache_reader_text(xtts_cache_reader *r, uint64_t index, const char **orig, size_t *orig_len,
+                                   const char **norm, size_t *norm_len, xtts_error *err) {
+    WITH_RECORD(r, index, xtts_record_decode_text(r->dec, v.mv_data, v.mv_size, orig, orig_len, norm, norm_len, &e));
+    return XTTS_OK;
+}
+
+xtts_status xtts_cache_reader_wave(xtts_cache_reader *r, uint64_t index, int16_t *out, size_t first, size_t n,
+                                   xtts_error *err) {
+    WITH_RECORD(r, index, xtts_record_decode_wave(r->dec, v.mv_data, v.mv_size, out, first, n, &e));
+    return XTTS_OK;
+}
+
+xtts_status xtts_cache_reader_check(xtts_cache_reader *r, uint64_t index, xtts_error *err) {
+    WITH_RECORD(r, index, xtts_record_check(r->dec, v.mv_data, v.mv_size, &e));
+    return XTTS_OK;
+}
+
+xtts_status xtts_cache_reader_segment(xtts_cache_reader *r, uint64_t index, size_t start_frame, size_t seg_frames,
+                                      float *wave, float *mel, xtts_error *err) {
+    xtts_cache *c = r->c;
+    xtts_record_header h;
+    xtts_status st = xtts_cache_reader_header(r, index, &h, err);
+    if (st) return st;
+    size_t hop = (size_t)c->cfg.mel.hop_samples;
+    if (seg_frames == 0 || start_frame > h.n_frames || seg_frames > h.n_frames - start_frame)
+        return xtts_error_set(err, XTTS_ERANGE, "%s: index %llu, id '%s': frames [%zu, %zu) outside its %u frames", c->dir,
+                              (unsigned long long)index, h.id, start_frame, start_frame + seg_frames, h.n_frames);
+    if (wave && h.audio == XTTS_AUDIO_NONE)
+        return xtts_error_set(err, XTTS_ENOTFOUND, "%s: index %llu, id '%s': no waveform stored (built with --audio none)",
+                              c->dir, (unsigned long long)index, h.id);
+    if (mel) {
+        size_t need = (size_t)h.n_mels * h.frames_padded;
+        if (need > r->seg_mel_cap) {
+            float *p = realloc(r->seg_mel, need * sizeof *p);
+            if (!p) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", c->dir);
+            r->seg_mel = p;
+            r->seg_mel_cap = need;
+        }
+        st = xtts_cache_reader_get(r, index, &h, NULL, 0, r->seg_mel, XTTS_DTYPE_F32, h.n_mels, h.frames_padded, err);
+        if (st) return st;
+        for (size_t ch = 0; ch < h.n_mels; ch++)
+            memcpy(mel + ch * seg_frames, r->seg_mel + ch * h.frames_padded + start_frame, seg_frames * sizeof *mel);
+    }
+    if (wave) {
+        size_t first = start_frame * hop, n = seg_frames * hop;
+        size_t have = first < h.n_samples ? h.n_samples - first : 0;
+        if (have > n) have = n;
+        if (have > r->seg_wave_cap) {
+            int16_t *p = realloc(r->seg_wave, have * sizeof *p);
+            if (!p) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", c->dir);
+            r->seg_wave = p;
+            r->seg_wave_cap = have;
+        }
+        if (have && (st = xtts_cache_reader_wave(r, index, r->seg_wave, first, have, err))) return st;
+        for (size_t i = 0; i < have; i++) wave[i] = (float)r->seg_wave[i] / 32768.0f;
+        for (size_t i = have; i < n; i++) wave[i] = 0.0f; /* past the end of the audio */
+    }
     return XTTS_OK;
 }

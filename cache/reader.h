@@ -143,6 +143,38 @@ xtts_status xtts_cache_reader_meta(xtts_cache_reader *r, size_t shard, const cha
 xtts_status xtts_cache_reader_find_local(xtts_cache_reader *r, size_t shard, const char *id, uint64_t *local,
                                          xtts_error *err);
 
+/* ---- version 2: lengths index, text, waveform, aligned segments (formats/cache.md 3) ---- */
+
+/* 1 when the cache stores a "lengths" database per shard (format 2). */
+int xtts_cache_has_lengths_index(const xtts_cache *c);
+
+/* Every record's lengths, speaker, language and split, in global index order, into
+ * out[0..xtts_cache_count). From the shards' "lengths" databases (one cursor pass, no
+ * record read); for a format-1 cache from each record's header (no decompression). */
+xtts_status xtts_cache_lengths(xtts_cache_reader *r, xtts_lengths *out, xtts_error *err);
+
+/* The original and normalized text of record index (borrowed: valid until the next call
+ * on this reader; NUL-terminated). XTTS_ENOTFOUND for a version-1 record. */
+xtts_status xtts_cache_reader_text(xtts_cache_reader *r, uint64_t index, const char **orig, size_t *orig_len,
+                                   const char **norm, size_t *norm_len, xtts_error *err);
+
+/* Samples [first, first + n) of record index's stored waveform (int16). XTTS_ENOTFOUND
+ * when the cache stores none (--audio none). */
+xtts_status xtts_cache_reader_wave(xtts_cache_reader *r, uint64_t index, int16_t *out, size_t first, size_t n,
+                                   xtts_error *err);
+
+/* Check every section of record index completely (xtts_record_check). */
+xtts_status xtts_cache_reader_check(xtts_cache_reader *r, uint64_t index, xtts_error *err);
+
+/* An aligned segment (formats/cache.md 3.4): frames [start_frame, start_frame +
+ * seg_frames) of the mel into mel[n_mels][seg_frames] (float32, channel-major; NULL to
+ * skip) and samples [start_frame * hop, (start_frame + seg_frames) * hop) of the
+ * waveform as float (int16 / 32768; zero past the end of the audio) into
+ * wave[seg_frames * hop] (NULL to skip). start_frame + seg_frames <= n_frames, else
+ * XTTS_ERANGE; a waveform asked of a cache without one is XTTS_ENOTFOUND. */
+xtts_status xtts_cache_reader_segment(xtts_cache_reader *r, uint64_t index, size_t start_frame, size_t seg_frames,
+                                      float *wave, float *mel, xtts_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -158,6 +158,8 @@ typedef struct {
     const char *shard;
     uint64_t first, expect_local, bytes, seen, records;
     char **by_local; /* this shard's "ids": local index -> id (NULL when none) */
+    xtts_lengths *lens; /* format 2: this shard's "lengths" entries by local index */
+    uint8_t *lens_have;
     /* scratch */
     int32_t *tokens;
     size_t tokens_cap;
@@ -237,8 +239,32 @@ static void check_record(run_t *r, uint64_t local, const void *val, size_t len) 
         r->digest_broken = 1;
         return;
     }
+    if (h.version >= 2 && (st = xtts_record_check(r->dec, val, len, &e))) { /* text, waveform */
+        fault(r, r->shard, gi, h.id, "%s", strip_record_prefix(e.msg, h.id));
+        r->digest_broken = 1;
+        return;
+    }
     uint64_t faults0 = r->rep->faults;
     const xtts_cache_config *cfg = r->cfg;
+    if (h.version != (unsigned)cfg->format_version)
+        fault(r, r->shard, gi, h.id, "record version %u in a cache of format %d", h.version, cfg->format_version);
+    if (h.version >= 2) {
+        if (h.audio != (cfg->audio))
+            fault(r, r->shard, gi, h.id, "waveform stored as %s, the configuration says %s",
+                  xtts_audio_store_name(h.audio), xtts_audio_store_name(cfg->audio));
+        if (h.pad_token != (uint32_t)cfg->pad_token)
+            fault(r, r->shard, gi, h.id, "pad token %u, the configuration's is %d", h.pad_token, cfg->pad_token);
+        if (h.audio != XTTS_AUDIO_NONE && xtts_mel_n_frames(&cfg->mel, h.n_samples) != h.n_frames)
+            fault(r, r->shard, gi, h.id, "%u waveform samples make %zu frames, the record has %u", h.n_samples,
+                  xtts_mel_n_frames(&cfg->mel, h.n_samples), h.n_frames);
+        xtts_lengths want, *got = local < r->records && r->lens_have && r->lens_have[local] ? &r->lens[local] : NULL;
+        xtts_lengths_from_header(&h, &want);
+        if (!got)
+            fault(r, r->shard, gi, h.id, "no \"lengths\" entry for this record");
+        else if (memcmp(&want, got, sizeof want))
+            fault(r, r->shard, gi, h.id, "the \"lengths\" entry (%u frames, %u tokens, %u samples) differs from the record (%u, %u, %u)",
+                  got->n_frames, got->n_tokens, got->n_samples, want.n_frames, want.n_tokens, want.n_samples);
+    }
     uint64_t prev;
     int ins = idt_insert(&r->ids, h.id, h.id_len, index, &prev);
     if (ins < 0) r->oom = 1;
@@ -382,6 +408,22 @@ static int on_id(void *vctx, const void *key, size_t klen, const void *val, size
     return 0;
 }
 
+static int on_length(void *vctx, const void *key, size_t klen, const void *val, size_t vlen) {
+    run_t *r = vctx;
+    uint64_t local = klen == 8 ? xtts_get_be64(key) : UINT64_MAX;
+    if (local >= r->records) {
+        fault(r, r->shard, -1, "", "\"lengths\" key of %zu bytes is not a local index of the shard", klen);
+        return 0;
+    }
+    xtts_error e;
+    if (xtts_lengths_unpack(val, vlen, &r->lens[local], &e)) {
+        fault(r, r->shard, (int64_t)(r->first + local), "", "\"lengths\": %s", e.msg);
+        return 0;
+    }
+    r->lens_have[local] = 1;
+    return 0;
+}
+
 static void free_by_local(run_t *r) {
     if (r->by_local)
         for (uint64_t i = 0; i < r->records; i++) free(r->by_local[i]);
@@ -520,8 +562,29 @@ static void run_recompute(run_t *r) {
             continue;
         }
         double max_abs = 0;
-        st = xtts_verify_recompute_record(r->cfg, path, &h, r->mel, T, &max_abs, &e);
+        size_t wave_diff = 0;
+        int16_t *wave = NULL;
+        if (h.audio != XTTS_AUDIO_NONE) {
+            wave = malloc((h.n_samples ? h.n_samples : 1) * sizeof *wave);
+            if (!wave) {
+                r->oom = 1;
+                free(path);
+                return;
+            }
+            if (xtts_cache_reader_wave(r->reader, index, wave, 0, h.n_samples, &e)) {
+                free(wave);
+                free(path);
+                continue; /* reported by the walk */
+            }
+        }
+        st = xtts_verify_recompute_record_wave(r->cfg, path, &h, r->mel, T, wave, &max_abs, &wave_diff, &e);
+        free(wave);
         free(path);
+        if (!st && wave_diff) {
+            r->rep->recompute_failed++;
+            fault(r, shard, (int64_t)index, h.id, "recomputed waveform differs from the stored one in %zu of %u samples",
+                  wave_diff, h.n_samples);
+        }
         if (st == XTTS_EUNSUPPORTED) {
             r->rep->recompute_available = 0;
             fault(r, "", -1, "", "--recompute: %s", e.msg);
@@ -607,8 +670,21 @@ xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, x
             fault(&r, s.name, -1, "", "\"ids\" has %llu entries for %llu records", (unsigned long long)x.n,
                   (unsigned long long)s.records);
         rep->ids += x.n;
+        if (r.cfg->format_version >= 2) {
+            r.lens = calloc(s.records ? s.records : 1, sizeof *r.lens);
+            r.lens_have = calloc(s.records ? s.records : 1, 1);
+            if (!r.lens || !r.lens_have) {
+                r.oom = 1;
+                break;
+            }
+            if (xtts_cache_reader_foreach(r.reader, i, "lengths", on_length, &r, &e)) fault(&r, s.name, -1, "", "%s", e.msg);
+        }
         st = xtts_cache_reader_foreach(r.reader, i, "records", on_record, &r, &e);
         free_by_local(&r);
+        free(r.lens);
+        free(r.lens_have);
+        r.lens = NULL;
+        r.lens_have = NULL;
         if (st) {
             fault(&r, s.name, -1, "", "%s", e.msg);
             r.digest_broken = 1;
@@ -667,7 +743,17 @@ done:;
 xtts_status xtts_verify_recompute_record(const xtts_cache_config *cfg, const char *audio_path,
                                          const xtts_record_header *h, const float *mel, size_t stride,
                                          double *max_abs, xtts_error *err) {
+    return xtts_verify_recompute_record_wave(cfg, audio_path, h, mel, stride, NULL, max_abs, NULL, err);
+}
+
+xtts_status xtts_verify_recompute_record_wave(const xtts_cache_config *cfg, const char *audio_path,
+                                              const xtts_record_header *h, const float *mel, size_t stride,
+                                              const int16_t *wave, double *max_abs, size_t *wave_diff,
+                                              xtts_error *err) {
     *max_abs = 0;
+    if (wave_diff) *wave_diff = 0;
+    float *rounded = NULL;
+    int16_t *q = NULL;
     xtts_audio_options ao;
     xtts_melcache_audio_options(cfg, &ao);
     xtts_audio *a = xtts_audio_new(&ao, err);
@@ -686,6 +772,19 @@ xtts_status xtts_verify_recompute_record(const xtts_cache_config *cfg, const cha
         st = xtts_error_set(err, XTTS_EMISMATCH, "%s: %zu samples at %d Hz, the record says %u", audio_path, n,
                             cfg->mel.sample_rate, h->n_samples);
         goto done;
+    }
+    if (wave) { /* the writer computed the mel from the int16-rounded signal */
+        rounded = malloc((n ? n : 1) * sizeof *rounded);
+        q = malloc((n ? n : 1) * sizeof *q);
+        if (!rounded || !q) {
+            st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", audio_path);
+            goto done;
+        }
+        xtts_wave_to_int16(samples, n, q, rounded);
+        size_t diff = 0;
+        for (size_t i = 0; i < n; i++) diff += q[i] != wave[i];
+        if (wave_diff) *wave_diff = diff;
+        samples = rounded;
     }
     size_t want = xtts_mel_n_frames(&cfg->mel, n);
     if (want != h->n_frames) {
@@ -712,6 +811,8 @@ xtts_status xtts_verify_recompute_record(const xtts_cache_config *cfg, const cha
         }
     *max_abs = worst;
 done:
+    free(rounded);
+    free(q);
     free(out);
     xtts_mel_delete(m);
     xtts_audio_delete(a);

@@ -82,6 +82,15 @@ xtts_status xtts_verify_recompute_record(const xtts_cache_config *cfg, const cha
                                          const xtts_record_header *h, const float *mel, size_t stride,
                                          double *max_abs, xtts_error *err);
 
+/* As xtts_verify_recompute_record, and when wave is not NULL (the record's stored
+ * waveform, h->n_samples values) the recomputed signal is rounded as the writer rounds it
+ * (xtts_wave_to_int16), the mel computed from the rounded signal, and *wave_diff receives
+ * the number of samples that differ from the stored ones. */
+xtts_status xtts_verify_recompute_record_wave(const xtts_cache_config *cfg, const char *audio_path,
+                                              const xtts_record_header *h, const float *mel, size_t stride,
+                                              const int16_t *wave, double *max_abs, size_t *wave_diff,
+                                              xtts_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -52,6 +52,7 @@ typedef struct {
     uint8_t *data;
     size_t len;
     char *source; /* audio path, stored as meta "audio:<id>" in the record's shard; may be NULL */
+    uint8_t lengths[XTTS_LENGTHS_BYTES]; /* its "lengths" entry (format 2) */
 } pending_record;
 
 typedef struct {
@@ -549,8 +550,9 @@ static xtts_status open_existing(xtts_cache_writer *w, const xtts_dir_listing *l
             st = xtts_error_set(err, XTTS_ECORRUPT, "%s: shard holds no commit but later shards exist", path);
             break;
         }
-        if (strcmp(s.format, XTTS_CACHE_FORMAT)) {
-            why_add(why, why_cap, "%s has format \"%s\", this build writes \"%s\"", path, s.format, XTTS_CACHE_FORMAT);
+        if (strcmp(s.format, xtts_cache_format_name(w->cfg.format_version))) {
+            why_add(why, why_cap, "%s has format \"%s\", this build writes \"%s\"", path, s.format,
+                    xtts_cache_format_name(w->cfg.format_version));
         } else if (strcmp(s.hash, w->hash)) {
             why_add(why, why_cap, "%s has config_hash %.12s..., this build %.12s...", path, s.hash, w->hash);
         }
@@ -728,6 +730,9 @@ static int commit_txn(xtts_cache_writer *w, const char *rejects_text) {
     if (!rc) rc = mdb_dbi_open(txn, "records", MDB_CREATE, &recs);
     if (!rc) rc = mdb_dbi_open(txn, "ids", MDB_CREATE, &ids);
     if (!rc) rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &meta);
+    MDB_dbi lens = 0;
+    int v2 = w->cfg.format_version >= 2;
+    if (!rc && v2) rc = mdb_dbi_open(txn, "lengths", MDB_CREATE, &lens);
     for (size_t i = 0; !rc && i < w->n_pend; i++) {
         uint8_t key[8];
         xtts_put_be64(key, s->records + i);
@@ -736,13 +741,18 @@ static int commit_txn(xtts_cache_writer *w, const char *rejects_text) {
         if (rc) break;
         MDB_val ik = {strlen(w->pend[i].id), w->pend[i].id}, iv = {8, key};
         rc = mdb_put(txn, ids, &ik, &iv, MDB_NOOVERWRITE);
+        if (!rc && v2) {
+            MDB_val lv = {XTTS_LENGTHS_BYTES, w->pend[i].lengths};
+            rc = mdb_put(txn, lens, &k, &lv, MDB_APPEND);
+        }
         if (!rc && w->pend[i].source) {
             char mk[8 + 512];
             snprintf(mk, sizeof mk, "audio:%s", w->pend[i].id);
             rc = put_meta(txn, meta, mk, w->pend[i].source, strlen(w->pend[i].source));
         }
     }
-    if (!rc) rc = put_meta(txn, meta, "format", XTTS_CACHE_FORMAT, strlen(XTTS_CACHE_FORMAT));
+    const char *fmt = xtts_cache_format_name(w->cfg.format_version);
+    if (!rc) rc = put_meta(txn, meta, "format", fmt, strlen(fmt));
     if (!rc) rc = put_meta(txn, meta, "config_hash", w->hash, 64);
     uint8_t next[8];
     xtts_put_be64(next, w->next_input_pending);
@@ -985,6 +995,14 @@ static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const 
                               (hdr.flags & XTTS_RECORD_SHUFFLED) ? " shuffled" : "", hdr.tokens_padded, hdr.n_frames,
                               hdr.frames_padded, w->cfg.mel.n_mels, xtts_dtype_name((xtts_dtype)w->cfg.dtype),
                               w->cfg.shuffle ? " shuffled" : "", w->cfg.max_tokens, want_frames);
+    int want_audio = w->cfg.format_version >= 2 ? w->cfg.audio : XTTS_AUDIO_NONE;
+    if (hdr.version != (unsigned)w->cfg.format_version || hdr.audio != want_audio ||
+        (hdr.version >= 2 && hdr.pad_token != (uint32_t)w->cfg.pad_token))
+        return xtts_error_set(err, XTTS_EINPUT,
+                              "%s: record '%s': version %u with waveform %s and pad token %u does not match the cache "
+                              "configuration (version %d, waveform %s, pad token %d)",
+                              w->dir, id, hdr.version, xtts_audio_store_name(hdr.audio), hdr.pad_token,
+                              w->cfg.format_version, xtts_audio_store_name(want_audio), w->cfg.pad_token);
     uint64_t h = id_hash(id, id_len);
     if (hash_set_has(&w->ids, h)) {
         int found;
@@ -1024,6 +1042,7 @@ static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const 
         return xtts_error_set(err, XTTS_ENOMEM, "%s: record '%s': out of memory", w->dir, id);
     }
     memcpy(p->data, record, len);
+    xtts_lengths_pack(&hdr, p->lengths);
     w->n_pend++;
     w->pend_bytes += len;
     w->ops_pending++;
@@ -1127,7 +1146,7 @@ static json_t *build_manifest(xtts_cache_writer *w, const json_t *extra) {
     json_object_foreach((json_t *)extra, key, v) {
         if (!writer_key(key)) json_object_set(m, key, v);
     }
-    json_object_set_new(m, "format_version", json_integer(XTTS_MANIFEST_VERSION));
+    json_object_set_new(m, "format_version", json_integer(w->cfg.format_version));
     json_object_set_new(m, "tool_version", json_string(XTTS_VERSION));
     json_object_set_new(m, "records", json_integer((json_int_t)first));
     json_object_set_new(m, "config", cfg);

@@ -11,7 +11,6 @@
 
 #include "common/xtts_common.h"
 
-#define XTTS_CACHE_FORMAT "xtts-cache 1"
 #define XTTS_LOCK_NAME ".xtts-lock"
 #define XTTS_MAX_PARTS 99999
 #define XTTS_MAX_SHARDS 99999

@@ -19,6 +19,8 @@ static const char *usage_text =
     "  --npy FILE       write the selected record's unpadded mel, float32 [n_mels, frames]\n"
     "  --png FILE       write it as a spectrogram picture (time left to right, low\n"
     "                   frequencies at the bottom)\n"
+    "  --wav FILE       write its stored waveform as a 16-bit mono WAV file (caches built\n"
+    "                   with --audio int16 or flac)\n"
     "  --colormap NAME  viridis (default), magma or gray\n"
     "  --scale N        pixels per frame and per mel channel (default 1)\n"
     "  --width W, --height H   picture size in pixels (override --scale)\n"
@@ -38,7 +40,7 @@ static int fail(xtts_error *e) {
 
 int main(int argc, char **argv) {
     enum { O_ID = 256, O_INDEX, O_NPY, O_PNG, O_CMAP, O_SCALE, O_WIDTH, O_HEIGHT, O_RANGE, O_STATS, O_NOLEN, O_JSON,
-           O_VERSION };
+           O_VERSION, O_WAV };
     static const struct option opts[] = {
         {"id", required_argument, 0, O_ID},        {"index", required_argument, 0, O_INDEX},
         {"npy", required_argument, 0, O_NPY},      {"png", required_argument, 0, O_PNG},
@@ -47,8 +49,9 @@ int main(int argc, char **argv) {
         {"range", required_argument, 0, O_RANGE},  {"stats", no_argument, 0, O_STATS},
         {"no-lengths", no_argument, 0, O_NOLEN},   {"json", no_argument, 0, O_JSON},
         {"help", no_argument, 0, 'h'},             {"version", no_argument, 0, O_VERSION},
+        {"wav", required_argument, 0, O_WAV},
         {0, 0, 0, 0}};
-    const char *id = NULL, *npy = NULL, *png = NULL;
+    const char *id = NULL, *npy = NULL, *png = NULL, *wav = NULL;
     long index = -1, v;
     int stats = 0, lengths = 1, json = 0, c;
     xtts_png_options po;
@@ -64,6 +67,7 @@ int main(int argc, char **argv) {
             break;
         case O_NPY: npy = optarg; break;
         case O_PNG: png = optarg; break;
+        case O_WAV: wav = optarg; break;
         case O_CMAP:
             if ((v = xtts_colormap_parse(optarg)) < 0) {
                 fprintf(stderr, "xtts-cache-inspect: --colormap: '%s' is not viridis, magma or gray\n", optarg);
@@ -109,12 +113,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "xtts-cache-inspect: --id and --index are exclusive\n");
         return 1;
     }
-    if ((npy || png) && !id && index < 0) {
-        fprintf(stderr, "xtts-cache-inspect: --npy and --png need --id or --index\n");
+    if ((npy || png || wav) && !id && index < 0) {
+        fprintf(stderr, "xtts-cache-inspect: --npy, --png and --wav need --id or --index\n");
         return 1;
     }
-    if (npy && png && !strcmp(npy, "-") && !strcmp(png, "-")) {
-        fprintf(stderr, "xtts-cache-inspect: --npy and --png cannot both go to stdout\n");
+    if ((npy && !strcmp(npy, "-")) + (png && !strcmp(png, "-")) + (wav && !strcmp(wav, "-")) > 1) {
+        fprintf(stderr, "xtts-cache-inspect: only one of --npy, --png and --wav can go to stdout\n");
         return 1;
     }
     const char *dir = argv[optind];
@@ -168,7 +172,8 @@ int main(int argc, char **argv) {
         rc = fail(&e);
     } else if (id && xtts_cache_reader_find(r, id, &idx, &e)) {
         rc = fail(&e);
-    } else if (xtts_cache_reader_get(r, idx, &h, tok, K, mel, XTTS_DTYPE_F32, C, T, &e)) {
+    } else if (xtts_cache_reader_get(r, idx, &h, tok, K, mel, XTTS_DTYPE_F32, C, T, &e) ||
+               xtts_cache_reader_check(r, idx, &e)) { /* every section, before exporting anything */
         rc = fail(&e);
     } else {
         const json_t *m = xtts_cache_manifest(cache);
@@ -176,7 +181,17 @@ int main(int argc, char **argv) {
         const char *lang = json_string_value(json_array_get(json_object_get(m, "languages"), h.lang_id));
         if (npy && xtts_npy_write_f32(npy, mel, h.n_mels, h.n_frames, T, &e)) rc = fail(&e);
         if (!rc && png && xtts_png_write_mel(png, mel, h.n_mels, h.n_frames, T, &po, &e)) rc = fail(&e);
-        int to_stdout = (npy && !strcmp(npy, "-")) || (png && !strcmp(png, "-"));
+        if (!rc && wav) {
+            int16_t *w = malloc((h.n_samples ? h.n_samples : 1) * sizeof *w);
+            if (!w) xtts_error_set(&e, XTTS_ENOMEM, "out of memory");
+            if (!w || xtts_cache_reader_wave(r, idx, w, 0, h.n_samples, &e) ||
+                xtts_wav_write_i16(wav, w, h.n_samples, cfg->mel.sample_rate, &e))
+                rc = fail(&e);
+            free(w);
+        }
+        const char *text = "", *norm = "";
+        if (!rc && h.version >= 2 && xtts_cache_reader_text(r, idx, &text, NULL, &norm, NULL, &e)) rc = fail(&e);
+        int to_stdout = (npy && !strcmp(npy, "-")) || (png && !strcmp(png, "-")) || (wav && !strcmp(wav, "-"));
         FILE *f = to_stdout ? stderr : stdout;
         if (!rc && json && !to_stdout) {
             json_t *toks = json_array();
@@ -190,16 +205,26 @@ int main(int argc, char **argv) {
                                   (json_int_t)h.n_samples, "dtype", xtts_dtype_name((xtts_dtype)h.dtype), "pad_value",
                                   (double)h.pad_value, "tokens", toks);
             json_object_set_new(j, "shard", json_string(xtts_cache_shard_of(cache, idx)));
+            json_object_set_new(j, "record_version", json_integer(h.version));
+            if (h.version >= 2) {
+                json_object_set_new(j, "text", json_string(text));
+                json_object_set_new(j, "normalized_text", json_string(norm));
+                json_object_set_new(j, "audio", json_string(xtts_audio_store_name(h.audio)));
+                json_object_set_new(j, "trim_start", json_integer(h.trim_start));
+            }
             json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
             putchar('\n');
             json_decref(j);
-        } else if (!rc && !npy && !png) {
+        } else if (!rc && !npy && !png && !wav) {
             fprintf(f, "index: %llu (%s)\nid: %s\nspeaker: %u (%s)\nlanguage: %u (%s)\nsplit: %s\n",
                     (unsigned long long)idx, xtts_cache_shard_of(cache, idx), h.id, h.speaker_id, spk ? spk : "?",
                     h.lang_id, lang ? lang : "?", h.split ? "val" : "train");
             fprintf(f, "tokens: %u (padded to %u)\nframes: %u (padded to %u)\nn_mels: %u\nsamples: %u\n", h.n_tokens,
                     h.tokens_padded, h.n_frames, h.frames_padded, h.n_mels, h.n_samples);
             fprintf(f, "dtype: %s, pad value %g\n", xtts_dtype_name((xtts_dtype)h.dtype), (double)h.pad_value);
+            if (h.version >= 2)
+                fprintf(f, "waveform: %s (trim start %u)\ntext: %s\nnormalized text: %s\n", xtts_audio_store_name(h.audio),
+                        h.trim_start, text, norm);
             fprintf(f, "token ids:");
             for (uint32_t i = 0; i < h.n_tokens; i++) fprintf(f, " %d", tok[i]);
             fputc('\n', f);

@@ -17,6 +17,10 @@
 
 #define MANIFEST_MAX_BYTES ((size_t)1 << 30)
 
+const char *xtts_cache_format_name(int format_version) {
+    return format_version == 1 ? "xtts-cache 1" : "xtts-cache 2";
+}
+
 void xtts_cache_config_default(xtts_cache_config *c) {
     memset(c, 0, sizeof *c);
     /* The xtts preset (DESIGN.md "Mel presets"); kernels/mel.c is its one definition. */
@@ -31,19 +35,23 @@ void xtts_cache_config_default(xtts_cache_config *c) {
     c->n_buckets = 0;
     c->dtype = XTTS_DTYPE_F16;
     c->shuffle = 0;
-    c->zstd_level = 3;
+    c->zstd_level = 1; /* chosen from the measured sizes and speeds (docs/xtts-melcache.md) */
     snprintf(c->resampler, sizeof c->resampler, "soxr");
     snprintf(c->resample_quality, sizeof c->resample_quality, "hq");
     c->trim_db = 0.0;
     c->val_fraction = 0.0;
     c->algo_version = XTTS_ALGO_VERSION;
+    c->audio = XTTS_AUDIO_NONE;
+    c->format_version = XTTS_MANIFEST_VERSION;
 }
 
 /* ---- config -> JSON --------------------------------------------------------- */
 
-static const char *mel_scale_name(int v) { return v == XTTS_MEL_SCALE_SLANEY ? "slaney" : "htk"; }
+static const char *mel_scale_name(int v) {
+    return v == XTTS_MEL_SCALE_SLANEY ? "slaney" : v == XTTS_MEL_SCALE_LINEAR ? "linear" : "htk";
+}
 static const char *mel_norm_name(int v) { return v == XTTS_MEL_NORM_SLANEY ? "slaney" : "none"; }
-static const char *log_name(int v) { return v == XTTS_LOG_LOG10 ? "log10" : "ln"; }
+static const char *log_name(int v) { return v == XTTS_LOG_LOG10 ? "log10" : v == XTTS_LOG_NONE ? "none" : "ln"; }
 
 json_t *xtts_cache_config_to_json(const xtts_cache_config *c) {
     const xtts_mel_params *m = &c->mel;
@@ -66,6 +74,10 @@ json_t *xtts_cache_config_to_json(const xtts_cache_config *c) {
                           "zstd_level", c->zstd_level, "resampler", c->resampler, "resample_quality",
                           c->resample_quality, "trim_db", c->trim_db, "val_fraction", c->val_fraction,
                           "algo_version", c->algo_version);
+    if (j && c->format_version >= 2 && json_object_set_new(j, "audio", json_string(xtts_audio_store_name(c->audio)))) {
+        json_decref(j);
+        return NULL;
+    }
     return j; /* "o" steals mel and buckets, also on failure */
 }
 
@@ -158,16 +170,16 @@ static const char *const MEL_KEYS[] = {"preset", "sample_rate", "n_fft", "hop_sa
                                        "power", "mag_eps", "log", "log_floor", "drop_last_frame", "whisper_post"};
 static const char *const TOP_KEYS[] = {"mel", "tokenizer", "vocab_hash", "vocab_size", "max_tokens", "pad_token",
                                        "max_frames", "buckets", "dtype", "shuffle", "zstd_level", "resampler",
-                                       "resample_quality", "trim_db", "val_fraction", "algo_version"};
+                                       "resample_quality", "trim_db", "val_fraction", "algo_version", "audio"};
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 static xtts_status mel_from_json(ctx_t *x, const json_t *o, xtts_mel_params *m) {
-    static const char *const scales[] = {"htk", "slaney"};
-    static const int scale_v[] = {XTTS_MEL_SCALE_HTK, XTTS_MEL_SCALE_SLANEY};
+    static const char *const scales[] = {"htk", "slaney", "linear"};
+    static const int scale_v[] = {XTTS_MEL_SCALE_HTK, XTTS_MEL_SCALE_SLANEY, XTTS_MEL_SCALE_LINEAR};
     static const char *const norms[] = {"slaney", "none"};
     static const int norm_v[] = {XTTS_MEL_NORM_SLANEY, XTTS_MEL_NORM_NONE};
-    static const char *const logs[] = {"ln", "log10"};
-    static const int log_v[] = {XTTS_LOG_LN, XTTS_LOG_LOG10};
+    static const char *const logs[] = {"ln", "log10", "none"};
+    static const int log_v[] = {XTTS_LOG_LN, XTTS_LOG_LOG10, XTTS_LOG_NONE};
     xtts_status st;
     if ((st = check_known(x, o, MEL_KEYS, N_OF(MEL_KEYS)))) return st;
     if ((st = get_str(x, o, "preset", m->preset, sizeof m->preset, 0))) return st;
@@ -180,13 +192,13 @@ static xtts_status mel_from_json(ctx_t *x, const json_t *o, xtts_mel_params *m) 
     if ((st = get_double(x, o, "fmin_hz", 0, nyquist, &m->fmin_hz))) return st;
     if ((st = get_double(x, o, "fmax_hz", 0, nyquist, &m->fmax_hz))) return st;
     if (m->fmax_hz <= m->fmin_hz) return bad(x, "fmax_hz", "must be greater than fmin_hz");
-    if ((st = get_enum(x, o, "mel_scale", scales, scale_v, 2, &m->mel_scale))) return st;
+    if ((st = get_enum(x, o, "mel_scale", scales, scale_v, 3, &m->mel_scale))) return st;
     if ((st = get_enum(x, o, "mel_norm", norms, norm_v, 2, &m->mel_norm))) return st;
     if ((st = get_int(x, o, "center", 0, 1, &m->center))) return st;
     if ((st = get_int(x, o, "pad_samples", 0, m->n_fft, &m->pad_samples))) return st;
     if ((st = get_int(x, o, "power", 1, 2, &m->power))) return st;
     if ((st = get_double(x, o, "mag_eps", 0, 1, &m->mag_eps))) return st;
-    if ((st = get_enum(x, o, "log", logs, log_v, 2, &m->log_kind))) return st;
+    if ((st = get_enum(x, o, "log", logs, log_v, 3, &m->log_kind))) return st;
     if ((st = get_double(x, o, "log_floor", 1e-30, 1, &m->log_floor))) return st;
     if (m->log_floor <= 0) return bad(x, "log_floor", "must be positive");
     if ((st = get_int(x, o, "drop_last_frame", 0, 1, &m->drop_last_frame))) return st;
@@ -256,6 +268,16 @@ xtts_status xtts_cache_config_from_json(const json_t *j, xtts_cache_config *out,
     if ((st = get_double(&x, j, "val_fraction", 0, 1, &c.val_fraction))) return st;
     if (c.val_fraction >= 1) return bad(&x, "val_fraction", "must be below 1");
     if ((st = get_int(&x, j, "algo_version", 1, INT32_MAX, &c.algo_version))) return st;
+    c.format_version = 1;
+    c.audio = XTTS_AUDIO_NONE;
+    if (json_object_get(j, "audio")) {
+        static const char *const audios[] = {"none", "int16", "flac"};
+        static const int audio_v[] = {XTTS_AUDIO_NONE, XTTS_AUDIO_INT16, XTTS_AUDIO_FLAC};
+        if ((st = get_enum(&x, j, "audio", audios, audio_v, 3, &c.audio))) return st;
+        c.format_version = 2;
+    }
+    if (c.mel.mel_scale == XTTS_MEL_SCALE_LINEAR && c.mel.n_mels != c.mel.n_fft / 2 + 1)
+        return bad(&x, "mel", "a linear spectrogram has n_fft/2+1 bins (n_mels)");
     *out = c;
     return XTTS_OK;
 }
@@ -325,9 +347,9 @@ static xtts_status check_manifest(const json_t *m, const char *name, xtts_error 
         if (!json_object_get(m, required[i])) return mbad(err, name, required[i], "missing");
     json_t *fv = json_object_get(m, "format_version");
     if (!json_is_integer(fv)) return mbad(err, name, "format_version", "must be an integer");
-    if (json_integer_value(fv) != XTTS_MANIFEST_VERSION)
-        return xtts_error_set(err, XTTS_EMISMATCH, "%s: manifest format_version %lld, this build reads %d", name,
-                              (long long)json_integer_value(fv), XTTS_MANIFEST_VERSION);
+    if (json_integer_value(fv) < XTTS_MANIFEST_VERSION_MIN || json_integer_value(fv) > XTTS_MANIFEST_VERSION)
+        return xtts_error_set(err, XTTS_EMISMATCH, "%s: manifest format_version %lld, this build reads %d..%d", name,
+                              (long long)json_integer_value(fv), XTTS_MANIFEST_VERSION_MIN, XTTS_MANIFEST_VERSION);
     json_t *records = json_object_get(m, "records");
     if (!is_count(records)) return mbad(err, name, "records", "must be a non-negative integer");
     xtts_cache_config cfg;
@@ -335,6 +357,9 @@ static xtts_status check_manifest(const json_t *m, const char *name, xtts_error 
     snprintf(where, sizeof where, "%s", name);
     xtts_status st = xtts_cache_config_from_json(json_object_get(m, "config"), &cfg, where, err);
     if (st) return st;
+    if (cfg.format_version != json_integer_value(fv))
+        return mbad(err, name, "config", cfg.format_version == 2 ? "has the \"audio\" key of format_version 2"
+                                                                 : "lacks the \"audio\" key of format_version 2");
     json_t *hash = json_object_get(m, "config_hash");
     if (!json_is_string(hash) || !is_hex64(json_string_value(hash)))
         return mbad(err, name, "config_hash", "must be 64 lower-case hex digits");

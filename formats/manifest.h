@@ -19,9 +19,10 @@
 extern "C" {
 #endif
 
-#define XTTS_MANIFEST_VERSION 1
+#define XTTS_MANIFEST_VERSION 2      /* written by default */
+#define XTTS_MANIFEST_VERSION_MIN 1  /* the oldest read */
 /* Bump when any change to decoding, resampling, mel or record layout changes output. */
-#define XTTS_ALGO_VERSION 1
+#define XTTS_ALGO_VERSION 2
 #define XTTS_MAX_BUCKETS 16
 
 typedef struct {
@@ -42,9 +43,17 @@ typedef struct {
     double trim_db;          /* 0 = off */
     double val_fraction;
     int algo_version;        /* XTTS_ALGO_VERSION of the build that wrote it */
+    int audio;               /* xtts_audio_store: the waveform section (format 2 only) */
+    int format_version;      /* 2: records of version 2, "audio" in the JSON, lengths
+                                databases; 1: an older cache (records of version 1, no
+                                "audio" key, so its hash is unchanged). From the JSON: 2
+                                exactly when the "audio" key is present. */
 } xtts_cache_config;
 
-/* Defaults: preset xtts, bytes tokenizer, max_tokens 512, max_frames 1024, fp16, zstd 3,
+/* The shard meta "format" value of a cache format version: "xtts-cache 1" or "xtts-cache 2". */
+const char *xtts_cache_format_name(int format_version);
+
+/* Defaults: preset xtts, bytes tokenizer, max_tokens 512, max_frames 1024, fp16, zstd 1,
  * soxr HQ, no trim, no validation split. */
 void xtts_cache_config_default(xtts_cache_config *c);
 

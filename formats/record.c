@@ -15,6 +15,7 @@
  */
 #define ZSTD_STATIC_LINKING_ONLY
 #include "formats/record.h"
+#include "formats/flac_mem.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -27,6 +28,8 @@ struct xtts_record_encoder {
     ZSTD_CCtx *cctx;
     xtts_dtype dtype;
     unsigned flags;
+    int version;         /* 1 or 2 */
+    xtts_audio_store audio;
     uint8_t *raw;   /* payload before compression */
     size_t raw_cap;
     uint8_t *out;   /* header + id + frame */
@@ -37,6 +40,8 @@ struct xtts_record_decoder {
     ZSTD_DCtx *dctx;
     uint8_t *raw;
     size_t raw_cap;
+    uint8_t *aux;        /* text and waveform sections */
+    size_t aux_cap;
     int stream; /* write mels with non-temporal stores (xtts_record_decoder_set_streaming) */
 };
 
@@ -72,7 +77,31 @@ xtts_record_encoder *xtts_record_encoder_new(xtts_dtype dtype, int zstd_level, u
     ZSTD_CCtx_setParameter(e->cctx, ZSTD_c_contentSizeFlag, 1);
     e->dtype = dtype;
     e->flags = flags & XTTS_RECORD_SHUFFLED;
+    e->version = XTTS_RECORD_VERSION;
+    e->audio = XTTS_AUDIO_NONE;
     return e;
+}
+
+xtts_status xtts_record_encoder_set_version(xtts_record_encoder *e, int version, xtts_error *err) {
+    if (version < XTTS_RECORD_VERSION_MIN || version > XTTS_RECORD_VERSION)
+        return xtts_error_set(err, XTTS_EUSAGE, "record version %d is not written by this build (%d..%d)", version,
+                              XTTS_RECORD_VERSION_MIN, XTTS_RECORD_VERSION);
+    e->version = version;
+    return XTTS_OK;
+}
+
+void xtts_record_encoder_set_audio(xtts_record_encoder *e, xtts_audio_store audio) { e->audio = audio; }
+
+const char *xtts_audio_store_name(int a) {
+    return a == XTTS_AUDIO_INT16 ? "int16" : a == XTTS_AUDIO_FLAC ? "flac" : "none";
+}
+
+int xtts_audio_store_parse(const char *s) {
+    if (!s) return -1;
+    if (!strcmp(s, "none")) return XTTS_AUDIO_NONE;
+    if (!strcmp(s, "int16")) return XTTS_AUDIO_INT16;
+    if (!strcmp(s, "flac")) return XTTS_AUDIO_FLAC;
+    return -1;
 }
 
 void xtts_record_encoder_delete(xtts_record_encoder *e) {
@@ -231,8 +260,12 @@ static float get_f32(const uint8_t *p) {
     return v;
 }
 
+static xtts_status encode_v2(xtts_record_encoder *e, const xtts_record_input *in, const uint8_t **out,
+                             size_t *out_len, xtts_error *err);
+
 xtts_status xtts_record_encode(xtts_record_encoder *e, const xtts_record_input *in, const uint8_t **out,
                                size_t *out_len, xtts_error *err) {
+    if (e->version == 2) return encode_v2(e, in, out, out_len, err);
     const char *id = in->id ? in->id : "";
     size_t id_len = strlen(id);
     if (id_len > XTTS_RECORD_MAX_ID)
@@ -278,7 +311,7 @@ xtts_status xtts_record_encode(xtts_record_encoder *e, const xtts_record_input *
     uint8_t *h = e->out;
     memset(h, 0, XTTS_RECORD_HEADER_BYTES);
     memcpy(h, XTTS_RECORD_MAGIC, 4);
-    xtts_put_le16(h + 4, XTTS_RECORD_VERSION);
+    xtts_put_le16(h + 4, 1);
     h[6] = (uint8_t)e->dtype;
     h[7] = (uint8_t)e->flags;
     xtts_put_le16(h + 8, in->n_mels);
@@ -301,6 +334,342 @@ xtts_status xtts_record_encode(xtts_record_encoder *e, const xtts_record_input *
     xtts_put_le32(h + 60, crc);
     *out = e->out;
     *out_len = head + fsz;
+    return XTTS_OK;
+}
+
+
+/* ---- version 2 ------------------------------------------------------------------ */
+
+#define V2_ENTRY 16
+
+/* Checks shared by both versions' encoders. */
+static xtts_status check_input(const xtts_record_input *in, const char *id, xtts_error *err) {
+    if (strlen(id) > XTTS_RECORD_MAX_ID)
+        return xtts_error_set(err, XTTS_ERANGE, "record '%.64s...': id longer than %d bytes", id, XTTS_RECORD_MAX_ID);
+    if (in->n_tokens > in->tokens_padded || in->tokens_padded > XTTS_RECORD_MAX_TOKENS)
+        return xtts_error_set(err, XTTS_ERANGE, "record '%s': %u tokens do not fit %u padded (limit %d)", id,
+                              in->n_tokens, in->tokens_padded, XTTS_RECORD_MAX_TOKENS);
+    if (in->n_frames > in->frames_padded || in->frames_padded > XTTS_RECORD_MAX_FRAMES)
+        return xtts_error_set(err, XTTS_ERANGE, "record '%s': %u frames do not fit %u padded (limit %d)", id,
+                              in->n_frames, in->frames_padded, XTTS_RECORD_MAX_FRAMES);
+    if (in->n_mels == 0 || in->n_mels > XTTS_RECORD_MAX_MELS)
+        return xtts_error_set(err, XTTS_ERANGE, "record '%s': n_mels %u out of range", id, in->n_mels);
+    if (in->split > XTTS_SPLIT_VAL)
+        return xtts_error_set(err, XTTS_ERANGE, "record '%s': bad split %u", id, in->split);
+    return XTTS_OK;
+}
+
+/* Append one section body compressed from raw[0..raw_len) at e->out + *pos, and fill its
+ * table entry at e->out + tab. */
+static xtts_status put_zstd_section(xtts_record_encoder *e, const char *id, size_t tab, size_t *pos, int kind,
+                                    int flags, const uint8_t *raw, size_t raw_len, xtts_error *err) {
+    size_t bound = ZSTD_compressBound(raw_len);
+    if (grow(&e->out, &e->out_cap, *pos + bound))
+        return xtts_error_set(err, XTTS_ENOMEM, "record '%s': out of memory", id);
+    size_t fsz = ZSTD_compress2(e->cctx, e->out + *pos, bound, raw, raw_len);
+    if (ZSTD_isError(fsz))
+        return xtts_error_set(err, XTTS_EIO, "record '%s': zstd: %s", id, ZSTD_getErrorName(fsz));
+    uint8_t *t = e->out + tab;
+    t[0] = (uint8_t)kind;
+    t[1] = XTTS_CODEC_ZSTD;
+    t[2] = (uint8_t)flags;
+    t[3] = 0;
+    xtts_put_le32(t + 4, (uint32_t)fsz);
+    xtts_put_le32(t + 8, (uint32_t)raw_len);
+    xtts_put_le32(t + 12, xtts_crc32(0, e->out + *pos, fsz));
+    *pos += fsz;
+    return XTTS_OK;
+}
+
+static xtts_status encode_v2(xtts_record_encoder *e, const xtts_record_input *in, const uint8_t **out,
+                             size_t *out_len, xtts_error *err) {
+    const char *id = in->id ? in->id : "";
+    xtts_status st = check_input(in, id, err);
+    if (st) return st;
+    size_t id_len = strlen(id);
+    const char *text = in->text ? in->text : "", *norm = in->text_norm ? in->text_norm : "";
+    size_t text_len = strlen(text), norm_len = strlen(norm);
+    if (text_len > XTTS_RECORD_MAX_TEXT || norm_len > XTTS_RECORD_MAX_TEXT)
+        return xtts_error_set(err, XTTS_ERANGE, "record '%s': text longer than %d bytes", id, XTTS_RECORD_MAX_TEXT);
+    if (e->audio != XTTS_AUDIO_NONE && !in->wave && in->n_samples)
+        return xtts_error_set(err, XTTS_EUSAGE, "record '%s': the cache stores waveforms but none was given", id);
+    size_t esize = xtts_dtype_size(e->dtype);
+    size_t n_mel = (size_t)in->n_mels * in->n_frames;
+    size_t mel_bytes = n_mel * esize, wave_bytes = (size_t)in->n_samples * 2;
+    if (mel_bytes > PAYLOAD_MAX || (e->audio != XTTS_AUDIO_NONE && wave_bytes > PAYLOAD_MAX))
+        return xtts_error_set(err, XTTS_ERANGE, "record '%s': a section over %zu bytes", id, (size_t)PAYLOAD_MAX);
+    int n_sec = e->audio != XTTS_AUDIO_NONE ? 4 : 3;
+    size_t tab = XTTS_RECORD_HEADER_BYTES + id_len;
+    size_t pos = tab + (size_t)V2_ENTRY * n_sec;
+    size_t scratch = 4 * (size_t)in->n_tokens;
+    if (scratch < 2 * mel_bytes) scratch = 2 * mel_bytes;
+    if (scratch < 4 + text_len + norm_len) scratch = 4 + text_len + norm_len;
+    if (e->audio == XTTS_AUDIO_INT16 && scratch < wave_bytes) scratch = wave_bytes;
+    if (grow(&e->raw, &e->raw_cap, scratch ? scratch : 1) || grow(&e->out, &e->out_cap, pos))
+        return xtts_error_set(err, XTTS_ENOMEM, "record '%s': out of memory", id);
+    uint8_t *raw = e->raw;
+
+    /* tokens: the true ids only */
+    for (size_t i = 0; i < in->n_tokens; i++) xtts_put_le32(raw + 4 * i, (uint32_t)in->tokens[i]);
+    if ((st = put_zstd_section(e, id, tab, &pos, XTTS_SECTION_TOKENS, 0, raw, 4 * (size_t)in->n_tokens, err)))
+        return st;
+
+    /* mel: the true frames of each row, rows of n_frames */
+    uint8_t *mel_tmp = (e->flags & XTTS_RECORD_SHUFFLED) ? raw + mel_bytes : raw;
+    for (size_t c = 0; c < in->n_mels; c++) {
+        const float *row = in->mel + c * in->frames_padded;
+        uint8_t *dst = mel_tmp + c * in->n_frames * esize;
+        if (e->dtype == XTTS_DTYPE_F16)
+            xtts_f32_to_f16_n(row, (uint16_t *)(void *)dst, in->n_frames);
+        else
+            for (size_t t = 0; t < in->n_frames; t++) put_f32(dst + 4 * t, row[t]);
+    }
+    if (e->flags & XTTS_RECORD_SHUFFLED) shuffle_bytes(raw, mel_tmp, n_mel, esize);
+    if ((st = put_zstd_section(e, id, tab + V2_ENTRY, &pos, XTTS_SECTION_MEL, (int)(e->flags & XTTS_RECORD_SHUFFLED),
+                               raw, mel_bytes, err)))
+        return st;
+
+    /* text: u32 original length, original, normalized */
+    xtts_put_le32(raw, (uint32_t)text_len);
+    memcpy(raw + 4, text, text_len);
+    memcpy(raw + 4 + text_len, norm, norm_len);
+    if ((st = put_zstd_section(e, id, tab + 2 * V2_ENTRY, &pos, XTTS_SECTION_TEXT, 0, raw, 4 + text_len + norm_len,
+                               err)))
+        return st;
+
+    /* waveform */
+    if (e->audio == XTTS_AUDIO_INT16) {
+        uint8_t *lo = raw, *hi = raw + in->n_samples;
+        for (size_t i = 0; i < in->n_samples; i++) {
+            uint16_t v = (uint16_t)in->wave[i];
+            lo[i] = (uint8_t)(v & 0xff);
+            hi[i] = (uint8_t)(v >> 8);
+        }
+        if ((st = put_zstd_section(e, id, tab + 3 * V2_ENTRY, &pos, XTTS_SECTION_WAVE, XTTS_RECORD_SHUFFLED, raw,
+                                   wave_bytes, err)))
+            return st;
+    } else if (e->audio == XTTS_AUDIO_FLAC) {
+        uint8_t *fl = NULL;
+        size_t fl_len = 0;
+        if ((st = xtts_flac_encode_i16(in->wave, in->n_samples, (int)in->sample_rate, &fl, &fl_len, err))) return st;
+        if (fl_len > UINT32_MAX || grow(&e->out, &e->out_cap, pos + fl_len)) {
+            free(fl);
+            return xtts_error_set(err, XTTS_ENOMEM, "record '%s': out of memory", id);
+        }
+        memcpy(e->out + pos, fl, fl_len);
+        free(fl);
+        uint8_t *t = e->out + tab + 3 * V2_ENTRY;
+        t[0] = XTTS_SECTION_WAVE;
+        t[1] = XTTS_CODEC_FLAC;
+        t[2] = 0;
+        t[3] = 0;
+        xtts_put_le32(t + 4, (uint32_t)fl_len);
+        xtts_put_le32(t + 8, (uint32_t)wave_bytes);
+        xtts_put_le32(t + 12, xtts_crc32(0, e->out + pos, fl_len));
+        pos += fl_len;
+    }
+    if (pos > UINT32_MAX)
+        return xtts_error_set(err, XTTS_ERANGE, "record '%s': %zu bytes, over the 4 GiB record limit", id, pos);
+
+    uint8_t *h = e->out;
+    memset(h, 0, XTTS_RECORD_HEADER_BYTES);
+    memcpy(h, XTTS_RECORD_MAGIC, 4);
+    xtts_put_le16(h + 4, 2);
+    h[6] = (uint8_t)e->dtype;
+    h[7] = (uint8_t)e->flags;
+    xtts_put_le16(h + 8, in->n_mels);
+    h[10] = in->split;
+    h[11] = (uint8_t)n_sec;
+    xtts_put_le16(h + 12, (uint16_t)id_len);
+    xtts_put_le32(h + 16, in->n_tokens);
+    xtts_put_le32(h + 20, in->tokens_padded);
+    xtts_put_le32(h + 24, in->n_frames);
+    xtts_put_le32(h + 28, in->frames_padded);
+    xtts_put_le32(h + 32, in->speaker_id);
+    xtts_put_le32(h + 36, in->lang_id);
+    xtts_put_le32(h + 40, in->n_samples);
+    xtts_put_le32(h + 44, in->pad_token);
+    xtts_put_le32(h + 48, in->trim_start);
+    put_f32(h + 52, in->pad_value);
+    xtts_put_le32(h + 56, xtts_crc32(0, h + tab, (size_t)V2_ENTRY * n_sec));
+    memcpy(h + XTTS_RECORD_HEADER_BYTES, id, id_len);
+    uint32_t crc = xtts_crc32(0, h, 60);
+    crc = xtts_crc32(crc, h + XTTS_RECORD_HEADER_BYTES, id_len);
+    xtts_put_le32(h + 60, crc);
+    *out = e->out;
+    *out_len = pos;
+    return XTTS_OK;
+}
+
+/* Parse and check a version-2 header and section table (the header CRC is checked). */
+static xtts_status parse_v2(const uint8_t *h, size_t buf_len, xtts_record_header *t, xtts_error *err) {
+    if (h[7] & ~XTTS_RECORD_SHUFFLED || t->dtype > XTTS_DTYPE_F16 || t->split > XTTS_SPLIT_VAL ||
+        xtts_get_le16(h + 14) != 0)
+        return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': bad dtype, flags, split or reserved field", t->id);
+    unsigned n_sec = h[11];
+    if (n_sec < 3 || n_sec > 4)
+        return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': %u sections (3 or 4 expected)", t->id, n_sec);
+    size_t tab = (size_t)XTTS_RECORD_HEADER_BYTES + t->id_len;
+    if (tab + (size_t)V2_ENTRY * n_sec > buf_len)
+        return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': section table does not fit %zu bytes", t->id, buf_len);
+    if (xtts_crc32(0, h + tab, (size_t)V2_ENTRY * n_sec) != xtts_get_le32(h + 56))
+        return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': section table checksum mismatch", t->id);
+    t->n_sections = (uint8_t)n_sec;
+    t->pad_token = xtts_get_le32(h + 44);
+    t->trim_start = xtts_get_le32(h + 48);
+    if (t->n_mels == 0 || t->n_mels > XTTS_RECORD_MAX_MELS || t->tokens_padded > XTTS_RECORD_MAX_TOKENS ||
+        t->frames_padded > XTTS_RECORD_MAX_FRAMES)
+        return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': shape out of limits", t->id);
+    if (t->n_tokens > t->tokens_padded || t->n_frames > t->frames_padded)
+        return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': lengths (%u tokens, %u frames) exceed padded shape (%u, %u)",
+                              t->id, t->n_tokens, t->tokens_padded, t->n_frames, t->frames_padded);
+    uint64_t off = tab + (uint64_t)V2_ENTRY * n_sec, raw_sum = 0;
+    for (unsigned i = 0; i < n_sec; i++) {
+        const uint8_t *e = h + tab + (size_t)V2_ENTRY * i;
+        xtts_record_section *s = &t->sections[i];
+        s->kind = e[0];
+        s->codec = e[1];
+        s->flags = e[2];
+        s->stored_bytes = xtts_get_le32(e + 4);
+        s->raw_bytes = xtts_get_le32(e + 8);
+        s->crc32 = xtts_get_le32(e + 12);
+        s->offset = (uint32_t)(off <= UINT32_MAX ? off : 0);
+        unsigned want = i + 1; /* tokens, mel, text, waveform */
+        int ok = s->kind == want && e[3] == 0;
+        uint64_t raw = 0;
+        switch (want) {
+        case XTTS_SECTION_TOKENS:
+            ok = ok && s->codec == XTTS_CODEC_ZSTD && s->flags == 0;
+            raw = 4ull * t->n_tokens;
+            break;
+        case XTTS_SECTION_MEL:
+            ok = ok && s->codec == XTTS_CODEC_ZSTD && s->flags == (h[7] & XTTS_RECORD_SHUFFLED);
+            raw = (uint64_t)t->n_mels * t->n_frames * xtts_dtype_size(t->dtype);
+            break;
+        case XTTS_SECTION_TEXT:
+            ok = ok && s->codec == XTTS_CODEC_ZSTD && s->flags == 0 && s->raw_bytes >= 4 &&
+                 s->raw_bytes <= 4 + 2 * XTTS_RECORD_MAX_TEXT;
+            raw = s->raw_bytes;
+            break;
+        default:
+            ok = ok && ((s->codec == XTTS_CODEC_ZSTD && s->flags == XTTS_RECORD_SHUFFLED) ||
+                        (s->codec == XTTS_CODEC_FLAC && s->flags == 0));
+            raw = 2ull * t->n_samples;
+            t->audio = s->codec == XTTS_CODEC_FLAC ? XTTS_AUDIO_FLAC : XTTS_AUDIO_INT16;
+            break;
+        }
+        if (!ok)
+            return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': section %u: bad kind, codec or flags", t->id, i);
+        if (raw > PAYLOAD_MAX || s->raw_bytes != raw)
+            return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': section %u: %u decoded bytes, the header says %llu",
+                                  t->id, i, s->raw_bytes, (unsigned long long)raw);
+        off += s->stored_bytes;
+        raw_sum += s->raw_bytes;
+    }
+    if (off != buf_len)
+        return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': %zu bytes stored, header says %llu", t->id, buf_len,
+                              (unsigned long long)off);
+    t->payload_bytes = (uint32_t)(raw_sum <= UINT32_MAX ? raw_sum : UINT32_MAX);
+    t->frame_bytes = (uint32_t)(off - tab - (uint64_t)V2_ENTRY * n_sec);
+    if (!isfinite(t->pad_value))
+        return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': pad value is not finite", t->id);
+    return XTTS_OK;
+}
+
+/* Check section i's stored bytes and decompress a zstd body into *dst (grown). */
+static xtts_status zsection(const uint8_t *buf, const xtts_record_header *h, unsigned i, ZSTD_DCtx *dctx,
+                            uint8_t **dst, size_t *cap, xtts_error *err) {
+    static const char *const names[] = {"", "tokens", "mel", "text", "waveform"};
+    const xtts_record_section *s = &h->sections[i];
+    const char *nm = s->kind < 5 ? names[s->kind] : "?";
+    const uint8_t *body = buf + s->offset;
+    if (xtts_crc32(0, body, s->stored_bytes) != s->crc32)
+        return s->kind == XTTS_SECTION_MEL /* the message of version 1, whose one frame holds the mel */
+                   ? xtts_error_set(err, XTTS_ECORRUPT, "record '%s': zstd frame checksum mismatch", h->id)
+                   : xtts_error_set(err, XTTS_ECORRUPT, "record '%s': %s section: checksum mismatch", h->id, nm);
+    if (s->codec != XTTS_CODEC_ZSTD) return XTTS_OK;
+    unsigned long long csize = ZSTD_getFrameContentSize(body, s->stored_bytes);
+    if (csize != s->raw_bytes)
+        return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': %s section content size does not match", h->id, nm);
+    if (grow(dst, cap, s->raw_bytes ? s->raw_bytes : 1))
+        return xtts_error_set(err, XTTS_ENOMEM, "record '%s': out of memory", h->id);
+    size_t got = ZSTD_decompressDCtx(dctx, *dst, s->raw_bytes, body, s->stored_bytes);
+    if (ZSTD_isError(got))
+        return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': %s section: %s", h->id, nm, ZSTD_getErrorName(got));
+    if (got != s->raw_bytes)
+        return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': %s section decompressed to %zu bytes, expected %u",
+                              h->id, nm, got, s->raw_bytes);
+    return XTTS_OK;
+}
+
+xtts_status xtts_record_decode_text(xtts_record_decoder *d, const void *buf, size_t buf_len, const char **orig,
+                                    size_t *orig_len, const char **norm, size_t *norm_len, xtts_error *err) {
+    xtts_record_header h;
+    xtts_status st = xtts_record_parse_header(buf, buf_len, &h, err);
+    if (st) return st;
+    if (h.version < 2) return xtts_error_set(err, XTTS_ENOTFOUND, "record '%s': version 1 stores no text", h.id);
+    if ((st = zsection(buf, &h, 2, d->dctx, &d->raw, &d->raw_cap, err))) return st;
+    size_t raw = h.sections[2].raw_bytes;
+    uint32_t ol = xtts_get_le32(d->raw);
+    if (ol > raw - 4 || ol > XTTS_RECORD_MAX_TEXT || raw - 4 - ol > XTTS_RECORD_MAX_TEXT)
+        return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': text section lengths do not add up", h.id);
+    size_t nl = raw - 4 - ol;
+    if (memchr(d->raw + 4, 0, raw - 4))
+        return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': text holds a NUL byte", h.id);
+    if (grow(&d->aux, &d->aux_cap, ol + nl + 2)) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    memcpy(d->aux, d->raw + 4, ol);
+    d->aux[ol] = 0;
+    memcpy(d->aux + ol + 1, d->raw + 4 + ol, nl);
+    d->aux[ol + 1 + nl] = 0;
+    if (orig) *orig = (const char *)d->aux;
+    if (orig_len) *orig_len = ol;
+    if (norm) *norm = (const char *)d->aux + ol + 1;
+    if (norm_len) *norm_len = nl;
+    return XTTS_OK;
+}
+
+xtts_status xtts_record_decode_wave(xtts_record_decoder *d, const void *buf, size_t buf_len, int16_t *out, size_t first,
+                                    size_t n, xtts_error *err) {
+    xtts_record_header h;
+    xtts_status st = xtts_record_parse_header(buf, buf_len, &h, err);
+    if (st) return st;
+    if (h.audio == XTTS_AUDIO_NONE)
+        return xtts_error_set(err, XTTS_ENOTFOUND, "record '%s': no waveform stored", h.id);
+    if (first > h.n_samples || n > h.n_samples - first)
+        return xtts_error_set(err, XTTS_ERANGE, "record '%s': samples [%zu, %zu) outside its %u", h.id, first, first + n,
+                              h.n_samples);
+    if ((st = zsection(buf, &h, 3, d->dctx, &d->aux, &d->aux_cap, err))) return st;
+    if (h.audio == XTTS_AUDIO_INT16) {
+        const uint8_t *lo = d->aux, *hi = d->aux + h.n_samples;
+        for (size_t i = 0; i < n; i++) out[i] = (int16_t)(uint16_t)(lo[first + i] | (hi[first + i] << 8));
+        return XTTS_OK;
+    }
+    if (grow(&d->aux, &d->aux_cap, (size_t)h.n_samples * 2 + 2))
+        return xtts_error_set(err, XTTS_ENOMEM, "record '%s': out of memory", h.id);
+    int16_t *all = (int16_t *)(void *)d->aux;
+    const xtts_record_section *s = &h.sections[3];
+    if ((st = xtts_flac_decode_i16((const uint8_t *)buf + s->offset, s->stored_bytes, all, h.n_samples, err))) {
+        char m[sizeof err->msg];
+        snprintf(m, sizeof m, "%s", err ? err->msg : "");
+        return xtts_error_set(err, st, "record '%s': waveform: %s", h.id, m);
+    }
+    memcpy(out, all + first, n * sizeof *out);
+    return XTTS_OK;
+}
+
+xtts_status xtts_record_check(xtts_record_decoder *d, const void *buf, size_t buf_len, xtts_error *err) {
+    xtts_record_header h;
+    xtts_status st = xtts_record_parse_header(buf, buf_len, &h, err);
+    if (st) return st;
+    if (h.version < 2)
+        return xtts_record_decode(d, buf, buf_len, NULL, NULL, 0, NULL, XTTS_DTYPE_F32, 0, 0, err);
+    for (unsigned i = 0; i < 2; i++)
+        if ((st = zsection(buf, &h, i, d->dctx, &d->raw, &d->raw_cap, err))) return st;
+    if ((st = xtts_record_decode_text(d, buf, buf_len, NULL, NULL, NULL, NULL, err))) return st;
+    if (h.audio != XTTS_AUDIO_NONE) {
+        int16_t one;
+        if ((st = xtts_record_decode_wave(d, buf, buf_len, &one, 0, 0, err))) return st;
+    }
     return XTTS_OK;
 }
 
@@ -338,9 +707,16 @@ xtts_status xtts_record_parse_header(const void *buf, size_t buf_len, xtts_recor
     t.pad_value = get_f32(h + 52);
     memcpy(t.id, h + XTTS_RECORD_HEADER_BYTES, id_len);
     t.id[id_len] = '\0';
-    if (t.version != XTTS_RECORD_VERSION)
-        return xtts_error_set(err, XTTS_EMISMATCH, "record '%s': version %u, this build reads %d", t.id, t.version,
-                              XTTS_RECORD_VERSION);
+    if (t.version == 2) {
+        t.payload_bytes = t.frame_bytes = 0;
+        xtts_status st = parse_v2(h, buf_len, &t, err);
+        if (st) return st;
+        if (hdr) *hdr = t;
+        return XTTS_OK;
+    }
+    if (t.version != 1)
+        return xtts_error_set(err, XTTS_EMISMATCH, "record '%s': version %u, this build reads %d..%d", t.id, t.version,
+                              XTTS_RECORD_VERSION_MIN, XTTS_RECORD_VERSION);
     if (t.dtype > XTTS_DTYPE_F16 || (t.flags & ~XTTS_RECORD_SHUFFLED) || t.split > XTTS_SPLIT_VAL)
         return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': bad dtype, flags or split", t.id);
     if (t.n_mels == 0 || t.n_mels > XTTS_RECORD_MAX_MELS || t.tokens_padded > XTTS_RECORD_MAX_TOKENS ||
@@ -380,8 +756,12 @@ void xtts_record_decoder_delete(xtts_record_decoder *d) {
     if (!d) return;
     ZSTD_freeDCtx(d->dctx);
     free(d->raw);
+    free(d->aux);
     free(d);
 }
+
+static xtts_status write_mel(xtts_record_decoder *d, const xtts_record_header *h, const uint8_t *src, size_t T,
+                             void *mel, xtts_dtype out_dtype, size_t frames_cap, xtts_error *err);
 
 xtts_status xtts_record_decode(xtts_record_decoder *d, const void *buf, size_t buf_len, xtts_record_header *hdr_out,
                                int32_t *tokens, size_t tokens_cap, void *mel, xtts_dtype out_dtype,
@@ -395,6 +775,20 @@ xtts_status xtts_record_decode(xtts_record_decoder *d, const void *buf, size_t b
     if (mel && (h->n_mels > n_mels_cap || h->frames_padded > frames_cap))
         return xtts_error_set(err, XTTS_ERANGE, "record '%s': mel [%u, %u] exceeds buffer [%zu, %zu]", h->id, h->n_mels,
                               h->frames_padded, n_mels_cap, frames_cap);
+    const uint8_t *src;
+    size_t T; /* frames stored per mel row */
+    if (h->version == 2) {
+        if (tokens) {
+            if ((st = zsection(buf, h, 0, d->dctx, &d->raw, &d->raw_cap, err))) return st;
+            for (size_t i = 0; i < h->n_tokens; i++) tokens[i] = (int32_t)xtts_get_le32(d->raw + 4 * i);
+            for (size_t i = h->n_tokens; i < h->tokens_padded; i++) tokens[i] = (int32_t)h->pad_token;
+        }
+        if (!mel) return XTTS_OK;
+        if ((st = zsection(buf, h, 1, d->dctx, &d->raw, &d->raw_cap, err))) return st;
+        src = d->raw;
+        T = h->n_frames;
+        return write_mel(d, h, src, T, mel, out_dtype, frames_cap, err);
+    }
     const uint8_t *frame = (const uint8_t *)buf + XTTS_RECORD_HEADER_BYTES + h->id_len;
     if (xtts_crc32(0, frame, h->frame_bytes) != xtts_get_le32((const uint8_t *)buf + 56))
         return xtts_error_set(err, XTTS_ECORRUPT, "record '%s': zstd frame checksum mismatch", h->id);
@@ -413,10 +807,22 @@ xtts_status xtts_record_decode(xtts_record_decoder *d, const void *buf, size_t b
     if (tokens)
         for (size_t i = 0; i < h->tokens_padded; i++) tokens[i] = (int32_t)xtts_get_le32(raw + 4 * i);
     if (!mel) return XTTS_OK;
-    const uint8_t *src = raw + (size_t)h->tokens_padded * 4;
+    src = raw + (size_t)h->tokens_padded * 4;
+    T = h->frames_padded;
+    return write_mel(d, h, src, T, mel, out_dtype, frames_cap, err);
+}
+
+/* Write a decoded mel (T frames per stored row, at src, which may be in d->raw) into
+ * the caller's buffer with row stride frames_cap, padding each row from T on. */
+static xtts_status write_mel(xtts_record_decoder *d, const xtts_record_header *h, const uint8_t *src, size_t T,
+                             void *mel, xtts_dtype out_dtype, size_t frames_cap, xtts_error *err) {
     size_t esize = xtts_dtype_size(h->dtype);
-    size_t T = h->frames_padded, C = h->n_mels, n = C * T;
+    size_t C = h->n_mels, n = C * T;
     int nt = d->stream;
+    /* version 2 writes all padding: as the stored dtype rounds it, so that fp16 records
+     * decode to the same values as fp32 output and fp16 output */
+    float padf = h->version >= 2 && h->dtype == XTTS_DTYPE_F16 ? xtts_f16_to_f32(xtts_f32_to_f16(h->pad_value))
+                                                                : h->pad_value;
     if ((h->flags & XTTS_RECORD_SHUFFLED) && h->dtype == XTTS_DTYPE_F16) {
         /* the common case, fused: join each row's two byte planes and write (or convert
          * and write) straight into the caller's buffer; one pass, no scratch copy */
@@ -430,7 +836,7 @@ xtts_status xtts_record_decode(xtts_record_decoder *d, const void *buf, size_t b
             } else {
                 float *dst = (float *)mel + c * frames_cap;
                 join_f32(dst, lo + c * T, hi + c * T, T, nt);
-                fill_f32(dst + T, h->pad_value, frames_cap - T, nt);
+                fill_f32(dst + T, padf, frames_cap - T, nt);
             }
         }
         if (nt) store_fence();
@@ -438,11 +844,10 @@ xtts_status xtts_record_decode(xtts_record_decoder *d, const void *buf, size_t b
     }
     if (h->flags & XTTS_RECORD_SHUFFLED) {
         /* unshuffle in place is not possible; use the tail of a grown scratch buffer */
-        size_t off = h->payload_bytes;
+        size_t src_off = (size_t)(src - d->raw), off = src_off + n * esize;
         if (grow(&d->raw, &d->raw_cap, off + n * esize))
             return xtts_error_set(err, XTTS_ENOMEM, "record '%s': out of memory", h->id);
-        raw = d->raw;
-        src = raw + (size_t)h->tokens_padded * 4;
+        src = d->raw + src_off;
         unshuffle_bytes(d->raw + off, src, n, esize);
         src = d->raw + off;
     }
@@ -455,7 +860,7 @@ xtts_status xtts_record_decode(xtts_record_decoder *d, const void *buf, size_t b
                 cvt_f32(dst, (const uint16_t *)(const void *)row, T, nt);
             else
                 copy_out((uint8_t *)dst, row, T * 4, nt); /* little-endian host */
-            fill_f32(dst + T, h->pad_value, frames_cap - T, nt);
+            fill_f32(dst + T, padf, frames_cap - T, nt);
         } else {
             uint16_t *dst = (uint16_t *)mel + c * frames_cap;
             if (h->dtype == XTTS_DTYPE_F16)
@@ -467,4 +872,55 @@ xtts_status xtts_record_decode(xtts_record_decoder *d, const void *buf, size_t b
     }
     if (nt) store_fence();
     return XTTS_OK;
+}
+
+/* ---- lengths index entries ------------------------------------------------------- */
+
+void xtts_lengths_from_header(const xtts_record_header *h, xtts_lengths *o) {
+    memset(o, 0, sizeof *o);
+    o->n_frames = h->n_frames;
+    o->n_tokens = h->n_tokens;
+    o->n_samples = h->n_samples;
+    o->speaker_id = h->speaker_id;
+    o->lang_id = h->lang_id;
+    o->split = h->split;
+    o->has_wave = h->audio != XTTS_AUDIO_NONE;
+}
+
+void xtts_lengths_pack(const xtts_record_header *h, uint8_t out[XTTS_LENGTHS_BYTES]) {
+    xtts_lengths l;
+    xtts_lengths_from_header(h, &l);
+    memset(out, 0, XTTS_LENGTHS_BYTES);
+    xtts_put_le32(out, l.n_frames);
+    xtts_put_le32(out + 4, l.n_tokens);
+    xtts_put_le32(out + 8, l.n_samples);
+    xtts_put_le32(out + 12, l.speaker_id);
+    xtts_put_le32(out + 16, l.lang_id);
+    out[20] = l.split;
+    out[21] = l.has_wave ? 1 : 0;
+}
+
+xtts_status xtts_lengths_unpack(const void *buf, size_t len, xtts_lengths *o, xtts_error *err) {
+    const uint8_t *p = buf;
+    if (len != XTTS_LENGTHS_BYTES)
+        return xtts_error_set(err, XTTS_ECORRUPT, "lengths entry of %zu bytes, expected %d", len, XTTS_LENGTHS_BYTES);
+    if (p[20] > XTTS_SPLIT_VAL || p[21] > 1 || p[22] || p[23])
+        return xtts_error_set(err, XTTS_ECORRUPT, "lengths entry with a bad split, flags or reserved byte");
+    o->n_frames = xtts_get_le32(p);
+    o->n_tokens = xtts_get_le32(p + 4);
+    o->n_samples = xtts_get_le32(p + 8);
+    o->speaker_id = xtts_get_le32(p + 12);
+    o->lang_id = xtts_get_le32(p + 16);
+    o->split = p[20];
+    o->has_wave = p[21];
+    return XTTS_OK;
+}
+
+void xtts_wave_to_int16(const float *x, size_t n, int16_t *q, float *xq) {
+    for (size_t i = 0; i < n; i++) {
+        float v = rintf(x[i] * 32768.0f);
+        v = v > 32767.0f ? 32767.0f : v < -32768.0f ? -32768.0f : v; /* NaN is refused before */
+        q[i] = (int16_t)v;
+        if (xq) xq[i] = v / 32768.0f;
+    }
 }

@@ -1,10 +1,12 @@
-/* record.h — the cache record codec (formats/cache.md, "Record", version 1).
+/* record.h — the cache record codec (formats/cache.md, "Record", versions 1 and 2).
  *
- * A record is one utterance: a fixed 64-byte header, the utterance id, and one zstd
- * frame holding the padded token ids and the padded log-mel. The header and id are
- * covered by a CRC-32 stored in the header, the zstd frame's bytes by a second CRC-32
- * stored in the header, and the decompressed payload by zstd's content checksum (XXH64)
- * and content size, so every byte of a record is checked.
+ * A record is one utterance. Version 2 (written by default): a fixed 64-byte header, the
+ * utterance id, a section table, and one body per section — tokens, mel (true frames
+ * only), text (original and normalized), optionally the waveform (int16 shuffled + zstd,
+ * or FLAC) — each with its own CRC-32, zstd bodies also with zstd's content checksum, so
+ * a reader decodes only the sections it asks for and every byte is checked. Version 1
+ * (still read, and written when asked for): the header, the id and one zstd frame of
+ * padded tokens and padded mel.
  *
  * Lifecycle (zstd's habit): make one encoder or decoder per thread, reuse it for every
  * record, delete it at the end. The caller owns all buffers. Decoding never reads or
@@ -23,7 +25,10 @@ extern "C" {
 #endif
 
 #define XTTS_RECORD_MAGIC "XTRC"
-#define XTTS_RECORD_VERSION 1
+#define XTTS_RECORD_VERSION 2          /* the version written by default */
+#define XTTS_RECORD_VERSION_MIN 1      /* the oldest version read */
+#define XTTS_RECORD_MAX_SECTIONS 16
+#define XTTS_RECORD_MAX_TEXT 65536     /* bytes of each text (original, normalized) */
 #define XTTS_RECORD_HEADER_BYTES 64
 #define XTTS_RECORD_MAX_ID 1024          /* bytes of utterance id */
 #define XTTS_RECORD_MAX_TOKENS 65536     /* padded token count limit */
@@ -35,6 +40,28 @@ typedef enum { XTTS_SPLIT_TRAIN = 0, XTTS_SPLIT_VAL = 1 } xtts_split;
 
 /* Record flags. */
 #define XTTS_RECORD_SHUFFLED 0x01u /* mel bytes stored byte-plane shuffled (see cache.md) */
+
+/* Version-2 section kinds and codecs (formats/cache.md 3.2). */
+typedef enum {
+    XTTS_SECTION_TOKENS = 1,
+    XTTS_SECTION_MEL = 2,
+    XTTS_SECTION_TEXT = 3,
+    XTTS_SECTION_WAVE = 4,
+} xtts_section_kind;
+typedef enum { XTTS_CODEC_ZSTD = 1, XTTS_CODEC_FLAC = 2 } xtts_section_codec;
+
+/* How the waveform is stored (the cache's --audio): none, int16 shuffled + zstd, FLAC. */
+typedef enum { XTTS_AUDIO_NONE = 0, XTTS_AUDIO_INT16 = 1, XTTS_AUDIO_FLAC = 2 } xtts_audio_store;
+const char *xtts_audio_store_name(int a);
+/* "none"/"int16"/"flac" -> xtts_audio_store; -1 when unknown. */
+int xtts_audio_store_parse(const char *s);
+
+/* One entry of a version-2 section table, with where its body starts in the record. */
+typedef struct {
+    uint8_t kind, codec, flags;
+    uint32_t stored_bytes, raw_bytes, crc32;
+    uint32_t offset; /* of the body, from the start of the record */
+} xtts_record_section;
 
 /* The decoded header of a record: everything but the payload. */
 typedef struct {
@@ -50,15 +77,22 @@ typedef struct {
     uint32_t speaker_id;
     uint32_t lang_id;
     uint32_t n_samples;     /* audio length at the mel sample rate */
-    uint32_t payload_bytes; /* decompressed payload size */
-    uint32_t frame_bytes;   /* compressed zstd frame size */
+    uint32_t payload_bytes; /* v1: decompressed payload size; v2: sum of the sections' raw_bytes */
+    uint32_t frame_bytes;   /* v1: compressed zstd frame size; v2: sum of the sections' stored_bytes */
     float pad_value;        /* the mel value of padded frames (the preset's log floor) */
+    uint32_t pad_token;     /* v2: the token id of padding (v1: 0, the padding is stored) */
+    uint32_t trim_start;    /* v2: samples cut from the start by trimming */
+    uint8_t audio;          /* xtts_audio_store of the waveform section (v1: NONE) */
+    uint8_t n_sections;     /* v2: entries in sections[] (v1: 0) */
+    xtts_record_section sections[XTTS_RECORD_MAX_SECTIONS];
     uint16_t id_len;
     char id[XTTS_RECORD_MAX_ID + 1]; /* NUL-terminated */
 } xtts_record_header;
 
-/* What to store. tokens: int32[tokens_padded] already padded; mel: float32 laid out
- * [n_mels][frames_padded] (channel-major, row stride frames_padded) already padded. */
+/* What to store. tokens: int32[tokens_padded] already padded (version 2 reads only the
+ * first n_tokens); mel: float32 laid out [n_mels][frames_padded] (channel-major, row
+ * stride frames_padded) already padded (version 2 reads only the first n_frames of each
+ * row). The version-2 fields after mel are ignored by version 1. */
 typedef struct {
     const char *id;
     uint8_t split;
@@ -69,6 +103,13 @@ typedef struct {
     float pad_value;
     const int32_t *tokens;
     const float *mel;
+    uint32_t pad_token;      /* v2: the token id of padding */
+    uint32_t trim_start;     /* v2: samples cut from the start by trimming */
+    const char *text;        /* v2: the original transcript (NULL = empty) */
+    const char *text_norm;   /* v2: the normalized text (NULL = empty) */
+    const int16_t *wave;     /* v2: n_samples mono samples, stored when the encoder's audio
+                                is not NONE (required then) */
+    uint32_t sample_rate;    /* v2 with FLAC: the waveform's rate */
 } xtts_record_input;
 
 typedef struct xtts_record_encoder xtts_record_encoder;
@@ -78,6 +119,10 @@ typedef struct xtts_record_decoder xtts_record_decoder;
  * Returns NULL when out of memory. */
 xtts_record_encoder *xtts_record_encoder_new(xtts_dtype dtype, int zstd_level, unsigned flags);
 void xtts_record_encoder_delete(xtts_record_encoder *enc);
+/* Record version to write: 2 (the default) or 1 (for caches of version 1 and tests). */
+xtts_status xtts_record_encoder_set_version(xtts_record_encoder *enc, int version, xtts_error *err);
+/* How version 2 stores the waveform (XTTS_AUDIO_NONE by default). */
+void xtts_record_encoder_set_audio(xtts_record_encoder *enc, xtts_audio_store audio);
 
 /* Encode one record. On success *out points into the encoder's own buffer (valid until
  * the next call on this encoder) and *out_len is its size. */
@@ -110,6 +155,42 @@ xtts_status xtts_record_decode(xtts_record_decoder *dec, const void *buf, size_t
                                xtts_record_header *hdr, int32_t *tokens, size_t tokens_cap,
                                void *mel, xtts_dtype out_dtype, size_t n_mels_cap, size_t frames_cap,
                                xtts_error *err);
+
+/* Version 2's text section: the original and the normalized text, pointing into the
+ * decoder's own buffer, each followed by a NUL (valid until the next call on this
+ * decoder).
+ * XTTS_ENOTFOUND for a version-1 record (it stores no text). */
+xtts_status xtts_record_decode_text(xtts_record_decoder *dec, const void *buf, size_t buf_len, const char **orig,
+                                    size_t *orig_len, const char **norm, size_t *norm_len, xtts_error *err);
+
+/* Version 2's waveform: samples [first, first + n) of the stored int16 waveform into
+ * out[0..n) (first + n <= n_samples). Decodes the whole section (zstd or FLAC).
+ * XTTS_ENOTFOUND when the record stores no waveform. */
+xtts_status xtts_record_decode_wave(xtts_record_decoder *dec, const void *buf, size_t buf_len, int16_t *out,
+                                    size_t first, size_t n, xtts_error *err);
+
+/* Check every section of a record completely (CRCs, decompression, sizes, the FLAC
+ * stream's length) without giving anything back; for verification. */
+xtts_status xtts_record_check(xtts_record_decoder *dec, const void *buf, size_t buf_len, xtts_error *err);
+
+/* One record's entry of a shard's "lengths" database (formats/cache.md 3.3). */
+#define XTTS_LENGTHS_BYTES 24
+typedef struct {
+    uint32_t n_frames, n_tokens, n_samples, speaker_id, lang_id;
+    uint8_t split;
+    uint8_t has_wave;
+} xtts_lengths;
+/* The entry of a record from its header, packed as stored. */
+void xtts_lengths_pack(const xtts_record_header *h, uint8_t out[XTTS_LENGTHS_BYTES]);
+/* Unpack a stored entry; XTTS_ECORRUPT when len is not 24 or a field is out of range. */
+xtts_status xtts_lengths_unpack(const void *buf, size_t len, xtts_lengths *out, xtts_error *err);
+/* The entry a header gives (for caches without a lengths database, and for checks). */
+void xtts_lengths_from_header(const xtts_record_header *h, xtts_lengths *out);
+
+/* The stored form of a waveform (formats/cache.md 3.2): q[i] = clamp(round(x[i] * 32768),
+ * -32768, 32767), and xq[i] = q[i] / 32768, the signal the mel is computed from when a
+ * waveform is stored. xq may be NULL; x and xq may be the same array. */
+void xtts_wave_to_int16(const float *x, size_t n, int16_t *q, float *xq);
 
 /* Bytes per stored mel element for a dtype. */
 static inline size_t xtts_dtype_size(xtts_dtype d) { return d == XTTS_DTYPE_F16 ? 2 : 4; }

@@ -14,7 +14,9 @@ struct xtts_tokens_reader {
     int32_t *ids;
     size_t ids_cap;
     xtts_tokens_header header;
-    int n_fields;         /* 6, or 7 with fields=split */
+    int n_fields;         /* 6 plus the fields the header's fields= declares */
+    int split_field;      /* index of the split field, or -1 */
+    int text_field;       /* index of the original-text field, or -1 */
 };
 
 static const char *const required_keys[] = {"tokenizer", "vocab_hash", "vocab_size", "lang", "max_tokens", "pad_id"};
@@ -130,8 +132,9 @@ xtts_status xtts_tokens_header_validate(const xtts_tokens_header *h, const char 
     if (strcmp(h->lang_mode, "auto") && strcmp(h->lang_mode, "column") && !xtts_lang_tag_valid(h->lang_mode))
         return xtts_error_set(err, XTTS_EINPUT, "%s:1: header: lang must be a language code, auto or column", name);
     const char *fields = xtts_tokens_header_get(h, "fields");
-    if (fields && strcmp(fields, "split"))
-        return xtts_error_set(err, XTTS_EINPUT, "%s:1: header: fields=%.40s is not known (this reader knows fields=split)", name, fields);
+    if (fields && strcmp(fields, "split") && strcmp(fields, "text") && strcmp(fields, "split,text"))
+        return xtts_error_set(err, XTTS_EINPUT,
+                              "%s:1: header: fields=%.40s is not known (this reader knows split, text and split,text)", name, fields);
     if (h->max_tokens < 1 || h->max_tokens > XTTS_TOKENS_MAX_IDS)
         return xtts_error_set(err, XTTS_EINPUT, "%s:1: header: max_tokens must be in 1..%d", name, XTTS_TOKENS_MAX_IDS);
     if (h->pad_id < 0 || h->pad_id >= h->vocab_size)
@@ -239,6 +242,20 @@ xtts_status xtts_tokens_format_record(const xtts_tokens_record *rec, char **buf,
         p[k++] = '\t';
         memcpy(p + k, split, strlen(split));
         k += strlen(split);
+    }
+    if (rec->orig_text) { /* the original-text field (header fields=...text) */
+        size_t ol = strlen(rec->orig_text);
+        if (!xtts_utf8_valid(rec->orig_text, ol))
+            return xtts_error_set(err, XTTS_EINPUT, "record %.200s: original text is not valid UTF-8", id);
+        for (size_t i = 0; i < ol; i++) {
+            unsigned char c = (unsigned char)rec->orig_text[i];
+            if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
+                return xtts_error_set(err, XTTS_EINPUT, "record %.200s: control character in the original text", id);
+        }
+        if (reserve(buf, cap, k + 2 * ol + 4)) return xtts_error_set(err, XTTS_ENOMEM, "record %.200s: out of memory", id);
+        p = *buf;
+        p[k++] = '\t';
+        k += escape_into(p + k, rec->orig_text);
     }
     p[k++] = '\n';
     p[k] = 0;
@@ -404,7 +421,11 @@ xtts_status xtts_tokens_reader_open(FILE *f, const char *name, xtts_tokens_reade
         xtts_tokens_reader_close(r);
         return st;
     }
-    r->n_fields = xtts_tokens_header_get(&r->header, "fields") ? 7 : 6;
+    const char *extra = xtts_tokens_header_get(&r->header, "fields");
+    r->split_field = r->text_field = -1;
+    r->n_fields = 6;
+    if (extra && strstr(extra, "split")) r->split_field = r->n_fields++;
+    if (extra && strstr(extra, "text")) r->text_field = r->n_fields++;
     *out = r;
     return XTTS_OK;
 }
@@ -431,7 +452,7 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
     if (rc <= 0) return rc;
     char *line = r->line;
     if (n == 0) return record_error(r, err, "empty line", NULL);
-    char *f[7];
+    char *f[8];
     int nf = 0;
     const int want = r->n_fields;
     f[nf++] = line;
@@ -451,7 +472,9 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
         snprintf(msg, sizeof msg, "expected %d tab-separated fields, found %d", want, nf);
         return record_error(r, err, msg, NULL);
     }
-    static const char *const names[7] = {"id", "speaker", "lang", "audio_path", "tokens", "text", "split"};
+    const char *names[8] = {"id", "speaker", "lang", "audio_path", "tokens", "text", "", ""};
+    if (r->split_field >= 0) names[r->split_field] = "split";
+    if (r->text_field >= 0) names[r->text_field] = "original text";
     for (int i = 0; i < want; i++) {
         if (i == 4) continue;
         if (!xtts_utf8_valid(f[i], strlen(f[i]))) return record_error(r, err, "invalid UTF-8 in ", names[i]);
@@ -464,7 +487,8 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
         xtts_error_set(err, XTTS_EINPUT, "%s:%zu: unknown language '%.40s'", r->name, r->line_no, f[2]);
         return -1;
     }
-    if (want == 7 && *f[6] && strcmp(f[6], "train") && strcmp(f[6], "val") && strcmp(f[6], "test"))
+    const char *split = r->split_field >= 0 ? f[r->split_field] : NULL;
+    if (split && *split && strcmp(split, "train") && strcmp(split, "val") && strcmp(split, "test"))
         return record_error(r, err, "split must be train, val, test or empty", NULL);
     /* Token ids: decimal, single spaces between. */
     size_t count = 0;
@@ -505,7 +529,8 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
     rec->lang = f[2];
     rec->audio_path = f[3];
     rec->text = f[5];
-    rec->split = want == 7 ? f[6] : NULL;
+    rec->split = split;
+    rec->orig_text = r->text_field >= 0 ? f[r->text_field] : NULL;
     rec->tokens = r->ids;
     rec->n_tokens = count;
     return 1;

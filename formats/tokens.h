@@ -58,8 +58,10 @@ typedef struct {
     const char *id, *speaker, *lang, *audio_path, *text;
     const int32_t *tokens;
     size_t n_tokens;
-    const char *split;  /* NULL: a six-field line; else the seventh field (header fields=split):
-                           "train", "val", "test" or "" (not assigned) */
+    const char *split;     /* NULL: the stream has no split field; else (header fields=split...)
+                              "train", "val", "test" or "" (not assigned) */
+    const char *orig_text; /* NULL: the stream has no original-text field; else (header
+                              fields=...text) the transcript before normalization */
 } xtts_tokens_record;
 
 typedef struct xtts_tokens_reader xtts_tokens_reader;

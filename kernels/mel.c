@@ -129,9 +129,20 @@ xtts_status xtts_mel_preset(const char *name, xtts_mel_params *p, xtts_error *er
         q.log_floor = 1e-10;
         q.drop_last_frame = 1;
         q.whisper_post = 1;
+    } else if (strcmp(name, "linear") == 0) {
+        /* jaywalnut310/vits mel_processing.spectrogram_torch: the linear magnitude */
+        q.n_mels = q.n_fft / 2 + 1;
+        q.fmax_hz = q.sample_rate / 2.0;
+        q.mel_scale = XTTS_MEL_SCALE_LINEAR;
+        q.mel_norm = XTTS_MEL_NORM_NONE;
+        q.center = 0;
+        q.pad_samples = (q.n_fft - q.hop_samples) / 2;
+        q.power = 1;
+        q.mag_eps = 1e-6;
+        q.log_kind = XTTS_LOG_NONE;
     } else {
         return xtts_error_set(err, XTTS_EUSAGE,
-                              "mel preset '%s' is unknown (use xtts, hifigan, vits, tacotron2 or whisper)", name);
+                              "mel preset '%s' is unknown (use xtts, hifigan, vits, tacotron2, whisper or linear)", name);
     }
     snprintf(q.preset, sizeof q.preset, "%s", name);
     *p = q;
@@ -152,8 +163,11 @@ xtts_status xtts_mel_params_check(const xtts_mel_params *p, xtts_error *err) {
     if (!(p->fmin_hz >= 0.0) || !(p->fmax_hz > p->fmin_hz) || p->fmax_hz > p->sample_rate / 2.0)
         return xtts_error_set(err, XTTS_EUSAGE, "mel: need 0 <= fmin < fmax <= sample_rate/2 (fmin %g, fmax %g, sr %d)",
                               p->fmin_hz, p->fmax_hz, p->sample_rate);
-    if (p->mel_scale != XTTS_MEL_SCALE_HTK && p->mel_scale != XTTS_MEL_SCALE_SLANEY)
-        return xtts_error_set(err, XTTS_EUSAGE, "mel: mel scale %d is not htk (0) or slaney (1)", p->mel_scale);
+    if (p->mel_scale != XTTS_MEL_SCALE_HTK && p->mel_scale != XTTS_MEL_SCALE_SLANEY && p->mel_scale != XTTS_MEL_SCALE_LINEAR)
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: mel scale %d is not htk (0), slaney (1) or linear (2)", p->mel_scale);
+    if (p->mel_scale == XTTS_MEL_SCALE_LINEAR && p->n_mels != p->n_fft / 2 + 1)
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: a linear spectrogram has n_fft/2+1 = %d bins, not %d",
+                              p->n_fft / 2 + 1, p->n_mels);
     if (p->mel_norm != XTTS_MEL_NORM_NONE && p->mel_norm != XTTS_MEL_NORM_SLANEY)
         return xtts_error_set(err, XTTS_EUSAGE, "mel: mel norm %d is not none (0) or slaney (1)", p->mel_norm);
     if (p->center != 0 && p->center != 1)
@@ -164,8 +178,10 @@ xtts_status xtts_mel_params_check(const xtts_mel_params *p, xtts_error *err) {
         return xtts_error_set(err, XTTS_EUSAGE, "mel: power must be 1 (magnitude) or 2 (power)");
     if (!(p->mag_eps >= 0.0) || p->mag_eps > 1.0)
         return xtts_error_set(err, XTTS_EUSAGE, "mel: magnitude epsilon %g is outside 0..1", p->mag_eps);
-    if (p->log_kind != XTTS_LOG_LN && p->log_kind != XTTS_LOG_LOG10)
-        return xtts_error_set(err, XTTS_EUSAGE, "mel: log kind %d is not ln (0) or log10 (1)", p->log_kind);
+    if (p->log_kind != XTTS_LOG_LN && p->log_kind != XTTS_LOG_LOG10 && p->log_kind != XTTS_LOG_NONE)
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: log kind %d is not ln (0), log10 (1) or none (2)", p->log_kind);
+    if (p->log_kind == XTTS_LOG_NONE && p->whisper_post)
+        return xtts_error_set(err, XTTS_EUSAGE, "mel: whisper post-processing needs log10");
     if (!(p->log_floor >= 1e-30) || p->log_floor > 1.0)
         return xtts_error_set(err, XTTS_EUSAGE, "mel: log floor %g is outside 1e-30..1", p->log_floor);
     if ((p->drop_last_frame != 0 && p->drop_last_frame != 1) || (p->whisper_post != 0 && p->whisper_post != 1))
@@ -187,6 +203,8 @@ size_t xtts_mel_n_frames(const xtts_mel_params *p, size_t n_samples) {
 }
 
 float xtts_mel_pad_value(const xtts_mel_params *p) {
+    if (p->log_kind == XTTS_LOG_NONE) /* silence: the spectrum value of a zero bin */
+        return p->power == 1 ? (float)sqrt(p->mag_eps) : 0.0f;
     return xtts_log_clamp(0.0f, (float)p->log_floor, p->log_kind);
 }
 
@@ -198,6 +216,11 @@ xtts_status xtts_mel_filterbank(const xtts_mel_params *p, float *fb, xtts_error 
     xtts_status st = xtts_mel_params_check(p, err);
     if (st) return st;
     int n_bins = p->n_fft / 2 + 1;
+    if (p->mel_scale == XTTS_MEL_SCALE_LINEAR) { /* the identity: bin c is channel c */
+        memset(fb, 0, sizeof(float) * (size_t)p->n_mels * n_bins);
+        for (int c = 0; c < p->n_mels; c++) fb[(size_t)c * n_bins + c] = 1.0f;
+        return XTTS_OK;
+    }
     for (int c = 0; c < p->n_mels; c++) {
         double f_lo = xtts_mel_point_hz(c, p->n_mels, p->fmin_hz, p->fmax_hz, p->mel_scale);
         double f_c = xtts_mel_point_hz(c + 1, p->n_mels, p->fmin_hz, p->fmax_hz, p->mel_scale);

@@ -16,9 +16,12 @@
 extern "C" {
 #endif
 
-typedef enum { XTTS_MEL_SCALE_HTK = 0, XTTS_MEL_SCALE_SLANEY = 1 } xtts_mel_scale;
+/* LINEAR: no mel filterbank, the n_fft/2+1 linear-frequency bins as they are (n_mels must
+ * equal n_fft/2+1; the "linear" preset, VITS's spectrogram_torch). */
+typedef enum { XTTS_MEL_SCALE_HTK = 0, XTTS_MEL_SCALE_SLANEY = 1, XTTS_MEL_SCALE_LINEAR = 2 } xtts_mel_scale;
 typedef enum { XTTS_MEL_NORM_NONE = 0, XTTS_MEL_NORM_SLANEY = 1 } xtts_mel_norm;
-typedef enum { XTTS_LOG_LN = 0, XTTS_LOG_LOG10 = 1 } xtts_log_kind;
+/* NONE: values stored as computed (no log, no floor). */
+typedef enum { XTTS_LOG_LN = 0, XTTS_LOG_LOG10 = 1, XTTS_LOG_NONE = 2 } xtts_log_kind;
 
 typedef struct {
     char preset[16];       /* name of the preset these fields started from */
@@ -40,7 +43,7 @@ typedef struct {
     int whisper_post;      /* whisper: max(x, max(x) - 8), then (x + 4) / 4 */
 } xtts_mel_params;
 
-/* Fill p with a preset: "xtts", "hifigan", "vits", "tacotron2", "whisper".
+/* Fill p with a preset: "xtts", "hifigan", "vits", "tacotron2", "whisper", "linear".
  * Returns XTTS_EUSAGE for an unknown name. */
 xtts_status xtts_mel_preset(const char *name, xtts_mel_params *p, xtts_error *err);
 

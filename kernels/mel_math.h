@@ -118,6 +118,7 @@ static inline XTTS_HD float xtts_ln_positive(float x) {
 /* log(max(x, floor)) (kind 0) or log10(max(x, floor)) (kind 1); floor must be a normal
  * positive float (xtts_mel_params_check asks for at least 1e-30). */
 static inline XTTS_HD float xtts_log_clamp(float x, float floor_value, int kind) {
+    if (kind == 2) return x; /* XTTS_LOG_NONE: a linear spectrogram, stored as computed */
     float v = x > floor_value ? x : floor_value;
     float ln = xtts_ln_positive(v);
     return kind == 1 ? ln * 0.43429448190325176f : ln;

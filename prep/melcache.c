@@ -56,6 +56,7 @@ typedef struct {
     char *lang;
     int32_t *tokens;
     uint32_t n_tokens;
+    char *text, *orig_text; /* normalized and original (may be "") text, stored in the record */
 } input_rec;
 
 typedef struct {
@@ -73,6 +74,7 @@ typedef struct {
 static void input_free(input_set *in) {
     for (size_t i = 0; i < in->n; i++) {
         free(in->v[i].id); free(in->v[i].audio_path); free(in->v[i].lang); free(in->v[i].tokens);
+        free(in->v[i].text); free(in->v[i].orig_text);
     }
     free(in->v);
     for (size_t i = 0; i < in->n_speakers; i++) free(in->speakers[i]);
@@ -161,8 +163,10 @@ static xtts_status read_inputs(FILE *f, const char *name, input_set *in, xtts_er
         x->lang = strdup(rec.lang ? rec.lang : "");
         x->n_tokens = (uint32_t)rec.n_tokens;
         x->tokens = malloc((rec.n_tokens ? rec.n_tokens : 1) * sizeof(int32_t));
-        if (!x->id || !x->audio_path || !x->lang || !x->tokens) {
-            free(x->id); free(x->audio_path); free(x->lang); free(x->tokens);
+        x->text = strdup(rec.text ? rec.text : "");
+        x->orig_text = strdup(rec.orig_text ? rec.orig_text : "");
+        if (!x->id || !x->audio_path || !x->lang || !x->tokens || !x->text || !x->orig_text) {
+            free(x->id); free(x->audio_path); free(x->lang); free(x->tokens); free(x->text); free(x->orig_text);
             st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name);
             goto done;
         }
@@ -246,8 +250,12 @@ typedef struct {
     int ok;
     char reason[XTTS_ERRMSG_MAX];
     const float *src;    /* mono samples at the preset's rate: the worker's audio buffer, or pcm */
-    float *pcm;          /* a copy, when the mel is computed later (the CUDA batch) */
+    float *pcm;          /* a copy, when the mel is computed later (the CUDA batch), or the
+                            int16-rounded signal when the waveform is stored */
     size_t n_pcm, cap_pcm;
+    int16_t *wave;       /* --audio int16|flac: the stored waveform (s->src rounded) */
+    size_t cap_wave;
+    uint32_t trim_start; /* samples cut at the start by --trim-db */
     float *mel;          /* [n_mels][padded] */
     size_t cap_mel;
     int padded;
@@ -309,7 +317,20 @@ static void load_one(const xtts_melcache_options *o, const input_set *in, worker
         if (!nm) { snprintf(s->reason, sizeof s->reason, "out of memory"); return; }
         s->mel = nm; s->cap_mel = need_mel;
     }
-    if (keep_copy) {
+    s->trim_start = (uint32_t)info.trimmed_head;
+    if (c->audio != XTTS_AUDIO_NONE) {
+        /* the waveform is stored as int16: round it, and compute the mel from the rounded
+         * signal, so that the stored waveform gives back the stored mel exactly */
+        if (s->cap_wave < n || s->cap_pcm < n) {
+            int16_t *nw = realloc(s->wave, (n ? n : 1) * sizeof(int16_t));
+            if (nw) s->wave = nw, s->cap_wave = n;
+            float *np = realloc(s->pcm, (n ? n : 1) * sizeof(float));
+            if (np) s->pcm = np, s->cap_pcm = n;
+            if (!nw || !np) { snprintf(s->reason, sizeof s->reason, "out of memory"); return; }
+        }
+        xtts_wave_to_int16(pcm, n, s->wave, s->pcm);
+        pcm = s->pcm;
+    } else if (keep_copy) {
         if (s->cap_pcm < n) {
             float *np = realloc(s->pcm, (n ? n : 1) * sizeof(float));
             if (!np) { snprintf(s->reason, sizeof s->reason, "out of memory"); return; }
@@ -368,6 +389,8 @@ static void finish_one(const xtts_melcache_options *o, const input_set *in, work
         .n_samples = (uint32_t)s->n_pcm, .n_tokens = x->n_tokens, .tokens_padded = (uint32_t)c->max_tokens,
         .n_frames = (uint32_t)got, .frames_padded = (uint32_t)padded, .n_mels = (uint16_t)nm,
         .pad_value = s->pad_value, .tokens = w->tok_buf, .mel = s->mel,
+        .pad_token = (uint32_t)c->pad_token, .trim_start = s->trim_start, .text = x->orig_text,
+        .text_norm = x->text, .wave = s->wave, .sample_rate = (uint32_t)c->mel.sample_rate,
     };
     const uint8_t *bytes;
     size_t len;
@@ -441,6 +464,7 @@ static xtts_status worker_init(const xtts_melcache_options *o, worker *w, xtts_e
     w->mel = xtts_mel_new(&c->mel, err);
     if (!w->mel) { worker_free(w); return err && err->code ? err->code : XTTS_ENOMEM; }
     w->enc = xtts_record_encoder_new((xtts_dtype)c->dtype, c->zstd_level, c->shuffle ? XTTS_RECORD_SHUFFLED : 0);
+    if (w->enc) xtts_record_encoder_set_audio(w->enc, (xtts_audio_store)c->audio);
     w->tok_buf = malloc((size_t)c->max_tokens * sizeof(int32_t));
     if (!w->enc || !w->tok_buf) {
         worker_free(w);
@@ -776,7 +800,7 @@ out:
         for (int t = 0; t < threads; t++) worker_free(&wk[t]);
     free(wk);
     if (slots)
-        for (size_t k = 0; k < 2 * chunk; k++) { free(slots[k].bytes); free(slots[k].pcm); free(slots[k].mel); }
+        for (size_t k = 0; k < 2 * chunk; k++) { free(slots[k].bytes); free(slots[k].pcm); free(slots[k].mel); free(slots[k].wave); }
     xtts_mel_cuda_delete(gpu);
     free(slots);
     free(sums);

@@ -392,7 +392,8 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         if (forced_lang >= 0) snprintf(h.lang_mode, sizeof h.lang_mode, "%s", xtts_lang_code(forced_lang));
         else snprintf(h.lang_mode, sizeof h.lang_mode, "%s", lang_column ? "column" : "auto");
         if (!st && *extra_langs) st = xtts_tokens_header_set(&h, "languages", extra_langs, err);
-        if (!st && has_split) st = xtts_tokens_header_set(&h, "fields", "split", err);
+        if (!st && (has_split || o->keep_text))
+            st = xtts_tokens_header_set(&h, "fields", has_split && o->keep_text ? "split,text" : has_split ? "split" : "text", err);
         if (!st) st = xtts_tokens_header_set(&h, "lowercase", lower ? "1" : "0", err);
         if (!st) st = xtts_tokens_header_set(&h, "normalize", mode_names[mode], err);
         if (!st && o->shard_n > 1) {
@@ -442,7 +443,7 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
                     continue;
                 }
                 xtts_tokens_record tr = {r->id, r->speaker, xtts_lang_code(r->lang), r->audio_abs, norm, ids_buf.ids, ids_buf.n,
-                                         has_split ? r->split : NULL};
+                                         has_split ? r->split : NULL, o->keep_text ? r->text : NULL};
                 size_t cap = 0;
                 if (xtts_tokens_format_record(&tr, &r->line_out, &cap, &r->line_len, &e)) {
                     r->reject_msg = strdup(e.msg);

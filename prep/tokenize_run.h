@@ -39,6 +39,7 @@ typedef struct {
                                    vocabulary, spoken otherwise */
     int lowercase;              /* -1: as the tokenizer wants, 0 no, 1 yes */
     int quiet;                  /* no per-record reject lines on stderr */
+    int keep_text;              /* write the original transcript as the optional 7th field */
 } xtts_tokenize_opts;
 
 typedef struct {

@@ -17,14 +17,17 @@ static void usage(FILE *f) {
             "audio, downmix, resample, compute the log-mel, pad to a fixed shape, compress and store it.\n"
             "\n"
             "  -o, --out DIR             cache directory (created; resumed when it holds the same build)\n"
-            "      --preset NAME         xtts (default), hifigan, vits, tacotron2, whisper\n"
+            "      --preset NAME         xtts (default), hifigan, vits, tacotron2, whisper, linear\n"
+            "                            (linear: VITS's linear magnitude spectrogram, 513 bins)\n"
             "      --sample-rate HZ --n-fft N --hop N --win N --n-mels N --fmin HZ --fmax HZ\n"
             "                            override fields of the preset\n"
             "      --max-frames N        pad every mel to N frames (default 1024, whisper 3000); longer is rejected\n"
             "      --buckets A,B,...     pad to the smallest bucket that holds the record instead\n"
             "      --dtype fp16|fp32     stored mel precision (default fp16)\n"
-            "      --zstd-level N        1..19 (default 3)\n"
+            "      --zstd-level N        1..19 (default 1)\n"
             "      --no-shuffle          store mel bytes as is (default: byte-plane shuffled)\n"
+            "      --audio none|int16|flac  also store the waveform the mel was computed from\n"
+            "                            (int16: shuffled + zstd; flac: FLAC; default none)\n"
             "      --resampler NAME      soxr (default) or libsamplerate\n"
             "      --resample-quality Q  soxr: quick low mq hq vhq (default hq);\n"
             "                            libsamplerate: sinc_fastest sinc_medium sinc_best linear zoh\n"
@@ -81,7 +84,7 @@ static int parse_buckets(const char *s, xtts_cache_config *c) {
 enum {
     O_PRESET = 256, O_SR, O_NFFT, O_HOP, O_WIN, O_NMELS, O_FMIN, O_FMAX, O_MAXF, O_BUCKETS, O_DTYPE, O_ZSTD,
     O_NOSHUF, O_RESAMPLER, O_RQ, O_TRIM, O_VAL, O_DEVICE, O_SHARDSZ, O_PART, O_FORCE, O_REJECTS, O_STRICT,
-    O_PROGRESS, O_COMMIT
+    O_PROGRESS, O_COMMIT, O_AUDIO
 };
 
 int main(int argc, char **argv) {
@@ -100,6 +103,7 @@ int main(int argc, char **argv) {
         {"force", no_argument, 0, O_FORCE}, {"rejects", required_argument, 0, O_REJECTS},
         {"strict", no_argument, 0, O_STRICT}, {"progress", no_argument, 0, O_PROGRESS},
         {"commit-every", required_argument, 0, O_COMMIT}, {"quiet", no_argument, 0, 'q'},
+        {"audio", required_argument, 0, O_AUDIO},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
 
     xtts_melcache_options o;
@@ -132,6 +136,7 @@ int main(int argc, char **argv) {
         case O_DTYPE: { int t = xtts_dtype_parse(optarg); if (t < 0) BAD("--dtype %s: expected fp16 or fp32", optarg); o.cfg.dtype = t; break; }
         case O_ZSTD: if (xtts_parse_long(optarg, 1, 19, &v)) BAD("--zstd-level %s: expected 1..19", optarg); o.cfg.zstd_level = (int)v; break;
         case O_NOSHUF: o.cfg.shuffle = 0; break;
+        case O_AUDIO: { int a = xtts_audio_store_parse(optarg); if (a < 0) BAD("--audio %s: expected none, int16 or flac", optarg); o.cfg.audio = a; break; }
         case O_RESAMPLER:
             if (strcmp(optarg, "soxr") && strcmp(optarg, "libsamplerate")) BAD("--resampler %s: expected soxr or libsamplerate", optarg);
             snprintf(o.cfg.resampler, sizeof o.cfg.resampler, "%s", optarg);

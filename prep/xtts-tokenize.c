@@ -45,6 +45,7 @@ static const char usage[] =
     "      --rejects FILE         write one 'id<TAB>reason' line per rejected record\n"
     "      --strict               exit 2 instead of 3 when any record is rejected\n"
     "  -q, --quiet                no per-record reject lines on stderr\n"
+    "      --keep-text            add the original transcript as a 7th field (stored by xtts-melcache)\n"
     "      --progress             show the progress line even when stderr is not a terminal\n"
     "  -h, --help, -V, --version\n"
     "\n"
@@ -71,6 +72,7 @@ int main(int argc, char **argv) {
         {"quiet", no_argument, 0, 'q'},        {"progress", no_argument, 0, 'P'},
         {"normalize", required_argument, 0, 'N'}, {"allow-unk", no_argument, 0, 'U'},
         {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
+        {"keep-text", no_argument, 0, 'K'},
         {0, 0, 0, 0}};
     int c;
     long v;
@@ -139,6 +141,7 @@ int main(int argc, char **argv) {
         case 'r': o.rejects_path = optarg; break;
         case 'S': strict = 1; break;
         case 'q': o.quiet = 1; break;
+        case 'K': o.keep_text = 1; break;
         case 'P': o.progress = 1; break;
         case 'h': fputs(usage, stdout); return 0;
         case 'V': printf("xtts-tokenize %s\n", XTTS_VERSION); return 0;

@@ -21,10 +21,20 @@ peer_env=(env OMP_NUM_THREADS=1)
 
 "$BIN/xtts-tokenize" --lang en -q "$DATA/ljs44k/metadata.csv" > "$W/tokens.tsv"
 hours=$("$PY" -c "
-import soundfile as sf, glob
-print(sum(sf.info(p).duration for p in glob.glob('$DATA/ljs44k/wavs/*.wav')) / 3600)")
+import glob, wave
+def dur(p):
+    try:
+        import soundfile as sf
+        return sf.info(p).duration
+    except ImportError:  # the standard library reads these WAV files too
+        with wave.open(p) as w:
+            return w.getnframes() / w.getframerate()
+print(sum(dur(p) for p in glob.glob('$DATA/ljs44k/wavs/*.wav')) / 3600)")
 
 now() { date +%s.%N; }
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+# MELCACHE_STORAGE_ONLY=1: only the storage table at the end (no Python peer, no floors)
+if [ "${MELCACHE_STORAGE_ONLY:-0}" != 1 ]; then
 ours=(); peer=()
 for r in $(seq "$REPS"); do
   rm -rf "$W/c"; t0=$(now)
@@ -34,7 +44,6 @@ for r in $(seq "$REPS"); do
   out=$("${peer_env[@]}" "$PY" "$ROOT/scripts/bench/peer_pipeline.py" "$DATA/ljs44k/metadata.csv" "$W/p" "$THREADS")
   peer+=("${out##*seconds=}")
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 mo=$(median "${ours[@]}"); mp=$(median "${peer[@]}")
 per_h() { printf "%.3f" "$(echo "scale=4; $1 / $hours" | bc)"; }
 echo "### End to end: 44.1 kHz audio to a finished cache, $THREADS threads"
@@ -57,14 +66,19 @@ if [ -f "$melt" ]; then
   stft=$(awk '$1=="xtts" {print $4; exit}' "$melt")
   PYTHONPATH="$ROOT/scripts" "$PY" - "$W/c" "$W/payload.bin" <<'PY'
 import struct, sys, zstandard
-from xtts_cache import XttsCache
+from xtts_cache import XttsCache, parse_header
 c = XttsCache(sys.argv[1])
 d = zstandard.ZstdDecompressor()
 with open(sys.argv[2], "wb") as f:
     for i in range(len(c)):
         buf = bytes(c.raw(i)[2])  # (index, shard, stored bytes)
-        id_len = struct.unpack_from("<H", buf, 12)[0]
-        f.write(d.decompress(buf[64 + id_len:]))  # the payload the record's zstd frame holds
+        h = parse_header(buf)
+        if h["version"] == 1:
+            f.write(d.decompress(buf[64 + h["id_len"]:]))  # the payload the record's zstd frame holds
+        else:  # the zstd sections: tokens, the mel's true frames, text (and a waveform)
+            for s in h["sections"]:
+                if s["codec"] == 1:
+                    f.write(d.decompress(buf[s["offset"]:s["offset"] + s["stored"]]))
 PY
   zs=$(zstd -b3 -i2 "$W/payload.bin" 2>&1 | tr '\r' '\n' | grep -o '[0-9.]* MB/s' | head -1 | cut -d' ' -f1)
   bytes=$(stat -c %s "$W/payload.bin")
@@ -73,7 +87,7 @@ PY
     sum=$(printf '%.3f' "$(echo "scale=4; ($soxr + $stft + $zfloor)" | bc)")
     par=$(printf '%.3f' "$(echo "scale=4; $sum / $THREADS" | bc)")
     echo "Floors, one core, per hour of audio: soxr HQ $soxr s + STFT (r2c, window, power) $stft s + zstd -3 of the"
-    echo "padded payload ($(echo "scale=1; $bytes / 1000000 / $hours" | bc) MB/h at $zs MB/s) $zfloor s = $sum s; over $THREADS cores $par s."
+    echo "stored payload ($(echo "scale=1; $bytes / 1000000 / $hours" | bc) MB/h at $zs MB/s) $zfloor s = $sum s; over $THREADS cores $par s."
     echo "xtts-melcache takes $(per_h "$mo") s per hour: $(echo "scale=2; $(per_h "$mo") / $par" | bc)x the floors' sum."
     echo
   fi
@@ -102,3 +116,35 @@ print(f"| cache records, plain fp16 + zstd | {b2/h/1e6:.1f} | {b2/raw:.2f} |")
 print(f"| cache records, byte-shuffled fp16 + zstd (default) | {b/h/1e6:.1f} | {b/raw:.2f} |")
 print()
 PY
+fi # MELCACHE_STORAGE_ONLY
+
+# Storage choices: the waveform section (--audio none|int16|flac) and the zstd level
+# (1..3) of a whole build, bytes per hour of audio and build time (medians of REPS runs,
+# -j THREADS). The mel holds only its true frames (the decoder writes the padding), so
+# the bytes zstd sees are the real content.
+storage_build() { # NAME ARGS...: prints "seconds bytes"
+  local name=$1; shift
+  local ts=()
+  for r in $(seq "$REPS"); do
+    rm -rf "$W/s-$name"; local t0; t0=$(now)
+    "$BIN/xtts-melcache" --out "$W/s-$name" -j "$THREADS" -q "$@" "$W/tokens.tsv" 2>/dev/null || [ $? -eq 3 ]
+    ts+=("$(echo "$(now) - $t0" | bc)")
+  done
+  local b; b=$("$PY" -c "import json,sys; m=json.load(open(sys.argv[1])); print(sum(s['bytes'] for s in m['shards']))" "$W/s-$name/manifest.json")
+  echo "$(median "${ts[@]}") $b"
+}
+echo "### Storage: waveform section and zstd level ($THREADS threads, medians of $REPS runs)"
+echo
+echo "| build | MB per hour | s per hour of audio | bytes vs mel only | time vs mel only |"
+echo "|---|---|---|---|---|"
+read -r t0 b0 <<<"$(storage_build none)"
+row() { printf '| %s | %.1f | %.3f | %.2f | %.2f |\n' "$1" "$(echo "$3 / $hours / 1000000" | bc -l)" \
+  "$(echo "$2 / $hours" | bc -l)" "$(echo "$3 / $b0" | bc -l)" "$(echo "$2 / $t0" | bc -l)"; }
+row "--audio none (mel only; zstd 1, the default)" "$t0" "$b0"
+read -r t b <<<"$(storage_build int16 --audio int16)"; row "--audio int16 (shuffled + zstd 1)" "$t" "$b"
+read -r t b <<<"$(storage_build flac --audio flac)"; row "--audio flac" "$t" "$b"
+for lvl in 2 3; do
+  read -r t b <<<"$(storage_build z$lvl --zstd-level $lvl)"; row "--audio none, --zstd-level $lvl" "$t" "$b"
+  read -r t b <<<"$(storage_build i$lvl --audio int16 --zstd-level $lvl)"; row "--audio int16, --zstd-level $lvl" "$t" "$b"
+done
+echo

@@ -73,6 +73,10 @@ def parse_header(buf):
     if zlib.crc32(bytes(buf[64:64 + id_len]), zlib.crc32(bytes(buf[:60]))) != crc:
         raise CacheError("record header checksum mismatch")
     rid = bytes(buf[64:64 + id_len]).decode("utf-8", "replace")
+    if version == 2:
+        return _parse_v2(buf, rid, dtype, flags, n_mels, split, _r1, id_len, _r2, n_tokens, tokens_padded,
+                         n_frames, frames_padded, speaker_id, lang_id, n_samples, payload_bytes, frame_bytes,
+                         pad_value, frame_crc)
     if version != RECORD_VERSION:
         raise CacheError("record '%s': version %d, this reader reads %d" % (rid, version, RECORD_VERSION))
     if dtype > DTYPE_F16 or flags & ~FLAG_SHUFFLED or split > 1:
@@ -98,6 +102,95 @@ def parse_header(buf):
                 frame_bytes=frame_bytes, pad_value=pad_value, frame_crc=frame_crc)
 
 
+def _parse_v2(buf, rid, dtype, flags, n_mels, split, n_sec, id_len, reserved, n_tokens, tokens_padded, n_frames,
+              frames_padded, speaker_id, lang_id, n_samples, pad_token, trim_start, pad_value, table_crc):
+    """Record version 2 (formats/cache.md 3.2): header fields at the version-1 offsets,
+    44 pad_token, 48 trim_start, 56 the section table's CRC-32, then the id, a table of
+    16-byte entries (kind, codec, flags, 0, stored, raw, crc32) and the bodies."""
+    if dtype > DTYPE_F16 or flags & ~FLAG_SHUFFLED or split > 1 or reserved:
+        raise CacheError("record '%s': bad dtype, flags, split or reserved field" % rid)
+    if n_sec not in (3, 4):
+        raise CacheError("record '%s': %d sections (3 or 4 expected)" % (rid, n_sec))
+    tab = 64 + id_len
+    if tab + 16 * n_sec > len(buf):
+        raise CacheError("record '%s': section table does not fit %d bytes" % (rid, len(buf)))
+    if zlib.crc32(bytes(buf[tab:tab + 16 * n_sec])) != table_crc:
+        raise CacheError("record '%s': section table checksum mismatch" % rid)
+    if not 0 < n_mels <= MAX_MELS or tokens_padded > MAX_TOKENS or frames_padded > MAX_FRAMES:
+        raise CacheError("record '%s': shape out of limits" % rid)
+    if n_tokens > tokens_padded or n_frames > frames_padded:
+        raise CacheError("record '%s': lengths (%d tokens, %d frames) exceed padded shape (%d, %d)"
+                         % (rid, n_tokens, n_frames, tokens_padded, frames_padded))
+    esize = 2 if dtype == DTYPE_F16 else 4
+    want_raw = [4 * n_tokens, n_mels * n_frames * esize, None, 2 * n_samples]
+    off, sections = tab + 16 * n_sec, []
+    for i in range(n_sec):
+        kind, codec, sflags, r0, stored, raw, crc = struct.unpack_from("<BBBBIII", buf, tab + 16 * i)
+        ok = kind == i + 1 and r0 == 0
+        if i < 3:
+            ok = ok and codec == 1 and sflags == ((flags & FLAG_SHUFFLED) if i == 1 else 0)
+        else:
+            ok = ok and ((codec == 1 and sflags == FLAG_SHUFFLED) or (codec == 2 and sflags == 0))
+        if i == 2:
+            ok = ok and 4 <= raw <= 4 + 2 * 65536
+        if not ok:
+            raise CacheError("record '%s': section %d: bad kind, codec or flags" % (rid, i))
+        if want_raw[i] is not None and (raw != want_raw[i] or raw > PAYLOAD_MAX):
+            raise CacheError("record '%s': section %d: %d decoded bytes, the header says %d" % (rid, i, raw, want_raw[i]))
+        sections.append(dict(kind=kind, codec=codec, flags=sflags, offset=off, stored=stored, raw=raw, crc=crc))
+        off += stored
+    if off != len(buf):
+        raise CacheError("record '%s': %d bytes stored, header says %d" % (rid, len(buf), off))
+    if not math.isfinite(pad_value):
+        raise CacheError("record '%s': pad value is not finite" % rid)
+    return dict(id=rid, version=2, dtype=dtype, flags=flags, n_mels=n_mels, split=split, id_len=id_len,
+                n_tokens=n_tokens, tokens_padded=tokens_padded, n_frames=n_frames, frames_padded=frames_padded,
+                speaker_id=speaker_id, lang_id=lang_id, n_samples=n_samples, pad_token=pad_token,
+                trim_start=trim_start, pad_value=pad_value, sections=sections,
+                audio=("none", "int16", "flac")[0 if n_sec == 3 else sections[3]["codec"]])
+
+
+_SECTION_NAMES = ("", "tokens", "mel", "text", "waveform")
+
+
+def _section(buf, h, i, dctx):
+    """Check section i's CRC-32 and decompress its zstd body."""
+    s = h["sections"][i]
+    body = bytes(buf[s["offset"]:s["offset"] + s["stored"]])
+    name = _SECTION_NAMES[s["kind"]]
+    if zlib.crc32(body) != s["crc"]:
+        raise CacheError("record '%s': %s section checksum mismatch" % (h["id"], name))
+    try:
+        if zstandard.get_frame_parameters(body).content_size != s["raw"]:
+            raise CacheError("record '%s': %s section content size does not match" % (h["id"], name))
+        raw = dctx.decompress(body, max_output_size=max(s["raw"], 1))
+    except zstandard.ZstdError as e:
+        raise CacheError("record '%s': %s section: %s" % (h["id"], name, e)) from None
+    if len(raw) != s["raw"]:
+        raise CacheError("record '%s': %s section decompressed to %d bytes, expected %d"
+                         % (h["id"], name, len(raw), s["raw"]))
+    return raw
+
+
+def _decode_v2(buf, h, dctx):
+    """Tokens and mel of a version-2 record, padded to the record's padded shape as
+    version 1 stored them (the decoder writes the padding)."""
+    raw = _section(buf, h, 0, dctx)
+    tokens = np.full(h["tokens_padded"], h["pad_token"], dtype=np.int32)
+    tokens[:h["n_tokens"]] = np.frombuffer(raw, dtype="<i4", count=h["n_tokens"])
+    raw = _section(buf, h, 1, dctx)
+    C, T = h["n_mels"], h["n_frames"]
+    esize = 2 if h["dtype"] == DTYPE_F16 else 4
+    body = np.frombuffer(raw, dtype=np.uint8)
+    if h["flags"] & FLAG_SHUFFLED:
+        body = _unshuffle(body, esize, C * T)
+    stored = body.view("<f2" if esize == 2 else "<f4").reshape(C, T)
+    mel = np.empty((C, h["frames_padded"]), dtype=stored.dtype)
+    mel[:, :T] = stored
+    mel[:, T:] = h["pad_value"]  # rounded to the stored dtype, as the C decoder writes it
+    return h, tokens, mel
+
+
 def _unshuffle(body, esize, n):
     """Byte planes (plane b holds byte b of every element) back to little-endian
     elements, as a uint16/uint32 array."""
@@ -117,6 +210,8 @@ def _decode_stored(buf, dctx=None):
     """Decode a stored record without widening the mel: (header dict, tokens int32
     [tokens_padded], mel [n_mels, frames_padded] as stored: float16 or float32)."""
     h = parse_header(buf)
+    if h["version"] == 2:
+        return _decode_v2(buf, h, dctx or zstandard.ZstdDecompressor())
     frame = bytes(buf[64 + h["id_len"]:])
     # zstd's own checksum covers the content only; this covers the compressed bytes
     if zlib.crc32(frame) != h["frame_crc"]:
@@ -289,8 +384,8 @@ class XttsCache:
             raise CacheError("%s: %s" % (mpath, e)) from None
         m = self.manifest
         try:
-            if m["format_version"] != 1:
-                raise CacheError("%s: format_version %r, this reader reads 1" % (mpath, m["format_version"]))
+            if m["format_version"] not in (1, 2):
+                raise CacheError("%s: format_version %r, this reader reads 1 and 2" % (mpath, m["format_version"]))
             self.config = m["config"]
             self.config_hash = m["config_hash"]
             self.n_mels = int(self.config["mel"]["n_mels"])
@@ -368,8 +463,9 @@ class XttsCache:
                 raise CacheError("%s: shard %s (built with another configuration)"
                                  % (s["name"], "has no config_hash" if h is None else
                                     "config_hash differs from the manifest's"))
-            if fmt != b"xtts-cache 1":
-                raise CacheError("%s: meta \"format\" is %r, expected 'xtts-cache 1'" % (s["name"], fmt))
+            want = b"xtts-cache %d" % self.manifest["format_version"]
+            if fmt != want:
+                raise CacheError("%s: meta \"format\" is %r, expected %r" % (s["name"], fmt, want.decode()))
             with env.begin() as txn:
                 entries = txn.stat(dbs["records"])["entries"]
             if entries != s["records"]:
@@ -489,7 +585,7 @@ class XttsCache:
             t[:h["tokens_padded"]] = tokens
             m = np.empty((self.n_mels, self.max_frames), dtype=np.float32)
             m[:, :h["frames_padded"]] = mel      # widened to float32 on the way
-            m[:, h["frames_padded"]:] = np.float32(h["pad_value"])
+            m[:, h["frames_padded"]:] = mel.dtype.type(h["pad_value"]) if h["version"] == 2 else np.float32(h["pad_value"])
             tokens, mel = t, m
         else:
             tokens = tokens[:nt].copy()

@@ -32,6 +32,8 @@ typedef struct {
     int nan_at;          /* record index whose mel gets a NaN (-1: none) */
     int n_fft;           /* changes the configuration hash */
     const char *id_prefix;
+    int format;          /* cache format (record version): 2 (default) or 1 */
+    int audio;           /* xtts_audio_store of format-2 records (waveform: fixture_wave_value) */
 } fixture_opts;
 
 static inline void fixture_default(fixture_opts *o) {
@@ -47,14 +49,26 @@ static inline void fixture_default(fixture_opts *o) {
     o->nan_at = -1;
     o->n_fft = 1024;
     o->id_prefix = "utt";
+    o->format = 2;
+    o->audio = XTTS_AUDIO_NONE;
 }
+
+static inline int16_t fixture_wave_value(int i, int k) { return (int16_t)((i * 131 + k * 37) % 20001 - 10000); }
 
 static inline float fixture_mel_value(int i, int c, int t) {
     return 3.0f * sinf(0.37f * (float)i + 0.11f * (float)c + 0.05f * (float)t) - 4.0f;
 }
 static inline int fixture_n_tokens(const fixture_opts *o, int i) { return 1 + (7 * i) % (o->max_tokens - 1); }
 static inline int fixture_token(const fixture_opts *o, int i, int k) { return (5 * i + 3 * k) % o->vocab; }
-static inline int fixture_n_frames(const fixture_opts *o, int i) { return 1 + (13 * i) % o->max_frames; }
+/* With a waveform (audio), records hold at least 3 frames: fixture_n_samples must make
+ * exactly n_frames under the xtts preset's framing (centred, n_fft 1024, hop 256). */
+static inline int fixture_n_frames(const fixture_opts *o, int i) {
+    return o->audio ? 3 + (13 * i) % (o->max_frames - 2) : 1 + (13 * i) % o->max_frames;
+}
+static inline size_t fixture_n_samples(const fixture_opts *o, int i) {
+    int nf = fixture_n_frames(o, i);
+    return o->audio ? (size_t)(nf - 1) * 256 + 1 : (size_t)nf * 256;
+}
 #define FIXTURE_PAD_VALUE (-11.512925f) /* log(1e-5) */
 
 static inline void fixture_config(const fixture_opts *o, xtts_cache_config *cfg) {
@@ -68,6 +82,8 @@ static inline void fixture_config(const fixture_opts *o, xtts_cache_config *cfg)
     cfg->pad_token = 0;
     cfg->dtype = o->dtype;
     cfg->shuffle = o->shuffle;
+    cfg->format_version = o->format;
+    cfg->audio = o->format >= 2 ? o->audio : XTTS_AUDIO_NONE;
     if (o->buckets) {
         cfg->n_buckets = 3;
         cfg->buckets[0] = o->max_frames / 4;
@@ -99,13 +115,30 @@ static inline int fixture_encode(const fixture_opts *o, const xtts_cache_config 
     for (int c = 0; c < o->n_mels; c++)
         for (int t = 0; t < fp; t++) mel[c * fp + t] = t < nf ? fixture_mel_value(i, c, t) : FIXTURE_PAD_VALUE;
     if (i == o->nan_at) mel[nf / 2] = NAN; /* channel 0, a real frame */
+    size_t ns = fixture_n_samples(o, i);
+    int16_t *wave = malloc(ns * sizeof *wave);
+    if (!wave) {
+        free(tok);
+        free(mel);
+        return -1;
+    }
+    for (size_t k = 0; k < ns; k++) wave[k] = fixture_wave_value(i, (int)k);
+    char text[64], norm[64];
+    snprintf(text, sizeof text, "Utterance %d.", i);
+    snprintf(norm, sizeof norm, "utterance %d", i);
     xtts_record_input in = {.id = id, .split = (uint8_t)(i % 5 == 0), .speaker_id = (uint32_t)(i % 3),
-                            .lang_id = (uint32_t)(i % 2), .n_samples = (uint32_t)(nf * 256),
+                            .lang_id = (uint32_t)(i % 2), .n_samples = (uint32_t)ns,
                             .n_tokens = (uint32_t)nt, .tokens_padded = (uint32_t)o->max_tokens,
                             .n_frames = (uint32_t)nf, .frames_padded = (uint32_t)fp,
-                            .n_mels = (uint16_t)o->n_mels, .pad_value = FIXTURE_PAD_VALUE, .tokens = tok, .mel = mel};
+                            .n_mels = (uint16_t)o->n_mels, .pad_value = FIXTURE_PAD_VALUE, .tokens = tok, .mel = mel,
+                            .pad_token = (uint32_t)cfg->pad_token, .trim_start = (uint32_t)i, .text = text,
+                            .text_norm = norm, .wave = wave, .sample_rate = (uint32_t)cfg->mel.sample_rate};
     xtts_error e;
-    int rc = xtts_record_encode(enc, &in, buf, len, &e) ? -1 : 0;
+    xtts_record_encoder_set_audio(enc, (xtts_audio_store)cfg->audio);
+    int rc = xtts_record_encoder_set_version(enc, cfg->format_version, &e) || xtts_record_encode(enc, &in, buf, len, &e)
+                 ? -1
+                 : 0;
+    free(wave);
     if (rc) fprintf(stderr, "fixture: %s\n", e.msg);
     free(tok);
     free(mel);
@@ -169,15 +202,16 @@ static inline int fixture_build(const char *dir, const fixture_opts *o) {
         if (xtts_mkdir_p(path, &e)) return fixture_fail(path, e.msg);
         MDB_env *env;
         MDB_txn *txn;
-        MDB_dbi rdb, idb, mdb;
+        MDB_dbi rdb, idb, mdb, ldb = 0;
         mdb_env_create(&env);
-        mdb_env_set_maxdbs(env, 3);
+        mdb_env_set_maxdbs(env, 4);
         mdb_env_set_mapsize(env, (size_t)64 << 20);
         if (mdb_env_open(env, path, 0, 0644)) return fixture_fail(path, "mdb_env_open");
         mdb_txn_begin(env, NULL, 0, &txn);
         mdb_dbi_open(txn, "records", MDB_CREATE, &rdb);
         mdb_dbi_open(txn, "ids", MDB_CREATE, &idb);
         mdb_dbi_open(txn, "meta", MDB_CREATE, &mdb);
+        if (o->format >= 2) mdb_dbi_open(txn, "lengths", MDB_CREATE, &ldb);
         uint64_t bytes = 0;
         for (int i = s0; i < s1; i++) {
             char id[64];
@@ -191,11 +225,19 @@ static inline int fixture_build(const char *dir, const fixture_opts *o) {
             if (mdb_put(txn, rdb, &k, &v, 0)) rc = -1;
             MDB_val ik = {strlen(id), id}, iv = {8, kb};
             if (mdb_put(txn, idb, &ik, &iv, 0)) rc = -1;
+            if (o->format >= 2) {
+                xtts_record_header h;
+                uint8_t lb[XTTS_LENGTHS_BYTES];
+                if (xtts_record_parse_header(buf, len, &h, &e)) return fixture_fail(id, e.msg);
+                xtts_lengths_pack(&h, lb);
+                MDB_val lv = {sizeof lb, lb};
+                if (mdb_put(txn, ldb, &k, &lv, 0)) rc = -1;
+            }
             bytes += len;
         }
         uint8_t nb[8];
         xtts_put_be64(nb, (uint64_t)s1);
-        MDB_val hk = {11, "config_hash"}, hv = {64, hash}, fk = {6, "format"}, fv = {12, "xtts-cache 1"},
+        MDB_val hk = {11, "config_hash"}, hv = {64, hash}, fk = {6, "format"}, fv = {12, (void *)xtts_cache_format_name(o->format)},
                 nk = {10, "next_input"}, nv = {8, nb};
         mdb_put(txn, mdb, &hk, &hv, 0);
         mdb_put(txn, mdb, &fk, &fv, 0);
@@ -207,7 +249,7 @@ static inline int fixture_build(const char *dir, const fixture_opts *o) {
         if (o->records == 0) break;
     }
     json_t *m = fixture_extra(o, 0, o->records);
-    json_t *base = json_pack("{s:i, s:s, s:i, s:o, s:s, s:o, s:i, s:[]}", "format_version", 1, "tool_version",
+    json_t *base = json_pack("{s:i, s:s, s:i, s:o, s:s, s:o, s:i, s:[]}", "format_version", o->format, "tool_version",
                              "0.1.0", "records", o->records, "config", xtts_cache_config_to_json(&cfg), "config_hash",
                              hash, "shards", shards, "rejected", 0, "rejects");
     if (m && base) json_object_update(m, base);
@@ -272,7 +314,7 @@ static inline int fixture_put_record(const char *shard_path, uint64_t local, con
     MDB_txn *txn;
     MDB_dbi dbi;
     mdb_env_create(&env);
-    mdb_env_set_maxdbs(env, 3);
+    mdb_env_set_maxdbs(env, 4);
     int rc = mdb_env_open(env, shard_path, 0, 0644);
     if (!rc) rc = mdb_txn_begin(env, NULL, 0, &txn);
     if (!rc) rc = mdb_dbi_open(txn, "records", 0, &dbi);
@@ -292,7 +334,7 @@ static inline int fixture_put(const char *shard_path, const char *db, const void
     MDB_txn *txn;
     MDB_dbi dbi;
     mdb_env_create(&env);
-    mdb_env_set_maxdbs(env, 3);
+    mdb_env_set_maxdbs(env, 4);
     int rc = mdb_env_open(env, shard_path, 0, 0644);
     if (!rc) rc = mdb_txn_begin(env, NULL, 0, &txn);
     if (!rc) rc = mdb_dbi_open(txn, db, 0, &dbi);

@@ -56,6 +56,8 @@ static void config_all_changed(xtts_cache_config *c) {
     c->trim_db = 40.5;
     c->val_fraction = 0.02;
     c->algo_version = 7;
+    c->audio = XTTS_AUDIO_FLAC;
+    c->format_version = 2;
 }
 
 static void assert_config_equal(const xtts_cache_config *a, const xtts_cache_config *b) {
@@ -134,7 +136,7 @@ static void config_default_is_the_xtts_preset(void **state) {
     assert_int_equal(c.max_frames, 1024);
     assert_int_equal(c.n_buckets, 0);
     assert_int_equal(c.dtype, XTTS_DTYPE_F16);
-    assert_int_equal(c.zstd_level, 3);
+    assert_int_equal(c.zstd_level, 1); /* default 1 since the mel holds only its true frames */
     assert_string_equal(c.resampler, "soxr");
     assert_string_equal(c.resample_quality, "hq");
     assert_true(c.trim_db == 0.0 && c.val_fraction == 0.0);
@@ -238,7 +240,7 @@ static void config_hash_covers_every_field(void **state) {
         json_decref(t);
         n++;
     }
-    assert_int_equal(n, 15 + 18);
+    assert_int_equal(n, 16 + 18); /* 16 top-level keys with "audio" */
     json_decref(jd);
     json_decref(ja);
     /* and the hash is over the sorted JSON: stable across runs, a known value for the defaults */
@@ -352,7 +354,7 @@ static json_t *valid_manifest(void) {
     char hash[65];
     xtts_cache_config_hash(&c, hash);
     json_t *m = json_pack("{s:i, s:s, s:i, s:o, s:s, s:[{s:s, s:i, s:i, s:i}, {s:s, s:i, s:i, s:i}], s:{s:i}, s:i, s:[]}",
-                          "format_version", 1, "tool_version", "0.1.0", "records", 7, "config",
+                          "format_version", XTTS_MANIFEST_VERSION, "tool_version", "0.1.0", "records", 7, "config",
                           xtts_cache_config_to_json(&c), "config_hash", hash, "shards", "name", "shard-00000", "records",
                           5, "bytes", 5000, "first_index", 0, "name", "shard-00001", "records", 2, "bytes", 1900,
                           "first_index", 5, "stats", "frames", 0, "rejected", 0, "rejects");
@@ -453,9 +455,9 @@ static void manifest_hash_mismatch_and_future_version_are_refused(void **state) 
     assert_non_null(strstr(err.msg, "config_hash"));
     json_decref(m);
     m = valid_manifest();
-    json_object_set_new(m, "format_version", json_integer(2));
+    json_object_set_new(m, "format_version", json_integer(3)); /* 2 is read since record version 2 */
     assert_int_equal(parse_json(m, &err), XTTS_EMISMATCH);
-    assert_non_null(strstr(err.msg, "format_version 2"));
+    assert_non_null(strstr(err.msg, "format_version 3"));
     json_decref(m);
     /* not an object at all, duplicate keys */
     json_t *out;

@@ -36,8 +36,8 @@ static float *make_clip(uint32_t seed, size_t n, int sr) {
     return x;
 }
 
-static const char *const PRESETS[] = {"xtts", "hifigan", "vits", "tacotron2", "whisper"};
-#define N_PRESETS 5
+static const char *const PRESETS[] = {"xtts", "hifigan", "vits", "tacotron2", "whisper", "linear"};
+#define N_PRESETS 6
 
 static void test_presets_carry_their_reference_parameters(void **state) {
     (void)state;
@@ -69,6 +69,17 @@ static void test_presets_carry_their_reference_parameters(void **state) {
     assert_int_equal(p.drop_last_frame, 1);
     assert_int_equal(p.whisper_post, 1);
     assert_string_equal(p.preset, "whisper");
+    /* VITS spectrogram_torch: 513 linear magnitude bins, (n_fft-hop)/2 reflect pad, no log */
+    assert_int_equal(xtts_mel_preset("linear", &p, &err), XTTS_OK);
+    assert_int_equal(p.n_mels, 513);
+    assert_int_equal(p.mel_scale, XTTS_MEL_SCALE_LINEAR);
+    assert_int_equal(p.log_kind, XTTS_LOG_NONE);
+    assert_int_equal(p.center, 0);
+    assert_int_equal(p.pad_samples, 384);
+    assert_int_equal(p.power, 1);
+    assert_float_equal(xtts_mel_pad_value(&p), 1e-3f, 1e-9); /* sqrt(1e-6): the magnitude of silence */
+    p.n_mels = 80;
+    assert_int_equal(xtts_mel_params_check(&p, &err), XTTS_EUSAGE);
     for (int i = 0; i < N_PRESETS; i++) {
         assert_int_equal(xtts_mel_preset(PRESETS[i], &p, &err), XTTS_OK);
         assert_int_equal(xtts_mel_params_check(&p, &err), XTTS_OK);

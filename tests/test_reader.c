@@ -241,7 +241,7 @@ static void test_find_returns_global_index_across_shards_and_notfound_for_unknow
     char *v = NULL;
     size_t len;
     assert_int_equal(xtts_cache_reader_meta(r, 1, "format", &v, &len, &e), XTTS_OK);
-    assert_string_equal(v, "xtts-cache 1");
+    assert_string_equal(v, "xtts-cache 2"); /* the fixture's default format */
     free(v);
     assert_int_equal(xtts_cache_reader_meta(r, 1, "audio:utt-00001", &v, &len, &e), XTTS_ENOTFOUND);
     xtts_cache_reader_delete(r);
@@ -584,9 +584,13 @@ static void test_bit_flip_inside_a_record_is_reported_with_shard_index_and_id(vo
     assert_non_null(at);
     long off = at - all;
     free(all);
+    /* One flip in the header, one in the zstd frame holding the mel (version 2: the mel
+     * section): each is a fault naming index 20. */
+    xtts_record_header rh;
+    assert_int_equal(xtts_record_parse_header(at == NULL ? NULL : copy, len, &rh, &e), XTTS_OK);
+    long mel_end = rh.version >= 2 ? (long)(rh.sections[1].offset + rh.sections[1].stored_bytes) : (long)len;
+    long where[2] = {off + 20, off + mel_end - 9};
     free(copy);
-    /* One flip in the header, one in the zstd frame: each is a fault naming index 20. */
-    long where[2] = {off + 20, off + (long)len - 9};
     for (int k = 0; k < 2; k++) {
         flip_bit(p, where[k], 3);
         faults_t fs;

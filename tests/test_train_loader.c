@@ -262,7 +262,12 @@ static void corrupt_record(const fixture *f, uint64_t index) {
     assert_int_equal(mdb_get(txn, dbi, &k, &v), 0);
     uint8_t *copy = malloc(v.mv_size);
     memcpy(copy, v.mv_data, v.mv_size);
-    copy[v.mv_size - 6] ^= 0x5a;
+    xtts_record_header rh;
+    xtts_error re;
+    assert_int_equal(xtts_record_parse_header(copy, v.mv_size, &rh, &re), XTTS_OK);
+    /* inside the zstd frame holding the mel (version 2: the mel section) */
+    size_t mel_end = rh.version >= 2 ? rh.sections[1].offset + rh.sections[1].stored_bytes : v.mv_size;
+    copy[mel_end - 6] ^= 0x5a;
     MDB_val nv = {v.mv_size, copy};
     assert_int_equal(mdb_put(txn, dbi, &k, &nv, 0), 0);
     assert_int_equal(mdb_txn_commit(txn), 0);

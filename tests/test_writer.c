@@ -194,8 +194,8 @@ static void check_cache(const char *dir, const char *manifest_name, const uint64
         assert_int_equal(bytes, json_integer_value(json_object_get(sh, "bytes")));
         MDB_val fk = {6, "format"}, fv;
         assert_int_equal(mdb_get(txn, meta, &fk, &fv), 0);
-        assert_int_equal(fv.mv_size, strlen("xtts-cache 1"));
-        assert_memory_equal(fv.mv_data, "xtts-cache 1", fv.mv_size);
+        assert_int_equal(fv.mv_size, strlen("xtts-cache 2")); /* format 2 since record version 2 */
+        assert_memory_equal(fv.mv_data, "xtts-cache 2", fv.mv_size);
         mdb_txn_abort(txn);
         mdb_env_close(env);
     }
@@ -546,7 +546,7 @@ static void writer_refuses_other_config_unless_force(void **state) {
     assert_null(w);
     assert_non_null(strstr(err.msg, "--force"));
     assert_non_null(strstr(err.msg, "config_hash"));
-    assert_non_null(strstr(err.msg, "zstd_level 3 -> 5")); /* the field that differs */
+    assert_non_null(strstr(err.msg, "zstd_level 1 -> 5")); /* the field that differs (default level 1) */
     /* a crashed build (shards, no manifest) is refused the same way */
     char path[700];
     snprintf(path, sizeof path, "%s/manifest.json", f->dir);

@@ -42,9 +42,9 @@ for k in range(4):
 with open(path, "r+b") as f:
     f.seek(off)
     f.write(data[off:off + 4])
-# the id follows the 64-byte header, up to the zstd magic
-rest = val[64:]
-print(rest[:rest.find(b"\x28\xb5\x2f\xfd")].decode())
+# the id follows the 64-byte header; its length is the u16 at offset 12
+n = int.from_bytes(val[12:14], "little")
+print(val[64:64 + n].decode())
 PYEOF
 }
 

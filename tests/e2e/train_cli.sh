@@ -41,7 +41,11 @@ db = env.open_db(b"records")
 with env.begin(write=True, db=db) as txn:
     key = struct.pack(">Q", 0)
     val = bytearray(txn.get(key))
-    val[-6] ^= 0x5A
+    end = len(val)  # record version 1: the zstd frame ends the record
+    if struct.unpack_from("<H", val, 4)[0] == 2:  # version 2: the end of the mel section
+        tab = 64 + struct.unpack_from("<H", val, 12)[0]
+        end = tab + 16 * val[11] + sum(struct.unpack_from("<I", val, tab + 16 * i + 4)[0] for i in range(2))
+    val[end - 6] ^= 0x5A
     txn.put(key, bytes(val))
 env.close()
 PYEOF

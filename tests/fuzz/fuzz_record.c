@@ -7,7 +7,8 @@
  * stored record. Checks beyond "no crash, no out-of-bounds access": decode succeeds only
  * when the header parses, a decoded header keeps its lengths within its padded shape,
  * columns past the stored frames hold the pad value, and the float32 and fp16 decodings
- * of one record agree. */
+ * of one record agree; for version 2 also the text and waveform sections (zstd and FLAC)
+ * and the whole-record check, which passes only when every section decodes. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,9 +57,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (strlen(h2.id) != h2.id_len) {
             /* ids may hold NUL bytes; the digest hashes id_len bytes either way */
         }
+        /* version 2 writes the padding as the stored dtype rounds it */
+        float padv = h2.version >= 2 && h2.dtype == XTTS_DTYPE_F16 ? xtts_f16_to_f32(xtts_f32_to_f16(h2.pad_value))
+                                                                   : h2.pad_value;
         for (size_t c = 0; c < h2.n_mels; c++)
-            for (size_t t = h2.frames_padded; t < fcap; t++)
-                if (memcmp(&mel32[c * fcap + t], &h2.pad_value, 4)) abort();
+            for (size_t t = (h2.version >= 2 ? h2.n_frames : h2.frames_padded); t < fcap; t++)
+                if (t >= h2.frames_padded || h2.version >= 2)
+                    if (memcmp(&mel32[c * fcap + t], &padv, 4)) abort();
         xtts_sha256 s;
         xtts_sha256_init(&s);
         xtts_digest_record(&s, &h2, tokens, mel32, fcap);
@@ -75,6 +80,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             }
     } else if (ph == XTTS_OK && st == XTTS_ECORRUPT && strlen(e.msg) == 0) {
         abort(); /* every failure carries a message */
+    }
+    /* version 2's other sections: text, waveform (zstd or FLAC), the whole-record check */
+    if (ph == XTTS_OK && h.version >= 2) {
+        const char *o, *n;
+        size_t ol, nl;
+        if (xtts_record_decode_text(dec, buf, len, &o, &ol, &n, &nl, &e) == XTTS_OK)
+            if (strlen(o) != ol || strlen(n) != nl) abort();
+        static int16_t wave[1 << 16];
+        size_t ns = h.n_samples < (1u << 16) ? h.n_samples : (1u << 16);
+        xtts_status ws = xtts_record_decode_wave(dec, buf, len, wave, 0, ns, &e);
+        xtts_status cs = xtts_record_check(dec, buf, len, &e);
+        if (cs == XTTS_OK && (st != XTTS_OK || (h.audio != XTTS_AUDIO_NONE && ws != XTTS_OK))) abort();
     }
     free(buf);
     return 0;

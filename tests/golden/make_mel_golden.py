@@ -58,7 +58,13 @@ PRESETS = {
     "tacotron2": dict(BASE, center=True, power=1, eps=0.0),
     "whisper": dict(BASE, sr=16000, n_fft=400, hop=160, win=400, center=True, power=2,
                     log="log10", floor=1e-10, drop_last=True, whisper=True),
+    # VITS mel_processing.spectrogram_torch: reflect pad (n_fft-hop)/2, center False,
+    # sqrt(re^2 + im^2 + 1e-6), no filterbank, no log: 513 linear bins
+    "linear": dict(BASE, pad=384, power=1, eps=1e-6, fmax=11025.0, scale="linear", norm="none", n_mels=513,
+                   log="none"),
 }
+# presets whose golden is kept to the short clip (a linear spectrogram is large)
+SHORT_ONLY = {"linear"}
 
 # ---- the reference, from the formulas ----------------------------------------------------
 
@@ -113,6 +119,9 @@ def reference_mel(x, p):
         spec = spec[:-1]
     pw = spec.real ** 2 + spec.imag ** 2
     s = pw if p["power"] == 2 else np.sqrt(pw + p["eps"])
+    if p["scale"] == "linear":  # the spectrogram itself
+        assert p["n_mels"] == n_fft // 2 + 1 and p["log"] == "none"
+        return s.T
     fb = mel_filters(p["sr"], n_fft, p["n_mels"], p["fmin"], p["fmax"], p["scale"], p["norm"])
     mel = fb @ s.T  # (n_mels, frames)
     mel = np.maximum(mel, p["floor"])
@@ -180,6 +189,16 @@ def cross_check():
         d = np.abs(t - ref).max()
         assert d < 1e-3, f"{preset}: torch rendition differs by {d}"
         print(f"{preset}: torch.stft rendition vs reference max |diff| {d:.2e}")
+    # VITS's spectrogram_torch, transcribed with torch.stft
+    p = PRESETS["linear"]
+    x = torch.from_numpy(make_clip(2, 1800, p["sr"]))
+    y = torch.nn.functional.pad(x[None, None], (p["pad"], p["pad"]), mode="reflect")[0, 0]
+    st = torch.stft(y, p["n_fft"], hop_length=p["hop"], win_length=p["win"], window=torch.hann_window(p["win"]),
+                    center=False, normalized=False, onesided=True, return_complex=True)
+    t = torch.sqrt(st.real ** 2 + st.imag ** 2 + 1e-6).numpy()
+    d = np.abs(t - reference_mel(x.numpy(), p)).max()
+    assert d < 1e-3, f"linear: torch rendition differs by {d}"
+    print(f"linear: torch.stft rendition vs reference max |diff| {d:.2e}")
 
 
 def write_sparse_fb(path, fb):
@@ -195,14 +214,15 @@ def write_sparse_fb(path, fb):
 def main():
     os.makedirs(OUT, exist_ok=True)
     cross_check()
-    cases = [(preset, clip, PRESETS[preset]) for preset in PRESETS for clip in CLIPS]
+    cases = [(preset, clip, PRESETS[preset]) for preset in PRESETS for clip in CLIPS
+             if preset not in SHORT_ONLY or clip == "b"]
     cases.append(("whisper", "a", dict(PRESETS["whisper"], n_mels=128)))
     lines = ["# name preset clip seed n_samples n_mels frames file (float32 LE [n_mels][frames])"]
     for preset, clip, p in cases:
         seed, n = CLIPS[clip]
         x = make_clip(seed, n, p["sr"])
         mel = reference_mel(x, p).astype("<f4")
-        name = f"{preset}{p['n_mels'] if p['n_mels'] != 80 else ''}_{clip}"
+        name = f"{preset}{p['n_mels'] if p['n_mels'] != 80 and preset != 'linear' else ''}_{clip}"
         fn = f"{name}.f32"
         mel.tofile(os.path.join(OUT, fn))
         lines.append(f"{name} {preset} {clip} {seed} {n} {p['n_mels']} {mel.shape[1]} {fn}")
