@@ -138,6 +138,7 @@ typedef float xtts_v8f __attribute__((vector_size(32)));
 typedef int xtts_v8i __attribute__((vector_size(32)));
 
 static inline xtts_v8f xtts_log_clamp_v8(xtts_v8f x, float floor_value, int kind) {
+    if (kind == 2) return x; /* XTTS_LOG_NONE, as xtts_log_clamp */
     const xtts_v8f floor_v = {floor_value, floor_value, floor_value, floor_value,
                               floor_value, floor_value, floor_value, floor_value};
     xtts_v8i keep = x > floor_v;

@@ -69,6 +69,46 @@ static void test_header_written_then_read_keeps_every_field(void **state) {
     free(buf);
 }
 
+/* The extra fields a header declares (fields=split,text) come after the six, in that order,
+ * on every line; each kind of stream reads back what was written. */
+static void test_split_and_original_text_fields_round_trip(void **state) {
+    (void)state;
+    const char *decl[3] = {"split", "text", "split,text"};
+    for (int d = 0; d < 3; d++) {
+        xtts_tokens_header h;
+        make_header(&h);
+        xtts_error err;
+        assert_int_equal(xtts_tokens_header_set(&h, "fields", decl[d], &err), XTTS_OK);
+        int has_split = d != 1, has_text = d != 0;
+        int32_t ids[3] = {1, 40, 2};
+        xtts_tokens_record rec = {.id = "a1", .speaker = "s", .lang = "en", .audio_path = "/a.wav", .text = "two",
+                                  .tokens = ids, .n_tokens = 3, .split = has_split ? "val" : NULL,
+                                  .orig_text = has_text ? "Two,\tsaid\n" : NULL};
+        char *buf = NULL, *line = NULL;
+        size_t size = 0, cap = 0, len = 0;
+        FILE *f = open_memstream(&buf, &size);
+        assert_int_equal(xtts_tokens_write_header(f, &h, &err), XTTS_OK);
+        assert_int_equal(xtts_tokens_format_record(&rec, &line, &cap, &len, &err), XTTS_OK);
+        fwrite(line, 1, len, f);
+        fclose(f);
+        FILE *in;
+        xtts_status st;
+        xtts_tokens_reader *r = open_text(buf, &in, &err, &st);
+        assert_int_equal(st, XTTS_OK);
+        xtts_tokens_record got;
+        assert_int_equal(xtts_tokens_reader_next(r, &got, &err), 1);
+        if (has_split) assert_string_equal(got.split, "val");
+        else assert_null(got.split);
+        if (has_text) assert_string_equal(got.orig_text, "Two,\tsaid\n");
+        else assert_null(got.orig_text);
+        assert_string_equal(got.text, "two");
+        xtts_tokens_reader_close(r);
+        fclose(in);
+        free(buf);
+        free(line);
+    }
+}
+
 static void test_record_with_tabs_newlines_and_backslashes_round_trips(void **state) {
     (void)state;
     int32_t ids[600];
@@ -201,7 +241,7 @@ static void expect_bad_record(const char *rec_line, const char *needle) {
 static void test_bad_records_name_the_line_and_the_fault(void **state) {
     (void)state;
     expect_bad_record("a\tb\ten\t/a.wav\t1 2", "expected 6");
-    expect_bad_record("a\tb\ten\t/a.wav\t1\tx\ty\tz", "more than 7"); /* a 7th field (original text) is allowed */
+    expect_bad_record("a\tb\ten\t/a.wav\t1\tx\ty\tz", "more than 6"); /* extra fields need the header's fields= */
     expect_bad_record("a\tb\txx\t/a.wav\t1\tx", "unknown language");
     expect_bad_record("a\tb\tEN\t/a.wav\t1\tx", "unknown language");
     expect_bad_record("\tb\ten\t/a.wav\t1\tx", "empty id");
@@ -313,6 +353,7 @@ static void test_utf8_validator_rejects_overlongs_and_surrogates(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_header_written_then_read_keeps_every_field),
+        cmocka_unit_test(test_split_and_original_text_fields_round_trip),
         cmocka_unit_test(test_record_with_tabs_newlines_and_backslashes_round_trips),
         cmocka_unit_test(test_crlf_lines_and_bom_are_accepted),
         cmocka_unit_test(test_bad_headers_are_refused_with_the_reason),
