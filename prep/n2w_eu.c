@@ -185,7 +185,7 @@ int n2w_float2tuple(const char *repr, int64_t *pre, char *post, int *precision, 
 int n2w_currency_parts(const char *repr, int64_t *units, int64_t *cents) {
     char *end;
     double v = strtod(repr, &end);
-    if (end == repr || !isfinite(v) || fabs(v) >= 1e17) return -1;
+    if (end == repr || !isfinite(v) || fabs(v) >= 9.2e18) return -1;
     char buf[512];
     snprintf(buf, sizeof buf, "%.200f", fabs(v)); /* glibc prints the exact binary value */
     char *dot = strchr(buf, '.');

@@ -562,13 +562,12 @@ static void expand_abbreviations(xtts_sb *t, const char *lang) {
 
 /* str.strip() */
 static void py_strip(xtts_sb *t) {
-    size_t a = 0, b = t->len, n;
-    while (a < b && py_space(cp_at(t->s, t->len, a, &n))) a += n;
-    while (b > a) {
-        size_t j = cp_prev(t->s, b);
-        if (!py_space(cp_at(t->s, t->len, j, &n))) break;
-        b = j;
-    }
+    size_t a = 0, b = 0, n;
+    while (a < t->len && py_space(cp_at(t->s, t->len, a, &n))) a += n;
+    /* forward, so that malformed bytes are read the same way as everywhere else */
+    for (size_t i = a; i < t->len; i += n)
+        if (!py_space(cp_at(t->s, t->len, i, &n))) b = i + n;
+    if (b < a) b = a;
     memmove(t->s, t->s + a, b - a);
     t->len = b - a;
     t->s[t->len] = 0;
@@ -709,7 +708,7 @@ int xtts_text_spoken_numbers(const char *text, size_t len, const char *lang, xtt
     if (c.failed || t.failed) {
         /* a number num2words cannot say: the text keeps its digits */
         xtts_sb_putn(out, text, len);
-    } else xtts_sb_putn(out, t.s, t.len);
+    } else xtts_sb_putn(out, t.s ? t.s : "", t.len);
     xtts_sb_free(&t);
     return 0;
 }

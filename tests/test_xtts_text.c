@@ -25,8 +25,25 @@ static int needs_numbers(const char *s) {
     return strpbrk(s, "0123456789") || strstr(s, "\xe2\x82\xac") || strchr(s, '$') || strstr(s, "\xc2\xa3");
 }
 
-/* Compares every row; returns the number of rows compared, counts mismatches. */
+/* Per language: rows, equal to Coqui's output, equal through a documented departure, skipped. */
+typedef struct {
+    char lang[8];
+    int rows, same, departure, skipped;
+} lang_count;
+
+static lang_count *count_for(lang_count *c, int *n, const char *lang) {
+    for (int i = 0; i < *n; i++)
+        if (!strcmp(c[i].lang, lang)) return &c[i];
+    if (*n >= 32) return &c[31];
+    snprintf(c[*n].lang, sizeof c[*n].lang, "%s", lang);
+    return &c[(*n)++];
+}
+
+/* Compares every row; counts rows compared, skipped, wrong and departures. */
 static void check_file(const char *path, int *compared, int *skipped, int *bad, int *departures) {
+    lang_count counts[32];
+    int ncounts = 0;
+    memset(counts, 0, sizeof counts);
     char *buf;
     size_t len;
     xtts_error err;
@@ -43,7 +60,9 @@ static void check_file(const char *path, int *compared, int *skipped, int *bad, 
         }
         const char *lang = f[0], *in = f[1], *want = f[2], *coqui = f[3];
         const xtts_n2w_lang *n = xtts_n2w_find(lang);
-        if (needs_numbers(in) && (!n || !n->cardinal)) { (*skipped)++; continue; }
+        lang_count *lc = count_for(counts, &ncounts, lang);
+        lc->rows++;
+        if (needs_numbers(in) && (!n || !n->cardinal)) { (*skipped)++; lc->skipped++; continue; }
         char *out = NULL;
         xtts_status st = xtts_text_prepare(in, strlen(in), lang, &out, &err);
         (*compared)++;
@@ -56,10 +75,15 @@ static void check_file(const char *path, int *compared, int *skipped, int *bad, 
         } else if (strcmp(out, want)) {
             print_error("[%s] '%s'\n   got '%s'\n  want '%s'\n", lang, in, out, want);
             (*bad)++;
-        }
+        } else if (!strcmp(out, coqui)) lc->same++;
+        else lc->departure++;
+        if (st != XTTS_OK && !strcmp(want, "!ERROR")) lc->same++; /* Coqui raises, ours reports */
         free(out);
     }
     free(buf);
+    for (int i = 0; i < ncounts; i++)
+        printf("  %-3s %3d rows: %3d equal to Coqui's, %3d through a documented departure, %3d skipped\n",
+               counts[i].lang, counts[i].rows, counts[i].same, counts[i].departure, counts[i].skipped);
 }
 
 static void run_golden(const char *name) {
