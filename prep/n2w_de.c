@@ -42,7 +42,7 @@ static void de_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtt
     xtts_sb_puts(o, nt);
 }
 
-static const n2w_eu de_lang = {de_cards, sizeof de_cards / sizeof de_cards[0], de_merge};
+static const n2w_eu de_lang = {de_cards, sizeof de_cards / sizeof de_cards[0], de_merge, "minus"};
 
 static int de_cardinal(int64_t n, xtts_sb *out) { return n2w_eu_cardinal(&de_lang, n, out); }
 

@@ -26,7 +26,7 @@ static void en_merge(const char *lt, int64_t ln, const char *rt, int64_t rn, xtt
     xtts_sb_puts(o, rt);
 }
 
-static const n2w_eu en_lang = {en_cards, sizeof en_cards / sizeof en_cards[0], en_merge};
+static const n2w_eu en_lang = {en_cards, sizeof en_cards / sizeof en_cards[0], en_merge, "minus"};
 
 static int en_cardinal(int64_t n, xtts_sb *out) { return n2w_eu_cardinal(&en_lang, n, out); }
 

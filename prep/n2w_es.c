@@ -60,7 +60,7 @@ static void es_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtt
     *on = cn * nn;
 }
 
-static const n2w_eu es_lang = {es_cards, sizeof es_cards / sizeof es_cards[0], es_merge};
+static const n2w_eu es_lang = {es_cards, sizeof es_cards / sizeof es_cards[0], es_merge, "menos"};
 
 static int es_cardinal(int64_t n, xtts_sb *out) { return n2w_eu_cardinal(&es_lang, n, out); }
 

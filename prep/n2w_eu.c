@@ -124,7 +124,18 @@ static int clean(n2w_tree *t, int val, int depth) {
 }
 
 int n2w_eu_cardinal(const n2w_eu *L, int64_t n, xtts_sb *out) {
-    if (n < 0) return -1;
+    if (n < 0) {
+        if (n == INT64_MIN || !L->negword) return -1;
+        xtts_sb pos = {0};
+        int rc = n2w_eu_cardinal(L, -n, &pos);
+        if (!rc && !pos.failed) {
+            xtts_sb_puts(out, L->negword);
+            xtts_sb_putc(out, ' ');
+            xtts_sb_puts(out, pos.s);
+        } else rc = -1;
+        xtts_sb_free(&pos);
+        return rc;
+    }
     n2w_tree *t = calloc(1, sizeof *t);
     if (!t) { out->failed = 1; return -1; }
     t->L = L;

@@ -23,10 +23,12 @@ typedef struct {
     const n2w_card *cards; /* largest first, ending with 0 */
     size_t ncards;
     n2w_merge_fn merge;
+    const char *negword;   /* to_cardinal's word before a negative number ("minus") */
 } n2w_eu;
 
-/* to_cardinal(n) for 0 <= n; -1 when n is beyond what is handled here (>= 10^19 is never
- * passed: callers give int64). */
+/* to_cardinal(n): negword, a space and the words of |n| for n < 0 (as Num2Word_Base; -1 for
+ * INT64_MIN); -1 when n is beyond what is handled here (>= 10^19 is never passed: callers
+ * give int64). */
 int n2w_eu_cardinal(const n2w_eu *L, int64_t n, xtts_sb *out);
 
 /* float2tuple: integer part, the digits after the point as num2words counts them (a string

@@ -39,7 +39,7 @@ static void fr_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtt
     if (nplural) xtts_sb_putc(o, 's');
 }
 
-static const n2w_eu fr_lang = {fr_cards, sizeof fr_cards / sizeof fr_cards[0], fr_merge};
+static const n2w_eu fr_lang = {fr_cards, sizeof fr_cards / sizeof fr_cards[0], fr_merge, "moins"};
 
 static int fr_cardinal(int64_t n, xtts_sb *out) { return n2w_eu_cardinal(&fr_lang, n, out); }
 

@@ -90,7 +90,11 @@ static void put_unless_zero(xtts_sb *o, int64_t n) {
 }
 
 static int it_cardinal_raw(int64_t n, xtts_sb *o) {
-    if (n < 0) return -1;
+    if (n < 0) { /* "meno " and the words of |n|, as Num2Word_IT.to_cardinal */
+        if (n == INT64_MIN) return -1;
+        xtts_sb_puts(o, "meno ");
+        return it_cardinal_raw(-n, o);
+    }
     if (n < 20) { xtts_sb_puts(o, it_card[n]); return 0; }
     if (n < 100) {
         xtts_sb t = {0};

@@ -42,7 +42,7 @@ static void nl_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtt
     xtts_sb_puts(o, nt);
 }
 
-static const n2w_eu nl_lang = {nl_cards, sizeof nl_cards / sizeof nl_cards[0], nl_merge};
+static const n2w_eu nl_lang = {nl_cards, sizeof nl_cards / sizeof nl_cards[0], nl_merge, "min"};
 
 static int nl_cardinal(int64_t n, xtts_sb *out) { return n2w_eu_cardinal(&nl_lang, n, out); }
 

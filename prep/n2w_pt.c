@@ -54,7 +54,7 @@ static void pt_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtt
     *on = cn * nn;
 }
 
-static const n2w_eu pt_lang = {pt_cards, sizeof pt_cards / sizeof pt_cards[0], pt_merge};
+static const n2w_eu pt_lang = {pt_cards, sizeof pt_cards / sizeof pt_cards[0], pt_merge, "menos"};
 
 static int is_word_byte(unsigned char c) {
     return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || c == '_' || c >= 0x80;

@@ -52,6 +52,18 @@ def load_coqui():
     sys.path.insert(0, tmp)
     import num2words  # noqa: F401  (the fetched v0.5.12)
     assert num2words.__file__.startswith(tmp), num2words.__file__
+    # 5. num2words 0.5.12's Arabic converter keeps state between calls (an ordinal from 20 to 99
+    # leaves later cardinals feminine), so in Coqui the words of an Arabic number depend on what
+    # the same process converted before. The reference, like ours, gives every call a fresh
+    # converter; tokenizer.py binds num2words at import, so this goes in before it loads.
+    from num2words import lang_AR
+    stateful = num2words.num2words
+
+    def fresh_ar(number, ordinal=False, lang="en", to="cardinal", **kwargs):
+        if lang[:2] == "ar":
+            num2words.CONVERTER_CLASSES["ar"] = lang_AR.Num2Word_AR()
+        return stateful(number, ordinal=ordinal, lang=lang, to=to, **kwargs)
+    num2words.num2words = fresh_ar
 
     def stub(name, **attrs):
         m = types.ModuleType(name)
