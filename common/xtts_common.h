@@ -59,6 +59,12 @@ int xtts_exit_code(xtts_status code);
 /* Print "prog: msg" on stderr, one line. */
 void xtts_error_print(const char *prog, const xtts_error *err);
 
+/* For programs only (called first thing in main): at exit, standard output is flushed and
+ * closed, and a failed write (a full disk, /dev/full, a closed pipe) becomes a one-line
+ * message "prog: standard output: write failed: REASON" and exit status 2, whatever main
+ * returned. Libraries never call it. */
+void xtts_check_stdout_at_exit(const char *prog);
+
 /* ---- checksums and hashes ---------------------------------------------- */
 
 /* CRC-32 (IEEE 802.3, reflected 0xEDB88320), continued from crc (start with 0). */

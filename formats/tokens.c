@@ -9,6 +9,7 @@ struct xtts_tokens_reader {
     FILE *f;
     char name[256];
     size_t line_no;
+    uint64_t bytes;       /* bytes read so far (bounded by XTTS_TOKENS_MAX_BYTES) */
     char *line;           /* current line, unescaped in place */
     size_t line_cap;
     int32_t *ids;
@@ -248,7 +249,7 @@ static int read_line(xtts_tokens_reader *r, size_t *out_len, xtts_error *err) {
         if (c == '\n') break;
         if (n + 2 > r->line_cap) {
             if (n + 2 > XTTS_TOKENS_MAX_LINE) {
-                while ((c = getc_unlocked(r->f)) != EOF && c != '\n') {}
+                /* stop here: draining the rest of the line never ends on an endless input */
                 r->line_no++;
                 xtts_error_set(err, XTTS_EINPUT, "%s:%zu: line longer than %u bytes", r->name, r->line_no,
                                XTTS_TOKENS_MAX_LINE);
@@ -268,6 +269,12 @@ static int read_line(xtts_tokens_reader *r, size_t *out_len, xtts_error *err) {
     }
     if (!any) return 0;
     r->line_no++;
+    r->bytes += n + 1;
+    if (r->bytes > XTTS_TOKENS_MAX_BYTES) {
+        xtts_error_set(err, XTTS_EINPUT, "%s:%zu: token stream longer than %llu bytes", r->name, r->line_no,
+                       (unsigned long long)XTTS_TOKENS_MAX_BYTES);
+        return -1;
+    }
     if (!r->line) {
         r->line = malloc(16);
         if (!r->line) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", r->name), -1;
@@ -419,6 +426,7 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
     if (rc <= 0) return rc;
     char *line = r->line;
     if (n == 0) return record_error(r, err, "empty line", NULL);
+    if (memchr(line, 0, n)) return record_error(r, err, "NUL byte in line", NULL);
     char *f[6];
     int nf = 0;
     f[nf++] = line;

@@ -27,6 +27,7 @@ extern "C" {
 #define XTTS_TOKENS_MAGIC "#xtts-tokens"
 #define XTTS_TOKENS_VERSION 1
 #define XTTS_TOKENS_MAX_LINE (16u << 20)  /* bytes per line, header included */
+#define XTTS_TOKENS_MAX_BYTES ((uint64_t)8 << 30)  /* bytes per stream: endless inputs stop */
 #define XTTS_TOKENS_MAX_EXTRA 16          /* extra header key=value pairs kept */
 #define XTTS_TOKENS_MAX_IDS (1 << 20)     /* max_tokens upper bound */
 

@@ -46,27 +46,12 @@ void xtts_tokenize_opts_init(xtts_tokenize_opts *o) {
 
 /* ---- reading ----------------------------------------------------------------------------- */
 
+/* Metadata files (and standard input) are read whole, up to XTTS_METADATA_MAX_BYTES: an
+ * endless or huge input (/dev/zero) stops with a message instead of filling memory. */
 static xtts_status read_all(const char *path, char **buf, size_t *len, xtts_error *err) {
-    if (strcmp(path, "-")) return xtts_read_file(path, (size_t)1 << 34, buf, len, err);
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap);
-    if (!b) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
-    for (;;) {
-        if (n + 1 >= cap) {
-            char *nb = realloc(b, cap * 2);
-            if (!nb) { free(b); return xtts_error_set(err, XTTS_ENOMEM, "out of memory"); }
-            b = nb;
-            cap *= 2;
-        }
-        size_t r = fread(b + n, 1, cap - n - 1, stdin);
-        n += r;
-        if (r == 0) break;
-    }
-    if (ferror(stdin)) { free(b); return xtts_error_set(err, XTTS_EIO, "-: read error: %s", strerror(errno)); }
-    b[n] = 0;
-    *buf = b;
-    *len = n;
-    return XTTS_OK;
+    xtts_status st = xtts_read_file(path, XTTS_METADATA_MAX_BYTES, buf, len, err);
+    if (st == XTTS_ERANGE) st = err ? (err->code = XTTS_EINPUT) : XTTS_EINPUT;
+    return st;
 }
 
 /* Directory of the metadata file, absolute. */

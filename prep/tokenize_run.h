@@ -15,6 +15,9 @@
 extern "C" {
 #endif
 
+/* Largest metadata file read (1 GiB); larger or endless inputs stop with XTTS_EINPUT. */
+#define XTTS_METADATA_MAX_BYTES ((size_t)1 << 30)
+
 typedef enum { XTTS_META_LJSPEECH = 0, XTTS_META_TSV = 1 } xtts_meta_format;
 
 typedef struct {
