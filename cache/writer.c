@@ -252,6 +252,8 @@ static xtts_status env_open(xtts_cache_writer *w, int number, int create, MDB_en
     *out = NULL;
     if (create && mkdir(path, 0755) != 0 && errno != EEXIST)
         return xtts_error_set(err, XTTS_EIO, "%s: cannot create shard directory: %s", path, strerror(errno));
+    xtts_status fst = xtts_lmdb_file_check(path, err); /* a cut data.mdb would be SIGBUS inside liblmdb */
+    if (fst) return fst;
     MDB_env *env;
     int rc = mdb_env_create(&env);
     if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", path, mdb_strerror(rc));
@@ -685,6 +687,8 @@ xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const x
         if (st == XTTS_ECORRUPT && opt->force) { /* --force replaces a damaged build too */
             why_add(why, sizeof why, "%s", err ? err->msg : "damaged shards");
             st = XTTS_OK;
+        } else if (st == XTTS_ECORRUPT && err && strlen(err->msg) < sizeof err->msg - 40) {
+            strcat(err->msg, "; use --force to rebuild the cache");
         }
     }
     if (!st && why[0]) {
