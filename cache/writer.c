@@ -968,9 +968,9 @@ static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const 
     if (st) return st;
     size_t id_len = id ? strlen(id) : 0;
     if (id_len == 0) return xtts_error_set(err, XTTS_EINPUT, "%s: input %llu: empty record id", w->dir, (unsigned long long)input_index);
-    if (id_len > XTTS_LMDB_MAX_KEY)
+    if (id_len > XTTS_ID_MAX_BYTES)
         return xtts_error_set(err, XTTS_ERANGE, "%s: record '%.40s...': id of %zu bytes, the store keeps ids up to %d bytes",
-                              w->dir, id, id_len, XTTS_LMDB_MAX_KEY);
+                              w->dir, id, id_len, XTTS_ID_MAX_BYTES);
     xtts_record_header hdr;
     xtts_error rerr;
     if (xtts_record_parse_header(record, len, &hdr, &rerr))

@@ -140,6 +140,15 @@ double xtts_now_s(void);
 int xtts_parse_long(const char *s, long lo, long hi, long *out);
 int xtts_parse_double(const char *s, double lo, double hi, double *out);
 
+/* ---- record ids -------------------------------------------------------------- */
+
+/* The longest record id, in bytes: LMDB's key limit (mdb_env_get_maxkeysize(), 511 in a
+ * default liblmdb build) minus the 6 bytes of "audio:" the cache prefixes to an id in a
+ * meta key. Checked where ids enter (xtts-tokenize, xtts-melcache) as a per-record
+ * rejection; test_writer checks the figure against the linked liblmdb. */
+#define XTTS_ID_MAX_BYTES 505
+#define XTTS_ID_MAX_BYTES_STR "505"
+
 /* ---- languages ------------------------------------------------------------- */
 
 /* XTTS's 17 languages, in the order that defines language ids everywhere (cache records,

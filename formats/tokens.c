@@ -15,6 +15,8 @@ struct xtts_tokens_reader {
     int32_t *ids;
     size_t ids_cap;
     xtts_tokens_header header;
+    int lenient;
+    char reject[96];
 };
 
 static const char *const required_keys[] = {"tokenizer", "vocab_hash", "vocab_size", "lang", "max_tokens", "pad_id"};
@@ -408,6 +410,8 @@ const xtts_tokens_header *xtts_tokens_reader_header(const xtts_tokens_reader *r)
 
 size_t xtts_tokens_reader_line(const xtts_tokens_reader *r) { return r->line_no; }
 
+void xtts_tokens_reader_lenient(xtts_tokens_reader *r, int on) { r->lenient = on != 0; }
+
 void xtts_tokens_reader_close(xtts_tokens_reader *r) {
     if (!r) return;
     free(r->line);
@@ -451,11 +455,15 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
     if (!*f[0]) return record_error(r, err, "empty id", NULL);
     if (!*f[3]) return record_error(r, err, "empty audio_path", NULL);
     if (!*f[5]) return record_error(r, err, "empty text", NULL);
+    rec->reject = NULL;
+    r->reject[0] = 0;
     int li = xtts_lang_index(f[2]);
     if (li < 0 || strcmp(xtts_lang_codes[li], f[2])) {
-        xtts_error_set(err, XTTS_EINPUT, "%s:%zu: unknown language '%.40s'", r->name, r->line_no, f[2]);
-        return -1;
+        if (r->lenient) snprintf(r->reject, sizeof r->reject, "unknown language '%.40s'", f[2]);
+        else return xtts_error_set(err, XTTS_EINPUT, "%s:%zu: unknown language '%.40s'", r->name, r->line_no, f[2]), -1;
     }
+    if (r->lenient && !r->reject[0] && strlen(f[0]) > XTTS_ID_MAX_BYTES)
+        snprintf(r->reject, sizeof r->reject, "id of %zu bytes, longer than %d", strlen(f[0]), XTTS_ID_MAX_BYTES);
     /* Token ids: decimal, single spaces between. */
     size_t count = 0;
     const char *p = f[4];
@@ -472,6 +480,13 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
                 return -1;
             }
             p++;
+        }
+        if (count >= max_ids && r->lenient) {
+            count++;
+            if (!*p) break;
+            if (*p != ' ') return record_error(r, err, "token ids must be decimal numbers separated by single spaces", NULL);
+            p++;
+            continue;
         }
         if (count >= max_ids) {
             xtts_error_set(err, XTTS_EINPUT, "%s:%zu: more than max_tokens=%zu token ids", r->name, r->line_no, max_ids);
@@ -497,5 +512,11 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
     rec->text = f[5];
     rec->tokens = r->ids;
     rec->n_tokens = count;
+    if (r->lenient && !r->reject[0] && count > max_ids)
+        snprintf(r->reject, sizeof r->reject, "%zu tokens, more than max_tokens=%zu", count, max_ids);
+    if (r->reject[0]) {
+        rec->reject = r->reject;
+        rec->n_tokens = 0;
+    }
     return 1;
 }

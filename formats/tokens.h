@@ -59,6 +59,10 @@ typedef struct {
     const char *id, *speaker, *lang, *audio_path, *text;
     const int32_t *tokens;
     size_t n_tokens;
+    /* Set only by a reader in lenient mode (xtts_tokens_reader_lenient): the line is well
+     * formed but the record cannot be stored (unknown language, more than max_tokens ids,
+     * an id over XTTS_ID_MAX_BYTES); the reason, borrowed like the rest. NULL otherwise. */
+    const char *reject;
 } xtts_tokens_record;
 
 typedef struct xtts_tokens_reader xtts_tokens_reader;
@@ -91,6 +95,11 @@ const xtts_tokens_header *xtts_tokens_reader_header(const xtts_tokens_reader *r)
  * or closed). Checks: six fields, valid UTF-8, non-empty id, audio_path and text, a known
  * language, 1..max_tokens ids each in [0, vocab_size). */
 int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts_error *err);
+
+/* Lenient mode (on != 0): a record with an unknown language, more than max_tokens ids or
+ * an id over XTTS_ID_MAX_BYTES is returned (1) with rec->reject saying why (and no token
+ * ids), for the caller to reject that record alone; by default such a line is an error. */
+void xtts_tokens_reader_lenient(xtts_tokens_reader *r, int on);
 
 /* The 1-based number of the line last read (the header is line 1). */
 size_t xtts_tokens_reader_line(const xtts_tokens_reader *r);

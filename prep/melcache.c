@@ -55,6 +55,7 @@ typedef struct {
     char *lang;
     int32_t *tokens;
     uint32_t n_tokens;
+    char *reject; /* the token stream's reason to reject this record (formats/tokens.h), or NULL */
 } input_rec;
 
 typedef struct {
@@ -68,6 +69,7 @@ typedef struct {
 static void input_free(input_set *in) {
     for (size_t i = 0; i < in->n; i++) {
         free(in->v[i].id); free(in->v[i].audio_path); free(in->v[i].lang); free(in->v[i].tokens);
+        free(in->v[i].reject);
     }
     free(in->v);
     for (size_t i = 0; i < in->n_speakers; i++) free(in->speakers[i]);
@@ -118,6 +120,7 @@ static xtts_status read_inputs(FILE *f, const char *name, input_set *in, xtts_er
     xtts_status st = xtts_tokens_reader_open(f, name, &r, err);
     if (st) return st;
     in->hdr = *xtts_tokens_reader_header(r);
+    xtts_tokens_reader_lenient(r, 1); /* bad language, too many tokens, long id: that record only */
     spk_map m = {0};
     xtts_tokens_record rec;
     int rc;
@@ -135,8 +138,9 @@ static xtts_status read_inputs(FILE *f, const char *name, input_set *in, xtts_er
         x->lang = strdup(rec.lang ? rec.lang : "");
         x->n_tokens = (uint32_t)rec.n_tokens;
         x->tokens = malloc((rec.n_tokens ? rec.n_tokens : 1) * sizeof(int32_t));
-        if (!x->id || !x->audio_path || !x->lang || !x->tokens) {
-            free(x->id); free(x->audio_path); free(x->lang); free(x->tokens);
+        x->reject = rec.reject ? strdup(rec.reject) : NULL;
+        if (!x->id || !x->audio_path || !x->lang || !x->tokens || (rec.reject && !x->reject)) {
+            free(x->id); free(x->audio_path); free(x->lang); free(x->tokens); free(x->reject);
             st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name);
             goto done;
         }
@@ -248,6 +252,10 @@ static void load_one(const xtts_melcache_options *o, const input_set *in, worker
     s->ok = 0;
     s->len = 0;
     s->n_pcm = 0;
+    if (x->reject) {
+        snprintf(s->reason, sizeof s->reason, "%s", x->reject);
+        return;
+    }
     if (x->lang_id < 0) {
         snprintf(s->reason, sizeof s->reason, "unknown language '%s'", x->lang);
         return;

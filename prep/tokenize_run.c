@@ -299,6 +299,7 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         }
         if (!r->audio_abs) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
         if (has_control(r->text) || has_control(r->id) || has_control(r->speaker)) { reject(r, "control character"); continue; }
+        if (strlen(r->id) > XTTS_ID_MAX_BYTES) { reject(r, "id longer than " XTTS_ID_MAX_BYTES_STR " bytes"); continue; }
     }
     if (!header_done) { st = xtts_error_set(err, XTTS_EINPUT, "%s: empty input (no header row)", name); goto done; }
     stats->records = n_recs;
@@ -427,7 +428,7 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
                     else reject(r, "too many tokens");
                     continue;
                 }
-                xtts_tokens_record tr = {r->id, r->speaker, xtts_lang_codes[r->lang], r->audio_abs, norm, ids_buf.ids, ids_buf.n};
+                xtts_tokens_record tr = {r->id, r->speaker, xtts_lang_codes[r->lang], r->audio_abs, norm, ids_buf.ids, ids_buf.n, NULL};
                 size_t cap = 0;
                 if (xtts_tokens_format_record(&tr, &r->line_out, &cap, &r->line_len, &e)) {
                     r->reject_msg = strdup(e.msg);
