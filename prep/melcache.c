@@ -742,6 +742,9 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
         xtts_error me;
         xtts_status ms = xtts_cache_merge(o.out_dir, &me);
         if (ms == XTTS_OK) res->merged = 1;
+        /* parts still missing, or another part merging right now: not this run's business;
+         * anything else (parts built with other options, an id in two parts) is */
+        else if (ms != XTTS_ENOTFOUND && ms != XTTS_EBUSY) st = xtts_error_set(err, XTTS_EINPUT, "cannot join the parts: %s", me.msg);
     }
 out:
     if (w) xtts_cache_writer_abort(w);
