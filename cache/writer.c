@@ -691,8 +691,10 @@ xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const x
             strcat(err->msg, "; use --force to rebuild the cache");
         }
     }
+    if (!st && opt->replace && (l.n_shards || l.has_manifest || l.n_parts))
+        why_add(why, sizeof why, "replaced on request");
     if (!st && why[0]) {
-        if (!opt->force) {
+        if (!opt->force && !opt->replace) {
             st = xtts_error_set(err, XTTS_EMISMATCH,
                                 "%s: holds a cache built with another configuration or layout (%s); use --force to replace it",
                                 w->dir, why);

@@ -703,7 +703,16 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
     uint64_t start = xtts_cache_writer_next_input(w);
     res->resumed_from = start;
     st = inputs_check(w, &in, start, o.out_dir, tokens_name, err);
-    if (st) { free(stats); xtts_cache_writer_abort(w); input_free(&in); return st; }
+    if (st == XTTS_EMISMATCH && o.force) { /* --force: rebuild from this stream */
+        xtts_cache_writer_abort(w);
+        w = NULL;
+        wo.replace = 1;
+        st = xtts_cache_writer_open(&wo, &o.cfg, &w, err);
+        if (!st) st = stats_load(w, stats, o.cfg.mel.n_mels, err);
+        start = w ? xtts_cache_writer_next_input(w) : 0;
+        res->resumed_from = start;
+    }
+    if (st) { free(stats); if (w) xtts_cache_writer_abort(w); input_free(&in); return st; }
     int nparts = o.part < 0 ? 1 : o.n_parts, part = o.part < 0 ? 0 : o.part;
     for (uint64_t i = 0; i < in.n; i++)
         if ((int)(i % (uint64_t)nparts) == part) res->selected++;
