@@ -92,7 +92,8 @@ const xtts_tokens_header *xtts_tokens_reader_header(const xtts_tokens_reader *r)
 
 /* Read the next record into rec. Returns 1 with a record, 0 at end of input, -1 on error
  * (err says "name:LINE: what"; the reader may be called again to skip to the next line,
- * or closed). Checks: six fields, valid UTF-8, non-empty id, audio_path and text, a known
+ * or closed; after a line longer than XTTS_TOKENS_MAX_LINE or a stream longer than
+ * XTTS_TOKENS_MAX_BYTES, close it: the rest of that line is not read). Checks: six fields, valid UTF-8, non-empty id, audio_path and text, a known
  * language, 1..max_tokens ids each in [0, vocab_size). */
 int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts_error *err);
 
