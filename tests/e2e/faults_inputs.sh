@@ -15,6 +15,8 @@
 #    rejected alone (exit 3), the rest stored.
 # 7. parts built with different options (--dtype fp32 beside fp16, 1/3 beside 0/2): the
 #    last part exits 2 saying so, no manifest.json.
+# 8. phonemes with the line that crashes libespeak-ng 1.51 (Hindi, 100 x U+01C5) among
+#    good ones: no crash, every good record written, the same output with -j 1, 2 and 3.
 set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
 
@@ -121,4 +123,22 @@ expect_rc 3 "${mc[@]}" --out "$T/q" --part 0/2 "$T/tokens.tsv"
 expect_rc 2 "${mc[@]}" --out "$T/q" --part 1/3 "$T/tokens.tsv"
 grep -q "cannot join the parts: .*n_parts 3, manifest.part-00000.json says 2" "$T/err.txt" || { cat "$T/err.txt"; die "part count mismatch not said"; }
 [ ! -e "$T/q/manifest.json" ] || die "manifest written for mismatched part counts"
+# ---- 8. espeak-ng crash isolation ----------------------------------------------------------------------
+"$PY" - "$T/ph.tsv" <<'PYEOF'
+import sys
+with open(sys.argv[1], "w", encoding="utf-8") as f:
+    f.write("id\ttext\taudio\tlang\n")
+    for i in range(40):
+        if i in (7, 23):
+            f.write("bad%d\t%s\tx.wav\thi\n" % (i, "\u01c5" * 100))
+        else:
+            f.write("r%d\tHello world, this is sentence number %d.\tx.wav\ten\n" % (i, i))
+PYEOF
+for j in 1 2 3; do
+  rc=0
+  "$BIN/xtts-tokenize" -f tsv -t phonemes --max-tokens 4096 -j $j "$T/ph.tsv" > "$T/ph$j.out" 2> "$T/ph$j.err" || rc=$?
+  [ $rc -eq 0 ] || [ $rc -eq 3 ] || { cat "$T/ph$j.err"; die "phonemes -j $j: exit $rc"; }
+  [ "$(grep -c '^r[0-9]' "$T/ph$j.out")" -eq 38 ] || { cat "$T/ph$j.err"; die "phonemes -j $j: good records lost"; }
+done
+cmp -s "$T/ph1.out" "$T/ph2.out" && cmp -s "$T/ph1.out" "$T/ph3.out" || die "phonemes: output depends on -j"
 echo "faults_inputs: ok"
