@@ -253,6 +253,8 @@ static xtts_status env_open(xtts_cache_writer *w, int number, int create, MDB_en
     *out = NULL;
     if (create && mkdir(path, 0755) != 0 && errno != EEXIST)
         return xtts_error_set(err, XTTS_EIO, "%s: cannot create shard directory: %s", path, strerror(errno));
+    xtts_status fst = xtts_lmdb_file_check(path, err); /* a cut data.mdb would be SIGBUS inside liblmdb */
+    if (fst) return fst;
     MDB_env *env;
     int rc = mdb_env_create(&env);
     if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", path, mdb_strerror(rc));
@@ -687,10 +689,14 @@ xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const x
         if (st == XTTS_ECORRUPT && opt->force) { /* --force replaces a damaged build too */
             why_add(why, sizeof why, "%s", err ? err->msg : "damaged shards");
             st = XTTS_OK;
+        } else if (st == XTTS_ECORRUPT && err && strlen(err->msg) < sizeof err->msg - 40) {
+            strcat(err->msg, "; use --force to rebuild the cache");
         }
     }
+    if (!st && opt->replace && (l.n_shards || l.has_manifest || l.n_parts))
+        why_add(why, sizeof why, "replaced on request");
     if (!st && why[0]) {
-        if (!opt->force) {
+        if (!opt->force && !opt->replace) {
             st = xtts_error_set(err, XTTS_EMISMATCH,
                                 "%s: holds a cache built with another configuration or layout (%s); use --force to replace it",
                                 w->dir, why);
@@ -974,9 +980,9 @@ static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const 
     if (st) return st;
     size_t id_len = id ? strlen(id) : 0;
     if (id_len == 0) return xtts_error_set(err, XTTS_EINPUT, "%s: input %llu: empty record id", w->dir, (unsigned long long)input_index);
-    if (id_len > XTTS_LMDB_MAX_KEY)
+    if (id_len > XTTS_ID_MAX_BYTES)
         return xtts_error_set(err, XTTS_ERANGE, "%s: record '%.40s...': id of %zu bytes, the store keeps ids up to %d bytes",
-                              w->dir, id, id_len, XTTS_LMDB_MAX_KEY);
+                              w->dir, id, id_len, XTTS_ID_MAX_BYTES);
     xtts_record_header hdr;
     xtts_error rerr;
     if (xtts_record_parse_header(record, len, &hdr, &rerr))

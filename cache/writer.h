@@ -31,6 +31,8 @@ typedef struct {
     const char *dir;          /* output directory (created when missing) */
     int part;                 /* -1: a whole build; K >= 0: part K of a sharded build */
     int force;                /* replace a cache built with another configuration */
+    int replace;              /* remove this build's shards and manifests even when they match
+                                 (the caller found them built from another input) */
     uint64_t shard_bytes;     /* bound on a shard's data (default 1 GiB) */
     uint32_t commit_every;    /* records per transaction (default 256) */
     int n_parts;              /* with part >= 0: how many parts the build has (> part) */

@@ -202,6 +202,8 @@ xtts_status xtts_shard_count_records(const char *path, uint64_t *records, xtts_e
     MDB_txn *txn = NULL;
     MDB_dbi dbi;
     MDB_stat ms;
+    xtts_status fst = xtts_lmdb_file_check(path, err);
+    if (fst) return fst;
     int rc = mdb_env_create(&env);
     if (!rc) rc = mdb_env_set_maxdbs(env, 4);
     if (!rc) rc = mdb_env_open(env, path, MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD, 0644);

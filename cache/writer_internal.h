@@ -58,6 +58,11 @@ xtts_status xtts_remove_file(const char *path, xtts_error *err);
  * entries. */
 xtts_status xtts_shard_count_records(const char *path, uint64_t *records, xtts_error *err);
 
+/* Before mapping an existing shard (cache/lmdb_file.c): its data.mdb's meta pages must be
+ * sound and the last page they name must lie inside the file, else XTTS_ECORRUPT naming
+ * the file ("truncated", "damaged"). A missing or empty data.mdb is fine (a new shard). */
+xtts_status xtts_lmdb_file_check(const char *shard_dir, xtts_error *err);
+
 /* Map an LMDB or errno return code to a status: ENOSPC, EFBIG, EIO and MDB errors about
  * files are XTTS_EIO; MDB_CORRUPTED, MDB_INVALID, MDB_PAGE_NOTFOUND XTTS_ECORRUPT;
  * ENOMEM XTTS_ENOMEM; MDB_VERSION_MISMATCH XTTS_EMISMATCH. */

@@ -5,6 +5,7 @@
  * (part, number) order and gives each its first global index. The partial manifests
  * stay, so one part can be rebuilt and the merge run again.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +46,68 @@ static json_t *doubles_json(const double *v, size_t n) {
     return a;
 }
 
+/* Every id of every part, to find an id that two parts both stored (each part checks its
+ * own ids only; a whole build refuses such a stream). */
+typedef struct {
+    char *id;
+    int part;
+    int shard;
+} part_id;
+
+typedef struct {
+    part_id *v;
+    size_t n, cap;
+} part_ids;
+
+static void part_ids_free(part_ids *p) {
+    for (size_t i = 0; i < p->n; i++) free(p->v[i].id);
+    free(p->v);
+}
+
+static xtts_status collect_ids(const char *path, int part, int shard, part_ids *out, xtts_error *err) {
+    xtts_status st = xtts_lmdb_file_check(path, err);
+    if (st) return st;
+    MDB_env *env = NULL;
+    MDB_txn *txn = NULL;
+    MDB_cursor *cur = NULL;
+    MDB_dbi dbi;
+    MDB_val k, v;
+    int rc = mdb_env_create(&env);
+    if (!rc) rc = mdb_env_set_maxdbs(env, 4);
+    if (!rc) rc = mdb_env_open(env, path, MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD, 0644);
+    if (!rc) rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+    if (!rc) rc = mdb_dbi_open(txn, "ids", 0, &dbi);
+    if (!rc) rc = mdb_cursor_open(txn, dbi, &cur);
+    while (!rc && !(rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))) {
+        if (out->n == out->cap) {
+            size_t nc = out->cap ? out->cap * 2 : 1024;
+            part_id *nv = realloc(out->v, nc * sizeof *nv);
+            if (!nv) { rc = ENOMEM; break; }
+            out->v = nv;
+            out->cap = nc;
+        }
+        char *id = malloc(k.mv_size + 1);
+        if (!id) { rc = ENOMEM; break; }
+        memcpy(id, k.mv_data, k.mv_size);
+        id[k.mv_size] = 0;
+        out->v[out->n++] = (part_id){id, part, shard};
+    }
+    if (rc == MDB_NOTFOUND) rc = 0;
+    if (cur) mdb_cursor_close(cur);
+    if (txn) mdb_txn_abort(txn);
+    if (env) mdb_env_close(env);
+    if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: cannot read its ids: %s", path, mdb_strerror(rc));
+    return XTTS_OK;
+}
+
+static int cmp_part_id(const void *a, const void *b) {
+    const part_id *x = a, *y = b;
+    int c = strcmp(x->id, y->id);
+    return c ? c : x->part != y->part ? (x->part < y->part ? -1 : 1) : (x->shard > y->shard) - (x->shard < y->shard);
+}
+
 xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
+    part_ids all_ids = {0};
     int lock_fd = -1;
     xtts_status st = xtts_lock(dir, XTTS_LOCK_NAME, 1, &lock_fd,
                                "a build (or one of its parts) or another merge is running in this directory", err);
@@ -168,6 +230,7 @@ xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
                                     (unsigned long long)have, name, want);
                 goto done;
             }
+            if ((st = collect_ids(path, l.parts[i], (int)k, &all_ids, err))) goto done;
             json_t *c = json_deep_copy(s);
             if (!c) { st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir); goto done; }
             json_object_set_new(c, "first_index", json_integer(records));
@@ -186,6 +249,18 @@ xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
         json_t *a = json_object_get(stats, "mel_sum"), *b = json_object_get(stats, "mel_sumsq");
         if (!a || !b || sum_array(&mel_sum, n_mels, a) || sum_array(&mel_sumsq, n_mels, b)) have_sums = 0;
     }
+    /* An id stored by two parts: refused before any manifest is written. */
+    if (all_ids.n > 1) qsort(all_ids.v, all_ids.n, sizeof *all_ids.v, cmp_part_id);
+    for (size_t i = 1; i < all_ids.n; i++)
+        if (!strcmp(all_ids.v[i - 1].id, all_ids.v[i].id)) {
+            char a[32], b[32];
+            xtts_shard_name(a, all_ids.v[i - 1].part, all_ids.v[i - 1].shard);
+            xtts_shard_name(b, all_ids.v[i].part, all_ids.v[i].shard);
+            st = xtts_error_set(err, XTTS_EINPUT, "%s: id '%.200s' is stored by part %d (%s) and part %d (%s): "
+                                "the input holds it twice; fix the input and rebuild",
+                                dir, all_ids.v[i].id, all_ids.v[i - 1].part, a, all_ids.v[i].part, b);
+            goto done;
+        }
     json_object_set_new(out, "records", json_integer(records));
     json_object_set_new(out, "rejected", json_integer(rejected));
     if (json_object_get(parts[0], "splits")) json_object_set(out, "splits", splits);
@@ -223,6 +298,7 @@ xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
     json_decref(check);
     if (!st) st = xtts_manifest_write(path, out, err);
 done:
+    part_ids_free(&all_ids);
     json_decref(splits);
     json_decref(totals);
     free(mel_sum);

@@ -19,6 +19,7 @@ static const char *USAGE =
     "Exit status: 0 merged; 1 usage error; 2 the merge was refused or failed.\n";
 
 int main(int argc, char **argv) {
+    xtts_check_stdout_at_exit("xtts-cache-merge");
     static const struct option opts[] = {
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},

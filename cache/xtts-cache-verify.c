@@ -47,6 +47,7 @@ static void on_fault(void *ctx, const xtts_verify_fault *f) {
 }
 
 int main(int argc, char **argv) {
+    xtts_check_stdout_at_exit("xtts-cache-verify");
     static const struct option opts[] = {
         {"deep", no_argument, 0, 'd'},           {"recompute", required_argument, 0, 'r'},
         {"seed", required_argument, 0, 's'},     {"tolerance", required_argument, 0, 't'},

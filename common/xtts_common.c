@@ -545,3 +545,25 @@ void xtts_progress_finish(xtts_progress *p, uint64_t done, uint64_t total, const
     if (!p->active) return;
     progress_line(p, done, total, extra, 1);
 }
+
+/* ---- standard output checked up to its close ------------------------------------------- */
+
+static const char *stdout_prog = "xtts";
+
+static void close_stdout(void) {
+    int bad = ferror(stdout);
+    errno = 0;
+    if (fclose(stdout) != 0) bad = 1;
+    if (bad) {
+        int e = errno;
+        fprintf(stderr, "%s: standard output: write failed%s%s\n", stdout_prog, e ? ": " : "",
+                e ? strerror(e) : "");
+        fflush(stderr);
+        _exit(2);
+    }
+}
+
+void xtts_check_stdout_at_exit(const char *prog) {
+    if (prog) stdout_prog = prog;
+    atexit(close_stdout);
+}

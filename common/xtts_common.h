@@ -59,6 +59,12 @@ int xtts_exit_code(xtts_status code);
 /* Print "prog: msg" on stderr, one line. */
 void xtts_error_print(const char *prog, const xtts_error *err);
 
+/* For programs only (called first thing in main): at exit, standard output is flushed and
+ * closed, and a failed write (a full disk, /dev/full, a closed pipe) becomes a one-line
+ * message "prog: standard output: write failed: REASON" and exit status 2, whatever main
+ * returned. Libraries never call it. */
+void xtts_check_stdout_at_exit(const char *prog);
+
 /* ---- checksums and hashes ---------------------------------------------- */
 
 /* CRC-32 (IEEE 802.3, reflected 0xEDB88320), continued from crc (start with 0). */
@@ -133,6 +139,15 @@ double xtts_now_s(void);
 /* Parse a whole string as an integer/double in [lo, hi]. Returns 0 on success. */
 int xtts_parse_long(const char *s, long lo, long hi, long *out);
 int xtts_parse_double(const char *s, double lo, double hi, double *out);
+
+/* ---- record ids -------------------------------------------------------------- */
+
+/* The longest record id, in bytes: LMDB's key limit (mdb_env_get_maxkeysize(), 511 in a
+ * default liblmdb build) minus the 6 bytes of "audio:" the cache prefixes to an id in a
+ * meta key. Checked where ids enter (xtts-tokenize, xtts-melcache) as a per-record
+ * rejection; test_writer checks the figure against the linked liblmdb. */
+#define XTTS_ID_MAX_BYTES 505
+#define XTTS_ID_MAX_BYTES_STR "505"
 
 /* ---- languages ------------------------------------------------------------- */
 

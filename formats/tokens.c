@@ -9,6 +9,7 @@ struct xtts_tokens_reader {
     FILE *f;
     char name[256];
     size_t line_no;
+    uint64_t bytes;       /* bytes read so far (bounded by XTTS_TOKENS_MAX_BYTES) */
     char *line;           /* current line, unescaped in place */
     size_t line_cap;
     int32_t *ids;
@@ -17,6 +18,8 @@ struct xtts_tokens_reader {
     int n_fields;         /* 6 plus the fields the header's fields= declares */
     int split_field;      /* index of the split field, or -1 */
     int text_field;       /* index of the original-text field, or -1 */
+    int lenient;
+    char reject[96];
 };
 
 static const char *const required_keys[] = {"tokenizer", "vocab_hash", "vocab_size", "lang", "max_tokens", "pad_id"};
@@ -276,7 +279,7 @@ static int read_line(xtts_tokens_reader *r, size_t *out_len, xtts_error *err) {
         if (c == '\n') break;
         if (n + 2 > r->line_cap) {
             if (n + 2 > XTTS_TOKENS_MAX_LINE) {
-                while ((c = getc_unlocked(r->f)) != EOF && c != '\n') {}
+                /* stop here: draining the rest of the line never ends on an endless input */
                 r->line_no++;
                 xtts_error_set(err, XTTS_EINPUT, "%s:%zu: line longer than %u bytes", r->name, r->line_no,
                                XTTS_TOKENS_MAX_LINE);
@@ -296,6 +299,12 @@ static int read_line(xtts_tokens_reader *r, size_t *out_len, xtts_error *err) {
     }
     if (!any) return 0;
     r->line_no++;
+    r->bytes += n + 1;
+    if (r->bytes > XTTS_TOKENS_MAX_BYTES) {
+        xtts_error_set(err, XTTS_EINPUT, "%s:%zu: token stream longer than %llu bytes", r->name, r->line_no,
+                       (unsigned long long)XTTS_TOKENS_MAX_BYTES);
+        return -1;
+    }
     if (!r->line) {
         r->line = malloc(16);
         if (!r->line) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", r->name), -1;
@@ -434,6 +443,8 @@ const xtts_tokens_header *xtts_tokens_reader_header(const xtts_tokens_reader *r)
 
 size_t xtts_tokens_reader_line(const xtts_tokens_reader *r) { return r->line_no; }
 
+void xtts_tokens_reader_lenient(xtts_tokens_reader *r, int on) { r->lenient = on != 0; }
+
 void xtts_tokens_reader_close(xtts_tokens_reader *r) {
     if (!r) return;
     free(r->line);
@@ -452,6 +463,7 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
     if (rc <= 0) return rc;
     char *line = r->line;
     if (n == 0) return record_error(r, err, "empty line", NULL);
+    if (memchr(line, 0, n)) return record_error(r, err, "NUL byte in line", NULL);
     char *f[8];
     int nf = 0;
     const int want = r->n_fields;
@@ -483,10 +495,14 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
     if (!*f[0]) return record_error(r, err, "empty id", NULL);
     if (!*f[3]) return record_error(r, err, "empty audio_path", NULL);
     if (!*f[5]) return record_error(r, err, "empty text", NULL);
+    rec->reject = NULL;
+    r->reject[0] = 0;
     if (!xtts_lang_tag_valid(f[2])) {
-        xtts_error_set(err, XTTS_EINPUT, "%s:%zu: unknown language '%.40s'", r->name, r->line_no, f[2]);
-        return -1;
+        if (r->lenient) snprintf(r->reject, sizeof r->reject, "unknown language '%.40s'", f[2]);
+        else return xtts_error_set(err, XTTS_EINPUT, "%s:%zu: unknown language '%.40s'", r->name, r->line_no, f[2]), -1;
     }
+    if (r->lenient && !r->reject[0] && strlen(f[0]) > XTTS_ID_MAX_BYTES)
+        snprintf(r->reject, sizeof r->reject, "id of %zu bytes, longer than %d", strlen(f[0]), XTTS_ID_MAX_BYTES);
     const char *split = r->split_field >= 0 ? f[r->split_field] : NULL;
     if (split && *split && strcmp(split, "train") && strcmp(split, "val") && strcmp(split, "test"))
         return record_error(r, err, "split must be train, val, test or empty", NULL);
@@ -506,6 +522,13 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
                 return -1;
             }
             p++;
+        }
+        if (count >= max_ids && r->lenient) {
+            count++;
+            if (!*p) break;
+            if (*p != ' ') return record_error(r, err, "token ids must be decimal numbers separated by single spaces", NULL);
+            p++;
+            continue;
         }
         if (count >= max_ids) {
             xtts_error_set(err, XTTS_EINPUT, "%s:%zu: more than max_tokens=%zu token ids", r->name, r->line_no, max_ids);
@@ -533,5 +556,11 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
     rec->orig_text = r->text_field >= 0 ? f[r->text_field] : NULL;
     rec->tokens = r->ids;
     rec->n_tokens = count;
+    if (r->lenient && !r->reject[0] && count > max_ids)
+        snprintf(r->reject, sizeof r->reject, "%zu tokens, more than max_tokens=%zu", count, max_ids);
+    if (r->reject[0]) {
+        rec->reject = r->reject;
+        rec->n_tokens = 0;
+    }
     return 1;
 }

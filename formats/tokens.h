@@ -27,6 +27,7 @@ extern "C" {
 #define XTTS_TOKENS_MAGIC "#xtts-tokens"
 #define XTTS_TOKENS_VERSION 1
 #define XTTS_TOKENS_MAX_LINE (16u << 20)  /* bytes per line, header included */
+#define XTTS_TOKENS_MAX_BYTES ((uint64_t)8 << 30)  /* bytes per stream: endless inputs stop */
 #define XTTS_TOKENS_MAX_EXTRA 16          /* extra header key=value pairs kept */
 #define XTTS_TOKENS_MAX_IDS (1 << 20)     /* max_tokens upper bound */
 
@@ -62,6 +63,10 @@ typedef struct {
                               "train", "val", "test" or "" (not assigned) */
     const char *orig_text; /* NULL: the stream has no original-text field; else (header
                               fields=...text) the transcript before normalization */
+    /* Set only by a reader in lenient mode (xtts_tokens_reader_lenient): the line is well
+     * formed but the record cannot be stored (unknown language, more than max_tokens ids,
+     * an id over XTTS_ID_MAX_BYTES); the reason, borrowed like the rest. NULL otherwise. */
+    const char *reject;
 } xtts_tokens_record;
 
 typedef struct xtts_tokens_reader xtts_tokens_reader;
@@ -91,9 +96,15 @@ const xtts_tokens_header *xtts_tokens_reader_header(const xtts_tokens_reader *r)
 
 /* Read the next record into rec. Returns 1 with a record, 0 at end of input, -1 on error
  * (err says "name:LINE: what"; the reader may be called again to skip to the next line,
- * or closed). Checks: six fields, valid UTF-8, non-empty id, audio_path and text, a known
+ * or closed; after a line longer than XTTS_TOKENS_MAX_LINE or a stream longer than
+ * XTTS_TOKENS_MAX_BYTES, close it: the rest of that line is not read). Checks: six fields, valid UTF-8, non-empty id, audio_path and text, a known
  * language, 1..max_tokens ids each in [0, vocab_size). */
 int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts_error *err);
+
+/* Lenient mode (on != 0): a record with an unknown language, more than max_tokens ids or
+ * an id over XTTS_ID_MAX_BYTES is returned (1) with rec->reject saying why (and no token
+ * ids), for the caller to reject that record alone; by default such a line is an error. */
+void xtts_tokens_reader_lenient(xtts_tokens_reader *r, int on);
 
 /* The 1-based number of the line last read (the header is line 1). */
 size_t xtts_tokens_reader_line(const xtts_tokens_reader *r);

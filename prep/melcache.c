@@ -24,6 +24,9 @@
 #include "prep/audio.h"
 
 #define STATS_KEY "melcache-stats"
+/* SHA-256 over the inputs 0..next_input-1 (id, speaker, language, audio path, token ids
+ * of each), then the last one's id: a resume proves the stored build is this stream's. */
+#define INPUTS_KEY "melcache-inputs"
 #define STATS_MAGIC 0x58535431u /* "XST1" */
 
 void xtts_melcache_options_default(xtts_melcache_options *o) {
@@ -57,6 +60,7 @@ typedef struct {
     int32_t *tokens;
     uint32_t n_tokens;
     char *text, *orig_text; /* normalized and original (may be "") text, stored in the record */
+    char *reject; /* the token stream's reason to reject this record (formats/tokens.h), or NULL */
 } input_rec;
 
 typedef struct {
@@ -74,7 +78,7 @@ typedef struct {
 static void input_free(input_set *in) {
     for (size_t i = 0; i < in->n; i++) {
         free(in->v[i].id); free(in->v[i].audio_path); free(in->v[i].lang); free(in->v[i].tokens);
-        free(in->v[i].text); free(in->v[i].orig_text);
+        free(in->v[i].text); free(in->v[i].orig_text); free(in->v[i].reject);
     }
     free(in->v);
     for (size_t i = 0; i < in->n_speakers; i++) free(in->speakers[i]);
@@ -145,6 +149,7 @@ static xtts_status read_inputs(FILE *f, const char *name, input_set *in, xtts_er
         snprintf(in->langs[in->n_langs++], sizeof in->langs[0], "%s", code);
         extra += n + (c ? 1 : 0);
     }
+    xtts_tokens_reader_lenient(r, 1); /* bad language, too many tokens, long id: that record only */
     spk_map m = {0};
     xtts_tokens_record rec;
     int rc;
@@ -165,8 +170,9 @@ static xtts_status read_inputs(FILE *f, const char *name, input_set *in, xtts_er
         x->tokens = malloc((rec.n_tokens ? rec.n_tokens : 1) * sizeof(int32_t));
         x->text = strdup(rec.text ? rec.text : "");
         x->orig_text = strdup(rec.orig_text ? rec.orig_text : "");
-        if (!x->id || !x->audio_path || !x->lang || !x->tokens || !x->text || !x->orig_text) {
-            free(x->id); free(x->audio_path); free(x->lang); free(x->tokens); free(x->text); free(x->orig_text);
+        x->reject = rec.reject ? strdup(rec.reject) : NULL;
+        if (!x->id || !x->audio_path || !x->lang || !x->tokens || !x->text || !x->orig_text || (rec.reject && !x->reject)) {
+            free(x->id); free(x->audio_path); free(x->lang); free(x->tokens); free(x->text); free(x->orig_text); free(x->reject);
             st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name);
             goto done;
         }
@@ -186,6 +192,78 @@ done:
     xtts_tokens_reader_close(r);
     if (st) input_free(in);
     return st;
+}
+
+/* ---- the inputs a build has consumed (saved with every commit) ------------------ */
+
+typedef struct {
+    xtts_sha256 ctx;
+    uint64_t upto; /* inputs 0..upto-1 are in ctx */
+} inputs_hash;
+
+static void inputs_hash_to(inputs_hash *h, const input_set *in, uint64_t end) {
+    for (; h->upto < end && h->upto < in->n; h->upto++) {
+        const input_rec *x = &in->v[h->upto];
+        uint8_t n[8];
+        xtts_sha256_update(&h->ctx, x->id, strlen(x->id) + 1);
+        xtts_put_le32(n, (uint32_t)x->speaker_id);
+        xtts_sha256_update(&h->ctx, n, 4);
+        xtts_sha256_update(&h->ctx, x->lang, strlen(x->lang) + 1);
+        xtts_sha256_update(&h->ctx, x->audio_path, strlen(x->audio_path) + 1);
+        xtts_put_le32(n, x->n_tokens);
+        xtts_sha256_update(&h->ctx, n, 4);
+        for (uint32_t t = 0; t < x->n_tokens; t++) {
+            xtts_put_le32(n, (uint32_t)x->tokens[t]);
+            xtts_sha256_update(&h->ctx, n, 4);
+        }
+    }
+}
+
+/* The blob for a commit that ends with input i: hash of 0..i, then input i's id. */
+static xtts_status inputs_save(xtts_cache_writer *w, inputs_hash *h, const input_set *in, uint64_t i, xtts_error *err) {
+    inputs_hash_to(h, in, i + 1);
+    uint8_t buf[32 + 1024];
+    xtts_sha256 c = h->ctx;
+    xtts_sha256_final(&c, buf);
+    size_t n = strlen(in->v[i].id);
+    if (n > sizeof buf - 32) n = sizeof buf - 32;
+    memcpy(buf + 32, in->v[i].id, n);
+    return xtts_cache_writer_set_state(w, INPUTS_KEY, buf, 32 + n, err);
+}
+
+/* On resume: the stored inputs must be this stream's first `start` inputs. */
+static xtts_status inputs_check(xtts_cache_writer *w, const input_set *in, uint64_t start, const char *dir,
+                                const char *name, xtts_error *err) {
+    if (start == 0) return XTTS_OK;
+    void *data = NULL;
+    size_t len = 0;
+    xtts_error e2;
+    xtts_status st = xtts_cache_writer_get_state(w, INPUTS_KEY, &data, &len, &e2);
+    if (st == XTTS_ENOTFOUND) return XTTS_OK; /* a build from before this check: nothing to compare */
+    if (st) { if (err) *err = e2; return st; }
+    if (len < 32) { free(data); return xtts_error_set(err, XTTS_ECORRUPT, "%s: saved input digest is damaged", dir); }
+    char last[512];
+    snprintf(last, sizeof last, "%.*s", (int)(len - 32 > 400 ? 400 : len - 32), (const char *)data + 32);
+    if (start > in->n) {
+        free(data);
+        return xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of %llu inputs (the last '%s'), %s has only %zu; "
+                              "use --force to rebuild from this stream", dir, (unsigned long long)start, last, name, in->n);
+    }
+    inputs_hash h = {.upto = 0};
+    xtts_sha256_init(&h.ctx);
+    inputs_hash_to(&h, in, start);
+    uint8_t d[32];
+    xtts_sha256_final(&h.ctx, d);
+    int same = !memcmp(d, data, 32);
+    free(data);
+    if (same) return XTTS_OK;
+    const char *now = in->v[start - 1].id;
+    if (strcmp(now, last))
+        return xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of another input: its input %llu is '%s', %s's is '%.200s'; "
+                              "use --force to rebuild from this stream", dir, (unsigned long long)(start - 1), last, name, now);
+    return xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of another input: the first %llu inputs of %s differ from "
+                          "those stored (ids, speakers, languages, audio paths or token ids); use --force to rebuild from this stream",
+                          dir, (unsigned long long)start, name);
 }
 
 /* ---- running statistics (saved with every commit) ------------------------------ */
@@ -285,6 +363,10 @@ static void load_one(const xtts_melcache_options *o, const input_set *in, worker
     s->ok = 0;
     s->len = 0;
     s->n_pcm = 0;
+    if (x->reject) {
+        snprintf(s->reason, sizeof s->reason, "%s", x->reject);
+        return;
+    }
     if (x->lang_id < 0) {
         snprintf(s->reason, sizeof s->reason, "unknown language '%s'", x->lang);
         return;
@@ -574,6 +656,7 @@ typedef struct {
     const char *tokens_name;
     xtts_cache_writer *w;
     run_stats *stats;
+    inputs_hash ih;
     xtts_progress prog;
     uint64_t done_sel, selected;
     double t0, audio_at_start;
@@ -596,10 +679,12 @@ static xtts_status write_buffer(write_pipe *p, const slot *buf, size_t m, xtts_e
                 stats->sumsq[c] += s->sumsq[c];
             }
             st = stats_save(p->w, stats, err);
+            if (!st) st = inputs_save(p->w, &p->ih, p->in, s->input, err);
             if (!st) st = xtts_cache_writer_put_source(p->w, s->input, x->id, s->bytes, s->len, x->audio_path, err);
         } else {
             report_reject(o, p->tokens_name, x, s->input, s->reason);
             st = stats_save(p->w, stats, err);
+            if (!st) st = inputs_save(p->w, &p->ih, p->in, s->input, err);
             if (!st) st = xtts_cache_writer_reject(p->w, s->input, x->id, s->reason, err);
         }
         p->done_sel++;
@@ -675,6 +760,17 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
     if (st) { free(stats); xtts_cache_writer_abort(w); input_free(&in); return st; }
     uint64_t start = xtts_cache_writer_next_input(w);
     res->resumed_from = start;
+    st = inputs_check(w, &in, start, o.out_dir, tokens_name, err);
+    if (st == XTTS_EMISMATCH && o.force) { /* --force: rebuild from this stream */
+        xtts_cache_writer_abort(w);
+        w = NULL;
+        wo.replace = 1;
+        st = xtts_cache_writer_open(&wo, &o.cfg, &w, err);
+        if (!st) st = stats_load(w, stats, o.cfg.mel.n_mels, err);
+        start = w ? xtts_cache_writer_next_input(w) : 0;
+        res->resumed_from = start;
+    }
+    if (st) { free(stats); if (w) xtts_cache_writer_abort(w); input_free(&in); return st; }
     int nparts = o.part < 0 ? 1 : o.n_parts, part = o.part < 0 ? 0 : o.part;
     for (uint64_t i = 0; i < in.n; i++)
         if ((int)(i % (uint64_t)nparts) == part) res->selected++;
@@ -708,6 +804,8 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
     pthread_mutex_init(&wp.mu, NULL);
     pthread_cond_init(&wp.cv, NULL);
     wp.o = &o; wp.in = &in; wp.tokens_name = tokens_name; wp.w = w; wp.stats = stats;
+    xtts_sha256_init(&wp.ih.ctx);
+    wp.ih.upto = 0;
     wp.buf[0] = slots; wp.buf[1] = slots + chunk;
     wp.selected = res->selected;
     wp.t0 = t0;
@@ -793,6 +891,9 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
         xtts_error me;
         xtts_status ms = xtts_cache_merge(o.out_dir, &me);
         if (ms == XTTS_OK) res->merged = 1;
+        /* parts still missing, or another part merging right now: not this run's business;
+         * anything else (parts built with other options, an id in two parts) is */
+        else if (ms != XTTS_ENOTFOUND && ms != XTTS_EBUSY) st = xtts_error_set(err, XTTS_EINPUT, "cannot join the parts: %s", me.msg);
     }
 out:
     if (w) xtts_cache_writer_abort(w);

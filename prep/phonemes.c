@@ -129,7 +129,8 @@ xtts_status xtts_phonemizer_open(xtts_phonemizer **out, xtts_error *err) {
 }
 
 static void stop_workers(xtts_phonemizer *p) {
-    for (int i = 0; i < p->n_workers; i++) close(p->workers[i].fd); /* EOF ends the worker */
+    for (int i = 0; i < p->n_workers; i++)
+        if (p->workers[i].fd >= 0) close(p->workers[i].fd); /* EOF ends the worker */
     for (int i = 0; i < p->n_workers; i++) {
         while (waitpid(p->workers[i].pid, NULL, 0) < 0 && errno == EINTR) {}
         pthread_mutex_destroy(&p->workers[i].lock);
@@ -270,34 +271,47 @@ static void worker_loop(xtts_phonemizer *p, int fd) {
     free(text);
 }
 
-xtts_status xtts_phonemizer_start_workers(xtts_phonemizer *p, int n, xtts_error *err) {
-    if (p->n_workers || n <= 1) return XTTS_OK;
-    if (n > MAX_WORKERS) n = MAX_WORKERS;
+/* Start worker i (its slot's fd and pid). The child keeps only its own end. */
+static xtts_status spawn_worker(xtts_phonemizer *p, int i, xtts_error *err) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+        return xtts_error_set(err, XTTS_EIO, "phonemizer: socketpair: %s", strerror(errno));
     fflush(NULL); /* nothing buffered may be written twice */
-    for (int i = 0; i < n; i++) {
-        int sv[2];
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
-            stop_workers(p);
-            return xtts_error_set(err, XTTS_EIO, "phonemizer: socketpair: %s", strerror(errno));
-        }
-        pid_t pid = fork();
-        if (pid < 0) {
-            close(sv[0]);
-            close(sv[1]);
-            stop_workers(p);
-            return xtts_error_set(err, XTTS_EIO, "phonemizer: fork: %s", strerror(errno));
-        }
-        if (pid == 0) {
-            /* the worker: only its own end stays open, then serve until EOF */
-            close(sv[0]);
-            for (int k = 0; k < p->n_workers; k++) close(p->workers[k].fd);
-            p->n_workers = 0;
-            worker_loop(p, sv[1]);
-            _exit(0);
-        }
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(sv[0]);
         close(sv[1]);
-        p->workers[i].fd = sv[0];
-        p->workers[i].pid = pid;
+        return xtts_error_set(err, XTTS_EIO, "phonemizer: fork: %s", strerror(e));
+    }
+    if (pid == 0) {
+        /* the worker: only its own end stays open, then serve until EOF */
+        close(sv[0]);
+        for (int k = 0; k < p->n_workers; k++)
+            if (k != i && p->workers[k].fd >= 0) close(p->workers[k].fd);
+        p->n_workers = 0;
+        worker_loop(p, sv[1]);
+        _exit(0);
+    }
+    close(sv[1]);
+    p->workers[i].fd = sv[0];
+    p->workers[i].pid = pid;
+    return XTTS_OK;
+}
+
+/* espeak-ng always runs in worker processes (at least one, also with -j 1): some inputs
+ * make libespeak-ng 1.51 crash (a heap use after free in espeak_TextToPhonemes), and a
+ * crash must cost one record, not the run. */
+xtts_status xtts_phonemizer_start_workers(xtts_phonemizer *p, int n, xtts_error *err) {
+    if (p->n_workers) return XTTS_OK;
+    if (n < 1) n = 1;
+    if (n > MAX_WORKERS) n = MAX_WORKERS;
+    for (int i = 0; i < n; i++) {
+        xtts_status st = spawn_worker(p, i, err);
+        if (st) {
+            stop_workers(p);
+            return st;
+        }
         pthread_mutex_init(&p->workers[i].lock, NULL);
         p->n_workers = i + 1;
     }
@@ -306,30 +320,66 @@ xtts_status xtts_phonemizer_start_workers(xtts_phonemizer *p, int n, xtts_error 
 
 int xtts_phonemizer_workers(const xtts_phonemizer *p) { return p->n_workers; }
 
-static xtts_status ipa_remote(xtts_phonemizer *p, const char *text, int lang, char **ipa, xtts_error *err) {
-    ph_worker *w = &p->workers[(omp_in_parallel() ? omp_get_thread_num() : 0) % p->n_workers];
-    size_t tl = strlen(text);
-    if (tl > UINT32_MAX - 1) return xtts_error_set(err, XTTS_EINPUT, "text too long for the phonemizer");
+int xtts_phonemizer_worker_pid(const xtts_phonemizer *p, int i) {
+    return i >= 0 && i < p->n_workers && p->workers[i].fd >= 0 ? (int)p->workers[i].pid : -1;
+}
+
+/* One request on worker w (its lock held). 0 with the reply, -1 when the worker is gone. */
+static int ask_worker(ph_worker *w, const char *text, uint32_t len, int lang, uint8_t *code, char **out) {
+    uint32_t olen = 0;
+    *out = NULL;
+    /* a language beyond XTTS's 17 goes as minus its code's length, then the code */
     int32_t l32 = lang;
     const char *lcode = lang >= XTTS_N_LANGS ? xtts_lang_code(lang) : NULL;
     if (lcode) l32 = -(int32_t)strlen(lcode);
-    uint32_t len = (uint32_t)tl;
+    if (write_all(w->fd, &l32, sizeof l32) || (lcode && write_all(w->fd, lcode, strlen(lcode))) ||
+        write_all(w->fd, &len, sizeof len) || write_all(w->fd, text, len) ||
+        read_all(w->fd, code, 1) || read_all(w->fd, &olen, sizeof olen))
+        return -1;
+    char *o = malloc((size_t)olen + 1);
+    if (!o) return -1;
+    if (read_all(w->fd, o, olen)) { free(o); return -1; }
+    o[olen] = 0;
+    *out = o;
+    return 0;
+}
+
+/* Reap a worker that stopped answering; say how it ended into why. */
+static void reap_worker(ph_worker *w, char *why, size_t cap) {
+    close(w->fd);
+    w->fd = -1;
+    int status = 0;
+    pid_t r;
+    while ((r = waitpid(w->pid, &status, 0)) < 0 && errno == EINTR) {}
+    if (r == w->pid && WIFSIGNALED(status)) snprintf(why, cap, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else if (r == w->pid && WIFEXITED(status)) snprintf(why, cap, "exited with status %d", WEXITSTATUS(status));
+    else snprintf(why, cap, "stopped answering");
+}
+
+static xtts_status ipa_remote(xtts_phonemizer *p, const char *text, int lang, char **ipa, xtts_error *err) {
+    int wi = (omp_in_parallel() ? omp_get_thread_num() : 0) % p->n_workers;
+    ph_worker *w = &p->workers[wi];
+    size_t tl = strlen(text);
+    if (tl > UINT32_MAX - 1) return xtts_error_set(err, XTTS_EINPUT, "text too long for the phonemizer");
     uint8_t code = 0;
-    uint32_t olen = 0;
     char *out = NULL;
+    char why[96] = "";
+    xtts_status st = XTTS_OK;
     pthread_mutex_lock(&w->lock);
-    int bad = write_all(w->fd, &l32, sizeof l32) || (lcode && write_all(w->fd, lcode, strlen(lcode))) ||
-              write_all(w->fd, &len, sizeof len) || write_all(w->fd, text, len) ||
-              read_all(w->fd, &code, 1) || read_all(w->fd, &olen, sizeof olen);
-    if (!bad) {
-        out = malloc((size_t)olen + 1);
-        if (!out || read_all(w->fd, out, olen)) bad = 1;
-        else out[olen] = 0;
+    /* A worker that dies on a text is replaced and the text tried once more, alone in the
+     * new worker (the crash may come from what the old one did before); a second death
+     * rejects this text only. */
+    int bad = 1;
+    for (int attempt = 0; attempt < 2 && bad; attempt++) {
+        if (w->fd < 0 && (st = spawn_worker(p, wi, err))) break;
+        bad = ask_worker(w, text, (uint32_t)tl, lang, &code, &out);
+        if (bad) reap_worker(w, why, sizeof why);
     }
+    if (bad && !st && w->fd < 0) st = spawn_worker(p, wi, err); /* ready for the next text */
     pthread_mutex_unlock(&w->lock);
     if (bad) {
-        free(out);
-        return xtts_error_set(err, XTTS_EIO, "phonemizer worker %d stopped answering", (int)w->pid);
+        if (st) return st;
+        return xtts_error_set(err, XTTS_EINPUT, "espeak-ng failed on this text twice (its worker process %s)", why);
     }
     if (code) {
         xtts_error_set(err, (xtts_status)code, "%s", out);

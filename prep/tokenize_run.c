@@ -246,6 +246,7 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         if (!*r->audio_abs) { reject(r, "missing audio path"); continue; }
         if (!*r->id) { reject(r, "missing id"); continue; }
         if (has_control(r->text) || has_control(r->id) || has_control(r->speaker)) { reject(r, "control character"); continue; }
+        if (strlen(r->id) > XTTS_ID_MAX_BYTES) { reject(r, "id longer than " XTTS_ID_MAX_BYTES_STR " bytes"); continue; }
     }
     if (mrc < 0) { st = err ? err->code : XTTS_EINPUT; goto done; }
     stats->records = n_recs;
@@ -443,7 +444,7 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
                     continue;
                 }
                 xtts_tokens_record tr = {r->id, r->speaker, xtts_lang_code(r->lang), r->audio_abs, norm, ids_buf.ids, ids_buf.n,
-                                         has_split ? r->split : NULL, o->keep_text ? r->text : NULL};
+                                         has_split ? r->split : NULL, o->keep_text ? r->text : NULL, NULL};
                 size_t cap = 0;
                 if (xtts_tokens_format_record(&tr, &r->line_out, &cap, &r->line_len, &e)) {
                     r->reject_msg = strdup(e.msg);

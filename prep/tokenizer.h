@@ -106,11 +106,15 @@ typedef struct xtts_phonemizer xtts_phonemizer;
 xtts_status xtts_phonemizer_open(xtts_phonemizer **out, xtts_error *err);
 void xtts_phonemizer_free(xtts_phonemizer *p);
 int xtts_phonemizer_has_lang(const xtts_phonemizer *p, int lang);
-/* Fork n worker processes, each with its own espeak-ng, so that n threads can phonemize at
- * once (thread t uses worker t % n). Call before any parallel region; n <= 1 does nothing.
- * The workers end when the phonemizer is freed. */
+/* Fork n worker processes (at least one), each with its own espeak-ng, so that n threads
+ * can phonemize at once (thread t uses worker t % n) and a crash inside espeak-ng costs one
+ * text, not the process: a worker that dies is replaced and the text tried once more in
+ * the new one; a second death is XTTS_EINPUT for that text. Call before any parallel
+ * region. The workers end when the phonemizer is freed. */
 xtts_status xtts_phonemizer_start_workers(xtts_phonemizer *p, int n, xtts_error *err);
 int xtts_phonemizer_workers(const xtts_phonemizer *p);
+/* Process id of worker i (0 <= i < workers), or -1. */
+int xtts_phonemizer_worker_pid(const xtts_phonemizer *p, int i);
 /* IPA of text as UTF-8 (malloc'd, caller frees). Serialized internally. */
 xtts_status xtts_phonemizer_ipa(xtts_phonemizer *p, const char *text, int lang, char **ipa, xtts_error *err);
 /* Map IPA to ids: [START] [lang] symbols [STOP]. */

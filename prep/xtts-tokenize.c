@@ -52,6 +52,7 @@ static const char usage[] =
     "Exit: 0 ok, 1 usage, 2 input or environment error, 3 finished with rejected records.\n";
 
 int main(int argc, char **argv) {
+    xtts_check_stdout_at_exit("xtts-tokenize");
     /* many small per-record buffers: keep freed memory instead of trimming the heap each time */
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
     mallopt(M_MMAP_THRESHOLD, 64 << 20);

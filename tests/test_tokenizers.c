@@ -10,6 +10,8 @@
 
 #include <cmocka.h>
 #include <omp.h>
+#include <signal.h>
+#include <sys/types.h>
 
 #include "prep/tokenizer.h"
 
@@ -116,11 +118,40 @@ static void test_phoneme_worker_processes_give_the_in_process_ids(void **s) {
     xtts_phonemizer_free(local);
 }
 
+/* A worker killed (as espeak-ng's crash on some inputs kills it) is replaced and the text
+ * tried again: the caller gets the same IPA as from the in-process phonemizer. */
+static void test_a_dead_phoneme_worker_is_replaced_and_the_text_retried(void **s) {
+    (void)s;
+    xtts_phonemizer *local, *pool;
+    xtts_error err;
+    assert_int_equal(xtts_phonemizer_open(&local, &err), XTTS_OK);
+    assert_int_equal(xtts_phonemizer_open(&pool, &err), XTTS_OK);
+    assert_int_equal(xtts_phonemizer_start_workers(pool, 1, &err), XTTS_OK); /* one worker also with -j 1 */
+    assert_int_equal(xtts_phonemizer_workers(pool), 1);
+    char *want = NULL, *got = NULL;
+    assert_int_equal(xtts_phonemizer_ipa(local, "the quick brown fox", 0, &want, &err), XTTS_OK);
+    for (int round = 0; round < 3; round++) {
+        int pid = xtts_phonemizer_worker_pid(pool, 0);
+        assert_true(pid > 0);
+        assert_int_equal(kill((pid_t)pid, SIGKILL), 0);
+        assert_int_equal(xtts_phonemizer_ipa(pool, "the quick brown fox", 0, &got, &err), XTTS_OK);
+        assert_string_equal(got, want);
+        free(got);
+        int pid2 = xtts_phonemizer_worker_pid(pool, 0);
+        assert_true(pid2 > 0);
+        assert_int_not_equal(pid2, pid);
+    }
+    free(want);
+    xtts_phonemizer_free(pool);
+    xtts_phonemizer_free(local);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bytes_tokenizer_wraps_utf8_bytes_in_start_lang_stop),
         cmocka_unit_test(test_phonemes_are_ipa_ids_between_start_lang_and_stop),
         cmocka_unit_test(test_phoneme_worker_processes_give_the_in_process_ids),
+        cmocka_unit_test(test_a_dead_phoneme_worker_is_replaced_and_the_text_retried),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

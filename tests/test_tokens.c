@@ -278,6 +278,48 @@ static void test_more_than_max_tokens_is_an_error(void **state) {
     fclose(in);
 }
 
+/* Lenient mode (xtts-melcache): records the cache cannot hold come back with a reason and
+ * no token ids, and the records after them read as usual; a NUL byte is still an error. */
+static void test_lenient_reader_returns_unusable_records_with_a_reason(void **state) {
+    (void)state;
+    char longid[600];
+    memset(longid, 'i', 506);
+    longid[506] = 0;
+    char text[2048];
+    snprintf(text, sizeof text,
+             "#xtts-tokens 1\ttokenizer=bytes\tvocab_hash=" HASH "\tvocab_size=288\tlang=en\tmax_tokens=3\tpad_id=0\n"
+             "a\t\ten\t/a.wav\t1 2 3\tx\n"
+             "b\t\ten\t/a.wav\t1 2 3 4\tx\n"
+             "c\t\txx\t/a.wav\t1\tx\n"
+             "%s\t\ten\t/a.wav\t1\tx\n"
+             "e\t\ten\t/a.wav\t5 6\tx\n", longid);
+    FILE *in;
+    xtts_error err;
+    xtts_status st;
+    xtts_tokens_reader *r = open_text(text, &in, &err, &st);
+    assert_int_equal(st, XTTS_OK);
+    xtts_tokens_reader_lenient(r, 1);
+    xtts_tokens_record rec;
+    assert_int_equal(xtts_tokens_reader_next(r, &rec, &err), 1);
+    assert_null(rec.reject);
+    assert_int_equal(rec.n_tokens, 3);
+    assert_int_equal(xtts_tokens_reader_next(r, &rec, &err), 1);
+    assert_string_equal(rec.id, "b");
+    assert_string_equal(rec.reject, "4 tokens, more than max_tokens=3");
+    assert_int_equal(rec.n_tokens, 0);
+    assert_int_equal(xtts_tokens_reader_next(r, &rec, &err), 1);
+    assert_string_equal(rec.reject, "unknown language 'xx'");
+    assert_int_equal(xtts_tokens_reader_next(r, &rec, &err), 1);
+    assert_string_equal(rec.reject, "id of 506 bytes, longer than 505");
+    assert_int_equal(xtts_tokens_reader_next(r, &rec, &err), 1);
+    assert_string_equal(rec.id, "e");
+    assert_null(rec.reject);
+    assert_int_equal(rec.n_tokens, 2);
+    assert_int_equal(xtts_tokens_reader_next(r, &rec, &err), 0);
+    xtts_tokens_reader_close(r);
+    fclose(in);
+}
+
 static void test_format_record_refuses_what_the_reader_would_refuse(void **state) {
     (void)state;
     int32_t ids[2] = {1, 2}, neg[2] = {1, -1};
@@ -359,6 +401,7 @@ int main(void) {
         cmocka_unit_test(test_bad_headers_are_refused_with_the_reason),
         cmocka_unit_test(test_bad_records_name_the_line_and_the_fault),
         cmocka_unit_test(test_more_than_max_tokens_is_an_error),
+        cmocka_unit_test(test_lenient_reader_returns_unusable_records_with_a_reason),
         cmocka_unit_test(test_format_record_refuses_what_the_reader_would_refuse),
         cmocka_unit_test(test_header_setters_refuse_bad_pairs),
         cmocka_unit_test(test_utf8_validator_rejects_overlongs_and_surrogates),

@@ -1105,8 +1105,22 @@ static void merge_refuses_a_dir_without_parts_and_a_shard_count_mismatch(void **
     assert_non_null(strstr(err.msg, "shard-00000-00001"));
 }
 
+/* The id limit is derived from the linked liblmdb's key limit: an id of exactly the limit
+ * is stored (its "audio:" meta key included) and one byte more is refused by the writer. */
+static void id_limit_is_lmdb_key_limit_minus_the_audio_prefix(void **state) {
+    (void)state;
+    MDB_env *env;
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_get_maxkeysize(env), XTTS_ID_MAX_BYTES + (int)strlen("audio:"));
+    mdb_env_close(env);
+    char num[16];
+    snprintf(num, sizeof num, "%d", XTTS_ID_MAX_BYTES);
+    assert_string_equal(num, XTTS_ID_MAX_BYTES_STR);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(id_limit_is_lmdb_key_limit_minus_the_audio_prefix),
         cmocka_unit_test_setup_teardown(writer_stores_records_in_input_order_with_ids_and_rejects, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_state_is_visible_only_after_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_commits_state_with_exactly_its_records, setup, teardown),

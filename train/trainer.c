@@ -185,7 +185,8 @@ static xtts_status run_loader_only(xtts_cache *cache, const xtts_dataset *ds, co
                 "\"skipped\":%ld}}\n",
                 n, o->batch_size, o->loader_threads, dt, n / dt, samples / dt, decoded / dt / 1e6, stored / dt / 1e6,
                 skipped);
-        if (f != stdout) fclose(f);
+        if (f != stdout ? fclose(f) != 0 : (fflush(f) != 0 || ferror(f)))
+            return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log: %s", o->log_json, strerror(errno));
     }
     return XTTS_OK;
 }

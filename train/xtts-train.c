@@ -46,6 +46,7 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+    xtts_check_stdout_at_exit("xtts-train");
     enum {
         O_CACHE = 256, O_MODEL, O_LAYERS, O_WIDTH, O_HEADS, O_STEPS, O_STOP_AFTER, O_BATCH, O_LR, O_MINLR, O_WARMUP,
         O_WD, O_CLIP, O_STOPW, O_SEED, O_THREADS, O_LTHREADS, O_CKPT, O_CKPT_EVERY, O_RESUME, O_EVAL, O_JSON,
