@@ -88,6 +88,8 @@ typedef struct {
     int too_long, has_nul;
     int replay;              /* the last line is returned again by the next call */
     size_t last_len;
+    size_t total;            /* bytes read so far */
+    int too_big;             /* more than XTTS_META_MAX_BYTES: reading stopped */
 } linesrc;
 
 static int ls_fill(linesrc *s) { /* 1 more bytes, 0 eof, -1 error */
@@ -104,10 +106,23 @@ static int ls_fill(linesrc *s) { /* 1 more bytes, 0 eof, -1 error */
     }
     int n = gzread(s->gz, s->chunk, sizeof s->chunk);
     if (n < 0) return -1;
+    s->total += (size_t)n;
+    if (s->total > XTTS_META_MAX_BYTES) { /* an endless or huge input (/dev/zero) */
+        s->too_big = 1;
+        return -1;
+    }
     s->cpos = 0;
     s->cend = (size_t)n;
     if (!n) { s->eof = 1; return 0; }
     return 1;
+}
+
+/* The error that stopped a line source: its size limit, or a read error. */
+static xtts_status ls_error(const linesrc *s, const char *path, xtts_error *err) {
+    if (s->too_big)
+        return xtts_error_set(err, XTTS_EINPUT, "%s: larger than %zu bytes (metadata files are read up to that size)", path,
+                              (size_t)XTTS_META_MAX_BYTES);
+    return xtts_error_set(err, XTTS_EIO, "%s:%zu: read error", path, s->line_no + 1);
 }
 
 /* Next line without its line end. Returns 1, 0 at end, -1 read error. Over-long lines come
@@ -694,7 +709,7 @@ static xtts_status lhotse_load_recordings(xtts_meta_reader *r, const char *path,
     }
     r->reject[0] = 0;
     ls_close(&ls);
-    if (rc < 0) return xtts_error_set(err, XTTS_EIO, "%s: read error", path);
+    if (rc < 0) return ls_error(&ls, path, err);
     return XTTS_OK;
 }
 
@@ -999,7 +1014,7 @@ xtts_status xtts_meta_open(const xtts_meta_opts *o, xtts_meta_reader **out, xtts
     size_t flen = 0;
     int rc;
     while ((rc = ls_next(&r->ls, &first, &flen)) == 1 && flen == 0 && !r->ls.too_long) {}
-    if (rc < 0) { st = xtts_error_set(err, XTTS_EIO, "%s: read error", path); goto fail; }
+    if (rc < 0) { st = ls_error(&r->ls, path, err); goto fail; }
     if (rc == 1) r->ls.replay = 1;
     else first = "";
     if (fmt == XTTS_META_AUTO) {
@@ -1082,7 +1097,7 @@ xtts_status xtts_meta_open(const xtts_meta_opts *o, xtts_meta_reader **out, xtts
         char *line;
         size_t len;
         rc = ls_next(&r->ls, &line, &len);
-        if (rc < 0) { st = xtts_error_set(err, XTTS_EIO, "%s: read error", path); goto fail; }
+        if (rc < 0) { st = ls_error(&r->ls, path, err); goto fail; }
         if (rc == 0) { st = xtts_error_set(err, XTTS_EINPUT, "%s:1: empty input: a header row was expected", path); goto fail; }
         if (r->ls.too_long || r->ls.has_nul) { st = xtts_error_set(err, XTTS_EINPUT, "%s:%zu: unreadable header row", path, r->ls.line_no); goto fail; }
         st = parse_header(r, line, err);
@@ -1126,7 +1141,7 @@ int xtts_meta_next(xtts_meta_reader *r, xtts_meta_entry *e, xtts_error *err) {
         char *line;
         size_t len;
         int rc = ls_next(&r->ls, &line, &len);
-        if (rc < 0) { xtts_error_set(err, XTTS_EIO, "%s:%zu: read error", r->source, r->ls.line_no + 1); return -1; }
+        if (rc < 0) { ls_error(&r->ls, r->source, err); return -1; }
         if (rc == 0) {
             if (formats[r->fmt].kind == KIND_TREE && !r->o.data) {
                 ls_close(&r->ls);

@@ -35,6 +35,7 @@ typedef enum {
 } xtts_meta_format;
 
 #define XTTS_META_MAX_LINE (1u << 20)   /* bytes per metadata line */
+#define XTTS_META_MAX_BYTES ((size_t)1 << 30) /* a metadata file (or standard input) is read up to 1 GiB */
 #define XTTS_META_MAX_FILES (1u << 24)  /* files a directory walk visits */
 
 /* The format's name ("ljspeech", ...), or "auto". */
