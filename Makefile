@@ -176,6 +176,7 @@ gpu-check: all
 	@BUILD=$(abspath $(BUILD)) bash scripts/gpu-check.sh
 
 # ---- install ---------------------------------------------------------------
+PYTHONDIR ?= $(PREFIX)/lib/$(shell /usr/bin/python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])')/dist-packages
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/man/man1 \
 	    $(DESTDIR)$(PREFIX)/share/xtts-prep
@@ -184,7 +185,10 @@ install: all
 	for d in $(LIBDIRS); do install -d $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d; \
 	    install -m 644 $$d/*.h $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d/; done
 	-install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/ 2>/dev/null
-	install -m 644 scripts/xtts_cache.py $(DESTDIR)$(PREFIX)/share/xtts-prep/ 2>/dev/null || true
+	# the Python package xtts_prep (offline: Debian's setuptools, no build isolation)
+	/usr/bin/python3 -m pip install --no-build-isolation --no-deps --no-index --root-user-action=ignore --upgrade \
+	    --target $(DESTDIR)$(PYTHONDIR) ./python
+	rm -rf python/build python/*.egg-info
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz

@@ -8,7 +8,7 @@ set -euo pipefail
 : "${BUILD:?}" "${TMPDIR_TEST:?}"
 PY=${PYTHON:-/usr/bin/python3}
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
-export PYTHONPATH="$HERE/scripts"
+export PYTHONPATH="$HERE/python"
 V=$BUILD/bin/xtts-cache-verify
 I=$BUILD/bin/xtts-cache-inspect
 MK=$BUILD/tests/test_reader
@@ -35,7 +35,7 @@ run() {
 # first error; exits 2 when any, 0 when none.
 cat > "$T/pyread.py" <<'PYEOF'
 import sys
-from xtts_cache import XttsCache, CacheError
+from xtts_prep import XttsCache, CacheError
 errors = []
 try:
     c = XttsCache(sys.argv[1])
