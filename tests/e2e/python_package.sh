@@ -20,6 +20,27 @@ if "$BUILD/bin/xtts-melcache" --help 2>&1 | grep -q -- "--audio"; then
   "$BUILD/bin/xtts-tokenize" --tokenizer bytes "$T/data/metadata.csv" > "$T/tok.tsv" 2>/dev/null
   "$BUILD/bin/xtts-melcache" --out "$T/audio" --audio int16 -q "$T/tok.tsv" || [ $? -eq 3 ]
   audio=("$T/audio")
+  # version-2 records against the C exports: mel, waveform (inspect --wav), digest
+  for i in 0 13; do
+    "$BUILD/bin/xtts-cache-inspect" --index $i --npy "$T/a$i.npy" "$T/audio"
+    "$BUILD/bin/xtts-cache-inspect" --index $i --wav "$T/a$i.wav" "$T/audio"
+  done
+  digest=$("$BUILD/bin/xtts-cache-verify" "$T/audio" | sed -n 's/^digest: //p')
+  PYTHONPATH="$HERE/python" "$PY" - "$T" "$digest" <<'PYEOF'
+import sys, wave
+import numpy as np
+from xtts_prep import XttsCache
+t, digest = sys.argv[1:3]
+c = XttsCache(t + "/audio")
+for i in (0, 13):
+    assert np.array_equal(c[i]["mel"], np.load("%s/a%d.npy" % (t, i))), i
+    with wave.open("%s/a%d.wav" % (t, i)) as w:
+        a = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
+    assert np.array_equal(a, c.waveform(i)), i
+    L = c.lengths()[i]
+    assert (int(L["n_frames"]), int(L["n_samples"])) == (c[i]["n_frames"], len(a))
+assert c.digest() == digest
+PYEOF
 else
   echo "skip: xtts-melcache has no --audio option yet (audio cases of test_package.py not run)"
 fi
