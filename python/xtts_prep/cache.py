@@ -691,7 +691,7 @@ class XttsCache:
         try:
             if s["codec"] == 1:
                 raw = np.frombuffer(_section(buf, h, 3, self._dctx), dtype=np.uint8)
-                return _unshuffle(raw, 2, h["n_samples"]).view("<i2").astype(np.int16)
+                return _unshuffle(raw, 2, h["n_samples"]).view(np.int16)  # a fresh array already
             body = bytes(buf[s["offset"]:s["offset"] + s["stored"]])
             if zlib.crc32(body) != s["crc"]:
                 raise CacheError("waveform section checksum mismatch")
