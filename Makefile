@@ -193,6 +193,7 @@ gpu-check: all
 	@BUILD=$(abspath $(BUILD)) bash scripts/gpu-check.sh
 
 # ---- install ---------------------------------------------------------------
+PYTHONDIR ?= $(PREFIX)/lib/$(shell /usr/bin/python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])')/dist-packages
 # make install builds its own copy for a baseline that every x86-64 machine of the last decade
 # runs (x86-64-v2), so an install works on any node of a cluster; the hot kernels (mel, CRC,
 # fp16 conversion) pick AVX2 or AVX-512 at run time. PORTABLE_OPT= overrides it, e.g.
@@ -211,9 +212,12 @@ install-built: $(LIBXTTS) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN))
 	for d in $(LIBDIRS); do install -d $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d; \
 	    install -m 644 $$d/*.h $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d/; done
 	-install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/ 2>/dev/null
-	install -m 644 scripts/xtts_cache.py $(DESTDIR)$(PREFIX)/share/xtts-prep/ 2>/dev/null || true
 	install -m 755 scripts/slurm-melcache.sbatch scripts/parallel-melcache.sh $(DESTDIR)$(PREFIX)/share/xtts-prep/
 	install -m 644 scripts/k8s-melcache-job.yaml $(DESTDIR)$(PREFIX)/share/xtts-prep/
+	# the Python package xtts_prep (offline: Debian's setuptools, no build isolation)
+	/usr/bin/python3 -m pip install --no-build-isolation --no-deps --no-index --root-user-action=ignore --upgrade \
+	    --target $(DESTDIR)$(PYTHONDIR) ./python
+	rm -rf python/build python/*.egg-info
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz

@@ -64,9 +64,9 @@ melt="$BUILD/bench/mel.txt"
 if [ -f "$melt" ]; then
   soxr=$(awk '$1=="soxr" && $2=="hq" && $3=="22050" {print $4; exit}' "$melt")
   stft=$(awk '$1=="xtts" {print $4; exit}' "$melt")
-  PYTHONPATH="$ROOT/scripts" "$PY" - "$W/c" "$W/payload.bin" <<'PY'
+  PYTHONPATH="$ROOT/python" "$PY" - "$W/c" "$W/payload.bin" <<'PY'
 import struct, sys, zstandard
-from xtts_cache import XttsCache, parse_header
+from xtts_prep.cache import XttsCache, parse_header
 c = XttsCache(sys.argv[1])
 d = zstandard.ZstdDecompressor()
 with open(sys.argv[2], "wb") as f:

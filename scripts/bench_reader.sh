@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench_reader.sh — cache reader throughput: the C reader (batch 32, random order, 1 and 2
 # threads) against bare zstd decompression of the same frames and against the Python
-# module (scripts/xtts_cache.py). Prints "<what> <batches/s> <decoded MB/s>" lines; the
+# package (python/xtts_prep). Prints "<what> <batches/s> <decoded MB/s>" lines; the
 # C lines add the % of the bare zstd ceiling, the batch bytes written per second and the %
 # of zstd plus the batch's writes (tests/bench/bench_reader.c says how each is counted).
 #
@@ -37,10 +37,10 @@ cflags=${flags%@@*}; libs=${flags#*@@}
 (cd "$root" && gcc $cflags tests/bench/bench_reader.c "$BUILD/lib/libxtts.a" $libs -o "$work/bench_reader")
 echo "# cache: $cache"
 "$work/bench_reader" "$cache" "$SECS" "$ROUNDS"
-PYTHONPATH="$root/scripts" "$PY" - "$cache" "$SECS" <<'PYEOF'
+PYTHONPATH="$root/python" "$PY" - "$cache" "$SECS" <<'PYEOF'
 import random, sys, time
 import zstandard
-from xtts_cache import XttsCache, decode_record
+from xtts_prep.cache import XttsCache, decode_record
 c = XttsCache(sys.argv[1], padded=True)
 secs = float(sys.argv[2])
 rnd = random.Random(5)

@@ -23,9 +23,9 @@ fi
 echo "gpu-check: per-preset comparison of the CUDA and CPU kernels (test_mel_cuda)"
 "$BUILD/tests/test_mel_cuda"
 "$BIN/xtts-melcache" --out "$work/cpu" --device cpu --dtype fp32 -q "$work/tokens.tsv" || [ $? -eq 3 ]
-PYTHONPATH="$here" /usr/bin/python3 - "$work/cpu" "$work/gpu" <<'PY'
+PYTHONPATH="$here/../python" /usr/bin/python3 - "$work/cpu" "$work/gpu" <<'PY'
 import sys
-from xtts_cache import XttsCache
+from xtts_prep import XttsCache
 import numpy as np
 a, b = XttsCache(sys.argv[1]), XttsCache(sys.argv[2])
 assert len(a) == len(b), f"record counts differ: cpu {len(a)} gpu {len(b)}"

@@ -11,6 +11,8 @@ PKGS=(
   libcld2-dev libpng-dev zlib1g-dev
   sox libsox-fmt-all flac vorbis-tools
   python3 python3-numpy python3-lmdb python3-zstandard
+  python3-pip python3-setuptools   # pip install ./python (the xtts_prep package), offline
+  python3-torch   # the Python package's DataLoader tests (fork and spawn workers); they skip without it
 )
 # Extra packages for `make bench` and the golden-file scripts only (never for make test).
 # clang with libFuzzer and its OpenMP runtime, for `make fuzz`.

@@ -8,7 +8,7 @@ set -euo pipefail
 : "${BUILD:?}" "${TMPDIR_TEST:?}"
 PY=${PYTHON:-/usr/bin/python3}
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
-export PYTHONPATH="$HERE/scripts"
+export PYTHONPATH="$HERE/python"
 V=$BUILD/bin/xtts-cache-verify
 I=$BUILD/bin/xtts-cache-inspect
 MK=$BUILD/tests/test_reader
@@ -35,7 +35,7 @@ run() {
 # first error; exits 2 when any, 0 when none.
 cat > "$T/pyread.py" <<'PYEOF'
 import sys
-from xtts_cache import XttsCache, CacheError
+from xtts_prep import XttsCache, CacheError
 errors = []
 try:
     c = XttsCache(sys.argv[1])
@@ -142,6 +142,30 @@ grep -q "another configuration" "$T/out.txt" || die "python: $(cat "$T/out.txt")
 fresh junk
 printf '{"format_version": 1, "records": ' > "$T/junk/manifest.json"
 expect_fault "$T/junk" "manifest.json"
+# manifests both readers refuse by the same rules (formats/cache.md section 4): a shard
+# listed twice, a configuration changed without its hash, a manifest that is /dev/zero
+for case in twice nohash zero; do
+  fresh "m$case"
+  "$PY" - "$T/m$case/manifest.json" "$case" <<'PYEOF'
+import json, os, sys
+path, case = sys.argv[1:3]
+m = json.load(open(path))
+if case == "twice":
+    m["shards"].append(dict(m["shards"][0], first_index=m["records"]))
+    m["records"] += m["shards"][0]["records"]
+elif case == "nohash":
+    m["config"]["max_tokens"] = 65536
+if case == "zero":
+    os.remove(path)
+    os.symlink("/dev/zero", path)
+else:
+    json.dump(m, open(path, "w"))
+PYEOF
+  want=$(case $case in twice) echo "shard listed twice";; nohash) echo "does not match the config";; zero) echo "manifest.json";; esac)
+  expect_fault "$T/m$case" "$want"
+  run "$PY" "$T/pyread.py" "$T/m$case" && die "python read the $case manifest"
+  grep -q "$want" "$T/out.txt" || die "python ($case): $(cat "$T/out.txt")"
+done
 
 # 6. lengths beyond the padded shape under a valid CRC (record 33 = shard-00002 local 3)
 fresh len

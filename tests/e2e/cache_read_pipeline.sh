@@ -8,7 +8,7 @@ set -euo pipefail
 : "${BUILD:?}" "${TMPDIR_TEST:?}"
 PY=${PYTHON:-/usr/bin/python3}
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
-export PYTHONPATH="$HERE/scripts"
+export PYTHONPATH="$HERE/python"
 B=$BUILD/bin
 T=$TMPDIR_TEST
 die() { echo "FAIL: $*" >&2; exit 1; }
@@ -41,7 +41,7 @@ done
 "$PY" - "$T" "$digest" <<'PYEOF'
 import json, sys
 import numpy as np
-from xtts_cache import XttsCache
+from xtts_prep import XttsCache
 t, digest = sys.argv[1:3]
 c = XttsCache(t + "/cache")
 assert c.digest() == digest
@@ -66,7 +66,7 @@ if [ -f "$T/parts/manifest.json" ]; then
   "$PY" - "$T/cache" "$T/parts" <<'PYEOF'
 import sys
 import numpy as np
-from xtts_cache import XttsCache
+from xtts_prep import XttsCache
 a, b = XttsCache(sys.argv[1]), XttsCache(sys.argv[2])
 assert len(a) == len(b)
 for i in range(len(a)):

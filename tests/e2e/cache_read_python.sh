@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/xtts_cache.py against the C reader: the same records as xtts-cache-inspect's
+# The xtts_prep package (python/) against the C reader: the same records as xtts-cache-inspect's
 # .npy/JSON exports, the same digest as xtts-cache-verify, and correct reads from several
 # forked processes (multiprocessing with the fork start method, the cache opened in the
 # parent first). The torch Dataset wrapper is checked too when torch imports.
@@ -25,11 +25,11 @@ for dt in fp16 fp32 fp16s fp32s; do
     "$I" --index $i --npy "$T/$dt-npy/$i.npy" "$T/$dt"
     "$I" --index $i --json "$T/$dt" > "$T/$dt-npy/$i.json"
   done
-  PYTHONPATH="$HERE/scripts" "$PY" - "$T/$dt" "$T/$dt-npy" "$digest" <<'PYEOF'
+  PYTHONPATH="$HERE/python" "$PY" - "$T/$dt" "$T/$dt-npy" "$digest" <<'PYEOF'
 import json, multiprocessing as mp, sys, zlib
 import numpy as np
-import xtts_cache
-from xtts_cache import XttsCache, CacheError
+import xtts_prep
+from xtts_prep import XttsCache, CacheError
 
 path, npy, digest = sys.argv[1:4]
 c = XttsCache(path)
@@ -85,22 +85,23 @@ except ImportError:
     print("torch not importable: Dataset wrapper not checked")
 else:
     from torch.utils.data import DataLoader
-    ds = xtts_cache.XttsCacheDataset(path)
-    dl = DataLoader(ds, batch_size=8, num_workers=2, multiprocessing_context="fork")
-    n = 0
-    for b in dl:
-        assert b["mel"].shape[1:] == (c.n_mels, c.max_frames) and b["tokens"].shape[1] == c.max_tokens
-        for j in range(b["mel"].shape[0]):
-            i = int(b["index"][j])
-            nf = int(b["n_frames"][j])
-            assert np.array_equal(b["mel"][j, :, :nf].numpy(), c[i]["mel"])
-        n += b["mel"].shape[0]
-    assert n == 40
-    assert len(xtts_cache.XttsCacheDataset(path, split="val")) == 8
+    ds = xtts_prep.CacheDataset(path)
+    for mpctx in ("fork",):   # spawn needs a main module file: python/tests/test_package.py checks it
+        dl = DataLoader(ds, batch_size=8, num_workers=2, multiprocessing_context=mpctx, collate_fn=ds.collate())
+        n = 0
+        for b in dl:
+            assert b["mel"].shape[1] == c.n_mels and b["tokens"].dtype == torch.int64
+            for j in range(b["mel"].shape[0]):
+                i = int(b["index"][j])
+                nf = int(b["mel_lengths"][j])
+                assert np.array_equal(b["mel"][j, :, :nf].numpy(), c[i]["mel"])
+            n += b["mel"].shape[0]
+        assert n == 40, (mpctx, n)
+    assert len(xtts_prep.CacheDataset(path, split="val")) == 8
 print("ok")
 PYEOF
 done
 # the module's command line prints the same digest line as verify
-PYTHONPATH="$HERE/scripts" "$PY" "$HERE/scripts/xtts_cache.py" --digest "$T/fp16" | grep -q "^digest: $("$V" "$T/fp16" | sed -n 's/^digest: //p')$" \
+PYTHONPATH="$HERE/python" "$PY" -m xtts_prep --digest "$T/fp16" | grep -q "^digest: $("$V" "$T/fp16" | sed -n 's/^digest: //p')$" \
   || die "python --digest differs"
 echo ok

@@ -18,7 +18,7 @@ n_ref=$("$PY" -c "import json,sys;print(json.load(open(sys.argv[1]))['records'])
 
 cat > "$T/pyread.py" <<'PYEOF'
 import sys
-from xtts_cache import XttsCache
+from xtts_prep import XttsCache
 c = XttsCache(sys.argv[1])
 frames = 0
 for i in range(len(c)):
@@ -28,7 +28,7 @@ for i in range(len(c)):
 assert c.index_of(c.get(3)["id"]) == 3
 print(len(c), frames)
 PYEOF
-py_ref=$(PYTHONPATH="$HERE/scripts" "$PY" "$T/pyread.py" "$T/rw")
+py_ref=$(PYTHONPATH="$HERE/python" "$PY" "$T/pyread.py" "$T/rw")
 [ "${py_ref%% *}" = "$n_ref" ] || die "Python reader: $py_ref, manifest: $n_ref records"
 
 fingerprint() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum; find . -printf '%p %m %s\n' | sort) | sha256sum; }
@@ -44,7 +44,7 @@ read_all() {
   grep -q "$n_ref" "$T/out.txt" || die "inspect of $dir does not show $n_ref records"
   expect_rc 0 $as "$BIN/xtts-cache-inspect" --index 3 --npy "$out/r3.npy" "$dir"
   [ -s "$out/r3.npy" ] || die "inspect --npy wrote nothing"
-  expect_rc 0 $as env PYTHONPATH="$HERE/scripts" "$PY" "$T/pyread.py" "$dir"
+  expect_rc 0 $as env PYTHONPATH="$HERE/python" "$PY" "$T/pyread.py" "$dir"
   [ "$(cat "$T/out.txt")" = "$py_ref" ] || die "Python reader on $dir: $(cat "$T/out.txt"), want $py_ref"
   expect_rc 0 $as "$BIN/xtts-train" --cache "$dir" --loader-only --steps 6 --batch-size 4 --loader-threads 2
   expect_rc 0 $as "$BIN/xtts-train" --cache "$dir" --model tiny --width 32 --heads 2 --layers 1 --steps 3 \
@@ -80,8 +80,8 @@ elif command -v runuser >/dev/null && runuser -u nobody -- true 2>/dev/null; the
 else
   echo "skip: neither setpriv nor runuser can switch to nobody (permission case not run)"
 fi
-if [ -n "$as_nobody" ] && ! $as_nobody test -x "$BIN/xtts-cache-verify" -a -r "$HERE/scripts/xtts_cache.py"; then
-  echo "skip: nobody cannot run $BIN or read $HERE/scripts (permission case not run)"; as_nobody=""
+if [ -n "$as_nobody" ] && ! $as_nobody test -x "$BIN/xtts-cache-verify" -a -r -m xtts_prep; then
+  echo "skip: nobody cannot run $BIN or read $HERE/python (permission case not run)"; as_nobody=""
 fi
 if [ -n "$as_nobody" ]; then
   chmod a+rx "$T"

@@ -1,24 +1,13 @@
-"""xtts_cache -- read an xtts-prep cache directory from Python (docs/python-reader.md).
+"""Record codecs and the cache reader (formats/cache.md): XttsCache.
 
-Needs only numpy and Debian's python3-lmdb and python3-zstandard. When torch imports,
-XttsCacheDataset wraps a cache as a torch.utils.data.Dataset (built on first use, so
-importing this module does not import torch).
+Needs only numpy, lmdb and zstandard. LMDB environments are opened lazily in each
+process (an environment opened before fork() and used in the child is a known source of
+MDB_CORRUPTED and reader-table errors), read-only and without lock files (lock=False: no
+reader slots are taken, so any number of workers may read). An XttsCache pickles without
+its handles, so it travels into spawn-started workers too.
 
-    from xtts_cache import XttsCache
-    cache = XttsCache("cache/")
-    len(cache)                 # records
-    r = cache[0]               # dict: id, speaker, lang, tokens, mel, n_tokens, n_frames, ...
-    r["mel"].shape             # (n_mels, n_frames) float32, unpadded
-    cache.get(0, padded=True)  # tokens (max_tokens,), mel (n_mels, max_frames)
-    cache.index_of("LJ001-0001")
-
-Safe in DataLoader workers and other forked processes: LMDB environments are opened
-lazily in each process (an environment opened before fork() and used in the child is a
-known source of MDB_CORRUPTED and reader-table errors), read-only and without lock files
-(lock=False: no reader slots are taken, so any number of workers may read).
-
-Every record is checked as the C reader checks it (header CRC-32, shape, zstd content
-checksum); damage raises CacheError naming the shard, index and id.
+Every record is checked as the C reader checks it (header CRC-32, shape, section and
+zstd checksums); damage raises CacheError naming the shard, index and id.
 """
 
 import hashlib
@@ -33,7 +22,7 @@ import lmdb
 import numpy as np
 import zstandard
 
-__all__ = ["XttsCache", "CacheError", "XttsCacheDataset"]
+__all__ = ["XttsCache", "CacheError", "LENGTH_FIELDS"]
 
 RECORD_MAGIC = b"XTRC"
 RECORD_VERSION = 1
@@ -50,8 +39,7 @@ _HEADER = struct.Struct("<4sHBBHBBHHIIIIIIIIIfII")
 assert _HEADER.size == 64
 
 
-class CacheError(Exception):
-    """A cache that cannot be read: a missing or damaged shard, a corrupt record."""
+from .manifest import CacheError, load_manifest
 
 
 def _be64(n):
@@ -149,6 +137,10 @@ def _parse_v2(buf, rid, dtype, flags, n_mels, split, n_sec, id_len, reserved, n_
                 trim_start=trim_start, pad_value=pad_value, sections=sections,
                 audio=("none", "int16", "flac")[0 if n_sec == 3 else sections[3]["codec"]])
 
+
+_LENGTH = struct.Struct("<IIIIIBBH")
+LENGTH_FIELDS = ("n_frames", "n_tokens", "n_samples", "speaker_id", "lang_id", "split", "flags")
+_LENGTH_DTYPE = np.dtype([(f, np.uint8 if f in ("split", "flags") else np.uint32) for f in LENGTH_FIELDS])
 
 _SECTION_NAMES = ("", "tokens", "mel", "text", "waveform")
 
@@ -377,37 +369,20 @@ class XttsCache:
         self.path = os.fspath(path)
         self.padded = padded
         mpath = os.path.join(self.path, "manifest.json")
-        try:
-            with open(mpath, "rb") as f:
-                self.manifest = json.load(f)
-        except (OSError, ValueError) as e:
-            raise CacheError("%s: %s" % (mpath, e)) from None
-        m = self.manifest
-        try:
-            if m["format_version"] not in (1, 2):
-                raise CacheError("%s: format_version %r, this reader reads 1 and 2" % (mpath, m["format_version"]))
-            self.config = m["config"]
-            self.config_hash = m["config_hash"]
-            self.n_mels = int(self.config["mel"]["n_mels"])
-            self.max_tokens = int(self.config["max_tokens"])
-            self.pad_token = int(self.config["pad_token"])
-            buckets = [int(b) for b in self.config.get("buckets", [])]
-            self.max_frames = max([int(self.config["max_frames"])] + buckets)
-            self.shards = []
-            first = 0
-            for s in m["shards"]:
-                name = s["name"]
-                if not isinstance(name, str) or "/" in name or name in ("", ".", ".."):
-                    raise CacheError("%s: bad shard name %r" % (mpath, name))
-                if int(s["first_index"]) != first:
-                    raise CacheError("%s: %s first_index %s, the shards before it hold %d records"
-                                     % (mpath, name, s["first_index"], first))
-                self.shards.append(dict(name=name, first=first, records=int(s["records"]), bytes=int(s["bytes"])))
-                first += int(s["records"])
-            if first != int(m["records"]):
-                raise CacheError("%s: \"records\" is %s but the shards hold %d" % (mpath, m["records"], first))
-        except (KeyError, TypeError, ValueError) as e:
-            raise CacheError("%s: malformed manifest (%s: %s)" % (mpath, type(e).__name__, e)) from None
+        self.manifest = m = load_manifest(mpath)   # checked as the C loader checks it
+        self.format_version = m["format_version"]
+        self.config = m["config"]
+        self.config_hash = m["config_hash"]
+        self.n_mels = self.config["mel"]["n_mels"]
+        self.sample_rate = self.config["mel"]["sample_rate"]
+        self.hop = self.config["mel"]["hop_samples"]
+        self.max_tokens = self.config["max_tokens"]
+        self.pad_token = self.config["pad_token"]
+        self.audio = self.config.get("audio", "none")
+        self.max_frames = max([self.config["max_frames"]] + self.config["buckets"])
+        self.shards = [dict(name=s["name"], first=s["first_index"], records=s["records"], bytes=s["bytes"])
+                       for s in m["shards"]]
+        first = m["records"]
         self._count = first
         self._firsts = [s["first"] for s in self.shards]
         self.speakers = list(m.get("speakers", []))
@@ -455,7 +430,8 @@ class XttsCache:
             need = (env.info()["last_pgno"] + 1) * env.stat()["psize"]
             if need > size:
                 raise CacheError("%s: truncated (data.mdb has %d bytes, its pages reach %d)" % (s["name"], size, need))
-            dbs = {n: env.open_db(n.encode(), create=False) for n in ("records", "ids", "meta")}
+            names = ("records", "ids", "meta") + (("lengths",) if self.format_version >= 2 else ())
+            dbs = {n: env.open_db(n.encode(), create=False) for n in names}
             with env.begin(db=dbs["meta"]) as txn:
                 h = txn.get(b"config_hash")
                 fmt = txn.get(b"format")
@@ -470,6 +446,11 @@ class XttsCache:
                 entries = txn.stat(dbs["records"])["entries"]
             if entries != s["records"]:
                 raise CacheError("%s: holds %d records, the manifest says %d" % (s["name"], entries, s["records"]))
+            if "lengths" in dbs:
+                with env.begin() as txn:
+                    n_len = txn.stat(dbs["lengths"])["entries"]
+                if n_len != entries:
+                    raise CacheError("%s: \"lengths\" holds %d entries for %d records" % (s["name"], n_len, entries))
         except lmdb.Error as e:
             env.close()
             raise CacheError("%s: %s" % (s["name"], e)) from None
@@ -635,6 +616,101 @@ class XttsCache:
         except lmdb.Error as e:
             raise CacheError("%s: meta %r: %s" % (self.shards[shard]["name"], key, e)) from None
 
+    def has_lengths_index(self):
+        """True when the shards hold the lengths index (format 2, formats/cache.md 3.3)."""
+        return self.format_version >= 2
+
+    def lengths(self):
+        """Every record's lengths in global index order, as a numpy structured array with
+        the fields of LENGTH_FIELDS. From the lengths index (one cursor pass per shard)
+        when the cache has one; a version-1 cache has none, so each record's header is
+        read instead (no decompression)."""
+        out = np.zeros(self._count, dtype=_LENGTH_DTYPE)
+        if not self.has_lengths_index():
+            for i in range(self._count):
+                h = self.header(i)
+                out[i] = (h["n_frames"], h["n_tokens"], h["n_samples"], h["speaker_id"], h["lang_id"],
+                          h["split"], 0)
+            return out
+        for si, s in enumerate(self.shards):
+            env, dbs = self._shard(si)
+            want = 0
+            try:
+                with env.begin(db=dbs["lengths"]) as txn:
+                    for k, v in txn.cursor():
+                        if len(k) != 8 or struct.unpack(">Q", k)[0] != want or want >= s["records"]:
+                            raise CacheError("%s: \"lengths\" key %s out of order or out of range"
+                                             % (s["name"], bytes(k).hex()))
+                        if len(v) != 24:
+                            raise CacheError("%s: \"lengths\" entry %d of %d bytes, expected 24"
+                                             % (s["name"], want, len(v)))
+                        e = _LENGTH.unpack(v)
+                        if e[5] > 1 or e[6] & ~1 or e[7]:
+                            raise CacheError("%s: \"lengths\" entry %d has bad split, flags or reserved bytes"
+                                             % (s["name"], want))
+                        out[s["first"] + want] = e[:7]
+                        want += 1
+            except lmdb.Error as e:
+                raise CacheError("%s: \"lengths\": %s" % (s["name"], e)) from None
+            if want != s["records"]:
+                raise CacheError("%s: \"lengths\" holds %d entries for %d records" % (s["name"], want, s["records"]))
+        return out
+
+    def _sections(self, index, want_wav):
+        index, si, buf = self.raw(index)
+        try:
+            h = parse_header(buf)
+            if h["version"] < 2:
+                raise CacheError("record version 1 stores no text and no waveform")
+            if want_wav and len(h["sections"]) < 4:
+                raise CacheError("no waveform section (cache built with --audio none)")
+            return index, si, buf, h
+        except CacheError as e:
+            raise self._error(si, index, buf, e) from None
+
+    def text(self, index):
+        """(original, normalized) transcript of a version-2 record (formats/cache.md 3.2)."""
+        index, si, buf, h = self._sections(index, False)
+        try:
+            raw = _section(buf, h, 2, self._dctx)
+            n = struct.unpack_from("<I", raw, 0)[0]
+            if 4 + n > len(raw):
+                raise CacheError("text section: original length %d over %d bytes" % (n, len(raw)))
+            return raw[4:4 + n].decode("utf-8"), raw[4 + n:].decode("utf-8")
+        except UnicodeDecodeError:
+            raise self._error(si, index, buf, CacheError("text section is not UTF-8")) from None
+        except CacheError as e:
+            raise self._error(si, index, buf, e) from None
+
+    def waveform(self, index):
+        """The stored waveform of a version-2 record built with --audio int16|flac, as
+        int16 [n_samples] at the mel sample rate (divide by 32768 for the signal the mel
+        was computed from)."""
+        index, si, buf, h = self._sections(index, True)
+        s = h["sections"][3]
+        try:
+            if s["codec"] == 1:
+                raw = np.frombuffer(_section(buf, h, 3, self._dctx), dtype=np.uint8)
+                return _unshuffle(raw, 2, h["n_samples"]).view(np.int16)  # a fresh array already
+            body = bytes(buf[s["offset"]:s["offset"] + s["stored"]])
+            if zlib.crc32(body) != s["crc"]:
+                raise CacheError("waveform section checksum mismatch")
+            try:
+                import io
+                import soundfile
+            except ImportError:
+                raise CacheError("FLAC waveform: python3-soundfile is not installed") from None
+            try:
+                wav, sr = soundfile.read(io.BytesIO(body), dtype="int16")
+            except Exception as e:  # soundfile raises its own and RuntimeError
+                raise CacheError("FLAC waveform: %s" % e) from None
+            if wav.ndim != 1 or len(wav) != h["n_samples"] or sr != self.sample_rate:
+                raise CacheError("FLAC waveform: %s samples at %d Hz, the header says %d at %d"
+                                 % (wav.shape, sr, h["n_samples"], self.sample_rate))
+            return wav
+        except CacheError as e:
+            raise self._error(si, index, buf, e) from None
+
     def digest(self):
         """Content digest, as xtts-cache-verify prints it (docs/xtts-cache-verify.md, "Content digest")."""
         s = hashlib.sha256()
@@ -653,52 +729,9 @@ class XttsCache:
         return s.hexdigest()
 
 
-def _make_dataset_class():
-    import torch
-    import torch.utils.data
-
-    class XttsCacheDataset(torch.utils.data.Dataset):
-        """A cache as a map-style Dataset of fixed-shape tensors (padded=True, so the
-        default collate stacks them): tokens (max_tokens,) int64, mel (n_mels,
-        max_frames) float32, n_tokens, n_frames, speaker_id, lang_id, split (0 train,
-        1 val), index (int64 scalars). split="train"/"val" keeps only that split (read
-        from the record headers once). Use with DataLoader(num_workers=N): each worker
-        opens its own LMDB handles."""
-
-        def __init__(self, path, split=None, padded=True):
-            self.cache = XttsCache(path, padded=padded)
-            if split is None:
-                self.indices = None
-            else:
-                want = {"train": 0, "val": 1}[split]
-                self.indices = [i for i in range(len(self.cache)) if self.cache.header(i)["split"] == want]
-
-        def __len__(self):
-            return len(self.cache) if self.indices is None else len(self.indices)
-
-        def __getitem__(self, i):
-            r = self.cache.get(i if self.indices is None else self.indices[i])
-            return dict(tokens=torch.from_numpy(r["tokens"].astype(np.int64)), mel=torch.from_numpy(r["mel"]),
-                        n_tokens=torch.tensor(r["n_tokens"]), n_frames=torch.tensor(r["n_frames"]),
-                        speaker_id=torch.tensor(r["speaker_id"]), lang_id=torch.tensor(r["lang_id"]),
-                        split=torch.tensor(1 if r["split"] == "val" else 0), index=torch.tensor(r["index"]))
-
-    return XttsCacheDataset
-
-
-def __getattr__(name):
-    # XttsCacheDataset is built on first use, so importing this module never imports
-    # torch; it raises ImportError where torch is not installed.
-    if name == "XttsCacheDataset":
-        cls = _make_dataset_class()
-        globals()[name] = cls
-        return cls
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
-
-
 def _main(argv):
     import argparse
-    p = argparse.ArgumentParser(description="Read an xtts-prep cache (see docs/python-reader.md).")
+    p = argparse.ArgumentParser(prog="python3 -m xtts_prep", description="Read an xtts-prep cache (see docs/python-reader.md).")
     p.add_argument("dir")
     p.add_argument("--digest", action="store_true", help="print 'digest: <sha256>' as xtts-cache-verify does")
     p.add_argument("--index", type=int, help="print one record (or export it with --npy)")
@@ -722,7 +755,7 @@ def _main(argv):
               % (len(c), len(c.shards), c.n_mels, c.max_tokens, c.max_frames))
         return 0
     except (CacheError, KeyError, IndexError) as e:
-        print("xtts_cache.py: %s" % e, file=sys.stderr)
+        print("xtts_prep: %s" % e, file=sys.stderr)
         return 2
 
 

@@ -1,0 +1,230 @@
+"""Checks of the xtts_prep package, run by tests/e2e/python_package.sh.
+
+argv: CACHE (a version-1 or -2 cache of 40 records from test_reader --make-cache),
+NPYDIR (xtts-cache-inspect --npy/--json exports of records 0, 7, 14, 15, 29, 39),
+WORK (a scratch directory), then optionally AUDIO_CACHE (built with --audio int16).
+"""
+
+import json
+import os
+import pickle
+import shutil
+import sys
+import unittest
+
+import numpy as np
+
+import xtts_prep
+from xtts_prep import (BucketingBatchSampler, CacheDataset, CacheError, Collate, VocoderSegmentDataset, XttsCache,
+                       XttsGptDataset)
+
+CACHE, NPY, WORK = sys.argv[1:4]
+AUDIO = sys.argv[4] if len(sys.argv) > 4 else None
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+class Arrays(unittest.TestCase):
+    def test_equal_to_c_exports(self):
+        ds = CacheDataset(CACHE)
+        for i in (0, 7, 14, 15, 29, 39):
+            meta = load_json("%s/%d.json" % (NPY, i))
+            it = ds[i]
+            self.assertTrue(np.array_equal(it["mel"], np.load("%s/%d.npy" % (NPY, i))))
+            self.assertEqual(it["tokens"].tolist(), meta["tokens"])
+            self.assertEqual(it["id"], meta["id"])
+
+    def test_lengths_match_headers(self):
+        c = XttsCache(CACHE)
+        L = c.lengths()
+        for i in range(len(c)):
+            h = c.header(i)
+            self.assertEqual((int(L["n_frames"][i]), int(L["n_tokens"][i]), int(L["split"][i])),
+                             (h["n_frames"], h["n_tokens"], h["split"]))
+
+
+class Pickling(unittest.TestCase):
+    def test_pickle_after_use(self):
+        ds = CacheDataset(CACHE)
+        a = ds[3]
+        ds2 = pickle.loads(pickle.dumps(ds))
+        b = ds2[3]
+        self.assertTrue(np.array_equal(a["mel"], b["mel"]))
+        s = BucketingBatchSampler(ds, max_frames=400, seed=3)
+        self.assertEqual(list(pickle.loads(pickle.dumps(s))), list(s))
+        pickle.dumps(ds.collate())
+
+
+class Sampler(unittest.TestCase):
+    def setUp(self):
+        self.lengths = np.random.default_rng(1).integers(10, 300, size=257)
+
+    def test_deterministic_and_complete(self):
+        a = list(BucketingBatchSampler(self.lengths, max_frames=1000, seed=5))
+        b = list(BucketingBatchSampler(self.lengths, max_frames=1000, seed=5))
+        self.assertEqual(a, b)
+        self.assertEqual(sorted(i for bt in a for i in bt), list(range(257)))
+        for bt in a:
+            self.assertLessEqual(len(bt) * max(self.lengths[bt]), 1000)
+        c = BucketingBatchSampler(self.lengths, max_frames=1000, seed=6)
+        self.assertNotEqual(a, list(c))
+        c.set_epoch(1)
+        self.assertNotEqual(list(c), list(BucketingBatchSampler(self.lengths, max_frames=1000, seed=6)))
+
+    def test_max_batch_size_and_buckets(self):
+        for bt in BucketingBatchSampler(self.lengths, max_batch_size=8, num_buckets=4, seed=0):
+            self.assertLessEqual(len(bt), 8)
+        # bucketing keeps lengths in a batch closer than random batches do
+        spread = np.mean([np.ptp(self.lengths[bt]) for bt in
+                          BucketingBatchSampler(self.lengths, max_batch_size=8, num_buckets=8, seed=0)])
+        self.assertLess(spread, 100)
+
+    def test_distributed_split(self):
+        whole = BucketingBatchSampler(self.lengths, max_frames=1000, seed=9, world_size=3).batches()
+        parts = [list(BucketingBatchSampler(self.lengths, max_frames=1000, seed=9, rank=r, world_size=3))
+                 for r in range(3)]
+        self.assertEqual(len({len(p) for p in parts}), 1)
+        self.assertEqual(sum(len(p) for p in parts), len(whole))
+        dropped = [list(BucketingBatchSampler(self.lengths, max_frames=1000, seed=9, rank=r, world_size=3,
+                                              drop_last=True)) for r in range(3)]
+        flat = [i for p in dropped for bt in p for i in bt]
+        self.assertEqual(len(flat), len(set(flat)))
+
+    def test_from_v1_headers_or_index(self):
+        ds = CacheDataset(CACHE)
+        self.assertEqual(sorted(i for bt in BucketingBatchSampler(ds, max_frames=500) for i in bt),
+                         list(range(len(ds))))
+
+
+class Collates(unittest.TestCase):
+    def test_masks_and_padding(self):
+        ds = CacheDataset(CACHE)
+        items = [ds[i] for i in (0, 5, 9)]
+        b = ds.collate(to_torch=False)(items)
+        T = max(it["mel"].shape[1] for it in items)
+        self.assertEqual(b["mel"].shape, (3, ds.cache.n_mels, T))
+        for j, it in enumerate(items):
+            n = it["mel"].shape[1]
+            self.assertEqual(int(b["mel_lengths"][j]), n)
+            self.assertTrue(b["mel_mask"][j, :n].all() and not b["mel_mask"][j, n:].any())
+            self.assertTrue(np.array_equal(b["mel"][j, :, :n], it["mel"]))
+            self.assertTrue(np.all(b["mel"][j, :, n:] == np.float32(ds.mel_pad_value())))
+            k = len(it["tokens"])
+            self.assertTrue(np.all(b["tokens"][j, k:] == ds.pad_token) and b["token_mask"][j, :k].all())
+        self.assertEqual(Collate(pad_token=7, to_torch=False)(items)["tokens"].dtype, np.int64)
+
+
+class Expect(unittest.TestCase):
+    def test_fields(self):
+        c = XttsCache(CACHE)
+        CacheDataset(CACHE, expect=dict(n_mels=c.n_mels, sample_rate=c.sample_rate))
+        for field, value in (("n_mels", 81), ("sample_rate", 16000), ("preset", "nope"),
+                             ("tokenizer_hash", "0" * 64)):
+            with self.assertRaises(CacheError) as e:
+                CacheDataset(CACHE, expect={field: value})
+            self.assertIn("expect %s=" % field, str(e.exception))
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def damaged(name, edit):
+    d = os.path.join(WORK, name)
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(CACHE, d)
+    m = load_json(os.path.join(d, "manifest.json"))
+    text = edit(m)
+    with open(os.path.join(d, "manifest.json"), "w") as f:
+        f.write(text if isinstance(text, str) else json.dumps(m))
+    return d
+
+
+class Manifests(unittest.TestCase):
+    def refused(self, d, words):
+        with self.assertRaises(CacheError) as e:
+            XttsCache(d)
+        self.assertIn("manifest.json", str(e.exception))
+        self.assertIn(words, str(e.exception))
+
+    def test_hash_matches_c(self):
+        m = load_json(os.path.join(CACHE, "manifest.json"))
+        self.assertEqual(xtts_prep.config_hash(m["config"]), m["config_hash"])
+
+    def test_shard_twice(self):
+        def twice(m):
+            m["shards"].append(dict(m["shards"][0], first_index=m["records"]))
+            m["records"] += m["shards"][0]["records"]
+        self.refused(damaged("twice", twice), "shard listed twice")
+
+    def test_config_without_hash(self):
+        self.refused(damaged("nohash", lambda m: m["config"].__setitem__("max_tokens", 65536)),
+                     "does not match the config")
+
+    def test_unknown_key_and_bad_json(self):
+        self.refused(damaged("unk", lambda m: m["config"].__setitem__("zz", 1)), "unknown key")
+        self.refused(damaged("junk", lambda m: '{"format_version": 1, "records": '), "invalid JSON")
+
+    def test_dev_zero(self):
+        d = damaged("zero", lambda m: None)
+        os.remove(os.path.join(d, "manifest.json"))
+        os.symlink("/dev/zero", os.path.join(d, "manifest.json"))
+        self.refused(d, "NUL byte")
+
+
+@unittest.skipIf(torch is None, "torch is not installed (Debian python3-torch): DataLoader checks skipped")
+class Workers(unittest.TestCase):
+    def test_fork_and_spawn(self):
+        from torch.utils.data import DataLoader
+        ds = CacheDataset(CACHE)
+        ds[0]   # handles opened in the parent first
+        want = {i: ds[i]["mel"] for i in range(len(ds))}
+        for ctx in ("fork", "spawn"):
+            dl = DataLoader(ds, batch_sampler=BucketingBatchSampler(ds, max_frames=600, seed=1), num_workers=2,
+                            multiprocessing_context=ctx, collate_fn=ds.collate())
+            seen = []
+            for b in dl:
+                for j, i in enumerate(b["index"].tolist()):
+                    n = int(b["mel_lengths"][j])
+                    self.assertTrue(np.array_equal(b["mel"][j, :, :n].numpy(), want[i]))
+                    seen.append(i)
+            self.assertEqual(sorted(seen), list(range(len(ds))), ctx)
+
+
+@unittest.skipIf(AUDIO is None, "no cache built with --audio int16 (xtts-melcache has no --audio yet)")
+class Audio(unittest.TestCase):
+    def test_vocoder_segments_aligned(self):
+        ds = VocoderSegmentDataset(AUDIO, segment_frames=8)
+        c = ds.cache
+        for i in range(min(len(ds), 5)):
+            it = ds[i]
+            f, gi = it["start_frame"], it["index"]
+            wav = c.waveform(gi).astype(np.float32) / 32768
+            self.assertTrue(np.array_equal(it["mel"], c[gi]["mel"][:, f:f + 8]))
+            seg = wav[f * ds.hop:(f + 8) * ds.hop]
+            self.assertTrue(np.array_equal(it["wav"][:len(seg)], seg))
+        if torch is not None:
+            from torch.utils.data import DataLoader
+            for b in DataLoader(ds, batch_size=4, shuffle=True, num_workers=2):
+                self.assertEqual(tuple(b["wav"].shape[1:]), (8 * ds.hop,))
+
+    def test_xtts_gpt_batch(self):
+        c = XttsCache(AUDIO)
+        if c.sample_rate != 22050:
+            self.skipTest("audio cache is not at 22,050 Hz")
+        ds = XttsGptDataset(AUDIO, min_conditioning_length=2205, max_conditioning_length=4410)
+        b = ds.collate(to_torch=False)([ds[i] for i in range(min(len(ds), 3))])
+        B = len(b["filenames"])
+        self.assertEqual(b["wav"].shape[:2], (B, 1))
+        self.assertEqual(b["conditioning"].shape, (B, 1, 1, 4410))
+        self.assertEqual(b["padded_text"].dtype, np.int32)
+        self.assertIsNone(b["cond_lens"])
+        self.assertEqual(b["cond_idxs"].shape, (B, 2))
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], "-v"])

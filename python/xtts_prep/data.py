@@ -1,0 +1,394 @@
+"""Datasets, a length-bucketing batch sampler and collates over an xtts-prep cache.
+
+Every class here is defined at module level and holds only picklable state (an XttsCache
+pickles without its LMDB handles and reopens them lazily in each process), so they work in
+DataLoader workers started by fork or by spawn. torch is optional: items are numpy arrays,
+and the collates return torch tensors when torch imports (numpy arrays otherwise, or
+always with to_torch=False).
+"""
+
+import math
+import random
+
+import numpy as np
+
+from .cache import XttsCache, CacheError
+
+__all__ = ["CacheDataset", "BucketingBatchSampler", "Collate", "XttsGptDataset", "XttsGptCollate",
+           "VocoderSegmentDataset", "check_expect"]
+
+# expect= keys and where the cache keeps each value
+_EXPECT = {
+    "preset": lambda c: c.config["mel"]["preset"],
+    "sample_rate": lambda c: c.config["mel"]["sample_rate"],
+    "n_mels": lambda c: c.config["mel"]["n_mels"],
+    "hop_samples": lambda c: c.config["mel"]["hop_samples"],
+    "tokenizer": lambda c: c.config["tokenizer"],
+    "tokenizer_hash": lambda c: c.config["vocab_hash"],
+    "audio": lambda c: c.audio,
+    "format_version": lambda c: c.format_version,
+}
+
+
+def check_expect(cache, expect):
+    """Raise CacheError naming the first field (in sorted order) whose value in the cache
+    differs from expect[field]. tokenizer_hash compares config.vocab_hash, with or without
+    its "sha256:" prefix."""
+    for k in sorted(expect or {}):
+        if k not in _EXPECT:
+            raise ValueError("expect: unknown field %r (known: %s)" % (k, ", ".join(sorted(_EXPECT))))
+        have, want = _EXPECT[k](cache), expect[k]
+        if k == "tokenizer_hash":
+            have, want = str(have).replace("sha256:", ""), str(want).replace("sha256:", "")
+        if have != want:
+            raise CacheError("%s: expect %s=%r, the cache has %r" % (cache.path, k, want, have))
+
+
+def _torch(to_torch):
+    if to_torch is False:
+        return None
+    try:
+        import torch
+        return torch
+    except ImportError:
+        if to_torch:
+            raise
+        return None
+
+
+class CacheDataset:
+    """Map-style dataset over a cache: item i is a dict of numpy arrays and scalars:
+    index, id, speaker_id, lang_id, tokens (int64 [n_tokens]), mel (float32 [n_mels,
+    n_frames]), and with audio=True wav (float32 [n_samples], the stored int16 / 32768),
+    with text=True text (the normalized transcript).
+
+    split "train" or "val" keeps that split only; expect= checks the cache's fields
+    (check_expect). lengths (numpy structured array, see XttsCache.lengths) come from
+    the lengths index, or from the record headers of a version-1 cache."""
+
+    def __init__(self, path, split=None, expect=None, audio=False, text=False):
+        self.cache = XttsCache(path)
+        check_expect(self.cache, expect)
+        if audio and self.cache.audio == "none":
+            raise CacheError("%s: audio=True, but the cache stores no waveforms (built with --audio none)"
+                             % self.cache.path)
+        self.audio, self.text = audio, text
+        all_lengths = self.cache.lengths()
+        if split is None:
+            self.indices = np.arange(len(self.cache))
+        else:
+            want = {"train": 0, "val": 1}[split]
+            self.indices = np.nonzero(all_lengths["split"] == want)[0]
+        self.lengths = all_lengths[self.indices]
+        self.pad_token = self.cache.pad_token
+        self.pad_value = None   # read from the first record on demand
+
+    def __len__(self):
+        return len(self.indices)
+
+    def frame_lengths(self):
+        """n_frames of every item, for BucketingBatchSampler."""
+        return self.lengths["n_frames"].astype(np.int64)
+
+    def mel_pad_value(self):
+        if self.pad_value is None:
+            self.pad_value = float(self.cache.header(int(self.indices[0]))["pad_value"]) if len(self) else 0.0
+        return self.pad_value
+
+    def __getitem__(self, i):
+        gi = int(self.indices[i])
+        r = self.cache.get(gi)
+        item = dict(index=gi, id=r["id"], speaker_id=r["speaker_id"], lang_id=r["lang_id"],
+                    tokens=r["tokens"].astype(np.int64), mel=r["mel"])
+        if self.audio:
+            item["wav"] = self.cache.waveform(gi).astype(np.float32) / np.float32(32768)
+        if self.text:
+            item["text"] = self.cache.text(gi)[1]
+        return item
+
+    def collate(self, to_torch=None):
+        """A Collate for this dataset's pad token and mel pad value."""
+        return Collate(pad_token=self.pad_token, mel_pad_value=self.mel_pad_value(), to_torch=to_torch)
+
+
+class Collate:
+    """Pads a list of CacheDataset items to the batch's own maxima and returns a dict:
+    tokens [B, Lt] int64 (pad_token), token_lengths [B], token_mask [B, Lt] bool (True on
+    real tokens); mel [B, C, T] float32 (mel_pad_value), mel_lengths [B], mel_mask [B, T];
+    with waveforms wav [B, N] float32 (zeros), wav_lengths [B], wav_mask [B, N]; index,
+    speaker_id, lang_id [B] int64; id (list of str), text (list, when present). Tensors
+    when torch imports (to_torch=None), numpy arrays with to_torch=False."""
+
+    def __init__(self, pad_token=0, mel_pad_value=0.0, to_torch=None):
+        self.pad_token, self.mel_pad_value, self.to_torch = pad_token, mel_pad_value, to_torch
+
+    @staticmethod
+    def pad(arrays, value, dtype):
+        """Stack 1-D or 2-D arrays padded along their last axis to the longest; returns
+        (padded, lengths, mask)."""
+        lengths = np.array([a.shape[-1] for a in arrays], dtype=np.int64)
+        n = int(lengths.max()) if len(arrays) else 0
+        out = np.full((len(arrays),) + arrays[0].shape[:-1] + (n,), value, dtype=dtype)
+        for b, a in enumerate(arrays):
+            out[b, ..., :a.shape[-1]] = a
+        mask = np.arange(n)[None, :] < lengths[:, None]
+        return out, lengths, mask
+
+    def __call__(self, items):
+        out = {}
+        for key, lname, mname, value, dtype in (("tokens", "token_lengths", "token_mask", self.pad_token, np.int64),
+                                                ("mel", "mel_lengths", "mel_mask", self.mel_pad_value, np.float32),
+                                                ("wav", "wav_lengths", "wav_mask", 0.0, np.float32)):
+            if key in items[0]:
+                out[key], out[lname], out[mname] = self.pad([it[key] for it in items], value, dtype)
+        for key in ("index", "speaker_id", "lang_id"):
+            out[key] = np.array([it[key] for it in items], dtype=np.int64)
+        out["id"] = [it["id"] for it in items]
+        if "text" in items[0]:
+            out["text"] = [it["text"] for it in items]
+        torch = _torch(self.to_torch)
+        if torch is not None:
+            out = {k: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for k, v in out.items()}
+        return out
+
+
+class BucketingBatchSampler:
+    """Length-bucketing batch sampler (in the manner of Lhotse's DynamicBucketingSampler).
+
+    lengths: one length per dataset item (frames, say; a dataset with frame_lengths() may
+    be passed). Items are split into num_buckets buckets of similar length (boundaries at
+    the length quantiles); each epoch every bucket is shuffled, cut into batches that hold
+    at most max_frames padded frames (batch size times the longest item) and at most
+    max_batch_size items, and the batches of all buckets are shuffled together. The order
+    depends only on seed and the epoch (set_epoch). With world_size > 1 every rank builds
+    the same batch list, drops the tail that does not divide evenly (unless drop_last is
+    False, in which case the list is padded by repeating its first batches) and takes
+    batches rank, rank + world_size, ...: ranks get disjoint batches and the same count.
+    An item longer than max_frames gets a batch of its own."""
+
+    def __init__(self, lengths, max_frames=None, max_batch_size=None, num_buckets=10, shuffle=True, seed=0,
+                 drop_last=False, rank=0, world_size=1):
+        if hasattr(lengths, "frame_lengths"):
+            lengths = lengths.frame_lengths()
+        self.lengths = np.asarray(lengths, dtype=np.int64)
+        if max_frames is None and max_batch_size is None:
+            raise ValueError("BucketingBatchSampler: give max_frames, max_batch_size or both")
+        if world_size < 1 or not 0 <= rank < world_size:
+            raise ValueError("BucketingBatchSampler: rank %d outside world_size %d" % (rank, world_size))
+        self.max_frames, self.max_batch_size = max_frames, max_batch_size
+        self.num_buckets = max(1, int(num_buckets))
+        self.shuffle, self.seed, self.drop_last = shuffle, int(seed), drop_last
+        self.rank, self.world_size = rank, world_size
+        self.epoch = 0
+        n = len(self.lengths)
+        if n:
+            qs = np.quantile(self.lengths, np.linspace(0, 1, self.num_buckets + 1)[1:-1])
+            self.bucket_of = np.searchsorted(np.unique(qs), self.lengths, side="left")
+        else:
+            self.bucket_of = np.zeros(0, dtype=np.int64)
+
+    def set_epoch(self, epoch):
+        self.epoch = int(epoch)
+
+    def _fits(self, count, longest):
+        if self.max_batch_size is not None and count > self.max_batch_size:
+            return False
+        return self.max_frames is None or count * longest <= self.max_frames
+
+    def batches(self):
+        """The whole batch list of this epoch (all ranks)."""
+        rng = np.random.default_rng([self.seed, self.epoch])
+        out = []
+        for b in np.unique(self.bucket_of):
+            idx = np.nonzero(self.bucket_of == b)[0]
+            if self.shuffle:
+                idx = rng.permutation(idx)
+            cur, longest = [], 0
+            for i in idx.tolist():
+                L = int(self.lengths[i])
+                if cur and not self._fits(len(cur) + 1, max(longest, L)):
+                    out.append(cur)
+                    cur, longest = [], 0
+                cur.append(i)
+                longest = max(longest, L)
+            if cur:
+                out.append(cur)
+        if self.shuffle:
+            out = [out[k] for k in rng.permutation(len(out))]
+        ws = self.world_size
+        if ws > 1 and len(out) % ws:
+            if self.drop_last:
+                out = out[:len(out) - len(out) % ws]
+            else:
+                out = out + out[:ws - len(out) % ws]
+        return out
+
+    def __iter__(self):
+        return iter(self.batches()[self.rank::self.world_size])
+
+    def __len__(self):
+        return len(self.batches()[self.rank::self.world_size])
+
+
+# ---- XTTS GPT -------------------------------------------------------------------------------
+
+XTTS_SAMPLE_RATE = 22050
+
+
+def prompt_slice(n, min_len, max_len, is_eval, rng=random):
+    """(start, end) of the conditioning slice of a clip of n samples, chosen as Coqui's
+    get_prompt_slice chooses it (TTS/tts/layers/xtts/trainer/dataset.py): a random length
+    in [min_len, max_len] (the middle when evaluating), n // 2 when the clip is shorter,
+    a random start (0 when evaluating)."""
+    length = int((min_len + max_len) / 2) if is_eval else rng.randint(min_len, max_len)
+    if n - length < 0:
+        length = n // 2
+    start = 0 if is_eval else rng.randint(0, n - length)
+    return start, start + length
+
+
+class XttsGptDataset(CacheDataset):
+    """Items as Coqui's XTTSDataset returns them (docs/python-reader.md lists each key
+    against Coqui's code), from a cache built with the xtts preset and --audio
+    int16|flac: text (int32 [n_tokens]), text_lengths, wav (float32 [1, N] at 22,050 Hz),
+    wav_lengths, filenames (the utterance id), conditioning (float32 [1, 1,
+    max_conditioning_length]), cond_lens, cond_idxs, plus the cached DVAE-input mel
+    (mel float32 [80, T]) and mel_lengths. Random choices use Python's random module,
+    as Coqui's do (DataLoader seeds it in every worker). The conditioning slice is taken
+    from the item's own audio (use_masking_gt_prompt_approach=True, Coqui's default:
+    cond_lens is NaN and the collate makes it None) or, with False, cond_idxs is NaN and
+    cond_lens the slice length. Clips shorter than half a second, or longer than
+    max_wav_length samples or max_text_length tokens, are left out when the dataset is
+    built (Coqui skips them when it meets them)."""
+
+    def __init__(self, path, split=None, expect=None, min_conditioning_length=66150,
+                 max_conditioning_length=132300, use_masking_gt_prompt_approach=True, is_eval=False,
+                 max_wav_length=None, max_text_length=None):
+        exp = dict(expect or {})
+        exp.setdefault("sample_rate", XTTS_SAMPLE_RATE)
+        super().__init__(path, split=split, expect=exp, audio=True)
+        keep = self.lengths["n_samples"] >= 0.5 * XTTS_SAMPLE_RATE
+        if max_wav_length is not None:
+            keep &= self.lengths["n_samples"] <= max_wav_length
+        if max_text_length is not None:
+            keep &= self.lengths["n_tokens"] <= max_text_length
+        self.indices, self.lengths = self.indices[keep], self.lengths[keep]
+        self.min_cond, self.max_cond = int(min_conditioning_length), int(max_conditioning_length)
+        self.masking = bool(use_masking_gt_prompt_approach)
+        self.is_eval = bool(is_eval)
+
+    def __getitem__(self, i):
+        gi = int(self.indices[i])
+        r = self.cache.get(gi)
+        wav = (self.cache.waveform(gi).astype(np.float32) / np.float32(32768))[None, :]
+        n = wav.shape[-1]
+        start, end = prompt_slice(n, self.min_cond, self.max_cond, self.is_eval)
+        cond = np.zeros((1, self.max_cond), dtype=np.float32)
+        cond[:, :end - start] = wav[:, start:end]
+        return {
+            "text": r["tokens"].astype(np.int32),
+            "text_lengths": np.int64(r["n_tokens"]),
+            "wav": wav,
+            "wav_lengths": np.int64(n),
+            "filenames": r["id"],
+            "conditioning": cond[None],                                   # [1, 1, max_cond]
+            "cond_lens": np.array([math.nan]) if self.masking else np.int64(self.max_cond),
+            "cond_idxs": np.array([start, end], dtype=np.int64) if self.masking else np.array([math.nan]),
+            "mel": r["mel"],
+            "mel_lengths": np.int64(r["n_frames"]),
+        }
+
+    def collate(self, to_torch=None):
+        return XttsGptCollate(mel_pad_value=self.mel_pad_value(), to_torch=to_torch)
+
+
+class XttsGptCollate:
+    """Coqui's XTTSDataset.collate_fn on XttsGptDataset items: wav_lengths, text_lengths,
+    conditioning, cond_lens, cond_idxs stacked (cond_lens / cond_idxs None when any is
+    NaN); padded_text int32 [B, max text] zero-padded; wav float32 [B, 1, max wav]
+    zero-padded; text, filenames left as lists; plus mel [B, 80, max T] padded with the
+    mel pad value and mel_lengths."""
+
+    def __init__(self, mel_pad_value=0.0, to_torch=None):
+        self.mel_pad_value, self.to_torch = mel_pad_value, to_torch
+
+    def __call__(self, items):
+        B = len(items)
+        batch = {k: [it[k] for it in items] for k in items[0]}
+        for k in ("wav_lengths", "text_lengths", "conditioning", "mel_lengths"):
+            batch[k] = np.stack(batch[k])
+        for k in ("cond_lens", "cond_idxs"):
+            v = np.stack(batch[k])
+            batch[k] = None if np.any(np.isnan(v.astype(np.float64))) else v.astype(np.int64)
+        text_padded = np.zeros((B, int(batch["text_lengths"].max())), dtype=np.int32)
+        wav_padded = np.zeros((B, 1, int(batch["wav_lengths"].max())), dtype=np.float32)
+        for b in range(B):
+            text_padded[b, :batch["text_lengths"][b]] = batch["text"][b]
+            wav_padded[b, :, :batch["wav_lengths"][b]] = batch["wav"][b]
+        batch["wav"] = wav_padded
+        batch["padded_text"] = text_padded
+        batch["mel"], _, _ = Collate.pad(batch["mel"], self.mel_pad_value, np.float32)
+        torch = _torch(self.to_torch)
+        if torch is not None:
+            batch["text"] = [torch.from_numpy(t) for t in batch["text"]]
+            batch = {k: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for k, v in batch.items()}
+        return batch
+
+
+# ---- vocoder segments -------------------------------------------------------------------------
+
+class VocoderSegmentDataset(CacheDataset):
+    """Random aligned (waveform, mel[, linear]) segments for HiFi-GAN/VITS-style training,
+    by the alignment rule of formats/cache.md 3.4: a segment of segment_frames frames at
+    frame f is mel[:, f:f+L] and wav[f*hop:(f+L)*hop] (samples past the end are 0). f is
+    uniform in [0, n_frames - L] (Python's random module; 0 when eval=True); a clip
+    shorter than L frames is padded (mel with its pad value, audio with zeros), as
+    HiFi-GAN pads short clips. linear_path names a second cache of the same inputs built
+    with --preset linear (same hop and sample rate): its record with the same id gives
+    the aligned linear spectrogram segment. Items: wav float32 [L*hop], mel [C, L],
+    optional linear [F, L], index, id; fixed shapes, so torch's default collate stacks
+    them."""
+
+    def __init__(self, path, segment_frames=32, split=None, expect=None, linear_path=None, eval=False):
+        super().__init__(path, split=split, expect=expect, audio=True)
+        self.L = int(segment_frames)
+        if self.L < 1:
+            raise ValueError("segment_frames must be >= 1")
+        self.hop = self.cache.hop
+        self.eval = eval
+        self.linear = None
+        if linear_path is not None:
+            self.linear = XttsCache(linear_path)
+            for k in ("sample_rate", "hop_samples"):
+                if self.linear.config["mel"][k] != self.cache.config["mel"][k]:
+                    raise CacheError("%s: %s %r differs from %s's %r" % (linear_path, k, self.linear.config["mel"][k],
+                                                                          path, self.cache.config["mel"][k]))
+
+    def segment(self, gi, f):
+        """Aligned segment of global record gi at frame f (exactly formats/cache.md 3.4)."""
+        r = self.cache.get(gi)
+        L, hop = self.L, self.hop
+        wav16 = self.cache.waveform(gi)
+        mel = np.full((r["mel"].shape[0], L), self.mel_pad_value(), dtype=np.float32)
+        src = r["mel"][:, f:f + L]
+        mel[:, :src.shape[1]] = src
+        wav = np.zeros(L * hop, dtype=np.float32)
+        piece = wav16[f * hop:(f + L) * hop]
+        wav[:len(piece)] = piece.astype(np.float32) / np.float32(32768)
+        item = dict(index=gi, id=r["id"], wav=wav, mel=mel, start_frame=f)
+        if self.linear is not None:
+            lr = self.linear.get(self.linear.index_of(r["id"]))
+            if lr["n_frames"] != r["n_frames"]:
+                raise CacheError("%s: id '%s' has %d frames, %s has %d" % (self.linear.path, r["id"], lr["n_frames"],
+                                                                           self.cache.path, r["n_frames"]))
+            lin = np.zeros((lr["mel"].shape[0], L), dtype=np.float32)
+            s = lr["mel"][:, f:f + L]
+            lin[:, :s.shape[1]] = s
+            item["linear"] = lin
+        return item
+
+    def __getitem__(self, i):
+        gi = int(self.indices[i])
+        n = int(self.lengths["n_frames"][i])
+        f = 0 if self.eval or n <= self.L else random.randint(0, n - self.L)
+        return self.segment(gi, f)

@@ -1,0 +1,302 @@
+"""Manifest loading and checking, by the rules of formats/cache.md sections 4 and 5.
+
+The C loader (formats/manifest.c, xtts_manifest_load) and this module apply the same
+rules; tests/e2e/cache_read_damage.sh and tests/e2e/python_package.sh give both the same
+damaged manifests. Every error is a CacheError naming the file and the key.
+"""
+
+import hashlib
+import json
+import math
+import os
+import re
+
+__all__ = ["CacheError", "load_manifest", "config_hash", "MANIFEST_MAX_BYTES"]
+
+MANIFEST_MAX_BYTES = 1 << 30   # as the C loader
+_CHUNK = 1 << 20
+
+
+class CacheError(Exception):
+    """A cache that cannot be read: a damaged manifest, a missing or damaged shard, a
+    corrupt record."""
+
+
+_HEX64 = re.compile(r"[0-9a-f]{64}\Z")
+_SHARD = re.compile(r"shard-[0-9]{5}(-[0-9]{5})?\Z")
+_I32 = 2 ** 31 - 1
+
+# (key, kind, lo, hi) — kind: "int", "num", "str" (lo..hi bytes), or a tuple of allowed strings
+_MEL = [
+    ("preset", "str", 1, 15),
+    ("sample_rate", "int", 1000, 768000),
+    ("n_fft", "int", 2, 1048576),
+    ("hop_samples", "int", 1, 1048576),
+    ("win_samples", "int", 1, None),          # ..n_fft
+    ("n_mels", "int", 1, 1024),
+    ("fmin_hz", "num", 0, None),              # ..sample_rate/2
+    ("fmax_hz", "num", None, None),           # fmin < fmax <= sample_rate/2
+    ("mel_scale", ("htk", "slaney", "linear"), None, None),
+    ("mel_norm", ("slaney", "none"), None, None),
+    ("center", "int", 0, 1),
+    ("pad_samples", "int", 0, None),          # ..n_fft
+    ("power", "int", 1, 2),
+    ("mag_eps", "num", 0, 1),
+    ("log", ("ln", "log10", "none"), None, None),
+    ("log_floor", "num", 1e-30, 1),
+    ("drop_last_frame", "int", 0, 1),
+    ("whisper_post", "int", 0, 1),
+]
+_TOP = [
+    ("tokenizer", "str", 1, 31),
+    ("vocab_hash", "str", 0, 71),
+    ("vocab_size", "int", 0, _I32),
+    ("max_tokens", "int", 1, 65536),
+    ("pad_token", "int", 0, _I32),
+    ("max_frames", "int", 1, 1048576),
+    ("buckets", "buckets", None, None),
+    ("dtype", ("fp16", "fp32"), None, None),
+    ("shuffle", "int", 0, 1),
+    ("zstd_level", "int", 1, 22),
+    ("resampler", ("soxr", "libsamplerate"), None, None),
+    ("resample_quality", "str", 0, 15),
+    ("trim_db", "num", 0, 200),
+    ("val_fraction", "num", 0, 1),           # 0 <= f < 1
+    ("algo_version", "int", 1, _I32),
+]
+_REAL_KEYS = {k for k, kind, _, _ in _MEL + _TOP if kind == "num"}
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v):
+    return (_is_int(v) or isinstance(v, float)) and math.isfinite(v)
+
+
+def _check_obj(where, prefix, obj, table, extra=()):
+    if not isinstance(obj, dict):
+        raise CacheError("%s: config key \"%s\": must be an object" % (where, prefix.rstrip(".") or "config"))
+    known = {k for k, _, _, _ in table} | set(extra)
+    for k in sorted(obj):
+        if k not in known:
+            raise CacheError("%s: config key \"%s%s\": unknown key" % (where, prefix, k))
+
+    def bad(key, what):
+        return CacheError("%s: config key \"%s%s\": %s" % (where, prefix, key, what))
+
+    for key, kind, lo, hi in table:
+        if key not in obj:
+            raise bad(key, "missing")
+        v = obj[key]
+        if kind == "int":
+            if not _is_int(v):
+                raise bad(key, "must be an integer")
+            if lo is not None and v < lo or hi is not None and v > hi:
+                raise bad(key, "%d out of range [%s, %s]" % (v, lo, hi))
+        elif kind == "num":
+            if not _is_num(v):
+                raise bad(key, "must be a number")
+            if lo is not None and v < lo or hi is not None and v > hi:
+                raise bad(key, "%r out of range" % v)
+        elif kind == "str":
+            if not isinstance(v, str) or not lo <= len(v.encode("utf-8")) <= hi or "\0" in v:
+                raise bad(key, "must be a string of %d..%d bytes" % (lo, hi))
+        elif kind == "buckets":
+            if not isinstance(v, list) or len(v) > 16:
+                raise bad(key, "must be an array of at most 16 integers")
+            prev = 0
+            for b in v:
+                if not _is_int(b) or b <= prev or b > obj.get("max_frames", 0):
+                    raise bad(key, "must be strictly increasing integers in [1, max_frames]")
+                prev = b
+        else:
+            if v not in kind:
+                raise bad(key, "must be one of %s" % ", ".join('"%s"' % s for s in kind))
+    return bad
+
+
+def check_config(cfg, where="manifest"):
+    """Check a manifest's "config" object (formats/cache.md section 5)."""
+    if not isinstance(cfg, dict):
+        raise CacheError("%s: \"config\": must be an object" % where)
+    _check_obj(where, "", cfg, _TOP, extra=("mel", "audio"))
+    bad = _check_obj(where, "mel.", cfg["mel"] if "mel" in cfg else None, _MEL)
+    m = cfg["mel"]
+    if m["win_samples"] > m["n_fft"]:
+        raise bad("win_samples", "must be <= n_fft")
+    if m["pad_samples"] > m["n_fft"]:
+        raise bad("pad_samples", "must be <= n_fft")
+    if m["fmin_hz"] > m["sample_rate"] / 2:
+        raise bad("fmin_hz", "must be <= sample_rate/2")
+    if not m["fmin_hz"] < m["fmax_hz"] <= m["sample_rate"] / 2:
+        raise bad("fmax_hz", "must be in (fmin_hz, sample_rate/2]")
+    if not cfg["val_fraction"] < 1:
+        raise CacheError("%s: config key \"val_fraction\": must be below 1" % where)
+    vh = cfg["vocab_hash"]
+    vh = vh[7:] if vh.startswith("sha256:") else vh
+    if vh and not _HEX64.match(vh):
+        raise CacheError("%s: config key \"vocab_hash\": must be empty, 64 lower-case hex digits or "
+                         "sha256:<64 hex digits>" % where)
+    if "audio" in cfg and cfg["audio"] not in ("none", "int16", "flac"):
+        raise CacheError("%s: config key \"audio\": must be one of \"none\", \"int16\", \"flac\"" % where)
+    if m["mel_scale"] == "linear" and m["n_mels"] != m["n_fft"] // 2 + 1:
+        raise CacheError("%s: config key \"mel\": a linear spectrogram has n_fft/2+1 bins (n_mels)" % where)
+
+
+def _real(x):
+    """A double as jansson prints it ("%.17g", ".0" when it looks like an integer,
+    exponent without '+' or leading zeros)."""
+    s = "%.17g" % float(x)
+    if "." not in s and "e" not in s:
+        s += ".0"
+    if "e" in s:
+        mant, exp = s.split("e")
+        sign = "-" if exp.startswith("-") else ""
+        s = mant + "e" + sign + exp.lstrip("+-").lstrip("0")
+    return s
+
+
+def _dump(v, key=None):
+    if isinstance(v, dict):
+        return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + _dump(v[k], k) for k in sorted(v)) + "}"
+    if isinstance(v, list):
+        return "[" + ",".join(_dump(x) for x in v) + "]"
+    if key in _REAL_KEYS:
+        return _real(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    return str(int(v))
+
+
+def config_hash(cfg):
+    """The configuration hash (formats/cache.md section 5): SHA-256 of the compact,
+    key-sorted JSON of the checked configuration, reals printed with 17 digits."""
+    return hashlib.sha256(_dump(cfg).encode("utf-8")).hexdigest()
+
+
+def _read_bounded(path):
+    """The file's bytes, refusing more than MANIFEST_MAX_BYTES and a NUL byte (JSON
+    text holds none), so /dev/zero or a huge file ends at once with an error."""
+    parts, total = [], 0
+    try:
+        with open(path, "rb") as f:
+            while True:
+                chunk = f.read(_CHUNK)
+                if not chunk:
+                    break
+                z = chunk.find(b"\0")
+                if z >= 0:
+                    raise CacheError("%s: not JSON text (NUL byte at offset %d)" % (path, total + z))
+                total += len(chunk)
+                if total > MANIFEST_MAX_BYTES:
+                    raise CacheError("%s: larger than %d bytes" % (path, MANIFEST_MAX_BYTES))
+                parts.append(chunk)
+    except OSError as e:
+        raise CacheError("%s: %s" % (path, e.strerror or e)) from None
+    return b"".join(parts)
+
+
+def _no_dups(pairs):
+    d = {}
+    for k, v in pairs:
+        if k in d:
+            raise ValueError("duplicate object key \"%s\"" % k)
+        d[k] = v
+    return d
+
+
+def _count(v):
+    return _is_int(v) and v >= 0
+
+
+def load_manifest(path):
+    """Read and check a manifest.json; returns the parsed object."""
+    text = _read_bounded(path)
+    try:
+        m = json.loads(text.decode("utf-8"), object_pairs_hook=_no_dups,
+                       parse_constant=lambda c: (_ for _ in ()).throw(ValueError("%s is not JSON" % c)))
+    except UnicodeDecodeError as e:
+        raise CacheError("%s: invalid JSON: not UTF-8 (byte %d)" % (path, e.start)) from None
+    except ValueError as e:
+        raise CacheError("%s: invalid JSON: %s" % (path, e)) from None
+    except RecursionError:
+        raise CacheError("%s: invalid JSON: nested too deeply" % path) from None
+    check_manifest(m, path)
+    return m
+
+
+def check_manifest(m, name="manifest"):
+    def bad(key, what):
+        return CacheError("%s: \"%s\": %s" % (name, key, what))
+
+    if not isinstance(m, dict):
+        raise CacheError("%s: not a JSON object" % name)
+    fv = m.get("format_version")
+    if not _is_int(fv):
+        raise bad("format_version", "must be an integer")
+    if fv not in (1, 2):
+        raise CacheError("%s: manifest format_version %d, this reader reads 1 and 2" % (name, fv))
+    if not _count(m.get("records")):
+        raise bad("records", "must be a non-negative integer")
+    if "config" not in m:
+        raise bad("config", "missing")
+    check_config(m["config"], name)
+    h = m.get("config_hash")
+    if not isinstance(h, str) or not _HEX64.match(h):
+        raise bad("config_hash", "must be 64 lower-case hex digits")
+    want = config_hash(m["config"])
+    if want != h:
+        raise CacheError("%s: config_hash %.12s... does not match the config (hashes to %.12s...)"
+                         % (name, h, want))
+    shards = m.get("shards")
+    if not isinstance(shards, list):
+        raise bad("shards", "must be an array")
+    nxt, seen = 0, set()
+    for i, s in enumerate(shards):
+        key = "shards[%d]" % i
+        if not isinstance(s, dict):
+            raise bad(key, "must be an object")
+        sn = s.get("name")
+        if not isinstance(sn, str) or not _SHARD.match(sn):
+            raise bad(key, "\"name\" must be shard-NNNNN or shard-KKKKK-NNNNN")
+        if not all(_count(s.get(k)) for k in ("records", "bytes", "first_index")):
+            raise bad(key, "\"records\", \"bytes\" and \"first_index\" must be non-negative integers")
+        if s["first_index"] != nxt:
+            raise bad(key, "first_index %d, the shards before it hold %d records" % (s["first_index"], nxt))
+        if s["records"] > (2 ** 63 - 1) // 2 - nxt:
+            raise bad(key, "\"records\" too large")
+        nxt += s["records"]
+        if sn in seen:
+            raise bad(key, "shard listed twice")
+        seen.add(sn)
+    if nxt != m["records"]:
+        raise bad("records", "%d, the shards hold %d" % (m["records"], nxt))
+    stats = m.get("stats")
+    if not isinstance(stats, dict):
+        raise bad("stats", "must be an object")
+    if "frames" in stats and not _count(stats["frames"]):
+        raise bad("stats.frames", "must be a non-negative integer")
+    n_mels = m["config"]["mel"]["n_mels"]
+    for a in ("mel_sum", "mel_sumsq", "mel_mean", "mel_std"):
+        if a in stats:
+            v = stats[a]
+            if not isinstance(v, list) or len(v) != n_mels or not all(_is_num(x) for x in v):
+                raise bad("stats." + a, "must be an array of %d numbers" % n_mels)
+    if ("part" in m) != ("n_parts" in m):
+        raise bad("n_parts" if "part" in m else "part",
+                  "missing (a partial manifest has both \"part\" and \"n_parts\")")
+    if "part" in m:
+        if not _count(m["n_parts"]) or not 1 <= m["n_parts"] <= 99999:
+            raise bad("n_parts", "must be an integer in [1, 99999]")
+        if not _count(m["part"]) or m["part"] >= m["n_parts"]:
+            raise bad("part", "must be an integer in [0, n_parts)")
+    if "rejects" in m and not isinstance(m["rejects"], list):
+        raise bad("rejects", "must be an array")
+    if "rejected" in m and not _count(m["rejected"]):
+        raise bad("rejected", "must be a non-negative integer")
+    for t in ("speakers", "languages"):
+        if t in m and (not isinstance(m[t], list) or not all(isinstance(x, str) for x in m[t])):
+            raise bad(t, "must be an array of strings")
+    return m
