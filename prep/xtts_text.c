@@ -540,9 +540,19 @@ static void expand_abbreviations(xtts_sb *t, const char *lang) {
     for (int k = 0; w && k < 20 && w->pairs[k][0] && !t->failed; k++) {
         const char *a = w->pairs[k][0];
         size_t al = strlen(a);
+        /* most texts hold none of the abbreviations: look before rebuilding the text (outside
+         * ru an abbreviation ends at a dot, so only the bytes before each dot need a look) */
+        int any = 0;
+        if (ru) {
+            for (size_t i = 0; i + al <= t->len && !any; i++) any = match_ci(t->s, t->len, i, a);
+        } else {
+            for (const char *d = memchr(t->s, '.', t->len); d && !any; d = memchr(d + 1, '.', t->len - (size_t)(d + 1 - t->s)))
+                any = (size_t)(d - t->s) >= al && match_ci(t->s, t->len, (size_t)(d - t->s) - al, a);
+        }
+        if (!any) continue;
         xtts_sb o = {0};
         for (size_t i = 0; i < t->len;) {
-            int m = at_boundary(t->s, t->len, i) && match_ci(t->s, t->len, i, a) &&
+            int m = match_ci(t->s, t->len, i, a) && at_boundary(t->s, t->len, i) &&
                     (ru ? at_boundary(t->s, t->len, i + al) : (i + al < t->len && t->s[i + al] == '.'));
             if (m) {
                 xtts_sb_puts(&o, w->pairs[k][1]);
