@@ -38,13 +38,13 @@ static const char *power_name(int k) {
     }
 }
 
-static int64_t pow10i(int k) {
-    int64_t p = 1;
+static uint64_t pow10i(int k) {
+    uint64_t p = 1;
     while (k-- > 0) p *= 10;
     return p;
 }
 
-static int ndigits(int64_t v) {
+static int ndigits(uint64_t v) {
     int d = 1;
     while (v >= 10) {
         v /= 10;
@@ -54,7 +54,7 @@ static int ndigits(int64_t v) {
 }
 
 /* to_cardinal(value, zero) for value >= 0; isfloat: value is a Python float. */
-static int card(int64_t v, const char *zero, int isfloat, int depth, xtts_sb *o) {
+static int card(uint64_t v, const char *zero, int isfloat, int depth, xtts_sb *o) {
     if (depth > 400) return -1;
     if (v == 0) {
         xtts_sb_puts(o, zero);
@@ -94,7 +94,7 @@ static int card(int64_t v, const char *zero, int isfloat, int depth, xtts_sb *o)
         int k = digits / 3 * 3;
         const char *name = power_name(k);
         if (!name) return -1; /* past int64, or a KeyError in the library */
-        int64_t exp = pow10i(k);
+        uint64_t exp = pow10i(k);
         xtts_sb rest = {0};
         int rc = card(v % exp, "", isfloat, depth + 1, &rest);
         if (rc == 0) rc = card(v / exp, "", isfloat, depth + 1, o);
@@ -115,13 +115,12 @@ static int card(int64_t v, const char *zero, int isfloat, int depth, xtts_sb *o)
 /* Writes through a scratch buffer so that a raise leaves out unchanged. */
 static int card_top(int64_t n, int isfloat, xtts_sb *out) {
     xtts_sb w = {0};
-    int rc = 0;
+    uint64_t mag = (uint64_t)n;
     if (n < 0) {
-        if (n == INT64_MIN) return -1;
         xtts_sb_puts(&w, "mínusz ");
-        n = -n;
+        mag = 0 - mag; /* INT64_MIN included */
     }
-    if (rc == 0) rc = card(n, "nulla", isfloat, 0, &w);
+    int rc = card(mag, "nulla", isfloat, 0, &w);
     if (rc == 0 && !w.failed) xtts_sb_puts(out, w.s);
     if (w.failed) out->failed = 1;
     xtts_sb_free(&w);

@@ -25,19 +25,19 @@ static void word(xtts_sb *out, const char *w) {
 
 /* Writes into a fresh buffer so that words are separated by single spaces. */
 static int int_words(const n2w_slavic *L, int64_t n, int feminine, xtts_sb *w) {
+    uint64_t mag = (uint64_t)n;
     if (n < 0) {
         if (!L->negative_ok) return -1;
         word(w, L->negword);
-        /* Python's abs() of the most negative int is fine; ours would overflow */
-        if (n == INT64_MIN) return -1;
-        return int_words(L, -n, 0, w);
+        mag = 0 - mag; /* abs(), INT64_MIN included */
+        feminine = 0;
     }
-    if (n == 0) {
+    if (mag == 0) {
         word(w, L->zero);
         return 0;
     }
     int chunk[7], nc = 0;
-    for (int64_t v = n; v; v /= 1000) chunk[nc++] = (int)(v % 1000);
+    for (uint64_t v = mag; v; v /= 1000) chunk[nc++] = (int)(v % 1000);
     for (int k = nc - 1; k >= 0; k--) {
         int x = chunk[k], i = k;
         if (x == 0) continue;

@@ -22,6 +22,10 @@ void xtts_py_float_repr(double x, char *buf, size_t size) {
      * exponent is in [-4, 16), exponent notation otherwise. */
     char tmp[40];
     int prec;
+    if (x != x) { /* Python writes every NaN as "nan", whatever its sign bit */
+        snprintf(buf, size, "nan");
+        return;
+    }
     for (prec = 1; prec <= 17; prec++) {
         snprintf(tmp, sizeof tmp, "%.*e", prec - 1, x);
         if (strtod(tmp, NULL) == x) break;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <math.h>
 
 #include "prep/num2words.h"
 
@@ -169,6 +170,7 @@ static void test_float_repr_matches_python(void **state) {
         {1e-4, "0.0001"}, {1e-5, "1e-05"}, {123456789012345678.0, "1.2345678901234568e+17"},
         {-0.0, "-0.0"}, {-2.5, "-2.5"}, {5e-324, "5e-324"}, {1.7976931348623157e308, "1.7976931348623157e+308"},
         {100.0, "100.0"}, {1e22, "1e+22"}, {0.5, "0.5"}, {2.675, "2.675"},
+        {INFINITY, "inf"}, {-INFINITY, "-inf"}, {NAN, "nan"}, {-NAN, "nan"},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         xtts_py_float_repr(known[i].x, buf, sizeof buf);

@@ -15,7 +15,11 @@ One line per case:  lang <TAB> kind <TAB> input <TAB> text
 Every call is made on freshly built converters: the Arabic converter keeps state between calls
 (an ordinal changes the gender of later cardinals), and the table records the state of a new
 process.
+
+With "--wide SEED [LANG...]" after the path it writes instead many random cases (about 13,000
+a language, not committed) for tests/golden/check_n2w_wide.sh.
 """
+import random
 import sys
 
 sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else "/tmp/n2w")
@@ -51,7 +55,7 @@ def call(lang, kind, value):
 
 def cardinals():
     s = set(range(0, 101))
-    s |= set(range(101, 1000, 16)) | {110, 111, 112, 115, 119, 120, 121, 122, 200, 201, 202, 211, 212,
+    s |= set(range(101, 1000, 20)) | {110, 111, 112, 115, 119, 120, 121, 122, 200, 201, 202, 211, 212,
                                      222, 300, 400, 500, 600, 700, 800, 900, 999}
     s |= {1000, 1001, 1002, 1010, 1011, 1020, 1021, 1100, 1101, 1111, 1200, 1234, 1999, 2000,
           2001, 2002, 2010, 2020, 2021, 2100, 2222, 3000, 4000, 5000, 9999, 10000, 10001, 11000,
@@ -61,7 +65,7 @@ def cardinals():
     for k in range(7, 19):
         p = 10 ** k
         s |= {p, p - 1, p + 1, 2 * p, 1234567 * 10 ** (k - 6) + 89}
-    s |= {2 ** 53, 2 ** 53 + 1, 2 ** 63 - 1}
+    s |= {2 ** 53, 2 ** 53 + 1, 2 ** 63 - 1, -2 ** 63}
     s |= {-1, -2, -5, -11, -21, -100, -101, -1000, -1234, -1000000}
     return sorted(s)
 
@@ -102,5 +106,29 @@ def main():
                 out.write("%s\t%s\t%r\t%s\n" % (lang, kind, x, call(lang, kind, x)))
 
 
+def wide(seed, langs):
+    rnd = random.Random(seed)
+    out = sys.stdout
+    for lang in langs:
+        cards = list(range(0, 3000))
+        cards += [rnd.randrange(0, 10 ** rnd.randint(4, 18)) for _ in range(3000)]
+        cards += [-rnd.randrange(1, 10 ** rnd.randint(1, 12)) for _ in range(300)]
+        for n in cards:
+            out.write("%s\tcardinal\t%d\t%s\n" % (lang, n, call(lang, "cardinal", n)))
+        ords = list(range(0, 2000)) + [rnd.randrange(0, 10 ** rnd.randint(4, 13)) for _ in range(2000)]
+        for n in ords:
+            out.write("%s\tordinal\t%d\t%s\n" % (lang, n, call(lang, "ordinal", n)))
+        floats = [round(rnd.uniform(0, 10 ** rnd.randint(0, 7)), rnd.randint(0, 4)) for _ in range(1500)]
+        for x in floats:
+            out.write("%s\tfloat\t%r\t%s\n" % (lang, x, call(lang, "float", x)))
+        for x in floats[:600]:
+            for cur in ("EUR", "USD", "GBP"):
+                kind = "currency_" + cur
+                out.write("%s\t%s\t%r\t%s\n" % (lang, kind, x, call(lang, kind, x)))
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 3 and sys.argv[2] == "--wide":
+        wide(int(sys.argv[3]), sys.argv[4:] or LANGS)
+    else:
+        main()
