@@ -103,6 +103,27 @@ uint32_t xtts_crc32_table(uint32_t crc, const void *data, size_t len) {
 /* Compiled for PCLMUL + SSE4.1 whatever the build's baseline, used when the CPU has them
  * (checked once): a portable build (x86-64-v2) keeps the fast CRC. */
 #define CRC_TARGET __attribute__((target("pclmul,sse4.1")))
+#include <cpuid.h>
+
+/* CPUID leaf 1: ECX bit 1 PCLMULQDQ, bit 19 SSE4.1, bit 27 OSXSAVE, bit 28 AVX, bit 29 F16C.
+ * (Read directly: gcc's and clang's __builtin_cpu_supports do not know the same names.) */
+static unsigned cpuid1_ecx(void) {
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) ? c : 0;
+}
+static int cpu_has_pclmul_sse41(void) {
+    unsigned c = cpuid1_ecx();
+    return (c & (1u << 1)) && (c & (1u << 19));
+}
+/* AVX also needs the operating system to save the YMM registers (XCR0 bits 1 and 2). */
+static int cpu_has_avx_f16c(void) {
+    unsigned c = cpuid1_ecx();
+    if (!(c & (1u << 27)) || !(c & (1u << 28)) || !(c & (1u << 29))) return 0;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    return (lo & 6u) == 6u;
+}
 /* Carry-less multiplication folding (Intel, "Fast CRC Computation for Generic Polynomials
  * Using PCLMULQDQ Instruction", 2009), bit-reflected: four 128-bit lanes are folded
  * forward 512 bits at a time, then into one lane, then 128 bits at a time. The last
@@ -157,8 +178,7 @@ uint32_t xtts_crc32(uint32_t crc, const void *data, size_t len) {
     if (!__atomic_load_n(&crc_table_ready, __ATOMIC_ACQUIRE)) crc_init(); /* idempotent */
     int h = __atomic_load_n(&have_pclmul, __ATOMIC_RELAXED);
     if (h < 0) {
-        __builtin_cpu_init();
-        h = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+        h = cpu_has_pclmul_sse41();
         __atomic_store_n(&have_pclmul, h, __ATOMIC_RELAXED);
     }
     return h ? crc32_pclmul(crc, data, len) : xtts_crc32_table(crc, data, len);
@@ -338,8 +358,7 @@ static int have_f16c(void) {
     static int have = -1; /* a benign race: every thread computes the same answer */
     int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
     if (h < 0) {
-        __builtin_cpu_init();
-        h = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+        h = cpu_has_avx_f16c();
         __atomic_store_n(&have, h, __ATOMIC_RELAXED);
     }
     return h;

@@ -359,21 +359,19 @@ MEL_INLINE void transpose_block(const float *restrict rows, float *restrict cols
     for (int k = 0; k < n; k += MEL_LANES) {
         xtts_v8f r[8], a[8], b[8];
         for (int u = 0; u < 8; u++) memcpy(&r[u], rows + (size_t)u * n + k, sizeof r[u]);
-        const xtts_v8i lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
+        /* __builtin_shufflevector: gcc (12 on) and clang alike */
         for (int u = 0; u < 8; u += 2) {
-            a[u] = __builtin_shuffle(r[u], r[u + 1], lo);
-            a[u + 1] = __builtin_shuffle(r[u], r[u + 1], hi);
+            a[u] = __builtin_shufflevector(r[u], r[u + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+            a[u + 1] = __builtin_shufflevector(r[u], r[u + 1], 2, 10, 3, 11, 6, 14, 7, 15);
         }
-        const xtts_v8i lo2 = {0, 1, 8, 9, 4, 5, 12, 13}, hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
         for (int u = 0; u < 8; u += 4)
             for (int h = 0; h < 2; h++) {
-                b[u + 2 * h] = __builtin_shuffle(a[u + h], a[u + h + 2], lo2);
-                b[u + 2 * h + 1] = __builtin_shuffle(a[u + h], a[u + h + 2], hi2);
+                b[u + 2 * h] = __builtin_shufflevector(a[u + h], a[u + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+                b[u + 2 * h + 1] = __builtin_shufflevector(a[u + h], a[u + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
             }
-        const xtts_v8i first = {0, 1, 2, 3, 8, 9, 10, 11}, second = {4, 5, 6, 7, 12, 13, 14, 15};
         for (int u = 0; u < 4; u++) {
-            xtts_v8f c0 = __builtin_shuffle(b[u], b[u + 4], first);
-            xtts_v8f c1 = __builtin_shuffle(b[u], b[u + 4], second);
+            xtts_v8f c0 = __builtin_shufflevector(b[u], b[u + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+            xtts_v8f c1 = __builtin_shufflevector(b[u], b[u + 4], 4, 5, 6, 7, 12, 13, 14, 15);
             memcpy(cols + (size_t)(k + u) * MEL_LANES, &c0, sizeof c0);
             memcpy(cols + (size_t)(k + u + 4) * MEL_LANES, &c1, sizeof c1);
         }

@@ -506,7 +506,7 @@ xtts_status xtts_normalize(const char *text, size_t len, int lang, const xtts_no
     if (st) { xtts_sb_free(&u); return st; }
     xtts_sb_putn(&u, "", 0);
     if (opts->mode == XTTS_NORM_XTTS && opts->expand) {
-        st = xtts_text_prepare(u.s, u.len, lang >= 0 && lang < XTTS_N_LANGS ? xtts_lang_codes[lang] : "", out, err);
+        st = xtts_text_prepare(u.s, u.len, xtts_lang_code(lang) ? xtts_lang_code(lang) : "", out, err);
         xtts_sb_free(&u);
         return st;
     }

@@ -692,12 +692,16 @@ xtts_status xtts_text_prepare(const char *text, size_t len, const char *lang_in,
             py_lower(r.s, r.len, &t);
         }
         xtts_sb_free(&r);
-    } else if (!strcmp(lang, "hi")) {
+    } else if (*lang) {
+        /* hi goes through basic_cleaners (lowercase, whitespace); so does any language Coqui's
+         * preprocess_text does not know (it raises for them): a vocabulary extended with a new
+         * [xx] token then trains on text prepared the way XTTS prepares hi (a departure,
+         * docs/xtts-tokenize.md) */
         py_lower(text, len, &t);
         xtts_sb_putn(&t, "", 0);
         collapse_whitespace(&t);
     } else {
-        return xtts_error_set(err, XTTS_EUNSUPPORTED, "--normalize xtts: language '%s' is not one XTTS prepares", lang);
+        return xtts_error_set(err, XTTS_EUNSUPPORTED, "--normalize xtts: no language given");
     }
     if (st != XTTS_OK) { xtts_sb_free(&t); return st; }
     xtts_sb_putn(&t, "", 0);

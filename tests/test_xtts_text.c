@@ -136,7 +136,12 @@ static void test_bad_input_is_reported(void **s) {
     assert_int_equal(xtts_text_prepare(huge, strlen(huge), "en", &out, &err), XTTS_EINPUT);
     assert_null(out);
     assert_non_null(strstr(err.msg, "num2words"));
-    assert_int_equal(xtts_text_prepare("abc", 3, "xx", &out, &err), XTTS_EUNSUPPORTED);
+    assert_int_equal(xtts_text_prepare("abc", 3, "", &out, &err), XTTS_EUNSUPPORTED);
+    /* a language Coqui does not know gets basic_cleaners, as hi does */
+    assert_int_equal(xtts_text_prepare("Habari  ZA 12 Asubuhi", 21, "sw", &out, &err), XTTS_OK);
+    assert_string_equal(out, "habari za 12 asubuhi");
+    free(out);
+    out = NULL;
     /* malformed UTF-8 and NULs pass through without a crash */
     const char bad[] = "\xff\xfe 12 \xc3";
     assert_int_equal(xtts_text_prepare(bad, sizeof bad - 1, "en", &out, &err), XTTS_OK);

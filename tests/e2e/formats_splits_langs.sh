@@ -87,11 +87,11 @@ for i, tok in enumerate(["[hi]", "[sw]"]):
                               "rstrip": False, "normalized": False, "special": True})
 json.dump(d, open(sys.argv[2], "w", encoding="utf-8"))
 PY
-"$BIN/xtts-tokenize" -q --tokenizer bpe --vocab v2.json --lang sw data/metadata.csv > v2.tsv 2>/dev/null
+"$BIN/xtts-tokenize" -q --tokenizer bpe --vocab v2.json --allow-unk --lang sw data/metadata.csv > v2.tsv 2>/dev/null
 [ "$(sed -n 2p v2.tsv | cut -f3)" = sw ] || fail "v2 sw: $(sed -n 2p v2.tsv)"
 # a lang column: a code the vocabulary lacks is rejected per record, naming what it has
 printf 'audio\ttext\tlang\nwavs/u1.wav\tHello.\ten\nwavs/u2.wav\tHola.\tsw\nwavs/u3.wav\tHi.\tEN_us\n' > data/l.tsv
-rc=0; "$BIN/xtts-tokenize" -q --tokenizer bpe --vocab "$V1" --rejects r2.tsv data/l.tsv > l.tsv 2>/dev/null || rc=$?
+rc=0; "$BIN/xtts-tokenize" -q --tokenizer bpe --vocab "$V1" --allow-unk --rejects r2.tsv data/l.tsv > l.tsv 2>/dev/null || rc=$?
 [ $rc -eq 3 ] || fail "lang column rc $rc"
 grep -q "^u2	language 'sw' in the lang column is not served by the tokenizer (.*missing: hi)" r2.tsv || fail "sw rejected: $(cat r2.tsv)"
 [ "$(tail -n +2 l.tsv | cut -f1,3 | tr '\t\n' ':,')" = "u1:en,u3:en," ] || fail "en_US to en: $(tail -n +2 l.tsv | cut -f1,3)"
