@@ -1,8 +1,14 @@
-/* romanize.c — zh-cn, ja and ko romanization for --normalize xtts (romanize.h). Not written
- * yet: no language is romanized. */
+/* romanize.c — xtts_romanize (romanize.h): picks the language's romanizer. Korean is in
+ * romanize_ko.c, Chinese in romanize_zh.c, Japanese in romanize_ja.c. */
+#include <string.h>
+
 #include "prep/romanize.h"
+#include "prep/romanize_int.h"
 
 int xtts_romanize(const char *text, size_t len, const char *lang, xtts_sb *out) {
-    (void)text; (void)len; (void)lang; (void)out;
+    if (!lang || (!text && len)) return -1;
+    if (!strcmp(lang, "ko")) return xtts_romanize_ko(text, len, out);
+    if (!strcmp(lang, "zh-cn") || !strcmp(lang, "zh")) return xtts_romanize_zh(text, len, out);
+    if (!strcmp(lang, "ja")) return xtts_romanize_ja(text, len, out);
     return -1;
 }
