@@ -1,4 +1,0 @@
-build-nocuda/obj/prep/audio.o: prep/audio.c prep/audio.h \
- common/xtts_common.h
-prep/audio.h:
-common/xtts_common.h:

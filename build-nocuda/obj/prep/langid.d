@@ -1,4 +1,0 @@
-build-nocuda/obj/prep/langid.o: prep/langid.c prep/langid.h \
- common/xtts_common.h
-prep/langid.h:
-common/xtts_common.h:

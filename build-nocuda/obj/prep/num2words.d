@@ -1,4 +1,0 @@
-build-nocuda/obj/prep/num2words.o: prep/num2words.c prep/num2words.h \
- prep/strbuf.h
-prep/num2words.h:
-prep/strbuf.h:

@@ -1,3 +1,0 @@
-build-v3/obj/prep/audio.o: prep/audio.c prep/audio.h common/xtts_common.h
-prep/audio.h:
-common/xtts_common.h:

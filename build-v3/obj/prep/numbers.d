@@ -1,3 +1,0 @@
-build-v3/obj/prep/numbers.o: prep/numbers.c prep/numbers.h prep/strbuf.h
-prep/numbers.h:
-prep/strbuf.h:

@@ -1,4 +1,0 @@
-build-v3/obj/prep/romanize.o: prep/romanize.c prep/romanize.h \
- prep/strbuf.h
-prep/romanize.h:
-prep/strbuf.h:

@@ -1,6 +1,0 @@
-build-v3/obj/train/train_cuda_host.o: train/train_cuda_host.c \
- train/train_cuda.h common/xtts_common.h train/model.h train/optim.h
-train/train_cuda.h:
-common/xtts_common.h:
-train/model.h:
-train/optim.h:
