@@ -263,23 +263,15 @@ static float get_f32(const uint8_t *p) {
 static xtts_status encode_v2(xtts_record_encoder *e, const xtts_record_input *in, const uint8_t **out,
                              size_t *out_len, xtts_error *err);
 
+
+static xtts_status check_input(const xtts_record_input *in, const char *id, xtts_error *err);
 xtts_status xtts_record_encode(xtts_record_encoder *e, const xtts_record_input *in, const uint8_t **out,
                                size_t *out_len, xtts_error *err) {
     if (e->version == 2) return encode_v2(e, in, out, out_len, err);
     const char *id = in->id ? in->id : "";
     size_t id_len = strlen(id);
-    if (id_len > XTTS_RECORD_MAX_ID)
-        return xtts_error_set(err, XTTS_ERANGE, "record '%.64s...': id longer than %d bytes", id, XTTS_RECORD_MAX_ID);
-    if (in->n_tokens > in->tokens_padded || in->tokens_padded > XTTS_RECORD_MAX_TOKENS)
-        return xtts_error_set(err, XTTS_ERANGE, "record '%s': %u tokens do not fit %u padded (limit %d)", id,
-                              in->n_tokens, in->tokens_padded, XTTS_RECORD_MAX_TOKENS);
-    if (in->n_frames > in->frames_padded || in->frames_padded > XTTS_RECORD_MAX_FRAMES)
-        return xtts_error_set(err, XTTS_ERANGE, "record '%s': %u frames do not fit %u padded (limit %d)", id,
-                              in->n_frames, in->frames_padded, XTTS_RECORD_MAX_FRAMES);
-    if (in->n_mels == 0 || in->n_mels > XTTS_RECORD_MAX_MELS)
-        return xtts_error_set(err, XTTS_ERANGE, "record '%s': n_mels %u out of range", id, in->n_mels);
-    if (in->split > XTTS_SPLIT_VAL)
-        return xtts_error_set(err, XTTS_ERANGE, "record '%s': bad split %u", id, in->split);
+    xtts_status checked = check_input(in, id, err);
+    if (checked) return checked;
     size_t esize = xtts_dtype_size(e->dtype);
     size_t n_mel = (size_t)in->n_mels * in->frames_padded;
     size_t tok_bytes = (size_t)in->tokens_padded * 4;
