@@ -19,26 +19,9 @@ static const char *const it_exp[] = {"zero", "m", "b", "tr", "quadr", "quint", "
 
 #define ACC_TRE "tr\xc3\xa9"
 
-/* s.replace(from, to) in place on b */
-static void sb_replace(xtts_sb *b, const char *from, const char *to) {
-    if (!b->s || !strstr(b->s, from)) return;
-    size_t fl = strlen(from);
-    xtts_sb o = {0};
-    xtts_sb_puts(&o, "");
-    for (const char *p = b->s; *p;) {
-        if (!strncmp(p, from, fl)) { xtts_sb_puts(&o, to); p += fl; }
-        else xtts_sb_putc(&o, *p++);
-    }
-    if (o.failed) b->failed = 1;
-    free(b->s);
-    b->s = o.s;
-    b->len = o.len;
-    b->cap = o.cap;
-}
-
 static void contraction(xtts_sb *b) {
     static const char *const p[][2] = {{"oo", "o"}, {"ao", "o"}, {"io", "o"}, {"au", "u"}, {"iu", "u"}};
-    for (size_t i = 0; i < 5; i++) sb_replace(b, p[i][0], p[i][1]);
+    for (size_t i = 0; i < 5; i++) xtts_sb_replace(b, p[i][0], p[i][1], -1);
 }
 
 /* accentuate(): per whitespace-separated word */
@@ -60,7 +43,7 @@ static void accentuate(const char *s, xtts_sb *out) {
         size_t chars = 0;
         for (size_t i = 0; i < w.len; i++) chars += ((unsigned char)w.s[i] & 0xC0) != 0x80;
         int ends_tre = w.len >= 3 && !memcmp(w.s + w.len - 3, "tre", 3);
-        sb_replace(&w, ACC_TRE, "tre");
+        xtts_sb_replace(&w, ACC_TRE, "tre", -1);
         if (!first) xtts_sb_putc(out, ' ');
         first = 0;
         if (ends_tre && chars > 3) {
@@ -227,7 +210,7 @@ static int it_currency(const char *repr, const char *cur, xtts_sb *out) {
     xtts_sb t = {0};
     if (n2w_generic_currency(repr, it_cardinal, f, " e", &t) || t.failed) { xtts_sb_free(&t); return -1; }
     if (gb && !strncmp(t.s, "uno ", 4)) { t.s[2] = 'a'; }
-    sb_replace(&t, "uno", "un");
+    xtts_sb_replace(&t, "uno", "un", -1);
     int rc = t.failed ? -1 : 0;
     if (!rc) xtts_sb_puts(out, t.s);
     xtts_sb_free(&t);

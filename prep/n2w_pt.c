@@ -77,23 +77,6 @@ static int pt_rewrite_applies(const char *s, const char *ext) {
     return 0;
 }
 
-/* s.replace(from, to) (count < 0: all) into a new buffer */
-static void sb_replace(xtts_sb *b, const char *from, const char *to, int count) {
-    if (!b->s || !strstr(b->s, from)) return;
-    size_t fl = strlen(from);
-    xtts_sb o = {0};
-    xtts_sb_puts(&o, "");
-    for (const char *p = b->s; *p;) {
-        if (count && !strncmp(p, from, fl)) { xtts_sb_puts(&o, to); p += fl; count--; }
-        else xtts_sb_putc(&o, *p++);
-    }
-    if (o.failed) b->failed = 1;
-    free(b->s);
-    b->s = o.s;
-    b->len = o.len;
-    b->cap = o.cap;
-}
-
 static void pt_fix(xtts_sb *b) {
     static const char *const ext[] = {"mil", "milh\xc3\xa3o", "milh\xc3\xb5" "es", "mil milh\xc3\xb5" "es",
                                       "bili\xc3\xa3o", "bili\xc3\xb5" "es", "mil bili\xc3\xb5" "es"};
@@ -101,7 +84,7 @@ static void pt_fix(xtts_sb *b) {
         if (!b->s || !pt_rewrite_applies(b->s, ext[i])) continue;
         char from[64];
         snprintf(from, sizeof from, "%s e", ext[i]);
-        sb_replace(b, from, ext[i], -1);
+        xtts_sb_replace(b, from, ext[i], -1);
     }
 }
 
@@ -185,9 +168,9 @@ static int pt_currency(const char *repr, const char *cur, xtts_sb *out) {
         snprintf(pat, sizeof pat, "%s %s", ext[i], f[1]);
         if (!strstr(t.s, pat)) continue;
         snprintf(to, sizeof to, "%s de", ext[i]);
-        sb_replace(&t, ext[i], to, 1);
+        xtts_sb_replace(&t, ext[i], to, 1);
     }
-    sb_replace(&t, " e zero c\xc3\xaantimos", "", -1);
+    xtts_sb_replace(&t, " e zero c\xc3\xaantimos", "", -1);
     int rc = t.failed ? -1 : 0;
     if (!rc) xtts_sb_puts(out, t.s);
     xtts_sb_free(&t);

@@ -103,20 +103,6 @@ static void py_lower(const char *s, size_t len, xtts_sb *o) {
     }
 }
 
-/* text.replace(from, to) */
-static void replace_all(xtts_sb *t, const char *from, const char *to) {
-    size_t fl = strlen(from);
-    if (!t->len || !strstr(t->s, from)) return;
-    xtts_sb o = {0};
-    for (size_t i = 0; i < t->len;) {
-        if (i + fl <= t->len && !memcmp(t->s + i, from, fl)) { xtts_sb_puts(&o, to); i += fl; }
-        else xtts_sb_putc(&o, t->s[i++]);
-    }
-    if (o.failed) { t->failed = 1; xtts_sb_free(&o); return; }
-    xtts_sb_free(t);
-    *t = o;
-}
-
 /* ---- thousands separators ------------------------------------------------------------- */
 
 /* \b\d{1,3}(G\d{3})*(F\d+)?\b at byte p, Python's order of trying: G is ',' (commas) or
@@ -586,8 +572,8 @@ static void py_strip(xtts_sb *t) {
 static void expand_symbols(xtts_sb *t, const char *lang) {
     const word_table *w = table_for(symbols, sizeof symbols / sizeof symbols[0], lang);
     for (int k = 0; w && k < 20 && w->pairs[k][0]; k++) {
-        replace_all(t, w->pairs[k][0], w->pairs[k][1]);
-        replace_all(t, "  ", " ");
+        xtts_sb_replace(t, w->pairs[k][0], w->pairs[k][1], -1);
+        xtts_sb_replace(t, "  ", " ", -1);
     }
     if (t->len) py_strip(t);
 }
@@ -644,9 +630,9 @@ xtts_status xtts_text_prepare(const char *text, size_t len, const char *lang_in,
         for (size_t i = 0; i < len; i++)
             if (text[i] != '"') xtts_sb_putc(&t, text[i]);
         if (!strcmp(lang, "tr")) {
-            replace_all(&t, "\xc4\xb0", "i");
-            replace_all(&t, "\xc3\x96", "\xc3\xb6");
-            replace_all(&t, "\xc3\x9c", "\xc3\xbc");
+            xtts_sb_replace(&t, "\xc4\xb0", "i", -1);
+            xtts_sb_replace(&t, "\xc3\x96", "\xc3\xb6", -1);
+            xtts_sb_replace(&t, "\xc3\x9c", "\xc3\xbc", -1);
         }
         xtts_sb low = {0};
         py_lower(t.s, t.len, &low);
