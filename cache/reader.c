@@ -374,6 +374,10 @@ xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out
     char path[4200];
     say(path, sizeof path, "%s/manifest.json", dir);
     xtts_status st = xtts_manifest_load(path, &c->manifest, err);
+    if (st == XTTS_ENOTFOUND) {
+        char why[600];
+        if (xtts_cache_unfinished(dir, why, sizeof why)) st = xtts_error_set(err, XTTS_ENOTFOUND, "%s", why);
+    }
     if (st) goto fail;
     st = xtts_cache_config_from_json(json_object_get(c->manifest, "config"), &c->cfg, path, err);
     if (st) goto fail;

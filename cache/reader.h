@@ -29,6 +29,13 @@ typedef struct xtts_cache_reader xtts_cache_reader;
 
 /* Open dir/manifest.json and every shard it lists. */
 xtts_status xtts_cache_open(const char *dir, xtts_cache **out, xtts_error *err);
+
+/* For a directory without manifest.json: 1 with msg saying what it holds when it is an
+ * unfinished build ("DIR: unfinished: 1 of 2 parts done; ..." for a build in parts, "DIR:
+ * unfinished build (no manifest.json, N shard directories); ..." for a whole build stopped
+ * before its manifest), else 0. The readers' open uses it for their message
+ * (cache/unfinished.c). */
+int xtts_cache_unfinished(const char *dir, char *msg, size_t cap);
 void xtts_cache_close(xtts_cache *c);
 
 uint64_t xtts_cache_count(const xtts_cache *c);

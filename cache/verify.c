@@ -717,6 +717,8 @@ xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, x
         r.digest_broken = 1;
     }
     if (rep->records_checked != rep->manifest_records) r.digest_broken = 1;
+    if (rep->manifest_records == 0 && in_shards == 0)
+        fault(&r, "", -1, "", "the cache holds no record (every record of its build was rejected)");
     check_manifest_counts(&r);
     xtts_progress_finish(&r.progress, rep->records_checked, rep->manifest_records, NULL);
     if (opt->recompute) run_recompute(&r);

@@ -218,6 +218,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s: %llu records of the test split held out of the cache\n", PROG, (unsigned long long)res.test_held_out);
     if (o.cfg.val_fraction > 0 && res.val_by_fraction == 0 && res.split_given < res.inputs)
         fprintf(stderr, "%s: warning: --val-fraction %g selected no record for validation\n", PROG, o.cfg.val_fraction);
+    if (res.stored == 0 && res.rejected > 0 && (o.n_parts <= 1 || res.merged)) {
+        /* nothing usable was built: not a success with rejections (verify refuses it too) */
+        fprintf(stderr, "%s: %s: every record was rejected; the cache holds none (see the reasons above or --rejects)\n",
+                PROG, o.out_dir);
+        return 2;
+    }
     if (res.rejected) return strict ? 2 : 3;
     return 0;
 }

@@ -211,8 +211,38 @@ def _count(v):
     return _is_int(v) and v >= 0
 
 
+def unfinished(cache_dir):
+    """What a cache directory without manifest.json holds, in the C readers' words
+    (cache/unfinished.c), or None when it is not an unfinished build."""
+    try:
+        names = os.listdir(cache_dir)
+    except OSError:
+        return None
+    parts = sorted(n for n in names if n.startswith("manifest.part-") and n.endswith(".json") and ".tmp" not in n)
+    shards = [n for n in names if n.startswith("shard-")]
+    if parts:
+        n_parts = None
+        try:
+            with open(os.path.join(cache_dir, parts[0]), "rb") as f:
+                v = json.loads(f.read(MANIFEST_MAX_BYTES).decode("utf-8")).get("n_parts")
+            if _is_int(v) and 0 < v < 1000000:
+                n_parts = v
+        except (OSError, ValueError, UnicodeDecodeError, AttributeError):
+            pass
+        return ("%s: unfinished: %d of %s parts done; re-run the build of the missing parts, or run "
+                "xtts-cache-merge when all are done" % (cache_dir, len(parts), n_parts if n_parts else "?"))
+    if shards:
+        return ("%s: unfinished build (no manifest.json, %d shard director%s); re-run xtts-melcache to finish it"
+                % (cache_dir, len(shards), "y" if len(shards) == 1 else "ies"))
+    return None
+
+
 def load_manifest(path):
     """Read and check a manifest.json; returns the parsed object."""
+    if not os.path.exists(path):
+        why = unfinished(os.path.dirname(path) or ".")
+        if why:
+            raise CacheError(why)
     text = _read_bounded(path)
     try:
         m = json.loads(text.decode("utf-8"), object_pairs_hook=_no_dups,
