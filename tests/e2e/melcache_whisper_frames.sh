@@ -14,8 +14,8 @@ grep -q '"max_frames": *3000' "$T/w/manifest.json" || { echo "whisper max_frames
 grep -q '^b' "$T/rej.tsv" && ! grep -q '^a' "$T/rej.tsv"
 "$BIN/xtts-cache-verify" "$T/w" >/dev/null
 # --max-frames still wins, and the xtts preset keeps 1024
-rc=0; "$BIN/xtts-melcache" --out "$T/w2" --preset whisper --max-frames 500 -q "$T/tokens.tsv" || rc=$?
+rc=0; "$BIN/xtts-melcache" --out "$T/w2" --preset whisper --max-frames 1100 -q "$T/tokens.tsv" || rc=$?
 [ $rc -eq 3 ]
-grep -q '"max_frames": *500' "$T/w2/manifest.json"
+grep -q '"max_frames": *1100' "$T/w2/manifest.json"
 rc=0; "$BIN/xtts-melcache" --out "$T/x" -q "$T/tokens.tsv" || rc=$?
 grep -q '"max_frames": *1024' "$T/x/manifest.json"
