@@ -9,6 +9,7 @@
  * magic u32 at 16, the free-page database's md_pad (the page size) at 40, mm_last_pg u64
  * at 136, mm_txnid u64 at 144. Little-endian, as written on this machine.
  */
+#include "cache/lmdb_file.h"
 #include "cache/writer_internal.h"
 
 #include <errno.h>
@@ -18,9 +19,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { META_BYTES = 152, FLAGS_AT = 10, MAGIC_AT = 16, PSIZE_AT = 40, LAST_PG_AT = 136, TXNID_AT = 144 };
+enum { META_BYTES = XTTS_LMDB_META_BYTES, FLAGS_AT = 10, MAGIC_AT = 16, PSIZE_AT = 40, LAST_PG_AT = 136, TXNID_AT = 144 };
 
 static uint64_t get_le64(const uint8_t *p) { return (uint64_t)xtts_get_le32(p) | (uint64_t)xtts_get_le32(p + 4) << 32; }
+
+const char *xtts_lmdb_meta_pages(int fd, uint64_t file_bytes, uint8_t m[2][XTTS_LMDB_META_BYTES]) {
+    if (file_bytes < META_BYTES || pread(fd, m[0], META_BYTES, 0) != META_BYTES) return "no first meta page";
+    uint32_t psize = xtts_get_le32(m[0] + PSIZE_AT);
+    if (psize < 512 || psize > 65536 || (psize & (psize - 1)) || 2ull * psize > file_bytes)
+        return "page size unusable with the file";
+    if (pread(fd, m[1], META_BYTES, psize) != META_BYTES) return "no second meta page";
+    if (xtts_get_le32(m[1] + PSIZE_AT) != psize) return "the two meta pages disagree on the page size";
+    for (int i = 0; i < 2; i++)
+        if (!(xtts_get_le16(m[i] + FLAGS_AT) & 0x08) || xtts_get_le32(m[i] + MAGIC_AT) != 0xBEEFC0DEu)
+            return i ? "second meta page is not an LMDB meta page" : "first meta page is not an LMDB meta page";
+    return NULL;
+}
 
 xtts_status xtts_lmdb_file_check(const char *shard_dir, xtts_error *err) {
     char path[4200];
@@ -37,28 +51,15 @@ xtts_status xtts_lmdb_file_check(const char *shard_dir, xtts_error *err) {
         return xtts_error_set(err, XTTS_EIO, "%s: cannot stat: %s", path, strerror(e));
     }
     uint64_t file_bytes = (uint64_t)st.st_size;
-    uint8_t m[2][META_BYTES];
-    const char *why = NULL;
-    uint32_t psize = 0;
     if (file_bytes == 0) {
         close(fd);
         return XTTS_OK; /* created, never written: liblmdb writes fresh meta pages */
     }
-    if (file_bytes < META_BYTES || pread(fd, m[0], META_BYTES, 0) != META_BYTES) why = "no first meta page";
-    else {
-        psize = xtts_get_le32(m[0] + PSIZE_AT);
-        if (psize < 512 || psize > 65536 || (psize & (psize - 1)) || 2ull * psize > file_bytes)
-            why = "page size unusable with the file";
-        else if (pread(fd, m[1], META_BYTES, psize) != META_BYTES)
-            why = "no second meta page";
-        else if (xtts_get_le32(m[1] + PSIZE_AT) != psize)
-            why = "the two meta pages disagree on the page size";
-    }
-    for (int i = 0; !why && i < 2; i++)
-        if (!(xtts_get_le16(m[i] + FLAGS_AT) & 0x08) || xtts_get_le32(m[i] + MAGIC_AT) != 0xBEEFC0DEu)
-            why = i ? "second meta page is not an LMDB meta page" : "first meta page is not an LMDB meta page";
+    uint8_t m[2][META_BYTES];
+    const char *why = xtts_lmdb_meta_pages(fd, file_bytes, m);
     close(fd);
     if (why) return xtts_error_set(err, XTTS_ECORRUPT, "%s: damaged (%s)", path, why);
+    uint32_t psize = xtts_get_le32(m[0] + PSIZE_AT); /* checked by xtts_lmdb_meta_pages */
     int newer = get_le64(m[1] + TXNID_AT) > get_le64(m[0] + TXNID_AT);
     uint64_t last = get_le64(m[newer] + LAST_PG_AT);
     if (last >= file_bytes / psize)

@@ -14,6 +14,7 @@
  * the shard. Outside a guarded region the previous signal disposition applies.
  */
 #include "cache/reader.h"
+#include "cache/lmdb_file.h"
 
 #include <errno.h>
 #include <lmdb.h>
@@ -193,28 +194,13 @@ static int meta_equals(MDB_txn *txn, MDB_dbi dbi, const char *key, const char *w
 }
 
 /* liblmdb takes its page size from the meta pages and then trusts it: page size and meta
- * locations must agree before mdb_env_open maps the file. Reads with pread, not the map.
- * NULL when they look sound, else what is wrong. */
+ * locations must agree before mdb_env_open maps the file (cache/lmdb_file.h, the check the
+ * writer makes too). NULL when they look sound, else what is wrong. */
 static const char *meta_pages_check(const char *data_path, uint64_t file_bytes) {
-    enum { META_BYTES = 160, PSIZE_AT = 40, MAGIC_AT = 16, FLAGS_AT = 10 };
-    uint8_t m[2][META_BYTES];
     int fd = open(data_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return "data.mdb unreadable";
-    const char *why = NULL;
-    uint32_t psize = 0;
-    if (file_bytes < META_BYTES || pread(fd, m[0], META_BYTES, 0) != META_BYTES) why = "no first meta page";
-    else {
-        psize = xtts_get_le32(m[0] + PSIZE_AT);
-        if (psize < 512 || psize > 65536 || (psize & (psize - 1)) || 2ull * psize > file_bytes)
-            why = "page size unusable with the file";
-        else if (pread(fd, m[1], META_BYTES, psize) != META_BYTES)
-            why = "no second meta page";
-        else if (xtts_get_le32(m[1] + PSIZE_AT) != psize)
-            why = "the two meta pages disagree on the page size";
-    }
-    for (int i = 0; !why && i < 2; i++)
-        if (!(xtts_get_le16(m[i] + FLAGS_AT) & 0x08) || xtts_get_le32(m[i] + MAGIC_AT) != 0xBEEFC0DEu)
-            why = i ? "second meta page is not an LMDB meta page" : "first meta page is not an LMDB meta page";
+    uint8_t m[2][XTTS_LMDB_META_BYTES];
+    const char *why = xtts_lmdb_meta_pages(fd, file_bytes, m);
     close(fd);
     return why;
 }
