@@ -16,6 +16,7 @@
  */
 #include "prep/xtts_text.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,7 +274,8 @@ static int expand_currency(ctx *c, xtts_sb *t, int which) {
         /* Departure (pt): num2words pt already leaves out "e zero cêntimos", so Coqui's cut
          * at the last " e " would take "vinte e cinco euros" down to "vinte". */
         int trim = strcmp(c->lang, "pt") != 0;
-        if (trim && (strtod(repr, NULL) == (double)(int64_t)strtod(repr, NULL) || strchr(repr, 'e'))) {
+        double amt = strtod(repr, NULL);
+        if (trim && ((isfinite(amt) && amt == floor(amt)) || strchr(repr, 'e'))) {
             /* amount.is_integer(): cut at the last "and" */
             const char *ae = and_equivalent(c->lang);
             size_t al = strlen(ae);
