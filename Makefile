@@ -1,7 +1,7 @@
 # xtts-prep — GNU make build.
 #
 # Sources are discovered by folder so that adding a file needs no edit here:
-#   common/ formats/ kernels/ prep/ cache/ train/  *.c *.cc  -> build/lib/libxtts.a
+#   common/ formats/ kernels/ cache/ prep/*/ train/  *.c *.cc -> build/lib/libxtts.a
 #   <folder>/xtts-*.c                                         -> build/bin/xtts-*
 #   tests/test_*.c                                            -> build/tests/test_* (cmocka)
 #   tests/e2e/*.sh                                            -> end-to-end shell tests
@@ -65,7 +65,7 @@ CUDA_PLUGIN_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcufft -
 endif
 
 # ---- sources ---------------------------------------------------------------
-LIBDIRS   := common formats kernels prep cache train
+LIBDIRS   := common formats kernels cache prep/text prep/audio prep/dataset prep/build prep train
 PROG_SRCS := $(wildcard $(addsuffix /xtts-*.c,$(LIBDIRS)))
 LIB_CSRCS := $(filter-out $(PROG_SRCS),$(wildcard $(addsuffix /*.c,$(LIBDIRS))))
 LIB_CXXSRCS := $(wildcard $(addsuffix /*.cc,$(LIBDIRS)))
@@ -209,7 +209,8 @@ install-built: $(LIBXTTS) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN))
 	install -m 644 $(LIBXTTS) $(DESTDIR)$(PREFIX)/lib/
 	if [ -f $(CUDA_PLUGIN) ]; then install -d $(DESTDIR)$(PREFIX)/lib/xtts-prep && \
 	    install -m 755 $(CUDA_PLUGIN) $(DESTDIR)$(PREFIX)/lib/xtts-prep/; fi
-	for d in $(LIBDIRS); do install -d $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d; \
+	for d in $(LIBDIRS); do ls $$d/*.h >/dev/null 2>&1 || continue; \
+	    install -d $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d; \
 	    install -m 644 $$d/*.h $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d/; done
 	-install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/ 2>/dev/null
 	install -m 755 scripts/slurm-melcache.sbatch scripts/parallel-melcache.sh $(DESTDIR)$(PREFIX)/share/xtts-prep/
@@ -221,4 +222,4 @@ install-built: $(LIBXTTS) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN))
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz
-$(OBJ)/prep/langid_model.o: prep/langid_ngrams.bin
+$(OBJ)/prep/text/langid_model.o: prep/text/langid_ngrams.bin

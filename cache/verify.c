@@ -16,8 +16,8 @@
 
 #include "cache/reader.h"
 #include "kernels/mel.h"
-#include "prep/audio.h"
-#include "prep/melcache.h"
+#include "prep/audio/audio.h"
+#include "prep/build/melcache.h"
 
 void xtts_verify_options_default(xtts_verify_options *o) {
     memset(o, 0, sizeof *o);
@@ -740,7 +740,7 @@ done:;
 
 /* ---- recompute ---------------------------------------------------------------------------- */
 
-/* Decode and resample the source audio with the cache's settings (prep/audio.h), compute
+/* Decode and resample the source audio with the cache's settings (prep/audio/audio.h), compute
  * its log-mel (kernels/mel.h, the CPU path) and compare with the stored frames. */
 xtts_status xtts_verify_recompute_record(const xtts_cache_config *cfg, const char *audio_path,
                                          const xtts_record_header *h, const float *mel, size_t stride,

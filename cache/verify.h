@@ -76,7 +76,7 @@ void xtts_digest_record(xtts_sha256 *s, const xtts_record_header *h, const int32
  * compare it with the stored one (float32 [n_mels][stride], real frames first).
  * *max_abs receives the largest absolute difference over the real frames; a frame-count
  * difference is XTTS_EMISMATCH; errors of decoding the audio are passed on. The audio is
- * decoded and resampled as the configuration says (prep/audio.h) and the mel computed on
+ * decoded and resampled as the configuration says (prep/audio/audio.h) and the mel computed on
  * the CPU (kernels/mel.h). */
 xtts_status xtts_verify_recompute_record(const xtts_cache_config *cfg, const char *audio_path,
                                          const xtts_record_header *h, const float *mel, size_t stride,

@@ -6,7 +6,7 @@
 
 #include "common/xtts_common.h"
 #include "formats/record.h"
-#include "prep/melcache.h"
+#include "prep/build/melcache.h"
 
 static const char *PROG = "xtts-melcache";
 

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "common/xtts_common.h"
-#include "prep/normalize.h"
-#include "prep/tokenize_run.h"
+#include "prep/text/normalize.h"
+#include "prep/text/tokenize_run.h"
 
 static const char usage[] =
     "usage: xtts-tokenize [OPTIONS] [METADATA]\n"

@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include <sndfile.h>
 
-#include "prep/audio.h"
+#include "prep/audio/audio.h"
 
 static char tmpdir[256];
 

@@ -1,4 +1,4 @@
-/* test_metadata.c — the metadata reader's grammars on buffers (prep/metadata.h), format
+/* test_metadata.c — the metadata reader's grammars on buffers (prep/dataset/metadata.h), format
  * recognition, language tags, and the split field of the token stream. Whole trees are
  * tested end to end by tests/e2e/formats_all.sh. */
 #include <setjmp.h>
@@ -14,7 +14,7 @@
 
 #include "common/xtts_common.h"
 #include "formats/tokens.h"
-#include "prep/metadata.h"
+#include "prep/dataset/metadata.h"
 
 typedef struct {
     char id[64], audio[256], text[256], speaker[64], lang[16], split[8], reject[200];

@@ -21,7 +21,7 @@
 #include "cache/reader.h"
 #include "cache/verify.h"
 #include "kernels/mel.h"
-#include "prep/audio.h"
+#include "prep/audio/audio.h"
 #include "tests/cache_fixture.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */

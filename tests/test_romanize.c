@@ -1,4 +1,4 @@
-/* test_romanize.c — xtts_romanize (prep/romanize.h) against the reference libraries XTTS
+/* test_romanize.c — xtts_romanize (prep/text/romanize.h) against the reference libraries XTTS
  * calls: tests/golden/romanize_golden.tsv (and romanize_heldout.tsv, sentences written after
  * the implementation) hold what hangul_romanize (ko) and pypinyin (zh-cn) give, computed from
  * their fetched sources by tests/golden/make_romanize_golden.py. Also hangul_romanize's own
@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "common/xtts_common.h"
-#include "prep/romanize.h"
-#include "prep/xtts_text.h"
+#include "prep/text/romanize.h"
+#include "prep/text/xtts_text.h"
 
 #define GOLDEN_DIR "tests/golden/"
 
@@ -121,7 +121,7 @@ static void test_bad_input(void **state) {
     free(got);
 }
 
-/* --normalize xtts calls it after the cleaners for ko and zh (prep/xtts_text.c); ja is
+/* --normalize xtts calls it after the cleaners for ko and zh (prep/text/xtts_text.c); ja is
  * reported as unsupported while it is not in the build. */
 static void test_normalize_xtts_romanizes(void **state) {
     (void)state;

@@ -1,4 +1,4 @@
-/* bench_audio.c — every resampler option of prep/audio.h on one core: seconds per hour of
+/* bench_audio.c — every resampler option of prep/audio/audio.h on one core: seconds per hour of
  * 44.1 kHz input resampled to 22.05 kHz and to 16 kHz, and the SNR of each against in-band
  * tones computed in double (1 kHz + 7 kHz kept, 15 kHz to be removed; as tests/test_audio.c).
  * Prints: <resampler> <quality> <out_rate> <s_per_hour> <snr_db>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prep/audio.h"
+#include "prep/audio/audio.h"
 
 static double two_tones(double t) { return 0.4 * sin(2.0 * M_PI * 1000.0 * t) + 0.2 * sin(2.0 * M_PI * 7000.0 * t); }
 

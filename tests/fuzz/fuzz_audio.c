@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "prep/audio.h"
+#include "prep/audio/audio.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

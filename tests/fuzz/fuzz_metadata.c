@@ -1,4 +1,4 @@
-/* fuzz_metadata.c — libFuzzer target: the metadata reader (prep/metadata.h) in every format,
+/* fuzz_metadata.c — libFuzzer target: the metadata reader (prep/dataset/metadata.h) in every format,
  * normalization, language identification and the bytes tokenizer, through xtts_tokenize_run
  * on a buffer. For the tree formats (vctk, libritts, mailabs) the buffer stands for one of
  * their transcript files. The first byte picks the format (byte % 10: ljspeech tsv coqui vctk
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "prep/tokenize_run.h"
+#include "prep/text/tokenize_run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static xtts_tokenizer *tok;

@@ -1,0 +1,68 @@
+/* melcache.h — the cache build: token stream in, verified record shards out.
+ *
+ * For each token-stream record: decode the audio, downmix, resample to the preset's rate,
+ * compute the log-mel, pad tokens and mel to the fixed shape, encode one record and
+ * append it to the shard writer in input order. Worker threads compute; the calling
+ * thread writes. Resumable and deterministic: the same inputs and configuration give
+ * the same records in the same order whatever the thread count, and a re-run on a
+ * partly built directory completes it with the same content.
+ */
+#ifndef XTTS_MELCACHE_H
+#define XTTS_MELCACHE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/xtts_common.h"
+#include "formats/manifest.h"
+#include "prep/audio/audio.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    xtts_cache_config cfg;      /* mel and storage fields; tokenizer fields come from the stream */
+    const char *out_dir;
+    int part, n_parts;          /* part < 0: a whole build */
+    int force;
+    int threads;                /* <= 0: all cores */
+    uint64_t shard_bytes;
+    uint32_t commit_every;
+    const char *device;         /* "auto", "cpu", "cuda", "cuda:N" */
+    int progress;               /* force the progress line */
+    FILE *rejects;              /* optional: "id\treason" lines */
+    int quiet;                  /* no per-record reject lines on stderr */
+} xtts_melcache_options;
+
+typedef struct {
+    uint64_t inputs;            /* records in the token stream */
+    uint64_t selected;          /* records of this part */
+    uint64_t resumed_from;      /* input position the run started at (0 = fresh) */
+    uint64_t stored, rejected;  /* in the whole cache (or part) after the run */
+    double audio_seconds;       /* stored audio */
+    double wall_seconds;
+    int merged;                 /* 1 when this run joined all parts into manifest.json */
+    char device[64];            /* what computed the mels */
+    uint64_t test_held_out;     /* records of the stream's test split, not stored */
+    uint64_t split_given;       /* records whose split the stream set */
+    uint64_t val_by_fraction;   /* records --val-fraction put in val (the others' fallback) */
+} xtts_melcache_result;
+
+void xtts_melcache_options_default(xtts_melcache_options *o);
+
+/* Run a build. tokens_name names the stream in messages ("-" for stdin). */
+xtts_status xtts_melcache_run(const xtts_melcache_options *o, FILE *tokens, const char *tokens_name,
+                              xtts_melcache_result *res, xtts_error *err);
+
+/* The audio front end's options for a cache configuration: the one place that maps a
+ * configuration to decoding and resampling settings (xtts-melcache and verify --recompute). */
+void xtts_melcache_audio_options(const xtts_cache_config *c, xtts_audio_options *ao);
+
+/* Validation membership of an id (a hash, so sharded builds agree). */
+int xtts_melcache_is_val(const char *id, double val_fraction);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
