@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cache/reader.h"
+#include "cache/writer_internal.h"
 #include "kernels/mel.h"
 #include "prep/audio/audio.h"
 #include "prep/build/melcache.h"
@@ -443,7 +444,8 @@ static void check_unlisted(run_t *r, const char *dir) {
     struct dirent *de;
     size_t ns = xtts_cache_n_shards(r->cache);
     while ((de = readdir(d))) {
-        if (strncmp(de->d_name, "shard-", 6)) continue;
+        int part_, number_;
+        if (!xtts_shard_name_parse(de->d_name, &part_, &number_)) continue; /* not a cache file */
         int listed = 0;
         for (size_t i = 0; i < ns && !listed; i++) {
             xtts_cache_shard s;

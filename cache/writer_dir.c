@@ -34,6 +34,17 @@ static int digits5(const char *s, int *out) {
     return 1;
 }
 
+int xtts_shard_name_parse(const char *n, int *part, int *number) {
+    size_t len = strlen(n);
+    int a = 0, b = 0;
+    if (strncmp(n, "shard-", 6) || (len != 11 && len != 17) || !digits5(n + 6, &a)) return 0;
+    if (len == 11) { *part = -1; *number = a; return 1; }
+    if (n[11] != '-' || !digits5(n + 12, &b)) return 0;
+    *part = a;
+    *number = b;
+    return 1;
+}
+
 static int cmp_shard(const void *a, const void *b) {
     const xtts_dir_shard *x = a, *y = b;
     if (x->part != y->part) return x->part < y->part ? -1 : 1;
@@ -67,16 +78,15 @@ xtts_status xtts_dir_list(const char *dir, xtts_dir_listing *out, xtts_error *er
                 out->parts = p;
             }
             out->parts[out->n_parts++] = a;
-        } else if (!strncmp(n, "shard-", 6) && (len == 11 || len == 17) && digits5(n + 6, &a) &&
-                   (len == 11 || (n[11] == '-' && digits5(n + 12, &b)))) {
+        } else if (xtts_shard_name_parse(n, &a, &b)) {
             if (out->n_shards == cap_s) {
                 cap_s = cap_s ? 2 * cap_s : 16;
                 xtts_dir_shard *p = realloc(out->shards, cap_s * sizeof *p);
                 if (!p) { st = XTTS_ENOMEM; break; }
                 out->shards = p;
             }
-            out->shards[out->n_shards].part = len == 11 ? -1 : a;
-            out->shards[out->n_shards].number = len == 11 ? a : b;
+            out->shards[out->n_shards].part = a;
+            out->shards[out->n_shards].number = b;
             out->n_shards++;
         }
     }

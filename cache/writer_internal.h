@@ -35,6 +35,9 @@ void xtts_dir_listing_free(xtts_dir_listing *l);
 
 /* "shard-NNNNN" (part < 0) or "shard-KKKKK-NNNNN". */
 void xtts_shard_name(char out[32], int part, int number);
+/* 1 when n is a shard directory's name ("shard-NNNNN": *part = -1, or "shard-KKKKK-NNNNN"),
+ * else 0: other names in a cache directory are not the cache's. */
+int xtts_shard_name_parse(const char *n, int *part, int *number);
 /* "manifest.json" (part < 0) or "manifest.part-KKKKK.json". */
 void xtts_manifest_name(char out[40], int part);
 

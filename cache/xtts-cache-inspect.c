@@ -103,11 +103,12 @@ int main(int argc, char **argv) {
         case O_JSON: json = 1; break;
         case O_VERSION: printf("xtts-cache-inspect %s\n", XTTS_VERSION); return 0;
         case 'h': fputs(usage_text, stdout); return 0;
-        default: fputs(usage_text, stderr); return 1;
+        default: xtts_usage_hint("xtts-cache-inspect"); return 1;
         }
     }
     if (optind != argc - 1) {
-        fprintf(stderr, "xtts-cache-inspect: expected one cache directory\n%s", usage_text);
+        fprintf(stderr, "xtts-cache-inspect: expected one cache directory\n");
+        xtts_usage_hint("xtts-cache-inspect");
         return 1;
     }
     if (id && index >= 0) {

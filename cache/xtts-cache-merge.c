@@ -32,11 +32,12 @@ int main(int argc, char **argv) {
         case 'q': quiet = 1; break;
         case 'h': fputs(USAGE, stdout); return 0;
         case 'V': printf("xtts-cache-merge %s\n", XTTS_VERSION); return 0;
-        default: fputs(USAGE, stderr); return 1;
+        default: xtts_usage_hint("xtts-cache-merge"); return 1;
         }
     }
     if (argc - optind != 1) {
-        fprintf(stderr, "xtts-cache-merge: expected one directory\n%s", USAGE);
+        fprintf(stderr, "xtts-cache-merge: expected one directory\n");
+        xtts_usage_hint("xtts-cache-merge");
         return 1;
     }
     const char *dir = argv[optind];

@@ -88,11 +88,12 @@ int main(int argc, char **argv) {
         case 'p': vo.progress = 1; break;
         case 'h': fputs(usage_text, stdout); return 0;
         case 'V': printf("xtts-cache-verify %s\n", XTTS_VERSION); return 0;
-        default: fputs(usage_text, stderr); return 1;
+        default: xtts_usage_hint("xtts-cache-verify"); return 1;
         }
     }
     if (optind != argc - 1) {
-        fprintf(stderr, "xtts-cache-verify: expected one cache directory\n%s", usage_text);
+        fprintf(stderr, "xtts-cache-verify: expected one cache directory\n");
+        xtts_usage_hint("xtts-cache-verify");
         return 1;
     }
     const char *dir = argv[optind];

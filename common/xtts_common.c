@@ -56,6 +56,8 @@ int xtts_exit_code(xtts_status code) {
     return 2;
 }
 
+void xtts_usage_hint(const char *prog) { fprintf(stderr, "Try '%s --help' for more information.\n", prog); }
+
 void xtts_error_print(const char *prog, const xtts_error *err) {
     if (!err) return;
     fprintf(stderr, "%s: %s\n", prog, err->msg[0] ? err->msg : xtts_strerror(err->code));

@@ -58,6 +58,9 @@ int xtts_exit_code(xtts_status code);
 
 /* Print "prog: msg" on stderr, one line. */
 void xtts_error_print(const char *prog, const xtts_error *err);
+/* After a usage error (already printed on one line): the hint "Try 'PROG --help' for more
+ * information." on stderr, as GNU programs do, instead of the whole help text. */
+void xtts_usage_hint(const char *prog);
 
 /* For programs only (called first thing in main): at exit, standard output is flushed and
  * closed, and a failed write (a full disk, /dev/full, a closed pipe) becomes a one-line

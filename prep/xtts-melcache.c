@@ -168,7 +168,7 @@ int main(int argc, char **argv) {
         case 'q': o.quiet = 1; break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("%s %s\n", PROG, XTTS_VERSION); return 0;
-        default: usage(stderr); return 1;
+        default: xtts_usage_hint(PROG); return 1;
         }
     }
     if (!o.out_dir) BAD("--out DIR is required (try --help)");

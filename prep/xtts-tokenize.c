@@ -146,10 +146,10 @@ int main(int argc, char **argv) {
         case 'P': o.progress = 1; break;
         case 'h': fputs(usage, stdout); return 0;
         case 'V': printf("xtts-tokenize %s\n", XTTS_VERSION); return 0;
-        default: fputs(usage, stderr); return 1;
+        default: xtts_usage_hint("xtts-tokenize"); return 1;
         }
     }
-    if (optind + 1 < argc) { fprintf(stderr, "xtts-tokenize: one METADATA file at most\n%s", usage); return 1; }
+    if (optind + 1 < argc) { fprintf(stderr, "xtts-tokenize: one METADATA file at most\n"); xtts_usage_hint("xtts-tokenize"); return 1; }
     if (optind < argc) o.input = argv[optind];
 
     xtts_error err;

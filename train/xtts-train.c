@@ -139,7 +139,7 @@ int main(int argc, char **argv) {
         case O_SYNTH: synth_dir = optarg; break;
         case O_SYNTH_N: LONG_ARG(1, 10000000, so.n_records); break;
         case O_SYNTH_F: LONG_ARG(8, 65536, so.max_frames); break;
-        default: usage(stderr); return 1;
+        default: xtts_usage_hint("xtts-train"); return 1;
         }
     }
     if (optind < argc) {

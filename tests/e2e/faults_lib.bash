@@ -40,11 +40,12 @@ expect_rc() {
 }
 
 # one_line_error PATTERN: $T/err.txt holds exactly one line besides the notices (the
+# "Try PROG --help" hint after a usage error,
 # device choice, xtts-train's run description and step lines), and it matches PATTERN
 # (grep -E)
 one_line_error() {
   local lines
-  lines=$(grep -Ev 'device: cpu|device auto|train / [0-9]+ val records|^step [0-9]' "$T/err.txt" || true)
+  lines=$(grep -Ev "device: cpu|device auto|train / [0-9]+ val records|^step [0-9]|^Try '[^']* --help' for more information\.$" "$T/err.txt" || true)
   [ "$(printf '%s\n' "$lines" | grep -c .)" -eq 1 ] || { cat "$T/err.txt" >&2; die "want one error line"; }
   printf '%s\n' "$lines" | grep -qE -- "$1" || { cat "$T/err.txt" >&2; die "error line lacks /$1/"; }
 }
