@@ -570,11 +570,15 @@ void xtts_progress_finish(xtts_progress *p, uint64_t done, uint64_t total, const
 /* ---- standard output checked up to its close ------------------------------------------- */
 
 static const char *stdout_prog = "xtts";
+static int stdout_reported;
+
+void xtts_stdout_error_reported(void) { stdout_reported = 1; }
 
 static void close_stdout(void) {
     int bad = ferror(stdout);
     errno = 0;
     if (fclose(stdout) != 0) bad = 1;
+    if (bad && stdout_reported) _exit(2);
     if (bad) {
         int e = errno;
         fprintf(stderr, "%s: standard output: write failed%s%s\n", stdout_prog, e ? ": " : "",

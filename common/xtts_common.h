@@ -67,6 +67,9 @@ void xtts_usage_hint(const char *prog);
  * message "prog: standard output: write failed: REASON" and exit status 2, whatever main
  * returned. Libraries never call it. */
 void xtts_check_stdout_at_exit(const char *prog);
+/* The program has already said (one line) that writing standard output failed: the check at
+ * exit still exits 2 but prints nothing more. */
+void xtts_stdout_error_reported(void);
 
 /* ---- checksums and hashes ---------------------------------------------- */
 

@@ -163,7 +163,11 @@ int main(int argc, char **argv) {
     xtts_tokenize_stats s;
     st = xtts_tokenize_run(&o, stdout, &s, &err);
     xtts_tokenizer_free(tok);
-    if (st) { xtts_error_print("xtts-tokenize", &err); return xtts_exit_code(st); }
+    if (st) {
+        if (ferror(stdout)) xtts_stdout_error_reported();
+        xtts_error_print("xtts-tokenize", &err);
+        return xtts_exit_code(st);
+    }
     fprintf(stderr, "xtts-tokenize: %zu records read, %zu written, %zu rejected", s.selected, s.written, s.rejected);
     if (s.majority_lang >= 0)
         fprintf(stderr, ", majority language %s (%zu records decided by the dataset/speaker prior)", xtts_lang_codes[s.majority_lang], s.lang_fallback);

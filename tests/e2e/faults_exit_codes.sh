@@ -36,6 +36,10 @@ expect_rc 3 "$tok" --lang en "$T/data/metadata.csv"
 grep -q "metadata.csv:[0-9]*: bad_notext" "$T/err.txt" || die "tokenize: rejection names no line"
 expect_rc 2 "$tok" --lang en --strict "$T/data/metadata.csv"
 expect_rc 2 "$tok" --lang en "$T/nowhere.csv";  one_line_error "nowhere.csv"
+rc=0; "$tok" --lang en "$T/data/good.csv" >/dev/full 2>"$T/err.txt" || rc=$?
+[ $rc -eq 2 ] || die "tokenize > /dev/full: exit $rc"
+grep -v 'reading as --format' "$T/err.txt" > "$T/err2.txt"; mv "$T/err2.txt" "$T/err.txt"
+one_line_error "write failed"
 printf 'a|b\n' > "$T/nodir.csv"
 expect_rc 2 "$tok" --lang en --format tsv "$T/nodir.csv"; one_line_error "nodir.csv"
 
