@@ -800,6 +800,33 @@ static void test_verify_deep_checks_manifest_stats_and_totals(void **state) {
     tmp_remove(&t);
 }
 
+static void test_verify_checks_manifest_splits_and_rejects_counts(void **state) {
+    (void)state;
+    tmpdir_t t;
+    tmp_make(&t);
+    fixture_opts o;
+    fixture_default(&o);
+    build(t.dir, &o);
+    char mp[4200];
+    snprintf(mp, sizeof mp, "%s/manifest.json", t.dir);
+    json_t *m;
+    xtts_error e;
+    assert_int_equal(xtts_manifest_load(mp, &m, &e), XTTS_OK);
+    json_object_set_new(m, "splits", json_pack("{s:i,s:i}", "train", 999, "val", 0));
+    json_object_set_new(m, "rejects", json_pack("[{s:i,s:s,s:s},{s:i,s:s,s:s}]", "input", 1, "id", "a", "reason", "x",
+                                                "input", 2, "id", "b", "reason", "y"));
+    json_object_set_new(m, "rejected", json_integer(1));
+    assert_int_equal(xtts_manifest_write(mp, m, &e), XTTS_OK);
+    json_decref(m);
+    faults_t fs;
+    xtts_verify_report rep;
+    assert_int_equal(verify(t.dir, 0, &fs, &rep), XTTS_OK);
+    dump_faults(&fs);
+    assert_true(faults_contain(&fs, "splits.train is 999"));
+    assert_true(faults_contain(&fs, "lists 2 rejects but \"rejected\" is 1"));
+    tmp_remove(&t);
+}
+
 static void write_tone(const char *path, int rate, double seconds, double hz) {
     SF_INFO info = {.samplerate = rate, .channels = 1, .format = SF_FORMAT_WAV | SF_FORMAT_PCM_16};
     SNDFILE *f = sf_open(path, SFM_WRITE, &info);
@@ -1100,6 +1127,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_lengths_beyond_padded_shape_with_valid_crc_are_reported),
         cmocka_unit_test(test_verify_reports_nan_duplicate_ids_bad_ids_index_and_tables),
         cmocka_unit_test(test_verify_deep_checks_manifest_stats_and_totals),
+        cmocka_unit_test(test_verify_checks_manifest_splits_and_rejects_counts),
         cmocka_unit_test(test_recompute_matches_stored_mels_and_finds_changed_audio),
         cmocka_unit_test(test_writer_built_caches_verify_clean_with_the_same_digest),
         cmocka_unit_test(test_npy_export_has_numpy_header_and_data),
