@@ -76,6 +76,7 @@ typedef struct {
 struct xtts_cache_writer {
     char *dir;
     int part, n_parts;
+    uint64_t part_first, part_end;
     uint64_t shard_bytes, map_bytes0;
     uint32_t commit_every;
     xtts_cache_config cfg;
@@ -617,6 +618,8 @@ xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const x
     }
     w->part = opt->part;
     w->n_parts = opt->part >= 0 ? opt->n_parts : 0;
+    w->part_first = opt->part_first;
+    w->part_end = opt->part_end;
     w->shard_bytes = opt->shard_bytes ? opt->shard_bytes : DEFAULT_SHARD_BYTES;
     w->commit_every = opt->commit_every ? opt->commit_every : DEFAULT_COMMIT_EVERY;
     w->map_bytes0 = opt->map_bytes ? opt->map_bytes : w->shard_bytes + w->shard_bytes / 4 + ((uint64_t)32 << 20);
@@ -1114,12 +1117,20 @@ json_t *xtts_cache_writer_rejects(xtts_cache_writer *w) {
     return all;
 }
 
+void xtts_part_block(uint64_t n, int part, int n_parts, uint64_t *first, uint64_t *end) {
+    if (part < 0 || n_parts < 1 || part >= n_parts) { *first = 0; *end = n; return; }
+    /* n * part fits: n is bounded by memory (inputs are held), part < 100000 */
+    unsigned __int128 a = (unsigned __int128)n * (unsigned)part, b = (unsigned __int128)n * (unsigned)(part + 1);
+    *first = (uint64_t)(a / (unsigned)n_parts);
+    *end = (uint64_t)(b / (unsigned)n_parts);
+}
+
 /* ---- finish, abort ------------------------------------------------------------ */
 
 /* Keys the writer fills; extra cannot replace them. */
 static int writer_key(const char *k) {
     static const char *const keys[] = {"format_version", "tool_version", "records", "config", "config_hash",
-                                       "shards", "rejects", "rejected", "part", "n_parts"};
+                                       "shards", "rejects", "rejected", "part", "n_parts", "part_inputs"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (!strcmp(k, keys[i])) return 1;
     return 0;
@@ -1163,6 +1174,7 @@ static json_t *build_manifest(xtts_cache_writer *w, const json_t *extra) {
     if (w->part >= 0) {
         json_object_set_new(m, "part", json_integer(w->part));
         json_object_set_new(m, "n_parts", json_integer(w->n_parts));
+        json_object_set_new(m, "part_inputs", json_pack("[I, I]", (json_int_t)w->part_first, (json_int_t)w->part_end));
     }
     return m;
 oom:

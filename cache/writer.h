@@ -38,7 +38,15 @@ typedef struct {
     int n_parts;              /* with part >= 0: how many parts the build has (> part) */
     uint64_t map_bytes;       /* initial LMDB map size of a new shard (0: shard_bytes
                                  + 1/4 + 32 MiB); the map grows on MDB_MAP_FULL */
+    uint64_t part_first, part_end; /* with part >= 0: the inputs [part_first, part_end) this part
+                                 takes (xtts_part_block); written to its manifest as
+                                 "part_inputs" and checked by the merge */
 } xtts_cache_writer_options;
+
+/* The block of inputs part `part` of `n_parts` takes from a stream of n inputs:
+ * [n*part/n_parts, n*(part+1)/n_parts). The parts tile the stream in order, so their records
+ * joined in part order are in input order. */
+void xtts_part_block(uint64_t n, int part, int n_parts, uint64_t *first, uint64_t *end);
 
 /* Fill opt with the defaults above for dir (a whole build). */
 void xtts_cache_writer_options_default(xtts_cache_writer_options *opt, const char *dir);

@@ -133,6 +133,7 @@ xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
     parts = calloc(l.n_parts, sizeof *parts);
     if (!parts) { st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir); goto done; }
     long long n_parts = -1;
+    json_int_t next_first = 0;
     const char *hash0 = NULL;
     for (size_t i = 0; i < l.n_parts; i++) {
         char name[40];
@@ -185,6 +186,30 @@ xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
         goto done;
     }
 
+    /* The parts tile the input in order: part i starts where part i-1 ended. */
+    for (size_t i = 0; i < l.n_parts; i++) {
+        char name[40];
+        xtts_manifest_name(name, l.parts[i]);
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        json_t *pin = json_object_get(parts[i], "part_inputs");
+        if (!json_is_array(pin) || json_array_size(pin) != 2 || !json_is_integer(json_array_get(pin, 0)) ||
+            !json_is_integer(json_array_get(pin, 1))) {
+            st = xtts_error_set(err, XTTS_EMISMATCH,
+                                "%s: no \"part_inputs\": built by an older xtts-melcache that took every N-th input; "
+                                "rebuild the parts with this version", path);
+            goto done;
+        }
+        json_int_t pfirst = json_integer_value(json_array_get(pin, 0)), pend = json_integer_value(json_array_get(pin, 1));
+        if (pfirst != next_first) {
+            st = xtts_error_set(err, XTTS_EMISMATCH,
+                                "%s: takes inputs %lld..%lld but the part before ends at input %lld: the parts were built "
+                                "from streams of different lengths", path, (long long)pfirst, (long long)pend - 1,
+                                (long long)next_first);
+            goto done;
+        }
+        next_first = pend;
+    }
+
     out = json_deep_copy(parts[0]);
     json_t *shards = json_array(), *rejects = json_array();
     splits = json_object();
@@ -198,6 +223,7 @@ xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
     json_object_set_new(out, "rejects", rejects);
     json_object_del(out, "part");
     json_object_del(out, "n_parts");
+    json_object_del(out, "part_inputs");
     json_object_set_new(out, "tool_version", json_string(XTTS_VERSION));
     long long records = 0, rejected = 0, frames = 0;
     size_t n_mels = 0;

@@ -418,6 +418,14 @@ static xtts_status check_manifest(const json_t *m, const char *name, xtts_error 
         if (!is_count(part) || json_integer_value(part) >= json_integer_value(n_parts))
             return mbad(err, name, "part", "must be an integer in [0, n_parts)");
     }
+    json_t *pin = json_object_get(m, "part_inputs");
+    if (pin) {
+        if (!part) return mbad(err, name, "part_inputs", "only a partial manifest (with \"part\") has it");
+        if (!json_is_array(pin) || json_array_size(pin) != 2 || !is_count(json_array_get(pin, 0)) ||
+            !is_count(json_array_get(pin, 1)) ||
+            json_integer_value(json_array_get(pin, 0)) > json_integer_value(json_array_get(pin, 1)))
+            return mbad(err, name, "part_inputs", "must be [first, end] with 0 <= first <= end");
+    }
     json_t *rej = json_object_get(m, "rejects");
     if (rej && !json_is_array(rej)) return mbad(err, name, "rejects", "must be an array");
     json_t *rejected = json_object_get(m, "rejected");

@@ -36,7 +36,7 @@ static void usage(FILE *f) {
             "      --device D            auto (default), cpu, cuda, cuda:N\n"
             "  -j, --jobs N              worker threads (default: all cores)\n"
             "      --shard-size BYTES    bound on a shard (default 1G; suffixes K M G)\n"
-            "      --part K/N            build part K of N (records i with i %% N == K); the last part\n"
+            "      --part K/N            build part K of N (the K-th of N blocks of the input); the last part\n"
             "                            to finish joins the parts (or run xtts-cache-merge DIR)\n"
             "      --force               replace a cache built with another configuration\n"
             "      --rejects FILE        write 'id<TAB>reason' for every rejected record\n"

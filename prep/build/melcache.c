@@ -747,8 +747,10 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
         else res->val_by_fraction += (uint64_t)xtts_melcache_is_val(in.v[i].id, o.cfg.val_fraction);
     }
 
+    uint64_t lo = 0, hi = in.n;
+    if (o.part >= 0) xtts_part_block(in.n, o.part, o.n_parts, &lo, &hi);
     xtts_cache_writer_options wo = {
-        .dir = o.out_dir, .part = o.part, .n_parts = o.n_parts, .force = o.force,
+        .dir = o.out_dir, .part = o.part, .n_parts = o.n_parts, .force = o.force, .part_first = lo, .part_end = hi,
         .shard_bytes = o.shard_bytes, .commit_every = o.commit_every,
     };
     xtts_cache_writer *w = NULL;
@@ -771,9 +773,10 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
         res->resumed_from = start;
     }
     if (st) { free(stats); if (w) xtts_cache_writer_abort(w); input_free(&in); return st; }
-    int nparts = o.part < 0 ? 1 : o.n_parts, part = o.part < 0 ? 0 : o.part;
-    for (uint64_t i = 0; i < in.n; i++)
-        if ((int)(i % (uint64_t)nparts) == part) res->selected++;
+    /* A part takes one contiguous block of the input, so the parts' records, joined in part
+     * order, are in input order: a cache has the same records at the same indexes however
+     * it was built (formats/cache.md, "Builds in parts"). */
+    res->selected = hi - lo;
 
     int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
     size_t chunk = (size_t)threads * 16;
@@ -810,8 +813,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
     wp.selected = res->selected;
     wp.t0 = t0;
     wp.audio_at_start = stats->audio_seconds;
-    for (uint64_t i = 0; i < start && i < in.n; i++)
-        if ((int)(i % (uint64_t)nparts) == part) wp.done_sel++;
+    wp.done_sel = start > lo ? (start < hi ? start - lo : hi - lo) : 0;
     xtts_progress_init(&wp.prog, "xtts-melcache", o.progress);
     pthread_t writer_thread;
     if (pthread_create(&writer_thread, NULL, write_loop, &wp) != 0) {
@@ -820,8 +822,8 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
         goto out;
     }
 
-    uint64_t next = start;
-    for (int b = 0; next < in.n; b ^= 1) {
+    uint64_t next = start > lo ? start : lo;
+    for (int b = 0; next < hi; b ^= 1) {
         pthread_mutex_lock(&wp.mu);
         while (wp.ready[b] && !wp.st) pthread_cond_wait(&wp.cv, &wp.mu);
         int failed = wp.st != XTTS_OK;
@@ -829,10 +831,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
         if (failed) break;
         slot *buf = wp.buf[b];
         size_t m = 0;
-        while (m < chunk && next < in.n) {
-            if ((int)(next % (uint64_t)nparts) == part) buf[m++].input = next;
-            next++;
-        }
+        while (m < chunk && next < hi) buf[m++].input = next++;
         if (m == 0) break;
         if (gpu) {
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)

@@ -472,12 +472,12 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
                 if (r->lang < XTTS_N_LANGS) stats->per_lang[r->lang]++;
             }
         }
-        if (ferror(out)) { st = xtts_error_set(err, XTTS_EIO, "output: write failed: %s", strerror(errno)); goto done; }
+        if (ferror(out)) { st = xtts_error_set(err, XTTS_EIO, "%s: write failed: %s", out == stdout ? "standard output" : "output", strerror(errno)); goto done; }
         xtts_progress_update(&prog, c1, n_recs, NULL);
     }
     xtts_progress_finish(&prog, n_recs, n_recs, NULL);
     stats->digits_kept = digits_kept;
-    if (fflush(out) || ferror(out)) st = xtts_error_set(err, XTTS_EIO, "output: write failed: %s", strerror(errno));
+    if (fflush(out) || ferror(out)) st = xtts_error_set(err, XTTS_EIO, "%s: write failed: %s", out == stdout ? "standard output" : "output", strerror(errno));
 done:
     for (size_t i = 0; i < n_recs; i++) {
         free(recs[i].audio_abs);

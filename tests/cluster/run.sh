@@ -5,7 +5,7 @@
 #   - by Slurm again, parts 0 and 2 first, then part 1 re-submitted alone with --parts 3
 #     (the last part to finish merges);
 #   - with scripts/parallel-melcache.sh, and with make cache SHARDS=3 MELCACHE_OPTS=...;
-# and every one must verify and have the same content digest. Wrong arrays are refused:
+# and every one must verify and have the same content digest as a local whole build. Wrong arrays are refused:
 # --array=1-3 without --parts, and a task number beyond --parts.
 # Environment: BUILD (absolute build dir). Needs root, slurm-wlm, munge, parallel.
 set -euo pipefail
@@ -54,4 +54,8 @@ echo "== make cache SHARDS=3 MELCACHE_OPTS=..."
 make -s -C "$here" cache BUILD="$BUILD" DATA="$T/data/metadata.csv" OUT="$T/c_make" SHARDS=3 \
      TOKENIZE_OPTS="--lang auto" MELCACHE_OPTS="${OPTS[*]}" > /dev/null 2>&1
 [ "$(digest "$T/c_make")" = "$d_slurm" ] || { echo "make cache build differs"; exit 1; }
+
+echo "== a local whole build"
+xtts-melcache -q --out "$T/c_local" "${OPTS[@]}" "$T/tokens.tsv" 2> /dev/null || [ $? -eq 3 ]
+[ "$(digest "$T/c_local")" = "$d_slurm" ] || { echo "the local whole build differs from the cluster builds"; exit 1; }
 echo "cluster: all builds agree ($d_slurm)"

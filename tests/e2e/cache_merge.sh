@@ -78,7 +78,7 @@ for part, counts in layout.items():
         first += count
     m = {"format_version": 1, "tool_version": "test", "records": first, "config": config, "config_hash": chash,
          "shards": shards, "rejected": 1, "rejects": [{"input": 99 + part, "id": "bad%d" % part, "reason": "x"}],
-         "speakers": ["a", "b"], "part": part, "n_parts": 2,
+         "speakers": ["a", "b"], "part": part, "n_parts": 2, "part_inputs": [[0, 6], [6, 11]][part],
          "totals": {"audio_seconds": 1800.0 * (part + 1), "frames": 10 * first},
          "stats": {"frames": 10 * first, "mel_sum": [1.0 * (part + 1)] * 80, "mel_sumsq": [2.0 * (part + 1)] * 80}}
     with open(os.path.join(out, "manifest.part-%05d.json" % part), "w") as f:
@@ -93,7 +93,7 @@ m = json.load(open(sys.argv[1]))
 assert m["records"] == 9, m["records"]
 assert [s["name"] for s in m["shards"]] == ["shard-00000-00000", "shard-00000-00001", "shard-00001-00000"]
 assert [s["first_index"] for s in m["shards"]] == [0, 3, 5]
-assert "part" not in m and "n_parts" not in m
+assert "part" not in m and "n_parts" not in m and "part_inputs" not in m
 assert [r["id"] for r in m["rejects"]] == ["bad0", "bad1"]
 assert abs(m["totals"]["hours"] - 1.5) < 1e-12
 st = m["stats"]
