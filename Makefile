@@ -8,7 +8,8 @@
 #   kernels/*.cu (when nvcc is found and CUDA != 0)           -> into libxtts.a
 #
 # Variables: CC, CFLAGS_OPT (default -O2 -march=native), CUDA=0|1, PREFIX, DESTDIR,
-#            DATA, OUT, SHARDS, TOKENIZE_OPTS, MELCACHE_OPTS (make cache), FUZZ_SECONDS (make fuzz).
+#            DATA, OUT, SHARDS, TOKENIZE_OPTS, MELCACHE_OPTS (make cache), FUZZ_SECONDS (make fuzz),
+#            SCALE_SIZES (make scale).
 
 CC        ?= gcc
 CXX       ?= g++
@@ -83,7 +84,7 @@ CUDA_PLUGIN_OBJS := $(patsubst %.cu,$(OBJ)/%.cu.pic.o,$(CU_SRCS)) \
 PROGS     := $(patsubst %.c,$(BUILD)/bin/%,$(notdir $(PROG_SRCS)))
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 
-.PHONY: all test unit e2e asan demo bench cache install install-built clean deps fuzz gpu-check cuda-check help
+.PHONY: all test unit e2e asan demo bench scale cache install install-built clean deps fuzz gpu-check cuda-check help
 .DEFAULT_GOAL := all
 
 all: $(LIBXTTS) $(PROGS) $(TESTS)
@@ -92,7 +93,7 @@ all: $(CUDA_PLUGIN)
 endif
 
 help:
-	@echo "targets: all test asan demo bench cache install clean fuzz gpu-check"
+	@echo "targets: all test asan demo bench scale cache install clean fuzz gpu-check"
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -184,6 +185,10 @@ cache: all
 
 bench: all
 	@BUILD=$(abspath $(BUILD)) bash scripts/bench.sh
+
+# time and peak memory per record at 10,000 and 100,000 records (SCALE_SIZES=...)
+scale: all
+	@BUILD=$(abspath $(BUILD)) SCALE_SIZES="$(SCALE_SIZES)" bash scripts/scale.sh
 
 FUZZ_SECONDS ?= 60
 fuzz:

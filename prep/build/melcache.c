@@ -10,6 +10,10 @@
  */
 #include "prep/build/melcache.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <math.h>
 #include <omp.h>
 #include <pthread.h>
@@ -63,32 +67,60 @@ typedef struct {
     char *reject; /* the token stream's reason to reject this record (formats/tokens.h), or NULL */
 } input_rec;
 
+/* SHA-256 over inputs 0..upto-1 (id, speaker, language, audio path, token ids): what a
+ * build has consumed, saved with every commit so that a resume can prove the stream is the
+ * same. */
 typedef struct {
-    input_rec *v;
-    size_t n, cap;
+    xtts_sha256 ctx;
+    uint64_t upto;
+} inputs_hash;
+
+/* The inputs are streamed, never held: a first pass over the token stream counts the
+ * records and builds the speaker table (every part of a build must agree on it, so it comes
+ * from the whole stream); the second pass hands records to the pipeline one chunk at a
+ * time. A stream that cannot be read twice (a pipe, stdin) is copied to a temporary file as
+ * the first pass reads it. Memory is bounded by the chunk and the speaker table, not by the
+ * number of records. */
+typedef struct { uint64_t *keys; int *vals; size_t cap; } spk_map;
+
+typedef struct {
+    size_t n;               /* records (test split excluded) */
     char **speakers;
     size_t n_speakers, cap_speakers;
+    spk_map spk;
     xtts_tokens_header hdr;
     /* the cache's language table: XTTS's 17, then the stream's languages= list */
     char langs[XTTS_MAX_LANGS][16];
     int n_langs;
     size_t n_test;          /* records of the test split, held out of the cache */
+    uint64_t split_given, val_by_fraction;
+    /* the second pass */
+    FILE *f;                /* the stream (seekable), or the spool */
+    FILE *spool;            /* owned temporary copy of a stream that cannot seek */
+    const char *name;
+    xtts_tokens_reader *r;
+    uint64_t next;          /* index of the next record the second pass returns */
+    inputs_hash ih;         /* over inputs 0..next-1 */
 } input_set;
 
+static void input_rec_free(input_rec *x) {
+    free(x->id); free(x->audio_path); free(x->lang); free(x->tokens);
+    free(x->text); free(x->orig_text); free(x->reject);
+    memset(x, 0, sizeof *x);
+}
+
 static void input_free(input_set *in) {
-    for (size_t i = 0; i < in->n; i++) {
-        free(in->v[i].id); free(in->v[i].audio_path); free(in->v[i].lang); free(in->v[i].tokens);
-        free(in->v[i].text); free(in->v[i].orig_text); free(in->v[i].reject);
-    }
-    free(in->v);
     for (size_t i = 0; i < in->n_speakers; i++) free(in->speakers[i]);
     free(in->speakers);
+    free(in->spk.keys); free(in->spk.vals);
+    xtts_tokens_reader_close(in->r);
+    if (in->spool) fclose(in->spool);
+    memset(in, 0, sizeof *in);
 }
 
 /* Speaker ids in order of first appearance; a linear probe table keeps it O(n). */
-typedef struct { uint64_t *keys; int *vals; size_t cap; } spk_map;
-
-static int speaker_id(input_set *in, spk_map *m, const char *name) {
+static int speaker_id(input_set *in, const char *name) {
+    spk_map *m = &in->spk;
     uint64_t h = xtts_fnv1a64(XTTS_FNV64_INIT, name, strlen(name)) | 1;
     if (m->cap == 0 || (in->n_speakers + 1) * 2 > m->cap) {
         size_t ncap = m->cap ? m->cap * 2 : 256;
@@ -123,12 +155,25 @@ static int speaker_id(input_set *in, spk_map *m, const char *name) {
     return id;
 }
 
-static xtts_status read_inputs(FILE *f, const char *name, input_set *in, xtts_error *err) {
-    memset(in, 0, sizeof *in);
-    xtts_tokens_reader *r = NULL;
-    xtts_status st = xtts_tokens_reader_open(f, name, &r, err);
-    if (st) return st;
-    in->hdr = *xtts_tokens_reader_header(r);
+static const char *rec_speaker(const xtts_tokens_record *rec) {
+    return rec->speaker && rec->speaker[0] ? rec->speaker : "default";
+}
+
+/* A FILE that reads the source and appends what it read to the spool (the first pass over
+ * a stream that cannot seek). */
+typedef struct { FILE *src, *spool; int failed; } tee_t;
+
+static ssize_t tee_read(void *c, char *buf, size_t n) {
+    tee_t *t = c;
+    size_t got = fread(buf, 1, n, t->src);
+    if (got && fwrite(buf, 1, got, t->spool) != got) { t->failed = 1; errno = EIO; return -1; }
+    if (!got && ferror(t->src)) return -1;
+    return (ssize_t)got;
+}
+
+static int tee_close(void *c) { (void)c; return 0; }
+
+static xtts_status read_languages(input_set *in, const char *name, xtts_error *err) {
     for (int i = 0; i < XTTS_N_LANGS; i++) snprintf(in->langs[i], sizeof in->langs[i], "%s", xtts_lang_codes[i]);
     in->n_langs = XTTS_N_LANGS;
     const char *extra = xtts_tokens_header_get(&in->hdr, "languages");
@@ -136,103 +181,162 @@ static xtts_status read_inputs(FILE *f, const char *name, input_set *in, xtts_er
         const char *c = strchr(extra, ',');
         size_t n = c ? (size_t)(c - extra) : strlen(extra);
         char code[16];
-        if (n >= sizeof code || in->n_langs >= XTTS_MAX_LANGS) {
-            xtts_tokens_reader_close(r);
+        if (n >= sizeof code || in->n_langs >= XTTS_MAX_LANGS)
             return xtts_error_set(err, XTTS_EINPUT, "%s:1: header: languages= holds a bad code or too many", name);
-        }
         memcpy(code, extra, n);
         code[n] = 0;
-        if (!xtts_lang_tag_valid(code)) {
-            xtts_tokens_reader_close(r);
+        if (!xtts_lang_tag_valid(code))
             return xtts_error_set(err, XTTS_EINPUT, "%s:1: header: languages= holds '%s', not a language code", name, code);
-        }
         snprintf(in->langs[in->n_langs++], sizeof in->langs[0], "%s", code);
         extra += n + (c ? 1 : 0);
     }
-    xtts_tokens_reader_lenient(r, 1); /* bad language, too many tokens, long id: that record only */
-    spk_map m = {0};
-    xtts_tokens_record rec;
-    int rc;
-    while ((rc = xtts_tokens_reader_next(r, &rec, err)) == 1) {
-        if (rec.split && !strcmp(rec.split, "test")) { in->n_test++; continue; }
-        if (in->n == in->cap) {
-            size_t nc = in->cap ? in->cap * 2 : 1024;
-            input_rec *nv = realloc(in->v, nc * sizeof *nv);
-            if (!nv) { st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name); goto done; }
-            in->v = nv; in->cap = nc;
-        }
-        input_rec *x = &in->v[in->n];
-        memset(x, 0, sizeof *x);
-        x->id = strdup(rec.id ? rec.id : "");
-        x->audio_path = strdup(rec.audio_path ? rec.audio_path : "");
-        x->lang = strdup(rec.lang ? rec.lang : "");
-        x->n_tokens = (uint32_t)rec.n_tokens;
-        x->tokens = malloc((rec.n_tokens ? rec.n_tokens : 1) * sizeof(int32_t));
-        x->text = strdup(rec.text ? rec.text : "");
-        x->orig_text = strdup(rec.orig_text ? rec.orig_text : "");
-        x->reject = rec.reject ? strdup(rec.reject) : NULL;
-        if (!x->id || !x->audio_path || !x->lang || !x->tokens || !x->text || !x->orig_text || (rec.reject && !x->reject)) {
-            free(x->id); free(x->audio_path); free(x->lang); free(x->tokens); free(x->text); free(x->orig_text); free(x->reject);
-            st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name);
-            goto done;
-        }
-        if (rec.n_tokens) memcpy(x->tokens, rec.tokens, rec.n_tokens * sizeof(int32_t));
-        x->lang_id = -1;
-        for (int l = 0; l < in->n_langs; l++)
-            if (!strcmp(in->langs[l], x->lang)) { x->lang_id = l; break; }
-        x->split = !rec.split || !*rec.split ? -1 : !strcmp(rec.split, "val") ? XTTS_SPLIT_VAL : XTTS_SPLIT_TRAIN;
-        x->speaker_id = speaker_id(in, &m, rec.speaker && rec.speaker[0] ? rec.speaker : "default");
-        in->n++;
-        if (x->speaker_id < 0) { st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name); goto done; }
+    return XTTS_OK;
+}
+
+/* The first pass: header, languages, counts, the speaker table. */
+static xtts_status scan_inputs(FILE *f, const char *name, double val_fraction, input_set *in, xtts_error *err) {
+    memset(in, 0, sizeof *in);
+    in->name = name;
+    struct stat sb;
+    FILE *src = f;
+    tee_t tee = {0};
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || fseeko(f, 0, SEEK_SET) != 0) {
+        in->spool = tmpfile();
+        if (!in->spool) return xtts_error_set(err, XTTS_EIO, "%s: cannot create a temporary copy of the stream: %s", name, strerror(errno));
+        tee.src = f;
+        tee.spool = in->spool;
+        cookie_io_functions_t io = {.read = tee_read, .close = tee_close};
+        src = fopencookie(&tee, "r", io);
+        if (!src) { input_free(in); return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name); }
+        in->f = in->spool;
+    } else {
+        in->f = f;
     }
-    if (rc < 0) st = err ? err->code : XTTS_EINPUT;
-    if (!st && in->n == 0) st = xtts_error_set(err, XTTS_EINPUT, "%s: no records in the token stream", name);
-done:
-    free(m.keys); free(m.vals);
+    xtts_tokens_reader *r = NULL;
+    xtts_status st = xtts_tokens_reader_open(src, name, &r, err);
+    if (!st) {
+        in->hdr = *xtts_tokens_reader_header(r);
+        st = read_languages(in, name, err);
+    }
+    if (!st) {
+        xtts_tokens_reader_lenient(r, 1); /* bad language, too many tokens, long id: that record only */
+        xtts_tokens_record rec;
+        int rc;
+        while ((rc = xtts_tokens_reader_next(r, &rec, err)) == 1) {
+            if (rec.split && !strcmp(rec.split, "test")) { in->n_test++; continue; }
+            in->n++;
+            if (rec.split && rec.split[0]) in->split_given++;
+            else in->val_by_fraction += (uint64_t)xtts_melcache_is_val(rec.id ? rec.id : "", val_fraction);
+            if (speaker_id(in, rec_speaker(&rec)) < 0) { st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name); break; }
+        }
+        if (!st && rc < 0) st = err ? err->code : XTTS_EINPUT;
+    }
     xtts_tokens_reader_close(r);
+    if (src != f) {
+        fclose(src);
+        if (!st && (tee.failed || fflush(in->spool) != 0))
+            st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the temporary copy of the stream (disk full?)", name);
+    }
+    if (!st && in->n == 0) st = xtts_error_set(err, XTTS_EINPUT, "%s: no records in the token stream", name);
     if (st) input_free(in);
     return st;
 }
 
-/* ---- the inputs a build has consumed (saved with every commit) ------------------ */
-
-typedef struct {
-    xtts_sha256 ctx;
-    uint64_t upto; /* inputs 0..upto-1 are in ctx */
-} inputs_hash;
-
-static void inputs_hash_to(inputs_hash *h, const input_set *in, uint64_t end) {
-    for (; h->upto < end && h->upto < in->n; h->upto++) {
-        const input_rec *x = &in->v[h->upto];
-        uint8_t n[8];
-        xtts_sha256_update(&h->ctx, x->id, strlen(x->id) + 1);
-        xtts_put_le32(n, (uint32_t)x->speaker_id);
+static void inputs_hash_add(inputs_hash *h, const input_rec *x) {
+    uint8_t n[8];
+    xtts_sha256_update(&h->ctx, x->id, strlen(x->id) + 1);
+    xtts_put_le32(n, (uint32_t)x->speaker_id);
+    xtts_sha256_update(&h->ctx, n, 4);
+    xtts_sha256_update(&h->ctx, x->lang, strlen(x->lang) + 1);
+    xtts_sha256_update(&h->ctx, x->audio_path, strlen(x->audio_path) + 1);
+    xtts_put_le32(n, x->n_tokens);
+    xtts_sha256_update(&h->ctx, n, 4);
+    for (uint32_t t = 0; t < x->n_tokens; t++) {
+        xtts_put_le32(n, (uint32_t)x->tokens[t]);
         xtts_sha256_update(&h->ctx, n, 4);
-        xtts_sha256_update(&h->ctx, x->lang, strlen(x->lang) + 1);
-        xtts_sha256_update(&h->ctx, x->audio_path, strlen(x->audio_path) + 1);
-        xtts_put_le32(n, x->n_tokens);
-        xtts_sha256_update(&h->ctx, n, 4);
-        for (uint32_t t = 0; t < x->n_tokens; t++) {
-            xtts_put_le32(n, (uint32_t)x->tokens[t]);
-            xtts_sha256_update(&h->ctx, n, 4);
-        }
     }
+    h->upto++;
 }
 
-/* The blob for a commit that ends with input i: hash of 0..i, then input i's id. */
-static xtts_status inputs_save(xtts_cache_writer *w, inputs_hash *h, const input_set *in, uint64_t i, xtts_error *err) {
-    inputs_hash_to(h, in, i + 1);
+/* Start the second pass from the first record. */
+static xtts_status inputs_rewind(input_set *in, xtts_error *err) {
+    xtts_tokens_reader_close(in->r);
+    in->r = NULL;
+    if (fseeko(in->f, 0, SEEK_SET) != 0)
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot read the stream again: %s", in->name, strerror(errno));
+    xtts_status st = xtts_tokens_reader_open(in->f, in->name, &in->r, err);
+    if (st) return st;
+    xtts_tokens_reader_lenient(in->r, 1);
+    in->next = 0;
+    xtts_sha256_init(&in->ih.ctx);
+    in->ih.upto = 0;
+    return XTTS_OK;
+}
+
+/* The second pass: the next record (the test split skipped) into x, which owns its strings;
+ * the running input digest takes it in. */
+static xtts_status input_next(input_set *in, input_rec *x, xtts_error *err) {
+    xtts_tokens_record rec;
+    int rc;
+    while ((rc = xtts_tokens_reader_next(in->r, &rec, err)) == 1)
+        if (!(rec.split && !strcmp(rec.split, "test"))) break;
+    if (rc < 0) return err ? err->code : XTTS_EINPUT;
+    if (rc == 0) return xtts_error_set(err, XTTS_EIO, "%s: the stream changed while it was read (record %llu is missing)",
+                                       in->name, (unsigned long long)in->next + 1);
+    input_rec_free(x);
+    x->id = strdup(rec.id ? rec.id : "");
+    x->audio_path = strdup(rec.audio_path ? rec.audio_path : "");
+    x->lang = strdup(rec.lang ? rec.lang : "");
+    x->n_tokens = (uint32_t)rec.n_tokens;
+    x->tokens = malloc((rec.n_tokens ? rec.n_tokens : 1) * sizeof(int32_t));
+    x->text = strdup(rec.text ? rec.text : "");
+    x->orig_text = strdup(rec.orig_text ? rec.orig_text : "");
+    x->reject = rec.reject ? strdup(rec.reject) : NULL;
+    if (!x->id || !x->audio_path || !x->lang || !x->tokens || !x->text || !x->orig_text || (rec.reject && !x->reject)) {
+        input_rec_free(x);
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", in->name);
+    }
+    if (rec.n_tokens) memcpy(x->tokens, rec.tokens, rec.n_tokens * sizeof(int32_t));
+    x->lang_id = -1;
+    for (int l = 0; l < in->n_langs; l++)
+        if (!strcmp(in->langs[l], x->lang)) { x->lang_id = l; break; }
+    x->split = !rec.split || !*rec.split ? -1 : !strcmp(rec.split, "val") ? XTTS_SPLIT_VAL : XTTS_SPLIT_TRAIN;
+    x->speaker_id = speaker_id(in, rec_speaker(&rec)); /* known from the first pass */
+    if (x->speaker_id < 0) { input_rec_free(x); return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", in->name); }
+    inputs_hash_add(&in->ih, x);
+    in->next++;
+    return XTTS_OK;
+}
+
+/* Position the second pass at input `target` (reading, and digesting, what comes before). */
+static xtts_status inputs_seek(input_set *in, uint64_t target, xtts_error *err) {
+    xtts_status st = XTTS_OK;
+    if (!in->r || in->next > target) st = inputs_rewind(in, err);
+    input_rec x = {0};
+    while (!st && in->next < target) st = input_next(in, &x, err);
+    input_rec_free(&x);
+    return st;
+}
+
+/* The digest of inputs 0..next-1 (after input_next). */
+static void inputs_digest(const input_set *in, uint8_t out[32]) {
+    xtts_sha256 c = in->ih.ctx;
+    xtts_sha256_final(&c, out);
+}
+
+/* The blob for a commit that ends with input i: the digest of inputs 0..i, then input i's id. */
+static xtts_status inputs_save(xtts_cache_writer *w, const uint8_t digest[32], const char *id, xtts_error *err) {
     uint8_t buf[32 + 1024];
-    xtts_sha256 c = h->ctx;
-    xtts_sha256_final(&c, buf);
-    size_t n = strlen(in->v[i].id);
+    memcpy(buf, digest, 32);
+    size_t n = strlen(id);
     if (n > sizeof buf - 32) n = sizeof buf - 32;
-    memcpy(buf + 32, in->v[i].id, n);
+    memcpy(buf + 32, id, n);
     return xtts_cache_writer_set_state(w, INPUTS_KEY, buf, 32 + n, err);
 }
 
-/* On resume: the stored inputs must be this stream's first `start` inputs. */
-static xtts_status inputs_check(xtts_cache_writer *w, const input_set *in, uint64_t start, const char *dir,
+/* On resume: the stored inputs must be this stream's first `start` inputs. Leaves the second
+ * pass at input `start`. */
+static xtts_status inputs_check(xtts_cache_writer *w, input_set *in, uint64_t start, const char *dir,
                                 const char *name, xtts_error *err) {
     if (start == 0) return XTTS_OK;
     void *data = NULL;
@@ -249,21 +353,24 @@ static xtts_status inputs_check(xtts_cache_writer *w, const input_set *in, uint6
         return xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of %llu inputs (the last '%s'), %s has only %zu; "
                               "use --force to rebuild from this stream", dir, (unsigned long long)start, last, name, in->n);
     }
-    inputs_hash h = {.upto = 0};
-    xtts_sha256_init(&h.ctx);
-    inputs_hash_to(&h, in, start);
+    st = inputs_seek(in, start - 1, err);
+    input_rec x = {0};
+    if (!st) st = input_next(in, &x, err);
+    if (st) { free(data); input_rec_free(&x); return st; }
     uint8_t d[32];
-    xtts_sha256_final(&h.ctx, d);
+    inputs_digest(in, d);
     int same = !memcmp(d, data, 32);
     free(data);
-    if (same) return XTTS_OK;
-    const char *now = in->v[start - 1].id;
-    if (strcmp(now, last))
-        return xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of another input: its input %llu is '%s', %s's is '%.200s'; "
-                              "use --force to rebuild from this stream", dir, (unsigned long long)(start - 1), last, name, now);
-    return xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of another input: the first %llu inputs of %s differ from "
-                          "those stored (ids, speakers, languages, audio paths or token ids); use --force to rebuild from this stream",
-                          dir, (unsigned long long)start, name);
+    if (same) { input_rec_free(&x); return XTTS_OK; }
+    if (strcmp(x.id, last))
+        st = xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of another input: its input %llu is '%s', %s's is '%.200s'; "
+                            "use --force to rebuild from this stream", dir, (unsigned long long)(start - 1), last, name, x.id);
+    else
+        st = xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of another input: the first %llu inputs of %s differ from "
+                            "those stored (ids, speakers, languages, audio paths or token ids); use --force to rebuild from this stream",
+                            dir, (unsigned long long)start, name);
+    input_rec_free(&x);
+    return st;
 }
 
 /* ---- running statistics (saved with every commit) ------------------------------ */
@@ -325,6 +432,8 @@ typedef struct {
  * mel (worker threads, or one CUDA batch), finish (worker threads: check, pad, encode). */
 typedef struct {
     uint64_t input;      /* index in the token stream */
+    input_rec rec;       /* that input (owned; the slot's next input replaces it) */
+    uint8_t digest[32];  /* the digest of inputs 0..input (saved with its commit) */
     int ok;
     char reason[XTTS_ERRMSG_MAX];
     const float *src;    /* mono samples at the preset's rate: the worker's audio buffer, or pcm */
@@ -355,9 +464,9 @@ static int max_padded_frames(const xtts_cache_config *c) {
 
 /* keep_copy: copy the samples out of the worker's audio buffer (which the worker's next
  * load overwrites); without it s->src points into that buffer. */
-static void load_one(const xtts_melcache_options *o, const input_set *in, worker *w, slot *s, int keep_copy) {
+static void load_one(const xtts_melcache_options *o, worker *w, slot *s, int keep_copy) {
     const xtts_cache_config *c = &o->cfg;
-    const input_rec *x = &in->v[s->input];
+    const input_rec *x = &s->rec;
     xtts_error e;
     xtts_error_clear(&e);
     s->ok = 0;
@@ -427,20 +536,20 @@ static void load_one(const xtts_melcache_options *o, const input_set *in, worker
     s->ok = 1;
 }
 
-static void mel_one(const input_set *in, worker *w, slot *s) {
+static void mel_one(worker *w, slot *s) {
     if (!s->ok) return;
     xtts_error e;
     xtts_error_clear(&e);
     if (xtts_mel_compute(w->mel, s->src, s->n_pcm, s->mel, (size_t)s->padded, &s->n_frames, &s->pad_value, &e)) {
-        snprintf(s->reason, sizeof s->reason, "%.200s: %.300s", in->v[s->input].audio_path, e.msg);
+        snprintf(s->reason, sizeof s->reason, "%.200s: %.300s", s->rec.audio_path, e.msg);
         s->ok = 0;
     }
 }
 
-static void finish_one(const xtts_melcache_options *o, const input_set *in, worker *w, slot *s) {
+static void finish_one(const xtts_melcache_options *o, worker *w, slot *s) {
     if (!s->ok) return;
     const xtts_cache_config *c = &o->cfg;
-    const input_rec *x = &in->v[s->input];
+    const input_rec *x = &s->rec;
     xtts_error e;
     xtts_error_clear(&e);
     s->ok = 0;
@@ -656,7 +765,6 @@ typedef struct {
     const char *tokens_name;
     xtts_cache_writer *w;
     run_stats *stats;
-    inputs_hash ih;
     xtts_progress prog;
     uint64_t done_sel, selected;
     double t0, audio_at_start;
@@ -668,7 +776,7 @@ static xtts_status write_buffer(write_pipe *p, const slot *buf, size_t m, xtts_e
     xtts_status st = XTTS_OK;
     for (size_t k = 0; k < m && !st; k++) {
         const slot *s = &buf[k];
-        const input_rec *x = &p->in->v[s->input];
+        const input_rec *x = &s->rec;
         if (s->ok) {
             stats->frames += s->n_frames;
             stats->tokens += s->n_tokens;
@@ -679,12 +787,12 @@ static xtts_status write_buffer(write_pipe *p, const slot *buf, size_t m, xtts_e
                 stats->sumsq[c] += s->sumsq[c];
             }
             st = stats_save(p->w, stats, err);
-            if (!st) st = inputs_save(p->w, &p->ih, p->in, s->input, err);
+            if (!st) st = inputs_save(p->w, s->digest, x->id, err);
             if (!st) st = xtts_cache_writer_put_source(p->w, s->input, x->id, s->bytes, s->len, x->audio_path, err);
         } else {
             report_reject(o, p->tokens_name, x, s->input, s->reason);
             st = stats_save(p->w, stats, err);
-            if (!st) st = inputs_save(p->w, &p->ih, p->in, s->input, err);
+            if (!st) st = inputs_save(p->w, s->digest, x->id, err);
             if (!st) st = xtts_cache_writer_reject(p->w, s->input, x->id, s->reason, err);
         }
         p->done_sel++;
@@ -728,7 +836,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
     if (st) return st;
 
     input_set in;
-    st = read_inputs(tokens, tokens_name, &in, err);
+    st = scan_inputs(tokens, tokens_name, o.cfg.val_fraction, &in, err);
     if (st) return st;
     /* the token stream decides the tokenizer fields of the configuration */
     snprintf(o.cfg.tokenizer, sizeof o.cfg.tokenizer, "%s", in.hdr.tokenizer);
@@ -742,10 +850,8 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
     }
     res->inputs = in.n;
     res->test_held_out = in.n_test;
-    for (size_t i = 0; i < in.n; i++) {
-        if (in.v[i].split >= 0) res->split_given++;
-        else res->val_by_fraction += (uint64_t)xtts_melcache_is_val(in.v[i].id, o.cfg.val_fraction);
-    }
+    res->split_given = in.split_given;
+    res->val_by_fraction = in.val_by_fraction;
 
     uint64_t lo = 0, hi = in.n;
     if (o.part >= 0) xtts_part_block(in.n, o.part, o.n_parts, &lo, &hi);
@@ -807,8 +913,6 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
     pthread_mutex_init(&wp.mu, NULL);
     pthread_cond_init(&wp.cv, NULL);
     wp.o = &o; wp.in = &in; wp.tokens_name = tokens_name; wp.w = w; wp.stats = stats;
-    xtts_sha256_init(&wp.ih.ctx);
-    wp.ih.upto = 0;
     wp.buf[0] = slots; wp.buf[1] = slots + chunk;
     wp.selected = res->selected;
     wp.t0 = t0;
@@ -823,7 +927,8 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
     }
 
     uint64_t next = start > lo ? start : lo;
-    for (int b = 0; next < hi; b ^= 1) {
+    st = inputs_seek(&in, next, err); /* the inputs before this part's, or those already stored */
+    for (int b = 0; !st && next < hi; b ^= 1) {
         pthread_mutex_lock(&wp.mu);
         while (wp.ready[b] && !wp.st) pthread_cond_wait(&wp.cv, &wp.mu);
         int failed = wp.st != XTTS_OK;
@@ -831,11 +936,17 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
         if (failed) break;
         slot *buf = wp.buf[b];
         size_t m = 0;
-        while (m < chunk && next < hi) buf[m++].input = next++;
+        while (m < chunk && next < hi) {
+            if ((st = input_next(&in, &buf[m].rec, err))) break;
+            buf[m].input = next++;
+            inputs_digest(&in, buf[m].digest);
+            m++;
+        }
+        if (st) break;
         if (m == 0) break;
         if (gpu) {
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-            for (size_t k = 0; k < m; k++) load_one(&o, &in, &wk[omp_get_thread_num()], &buf[k], 1);
+            for (size_t k = 0; k < m; k++) load_one(&o, &wk[omp_get_thread_num()], &buf[k], 1);
             xtts_error ge;
             xtts_status gs = mel_chunk_cuda(gpu, buf, m, &ge);
             if (gs) { /* stop: the writer keeps what is committed, a re-run resumes */
@@ -844,14 +955,14 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
                 break;
             }
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-            for (size_t k = 0; k < m; k++) finish_one(&o, &in, &wk[omp_get_thread_num()], &buf[k]);
+            for (size_t k = 0; k < m; k++) finish_one(&o, &wk[omp_get_thread_num()], &buf[k]);
         } else {
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
             for (size_t k = 0; k < m; k++) {
                 worker *wt = &wk[omp_get_thread_num()];
-                load_one(&o, &in, wt, &buf[k], 0);
-                mel_one(&in, wt, &buf[k]);
-                finish_one(&o, &in, wt, &buf[k]);
+                load_one(&o, wt, &buf[k], 0);
+                mel_one(wt, &buf[k]);
+                finish_one(&o, wt, &buf[k]);
             }
         }
         pthread_mutex_lock(&wp.mu);
@@ -900,7 +1011,7 @@ out:
         for (int t = 0; t < threads; t++) worker_free(&wk[t]);
     free(wk);
     if (slots)
-        for (size_t k = 0; k < 2 * chunk; k++) { free(slots[k].bytes); free(slots[k].pcm); free(slots[k].mel); free(slots[k].wave); }
+        for (size_t k = 0; k < 2 * chunk; k++) { free(slots[k].bytes); free(slots[k].pcm); free(slots[k].mel); free(slots[k].wave); input_rec_free(&slots[k].rec); }
     xtts_mel_cuda_delete(gpu);
     free(slots);
     free(sums);
