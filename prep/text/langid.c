@@ -242,59 +242,96 @@ void xtts_langid_detect(const char *text, size_t len, xtts_langid_result *r) {
 #define PRIOR_ALPHA 0.1
 #define PRIOR_BETA 4.0
 
-/* speaker name -> dense index (order of first appearance), -1 for none */
-static int *speaker_indices(size_t n, const char *const *speaker, size_t *n_spk) {
-    int *idx = malloc((n ? n : 1) * sizeof *idx);
-    size_t cap = 16;
-    while (cap < 2 * n) cap *= 2;
-    size_t *slot = calloc(cap, sizeof *slot); /* record index + 1 of the first holder */
-    *n_spk = 0;
-    if (!idx || !slot) { free(idx); free(slot); return NULL; }
-    for (size_t i = 0; i < n; i++) {
-        const char *s = speaker ? speaker[i] : NULL;
-        if (!s || !*s) { idx[i] = -1; continue; }
-        size_t len = strlen(s), h = xtts_fnv1a64(XTTS_FNV64_INIT, s, len) & (cap - 1);
-        while (slot[h] && strcmp(speaker[slot[h] - 1], s)) h = (h + 1) & (cap - 1);
-        if (slot[h]) idx[i] = idx[slot[h] - 1];
-        else { slot[h] = i + 1; idx[i] = (int)(*n_spk)++; }
+void xtts_langid_prior_init(xtts_langid_prior *p) { memset(p, 0, sizeof *p); }
+
+void xtts_langid_prior_free(xtts_langid_prior *p) {
+    for (size_t i = 0; i < p->n_spk; i++) free(p->names[i]);
+    free(p->names);
+    free(p->sc);
+    free(p->slot);
+    memset(p, 0, sizeof *p);
+}
+
+/* speaker name -> dense index (order of first appearance); -1 for none, or with add = 0
+ * for a name never added; -2 out of memory */
+static long speaker_index(xtts_langid_prior *p, const char *s, int add) {
+    if (!s || !*s) return -1;
+    if (add && (p->n_spk + 1) * 2 > p->cap_slot) {
+        size_t nc = p->cap_slot ? 2 * p->cap_slot : 64;
+        size_t *ns = calloc(nc, sizeof *ns);
+        if (!ns) return -2;
+        for (size_t i = 0; i < p->n_spk; i++) {
+            size_t h = xtts_fnv1a64(XTTS_FNV64_INIT, p->names[i], strlen(p->names[i])) & (nc - 1);
+            while (ns[h]) h = (h + 1) & (nc - 1);
+            ns[h] = i + 1;
+        }
+        free(p->slot);
+        p->slot = ns;
+        p->cap_slot = nc;
     }
-    free(slot);
-    return idx;
+    if (!p->cap_slot) return -1;
+    size_t h = xtts_fnv1a64(XTTS_FNV64_INIT, s, strlen(s)) & (p->cap_slot - 1);
+    while (p->slot[h] && strcmp(p->names[p->slot[h] - 1], s)) h = (h + 1) & (p->cap_slot - 1);
+    if (p->slot[h]) return (long)p->slot[h] - 1;
+    if (!add) return -1;
+    if (p->n_spk == p->cap_spk) {
+        size_t nc = p->cap_spk ? 2 * p->cap_spk : 16;
+        char **nn = realloc(p->names, nc * sizeof *nn);
+        if (!nn) return -2;
+        p->names = nn;
+        double *nsc = realloc(p->sc, nc * (XTTS_N_LANGS + 1) * sizeof *nsc);
+        if (!nsc) return -2;
+        p->sc = nsc;
+        p->cap_spk = nc;
+    }
+    char *dup = strdup(s);
+    if (!dup) return -2;
+    p->names[p->n_spk] = dup;
+    memset(p->sc + p->n_spk * (XTTS_N_LANGS + 1), 0, (XTTS_N_LANGS + 1) * sizeof *p->sc);
+    p->slot[h] = ++p->n_spk;
+    return (long)p->n_spk - 1;
+}
+
+void xtts_langid_prior_add(xtts_langid_prior *p, const xtts_langid_result *r, const char *speaker) {
+    long k = speaker_index(p, speaker, 1);
+    if (k == -2) p->failed = 1;
+    if (r->lang < 0 || !r->sure) return;
+    p->ds[r->lang] += 1;
+    p->n_sure += 1;
+    if (k >= 0) {
+        p->sc[(size_t)k * (XTTS_N_LANGS + 1) + (size_t)r->lang] += 1;
+        p->sc[(size_t)k * (XTTS_N_LANGS + 1) + XTTS_N_LANGS] += 1;
+    }
+}
+
+void xtts_langid_prior_done(xtts_langid_prior *p) {
+    for (int l = 0; l < XTTS_N_LANGS; l++) p->p_ds[l] = (p->ds[l] + PRIOR_ALPHA) / (p->n_sure + PRIOR_ALPHA * XTTS_N_LANGS);
+}
+
+int xtts_langid_prior_choose(const xtts_langid_prior *p, const xtts_langid_result *r, const char *speaker) {
+    if (r->lang < 0 && p->n_sure == 0) return -1;
+    long k = p->failed ? -1 : speaker_index((xtts_langid_prior *)p, speaker, 0);
+    const double *c = k >= 0 ? p->sc + (size_t)k * (XTTS_N_LANGS + 1) : NULL;
+    int best = 0;
+    double best_v = -1e300;
+    for (int l = 0; l < XTTS_N_LANGS; l++) {
+        double lp = c ? log((c[l] + PRIOR_BETA * p->p_ds[l]) / (c[XTTS_N_LANGS] + PRIOR_BETA)) : log(p->p_ds[l]);
+        double v = r->score[l] + lp;
+        if (v > best_v) { best_v = v; best = l; }
+    }
+    return best;
 }
 
 size_t xtts_langid_choose(size_t n, const xtts_langid_result *res, const char *const *speaker, int *out) {
-    double ds[XTTS_N_LANGS] = {0}, n_sure = 0;
-    for (size_t i = 0; i < n; i++)
-        if (res[i].lang >= 0 && res[i].sure) { ds[res[i].lang] += 1; n_sure += 1; }
-    double lp_ds[XTTS_N_LANGS], p_ds[XTTS_N_LANGS];
-    for (int l = 0; l < XTTS_N_LANGS; l++) {
-        p_ds[l] = (ds[l] + PRIOR_ALPHA) / (n_sure + PRIOR_ALPHA * XTTS_N_LANGS);
-        lp_ds[l] = log(p_ds[l]);
-    }
-    size_t n_spk = 0;
-    int *spk = speaker ? speaker_indices(n, speaker, &n_spk) : NULL;
-    double *sc = spk && n_spk ? calloc(n_spk * (XTTS_N_LANGS + 1), sizeof *sc) : NULL; /* counts, then total */
-    if (sc)
-        for (size_t i = 0; i < n; i++)
-            if (spk[i] >= 0 && res[i].lang >= 0 && res[i].sure) {
-                sc[(size_t)spk[i] * (XTTS_N_LANGS + 1) + (size_t)res[i].lang] += 1;
-                sc[(size_t)spk[i] * (XTTS_N_LANGS + 1) + XTTS_N_LANGS] += 1;
-            }
+    xtts_langid_prior p;
+    xtts_langid_prior_init(&p);
+    for (size_t i = 0; i < n; i++) xtts_langid_prior_add(&p, &res[i], speaker ? speaker[i] : NULL);
+    xtts_langid_prior_done(&p);
     size_t changed = 0;
     for (size_t i = 0; i < n; i++) {
-        if (res[i].lang < 0 && n_sure == 0) { out[i] = -1; continue; }
-        const double *c = sc && spk[i] >= 0 ? sc + (size_t)spk[i] * (XTTS_N_LANGS + 1) : NULL;
-        int best = 0;
-        double best_v = -1e300;
-        for (int l = 0; l < XTTS_N_LANGS; l++) {
-            double lp = c ? log((c[l] + PRIOR_BETA * p_ds[l]) / (c[XTTS_N_LANGS] + PRIOR_BETA)) : lp_ds[l];
-            double v = res[i].score[l] + lp;
-            if (v > best_v) { best_v = v; best = l; }
-        }
-        out[i] = best;
-        changed += res[i].lang >= 0 && best != res[i].lang;
+        out[i] = xtts_langid_prior_choose(&p, &res[i], speaker ? speaker[i] : NULL);
+        changed += res[i].lang >= 0 && out[i] >= 0 && out[i] != res[i].lang;
     }
-    free(sc);
-    free(spk);
+    xtts_langid_prior_free(&p);
     return changed;
 }

@@ -54,6 +54,28 @@ void xtts_langid_detect(const char *text, size_t len, xtts_langid_result *r);
  * number of records whose choice differs from their own best score. Deterministic. */
 size_t xtts_langid_choose(size_t n, const xtts_langid_result *res, const char *const *speaker, int *out);
 
+/* The same choice for a stream too large to hold: add every record's result (first pass),
+ * then choose record by record (second pass, the same results again). Memory grows with
+ * the number of speakers, not of records. xtts_langid_choose is these three steps. */
+typedef struct {
+    double ds[XTTS_N_LANGS], n_sure;   /* sure records per language, and in all */
+    double p_ds[XTTS_N_LANGS];         /* after xtts_langid_prior_done: the dataset prior */
+    char **names;                      /* speaker names by index (first appearance) */
+    double *sc;                        /* per speaker: sure counts per language, then the total */
+    size_t n_spk, cap_spk;
+    size_t *slot, cap_slot;            /* open addressing: speaker index + 1 */
+    int failed;                        /* out of memory: the speaker prior is left out */
+} xtts_langid_prior;
+
+void xtts_langid_prior_init(xtts_langid_prior *p);
+/* Count one record's result (speaker NULL or "" for none). */
+void xtts_langid_prior_add(xtts_langid_prior *p, const xtts_langid_result *r, const char *speaker);
+/* After the last add. */
+void xtts_langid_prior_done(xtts_langid_prior *p);
+/* The language chosen for one record, -1 when it has no letters and no record is sure. */
+int xtts_langid_prior_choose(const xtts_langid_prior *p, const xtts_langid_result *r, const char *speaker);
+void xtts_langid_prior_free(xtts_langid_prior *p);
+
 #ifdef __cplusplus
 }
 #endif

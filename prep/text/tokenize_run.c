@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "formats/tokens.h"
 #include "prep/text/langid.h"
@@ -162,6 +163,291 @@ static void report_reject(const xtts_tokenize_opts *o, FILE *rej, const record *
     }
 }
 
+/* ---- ids seen: 64-bit hashes (bounded memory per record), exact where two collide ---------------- */
+
+typedef struct { uint64_t *keys; size_t cap, n; } hash_set;
+
+static uint64_t id_hash(const char *id) {
+    uint64_t h = xtts_fnv1a64(XTTS_FNV64_INIT, id, strlen(id));
+    h ^= h >> 33; h *= 0xff51afd7ed558ccdULL; h ^= h >> 33; h *= 0xc4ceb9fe1a85ec53ULL; h ^= h >> 33;
+    return h ? h : 1;
+}
+
+static int hash_set_add(hash_set *s, uint64_t h) { /* 1 added, 0 present, -1 oom */
+    if ((s->n + 1) * 2 > s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 1024;
+        uint64_t *nk = calloc(nc, sizeof *nk);
+        if (!nk) return -1;
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->keys[i]) {
+                size_t j = s->keys[i] & (nc - 1);
+                while (nk[j]) j = (j + 1) & (nc - 1);
+                nk[j] = s->keys[i];
+            }
+        free(s->keys);
+        s->keys = nk;
+        s->cap = nc;
+    }
+    size_t j = h & (s->cap - 1);
+    while (s->keys[j]) {
+        if (s->keys[j] == h) return 0;
+        j = (j + 1) & (s->cap - 1);
+    }
+    s->keys[j] = h;
+    s->n++;
+    return 1;
+}
+
+static int hash_set_has(const hash_set *s, uint64_t h) {
+    if (!s->cap) return 0;
+    size_t j = h & (s->cap - 1);
+    while (s->keys[j]) {
+        if (s->keys[j] == h) return 1;
+        j = (j + 1) & (s->cap - 1);
+    }
+    return 0;
+}
+
+/* The exact ids of the records whose hash was seen twice in the first pass (real duplicates,
+ * or, very rarely, two ids with one hash): the second pass keeps the first of each id. */
+typedef struct { char **v; size_t n, cap; id_set set; } id_store;
+
+static int id_store_add(id_store *d, const char *id) { /* 1 added, 0 present, -1 oom */
+    if (id_set_has(&d->set, id)) return 0;
+    if ((d->n + 1) * 2 > d->set.cap) {
+        size_t nc = d->set.cap ? d->set.cap * 2 : 64;
+        const char **nk = calloc(nc, sizeof *nk);
+        if (!nk) return -1;
+        free(d->set.keys);
+        d->set.keys = nk;
+        d->set.cap = nc;
+        for (size_t i = 0; i < d->n; i++) id_set_add(&d->set, d->v[i]);
+    }
+    if (d->n == d->cap) {
+        size_t nc = d->cap ? d->cap * 2 : 16;
+        char **nv = realloc(d->v, nc * sizeof *nv);
+        if (!nv) return -1;
+        d->v = nv;
+        d->cap = nc;
+    }
+    if (!(d->v[d->n] = strdup(id))) return -1;
+    id_set_add(&d->set, d->v[d->n++]);
+    return 1;
+}
+
+static void id_store_free(id_store *d) {
+    for (size_t i = 0; i < d->n; i++) free(d->v[i]);
+    free(d->v);
+    free(d->set.keys);
+}
+
+/* ---- the run ---------------------------------------------------------------------------------------- */
+
+static void record_free(record *r) {
+    free(r->audio_abs);
+    free(r->reject_msg);
+    free(r->line_out);
+    free(r->store);
+    memset(r, 0, sizeof *r);
+}
+
+/* One metadata entry into r, with the checks that need nothing but the entry. */
+static xtts_status record_fill(record *r, const xtts_meta_entry *e, strlist_t *sources, xtts_error *err) {
+    memset(r, 0, sizeof *r);
+    r->line = e->line;
+    r->lang = -1;
+    if (!sources->n || strcmp(sources->v[sources->n - 1], e->source)) {
+        if (strlist_add(sources, e->source)) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    }
+    r->source = sources->v[sources->n - 1];
+    /* one block holds the record's strings: id speaker lang text split */
+    const char *fs[5] = {e->id, e->speaker, e->lang, e->text, e->split};
+    size_t fl[5], total = 0;
+    for (int k = 0; k < 5; k++) total += (fl[k] = strlen(fs[k])) + 1;
+    r->store = malloc(total);
+    r->audio_abs = strdup(e->audio);
+    if (!r->store || !r->audio_abs) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    char *q = r->store, *f[5];
+    for (int k = 0; k < 5; k++) { f[k] = q; memcpy(q, fs[k], fl[k] + 1); q += fl[k] + 1; }
+    r->id = f[0];
+    r->speaker = f[1];
+    r->lang_col = f[2];
+    r->text = f[3];
+    r->split = f[4];
+    int utf8 = 1;
+    for (int k = 0; k < 5; k++) utf8 &= xtts_utf8_valid(f[k], fl[k]);
+    utf8 &= xtts_utf8_valid(r->audio_abs, strlen(r->audio_abs));
+    if (!xtts_utf8_valid(r->id, fl[0])) r->id = "";
+    if (e->reject) {
+        r->reject_msg = strdup(e->reject);
+        if (!r->reject_msg) reject(r, "malformed record");
+        return XTTS_OK;
+    }
+    if (!utf8) reject(r, "invalid UTF-8");
+    else if (!*r->audio_abs) reject(r, "missing audio path");
+    else if (!*r->id) reject(r, "missing id");
+    else if (has_control(r->text) || has_control(r->id) || has_control(r->speaker)) reject(r, "control character");
+    else if (strlen(r->id) > XTTS_ID_MAX_BYTES) reject(r, "id longer than " XTTS_ID_MAX_BYTES_STR " bytes");
+    return XTTS_OK;
+}
+
+/* The state both passes share. */
+typedef struct {
+    const xtts_tokenize_opts *o;
+    xtts_meta_opts mo;
+    xtts_meta_reader *mr;
+    strlist_t sources;
+    record *recs;           /* one chunk */
+    size_t n, base;         /* records in the chunk; index of its first */
+    hash_set ids, dup_hashes;
+    id_store dups;          /* second pass: exact ids behind dup_hashes */
+    id_set val_ids, test_ids;
+    char *val_buf, *test_buf, *stdin_buf;
+    int forced_lang, lang_column, has_split, threads;
+    xtts_langid_prior prior;
+    xtts_langid_result *res;
+    int *detect;            /* per chunk record: 1 when its language is detected */
+} run_t;
+
+static xtts_status pass_open(run_t *R, xtts_error *err) {
+    xtts_meta_close(R->mr);
+    R->mr = NULL;
+    for (size_t i = 0; i < R->sources.n; i++) free(R->sources.v[i]);
+    R->sources.n = 0;
+    R->base = 0;
+    R->n = 0;
+    xtts_status st = xtts_meta_open(&R->mo, &R->mr, err);
+    if (!st) R->lang_column = xtts_meta_reader_has_lang(R->mr);
+    return st;
+}
+
+/* The next chunk of records (0 of them at the end). */
+static xtts_status read_chunk(run_t *R, xtts_error *err) {
+    for (size_t i = 0; i < R->n; i++) record_free(&R->recs[i]);
+    R->base += R->n;
+    R->n = 0;
+    xtts_meta_entry e;
+    int mrc = 0;
+    while (R->n < CHUNK_RECORDS && (mrc = xtts_meta_next(R->mr, &e, err)) == 1) {
+        xtts_status st = record_fill(&R->recs[R->n++], &e, &R->sources, err);
+        if (st) return st;
+    }
+    if (mrc < 0) return err ? err->code : XTTS_EINPUT;
+    return XTTS_OK;
+}
+
+static int in_shard(const run_t *R, size_t i) { return i % (size_t)R->o->shard_n == (size_t)R->o->shard_k; }
+
+/* Splits from --val-list / --test-list over the record's own field. */
+static void apply_lists(run_t *R, record *r) {
+    if (r->reject || r->reject_msg || !r->id) return;
+    int v = id_set_has(&R->val_ids, r->id), t = id_set_has(&R->test_ids, r->id);
+    if (v && t) { reject(r, "id in both --val-list and --test-list"); return; }
+    if (v) r->split = "val";
+    else if (t) r->split = "test";
+    if (r->split && *r->split) R->has_split = 1;
+}
+
+/* A record's language when it is forced or in the lang column; R->detect[k] = 1 when it
+ * must be detected. Counts the shard's records. */
+static void resolve_record_lang(run_t *R, size_t k, xtts_tokenize_stats *stats) {
+    record *r = &R->recs[k];
+    R->detect[k] = 0;
+    if (!in_shard(R, R->base + k)) return;
+    stats->selected++;
+    if (r->reject || r->reject_msg) return;
+    if (R->forced_lang >= 0) { r->lang = R->forced_lang; return; }
+    if (r->lang_col && *r->lang_col) {
+        int l = resolve_lang(R->o->tok, r->lang_col);
+        if (l == -1) { reject(r, "unknown language in the lang column (not a BCP-47/ISO 639 language code)"); return; }
+        if (l == -2) {
+            char served[200];
+            xtts_tokenizer_lang_list(R->o->tok, served, sizeof served);
+            r->reject_msg = malloc(320);
+            if (r->reject_msg) snprintf(r->reject_msg, 320, "language '%.15s' in the lang column is not served by the tokenizer (%s)", r->lang_col, served);
+            else reject(r, "language not served by the tokenizer");
+            return;
+        }
+        r->lang = l;
+        return;
+    }
+    R->detect[k] = 1;
+}
+
+/* Detect the chunk's languages to be detected (parallel). */
+static void detect_chunk(run_t *R) {
+    #pragma omp parallel for schedule(dynamic, 64) num_threads(R->threads)
+    for (size_t k = 0; k < R->n; k++) {
+        if (!R->detect[k]) continue;
+        record *r = &R->recs[k];
+        char *basic = NULL;
+        xtts_error e;
+        memset(&R->res[k], 0, sizeof R->res[k]);
+        R->res[k].lang = -1;
+        if (xtts_normalize_basic(r->text, strlen(r->text), &basic, &e)) continue;
+        xtts_langid_detect(basic, strlen(basic), &R->res[k]);
+        free(basic);
+    }
+}
+
+/* Languages beyond XTTS's 17 that the stream will name (over all records, so that every
+ * --part writes the same table). */
+static xtts_status note_extra_lang(run_t *R, const record *r, char *extra_langs, size_t cap, xtts_error *err) {
+    if (R->forced_lang >= 0 || r->reject || r->reject_msg || !*r->lang_col) return XTTS_OK;
+    int l = resolve_lang(R->o->tok, r->lang_col);
+    if (l < XTTS_N_LANGS) return XTTS_OK;
+    const char *code = xtts_lang_code(l);
+    size_t cl = strlen(code), el = strlen(extra_langs);
+    for (const char *q = extra_langs; *q;) {
+        const char *c = strchr(q, ',');
+        size_t n = c ? (size_t)(c - q) : strlen(q);
+        if (n == cl && !strncmp(q, code, n)) return XTTS_OK;
+        q += n + (c ? 1 : 0);
+    }
+    if (el + cl + 2 > cap)
+        return xtts_error_set(err, XTTS_EINPUT, "%s: more languages beyond XTTS's 17 than a token stream header holds (%s ...)", R->o->input, extra_langs);
+    if (el) strcat(extra_langs, ",");
+    strcat(extra_langs, code);
+    return XTTS_OK;
+}
+
+/* Standard input cannot be read twice: it is read once into memory (gzip or plain, as a
+ * file would be), up to the metadata size limit. */
+static xtts_status slurp_stdin(run_t *R, xtts_error *err) {
+    int fd = dup(0);
+    gzFile gz = fd >= 0 ? gzdopen(fd, "rb") : NULL;
+    if (!gz) {
+        if (fd >= 0) close(fd);
+        return xtts_error_set(err, XTTS_EIO, "-: cannot read standard input");
+    }
+    size_t cap = 1 << 20, len = 0;
+    char *b = malloc(cap);
+    xtts_status st = b ? XTTS_OK : xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    while (!st) {
+        if (len == cap) {
+            if (cap > XTTS_META_MAX_BYTES) {
+                st = xtts_error_set(err, XTTS_EINPUT, "-: larger than %zu bytes (metadata files are read up to that size)",
+                                    (size_t)XTTS_META_MAX_BYTES);
+                break;
+            }
+            char *nb = realloc(b, cap * 2);
+            if (!nb) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); break; }
+            b = nb;
+            cap *= 2;
+        }
+        int got = gzread(gz, b + len, (unsigned)(cap - len > (1u << 30) ? (1u << 30) : cap - len));
+        if (got < 0) { st = xtts_error_set(err, XTTS_EIO, "-: read error"); break; }
+        if (got == 0) break;
+        len += (size_t)got;
+    }
+    gzclose(gz);
+    if (st) { free(b); return st; }
+    R->stdin_buf = b;
+    R->mo.data = b;
+    R->mo.len = len;
+    return XTTS_OK;
+}
+
 xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_tokenize_stats *stats, xtts_error *err) {
     memset(stats, 0, sizeof *stats);
     stats->majority_lang = -1;
@@ -171,113 +457,38 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         return xtts_error_set(err, XTTS_EUSAGE, "--max-tokens must be in 1..%d", XTTS_TOKENS_MAX_IDS);
     xtts_status st = XTTS_OK;
     FILE *rej = NULL;
-    record *recs = NULL;
-    size_t n_recs = 0, cap_recs = 0;
-    id_set ids = {0};
-    id_set val_ids = {0}, test_ids = {0};
-    char *val_buf = NULL, *test_buf = NULL;
-    xtts_meta_reader *mr = NULL;
-    strlist_t sources = {0};
-    int lang_column = 0;
+    run_t R;
+    memset(&R, 0, sizeof R);
+    R.o = o;
+    R.threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+    xtts_langid_prior_init(&R.prior);
+    R.recs = calloc(CHUNK_RECORDS, sizeof *R.recs);
+    R.res = calloc(CHUNK_RECORDS, sizeof *R.res);
+    R.detect = calloc(CHUNK_RECORDS, sizeof *R.detect);
+    if (!R.recs || !R.res || !R.detect) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
     if (o->rejects_path) {
         rej = fopen(o->rejects_path, "w");
         if (!rej) { st = xtts_error_set(err, XTTS_EIO, "%s: cannot write: %s", o->rejects_path, strerror(errno)); goto done; }
     }
-    st = read_id_list(o->val_list, &val_buf, &val_ids, err);
-    if (!st) st = read_id_list(o->test_list, &test_buf, &test_ids, err);
+    st = read_id_list(o->val_list, &R.val_buf, &R.val_ids, err);
+    if (!st) st = read_id_list(o->test_list, &R.test_buf, &R.test_ids, err);
     if (st) goto done;
-    {
-        xtts_meta_opts mo;
-        xtts_meta_opts_init(&mo);
-        mo.path = o->input;
-        mo.data = o->input_data;
-        mo.len = o->input_len;
-        mo.format = o->format;
-        mo.audio_dir = o->audio_dir;
-        mo.original_text = o->original_text;
-        if (o->vctk_mic) mo.vctk_mic = o->vctk_mic;
-        mo.quiet = o->quiet;
-        st = xtts_meta_open(&mo, &mr, err);
-        if (st) goto done;
-        lang_column = xtts_meta_reader_has_lang(mr);
-    }
-    xtts_meta_entry e;
-    int mrc;
-    while ((mrc = xtts_meta_next(mr, &e, err)) == 1) {
-        if (n_recs == cap_recs) {
-            size_t nc = cap_recs ? cap_recs * 2 : 1024;
-            record *nr = realloc(recs, nc * sizeof *nr);
-            if (!nr) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
-            recs = nr;
-            cap_recs = nc;
-        }
-        record *r = &recs[n_recs++];
-        memset(r, 0, sizeof *r);
-        r->line = e.line;
-        r->lang = -1;
-        if (!sources.n || strcmp(sources.v[sources.n - 1], e.source)) {
-            if (strlist_add(&sources, e.source)) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
-        }
-        r->source = sources.v[sources.n - 1];
-        /* one block holds the record's strings: id speaker lang text split */
-        const char *fs[5] = {e.id, e.speaker, e.lang, e.text, e.split};
-        size_t fl[5], total = 0;
-        for (int k = 0; k < 5; k++) total += (fl[k] = strlen(fs[k])) + 1;
-        r->store = malloc(total);
-        r->audio_abs = strdup(e.audio);
-        if (!r->store || !r->audio_abs) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
-        char *q = r->store, *f[5];
-        for (int k = 0; k < 5; k++) { f[k] = q; memcpy(q, fs[k], fl[k] + 1); q += fl[k] + 1; }
-        r->id = f[0];
-        r->speaker = f[1];
-        r->lang_col = f[2];
-        r->text = f[3];
-        r->split = f[4];
-        int utf8 = 1;
-        for (int k = 0; k < 5; k++) utf8 &= xtts_utf8_valid(f[k], fl[k]);
-        utf8 &= xtts_utf8_valid(r->audio_abs, strlen(r->audio_abs));
-        if (!xtts_utf8_valid(r->id, fl[0])) r->id = "";
-        if (e.reject) {
-            r->reject_msg = strdup(e.reject);
-            if (!r->reject_msg) reject(r, "malformed record");
-            continue;
-        }
-        if (!utf8) { reject(r, "invalid UTF-8"); continue; }
-        if (!*r->audio_abs) { reject(r, "missing audio path"); continue; }
-        if (!*r->id) { reject(r, "missing id"); continue; }
-        if (has_control(r->text) || has_control(r->id) || has_control(r->speaker)) { reject(r, "control character"); continue; }
-        if (strlen(r->id) > XTTS_ID_MAX_BYTES) { reject(r, "id longer than " XTTS_ID_MAX_BYTES_STR " bytes"); continue; }
-    }
-    if (mrc < 0) { st = err ? err->code : XTTS_EINPUT; goto done; }
-    stats->records = n_recs;
-    /* duplicate ids: the first occurrence wins (checked over all shards so shards agree) */
-    ids.cap = 16;
-    while (ids.cap < n_recs * 2 + 2) ids.cap *= 2;
-    ids.keys = calloc(ids.cap, sizeof *ids.keys);
-    if (!ids.keys) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
-    for (size_t i = 0; i < n_recs; i++) {
-        record *r = &recs[i];
-        if (r->reject || r->reject_msg || !r->id) continue;
-        if (!id_set_add(&ids, r->id)) reject(r, "duplicate id");
-    }
-    /* splits: --val-list / --test-list over the input's own split field */
-    int has_split = val_ids.keys || test_ids.keys;
-    for (size_t i = 0; i < n_recs; i++) {
-        record *r = &recs[i];
-        if (r->reject || r->reject_msg || !r->id) continue;
-        int v = id_set_has(&val_ids, r->id), t = id_set_has(&test_ids, r->id);
-        if (v && t) { reject(r, "id in both --val-list and --test-list"); continue; }
-        if (v) r->split = "val";
-        else if (t) r->split = "test";
-        if (r->split && *r->split) has_split = 1;
-    }
-    /* a forced language, and the languages beyond XTTS's 17 that the stream will name (over
-     * all records, so that every --part writes the same table) */
-    int forced_lang = o->lang;
+    xtts_meta_opts_init(&R.mo);
+    R.mo.path = o->input;
+    R.mo.data = o->input_data;
+    R.mo.len = o->input_len;
+    R.mo.format = o->format;
+    R.mo.audio_dir = o->audio_dir;
+    R.mo.original_text = o->original_text;
+    if (o->vctk_mic) R.mo.vctk_mic = o->vctk_mic;
+    R.mo.quiet = o->quiet;
+    if (!o->input_data && o->input && !strcmp(o->input, "-") && (st = slurp_stdin(&R, err))) goto done;
+    /* a forced language */
+    R.forced_lang = o->lang;
     if (o->lang_tag) {
-        forced_lang = resolve_lang(o->tok, o->lang_tag);
-        if (forced_lang == -1) { st = xtts_error_set(err, XTTS_EUSAGE, "--lang %s is not a BCP-47/ISO 639 language code (or auto)", o->lang_tag); goto done; }
-        if (forced_lang == -2) {
+        R.forced_lang = resolve_lang(o->tok, o->lang_tag);
+        if (R.forced_lang == -1) { st = xtts_error_set(err, XTTS_EUSAGE, "--lang %s is not a BCP-47/ISO 639 language code (or auto)", o->lang_tag); goto done; }
+        if (R.forced_lang == -2) {
             char served[200];
             xtts_tokenizer_lang_list(o->tok, served, sizeof served);
             st = xtts_error_set(err, XTTS_EUSAGE, "--lang %s is not served by the tokenizer (%s)", o->lang_tag, served);
@@ -285,96 +496,39 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         }
     }
     char extra_langs[224] = "";
-    if (forced_lang >= XTTS_N_LANGS) snprintf(extra_langs, sizeof extra_langs, "%s", xtts_lang_code(forced_lang));
-    for (size_t i = 0; i < n_recs && forced_lang < 0; i++) {
-        record *r = &recs[i];
-        if (r->reject || r->reject_msg || !*r->lang_col) continue;
-        int l = resolve_lang(o->tok, r->lang_col);
-        if (l < XTTS_N_LANGS) continue;
-        const char *code = xtts_lang_code(l);
-        size_t cl = strlen(code), el = strlen(extra_langs);
-        int present = 0;
-        for (const char *q = extra_langs; *q;) {
-            const char *c = strchr(q, ',');
-            size_t n = c ? (size_t)(c - q) : strlen(q);
-            if (n == cl && !strncmp(q, code, n)) { present = 1; break; }
-            q += n + (c ? 1 : 0);
+    if (R.forced_lang >= XTTS_N_LANGS) snprintf(extra_langs, sizeof extra_langs, "%s", xtts_lang_code(R.forced_lang));
+
+    /* The first pass: counts, ids seen, splits, extra languages, the language prior. Nothing
+     * is kept per record but the 8-byte hash of its id. */
+    if ((st = pass_open(&R, err))) goto done;
+    xtts_tokenize_stats scratch;
+    memset(&scratch, 0, sizeof scratch);
+    for (;;) {
+        if ((st = read_chunk(&R, err))) goto done;
+        if (!R.n) break;
+        stats->records += R.n;
+        for (size_t k = 0; k < R.n; k++) {
+            record *r = &R.recs[k];
+            if (r->reject || r->reject_msg || !r->id) continue;
+            uint64_t h = id_hash(r->id);
+            int a = hash_set_add(&R.ids, h);
+            if (a == 0) a = hash_set_add(&R.dup_hashes, h) < 0 ? -1 : 0;
+            if (a < 0) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
+            if (a == 0) reject(r, "duplicate id"); /* (or a hash collision: the second pass decides) */
         }
-        if (present) continue;
-        if (el + cl + 2 > sizeof extra_langs) {
-            st = xtts_error_set(err, XTTS_EINPUT, "%s: more languages beyond XTTS's 17 than a token stream header holds (%s ...)", o->input, extra_langs);
-            goto done;
-        }
-        if (el) strcat(extra_langs, ",");
-        strcat(extra_langs, code);
+        for (size_t k = 0; k < R.n; k++) apply_lists(&R, &R.recs[k]);
+        for (size_t k = 0; k < R.n; k++)
+            if ((st = note_extra_lang(&R, &R.recs[k], extra_langs, sizeof extra_langs, err))) goto done;
+        for (size_t k = 0; k < R.n; k++) resolve_record_lang(&R, k, &scratch);
+        detect_chunk(&R);
+        for (size_t k = 0; k < R.n; k++)
+            if (R.detect[k]) xtts_langid_prior_add(&R.prior, &R.res[k], R.recs[k].speaker);
     }
-    /* languages */
-    int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
-    int need_detect = 0;
-    for (size_t i = 0; i < n_recs; i++) {
-        record *r = &recs[i];
-        if ((size_t)i % (size_t)o->shard_n != (size_t)o->shard_k) continue;
-        stats->selected++;
-        if (r->reject || r->reject_msg) continue;
-        if (forced_lang >= 0) { r->lang = forced_lang; continue; }
-        if (r->lang_col && *r->lang_col) {
-            int l = resolve_lang(o->tok, r->lang_col);
-            if (l == -1) { reject(r, "unknown language in the lang column (not a BCP-47/ISO 639 language code)"); continue; }
-            if (l == -2) {
-                char served[200];
-                xtts_tokenizer_lang_list(o->tok, served, sizeof served);
-                r->reject_msg = malloc(320);
-                if (r->reject_msg) snprintf(r->reject_msg, 320, "language '%.15s' in the lang column is not served by the tokenizer (%s)", r->lang_col, served);
-                else reject(r, "language not served by the tokenizer");
-                continue;
-            }
-            r->lang = l;
-            continue;
-        }
-        need_detect = 1;
-    }
-    if (need_detect) {
-        /* pass 1 (parallel): each record's scores; pass 2: the dataset and speaker prior */
-        xtts_langid_result *res = calloc(n_recs ? n_recs : 1, sizeof *res);
-        size_t *which = malloc((n_recs ? n_recs : 1) * sizeof *which);
-        const char **spk = malloc((n_recs ? n_recs : 1) * sizeof *spk);
-        int *chosen = malloc((n_recs ? n_recs : 1) * sizeof *chosen);
-        if (!res || !which || !spk || !chosen) {
-            free(res); free(which); free(spk); free(chosen);
-            st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", o->input);
-            goto done;
-        }
-        size_t n_det = 0;
-        for (size_t i = 0; i < n_recs; i++) {
-            record *r = &recs[i];
-            if (i % (size_t)o->shard_n != (size_t)o->shard_k || r->reject || r->reject_msg || r->lang >= 0) continue;
-            which[n_det] = i;
-            spk[n_det] = r->speaker;
-            n_det++;
-        }
-        #pragma omp parallel for schedule(dynamic, 64) num_threads(threads)
-        for (size_t k = 0; k < n_det; k++) {
-            record *r = &recs[which[k]];
-            char *basic = NULL;
-            xtts_error e;
-            res[k].lang = -1;
-            if (xtts_normalize_basic(r->text, strlen(r->text), &basic, &e)) continue;
-            xtts_langid_detect(basic, strlen(basic), &res[k]);
-            free(basic);
-        }
-        stats->lang_fallback = xtts_langid_choose(n_det, res, spk, chosen);
-        size_t per[XTTS_N_LANGS] = {0}, best = 0;
-        for (size_t k = 0; k < n_det; k++) {
-            record *r = &recs[which[k]];
-            if (chosen[k] < 0) { reject(r, "language could not be identified"); continue; }
-            r->lang = chosen[k];
-            r->lang_sure = res[k].sure;
-            per[r->lang]++;
-        }
-        for (int l = 0; l < XTTS_N_LANGS; l++)
-            if (per[l] > best) { best = per[l]; stats->majority_lang = l; }
-        free(res); free(which); free(spk); free(chosen);
-    }
+    xtts_langid_prior_done(&R.prior);
+    /* the first pass's ids are not needed again: only the hashes seen twice */
+    free(R.ids.keys);
+    memset(&R.ids, 0, sizeof R.ids);
+
     /* normalization mode: --normalize, else xtts for XTTS vocabularies, else spoken */
     xtts_norm_mode mode = o->normalize >= 0 ? (xtts_norm_mode)o->normalize
                         : xtts_tokenizer_is_xtts(o->tok) ? XTTS_NORM_XTTS : XTTS_NORM_SPOKEN;
@@ -390,11 +544,11 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         h.max_tokens = o->max_tokens;
         st = xtts_tokenizer_fill_header(o->tok, &h, err);
         if (st) goto done;
-        if (forced_lang >= 0) snprintf(h.lang_mode, sizeof h.lang_mode, "%s", xtts_lang_code(forced_lang));
-        else snprintf(h.lang_mode, sizeof h.lang_mode, "%s", lang_column ? "column" : "auto");
+        if (R.forced_lang >= 0) snprintf(h.lang_mode, sizeof h.lang_mode, "%s", xtts_lang_code(R.forced_lang));
+        else snprintf(h.lang_mode, sizeof h.lang_mode, "%s", R.lang_column ? "column" : "auto");
         if (!st && *extra_langs) st = xtts_tokens_header_set(&h, "languages", extra_langs, err);
-        if (!st && (has_split || o->keep_text))
-            st = xtts_tokens_header_set(&h, "fields", has_split && o->keep_text ? "split,text" : has_split ? "split" : "text", err);
+        if (!st && (R.has_split || o->keep_text))
+            st = xtts_tokens_header_set(&h, "fields", R.has_split && o->keep_text ? "split,text" : R.has_split ? "split" : "text", err);
         if (!st) st = xtts_tokens_header_set(&h, "lowercase", lower ? "1" : "0", err);
         if (!st) st = xtts_tokens_header_set(&h, "normalize", mode_names[mode], err);
         if (!st && o->shard_n > 1) {
@@ -406,20 +560,44 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         if (!st) st = xtts_tokens_write_header(out, &h, err);
         if (st) goto done;
     }
-    /* normalize, tokenize, format: parallel per chunk, written in order */
+
+    /* The second pass, a chunk at a time: the same checks, the language chosen with the
+     * prior, then normalize, tokenize, format in parallel, written in order. */
     xtts_normalize_opts nopts = {lower, mode != XTTS_NORM_NONE, mode};
     xtts_progress prog;
     xtts_progress_init(&prog, "xtts-tokenize", o->progress);
-    size_t digits_kept = 0;
-    for (size_t c0 = 0; c0 < n_recs; c0 += CHUNK_RECORDS) {
-        size_t c1 = c0 + CHUNK_RECORDS < n_recs ? c0 + CHUNK_RECORDS : n_recs;
-        #pragma omp parallel num_threads(threads) reduction(+ : digits_kept)
+    size_t digits_kept = 0, per[XTTS_N_LANGS] = {0};
+    if ((st = pass_open(&R, err))) goto done;
+    for (;;) {
+        if ((st = read_chunk(&R, err))) goto done;
+        if (!R.n) break;
+        for (size_t k = 0; k < R.n; k++) {
+            record *r = &R.recs[k];
+            if (r->reject || r->reject_msg || !r->id || !hash_set_has(&R.dup_hashes, id_hash(r->id))) continue;
+            int a = id_store_add(&R.dups, r->id);
+            if (a < 0) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
+            if (a == 0) reject(r, "duplicate id"); /* the first occurrence wins */
+        }
+        for (size_t k = 0; k < R.n; k++) apply_lists(&R, &R.recs[k]);
+        for (size_t k = 0; k < R.n; k++) resolve_record_lang(&R, k, stats);
+        detect_chunk(&R);
+        for (size_t k = 0; k < R.n; k++) {
+            if (!R.detect[k]) continue;
+            record *r = &R.recs[k];
+            int l = xtts_langid_prior_choose(&R.prior, &R.res[k], r->speaker);
+            if (l < 0) { reject(r, "language could not be identified"); continue; }
+            stats->lang_fallback += R.res[k].lang >= 0 && l != R.res[k].lang;
+            r->lang = l;
+            r->lang_sure = R.res[k].sure;
+            per[l]++;
+        }
+        #pragma omp parallel num_threads(R.threads) reduction(+ : digits_kept)
         {
             xtts_ids ids_buf = {0};
             #pragma omp for schedule(dynamic, 16)
-            for (size_t i = c0; i < c1; i++) {
-                record *r = &recs[i];
-                if (i % (size_t)o->shard_n != (size_t)o->shard_k || r->reject || r->reject_msg) continue;
+            for (size_t k = 0; k < R.n; k++) {
+                record *r = &R.recs[k];
+                if (!in_shard(&R, R.base + k) || r->reject || r->reject_msg) continue;
                 xtts_error e;
                 char *norm = NULL;
                 unsigned flags = 0;
@@ -444,7 +622,7 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
                     continue;
                 }
                 xtts_tokens_record tr = {r->id, r->speaker, xtts_lang_code(r->lang), r->audio_abs, norm, ids_buf.ids, ids_buf.n,
-                                         has_split ? r->split : NULL, o->keep_text ? r->text : NULL, NULL};
+                                         R.has_split ? r->split : NULL, o->keep_text ? r->text : NULL, NULL};
                 size_t cap = 0;
                 if (xtts_tokens_format_record(&tr, &r->line_out, &cap, &r->line_len, &e)) {
                     r->reject_msg = strdup(e.msg);
@@ -456,9 +634,9 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
             }
             free(ids_buf.ids);
         }
-        for (size_t i = c0; i < c1; i++) {
-            record *r = &recs[i];
-            if (i % (size_t)o->shard_n != (size_t)o->shard_k) continue;
+        for (size_t k = 0; k < R.n; k++) {
+            record *r = &R.recs[k];
+            if (!in_shard(&R, R.base + k)) continue;
             if (r->reject || r->reject_msg) {
                 stats->rejected++;
                 report_reject(o, rej, r);
@@ -466,34 +644,39 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
             }
             if (r->line_out) {
                 fwrite(r->line_out, 1, r->line_len, out);
-                free(r->line_out);
-                r->line_out = NULL;
                 stats->written++;
                 if (r->lang < XTTS_N_LANGS) stats->per_lang[r->lang]++;
             }
         }
         if (ferror(out)) { st = xtts_error_set(err, XTTS_EIO, "%s: write failed: %s", out == stdout ? "standard output" : "output", strerror(errno)); goto done; }
-        xtts_progress_update(&prog, c1, n_recs, NULL);
+        xtts_progress_update(&prog, R.base + R.n, stats->records, NULL);
     }
-    xtts_progress_finish(&prog, n_recs, n_recs, NULL);
+    xtts_progress_finish(&prog, stats->records, stats->records, NULL);
+    {
+        size_t best = 0;
+        for (int l = 0; l < XTTS_N_LANGS; l++)
+            if (per[l] > best) { best = per[l]; stats->majority_lang = l; }
+    }
     stats->digits_kept = digits_kept;
     if (fflush(out) || ferror(out)) st = xtts_error_set(err, XTTS_EIO, "%s: write failed: %s", out == stdout ? "standard output" : "output", strerror(errno));
 done:
-    for (size_t i = 0; i < n_recs; i++) {
-        free(recs[i].audio_abs);
-        free(recs[i].reject_msg);
-        free(recs[i].line_out);
-        free(recs[i].store);
-    }
-    free(recs);
-    free(ids.keys);
-    free(val_ids.keys);
-    free(test_ids.keys);
-    free(val_buf);
-    free(test_buf);
-    for (size_t i = 0; i < sources.n; i++) free(sources.v[i]);
-    free(sources.v);
-    xtts_meta_close(mr);
+    if (R.recs)
+        for (size_t i = 0; i < R.n; i++) record_free(&R.recs[i]);
+    free(R.recs);
+    free(R.res);
+    free(R.detect);
+    free(R.ids.keys);
+    free(R.dup_hashes.keys);
+    id_store_free(&R.dups);
+    free(R.val_ids.keys);
+    free(R.test_ids.keys);
+    free(R.val_buf);
+    free(R.test_buf);
+    free(R.stdin_buf);
+    for (size_t i = 0; i < R.sources.n; i++) free(R.sources.v[i]);
+    free(R.sources.v);
+    xtts_langid_prior_free(&R.prior);
+    xtts_meta_close(R.mr);
     if (rej && fclose(rej) && !st) st = xtts_error_set(err, XTTS_EIO, "%s: write failed", o->rejects_path);
     return st;
 }
