@@ -46,68 +46,104 @@ static json_t *doubles_json(const double *v, size_t n) {
     return a;
 }
 
-/* Every id of every part, to find an id that two parts both stored (each part checks its
- * own ids only; a whole build refuses such a stream). */
+/* An id that two parts both stored (each part checks its own ids only; a whole build refuses
+ * such a stream) is found by merging the shards' "ids" databases, which LMDB keeps sorted:
+ * one cursor per shard, memory independent of the number of records. */
 typedef struct {
-    char *id;
-    int part;
-    int shard;
-} part_id;
+    char path[4200];
+    int part, shard;
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    MDB_val k;
+    int live;
+} id_cursor;
 
 typedef struct {
-    part_id *v;
+    id_cursor *v;
     size_t n, cap;
-} part_ids;
+} id_cursors;
 
-static void part_ids_free(part_ids *p) {
-    for (size_t i = 0; i < p->n; i++) free(p->v[i].id);
-    free(p->v);
+static void id_cursors_free(id_cursors *c) {
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->v[i].cur) mdb_cursor_close(c->v[i].cur);
+        if (c->v[i].txn) mdb_txn_abort(c->v[i].txn);
+        if (c->v[i].env) mdb_env_close(c->v[i].env);
+    }
+    free(c->v);
+    memset(c, 0, sizeof *c);
 }
 
-static xtts_status collect_ids(const char *path, int part, int shard, part_ids *out, xtts_error *err) {
-    xtts_status st = xtts_lmdb_file_check(path, err);
-    if (st) return st;
-    MDB_env *env = NULL;
-    MDB_txn *txn = NULL;
-    MDB_cursor *cur = NULL;
-    MDB_dbi dbi;
-    MDB_val k, v;
-    int rc = mdb_env_create(&env);
-    if (!rc) rc = mdb_env_set_maxdbs(env, 4);
-    if (!rc) rc = mdb_env_open(env, path, MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD, 0644);
-    if (!rc) rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
-    if (!rc) rc = mdb_dbi_open(txn, "ids", 0, &dbi);
-    if (!rc) rc = mdb_cursor_open(txn, dbi, &cur);
-    while (!rc && !(rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))) {
-        if (out->n == out->cap) {
-            size_t nc = out->cap ? out->cap * 2 : 1024;
-            part_id *nv = realloc(out->v, nc * sizeof *nv);
-            if (!nv) { rc = ENOMEM; break; }
-            out->v = nv;
-            out->cap = nc;
-        }
-        char *id = malloc(k.mv_size + 1);
-        if (!id) { rc = ENOMEM; break; }
-        memcpy(id, k.mv_data, k.mv_size);
-        id[k.mv_size] = 0;
-        out->v[out->n++] = (part_id){id, part, shard};
+static xtts_status id_cursors_add(id_cursors *c, const char *path, int part, int shard, xtts_error *err) {
+    if (c->n == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 16;
+        id_cursor *nv = realloc(c->v, nc * sizeof *nv);
+        if (!nv) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+        c->v = nv;
+        c->cap = nc;
     }
-    if (rc == MDB_NOTFOUND) rc = 0;
-    if (cur) mdb_cursor_close(cur);
-    if (txn) mdb_txn_abort(txn);
-    if (env) mdb_env_close(env);
-    if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: cannot read its ids: %s", path, mdb_strerror(rc));
+    id_cursor *x = &c->v[c->n++];
+    memset(x, 0, sizeof *x);
+    snprintf(x->path, sizeof x->path, "%s", path);
+    x->part = part;
+    x->shard = shard;
     return XTTS_OK;
 }
 
-static int cmp_part_id(const void *a, const void *b) {
-    const part_id *x = a, *y = b;
-    int c = strcmp(x->id, y->id);
-    return c ? c : x->part != y->part ? (x->part < y->part ? -1 : 1) : (x->shard > y->shard) - (x->shard < y->shard);
+/* Memcmp order, a prefix first: LMDB's default key order. */
+static int key_cmp(const MDB_val *a, const MDB_val *b) {
+    size_t n = a->mv_size < b->mv_size ? a->mv_size : b->mv_size;
+    int r = memcmp(a->mv_data, b->mv_data, n);
+    return r ? r : (a->mv_size > b->mv_size) - (a->mv_size < b->mv_size);
+}
+
+static xtts_status find_duplicate_ids(id_cursors *c, const char *dir, xtts_error *err) {
+    for (size_t i = 0; i < c->n; i++) {
+        id_cursor *x = &c->v[i];
+        xtts_status st = xtts_lmdb_file_check(x->path, err);
+        if (st) return st;
+        MDB_dbi dbi;
+        MDB_val v;
+        int rc = mdb_env_create(&x->env);
+        if (!rc) rc = mdb_env_set_maxdbs(x->env, 4);
+        if (!rc) rc = mdb_env_open(x->env, x->path, MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD, 0644);
+        if (!rc) rc = mdb_txn_begin(x->env, NULL, MDB_RDONLY, &x->txn);
+        if (!rc) rc = mdb_dbi_open(x->txn, "ids", 0, &dbi);
+        if (!rc) rc = mdb_cursor_open(x->txn, dbi, &x->cur);
+        if (!rc) rc = mdb_cursor_get(x->cur, &x->k, &v, MDB_FIRST);
+        x->live = rc == 0;
+        if (rc == MDB_NOTFOUND) rc = 0;
+        if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: cannot read its ids: %s", x->path, mdb_strerror(rc));
+    }
+    const id_cursor *prev = NULL;
+    char last[512] = ""; /* LMDB keys are at most 511 bytes */
+    size_t last_len = 0;
+    for (;;) {
+        id_cursor *m = NULL;
+        for (size_t i = 0; i < c->n; i++) /* the first cursor holding the smallest id: the lowest part */
+            if (c->v[i].live && (!m || key_cmp(&c->v[i].k, &m->k) < 0)) m = &c->v[i];
+        if (!m) return XTTS_OK;
+        if (prev && m->k.mv_size == last_len && !memcmp(m->k.mv_data, last, last_len)) {
+            char a[32], b[32];
+            xtts_shard_name(a, prev->part, prev->shard);
+            xtts_shard_name(b, m->part, m->shard);
+            return xtts_error_set(err, XTTS_EINPUT, "%s: id '%.200s' is stored by part %d (%s) and part %d (%s): "
+                                  "the input holds it twice; fix the input and rebuild",
+                                  dir, last, prev->part, a, m->part, b);
+        }
+        last_len = m->k.mv_size < sizeof last - 1 ? m->k.mv_size : sizeof last - 1;
+        memcpy(last, m->k.mv_data, last_len);
+        last[last_len] = 0;
+        prev = m;
+        MDB_val v;
+        int rc = mdb_cursor_get(m->cur, &m->k, &v, MDB_NEXT);
+        if (rc == MDB_NOTFOUND) m->live = 0;
+        else if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: cannot read its ids: %s", m->path, mdb_strerror(rc));
+    }
 }
 
 xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
-    part_ids all_ids = {0};
+    id_cursors all_ids = {0};
     int lock_fd = -1;
     xtts_status st = xtts_lock(dir, XTTS_LOCK_NAME, 1, &lock_fd,
                                "a build (or one of its parts) or another merge is running in this directory", err);
@@ -256,7 +292,7 @@ xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
                                     (unsigned long long)have, name, want);
                 goto done;
             }
-            if ((st = collect_ids(path, l.parts[i], (int)k, &all_ids, err))) goto done;
+            if ((st = id_cursors_add(&all_ids, path, l.parts[i], (int)k, err))) goto done;
             json_t *c = json_deep_copy(s);
             if (!c) { st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir); goto done; }
             json_object_set_new(c, "first_index", json_integer(records));
@@ -276,17 +312,7 @@ xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
         if (!a || !b || sum_array(&mel_sum, n_mels, a) || sum_array(&mel_sumsq, n_mels, b)) have_sums = 0;
     }
     /* An id stored by two parts: refused before any manifest is written. */
-    if (all_ids.n > 1) qsort(all_ids.v, all_ids.n, sizeof *all_ids.v, cmp_part_id);
-    for (size_t i = 1; i < all_ids.n; i++)
-        if (!strcmp(all_ids.v[i - 1].id, all_ids.v[i].id)) {
-            char a[32], b[32];
-            xtts_shard_name(a, all_ids.v[i - 1].part, all_ids.v[i - 1].shard);
-            xtts_shard_name(b, all_ids.v[i].part, all_ids.v[i].shard);
-            st = xtts_error_set(err, XTTS_EINPUT, "%s: id '%.200s' is stored by part %d (%s) and part %d (%s): "
-                                "the input holds it twice; fix the input and rebuild",
-                                dir, all_ids.v[i].id, all_ids.v[i - 1].part, a, all_ids.v[i].part, b);
-            goto done;
-        }
+    if ((st = find_duplicate_ids(&all_ids, dir, err))) goto done;
     json_object_set_new(out, "records", json_integer(records));
     json_object_set_new(out, "rejected", json_integer(rejected));
     if (json_object_get(parts[0], "splits")) json_object_set(out, "splits", splits);
@@ -324,7 +350,7 @@ xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
     json_decref(check);
     if (!st) st = xtts_manifest_write(path, out, err);
 done:
-    part_ids_free(&all_ids);
+    id_cursors_free(&all_ids);
     json_decref(splits);
     json_decref(totals);
     free(mel_sum);
