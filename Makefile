@@ -84,7 +84,7 @@ CUDA_PLUGIN_OBJS := $(patsubst %.cu,$(OBJ)/%.cu.pic.o,$(CU_SRCS)) \
 PROGS     := $(patsubst %.c,$(BUILD)/bin/%,$(notdir $(PROG_SRCS)))
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 
-.PHONY: all test unit e2e asan demo bench scale cache install install-built clean deps fuzz gpu-check cuda-check help
+.PHONY: all test layers unit e2e asan demo bench scale cache install install-built clean deps fuzz gpu-check cuda-check help
 .DEFAULT_GOAL := all
 
 all: $(LIBXTTS) $(PROGS) $(TESTS)
@@ -93,7 +93,7 @@ all: $(CUDA_PLUGIN)
 endif
 
 help:
-	@echo "targets: all test asan demo bench scale cache install clean fuzz gpu-check"
+	@echo "targets: all test layers asan demo bench scale cache install clean fuzz gpu-check"
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -146,7 +146,11 @@ deps:
 # ---- tests -----------------------------------------------------------------
 test: deps
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory unit e2e
+	@$(MAKE) --no-print-directory layers unit e2e
+
+# no include and no call goes up a layer (docs/design.md, "Parts and where they live")
+layers: $(LIBXTTS)
+	@bash scripts/check-layers.sh $(CURDIR) $(abspath $(BUILD))/obj
 
 unit: $(TESTS)
 	@bash tests/run-unit.sh $(TESTS)

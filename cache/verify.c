@@ -17,8 +17,6 @@
 #include "cache/reader.h"
 #include "cache/writer_internal.h"
 #include "kernels/mel.h"
-#include "prep/audio/audio.h"
-#include "prep/build/melcache.h"
 
 void xtts_verify_options_default(xtts_verify_options *o) {
     memset(o, 0, sizeof *o);
@@ -537,7 +535,7 @@ static xtts_status find_audio_path(run_t *r, uint64_t index, const char *id, cha
 
 static void run_recompute(run_t *r) {
     uint64_t n = xtts_cache_count(r->cache);
-    if (!n) return;
+    if (!n || !r->opt->recompute_fn) return; /* recompute_available stays 0 */
     uint64_t seed = r->opt->seed;
     double tol = r->opt->recompute_tol > 0 ? r->opt->recompute_tol : (r->cfg->dtype == XTTS_DTYPE_F16 ? 2e-2 : 1e-3);
     r->rep->recompute_available = 1;
@@ -579,7 +577,7 @@ static void run_recompute(run_t *r) {
                 continue; /* reported by the walk */
             }
         }
-        st = xtts_verify_recompute_record_wave(r->cfg, path, &h, r->mel, T, wave, &max_abs, &wave_diff, &e);
+        st = r->opt->recompute_fn(r->cfg, path, &h, r->mel, T, wave, &max_abs, &wave_diff, &e);
         free(wave);
         free(path);
         if (!st && wave_diff) {
@@ -737,88 +735,5 @@ done:;
     xtts_record_decoder_delete(r.dec);
     xtts_cache_reader_delete(r.reader);
     xtts_cache_close(r.cache);
-    return st;
-}
-
-/* ---- recompute ---------------------------------------------------------------------------- */
-
-/* Decode and resample the source audio with the cache's settings (prep/audio/audio.h), compute
- * its log-mel (kernels/mel.h, the CPU path) and compare with the stored frames. */
-xtts_status xtts_verify_recompute_record(const xtts_cache_config *cfg, const char *audio_path,
-                                         const xtts_record_header *h, const float *mel, size_t stride,
-                                         double *max_abs, xtts_error *err) {
-    return xtts_verify_recompute_record_wave(cfg, audio_path, h, mel, stride, NULL, max_abs, NULL, err);
-}
-
-xtts_status xtts_verify_recompute_record_wave(const xtts_cache_config *cfg, const char *audio_path,
-                                              const xtts_record_header *h, const float *mel, size_t stride,
-                                              const int16_t *wave, double *max_abs, size_t *wave_diff,
-                                              xtts_error *err) {
-    *max_abs = 0;
-    if (wave_diff) *wave_diff = 0;
-    float *rounded = NULL;
-    int16_t *q = NULL;
-    xtts_audio_options ao;
-    xtts_melcache_audio_options(cfg, &ao);
-    xtts_audio *a = xtts_audio_new(&ao, err);
-    if (!a) return err ? err->code : XTTS_EUSAGE;
-    xtts_mel *m = xtts_mel_new(&cfg->mel, err);
-    if (!m) {
-        xtts_audio_delete(a);
-        return err ? err->code : XTTS_EUSAGE;
-    }
-    const float *samples;
-    size_t n = 0, frames = 0;
-    float *out = NULL;
-    xtts_status st = xtts_audio_load(a, audio_path, &samples, &n, NULL, err);
-    if (st) goto done;
-    if (n != h->n_samples) {
-        st = xtts_error_set(err, XTTS_EMISMATCH, "%s: %zu samples at %d Hz, the record says %u", audio_path, n,
-                            cfg->mel.sample_rate, h->n_samples);
-        goto done;
-    }
-    if (wave) { /* the writer computed the mel from the int16-rounded signal */
-        rounded = malloc((n ? n : 1) * sizeof *rounded);
-        q = malloc((n ? n : 1) * sizeof *q);
-        if (!rounded || !q) {
-            st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", audio_path);
-            goto done;
-        }
-        xtts_wave_to_int16(samples, n, q, rounded);
-        size_t diff = 0;
-        for (size_t i = 0; i < n; i++) diff += q[i] != wave[i];
-        if (wave_diff) *wave_diff = diff;
-        samples = rounded;
-    }
-    size_t want = xtts_mel_n_frames(&cfg->mel, n);
-    if (want != h->n_frames) {
-        st = xtts_error_set(err, XTTS_EMISMATCH, "%s: %zu frames, the record has %u", audio_path, want, h->n_frames);
-        goto done;
-    }
-    size_t C = (size_t)cfg->mel.n_mels;
-    if (!(out = malloc((C * (want ? want : 1)) * sizeof *out))) {
-        st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", audio_path);
-        goto done;
-    }
-    st = xtts_mel_compute(m, samples, n, out, want ? want : 1, &frames, NULL, err);
-    if (st) goto done;
-    if (frames != h->n_frames || C != h->n_mels) {
-        st = xtts_error_set(err, XTTS_EMISMATCH, "%s: mel [%zu, %zu], the record holds [%u, %u]", audio_path, C,
-                            frames, h->n_mels, h->n_frames);
-        goto done;
-    }
-    double worst = 0;
-    for (size_t c = 0; c < C; c++)
-        for (size_t t = 0; t < frames; t++) {
-            double d = fabs((double)out[c * frames + t] - (double)mel[c * stride + t]);
-            if (!(d <= worst)) worst = d; /* NaN counts as the worst */
-        }
-    *max_abs = worst;
-done:
-    free(rounded);
-    free(q);
-    free(out);
-    xtts_mel_delete(m);
-    xtts_audio_delete(a);
     return st;
 }

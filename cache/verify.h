@@ -32,12 +32,23 @@ typedef struct {
 
 typedef void (*xtts_verify_fault_fn)(void *ctx, const xtts_verify_fault *f);
 
+/* Rebuild one record from its source audio and compare (what --recompute does per record):
+ * the cache build's xtts_recompute_record (prep/build/recompute.h), set by the program.
+ * *max_abs: the largest |stored - recomputed| mel value; *wave_diff (wave not NULL): the
+ * stored waveform's samples that differ. */
+typedef xtts_status (*xtts_verify_recompute_fn)(const xtts_cache_config *cfg, const char *audio_path,
+                                                const xtts_record_header *h, const float *mel, size_t stride,
+                                                const int16_t *wave, double *max_abs, size_t *wave_diff,
+                                                xtts_error *err);
+
 typedef struct {
     int deep;                  /* also: padding content, token ids within the vocabulary, mel
                                   statistics and totals recomputed against the manifest */
     uint64_t recompute;        /* recompute this many random records from their source audio */
     uint64_t seed;             /* picks the records to recompute */
     double recompute_tol;      /* largest absolute difference allowed (0: 1e-3, fp16: 2e-2) */
+    xtts_verify_recompute_fn recompute_fn; /* needed by recompute > 0; NULL: reported as not
+                                  available (recompute_available = 0) */
     int progress;              /* force a progress line on stderr */
     xtts_verify_fault_fn on_fault;
     void *ctx;
@@ -71,25 +82,6 @@ xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, x
  * ("Content digest"). mel is float32 [n_mels][stride] holding the real frames first. */
 void xtts_digest_record(xtts_sha256 *s, const xtts_record_header *h, const int32_t *tokens, const float *mel,
                         size_t stride);
-
-/* Recompute one record's mel from its source audio with the cache configuration and
- * compare it with the stored one (float32 [n_mels][stride], real frames first).
- * *max_abs receives the largest absolute difference over the real frames; a frame-count
- * difference is XTTS_EMISMATCH; errors of decoding the audio are passed on. The audio is
- * decoded and resampled as the configuration says (prep/audio/audio.h) and the mel computed on
- * the CPU (kernels/mel.h). */
-xtts_status xtts_verify_recompute_record(const xtts_cache_config *cfg, const char *audio_path,
-                                         const xtts_record_header *h, const float *mel, size_t stride,
-                                         double *max_abs, xtts_error *err);
-
-/* As xtts_verify_recompute_record, and when wave is not NULL (the record's stored
- * waveform, h->n_samples values) the recomputed signal is rounded as the writer rounds it
- * (xtts_wave_to_int16), the mel computed from the rounded signal, and *wave_diff receives
- * the number of samples that differ from the stored ones. */
-xtts_status xtts_verify_recompute_record_wave(const xtts_cache_config *cfg, const char *audio_path,
-                                              const xtts_record_header *h, const float *mel, size_t stride,
-                                              const int16_t *wave, double *max_abs, size_t *wave_diff,
-                                              xtts_error *err);
 
 #ifdef __cplusplus
 }

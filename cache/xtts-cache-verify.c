@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cache/verify.h"
+#include "prep/build/recompute.h" /* a program may use every layer */
 
 static const char *usage_text =
     "usage: xtts-cache-verify [OPTIONS] DIR\n"
@@ -56,6 +57,7 @@ int main(int argc, char **argv) {
         {0, 0, 0, 0}};
     xtts_verify_options vo;
     xtts_verify_options_default(&vo);
+    vo.recompute_fn = xtts_recompute_record;
     out_ctx oc = {0, NULL};
     int c;
     long v;

@@ -20,6 +20,7 @@
 #include "cache/inspect.h"
 #include "cache/reader.h"
 #include "cache/verify.h"
+#include "prep/build/recompute.h"
 #include "kernels/mel.h"
 #include "prep/audio/audio.h"
 #include "tests/cache_fixture.h"
@@ -74,6 +75,7 @@ static void dump_faults(const faults_t *fs) {
 static xtts_status verify(const char *dir, int deep, faults_t *fs, xtts_verify_report *rep) {
     xtts_verify_options o;
     xtts_verify_options_default(&o);
+    o.recompute_fn = xtts_recompute_record;
     o.deep = deep;
     o.on_fault = collect;
     o.ctx = fs;
@@ -912,6 +914,7 @@ static void test_recompute_matches_stored_mels_and_finds_changed_audio(void **st
     }
     xtts_verify_options vo;
     xtts_verify_options_default(&vo);
+    vo.recompute_fn = xtts_recompute_record;
     faults_t fs;
     memset(&fs, 0, sizeof fs);
     vo.on_fault = collect;

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# check-layers.sh [ROOT [OBJ]] — `make layers`: no include and no call goes up a layer.
+#
+# Layers, bottom to top: common (0); kernels (1); formats (2); cache (3); prep/* and
+# train (4), which never reach each other. A program's main (any */xtts-*.c) is above every
+# layer and may use them all; tests are not checked.
+#   includes: every `#include "DIR/..."` of every .c/.h/.cc/.cu under ROOT's layer folders;
+#   calls:    every undefined symbol of every object under OBJ (default ROOT/build/obj) must
+#             be defined by an object of the same or a lower layer, or outside the project.
+# One line per violation; exit 1 when there is any, 0 otherwise.
+set -euo pipefail
+ROOT=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+OBJ=${2:-$ROOT/build/obj}
+cd "$ROOT"
+
+bad=0
+# ---- includes ----------------------------------------------------------------------------
+AWK_LAYERS='
+  function layer(p) { if (p ~ /^common\//) return "0"; if (p ~ /^kernels\//) return "1"; if (p ~ /^formats\//) return "2";
+                      if (p ~ /^cache\//) return "3"; if (p ~ /^prep\//) return "4p"; if (p ~ /^train\//) return "4t"; return "" }
+  function lname(l) { return l == "0" ? "common" : l == "1" ? "kernels" : l == "2" ? "formats" : l == "3" ? "cache" : l == "4p" ? "prep" : "train" }
+  function ok(f, t) { if (f == t) return 1; if (substr(f, 1, 1) == "4" && substr(t, 1, 1) == "4") return 0; return substr(t, 1, 1) + 0 <= substr(f, 1, 1) + 0 }'
+files=$(find common kernels formats cache prep train \( -name '*.c' -o -name '*.h' -o -name '*.cc' -o -name '*.cu' \) ! -name 'xtts-*.c' 2>/dev/null | sort || true)
+out=$(awk "$AWK_LAYERS"'
+  /^[ \t]*#[ \t]*include[ \t]*"/ { if (!match($0, /"[^"]*"/)) next; inc = substr($0, RSTART + 1, RLENGTH - 2);
+      f = layer(FILENAME); t = layer(inc); if (f == "" || t == "") next;
+      if (!ok(f, t)) printf "layers: %s:%d: includes \"%s\" (%s may not use %s)\n", FILENAME, FNR, inc, lname(f), lname(t) }' $files)
+if [ -n "$out" ]; then echo "$out"; bad=1; fi
+
+# ---- calls -------------------------------------------------------------------------------
+if [ -d "$OBJ" ]; then
+  objs=$(cd "$OBJ" && find common kernels formats cache prep train -name '*.o' ! -name '*.cu.pic.o' ! -name 'xtts-*.o' 2>/dev/null | sort || true)
+  if [ -n "$objs" ]; then
+    out=$(cd "$OBJ" && { nm -A --defined-only -g $objs 2>/dev/null | awk '{split($1, p, ":"); if (NF == 3) print "D", $3, p[1]}'
+                          nm -A -u $objs 2>/dev/null | awk '{split($1, p, ":"); print "U", $NF, p[1]}'
+          } | awk "$AWK_LAYERS"'
+      $1 == "D" { if (!($2 in def)) def[$2] = $3; next }
+      { u[++n] = $2; uo[n] = $3 }
+      END { for (i = 1; i <= n; i++) { s = u[i]; if (!(s in def)) continue; f = layer(uo[i]); t = layer(def[s]);
+              if (!ok(f, t)) printf "layers: %s calls %s, defined in %s (%s may not use %s)\n", uo[i], s, def[s], lname(f), lname(t) } }')
+    if [ -n "$out" ]; then echo "$out"; bad=1; fi
+  fi
+fi
+[ $bad -eq 0 ] && echo "layers: ok (includes and calls go down only)"
+exit $bad
