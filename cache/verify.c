@@ -507,14 +507,6 @@ static void check_manifest_counts(run_t *r) {
     }
 }
 
-/* splitmix64: a small seeded generator for picking records to recompute. */
-static uint64_t splitmix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 /* The source audio path of record id: meta "audio:<id>" of its shard, or as a writer
  * state blob "state:audio:<id>"; other shards are searched too, since a writer keeps its
  * state in the last shard it wrote. */
@@ -541,7 +533,7 @@ static void run_recompute(run_t *r) {
     r->rep->recompute_available = 1;
     int all = r->opt->recompute >= n; /* then each record once, in order */
     for (uint64_t k = 0; k < (all ? n : r->opt->recompute); k++) {
-        uint64_t index = all ? k : splitmix64(&seed) % n;
+        uint64_t index = all ? k : xtts_splitmix64(&seed) % n;
         const char *shard = xtts_cache_shard_of(r->cache, index);
         xtts_record_header h;
         xtts_error e;

@@ -62,6 +62,15 @@ void xtts_error_print(const char *prog, const xtts_error *err);
  * information." on stderr, as GNU programs do, instead of the whole help text. */
 void xtts_usage_hint(const char *prog);
 
+/* splitmix64: a small seeded generator (the state advances by a constant each call), the
+ * one every part uses where a seed must give the same sequence everywhere. */
+static inline uint64_t xtts_splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
 /* For programs only (called first thing in main): at exit, standard output is flushed and
  * closed, and a failed write (a full disk, /dev/full, a closed pipe) becomes a one-line
  * message "prog: standard output: write failed: REASON" and exit status 2, whatever main

@@ -101,18 +101,11 @@ void xtts_dataset_free(xtts_dataset *ds) {
 
 /* ---- batch plans --------------------------------------------------------------------- */
 
-static uint64_t splitmix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* Uniform in [0, n) without modulo bias. */
 static uint64_t rand_below(uint64_t *s, uint64_t n) {
     uint64_t limit = UINT64_MAX - UINT64_MAX % n;
     uint64_t x;
-    do x = splitmix64(s);
+    do x = xtts_splitmix64(s);
     while (x >= limit);
     return x % n;
 }

@@ -739,16 +739,9 @@ float *xtts_param_tensor(const xtts_model *m, float *memory, int i) {
 
 /* splitmix64 and Box-Muller: a small, portable generator so that a seed gives the same
  * initial weights on every machine. */
-static uint64_t splitmix64(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 static float normal01(uint64_t *s) {
-    double u1 = ((splitmix64(s) >> 11) + 1.0) * (1.0 / 9007199254740993.0);
-    double u2 = (splitmix64(s) >> 11) * (1.0 / 9007199254740992.0);
+    double u1 = ((xtts_splitmix64(s) >> 11) + 1.0) * (1.0 / 9007199254740993.0);
+    double u2 = (xtts_splitmix64(s) >> 11) * (1.0 / 9007199254740992.0);
     return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
 }
 
