@@ -25,6 +25,13 @@ extern "C" {
  * the reason in why (one line, may be NULL). Makes `ordinal` the calling thread's device. */
 int xtts_cuda_device_usable(int ordinal, char *why, size_t why_len);
 
+/* The --device option of every program: "auto" (or NULL), "cpu", "cuda" or "cuda:N".
+ * *ordinal = -1 for the CPU, else the CUDA device. auto takes cuda:0 when it is usable and
+ * says which it chose on stderr in one line ("PROG: device: cuda:0", or "PROG: device: cpu
+ * (CUDA not used: why)"). XTTS_EUSAGE for another spelling, XTTS_EUNSUPPORTED when the
+ * device asked for is not usable (the message says why). */
+xtts_status xtts_device_choose(const char *spec, const char *prog, int *ordinal, xtts_error *err);
+
 typedef struct xtts_mel_cuda xtts_mel_cuda;
 
 /* A context on device `ordinal` for batches of up to max_clips clips holding up to

@@ -81,3 +81,28 @@ xtts_status xtts_mel_cuda_compute_batch(xtts_mel_cuda *m, size_t n_clips, const 
 }
 
 #endif
+
+xtts_status xtts_device_choose(const char *spec, const char *prog, int *ordinal, xtts_error *err) {
+    char why[256] = "";
+    *ordinal = -1;
+    if (!spec || !strcmp(spec, "auto")) {
+        if (xtts_cuda_device_usable(0, why, sizeof why)) {
+            *ordinal = 0;
+            fprintf(stderr, "%s: device: cuda:0\n", prog);
+        } else {
+            fprintf(stderr, "%s: device: cpu (CUDA not used: %s)\n", prog, why);
+        }
+        return XTTS_OK;
+    }
+    if (!strcmp(spec, "cpu")) return XTTS_OK;
+    if (!strncmp(spec, "cuda", 4) && (spec[4] == '\0' || spec[4] == ':')) {
+        long n = 0;
+        if (spec[4] == ':' && xtts_parse_long(spec + 5, 0, 1024, &n) != 0)
+            return xtts_error_set(err, XTTS_EUSAGE, "--device %s: expected cuda or cuda:N with N a device number", spec);
+        if (!xtts_cuda_device_usable((int)n, why, sizeof why))
+            return xtts_error_set(err, XTTS_EUNSUPPORTED, "--device %s: no usable CUDA device: %s", spec, why);
+        *ordinal = (int)n;
+        return XTTS_OK;
+    }
+    return xtts_error_set(err, XTTS_EUSAGE, "--device %s: expected auto, cpu, cuda or cuda:N", spec);
+}

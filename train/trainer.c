@@ -81,31 +81,6 @@ static double median(const double *v, size_t n) {
 
 /* ---- device -------------------------------------------------------------------------- */
 
-/* Where to train: *ordinal = -1 for the CPU, else the CUDA device. */
-static xtts_status pick_device(const char *device, int *ordinal, xtts_error *err) {
-    char why[256] = "";
-    *ordinal = -1;
-    if (strcmp(device, "cpu") == 0) return XTTS_OK;
-    if (strcmp(device, "auto") == 0) {
-        if (xtts_cuda_device_usable(0, why, sizeof why)) {
-            *ordinal = 0;
-            fprintf(stderr, "xtts-train: device auto: using cuda:0\n");
-        } else {
-            fprintf(stderr, "xtts-train: device auto: using the CPU (%s)\n", why);
-        }
-        return XTTS_OK;
-    }
-    if (strncmp(device, "cuda", 4) == 0 && (device[4] == '\0' || device[4] == ':')) {
-        long n = 0;
-        if (device[4] == ':' && xtts_parse_long(device + 5, 0, 1024, &n) != 0)
-            return xtts_error_set(err, XTTS_EUSAGE, "--device %s: expected cuda:N with N a device number", device);
-        if (!xtts_cuda_device_usable((int)n, why, sizeof why))
-            return xtts_error_set(err, XTTS_EUNSUPPORTED, "--device %s: %s", device, why);
-        *ordinal = (int)n;
-        return XTTS_OK;
-    }
-    return xtts_error_set(err, XTTS_EUSAGE, "--device %s: expected auto, cpu, cuda or cuda:N", device);
-}
 
 /* ---- validation ------------------------------------------------------------------------ */
 
@@ -245,7 +220,7 @@ static xtts_status save_checkpoint(const xtts_train_options *o, xtts_model *mode
 xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
     xtts_train_options o = *opt;
     int ordinal = -1;
-    xtts_status st = pick_device(o.device, &ordinal, err);
+    xtts_status st = xtts_device_choose(o.device, "xtts-train", &ordinal, err);
     if (st) return st;
     if (o.steps < 1 || o.batch_size < 1 || o.loader_threads < 1)
         return xtts_error_set(err, XTTS_EUSAGE, "--steps, --batch-size and --loader-threads must be at least 1");

@@ -709,33 +709,11 @@ static json_t *manifest_extra(const input_set *in, const run_stats *s) {
 /* ---- device ------------------------------------------------------------------ */
 
 static xtts_status choose_device(const xtts_melcache_options *o, char *out, size_t outlen, xtts_error *err) {
-    const char *d = o->device ? o->device : "auto";
-    char why[256] = "";
-    if (!strcmp(d, "cpu")) {
-        snprintf(out, outlen, "cpu");
-        return XTTS_OK;
-    }
-    int ordinal = 0;
-    if (!strncmp(d, "cuda", 4)) {
-        long v = 0;
-        if (d[4] == ':' && xtts_parse_long(d + 5, 0, 1024, &v) != 0)
-            return xtts_error_set(err, XTTS_EUSAGE, "--device %s: expected cuda or cuda:N", d);
-        if (d[4] && d[4] != ':') return xtts_error_set(err, XTTS_EUSAGE, "--device %s: expected auto, cpu, cuda or cuda:N", d);
-        ordinal = (int)v;
-        if (!xtts_cuda_device_usable(ordinal, why, sizeof why))
-            return xtts_error_set(err, XTTS_EUNSUPPORTED, "--device %s: no usable CUDA device: %s", d, why);
-        /* The batched cuFFT path is exercised by make gpu-check; records match the CPU
-         * path within the golden tolerance, so the CPU kernels remain the reference. */
-        snprintf(out, outlen, "cuda:%d", ordinal);
-        return XTTS_OK;
-    }
-    if (strcmp(d, "auto") != 0) return xtts_error_set(err, XTTS_EUSAGE, "--device %s: expected auto, cpu, cuda or cuda:N", d);
-    if (xtts_cuda_device_usable(0, why, sizeof why)) {
-        snprintf(out, outlen, "cuda:0");
-    } else {
-        snprintf(out, outlen, "cpu");
-        fprintf(stderr, "xtts-melcache: device: cpu (CUDA not used: %s)\n", why);
-    }
+    int ordinal;
+    xtts_status st = xtts_device_choose(o->device, "xtts-melcache", &ordinal, err);
+    if (st) return st;
+    if (ordinal < 0) snprintf(out, outlen, "cpu");
+    else snprintf(out, outlen, "cuda:%d", ordinal);
     return XTTS_OK;
 }
 

@@ -26,7 +26,7 @@ expect 2 "$T" --cache "$W/cache" --device cuda --steps 1; grep -q -- "--device c
 expect 1 "$T" --cache "$W/cache" --device tpu --steps 1
 # --device auto falls back to the CPU with one line
 expect 0 "$T" --cache "$W/cache" --device auto --steps 2 --width 32 --heads 2
-test "$(grep -c "device auto: using the CPU" "$W/err.txt")" -eq 1
+test "$(grep -c "device: cpu (CUDA not used" "$W/err.txt")" -eq 1
 expect 1 "$T" --cache "$W/cache" --model nano --steps 1; grep -q "tiny, small or base" "$W/err.txt"
 # the loader alone
 expect 0 "$T" --cache "$W/cache" --loader-only --steps 20 --batch-size 4 --log-json "$W/loader.json"
