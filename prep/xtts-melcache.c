@@ -34,7 +34,7 @@ static void usage(FILE *f) {
             "      --trim-db DB          trim leading/trailing audio quieter than peak-DB (default off)\n"
             "      --val-fraction F      mark a deterministic fraction (hash of id) as validation\n"
             "      --device D            auto (default), cpu, cuda, cuda:N\n"
-            "  -j, --jobs N              worker threads (default: all cores)\n"
+            "  -j, --threads N           worker threads (default: all cores; alias --jobs)\n"
             "      --shard-size BYTES    bound on a shard (default 1G; suffixes K M G)\n"
             "      --part K/N            build part K of N (the K-th of N blocks of the input); the last part\n"
             "                            to finish joins the parts (or run xtts-cache-merge DIR)\n"
@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
         {"zstd-level", required_argument, 0, O_ZSTD}, {"no-shuffle", no_argument, 0, O_NOSHUF},
         {"resampler", required_argument, 0, O_RESAMPLER}, {"resample-quality", required_argument, 0, O_RQ},
         {"trim-db", required_argument, 0, O_TRIM}, {"val-fraction", required_argument, 0, O_VAL},
-        {"device", required_argument, 0, O_DEVICE}, {"jobs", required_argument, 0, 'j'},
+        {"device", required_argument, 0, O_DEVICE}, {"jobs", required_argument, 0, 'j'}, {"threads", required_argument, 0, 'j'},
         {"shard-size", required_argument, 0, O_SHARDSZ}, {"part", required_argument, 0, O_PART},
         {"force", no_argument, 0, O_FORCE}, {"rejects", required_argument, 0, O_REJECTS},
         {"strict", no_argument, 0, O_STRICT}, {"progress", no_argument, 0, O_PROGRESS},

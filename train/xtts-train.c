@@ -27,7 +27,7 @@ static void usage(FILE *f) {
             "  --clip X               max global gradient norm, 0 = off (default 1)\n"
             "  --stop-weight X        positive weight of the stop-frame BCE (default 5)\n"
             "  --seed N               initial weights and shuffling (default 1337)\n"
-            "  --threads N            OpenMP threads of the model (default: OpenMP's)\n"
+            "  -j, --threads N        OpenMP threads of the model (default: OpenMP's)\n"
             "  --loader-threads N     decoding threads of the loader (default 2)\n"
             "  --ckpt DIR             write DIR/train.ckpt at the end and every --ckpt-every steps\n"
             "  --ckpt-every N         checkpoint period in steps (default: only at the end)\n"
@@ -96,7 +96,7 @@ int main(int argc, char **argv) {
         }                                                                                            \
         dst = (float)d;                                                                              \
     } while (0)
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
         switch (c) {
         case O_CACHE: o.cache_dir = optarg; break;
         case O_MODEL: o.model_size = optarg; break;
@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
             o.seed = s;
             break;
         }
-        case O_THREADS: LONG_ARG(1, 4096, o.threads); break;
+        case 'j': case O_THREADS: LONG_ARG(1, 4096, o.threads); break;
         case O_LTHREADS: LONG_ARG(1, 256, o.loader_threads); break;
         case O_CKPT: o.ckpt_dir = optarg; break;
         case O_CKPT_EVERY: LONG_ARG(1, 1000000000L, o.ckpt_every); break;

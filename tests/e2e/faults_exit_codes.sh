@@ -86,6 +86,15 @@ expect_rc 2 "$trn" --cache "$T/nowhere"; one_line_error "nowhere"
 expect_rc 2 "$trn" --cache "$T/cbad" --steps 1 --width 32 --heads 2
 expect_rc 1 "$trn" --cache "$T/c" --steps 0; one_line_error "steps"
 
+# ---- the same option spellings everywhere (old ones kept) ------------------------------------
+expect_rc 0 "$mc" -q --out "$T/jobs" --jobs 2 "$T/good.tsv"
+expect_rc 0 "$mc" -q --out "$T/threads" --threads 2 "$T/good.tsv"
+[ "$(digest "$T/jobs")" = "$(digest "$T/threads")" ] || die "--jobs and --threads build different caches"
+"$tok" --lang en --part 1/2 "$T/data/good.csv" > "$T/part.tsv" 2>/dev/null
+"$tok" --lang en --shard 1/2 "$T/data/good.csv" > "$T/shard.tsv" 2>/dev/null
+cmp -s "$T/part.tsv" "$T/shard.tsv" || die "tokenize --part and --shard differ"
+expect_rc 0 "$trn" --cache "$T/c" --steps 1 --width 32 --heads 2 --batch-size 4 -j 1
+
 # ---- --force never removes a file that is not part of a cache ------------------------------
 mkdir -p "$T/mine/sub"
 echo "my notes" > "$T/mine/notes.txt"; echo x > "$T/mine/sub/keep"; echo y > "$T/mine/shard-notes"
