@@ -349,9 +349,10 @@ static xtts_status get_u64(const json_t *o, const char *key, uint64_t *out) {
     return XTTS_OK;
 }
 
+void xtts_cache_guard_faults(void) { pthread_once(&guard_once, guard_install); }
+
 xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out, xtts_error *err) {
     *out = NULL;
-    pthread_once(&guard_once, guard_install);
     xtts_cache *c = calloc(1, sizeof *c);
     if (!c || !(c->dir = dup_str(dir))) {
         free(c);

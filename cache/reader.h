@@ -96,11 +96,17 @@ xtts_status xtts_cache_reader_batch(xtts_cache_reader *r, const uint64_t *indice
  * a damaged cache instead of stopping at the first.
  *
  * Damaged files: liblmdb follows page numbers without bounds checks, so a damaged
- * data.mdb can fault inside it. The first xtts_cache_open installs SIGSEGV and SIGBUS
- * handlers that turn a fault inside a reader call (LMDB or mapped record bytes) into
+ * data.mdb can fault inside it. xtts_cache_guard_faults() (below) installs SIGSEGV and
+ * SIGBUS handlers that turn a fault inside a reader call (LMDB or mapped record bytes) into
  * XTTS_ECORRUPT naming the shard, and pass any other fault on to the handler that was
- * installed before. A program that installs its own handlers after opening a cache
- * should chain to the previous ones, or a damaged shard kills it instead. */
+ * installed before. Nothing installs them behind the caller's back: without the call a
+ * damaged shard can kill the process. A program that installs its own handlers afterwards
+ * should chain to the previous ones. */
+
+/* Install the fault guard described above, once per process (later calls do nothing).
+ * Every program that reads caches calls it first (xtts-cache-verify, xtts-cache-inspect,
+ * xtts-train); so do the tests. Thread-safe. */
+void xtts_cache_guard_faults(void);
 
 /* Open flags. XTTS_CACHE_OPEN_TOLERANT: a shard that is missing, unreadable or does not
  * match the manifest (record count, configuration hash, format) does not fail the open;

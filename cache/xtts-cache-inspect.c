@@ -39,6 +39,7 @@ static int fail(xtts_error *e) {
 }
 
 int main(int argc, char **argv) {
+    xtts_cache_guard_faults(); /* damaged shards become errors, not signals */
     xtts_check_stdout_at_exit("xtts-cache-inspect");
     enum { O_ID = 256, O_INDEX, O_NPY, O_PNG, O_CMAP, O_SCALE, O_WIDTH, O_HEIGHT, O_RANGE, O_STATS, O_NOLEN, O_JSON,
            O_VERSION, O_WAV };

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cache/reader.h"
 #include "cache/verify.h"
 #include "prep/build/recompute.h" /* a program may use every layer */
 
@@ -48,6 +49,7 @@ static void on_fault(void *ctx, const xtts_verify_fault *f) {
 }
 
 int main(int argc, char **argv) {
+    xtts_cache_guard_faults(); /* damaged shards become errors, not signals */
     xtts_check_stdout_at_exit("xtts-cache-verify");
     static const struct option opts[] = {
         {"deep", no_argument, 0, 'd'},           {"recompute", required_argument, 0, 'r'},

@@ -1099,6 +1099,7 @@ static void test_histogram_bins_cover_min_to_max(void **state) {
 }
 
 int main(int argc, char **argv) {
+    xtts_cache_guard_faults(); /* damaged shards become errors, not signals */
     if (argc >= 3 && !strcmp(argv[1], "--make-cache")) {
         fixture_opts o;
         fixture_default(&o);

@@ -424,6 +424,7 @@ static void segment_linear_spectrogram(void **state) {
 }
 
 int main(void) {
+    xtts_cache_guard_faults(); /* damaged shards become errors, not signals */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip_fp16_shuffled_no_audio),
         cmocka_unit_test(round_trip_fp32_int16),

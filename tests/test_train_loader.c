@@ -307,6 +307,7 @@ static void skip_corrupt_drops_the_record_and_counts_it(void **state) {
 }
 
 int main(void) {
+    xtts_cache_guard_faults(); /* damaged shards become errors, not signals */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(every_train_record_comes_once_per_epoch_in_batches_of_one_bucket, setup,
                                         teardown),

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/reader.h"
 #include "common/xtts_common.h"
 #include "train/synth.h"
 #include "train/trainer.h"
@@ -46,6 +47,7 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+    xtts_cache_guard_faults(); /* damaged shards become errors, not signals */
     xtts_check_stdout_at_exit("xtts-train");
     enum {
         O_CACHE = 256, O_MODEL, O_LAYERS, O_WIDTH, O_HEADS, O_STEPS, O_STOP_AFTER, O_BATCH, O_LR, O_MINLR, O_WARMUP,
