@@ -616,27 +616,12 @@ xtts_status xtts_cache_reader_raw(xtts_cache_reader *r, uint64_t index, const vo
     return XTTS_OK;
 }
 
-/* The id a damaged record claims, for messages only: printable bytes, marked unverified. */
-static void claimed_id(const void *buf, size_t len, char *out, size_t cap) {
-    const uint8_t *p = buf;
-    out[0] = '\0';
-    if (len < XTTS_RECORD_HEADER_BYTES || cap < 8) return;
-    size_t n = xtts_get_le16(p + 12);
-    if (n > len - XTTS_RECORD_HEADER_BYTES) n = len - XTTS_RECORD_HEADER_BYTES;
-    if (n > cap - 1) n = cap - 1;
-    for (size_t i = 0; i < n; i++) {
-        uint8_t ch = p[XTTS_RECORD_HEADER_BYTES + i];
-        out[i] = (ch >= 0x20 && ch < 0x7f && ch != '\'') ? (char)ch : '?';
-    }
-    out[n] = '\0';
-}
-
 /* Prefix a record codec error with shard, index and id. */
 static xtts_status record_error(xtts_cache_reader *r, size_t si, uint64_t index, const void *buf, size_t len,
                                 const xtts_error *inner, xtts_error *err) {
     char id[80];
     GUARD(sig)
-    claimed_id(buf, len, id, sizeof id);
+    xtts_record_claimed_id(buf, len, id, sizeof id);
     GUARD_END(sig)
     if (sig) strcpy(id, "?");
     return xtts_error_set(err, inner->code, "%s: index %llu, id '%s': %s", r->c->shards[si].name,

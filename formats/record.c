@@ -916,3 +916,19 @@ void xtts_wave_to_int16(const float *x, size_t n, int16_t *q, float *xq) {
         if (xq) xq[i] = v / 32768.0f;
     }
 }
+
+/* ---- the id a damaged record claims (record.h) ---------------------------------------- */
+
+void xtts_record_claimed_id(const void *buf, size_t len, char *out, size_t cap) {
+    const uint8_t *p = buf;
+    out[0] = '\0';
+    if (len < XTTS_RECORD_HEADER_BYTES || cap < 8) return;
+    size_t n = xtts_get_le16(p + 12);
+    if (n > len - XTTS_RECORD_HEADER_BYTES) n = len - XTTS_RECORD_HEADER_BYTES;
+    if (n > cap - 1) n = cap - 1;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t ch = p[XTTS_RECORD_HEADER_BYTES + i];
+        out[i] = (ch >= 0x20 && ch < 0x7f && ch != '\'') ? (char)ch : '?';
+    }
+    out[n] = '\0';
+}

@@ -198,6 +198,12 @@ const char *xtts_dtype_name(xtts_dtype d);
 /* "fp16"/"fp32" -> dtype; returns -1 when unknown. */
 int xtts_dtype_parse(const char *s);
 
+/* The id a record's header claims (its id_len bytes after the header), for error messages
+ * about a record that does not decode: non-printable bytes and quotes become '?', cut to
+ * the record and to cap - 1 bytes; "" when buf is shorter than a header. Unverified: the
+ * record's checksum may not hold. */
+void xtts_record_claimed_id(const void *buf, size_t len, char *out, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif
