@@ -6,10 +6,9 @@
 #include "kernels/mel_cuda.h"
 
 #include <stdio.h>
-
-#ifdef XTTS_HAVE_CUDA
 #include <string.h>
 
+#ifdef XTTS_HAVE_CUDA
 #include "kernels/cuda_plugin.h"
 
 /* The plugin's function `name` as a function pointer of the type of *fp; 0 when missing
