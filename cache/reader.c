@@ -380,11 +380,7 @@ xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out
         st = xtts_error_set(err, XTTS_EINPUT, "%s: config shape (n_mels, max_tokens, max_frames) out of limits", path);
         goto fail;
     }
-    c->max_frames = (size_t)c->cfg.max_frames;
-    for (int i = 0; i < c->cfg.n_buckets && i < XTTS_MAX_BUCKETS; i++)
-        if (c->cfg.buckets[i] > 0 && c->cfg.buckets[i] <= XTTS_RECORD_MAX_FRAMES &&
-            (size_t)c->cfg.buckets[i] > c->max_frames)
-            c->max_frames = (size_t)c->cfg.buckets[i];
+    c->max_frames = (size_t)xtts_cache_config_max_padded_frames(&c->cfg);
 
     json_t *shards = json_object_get(c->manifest, "shards");
     uint64_t total = 0;

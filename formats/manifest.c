@@ -305,6 +305,13 @@ int xtts_cache_config_padded_frames(const xtts_cache_config *c, int n_frames) {
     return n_frames <= c->max_frames ? c->max_frames : 0;
 }
 
+int xtts_cache_config_max_padded_frames(const xtts_cache_config *c) {
+    int m = c->max_frames;
+    for (int i = 0; i < c->n_buckets && i < XTTS_MAX_BUCKETS; i++)
+        if (c->buckets[i] > 0 && c->buckets[i] <= XTTS_RECORD_MAX_FRAMES && c->buckets[i] > m) m = c->buckets[i];
+    return m;
+}
+
 /* ---- manifest ----------------------------------------------------------------- */
 
 static xtts_status mbad(xtts_error *err, const char *name, const char *key, const char *what) {

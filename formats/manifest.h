@@ -69,6 +69,11 @@ void xtts_cache_config_hash(const xtts_cache_config *c, char out_hex[65]);
  * max_frames without buckets. 0 when it fits nowhere (the record is rejected). */
 int xtts_cache_config_padded_frames(const xtts_cache_config *c, int n_frames);
 
+/* The largest padded length a record of this configuration can have: max_frames or the
+ * largest bucket (buckets outside 1..XTTS_RECORD_MAX_FRAMES are not counted). The one
+ * place the build, the readers and the trainer take it from. */
+int xtts_cache_config_max_padded_frames(const xtts_cache_config *c);
+
 /* Load and validate a manifest: parses the JSON (error names the file, line and column),
  * checks the required keys and their types, format_version, and that config_hash
  * matches config. *out is a new reference the caller releases with json_decref. */

@@ -39,9 +39,7 @@ xtts_status xtts_dataset_scan(xtts_cache *cache, int skip_corrupt, xtts_dataset 
     uint64_t n = xtts_cache_count(cache);
     ds->n_mels = cfg->mel.n_mels;
     ds->max_tokens = cfg->max_tokens;
-    ds->max_frames = cfg->max_frames;
-    for (int i = 0; i < cfg->n_buckets; i++)
-        if (cfg->buckets[i] > ds->max_frames) ds->max_frames = cfg->buckets[i];
+    ds->max_frames = xtts_cache_config_max_padded_frames(cfg);
     ds->vocab_size = cfg->vocab_size;
     {
         const json_t *man = xtts_cache_manifest(cache);

@@ -455,13 +455,6 @@ typedef struct {
     double *sum, *sumsq; /* [n_mels] */
 } slot;
 
-static int max_padded_frames(const xtts_cache_config *c) {
-    int m = c->max_frames;
-    for (int i = 0; i < c->n_buckets; i++)
-        if (c->buckets[i] > m) m = c->buckets[i];
-    return m;
-}
-
 /* keep_copy: copy the samples out of the worker's audio buffer (which the worker's next
  * load overwrites); without it s->src points into that buffer. */
 static void load_one(const xtts_melcache_options *o, worker *w, slot *s, int keep_copy) {
@@ -499,7 +492,7 @@ static void load_one(const xtts_melcache_options *o, worker *w, slot *s, int kee
     int padded = xtts_cache_config_padded_frames(c, (int)frames);
     if (padded <= 0) {
         snprintf(s->reason, sizeof s->reason, "%.300s: %zu frames, longer than the largest padded length %d",
-                 x->audio_path, frames, max_padded_frames(c));
+                 x->audio_path, frames, xtts_cache_config_max_padded_frames(c));
         return;
     }
     size_t need_mel = (size_t)c->mel.n_mels * (size_t)padded;
@@ -634,7 +627,7 @@ void xtts_melcache_audio_options(const xtts_cache_config *c, xtts_audio_options 
      * early (with a margin; not when trimming, which may shorten it) rather than resample
      * hours of audio */
     ao->max_seconds = c->trim_db > 0 ? 0.0
-                                      : ((double)max_padded_frames(c) + 2.0) * c->mel.hop_samples / c->mel.sample_rate +
+                                      : ((double)xtts_cache_config_max_padded_frames(c) + 2.0) * c->mel.hop_samples / c->mel.sample_rate +
                                             (double)c->mel.n_fft / c->mel.sample_rate + 1.0;
 }
 
@@ -880,7 +873,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
         if (st) goto out;
     }
     if (!strncmp(res->device, "cuda:", 5)) {
-        size_t max_samples = chunk * ((size_t)max_padded_frames(&o.cfg) + 2) * (size_t)o.cfg.mel.hop_samples +
+        size_t max_samples = chunk * ((size_t)xtts_cache_config_max_padded_frames(&o.cfg) + 2) * (size_t)o.cfg.mel.hop_samples +
                              chunk * (size_t)o.cfg.mel.n_fft;
         gpu = xtts_mel_cuda_new(&o.cfg.mel, atoi(res->device + 5), chunk, max_samples, err);
         if (!gpu) { st = err && err->code ? err->code : XTTS_EUNSUPPORTED; goto out; }
