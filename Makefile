@@ -220,7 +220,7 @@ install-built: $(LIBXTTS) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN))
 	    install -m 755 $(CUDA_PLUGIN) $(DESTDIR)$(PREFIX)/lib/xtts-prep/; fi
 	for d in $(LIBDIRS); do ls $$d/*.h >/dev/null 2>&1 || continue; \
 	    install -d $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d; \
-	    install -m 644 $$d/*.h $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d/; done
+	    for h in $$d/*.h; do case $$h in *_internal.h) ;; *) install -m 644 $$h $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d/ ;; esac; done; done
 	-install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/ 2>/dev/null
 	install -m 755 scripts/slurm-melcache.sbatch scripts/parallel-melcache.sh $(DESTDIR)$(PREFIX)/share/xtts-prep/
 	install -m 644 scripts/k8s-melcache-job.yaml $(DESTDIR)$(PREFIX)/share/xtts-prep/

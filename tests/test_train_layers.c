@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "train/model.h"
+#include "train/model_internal.h"
 
 static uint64_t rng_state = 12345;
 static float frand(void) { /* uniform in [-1, 1) */

@@ -3,7 +3,7 @@
  * Written after llm.c's train_gpt2.c: plain loops, OpenMP only over independent outputs,
  * every reduction in a fixed order (see model.h, "Determinism").
  */
-#include "train/model.h"
+#include "train/model_internal.h"
 
 #include <math.h>
 #include <omp.h>

@@ -159,33 +159,6 @@ void xtts_model_zero_grad(xtts_model *m);
 /* Backward of the last forward (same batch): adds into grads. */
 void xtts_model_backward(xtts_model *m, const xtts_model_batch *bt);
 
-/* ---- layers (exposed for the finite-difference tests) -------------------------------- */
-
-void encoder_forward(float *out, const xtts_model_batch *bt, const float *wte, const float *wpe_text,
-                     const float *wpe_mel, const float *melin_w, const float *melin_b, const float *mel_start,
-                     int C, int M);
-void encoder_backward(float *dwte, float *dwpe_text, float *dwpe_mel, float *dmelin_w, float *dmelin_b,
-                      float *dmel_start, const float *dout, const xtts_model_batch *bt, const float *mel_start,
-                      const float *melin_w, int C, int M);
-void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
-                       const float *bias, int B, int T, int C);
-void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                        const float *weight, const float *mean, const float *rstd, int B, int T, int C);
-void matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int B, int T,
-                    int C, int OC);
-void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                     const float *weight, int B, int T, int C, int OC);
-void attention_forward(float *out, float *att, const float *inp, int B, int T, int C, int NH);
-void attention_backward(float *dinp, const float *dout, const float *inp, const float *att, int B, int T,
-                        int C, int NH);
-void gelu_forward(float *out, const float *inp, size_t N);
-void gelu_backward(float *dinp, const float *inp, const float *dout, size_t N);
-void residual_forward(float *out, const float *inp1, const float *inp2, size_t N);
-/* Mel L1 + stop BCE over real frames; fills losses, and dhead (B,T,M+1) when non-NULL
- * with the gradient of (mel_loss + stop_loss). Returns the number of real frames. */
-int mel_stop_loss_forward_backward(float *mel_loss, float *stop_loss, float *dhead, const float *head,
-                                   const xtts_model_batch *bt, int M, float pos_weight);
-
 #ifdef __cplusplus
 }
 #endif
