@@ -22,18 +22,6 @@ struct xtts_tokenizer {
     char lang_list[128];         /* xtts bpe: its language codes, space-separated */
 };
 
-int xtts_ids_push(xtts_ids *v, int32_t id) {
-    if (v->n == v->cap) {
-        size_t c = v->cap ? v->cap * 2 : 256;
-        int32_t *n = realloc(v->ids, c * sizeof *n);
-        if (!n) return -1;
-        v->ids = n;
-        v->cap = c;
-    }
-    v->ids[v->n++] = id;
-    return 0;
-}
-
 xtts_status xtts_tokenizer_open(const char *name, const char *vocab_path, xtts_tokenizer **out, xtts_error *err) {
     *out = NULL;
     xtts_tokenizer *t = calloc(1, sizeof *t);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "common/xtts_common.h"
+#include "prep/text/ids.h"
 #include "formats/tokens.h"
 
 #ifdef __cplusplus
@@ -22,21 +23,6 @@ extern "C" {
 typedef enum { XTTS_TOK_BYTES = 0, XTTS_TOK_BPE = 1, XTTS_TOK_PHONEMES = 2 } xtts_tokenizer_kind;
 
 typedef struct xtts_tokenizer xtts_tokenizer;
-
-/* Growable id buffer owned by the caller (ids may be NULL with cap 0; free(ids) at the end). */
-typedef struct {
-    int32_t *ids;
-    size_t n, cap;
-} xtts_ids;
-
-/* Bytes tokenizer, version 1 (formats/tokens.md): fixed ids, vocab_size 288. */
-#define XTTS_BYTES_PAD 0
-#define XTTS_BYTES_START 1
-#define XTTS_BYTES_STOP 2
-#define XTTS_BYTES_UNK 3
-#define XTTS_BYTES_LANG0 4
-#define XTTS_BYTES_BYTE0 32
-#define XTTS_BYTES_VOCAB 288
 
 /* Open a tokenizer. "bytes" and "phonemes" take no file (vocab_path NULL); "bpe" needs
  * vocab_path (a tokenizer.json). Errors name the file and the reason (XTTS_EINPUT for an
@@ -79,8 +65,6 @@ xtts_status xtts_tokenizer_encode(const xtts_tokenizer *t, const char *text, int
  * count. Other tokenizers need nothing. */
 xtts_status xtts_tokenizer_set_threads(xtts_tokenizer *t, int n, xtts_error *err);
 
-/* Append one id (grows the buffer). Returns 0, -1 when out of memory. */
-int xtts_ids_push(xtts_ids *v, int32_t id);
 
 /* ---- per-kind entry points (used by xtts_tokenizer_open; also by tests) ---- */
 
