@@ -26,6 +26,7 @@
 #include "kernels/mel.h"
 #include "kernels/mel_cuda.h"
 #include "prep/audio/audio.h"
+#include "prep/build/builder.h"
 
 #define STATS_KEY "melcache-stats"
 /* SHA-256 over the inputs 0..next_input-1 (id, speaker, language, audio path, token ids
@@ -421,12 +422,7 @@ static xtts_status stats_load(xtts_cache_writer *w, run_stats *s, int n_mels, xt
 
 /* ---- workers ------------------------------------------------------------------ */
 
-typedef struct {
-    xtts_audio *audio;
-    xtts_mel *mel;
-    xtts_record_encoder *enc;
-    int32_t *tok_buf;    /* [max_tokens] */
-} worker;
+typedef xtts_record_builder worker; /* one per thread (prep/build/builder.h) */
 
 /* One record in flight through the three phases of a chunk: load (worker threads),
  * mel (worker threads, or one CUDA batch), finish (worker threads: check, pad, encode). */
@@ -617,45 +613,6 @@ static xtts_status mel_chunk_cuda(xtts_mel_cuda *gpu, slot *slots, size_t m, xtt
     return XTTS_OK;
 }
 
-void xtts_melcache_audio_options(const xtts_cache_config *c, xtts_audio_options *ao) {
-    memset(ao, 0, sizeof *ao);
-    ao->target_rate = c->mel.sample_rate;
-    snprintf(ao->resampler, sizeof ao->resampler, "%s", c->resampler);
-    snprintf(ao->quality, sizeof ao->quality, "%s", c->resample_quality);
-    ao->trim_db = c->trim_db;
-    /* a clip longer than the largest padded length is rejected anyway: stop decoding it
-     * early (with a margin; not when trimming, which may shorten it) rather than resample
-     * hours of audio */
-    ao->max_seconds = c->trim_db > 0 ? 0.0
-                                      : ((double)xtts_cache_config_max_padded_frames(c) + 2.0) * c->mel.hop_samples / c->mel.sample_rate +
-                                            (double)c->mel.n_fft / c->mel.sample_rate + 1.0;
-}
-
-static void worker_free(worker *w) {
-    xtts_audio_delete(w->audio);
-    xtts_mel_delete(w->mel);
-    xtts_record_encoder_delete(w->enc);
-    free(w->tok_buf);
-}
-
-static xtts_status worker_init(const xtts_melcache_options *o, worker *w, xtts_error *err) {
-    const xtts_cache_config *c = &o->cfg;
-    memset(w, 0, sizeof *w);
-    xtts_audio_options ao;
-    xtts_melcache_audio_options(c, &ao);
-    w->audio = xtts_audio_new(&ao, err);
-    if (!w->audio) return err && err->code ? err->code : XTTS_ENOMEM;
-    w->mel = xtts_mel_new(&c->mel, err);
-    if (!w->mel) { worker_free(w); return err && err->code ? err->code : XTTS_ENOMEM; }
-    w->enc = xtts_record_encoder_new((xtts_dtype)c->dtype, c->zstd_level, c->shuffle ? XTTS_RECORD_SHUFFLED : 0);
-    if (w->enc) xtts_record_encoder_set_audio(w->enc, (xtts_audio_store)c->audio);
-    w->tok_buf = malloc((size_t)c->max_tokens * sizeof(int32_t));
-    if (!w->enc || !w->tok_buf) {
-        worker_free(w);
-        return xtts_error_set(err, XTTS_ENOMEM, "out of memory for worker buffers");
-    }
-    return XTTS_OK;
-}
 
 /* ---- manifest extras --------------------------------------------------------- */
 
@@ -869,7 +826,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
         slots[k].sumsq = slots[k].sum + o.cfg.mel.n_mels;
     }
     for (int t = 0; t < threads; t++) {
-        st = worker_init(&o, &wk[t], err);
+        st = xtts_record_builder_init(&wk[t], &o.cfg, 1, err);
         if (st) goto out;
     }
     if (!strncmp(res->device, "cuda:", 5)) {
@@ -979,7 +936,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
 out:
     if (w) xtts_cache_writer_abort(w);
     if (wk)
-        for (int t = 0; t < threads; t++) worker_free(&wk[t]);
+        for (int t = 0; t < threads; t++) xtts_record_builder_free(&wk[t]);
     free(wk);
     if (slots)
         for (size_t k = 0; k < 2 * chunk; k++) { free(slots[k].bytes); free(slots[k].pcm); free(slots[k].mel); free(slots[k].wave); input_rec_free(&slots[k].rec); }

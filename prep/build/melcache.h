@@ -55,10 +55,6 @@ void xtts_melcache_options_default(xtts_melcache_options *o);
 xtts_status xtts_melcache_run(const xtts_melcache_options *o, FILE *tokens, const char *tokens_name,
                               xtts_melcache_result *res, xtts_error *err);
 
-/* The audio front end's options for a cache configuration: the one place that maps a
- * configuration to decoding and resampling settings (xtts-melcache and verify --recompute). */
-void xtts_melcache_audio_options(const xtts_cache_config *c, xtts_audio_options *ao);
-
 /* Validation membership of an id (a hash, so sharded builds agree). */
 int xtts_melcache_is_val(const char *id, double val_fraction);
 

@@ -9,7 +9,7 @@
 
 #include "kernels/mel.h"
 #include "prep/audio/audio.h"
-#include "prep/build/melcache.h"
+#include "prep/build/builder.h"
 
 xtts_status xtts_recompute_record(const xtts_cache_config *cfg, const char *audio_path, const xtts_record_header *h,
                                   const float *mel, size_t stride, const int16_t *wave, double *max_abs,
@@ -18,19 +18,13 @@ xtts_status xtts_recompute_record(const xtts_cache_config *cfg, const char *audi
     if (wave_diff) *wave_diff = 0;
     float *rounded = NULL;
     int16_t *q = NULL;
-    xtts_audio_options ao;
-    xtts_melcache_audio_options(cfg, &ao);
-    xtts_audio *a = xtts_audio_new(&ao, err);
-    if (!a) return err ? err->code : XTTS_EUSAGE;
-    xtts_mel *m = xtts_mel_new(&cfg->mel, err);
-    if (!m) {
-        xtts_audio_delete(a);
-        return err ? err->code : XTTS_EUSAGE;
-    }
+    xtts_record_builder b; /* decodes and computes as the build's workers do */
+    xtts_status st = xtts_record_builder_init(&b, cfg, 0, err);
+    if (st) return st;
     const float *samples;
     size_t n = 0, frames = 0;
     float *out = NULL;
-    xtts_status st = xtts_audio_load(a, audio_path, &samples, &n, NULL, err);
+    st = xtts_audio_load(b.audio, audio_path, &samples, &n, NULL, err);
     if (st) goto done;
     if (n != h->n_samples) {
         st = xtts_error_set(err, XTTS_EMISMATCH, "%s: %zu samples at %d Hz, the record says %u", audio_path, n,
@@ -60,7 +54,7 @@ xtts_status xtts_recompute_record(const xtts_cache_config *cfg, const char *audi
         st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", audio_path);
         goto done;
     }
-    st = xtts_mel_compute(m, samples, n, out, want ? want : 1, &frames, NULL, err);
+    st = xtts_mel_compute(b.mel, samples, n, out, want ? want : 1, &frames, NULL, err);
     if (st) goto done;
     if (frames != h->n_frames || C != h->n_mels) {
         st = xtts_error_set(err, XTTS_EMISMATCH, "%s: mel [%zu, %zu], the record holds [%u, %u]", audio_path, C,
@@ -78,7 +72,6 @@ done:
     free(rounded);
     free(q);
     free(out);
-    xtts_mel_delete(m);
-    xtts_audio_delete(a);
+    xtts_record_builder_free(&b);
     return st;
 }
