@@ -208,6 +208,98 @@ static int hash_set_has(const hash_set *s, uint64_t h) {
     return 0;
 }
 
+/* Every id's hash, to find the hashes that occur twice in bounded memory: hashes collect in a
+ * buffer of HASH_RUN entries; a full buffer is sorted and written to a temporary file (a
+ * run); at the end the runs are merged and every hash met twice goes into a set. Memory:
+ * the buffer and a small read buffer per run, whatever the number of records. */
+#define HASH_RUN ((size_t)1 << 18)   /* 2 MiB of hashes */
+#define HASH_RUN_READ 1024           /* hashes read at once from each run when merging */
+
+typedef struct {
+    uint64_t *buf;
+    size_t n;
+    FILE **runs;
+    size_t n_runs;
+} hash_runs;
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void hash_runs_free(hash_runs *h) {
+    free(h->buf);
+    for (size_t i = 0; i < h->n_runs; i++) fclose(h->runs[i]);
+    free(h->runs);
+    memset(h, 0, sizeof *h);
+}
+
+static xtts_status hash_runs_flush(hash_runs *h, xtts_error *err) {
+    qsort(h->buf, h->n, sizeof *h->buf, cmp_u64);
+    FILE **nr = realloc(h->runs, (h->n_runs + 1) * sizeof *nr);
+    if (!nr) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    h->runs = nr;
+    FILE *f = tmpfile();
+    if (!f) return xtts_error_set(err, XTTS_EIO, "cannot create a temporary file for the ids: %s", strerror(errno));
+    if (fwrite(h->buf, sizeof *h->buf, h->n, f) != h->n || fflush(f) || fseek(f, 0, SEEK_SET)) {
+        fclose(f);
+        return xtts_error_set(err, XTTS_EIO, "cannot write the ids' temporary file (disk full?)");
+    }
+    h->runs[h->n_runs++] = f;
+    h->n = 0;
+    return XTTS_OK;
+}
+
+static xtts_status hash_runs_add(hash_runs *h, uint64_t v, xtts_error *err) {
+    if (!h->buf && !(h->buf = malloc(HASH_RUN * sizeof *h->buf))) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    if (h->n == HASH_RUN) {
+        xtts_status st = hash_runs_flush(h, err);
+        if (st) return st;
+    }
+    h->buf[h->n++] = v;
+    return XTTS_OK;
+}
+
+/* The hashes that occur more than once, into dups. */
+static xtts_status hash_runs_dups(hash_runs *h, hash_set *dups, xtts_error *err) {
+    if (!h->n_runs) { /* all in memory */
+        qsort(h->buf, h->n, sizeof *h->buf, cmp_u64);
+        for (size_t i = 1; i < h->n; i++)
+            if (h->buf[i] == h->buf[i - 1] && hash_set_add(dups, h->buf[i]) < 0)
+                return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+        return XTTS_OK;
+    }
+    xtts_status st = h->n ? hash_runs_flush(h, err) : XTTS_OK;
+    if (st) return st;
+    size_t R = h->n_runs;
+    uint64_t *rb = malloc(R * HASH_RUN_READ * sizeof *rb);
+    size_t *pos = calloc(R, sizeof *pos), *len = calloc(R, sizeof *len);
+    if (!rb || !pos || !len) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto out; }
+    for (size_t r = 0; r < R; r++) len[r] = fread(rb + r * HASH_RUN_READ, sizeof *rb, HASH_RUN_READ, h->runs[r]);
+    int have_prev = 0;
+    uint64_t prev = 0;
+    for (;;) {
+        size_t m = R;
+        for (size_t r = 0; r < R; r++)
+            if (pos[r] < len[r] && (m == R || rb[r * HASH_RUN_READ + pos[r]] < rb[m * HASH_RUN_READ + pos[m]])) m = r;
+        if (m == R) break;
+        uint64_t v = rb[m * HASH_RUN_READ + pos[m]];
+        if (have_prev && v == prev && hash_set_add(dups, v) < 0) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto out; }
+        prev = v;
+        have_prev = 1;
+        if (++pos[m] == len[m]) {
+            len[m] = fread(rb + m * HASH_RUN_READ, sizeof *rb, HASH_RUN_READ, h->runs[m]);
+            pos[m] = 0;
+            if (!len[m] && ferror(h->runs[m])) { st = xtts_error_set(err, XTTS_EIO, "cannot read the ids' temporary file"); goto out; }
+        }
+    }
+out:
+    free(rb);
+    free(pos);
+    free(len);
+    return st;
+}
+
 /* The exact ids of the records whose hash was seen twice in the first pass (real duplicates,
  * or, very rarely, two ids with one hash): the second pass keeps the first of each id. */
 typedef struct { char **v; size_t n, cap; id_set set; } id_store;
@@ -299,8 +391,9 @@ typedef struct {
     strlist_t sources;
     record *recs;           /* one chunk */
     size_t n, base;         /* records in the chunk; index of its first */
-    hash_set ids, dup_hashes;
-    id_store dups;          /* second pass: exact ids behind dup_hashes */
+    hash_runs ids;          /* every id's hash (first pass) */
+    hash_set dup_hashes;    /* the hashes met twice */
+    id_store dups;          /* later passes: exact ids behind dup_hashes */
     id_set val_ids, test_ids;
     char *val_buf, *test_buf, *stdin_buf;
     int forced_lang, lang_column, has_split, threads;
@@ -411,6 +504,19 @@ static xtts_status note_extra_lang(run_t *R, const record *r, char *extra_langs,
     return XTTS_OK;
 }
 
+/* Duplicate ids: the first occurrence wins. Only ids whose hash occurs twice are kept,
+ * whole, to tell a real duplicate from two ids sharing a hash. */
+static xtts_status reject_duplicates(run_t *R, xtts_error *err) {
+    for (size_t k = 0; k < R->n; k++) {
+        record *r = &R->recs[k];
+        if (r->reject || r->reject_msg || !r->id || !hash_set_has(&R->dup_hashes, id_hash(r->id))) continue;
+        int a = id_store_add(&R->dups, r->id);
+        if (a < 0) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+        if (a == 0) reject(r, "duplicate id");
+    }
+    return XTTS_OK;
+}
+
 /* Standard input cannot be read twice: it is read once into memory (gzip or plain, as a
  * file would be), up to the metadata size limit. */
 static xtts_status slurp_stdin(run_t *R, xtts_error *err) {
@@ -498,11 +604,9 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
     char extra_langs[224] = "";
     if (R.forced_lang >= XTTS_N_LANGS) snprintf(extra_langs, sizeof extra_langs, "%s", xtts_lang_code(R.forced_lang));
 
-    /* The first pass: counts, ids seen, splits, extra languages, the language prior. Nothing
-     * is kept per record but the 8-byte hash of its id. */
+    /* The first pass: counts and the hash of every id; the hashes met twice come out of a
+     * bounded-memory merge of sorted runs. */
     if ((st = pass_open(&R, err))) goto done;
-    xtts_tokenize_stats scratch;
-    memset(&scratch, 0, sizeof scratch);
     for (;;) {
         if ((st = read_chunk(&R, err))) goto done;
         if (!R.n) break;
@@ -510,12 +614,20 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         for (size_t k = 0; k < R.n; k++) {
             record *r = &R.recs[k];
             if (r->reject || r->reject_msg || !r->id) continue;
-            uint64_t h = id_hash(r->id);
-            int a = hash_set_add(&R.ids, h);
-            if (a == 0) a = hash_set_add(&R.dup_hashes, h) < 0 ? -1 : 0;
-            if (a < 0) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
-            if (a == 0) reject(r, "duplicate id"); /* (or a hash collision: the second pass decides) */
+            if ((st = hash_runs_add(&R.ids, id_hash(r->id), err))) goto done;
         }
+    }
+    if ((st = hash_runs_dups(&R.ids, &R.dup_hashes, err))) goto done;
+    hash_runs_free(&R.ids);
+
+    /* The second pass: duplicates (exactly), splits, extra languages, the language prior. */
+    if ((st = pass_open(&R, err))) goto done;
+    xtts_tokenize_stats scratch;
+    memset(&scratch, 0, sizeof scratch);
+    for (;;) {
+        if ((st = read_chunk(&R, err))) goto done;
+        if (!R.n) break;
+        if ((st = reject_duplicates(&R, err))) goto done;
         for (size_t k = 0; k < R.n; k++) apply_lists(&R, &R.recs[k]);
         for (size_t k = 0; k < R.n; k++)
             if ((st = note_extra_lang(&R, &R.recs[k], extra_langs, sizeof extra_langs, err))) goto done;
@@ -525,9 +637,8 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
             if (R.detect[k]) xtts_langid_prior_add(&R.prior, &R.res[k], R.recs[k].speaker);
     }
     xtts_langid_prior_done(&R.prior);
-    /* the first pass's ids are not needed again: only the hashes seen twice */
-    free(R.ids.keys);
-    memset(&R.ids, 0, sizeof R.ids);
+    id_store_free(&R.dups);
+    memset(&R.dups, 0, sizeof R.dups);
 
     /* normalization mode: --normalize, else xtts for XTTS vocabularies, else spoken */
     xtts_norm_mode mode = o->normalize >= 0 ? (xtts_norm_mode)o->normalize
@@ -561,7 +672,7 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         if (st) goto done;
     }
 
-    /* The second pass, a chunk at a time: the same checks, the language chosen with the
+    /* The third pass, a chunk at a time: the same checks, the language chosen with the
      * prior, then normalize, tokenize, format in parallel, written in order. */
     xtts_normalize_opts nopts = {lower, mode != XTTS_NORM_NONE, mode};
     xtts_progress prog;
@@ -571,13 +682,7 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
     for (;;) {
         if ((st = read_chunk(&R, err))) goto done;
         if (!R.n) break;
-        for (size_t k = 0; k < R.n; k++) {
-            record *r = &R.recs[k];
-            if (r->reject || r->reject_msg || !r->id || !hash_set_has(&R.dup_hashes, id_hash(r->id))) continue;
-            int a = id_store_add(&R.dups, r->id);
-            if (a < 0) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
-            if (a == 0) reject(r, "duplicate id"); /* the first occurrence wins */
-        }
+        if ((st = reject_duplicates(&R, err))) goto done;
         for (size_t k = 0; k < R.n; k++) apply_lists(&R, &R.recs[k]);
         for (size_t k = 0; k < R.n; k++) resolve_record_lang(&R, k, stats);
         detect_chunk(&R);
@@ -665,7 +770,7 @@ done:
     free(R.recs);
     free(R.res);
     free(R.detect);
-    free(R.ids.keys);
+    hash_runs_free(&R.ids);
     free(R.dup_hashes.keys);
     id_store_free(&R.dups);
     free(R.val_ids.keys);
