@@ -436,3 +436,50 @@ xtts_status xtts_wav_write_i16(const char *path, const int16_t *x, size_t n, int
     if (done != (sf_count_t)n || cerr) return xtts_error_set(err, XTTS_EIO, "%s: short write", path);
     return XTTS_OK;
 }
+
+/* ---- one record ------------------------------------------------------------------------ */
+
+static const char *table_name(const xtts_cache *c, const char *table, uint32_t i) {
+    return json_string_value(json_array_get(json_object_get(xtts_cache_manifest(c), table), i));
+}
+
+json_t *xtts_inspect_record_json(const xtts_cache *c, const xtts_inspect_record *r) {
+    const xtts_record_header *h = r->h;
+    json_t *toks = json_array();
+    for (uint32_t i = 0; toks && i < h->n_tokens; i++) json_array_append_new(toks, json_integer(r->tokens[i]));
+    json_t *j = json_pack("{s:I, s:s, s:s?, s:s?, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:f, s:o}",
+                          "index", (json_int_t)r->index, "id", h->id, "speaker", table_name(c, "speakers", h->speaker_id),
+                          "lang", table_name(c, "languages", h->lang_id), "speaker_id", (json_int_t)h->speaker_id,
+                          "lang_id", (json_int_t)h->lang_id, "split", h->split ? "val" : "train", "n_tokens",
+                          (json_int_t)h->n_tokens, "tokens_padded", (json_int_t)h->tokens_padded, "n_frames",
+                          (json_int_t)h->n_frames, "frames_padded", (json_int_t)h->frames_padded, "n_mels",
+                          (json_int_t)h->n_mels, "n_samples", (json_int_t)h->n_samples, "dtype",
+                          xtts_dtype_name((xtts_dtype)h->dtype), "pad_value", (double)h->pad_value, "tokens", toks);
+    if (!j) return NULL;
+    json_object_set_new(j, "shard", json_string(xtts_cache_shard_of(c, r->index)));
+    json_object_set_new(j, "record_version", json_integer(h->version));
+    if (h->version >= 2) {
+        json_object_set_new(j, "text", json_string(r->text ? r->text : ""));
+        json_object_set_new(j, "normalized_text", json_string(r->norm ? r->norm : ""));
+        json_object_set_new(j, "audio", json_string(xtts_audio_store_name(h->audio)));
+        json_object_set_new(j, "trim_start", json_integer(h->trim_start));
+    }
+    return j;
+}
+
+void xtts_inspect_print_record(FILE *f, const xtts_cache *c, const xtts_inspect_record *r) {
+    const xtts_record_header *h = r->h;
+    const char *spk = table_name(c, "speakers", h->speaker_id), *lang = table_name(c, "languages", h->lang_id);
+    fprintf(f, "index: %llu (%s)\nid: %s\nspeaker: %u (%s)\nlanguage: %u (%s)\nsplit: %s\n",
+            (unsigned long long)r->index, xtts_cache_shard_of(c, r->index), h->id, h->speaker_id, spk ? spk : "?",
+            h->lang_id, lang ? lang : "?", h->split ? "val" : "train");
+    fprintf(f, "tokens: %u (padded to %u)\nframes: %u (padded to %u)\nn_mels: %u\nsamples: %u\n", h->n_tokens,
+            h->tokens_padded, h->n_frames, h->frames_padded, h->n_mels, h->n_samples);
+    fprintf(f, "dtype: %s, pad value %g\n", xtts_dtype_name((xtts_dtype)h->dtype), (double)h->pad_value);
+    if (h->version >= 2)
+        fprintf(f, "waveform: %s (trim start %u)\ntext: %s\nnormalized text: %s\n", xtts_audio_store_name(h->audio),
+                h->trim_start, r->text ? r->text : "", r->norm ? r->norm : "");
+    fprintf(f, "token ids:");
+    for (uint32_t i = 0; i < h->n_tokens; i++) fprintf(f, " %d", r->tokens[i]);
+    fputc('\n', f);
+}

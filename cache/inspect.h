@@ -37,6 +37,21 @@ void xtts_inspect_print_summary(FILE *f, const json_t *summary);
 /* Per-channel mel mean/std of the manifest as text (one line per channel). */
 void xtts_inspect_print_stats(FILE *f, const json_t *manifest);
 
+/* One record, as `xtts-cache-inspect --id/--index` shows it: its header fields with the
+ * speaker and language names of the manifest, its shard, token ids and (version 2) texts,
+ * waveform storage and trim start. text and norm may be NULL (version 1). */
+typedef struct {
+    uint64_t index;
+    const xtts_record_header *h;
+    const int32_t *tokens;          /* h->n_tokens ids */
+    const char *text, *norm;
+} xtts_inspect_record;
+
+/* As a JSON object (a new reference; NULL when out of memory). */
+json_t *xtts_inspect_record_json(const xtts_cache *c, const xtts_inspect_record *r);
+/* As text, one "key: value" line each. */
+void xtts_inspect_print_record(FILE *f, const xtts_cache *c, const xtts_inspect_record *r);
+
 /* Histogram of values (equal-width bins between min and max). */
 void xtts_histogram_build(const uint32_t *values, size_t n, xtts_histogram *h);
 void xtts_histogram_print(FILE *f, const char *title, const xtts_histogram *h);

@@ -179,9 +179,6 @@ int main(int argc, char **argv) {
                xtts_cache_reader_check(r, idx, &e)) { /* every section, before exporting anything */
         rc = fail(&e);
     } else {
-        const json_t *m = xtts_cache_manifest(cache);
-        const char *spk = json_string_value(json_array_get(json_object_get(m, "speakers"), h.speaker_id));
-        const char *lang = json_string_value(json_array_get(json_object_get(m, "languages"), h.lang_id));
         if (npy && xtts_npy_write_f32(npy, mel, h.n_mels, h.n_frames, T, &e)) rc = fail(&e);
         if (!rc && png && xtts_png_write_mel(png, mel, h.n_mels, h.n_frames, T, &po, &e)) rc = fail(&e);
         if (!rc && wav) {
@@ -196,41 +193,14 @@ int main(int argc, char **argv) {
         if (!rc && h.version >= 2 && xtts_cache_reader_text(r, idx, &text, NULL, &norm, NULL, &e)) rc = fail(&e);
         int to_stdout = (npy && !strcmp(npy, "-")) || (png && !strcmp(png, "-")) || (wav && !strcmp(wav, "-"));
         FILE *f = to_stdout ? stderr : stdout;
+        xtts_inspect_record ir = {idx, &h, tok, text, norm};
         if (!rc && json && !to_stdout) {
-            json_t *toks = json_array();
-            for (uint32_t i = 0; i < h.n_tokens; i++) json_array_append_new(toks, json_integer(tok[i]));
-            json_t *j = json_pack("{s:I, s:s, s:s?, s:s?, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:f, s:o}",
-                                  "index", (json_int_t)idx, "id", h.id, "speaker", spk, "lang", lang, "speaker_id",
-                                  (json_int_t)h.speaker_id, "lang_id", (json_int_t)h.lang_id, "split",
-                                  h.split ? "val" : "train", "n_tokens", (json_int_t)h.n_tokens, "tokens_padded",
-                                  (json_int_t)h.tokens_padded, "n_frames", (json_int_t)h.n_frames, "frames_padded",
-                                  (json_int_t)h.frames_padded, "n_mels", (json_int_t)h.n_mels, "n_samples",
-                                  (json_int_t)h.n_samples, "dtype", xtts_dtype_name((xtts_dtype)h.dtype), "pad_value",
-                                  (double)h.pad_value, "tokens", toks);
-            json_object_set_new(j, "shard", json_string(xtts_cache_shard_of(cache, idx)));
-            json_object_set_new(j, "record_version", json_integer(h.version));
-            if (h.version >= 2) {
-                json_object_set_new(j, "text", json_string(text));
-                json_object_set_new(j, "normalized_text", json_string(norm));
-                json_object_set_new(j, "audio", json_string(xtts_audio_store_name(h.audio)));
-                json_object_set_new(j, "trim_start", json_integer(h.trim_start));
-            }
-            json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+            json_t *j = xtts_inspect_record_json(cache, &ir);
+            if (j) json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
             putchar('\n');
             json_decref(j);
         } else if (!rc && !npy && !png && !wav) {
-            fprintf(f, "index: %llu (%s)\nid: %s\nspeaker: %u (%s)\nlanguage: %u (%s)\nsplit: %s\n",
-                    (unsigned long long)idx, xtts_cache_shard_of(cache, idx), h.id, h.speaker_id, spk ? spk : "?",
-                    h.lang_id, lang ? lang : "?", h.split ? "val" : "train");
-            fprintf(f, "tokens: %u (padded to %u)\nframes: %u (padded to %u)\nn_mels: %u\nsamples: %u\n", h.n_tokens,
-                    h.tokens_padded, h.n_frames, h.frames_padded, h.n_mels, h.n_samples);
-            fprintf(f, "dtype: %s, pad value %g\n", xtts_dtype_name((xtts_dtype)h.dtype), (double)h.pad_value);
-            if (h.version >= 2)
-                fprintf(f, "waveform: %s (trim start %u)\ntext: %s\nnormalized text: %s\n", xtts_audio_store_name(h.audio),
-                        h.trim_start, text, norm);
-            fprintf(f, "token ids:");
-            for (uint32_t i = 0; i < h.n_tokens; i++) fprintf(f, " %d", tok[i]);
-            fputc('\n', f);
+            xtts_inspect_print_record(f, cache, &ir);
         }
     }
     free(mel);
