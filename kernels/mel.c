@@ -208,6 +208,28 @@ float xtts_mel_pad_value(const xtts_mel_params *p) {
     return xtts_log_clamp(0.0f, (float)p->log_floor, p->log_kind);
 }
 
+void xtts_mel_overrides_init(xtts_mel_overrides *ov) {
+    ov->sample_rate = ov->n_fft = ov->hop = ov->win = ov->n_mels = -1;
+    ov->fmin = ov->fmax = -1;
+}
+
+xtts_status xtts_mel_params_derive(const char *preset, const xtts_mel_overrides *ov, xtts_mel_params *p,
+                                   xtts_error *err) {
+    xtts_status st = xtts_mel_preset(preset, p, err);
+    if (st) return st;
+    if (ov->sample_rate > 0) p->sample_rate = (int)ov->sample_rate;
+    if (ov->n_fft > 0) p->n_fft = (int)ov->n_fft;
+    if (ov->hop > 0) p->hop_samples = (int)ov->hop;
+    if (ov->win > 0) p->win_samples = (int)ov->win;
+    if (ov->n_mels > 0) p->n_mels = (int)ov->n_mels;
+    if (ov->fmin >= 0) p->fmin_hz = ov->fmin;
+    if (ov->fmax > 0) p->fmax_hz = ov->fmax;
+    else if (ov->sample_rate > 0 && p->fmax_hz > ov->sample_rate / 2.0) p->fmax_hz = ov->sample_rate / 2.0;
+    if (ov->n_fft > 0 && ov->win <= 0 && p->win_samples > p->n_fft) p->win_samples = p->n_fft;
+    if (!p->center && (ov->n_fft > 0 || ov->hop > 0)) p->pad_samples = (p->n_fft - p->hop_samples) / 2;
+    return xtts_mel_params_check(p, err);
+}
+
 int xtts_mel_default_max_frames(const xtts_mel_params *p) {
     return !strcmp(p->preset, "whisper") ? 3000 : 1024;
 }

@@ -50,6 +50,22 @@ xtts_status xtts_mel_preset(const char *name, xtts_mel_params *p, xtts_error *er
 /* Check a parameter set for consistency (positive sizes, win <= n_fft, fmax <= sr/2 ...). */
 xtts_status xtts_mel_params_check(const xtts_mel_params *p, xtts_error *err);
 
+/* Values given on a command line over a preset; a field <= 0 (fmin < 0) keeps the preset's. */
+typedef struct {
+    long sample_rate, n_fft, hop, win, n_mels;
+    double fmin, fmax;
+} xtts_mel_overrides;
+
+void xtts_mel_overrides_init(xtts_mel_overrides *ov); /* nothing overridden */
+
+/* A preset with overrides, the dependent values following them: a new sample rate caps fmax
+ * at its Nyquist frequency unless fmax is given; a smaller n_fft caps the window unless the
+ * window is given; a preset without centering re-derives its reflect padding from n_fft and
+ * hop. Then checked (xtts_mel_params_check). XTTS_EUSAGE for an unknown preset or parameters
+ * that do not fit together, with the reason. */
+xtts_status xtts_mel_params_derive(const char *preset, const xtts_mel_overrides *ov, xtts_mel_params *p,
+                                   xtts_error *err);
+
 /* Number of frames for n_samples of audio under p (0 when too short for one frame). */
 size_t xtts_mel_n_frames(const xtts_mel_params *p, size_t n_samples);
 

@@ -111,8 +111,8 @@ int main(int argc, char **argv) {
     xtts_melcache_options_default(&o);
     const char *preset = "xtts";
     /* overrides are applied after the preset, whatever their order on the command line */
-    long sr = -1, nfft = -1, hop = -1, win = -1, nmels = -1;
-    double fmin = -1, fmax = -1;
+    xtts_mel_overrides ov;
+    xtts_mel_overrides_init(&ov);
     const char *rejects_path = NULL, *rq = NULL;
     int strict = 0, max_frames_given = 0;
     xtts_error err;
@@ -125,13 +125,13 @@ int main(int argc, char **argv) {
         switch (c) {
         case 'o': o.out_dir = optarg; break;
         case O_PRESET: preset = optarg; break;
-        case O_SR: if (xtts_parse_long(optarg, 1000, 384000, &sr)) BAD("--sample-rate %s: expected 1000..384000", optarg); break;
-        case O_NFFT: if (xtts_parse_long(optarg, 16, 65536, &nfft)) BAD("--n-fft %s: expected 16..65536", optarg); break;
-        case O_HOP: if (xtts_parse_long(optarg, 1, 65536, &hop)) BAD("--hop %s: expected 1..65536", optarg); break;
-        case O_WIN: if (xtts_parse_long(optarg, 1, 65536, &win)) BAD("--win %s: expected 1..65536", optarg); break;
-        case O_NMELS: if (xtts_parse_long(optarg, 1, XTTS_RECORD_MAX_MELS, &nmels)) BAD("--n-mels %s: expected 1..%d", optarg, XTTS_RECORD_MAX_MELS); break;
-        case O_FMIN: if (xtts_parse_double(optarg, 0, 1e6, &fmin)) BAD("--fmin %s: expected a frequency in Hz", optarg); break;
-        case O_FMAX: if (xtts_parse_double(optarg, 1, 1e6, &fmax)) BAD("--fmax %s: expected a frequency in Hz", optarg); break;
+        case O_SR: if (xtts_parse_long(optarg, 1000, 384000, &ov.sample_rate)) BAD("--sample-rate %s: expected 1000..384000", optarg); break;
+        case O_NFFT: if (xtts_parse_long(optarg, 16, 65536, &ov.n_fft)) BAD("--n-fft %s: expected 16..65536", optarg); break;
+        case O_HOP: if (xtts_parse_long(optarg, 1, 65536, &ov.hop)) BAD("--hop %s: expected 1..65536", optarg); break;
+        case O_WIN: if (xtts_parse_long(optarg, 1, 65536, &ov.win)) BAD("--win %s: expected 1..65536", optarg); break;
+        case O_NMELS: if (xtts_parse_long(optarg, 1, XTTS_RECORD_MAX_MELS, &ov.n_mels)) BAD("--n-mels %s: expected 1..%d", optarg, XTTS_RECORD_MAX_MELS); break;
+        case O_FMIN: if (xtts_parse_double(optarg, 0, 1e6, &ov.fmin)) BAD("--fmin %s: expected a frequency in Hz", optarg); break;
+        case O_FMAX: if (xtts_parse_double(optarg, 1, 1e6, &ov.fmax)) BAD("--fmax %s: expected a frequency in Hz", optarg); break;
         case O_MAXF: if (xtts_parse_long(optarg, 1, XTTS_RECORD_MAX_FRAMES, &v)) BAD("--max-frames %s: expected 1..%d", optarg, XTTS_RECORD_MAX_FRAMES); o.cfg.max_frames = (int)v; max_frames_given = 1; break;
         case O_BUCKETS: if (parse_buckets(optarg, &o.cfg)) BAD("--buckets %s: expected increasing positive integers, e.g. 256,512,1024", optarg); break;
         case O_DTYPE: { int t = xtts_dtype_parse(optarg); if (t < 0) BAD("--dtype %s: expected fp16 or fp32", optarg); o.cfg.dtype = t; break; }
@@ -173,22 +173,8 @@ int main(int argc, char **argv) {
     }
     if (!o.out_dir) BAD("--out DIR is required (try --help)");
     if (argc - optind > 1) BAD("one token stream at most (got %d)", argc - optind);
-    if (xtts_mel_preset(preset, &o.cfg.mel, &err)) { xtts_error_print(PROG, &err); return 1; }
-    if (sr > 0) o.cfg.mel.sample_rate = (int)sr;
-    if (nfft > 0) o.cfg.mel.n_fft = (int)nfft;
-    if (hop > 0) o.cfg.mel.hop_samples = (int)hop;
-    if (win > 0) o.cfg.mel.win_samples = (int)win;
-    if (nmels > 0) o.cfg.mel.n_mels = (int)nmels;
-    if (fmin >= 0) o.cfg.mel.fmin_hz = fmin;
-    if (fmax > 0) o.cfg.mel.fmax_hz = fmax;
-    else if (sr > 0 && o.cfg.mel.fmax_hz > sr / 2.0) o.cfg.mel.fmax_hz = sr / 2.0;
-    if (nfft > 0 && win < 0 && o.cfg.mel.win_samples > o.cfg.mel.n_fft) o.cfg.mel.win_samples = o.cfg.mel.n_fft;
-    if (!o.cfg.mel.center && (nfft > 0 || hop > 0)) o.cfg.mel.pad_samples = (o.cfg.mel.n_fft - o.cfg.mel.hop_samples) / 2;
-    if (rq) snprintf(o.cfg.resample_quality, sizeof o.cfg.resample_quality, "%s", rq);
-    else if (!strcmp(o.cfg.resampler, "libsamplerate")) snprintf(o.cfg.resample_quality, sizeof o.cfg.resample_quality, "sinc_medium");
-    if (xtts_mel_params_check(&o.cfg.mel, &err)) { xtts_error_print(PROG, &err); return 1; }
-    if (o.cfg.n_buckets) o.cfg.max_frames = o.cfg.buckets[o.cfg.n_buckets - 1];
-    else if (!max_frames_given) o.cfg.max_frames = xtts_mel_default_max_frames(&o.cfg.mel);
+    if (xtts_mel_params_derive(preset, &ov, &o.cfg.mel, &err)) { xtts_error_print(PROG, &err); return 1; }
+    xtts_melcache_config_finish(&o.cfg, rq, max_frames_given);
 
     const char *in_name = optind < argc ? argv[optind] : "-";
     FILE *in = strcmp(in_name, "-") == 0 ? stdin : fopen(in_name, "r");

@@ -402,11 +402,40 @@ static void test_output_bytes_identical_across_contexts_and_threads(void **state
     free(again);
 }
 
+/* Overrides over a preset, with the values that depend on them following. */
+static void test_overrides_follow_the_dependent_values(void **state) {
+    (void)state;
+    xtts_mel_overrides ov;
+    xtts_mel_params p;
+    xtts_error e;
+    xtts_mel_overrides_init(&ov);
+    ov.sample_rate = 16000; /* hifigan's fmax 8000 fits; vits' 11025 is capped at Nyquist */
+    assert_int_equal(xtts_mel_params_derive("vits", &ov, &p, &e), XTTS_OK);
+    assert_true(p.fmax_hz == 8000.0);
+    ov.fmax = 7600; /* given: kept */
+    assert_int_equal(xtts_mel_params_derive("vits", &ov, &p, &e), XTTS_OK);
+    assert_true(p.fmax_hz == 7600.0);
+    xtts_mel_overrides_init(&ov);
+    ov.n_fft = 512; /* the preset's 1024-sample window no longer fits: capped */
+    assert_int_equal(xtts_mel_params_derive("xtts", &ov, &p, &e), XTTS_OK);
+    assert_int_equal(p.win_samples, 512);
+    xtts_mel_overrides_init(&ov);
+    ov.n_fft = 800;
+    ov.hop = 200; /* hifigan does not center: its reflect padding follows */
+    assert_int_equal(xtts_mel_params_derive("hifigan", &ov, &p, &e), XTTS_OK);
+    assert_int_equal(p.pad_samples, 300);
+    xtts_mel_overrides_init(&ov);
+    ov.win = 4096; /* larger than n_fft: refused by the check */
+    assert_int_equal(xtts_mel_params_derive("xtts", &ov, &p, &e), XTTS_EUSAGE);
+    assert_int_equal(xtts_mel_params_derive("nope", &ov, &p, &e), XTTS_EUSAGE);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_presets_carry_their_reference_parameters),
         cmocka_unit_test(test_unknown_preset_is_a_usage_error),
         cmocka_unit_test(test_params_check_rejects_inconsistent_fields),
+        cmocka_unit_test(test_overrides_follow_the_dependent_values),
         cmocka_unit_test(test_frame_counts_follow_centering_padding_and_dropped_frame),
         cmocka_unit_test(test_shared_math_matches_the_formulas),
         cmocka_unit_test(test_vector_log_equals_scalar_log_bit_for_bit),

@@ -46,6 +46,13 @@ void xtts_melcache_options_default(xtts_melcache_options *o) {
     o->device = "auto";
 }
 
+void xtts_melcache_config_finish(xtts_cache_config *c, const char *resample_quality, int max_frames_given) {
+    if (resample_quality) snprintf(c->resample_quality, sizeof c->resample_quality, "%s", resample_quality);
+    else if (!strcmp(c->resampler, "libsamplerate")) snprintf(c->resample_quality, sizeof c->resample_quality, "sinc_medium");
+    if (c->n_buckets) c->max_frames = c->buckets[c->n_buckets - 1];
+    else if (!max_frames_given) c->max_frames = xtts_mel_default_max_frames(&c->mel);
+}
+
 int xtts_melcache_is_val(const char *id, double val_fraction) {
     if (val_fraction <= 0) return 0;
     uint64_t h = xtts_fnv1a64(XTTS_FNV64_INIT, id, strlen(id));

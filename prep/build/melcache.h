@@ -55,6 +55,12 @@ void xtts_melcache_options_default(xtts_melcache_options *o);
 xtts_status xtts_melcache_run(const xtts_melcache_options *o, FILE *tokens, const char *tokens_name,
                               xtts_melcache_result *res, xtts_error *err);
 
+/* The configuration's fields that follow the others once the options are in: the resampler's
+ * default quality (hq for soxr, sinc_medium for libsamplerate) unless resample_quality is
+ * given, and max_frames: the largest bucket with buckets, else the preset's default
+ * (xtts_mel_default_max_frames) unless max_frames_given. */
+void xtts_melcache_config_finish(xtts_cache_config *c, const char *resample_quality, int max_frames_given);
+
 /* Validation membership of an id (a hash, so sharded builds agree). */
 int xtts_melcache_is_val(const char *id, double val_fraction);
 
