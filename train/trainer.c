@@ -217,6 +217,79 @@ static xtts_status save_checkpoint(const xtts_train_options *o, xtts_model *mode
     return xtts_ckpt_save(path, &h, model->params_memory, m, v, err);
 }
 
+/* An error about a corrupt record, with what to do about it. */
+static void corrupt_hint(xtts_error *err, const char *cache_dir) {
+    char msg[XTTS_ERRMSG_MAX];
+    snprintf(msg, sizeof msg, "%.380s; check the cache with xtts-cache-verify %.60s, or pass --skip-corrupt", err->msg,
+             cache_dir);
+    snprintf(err->msg, sizeof err->msg, "%s", msg);
+}
+
+/* The model's shape: the named size, explicit fields, and what the cache dictates. */
+static xtts_status model_config(const xtts_train_options *o, const xtts_dataset *ds, xtts_model_config *mc,
+                                xtts_error *err) {
+    memset(mc, 0, sizeof *mc);
+    if (xtts_model_size_preset(o->model_size, &mc->n_layer, &mc->channels, &mc->n_head) != 0)
+        return xtts_error_set(err, XTTS_EUSAGE, "--model %s: expected tiny, small or base", o->model_size);
+    if (o->n_layer > 0) mc->n_layer = o->n_layer;
+    if (o->channels > 0) mc->channels = o->channels;
+    if (o->n_head > 0) mc->n_head = o->n_head;
+    mc->n_mels = ds->n_mels;
+    /* the model's table is V + 17 rows; a cache with more languages widens it so that row
+     * V + lang_id exists for each (ids past 16 take the rows after XTTS's 17) */
+    mc->vocab_size = ds->vocab_size + (ds->n_langs - XTTS_N_LANGS);
+    mc->max_text_pos = ds->max_tokens + 1;
+    mc->max_mel_pos = ds->max_frames;
+    return XTTS_OK;
+}
+
+/* The device copy of the model; batches are copied from the loader's slots, pinned. */
+static xtts_status gpu_setup(xtts_model *model, int ordinal, xtts_loader *loader, const xtts_train_options *o,
+                             const xtts_dataset *ds, const float *adam_m, const float *adam_v, xtts_cuda_trainer **gpu,
+                             xtts_error *err) {
+    xtts_status st = xtts_cuda_trainer_new(model, ordinal, gpu, err);
+    if (!st) st = xtts_cuda_trainer_upload(*gpu, model->params_memory, adam_m, adam_v, err);
+    for (int k = 0; !st && k < XTTS_LOADER_SLOTS; k++) {
+        xtts_loader_batch *s = xtts_loader_slot(loader, k);
+        st = xtts_cuda_trainer_pin(*gpu, s->text, sizeof(int32_t) * (size_t)o->batch_size * s->view.text_stride, err);
+        if (!st)
+            st = xtts_cuda_trainer_pin(*gpu, s->mel, sizeof(float) * (size_t)o->batch_size * s->view.mel_stride * ds->n_mels,
+                                       err);
+    }
+    return st;
+}
+
+/* The run's summary on stderr (and in the JSON log): the first step of a run warms caches and
+ * fills the ring, so it is left out of the medians. */
+static xtts_status print_summary(const step_stats *stats, long ran, double first_loss, double last_loss,
+                                 double samples_total, double time_total, long skipped_total, FILE *jlog,
+                                 const xtts_train_options *o, xtts_error *err) {
+    size_t skip = stats->n > 1 ? 1 : 0, n = stats->n - skip;
+    double med_ms = median(stats->step_ms + skip, n), med_stall = median(stats->stall_pct + skip, n);
+    double mean = 0.0, var = 0.0, mean_stall = 0.0;
+    for (size_t i = skip; i < stats->n; i++) mean += stats->step_ms[i], mean_stall += stats->stall_pct[i];
+    if (n) mean /= n, mean_stall /= n;
+    for (size_t i = skip; i < stats->n; i++) var += (stats->step_ms[i] - mean) * (stats->step_ms[i] - mean);
+    double cv = n > 1 && mean > 0 ? sqrt(var / (n - 1)) / mean : 0.0;
+    double sps = time_total > 0 ? samples_total / time_total : 0.0;
+    fprintf(stderr,
+            "xtts-train: summary: %ld steps, loss %.4f -> %.4f, median step %.1f ms (cv %.3f), %.1f samples/s, "
+            "median input stall %.2f%% (mean %.2f%%)%s\n",
+            ran, first_loss, last_loss, med_ms, cv, sps, med_stall, mean_stall,
+            skipped_total ? ", corrupt records skipped" : "");
+    if (jlog && ran == 0) fprintf(jlog, "{\"summary\":{\"steps\":0}}\n");
+    if (jlog && ran > 0)
+        fprintf(jlog,
+                "{\"summary\":{\"steps\":%ld,\"first_loss\":%.9g,\"last_loss\":%.9g,\"median_step_ms\":%.3f,"
+                "\"step_ms_cv\":%.4f,\"samples_per_s\":%.3f,\"median_input_stall_pct\":%.4f,"
+                "\"mean_input_stall_pct\":%.4f,\"skipped_records\":%ld,\"threads\":%d,\"loader_threads\":%d}}\n",
+                ran, first_loss, last_loss, med_ms, cv, sps, med_stall, mean_stall, skipped_total, omp_get_max_threads(),
+                o->loader_threads);
+    if (jlog && (fflush(jlog) != 0 || ferror(jlog)))
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log summary: %s", o->log_json, strerror(errno));
+    return XTTS_OK;
+}
+
 xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
     xtts_train_options o = *opt;
     int ordinal = -1;
@@ -239,12 +312,7 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
     if (st) goto done;
     st = xtts_dataset_scan(cache, o.skip_corrupt, &ds, err);
     if (st) {
-        if (st == XTTS_ECORRUPT) {
-            char msg[XTTS_ERRMSG_MAX];
-            snprintf(msg, sizeof msg, "%.380s; check the cache with xtts-cache-verify %.60s, or pass --skip-corrupt",
-                     err->msg, o.cache_dir);
-            snprintf(err->msg, sizeof err->msg, "%s", msg);
-        }
+        if (st == XTTS_ECORRUPT) corrupt_hint(err, o.cache_dir);
         goto done;
     }
     if (ds.n_skipped)
@@ -256,22 +324,9 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
         goto done;
     }
 
-    /* model shape: the named size, explicit fields, and what the cache dictates */
     xtts_model_config mc;
-    memset(&mc, 0, sizeof mc);
-    if (xtts_model_size_preset(o.model_size, &mc.n_layer, &mc.channels, &mc.n_head) != 0) {
-        st = xtts_error_set(err, XTTS_EUSAGE, "--model %s: expected tiny, small or base", o.model_size);
-        goto done;
-    }
-    if (o.n_layer > 0) mc.n_layer = o.n_layer;
-    if (o.channels > 0) mc.channels = o.channels;
-    if (o.n_head > 0) mc.n_head = o.n_head;
-    mc.n_mels = ds.n_mels;
-    /* the model's table is V + 17 rows; a cache with more languages widens it so that row
-     * V + lang_id exists for each (ids past 16 take the rows after XTTS's 17) */
-    mc.vocab_size = ds.vocab_size + (ds.n_langs - XTTS_N_LANGS);
-    mc.max_text_pos = ds.max_tokens + 1;
-    mc.max_mel_pos = ds.max_frames;
+    st = model_config(&o, &ds, &mc, err);
+    if (st) goto done;
 
     /* resume: refuse a checkpoint of another model or cache before allocating anything big */
     xtts_ckpt_header ck;
@@ -321,16 +376,7 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
     st = xtts_loader_new(cache, &ds, &lo, &loader, err);
     if (st) goto done;
     if (ordinal >= 0) {
-        /* the device copy of the model; batches are copied from pinned loader slots */
-        st = xtts_cuda_trainer_new(model, ordinal, &gpu, err);
-        if (!st) st = xtts_cuda_trainer_upload(gpu, model->params_memory, adam_m, adam_v, err);
-        for (int k = 0; !st && k < XTTS_LOADER_SLOTS; k++) {
-            xtts_loader_batch *s = xtts_loader_slot(loader, k);
-            st = xtts_cuda_trainer_pin(gpu, s->text, sizeof(int32_t) * (size_t)o.batch_size * s->view.text_stride, err);
-            if (!st)
-                st = xtts_cuda_trainer_pin(gpu, s->mel,
-                                           sizeof(float) * (size_t)o.batch_size * s->view.mel_stride * ds.n_mels, err);
-        }
+        st = gpu_setup(model, ordinal, loader, &o, &ds, adam_m, adam_v, &gpu, err);
         if (st) goto done;
         model->stop_pos_weight = o.stop_pos_weight;
     }
@@ -357,12 +403,7 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
         xtts_loader_batch *b;
         st = xtts_loader_next(loader, &b, &waited, err);
         if (st) {
-            if (st == XTTS_ECORRUPT) {
-                char msg[XTTS_ERRMSG_MAX];
-                snprintf(msg, sizeof msg, "%.380s; check the cache with xtts-cache-verify %.60s, or pass --skip-corrupt",
-                         err->msg, o.cache_dir);
-                snprintf(err->msg, sizeof err->msg, "%s", msg);
-            }
+            if (st == XTTS_ECORRUPT) corrupt_hint(err, o.cache_dir);
             goto done;
         }
         if (b->n_skipped) {
@@ -455,30 +496,7 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
         fprintf(stderr, "xtts-train: checkpoint %s/%s at step %ld\n", o.ckpt_dir, XTTS_CKPT_FILE, step);
     }
 
-    /* summary: the first step of a run warms caches and fills the ring, so it is left out */
-    size_t skip = stats.n > 1 ? 1 : 0, n = stats.n - skip;
-    double med_ms = median(stats.step_ms + skip, n), med_stall = median(stats.stall_pct + skip, n);
-    double mean = 0.0, var = 0.0, mean_stall = 0.0;
-    for (size_t i = skip; i < stats.n; i++) mean += stats.step_ms[i], mean_stall += stats.stall_pct[i];
-    if (n) mean /= n, mean_stall /= n;
-    for (size_t i = skip; i < stats.n; i++) var += (stats.step_ms[i] - mean) * (stats.step_ms[i] - mean);
-    double cv = n > 1 && mean > 0 ? sqrt(var / (n - 1)) / mean : 0.0;
-    double sps = time_total > 0 ? samples_total / time_total : 0.0;
-    fprintf(stderr,
-            "xtts-train: summary: %ld steps, loss %.4f -> %.4f, median step %.1f ms (cv %.3f), %.1f samples/s, "
-            "median input stall %.2f%% (mean %.2f%%)%s\n",
-            ran, first_loss, last_loss, med_ms, cv, sps, med_stall, mean_stall,
-            skipped_total ? ", corrupt records skipped" : "");
-    if (jlog && ran == 0) fprintf(jlog, "{\"summary\":{\"steps\":0}}\n");
-    if (jlog && ran > 0)
-        fprintf(jlog,
-                "{\"summary\":{\"steps\":%ld,\"first_loss\":%.9g,\"last_loss\":%.9g,\"median_step_ms\":%.3f,"
-                "\"step_ms_cv\":%.4f,\"samples_per_s\":%.3f,\"median_input_stall_pct\":%.4f,"
-                "\"mean_input_stall_pct\":%.4f,\"skipped_records\":%ld,\"threads\":%d,\"loader_threads\":%d}}\n",
-                ran, first_loss, last_loss, med_ms, cv, sps, med_stall, mean_stall, skipped_total, omp_get_max_threads(),
-                o.loader_threads);
-    if (jlog && (fflush(jlog) != 0 || ferror(jlog)))
-        st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log summary: %s", o.log_json, strerror(errno));
+    st = print_summary(&stats, ran, first_loss, last_loss, samples_total, time_total, skipped_total, jlog, &o, err);
 done:
     if (jlog && jlog != stdout && fclose(jlog) != 0 && !st)
         st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log: %s", o.log_json, strerror(errno));
