@@ -400,6 +400,9 @@ typedef struct {
     xtts_langid_prior prior;
     xtts_langid_result *res;
     int *detect;            /* per chunk record: 1 when its language is detected */
+    FILE *rej;              /* --rejects */
+    char extra_langs[224];  /* languages beyond XTTS's 17 the stream names */
+    xtts_normalize_opts nopts;
 } run_t;
 
 static xtts_status pass_open(run_t *R, xtts_error *err) {
@@ -554,6 +557,246 @@ static xtts_status slurp_stdin(run_t *R, xtts_error *err) {
     return XTTS_OK;
 }
 
+/* Read the id lists, open the metadata (standard input read once into memory), resolve a
+ * forced language. */
+static xtts_status run_setup(run_t *R, xtts_error *err) {
+    const xtts_tokenize_opts *o = R->o;
+    R->threads = o->threads > 0 ? o->threads : omp_get_max_threads();
+    xtts_langid_prior_init(&R->prior);
+    R->recs = calloc(CHUNK_RECORDS, sizeof *R->recs);
+    R->res = calloc(CHUNK_RECORDS, sizeof *R->res);
+    R->detect = calloc(CHUNK_RECORDS, sizeof *R->detect);
+    if (!R->recs || !R->res || !R->detect) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    if (o->rejects_path) {
+        R->rej = fopen(o->rejects_path, "w");
+        if (!R->rej) return xtts_error_set(err, XTTS_EIO, "%s: cannot write: %s", o->rejects_path, strerror(errno));
+    }
+    xtts_status st = read_id_list(o->val_list, &R->val_buf, &R->val_ids, err);
+    if (!st) st = read_id_list(o->test_list, &R->test_buf, &R->test_ids, err);
+    if (st) return st;
+    xtts_meta_opts_init(&R->mo);
+    R->mo.path = o->input;
+    R->mo.data = o->input_data;
+    R->mo.len = o->input_len;
+    R->mo.format = o->format;
+    R->mo.audio_dir = o->audio_dir;
+    R->mo.original_text = o->original_text;
+    if (o->vctk_mic) R->mo.vctk_mic = o->vctk_mic;
+    R->mo.quiet = o->quiet;
+    if (!o->input_data && o->input && !strcmp(o->input, "-") && (st = slurp_stdin(R, err))) return st;
+    R->forced_lang = o->lang;
+    if (o->lang_tag) {
+        R->forced_lang = resolve_lang(o->tok, o->lang_tag);
+        if (R->forced_lang == -1)
+            return xtts_error_set(err, XTTS_EUSAGE, "--lang %s is not a BCP-47/ISO 639 language code (or auto)", o->lang_tag);
+        if (R->forced_lang == -2) {
+            char served[200];
+            xtts_tokenizer_lang_list(o->tok, served, sizeof served);
+            return xtts_error_set(err, XTTS_EUSAGE, "--lang %s is not served by the tokenizer (%s)", o->lang_tag, served);
+        }
+    }
+    if (R->forced_lang >= XTTS_N_LANGS) snprintf(R->extra_langs, sizeof R->extra_langs, "%s", xtts_lang_code(R->forced_lang));
+    return XTTS_OK;
+}
+
+/* The first pass: counts and the hash of every id; the hashes met twice come out of a
+ * bounded-memory merge of sorted runs. */
+static xtts_status pass_ids(run_t *R, xtts_tokenize_stats *stats, xtts_error *err) {
+    xtts_status st = pass_open(R, err);
+    while (!st && !(st = read_chunk(R, err)) && R->n) {
+        stats->records += R->n;
+        for (size_t k = 0; k < R->n && !st; k++) {
+            record *r = &R->recs[k];
+            if (!r->reject && !r->reject_msg && r->id) st = hash_runs_add(&R->ids, id_hash(r->id), err);
+        }
+    }
+    if (!st) st = hash_runs_dups(&R->ids, &R->dup_hashes, err);
+    hash_runs_free(&R->ids);
+    return st;
+}
+
+/* The second pass: duplicates (exactly), splits, extra languages, the language prior. */
+static xtts_status pass_prior(run_t *R, xtts_error *err) {
+    xtts_tokenize_stats scratch;
+    memset(&scratch, 0, sizeof scratch);
+    xtts_status st = pass_open(R, err);
+    while (!st && !(st = read_chunk(R, err)) && R->n) {
+        if ((st = reject_duplicates(R, err))) break;
+        for (size_t k = 0; k < R->n; k++) apply_lists(R, &R->recs[k]);
+        for (size_t k = 0; k < R->n && !st; k++)
+            st = note_extra_lang(R, &R->recs[k], R->extra_langs, sizeof R->extra_langs, err);
+        for (size_t k = 0; k < R->n; k++) resolve_record_lang(R, k, &scratch);
+        detect_chunk(R);
+        for (size_t k = 0; k < R->n; k++)
+            if (R->detect[k]) xtts_langid_prior_add(&R->prior, &R->res[k], R->recs[k].speaker);
+    }
+    xtts_langid_prior_done(&R->prior);
+    id_store_free(&R->dups);
+    memset(&R->dups, 0, sizeof R->dups);
+    return st;
+}
+
+/* The normalization (--normalize, else xtts for XTTS vocabularies, else spoken; Coqui's
+ * cleaners lowercase by themselves) and the stream's header line. */
+static xtts_status write_header(run_t *R, FILE *out, xtts_error *err) {
+    const xtts_tokenize_opts *o = R->o;
+    xtts_norm_mode mode = o->normalize >= 0 ? (xtts_norm_mode)o->normalize
+                        : xtts_tokenizer_is_xtts(o->tok) ? XTTS_NORM_XTTS : XTTS_NORM_SPOKEN;
+    if (!o->expand) mode = XTTS_NORM_NONE;
+    static const char *const mode_names[] = {"spoken-" XTTS_NORMALIZER_VERSION, "xtts-" XTTS_NORMALIZER_VERSION,
+                                             "none-" XTTS_NORMALIZER_VERSION};
+    int lower = mode == XTTS_NORM_XTTS ? 1 : o->lowercase >= 0 ? o->lowercase : xtts_tokenizer_wants_lowercase(o->tok);
+    R->nopts = (xtts_normalize_opts){lower, mode != XTTS_NORM_NONE, mode};
+    xtts_tokens_header h;
+    xtts_tokens_header_init(&h);
+    h.max_tokens = o->max_tokens;
+    xtts_status st = xtts_tokenizer_fill_header(o->tok, &h, err);
+    if (st) return st;
+    if (R->forced_lang >= 0) snprintf(h.lang_mode, sizeof h.lang_mode, "%s", xtts_lang_code(R->forced_lang));
+    else snprintf(h.lang_mode, sizeof h.lang_mode, "%s", R->lang_column ? "column" : "auto");
+    if (*R->extra_langs) st = xtts_tokens_header_set(&h, "languages", R->extra_langs, err);
+    if (!st && (R->has_split || o->keep_text))
+        st = xtts_tokens_header_set(&h, "fields", R->has_split && o->keep_text ? "split,text" : R->has_split ? "split" : "text", err);
+    if (!st) st = xtts_tokens_header_set(&h, "lowercase", lower ? "1" : "0", err);
+    if (!st) st = xtts_tokens_header_set(&h, "normalize", mode_names[mode], err);
+    if (!st && o->shard_n > 1) {
+        char sh[32];
+        snprintf(sh, sizeof sh, "%d/%d", o->shard_k, o->shard_n);
+        st = xtts_tokens_header_set(&h, "shard", sh, err);
+    }
+    if (!st) st = xtts_tokens_header_set(&h, "tool", "xtts-tokenize-" XTTS_VERSION, err);
+    if (!st) st = xtts_tokens_write_header(out, &h, err);
+    return st;
+}
+
+/* Normalize, tokenize and format the chunk's records of this part, in parallel. Returns the
+ * records that kept digits. */
+static size_t encode_chunk(run_t *R) {
+    const xtts_tokenize_opts *o = R->o;
+    size_t digits_kept = 0;
+    #pragma omp parallel num_threads(R->threads) reduction(+ : digits_kept)
+    {
+        xtts_ids ids_buf = {0};
+        #pragma omp for schedule(dynamic, 16)
+        for (size_t k = 0; k < R->n; k++) {
+            record *r = &R->recs[k];
+            if (!in_shard(R, R->base + k) || r->reject || r->reject_msg) continue;
+            xtts_error e;
+            char *norm = NULL;
+            unsigned flags = 0;
+            if (xtts_normalize(r->text, strlen(r->text), r->lang, &R->nopts, &norm, &flags, &e)) {
+                r->reject_msg = strdup(e.msg);
+                if (!r->reject_msg) reject(r, "normalization failed");
+                continue;
+            }
+            if (flags & XTTS_NORM_DIGITS_KEPT) digits_kept++;
+            if (!*norm) { free(norm); reject(r, "empty text after normalization"); continue; }
+            if (xtts_tokenizer_encode(o->tok, norm, r->lang, &ids_buf, &e)) {
+                free(norm);
+                r->reject_msg = strdup(e.msg);
+                if (!r->reject_msg) reject(r, "tokenizer failed");
+                continue;
+            }
+            if (ids_buf.n > (size_t)o->max_tokens) {
+                free(norm);
+                r->reject_msg = malloc(80);
+                if (r->reject_msg) snprintf(r->reject_msg, 80, "%zu tokens, more than --max-tokens %d", ids_buf.n, o->max_tokens);
+                else reject(r, "too many tokens");
+                continue;
+            }
+            xtts_tokens_record tr = {r->id, r->speaker, xtts_lang_code(r->lang), r->audio_abs, norm, ids_buf.ids, ids_buf.n,
+                                     R->has_split ? r->split : NULL, o->keep_text ? r->text : NULL, NULL};
+            size_t cap = 0;
+            if (xtts_tokens_format_record(&tr, &r->line_out, &cap, &r->line_len, &e)) {
+                r->reject_msg = strdup(e.msg);
+                if (!r->reject_msg) reject(r, "cannot format the record");
+                free(r->line_out);
+                r->line_out = NULL;
+            }
+            free(norm);
+        }
+        free(ids_buf.ids);
+    }
+    return digits_kept;
+}
+
+/* Write the chunk's lines in input order, and report its rejections. */
+static xtts_status write_chunk(run_t *R, FILE *out, xtts_tokenize_stats *stats, xtts_error *err) {
+    for (size_t k = 0; k < R->n; k++) {
+        record *r = &R->recs[k];
+        if (!in_shard(R, R->base + k)) continue;
+        if (r->reject || r->reject_msg) {
+            stats->rejected++;
+            report_reject(R->o, R->rej, r);
+            continue;
+        }
+        if (r->line_out) {
+            fwrite(r->line_out, 1, r->line_len, out);
+            stats->written++;
+            if (r->lang < XTTS_N_LANGS) stats->per_lang[r->lang]++;
+        }
+    }
+    if (ferror(out))
+        return xtts_error_set(err, XTTS_EIO, "%s: write failed: %s", out == stdout ? "standard output" : "output", strerror(errno));
+    return XTTS_OK;
+}
+
+/* The third pass, a chunk at a time: the same checks, the language chosen with the prior,
+ * then encoded in parallel and written in order. */
+static xtts_status pass_output(run_t *R, FILE *out, xtts_tokenize_stats *stats, xtts_error *err) {
+    xtts_progress prog;
+    xtts_progress_init(&prog, "xtts-tokenize", R->o->progress);
+    size_t per[XTTS_N_LANGS] = {0};
+    xtts_status st = pass_open(R, err);
+    while (!st && !(st = read_chunk(R, err)) && R->n) {
+        if ((st = reject_duplicates(R, err))) break;
+        for (size_t k = 0; k < R->n; k++) apply_lists(R, &R->recs[k]);
+        for (size_t k = 0; k < R->n; k++) resolve_record_lang(R, k, stats);
+        detect_chunk(R);
+        for (size_t k = 0; k < R->n; k++) {
+            if (!R->detect[k]) continue;
+            record *r = &R->recs[k];
+            int l = xtts_langid_prior_choose(&R->prior, &R->res[k], r->speaker);
+            if (l < 0) { reject(r, "language could not be identified"); continue; }
+            stats->lang_fallback += R->res[k].lang >= 0 && l != R->res[k].lang;
+            r->lang = l;
+            r->lang_sure = R->res[k].sure;
+            per[l]++;
+        }
+        stats->digits_kept += encode_chunk(R);
+        if ((st = write_chunk(R, out, stats, err))) break;
+        xtts_progress_update(&prog, R->base + R->n, stats->records, NULL);
+    }
+    if (st) return st;
+    xtts_progress_finish(&prog, stats->records, stats->records, NULL);
+    size_t best = 0;
+    for (int l = 0; l < XTTS_N_LANGS; l++)
+        if (per[l] > best) { best = per[l]; stats->majority_lang = l; }
+    if (fflush(out) || ferror(out))
+        return xtts_error_set(err, XTTS_EIO, "%s: write failed: %s", out == stdout ? "standard output" : "output", strerror(errno));
+    return XTTS_OK;
+}
+
+static void run_free(run_t *R) {
+    if (R->recs)
+        for (size_t i = 0; i < R->n; i++) record_free(&R->recs[i]);
+    free(R->recs);
+    free(R->res);
+    free(R->detect);
+    hash_runs_free(&R->ids);
+    free(R->dup_hashes.keys);
+    id_store_free(&R->dups);
+    free(R->val_ids.keys);
+    free(R->test_ids.keys);
+    free(R->val_buf);
+    free(R->test_buf);
+    free(R->stdin_buf);
+    for (size_t i = 0; i < R->sources.n; i++) free(R->sources.v[i]);
+    free(R->sources.v);
+    xtts_langid_prior_free(&R->prior);
+    xtts_meta_close(R->mr);
+}
+
 xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_tokenize_stats *stats, xtts_error *err) {
     memset(stats, 0, sizeof *stats);
     stats->majority_lang = -1;
@@ -561,227 +804,16 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_token
         return xtts_error_set(err, XTTS_EUSAGE, "--shard K/N needs 0 <= K < N");
     if (o->max_tokens < 1 || o->max_tokens > XTTS_TOKENS_MAX_IDS)
         return xtts_error_set(err, XTTS_EUSAGE, "--max-tokens must be in 1..%d", XTTS_TOKENS_MAX_IDS);
-    xtts_status st = XTTS_OK;
-    FILE *rej = NULL;
     run_t R;
     memset(&R, 0, sizeof R);
     R.o = o;
-    R.threads = o->threads > 0 ? o->threads : omp_get_max_threads();
-    xtts_langid_prior_init(&R.prior);
-    R.recs = calloc(CHUNK_RECORDS, sizeof *R.recs);
-    R.res = calloc(CHUNK_RECORDS, sizeof *R.res);
-    R.detect = calloc(CHUNK_RECORDS, sizeof *R.detect);
-    if (!R.recs || !R.res || !R.detect) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
-    if (o->rejects_path) {
-        rej = fopen(o->rejects_path, "w");
-        if (!rej) { st = xtts_error_set(err, XTTS_EIO, "%s: cannot write: %s", o->rejects_path, strerror(errno)); goto done; }
-    }
-    st = read_id_list(o->val_list, &R.val_buf, &R.val_ids, err);
-    if (!st) st = read_id_list(o->test_list, &R.test_buf, &R.test_ids, err);
-    if (st) goto done;
-    xtts_meta_opts_init(&R.mo);
-    R.mo.path = o->input;
-    R.mo.data = o->input_data;
-    R.mo.len = o->input_len;
-    R.mo.format = o->format;
-    R.mo.audio_dir = o->audio_dir;
-    R.mo.original_text = o->original_text;
-    if (o->vctk_mic) R.mo.vctk_mic = o->vctk_mic;
-    R.mo.quiet = o->quiet;
-    if (!o->input_data && o->input && !strcmp(o->input, "-") && (st = slurp_stdin(&R, err))) goto done;
-    /* a forced language */
-    R.forced_lang = o->lang;
-    if (o->lang_tag) {
-        R.forced_lang = resolve_lang(o->tok, o->lang_tag);
-        if (R.forced_lang == -1) { st = xtts_error_set(err, XTTS_EUSAGE, "--lang %s is not a BCP-47/ISO 639 language code (or auto)", o->lang_tag); goto done; }
-        if (R.forced_lang == -2) {
-            char served[200];
-            xtts_tokenizer_lang_list(o->tok, served, sizeof served);
-            st = xtts_error_set(err, XTTS_EUSAGE, "--lang %s is not served by the tokenizer (%s)", o->lang_tag, served);
-            goto done;
-        }
-    }
-    char extra_langs[224] = "";
-    if (R.forced_lang >= XTTS_N_LANGS) snprintf(extra_langs, sizeof extra_langs, "%s", xtts_lang_code(R.forced_lang));
-
-    /* The first pass: counts and the hash of every id; the hashes met twice come out of a
-     * bounded-memory merge of sorted runs. */
-    if ((st = pass_open(&R, err))) goto done;
-    for (;;) {
-        if ((st = read_chunk(&R, err))) goto done;
-        if (!R.n) break;
-        stats->records += R.n;
-        for (size_t k = 0; k < R.n; k++) {
-            record *r = &R.recs[k];
-            if (r->reject || r->reject_msg || !r->id) continue;
-            if ((st = hash_runs_add(&R.ids, id_hash(r->id), err))) goto done;
-        }
-    }
-    if ((st = hash_runs_dups(&R.ids, &R.dup_hashes, err))) goto done;
-    hash_runs_free(&R.ids);
-
-    /* The second pass: duplicates (exactly), splits, extra languages, the language prior. */
-    if ((st = pass_open(&R, err))) goto done;
-    xtts_tokenize_stats scratch;
-    memset(&scratch, 0, sizeof scratch);
-    for (;;) {
-        if ((st = read_chunk(&R, err))) goto done;
-        if (!R.n) break;
-        if ((st = reject_duplicates(&R, err))) goto done;
-        for (size_t k = 0; k < R.n; k++) apply_lists(&R, &R.recs[k]);
-        for (size_t k = 0; k < R.n; k++)
-            if ((st = note_extra_lang(&R, &R.recs[k], extra_langs, sizeof extra_langs, err))) goto done;
-        for (size_t k = 0; k < R.n; k++) resolve_record_lang(&R, k, &scratch);
-        detect_chunk(&R);
-        for (size_t k = 0; k < R.n; k++)
-            if (R.detect[k]) xtts_langid_prior_add(&R.prior, &R.res[k], R.recs[k].speaker);
-    }
-    xtts_langid_prior_done(&R.prior);
-    id_store_free(&R.dups);
-    memset(&R.dups, 0, sizeof R.dups);
-
-    /* normalization mode: --normalize, else xtts for XTTS vocabularies, else spoken */
-    xtts_norm_mode mode = o->normalize >= 0 ? (xtts_norm_mode)o->normalize
-                        : xtts_tokenizer_is_xtts(o->tok) ? XTTS_NORM_XTTS : XTTS_NORM_SPOKEN;
-    if (!o->expand) mode = XTTS_NORM_NONE;
-    static const char *const mode_names[] = {"spoken-" XTTS_NORMALIZER_VERSION, "xtts-" XTTS_NORMALIZER_VERSION,
-                                             "none-" XTTS_NORMALIZER_VERSION};
-    /* Coqui's cleaners lowercase by themselves */
-    int lower = mode == XTTS_NORM_XTTS ? 1 : o->lowercase >= 0 ? o->lowercase : xtts_tokenizer_wants_lowercase(o->tok);
-    /* header */
-    {
-        xtts_tokens_header h;
-        xtts_tokens_header_init(&h);
-        h.max_tokens = o->max_tokens;
-        st = xtts_tokenizer_fill_header(o->tok, &h, err);
-        if (st) goto done;
-        if (R.forced_lang >= 0) snprintf(h.lang_mode, sizeof h.lang_mode, "%s", xtts_lang_code(R.forced_lang));
-        else snprintf(h.lang_mode, sizeof h.lang_mode, "%s", R.lang_column ? "column" : "auto");
-        if (!st && *extra_langs) st = xtts_tokens_header_set(&h, "languages", extra_langs, err);
-        if (!st && (R.has_split || o->keep_text))
-            st = xtts_tokens_header_set(&h, "fields", R.has_split && o->keep_text ? "split,text" : R.has_split ? "split" : "text", err);
-        if (!st) st = xtts_tokens_header_set(&h, "lowercase", lower ? "1" : "0", err);
-        if (!st) st = xtts_tokens_header_set(&h, "normalize", mode_names[mode], err);
-        if (!st && o->shard_n > 1) {
-            char sh[32];
-            snprintf(sh, sizeof sh, "%d/%d", o->shard_k, o->shard_n);
-            st = xtts_tokens_header_set(&h, "shard", sh, err);
-        }
-        if (!st) st = xtts_tokens_header_set(&h, "tool", "xtts-tokenize-" XTTS_VERSION, err);
-        if (!st) st = xtts_tokens_write_header(out, &h, err);
-        if (st) goto done;
-    }
-
-    /* The third pass, a chunk at a time: the same checks, the language chosen with the
-     * prior, then normalize, tokenize, format in parallel, written in order. */
-    xtts_normalize_opts nopts = {lower, mode != XTTS_NORM_NONE, mode};
-    xtts_progress prog;
-    xtts_progress_init(&prog, "xtts-tokenize", o->progress);
-    size_t digits_kept = 0, per[XTTS_N_LANGS] = {0};
-    if ((st = pass_open(&R, err))) goto done;
-    for (;;) {
-        if ((st = read_chunk(&R, err))) goto done;
-        if (!R.n) break;
-        if ((st = reject_duplicates(&R, err))) goto done;
-        for (size_t k = 0; k < R.n; k++) apply_lists(&R, &R.recs[k]);
-        for (size_t k = 0; k < R.n; k++) resolve_record_lang(&R, k, stats);
-        detect_chunk(&R);
-        for (size_t k = 0; k < R.n; k++) {
-            if (!R.detect[k]) continue;
-            record *r = &R.recs[k];
-            int l = xtts_langid_prior_choose(&R.prior, &R.res[k], r->speaker);
-            if (l < 0) { reject(r, "language could not be identified"); continue; }
-            stats->lang_fallback += R.res[k].lang >= 0 && l != R.res[k].lang;
-            r->lang = l;
-            r->lang_sure = R.res[k].sure;
-            per[l]++;
-        }
-        #pragma omp parallel num_threads(R.threads) reduction(+ : digits_kept)
-        {
-            xtts_ids ids_buf = {0};
-            #pragma omp for schedule(dynamic, 16)
-            for (size_t k = 0; k < R.n; k++) {
-                record *r = &R.recs[k];
-                if (!in_shard(&R, R.base + k) || r->reject || r->reject_msg) continue;
-                xtts_error e;
-                char *norm = NULL;
-                unsigned flags = 0;
-                if (xtts_normalize(r->text, strlen(r->text), r->lang, &nopts, &norm, &flags, &e)) {
-                    r->reject_msg = strdup(e.msg);
-                    if (!r->reject_msg) reject(r, "normalization failed");
-                    continue;
-                }
-                if (flags & XTTS_NORM_DIGITS_KEPT) digits_kept++;
-                if (!*norm) { free(norm); reject(r, "empty text after normalization"); continue; }
-                if (xtts_tokenizer_encode(o->tok, norm, r->lang, &ids_buf, &e)) {
-                    free(norm);
-                    r->reject_msg = strdup(e.msg);
-                    if (!r->reject_msg) reject(r, "tokenizer failed");
-                    continue;
-                }
-                if (ids_buf.n > (size_t)o->max_tokens) {
-                    free(norm);
-                    r->reject_msg = malloc(80);
-                    if (r->reject_msg) snprintf(r->reject_msg, 80, "%zu tokens, more than --max-tokens %d", ids_buf.n, o->max_tokens);
-                    else reject(r, "too many tokens");
-                    continue;
-                }
-                xtts_tokens_record tr = {r->id, r->speaker, xtts_lang_code(r->lang), r->audio_abs, norm, ids_buf.ids, ids_buf.n,
-                                         R.has_split ? r->split : NULL, o->keep_text ? r->text : NULL, NULL};
-                size_t cap = 0;
-                if (xtts_tokens_format_record(&tr, &r->line_out, &cap, &r->line_len, &e)) {
-                    r->reject_msg = strdup(e.msg);
-                    if (!r->reject_msg) reject(r, "cannot format the record");
-                    free(r->line_out);
-                    r->line_out = NULL;
-                }
-                free(norm);
-            }
-            free(ids_buf.ids);
-        }
-        for (size_t k = 0; k < R.n; k++) {
-            record *r = &R.recs[k];
-            if (!in_shard(&R, R.base + k)) continue;
-            if (r->reject || r->reject_msg) {
-                stats->rejected++;
-                report_reject(o, rej, r);
-                continue;
-            }
-            if (r->line_out) {
-                fwrite(r->line_out, 1, r->line_len, out);
-                stats->written++;
-                if (r->lang < XTTS_N_LANGS) stats->per_lang[r->lang]++;
-            }
-        }
-        if (ferror(out)) { st = xtts_error_set(err, XTTS_EIO, "%s: write failed: %s", out == stdout ? "standard output" : "output", strerror(errno)); goto done; }
-        xtts_progress_update(&prog, R.base + R.n, stats->records, NULL);
-    }
-    xtts_progress_finish(&prog, stats->records, stats->records, NULL);
-    {
-        size_t best = 0;
-        for (int l = 0; l < XTTS_N_LANGS; l++)
-            if (per[l] > best) { best = per[l]; stats->majority_lang = l; }
-    }
-    stats->digits_kept = digits_kept;
-    if (fflush(out) || ferror(out)) st = xtts_error_set(err, XTTS_EIO, "%s: write failed: %s", out == stdout ? "standard output" : "output", strerror(errno));
-done:
-    if (R.recs)
-        for (size_t i = 0; i < R.n; i++) record_free(&R.recs[i]);
-    free(R.recs);
-    free(R.res);
-    free(R.detect);
-    hash_runs_free(&R.ids);
-    free(R.dup_hashes.keys);
-    id_store_free(&R.dups);
-    free(R.val_ids.keys);
-    free(R.test_ids.keys);
-    free(R.val_buf);
-    free(R.test_buf);
-    free(R.stdin_buf);
-    for (size_t i = 0; i < R.sources.n; i++) free(R.sources.v[i]);
-    free(R.sources.v);
-    xtts_langid_prior_free(&R.prior);
-    xtts_meta_close(R.mr);
+    xtts_status st = run_setup(&R, err);
+    if (!st) st = pass_ids(&R, stats, err);
+    if (!st) st = pass_prior(&R, err);
+    if (!st) st = write_header(&R, out, err);
+    if (!st) st = pass_output(&R, out, stats, err);
+    FILE *rej = R.rej;
+    run_free(&R);
     if (rej && fclose(rej) && !st) st = xtts_error_set(err, XTTS_EIO, "%s: write failed", o->rejects_path);
     return st;
 }
