@@ -142,6 +142,118 @@ static xtts_status find_duplicate_ids(id_cursors *c, const char *dir, xtts_error
     }
 }
 
+/* Every partial manifest, loaded into parts[] and checked against part 0: its name, its
+ * part count, its configuration and its speaker and language tables; then every part
+ * 0..n_parts-1 present (the manifest check keeps part < n_parts). */
+static xtts_status load_parts(const char *dir, const xtts_dir_listing *l, json_t **parts, xtts_error *err) {
+    long long n_parts = -1;
+    const char *hash0 = NULL;
+    char path[4096];
+    xtts_status st;
+    for (size_t i = 0; i < l->n_parts; i++) {
+        char name[40];
+        xtts_manifest_name(name, l->parts[i]);
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        if ((st = xtts_manifest_load(path, &parts[i], err))) return st;
+        json_t *m = parts[i];
+        json_t *jp = json_object_get(m, "part"), *jn = json_object_get(m, "n_parts");
+        if (!jp || !jn) {
+            return xtts_error_set(err, XTTS_EINPUT, "%s: not a partial manifest (no \"part\" and \"n_parts\")", path);
+        }
+        if (json_integer_value(jp) != l->parts[i]) {
+            return xtts_error_set(err, XTTS_EINPUT, "%s: says it is part %lld", path, (long long)json_integer_value(jp));
+        }
+        if (i == 0) {
+            n_parts = json_integer_value(jn);
+            hash0 = json_string_value(json_object_get(m, "config_hash"));
+            continue;
+        }
+        char name0[40];
+        xtts_manifest_name(name0, l->parts[0]);
+        if (json_integer_value(jn) != n_parts) {
+            return xtts_error_set(err, XTTS_EMISMATCH, "%s: n_parts %lld, %s says %lld", path,
+                                (long long)json_integer_value(jn), name0, n_parts);
+        }
+        if (strcmp(json_string_value(json_object_get(m, "config_hash")), hash0)) {
+            return xtts_error_set(err, XTTS_EMISMATCH, "%s: built with another configuration than %s (config_hash %.12s... vs %.12s...)",
+                                path, name0, json_string_value(json_object_get(m, "config_hash")), hash0);
+        }
+        static const char *const tables[] = {"speakers", "languages"};
+        for (int t = 0; t < 2; t++) {
+            json_t *a = json_object_get(m, tables[t]), *b = json_object_get(parts[0], tables[t]);
+            if ((a || b) && !json_equal(a, b)) {
+                return xtts_error_set(err, XTTS_EMISMATCH, "%s: its \"%s\" table differs from %s's (every part must build it from the whole input)",
+                                    path, tables[t], name0);
+            }
+        }
+    }
+    /* Every part 0..n_parts-1 present (the manifest check keeps part < n_parts). */
+    if ((long long)l->n_parts != n_parts) {
+        long long missing = 0;
+        for (size_t i = 0; i < l->n_parts && l->parts[i] == (int)missing; i++) missing++;
+        return xtts_error_set(err, XTTS_ENOTFOUND, "%s: manifest.part-%05lld.json is missing: %zu of %lld parts are finished", dir,
+                            missing, l->n_parts, n_parts);
+    }
+
+    return XTTS_OK;
+}
+
+/* The parts tile the input in order: part i starts where part i-1 ended. */
+static xtts_status check_tiling(const char *dir, const xtts_dir_listing *l, json_t **parts, xtts_error *err) {
+    char path[4096];
+    json_int_t next_first = 0;
+    for (size_t i = 0; i < l->n_parts; i++) {
+        char name[40];
+        xtts_manifest_name(name, l->parts[i]);
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        json_t *pin = json_object_get(parts[i], "part_inputs");
+        if (!json_is_array(pin) || json_array_size(pin) != 2 || !json_is_integer(json_array_get(pin, 0)) ||
+            !json_is_integer(json_array_get(pin, 1))) {
+            return xtts_error_set(err, XTTS_EMISMATCH,
+                                "%s: no \"part_inputs\": built by an older xtts-melcache that took every N-th input; "
+                                "rebuild the parts with this version", path);
+        }
+        json_int_t pfirst = json_integer_value(json_array_get(pin, 0)), pend = json_integer_value(json_array_get(pin, 1));
+        if (pfirst != next_first) {
+            return xtts_error_set(err, XTTS_EMISMATCH,
+                                "%s: takes inputs %lld..%lld but the part before ends at input %lld: the parts were built "
+                                "from streams of different lengths", path, (long long)pfirst, (long long)pend - 1,
+                                (long long)next_first);
+        }
+        next_first = pend;
+    }
+
+    return XTTS_OK;
+}
+
+/* The merged "stats": frames, and with the parts' sums the mean and std over every real
+ * frame of every part (std = sqrt(E[x^2] - E[x]^2)). NULL when out of memory. */
+static json_t *merged_stats(long long frames, const double *mel_sum, const double *mel_sumsq, size_t n_mels) {
+    json_t *stats = json_object();
+    if (!stats) return NULL;
+    json_object_set_new(stats, "frames", json_integer(frames));
+    if (!mel_sum) return stats;
+    double *mean = calloc(n_mels ? n_mels : 1, sizeof *mean), *sd = calloc(n_mels ? n_mels : 1, sizeof *sd);
+    if (!mean || !sd) {
+        free(mean);
+        free(sd);
+        json_decref(stats);
+        return NULL;
+    }
+    for (size_t c = 0; c < n_mels && frames > 0; c++) {
+        mean[c] = mel_sum[c] / (double)frames;
+        double var = mel_sumsq[c] / (double)frames - mean[c] * mean[c];
+        sd[c] = sqrt(var > 0 ? var : 0);
+    }
+    json_object_set_new(stats, "mel_sum", doubles_json(mel_sum, n_mels));
+    json_object_set_new(stats, "mel_sumsq", doubles_json(mel_sumsq, n_mels));
+    json_object_set_new(stats, "mel_mean", doubles_json(mean, n_mels));
+    json_object_set_new(stats, "mel_std", doubles_json(sd, n_mels));
+    free(mean);
+    free(sd);
+    return stats;
+}
+
 xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
     id_cursors all_ids = {0};
     int lock_fd = -1;
@@ -168,83 +280,8 @@ xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
         }
     parts = calloc(l.n_parts, sizeof *parts);
     if (!parts) { st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir); goto done; }
-    long long n_parts = -1;
-    json_int_t next_first = 0;
-    const char *hash0 = NULL;
-    for (size_t i = 0; i < l.n_parts; i++) {
-        char name[40];
-        xtts_manifest_name(name, l.parts[i]);
-        snprintf(path, sizeof path, "%s/%s", dir, name);
-        if ((st = xtts_manifest_load(path, &parts[i], err))) goto done;
-        json_t *m = parts[i];
-        json_t *jp = json_object_get(m, "part"), *jn = json_object_get(m, "n_parts");
-        if (!jp || !jn) {
-            st = xtts_error_set(err, XTTS_EINPUT, "%s: not a partial manifest (no \"part\" and \"n_parts\")", path);
-            goto done;
-        }
-        if (json_integer_value(jp) != l.parts[i]) {
-            st = xtts_error_set(err, XTTS_EINPUT, "%s: says it is part %lld", path, (long long)json_integer_value(jp));
-            goto done;
-        }
-        if (i == 0) {
-            n_parts = json_integer_value(jn);
-            hash0 = json_string_value(json_object_get(m, "config_hash"));
-            continue;
-        }
-        char name0[40];
-        xtts_manifest_name(name0, l.parts[0]);
-        if (json_integer_value(jn) != n_parts) {
-            st = xtts_error_set(err, XTTS_EMISMATCH, "%s: n_parts %lld, %s says %lld", path,
-                                (long long)json_integer_value(jn), name0, n_parts);
-            goto done;
-        }
-        if (strcmp(json_string_value(json_object_get(m, "config_hash")), hash0)) {
-            st = xtts_error_set(err, XTTS_EMISMATCH, "%s: built with another configuration than %s (config_hash %.12s... vs %.12s...)",
-                                path, name0, json_string_value(json_object_get(m, "config_hash")), hash0);
-            goto done;
-        }
-        static const char *const tables[] = {"speakers", "languages"};
-        for (int t = 0; t < 2; t++) {
-            json_t *a = json_object_get(m, tables[t]), *b = json_object_get(parts[0], tables[t]);
-            if ((a || b) && !json_equal(a, b)) {
-                st = xtts_error_set(err, XTTS_EMISMATCH, "%s: its \"%s\" table differs from %s's (every part must build it from the whole input)",
-                                    path, tables[t], name0);
-                goto done;
-            }
-        }
-    }
-    /* Every part 0..n_parts-1 present (the manifest check keeps part < n_parts). */
-    if ((long long)l.n_parts != n_parts) {
-        long long missing = 0;
-        for (size_t i = 0; i < l.n_parts && l.parts[i] == (int)missing; i++) missing++;
-        st = xtts_error_set(err, XTTS_ENOTFOUND, "%s: manifest.part-%05lld.json is missing: %zu of %lld parts are finished", dir,
-                            missing, l.n_parts, n_parts);
-        goto done;
-    }
-
-    /* The parts tile the input in order: part i starts where part i-1 ended. */
-    for (size_t i = 0; i < l.n_parts; i++) {
-        char name[40];
-        xtts_manifest_name(name, l.parts[i]);
-        snprintf(path, sizeof path, "%s/%s", dir, name);
-        json_t *pin = json_object_get(parts[i], "part_inputs");
-        if (!json_is_array(pin) || json_array_size(pin) != 2 || !json_is_integer(json_array_get(pin, 0)) ||
-            !json_is_integer(json_array_get(pin, 1))) {
-            st = xtts_error_set(err, XTTS_EMISMATCH,
-                                "%s: no \"part_inputs\": built by an older xtts-melcache that took every N-th input; "
-                                "rebuild the parts with this version", path);
-            goto done;
-        }
-        json_int_t pfirst = json_integer_value(json_array_get(pin, 0)), pend = json_integer_value(json_array_get(pin, 1));
-        if (pfirst != next_first) {
-            st = xtts_error_set(err, XTTS_EMISMATCH,
-                                "%s: takes inputs %lld..%lld but the part before ends at input %lld: the parts were built "
-                                "from streams of different lengths", path, (long long)pfirst, (long long)pend - 1,
-                                (long long)next_first);
-            goto done;
-        }
-        next_first = pend;
-    }
+    if ((st = load_parts(dir, &l, parts, err))) goto done;
+    if ((st = check_tiling(dir, &l, parts, err))) goto done;
 
     out = json_deep_copy(parts[0]);
     json_t *shards = json_array(), *rejects = json_array();
@@ -321,24 +358,8 @@ xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
         if (json_is_number(secs)) json_object_set_new(totals, "hours", json_real(json_number_value(secs) / 3600.0));
         json_object_set(out, "totals", totals);
     }
-    json_t *stats = json_object();
-    json_object_set_new(stats, "frames", json_integer(frames));
-    if (have_sums && mel_sum) {
-        /* mean and std over every real frame of every part: std = sqrt(E[x^2] - E[x]^2) */
-        double *mean = calloc(n_mels, sizeof *mean), *sd = calloc(n_mels, sizeof *sd);
-        if (!mean || !sd) { free(mean); free(sd); json_decref(stats); st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir); goto done; }
-        for (size_t c = 0; c < n_mels && frames > 0; c++) {
-            mean[c] = mel_sum[c] / (double)frames;
-            double var = mel_sumsq[c] / (double)frames - mean[c] * mean[c];
-            sd[c] = sqrt(var > 0 ? var : 0);
-        }
-        json_object_set_new(stats, "mel_sum", doubles_json(mel_sum, n_mels));
-        json_object_set_new(stats, "mel_sumsq", doubles_json(mel_sumsq, n_mels));
-        json_object_set_new(stats, "mel_mean", doubles_json(mean, n_mels));
-        json_object_set_new(stats, "mel_std", doubles_json(sd, n_mels));
-        free(mean);
-        free(sd);
-    }
+    json_t *stats = merged_stats(frames, have_sums ? mel_sum : NULL, mel_sumsq, n_mels);
+    if (!stats) { st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir); goto done; }
     json_object_set_new(out, "stats", stats);
 
     snprintf(path, sizeof path, "%s/manifest.json", dir);
