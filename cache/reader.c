@@ -800,7 +800,7 @@ static void *alloc_array(size_t n, size_t size) {
     return aligned_alloc(64, bytes ? bytes : 64);
 }
 
-xtts_status xtts_batch_alloc(const xtts_cache *c, size_t batch_size, xtts_dtype mel_dtype, xtts_batch *b,
+xtts_status xtts_batch_init(const xtts_cache *c, size_t batch_size, xtts_dtype mel_dtype, xtts_batch *b,
                              xtts_error *err) {
     memset(b, 0, sizeof *b);
     b->batch_size = batch_size;

@@ -66,7 +66,7 @@ xtts_status xtts_cache_reader_get(xtts_cache_reader *r, uint64_t index, xtts_rec
                                   int32_t *tokens, size_t tokens_cap, void *mel, xtts_dtype out_dtype,
                                   size_t n_mels_cap, size_t frames_cap, xtts_error *err);
 
-/* A fixed-shape batch, owned by the caller (allocate with xtts_batch_alloc or by hand).
+/* A fixed-shape batch, owned by the caller (allocate with xtts_batch_init or by hand).
  *   tokens    (B, max_tokens)            int32, padded with the cache's pad token
  *   mel       (B, n_mels, max_frames)    float32 or fp16 bits, padded with the pad value
  *   n_tokens, n_frames, speaker_id, lang_id, split  (B,)                                */
@@ -82,7 +82,7 @@ typedef struct {
 
 /* Allocate a batch shaped for this cache (max_frames = the largest bucket). Free with
  * xtts_batch_free. Returns XTTS_ENOMEM on failure. */
-xtts_status xtts_batch_alloc(const xtts_cache *c, size_t batch_size, xtts_dtype mel_dtype, xtts_batch *b,
+xtts_status xtts_batch_init(const xtts_cache *c, size_t batch_size, xtts_dtype mel_dtype, xtts_batch *b,
                              xtts_error *err);
 void xtts_batch_free(xtts_batch *b);
 

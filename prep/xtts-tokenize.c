@@ -157,12 +157,12 @@ int main(int argc, char **argv) {
     xtts_status st = xtts_tokenizer_open(tokenizer, vocab, &tok, &err);
     if (st) { xtts_error_print("xtts-tokenize", &err); return xtts_exit_code(st); }
     st = xtts_tokenizer_set_threads(tok, o.threads, &err);
-    if (st) { xtts_error_print("xtts-tokenize", &err); xtts_tokenizer_free(tok); return xtts_exit_code(st); }
+    if (st) { xtts_error_print("xtts-tokenize", &err); xtts_tokenizer_close(tok); return xtts_exit_code(st); }
     xtts_tokenizer_set_allow_unk(tok, allow_unk);
     o.tok = tok;
     xtts_tokenize_stats s;
     st = xtts_tokenize_run(&o, stdout, &s, &err);
-    xtts_tokenizer_free(tok);
+    xtts_tokenizer_close(tok);
     if (st) {
         if (ferror(stdout)) xtts_stdout_error_reported();
         xtts_error_print("xtts-tokenize", &err);

@@ -63,7 +63,7 @@ static void check_golden(const char *vocab_name) {
     snprintf(path, sizeof path, GOLDEN_DIR "%s", vocab_name);
     xtts_bpe *b;
     xtts_error err;
-    if (xtts_bpe_load(path, &b, &err)) fail_msg("%s", err.msg);
+    if (xtts_bpe_open(path, &b, &err)) fail_msg("%s", err.msg);
     xtts_ids ids = {0};
     size_t checked = 0, bad = 0;
     for (size_t g = 0; g < n_gold; g++) {
@@ -91,7 +91,7 @@ static void check_golden(const char *vocab_name) {
         checked++;
     }
     free(ids.ids);
-    xtts_bpe_free(b);
+    xtts_bpe_close(b);
     free_lines(lines, n_lines);
     free_lines(gold, n_gold);
     assert_true(checked >= 200);
@@ -127,7 +127,7 @@ static void test_a_merge_listed_twice_keeps_its_last_rank(void **s) {
     for (int k = 0; k < 2; k++) {
         xtts_bpe *b;
         xtts_error err;
-        assert_int_equal(xtts_bpe_load_buffer(json[k], strlen(json[k]), "v", &b, &err), XTTS_OK);
+        assert_int_equal(xtts_bpe_open_buffer(json[k], strlen(json[k]), "v", &b, &err), XTTS_OK);
         xtts_ids ids = {0};
         assert_int_equal(xtts_bpe_encode(b, "abc", &ids, &err), XTTS_OK);
         assert_int_equal(ids.n, 2);
@@ -142,7 +142,7 @@ static void test_a_merge_listed_twice_keeps_its_last_rank(void **s) {
         assert_int_equal(ids.n, 80);
         for (size_t i = 0; i < ids.n; i++) assert_int_equal(ids.ids[i], want[k][i % 2]);
         free(ids.ids);
-        xtts_bpe_free(b);
+        xtts_bpe_close(b);
     }
 }
 
@@ -175,9 +175,9 @@ static void test_real_xtts_vocabulary_ids_equal_hf_tokenizers(void **s) {
     assert_true(xtts_tokenizer_is_xtts(t));
     xtts_tokenizer_set_allow_unk(t, 1);
     xtts_bpe *b;
-    assert_int_equal(xtts_bpe_load(path, &b, &err), XTTS_OK);
+    assert_int_equal(xtts_bpe_open(path, &b, &err), XTTS_OK);
     int unk = xtts_bpe_unk_id(b);
-    xtts_bpe_free(b);
+    xtts_bpe_close(b);
     assert_true(unk >= 0);
     xtts_ids ids = {0};
     size_t bad = 0, with_unk = 0, langs = 0;
@@ -217,8 +217,8 @@ static void test_real_xtts_vocabulary_ids_equal_hf_tokenizers(void **s) {
     }
     print_message("XTTS vocabulary: %zu sentences in %zu languages, %zu with [UNK], %zu differ\n", n - 1, langs, with_unk, bad);
     free(ids.ids);
-    xtts_tokenizer_free(t);
-    xtts_tokenizer_free(strict);
+    xtts_tokenizer_close(t);
+    xtts_tokenizer_close(strict);
     free_lines(gold, n);
     assert_true(n - 1 >= 500);
     assert_true(langs >= 14);
@@ -248,7 +248,7 @@ static void test_xtts_vocabulary_refuses_unk_naming_the_characters(void **s) {
     for (size_t i = 0; i < ids.n; i++) unk_seen |= ids.ids[i] == 1; /* [UNK] is id 1 in bpe_xtts.json */
     assert_true(unk_seen);
     free(ids.ids);
-    xtts_tokenizer_free(t);
+    xtts_tokenizer_close(t);
 }
 
 static void test_xtts_vocabulary_gets_language_prefix_and_space_tokens(void **s) {
@@ -257,7 +257,7 @@ static void test_xtts_vocabulary_gets_language_prefix_and_space_tokens(void **s)
     xtts_error err;
     assert_int_equal(xtts_tokenizer_open("bpe", GOLDEN_DIR "bpe_xtts.json", &t, &err), XTTS_OK);
     xtts_bpe *b;
-    assert_int_equal(xtts_bpe_load(GOLDEN_DIR "bpe_xtts.json", &b, &err), XTTS_OK);
+    assert_int_equal(xtts_bpe_open(GOLDEN_DIR "bpe_xtts.json", &b, &err), XTTS_OK);
     xtts_ids a = {0}, want = {0};
     assert_int_equal(xtts_tokenizer_encode(t, "the lazy dog", 0, &a, &err), XTTS_OK);
     assert_int_equal(xtts_bpe_encode(b, "[en]the[SPACE]lazy[SPACE]dog", &want, &err), XTTS_OK);
@@ -280,14 +280,14 @@ static void test_xtts_vocabulary_gets_language_prefix_and_space_tokens(void **s)
     assert_string_equal(h.vocab_hash + 7, hex);
     free(a.ids);
     free(want.ids);
-    xtts_bpe_free(b);
-    xtts_tokenizer_free(t);
+    xtts_bpe_close(b);
+    xtts_tokenizer_close(t);
 }
 
 static void expect_bad_vocab(const char *json, const char *needle) {
     xtts_bpe *b = (xtts_bpe *)1;
     xtts_error err;
-    assert_int_equal(xtts_bpe_load_buffer(json, strlen(json), "v.json", &b, &err), XTTS_EINPUT);
+    assert_int_equal(xtts_bpe_open_buffer(json, strlen(json), "v.json", &b, &err), XTTS_EINPUT);
     if (!strstr(err.msg, needle)) fail_msg("message '%s' lacks '%s'", err.msg, needle);
     assert_non_null(strstr(err.msg, "v.json"));
 }
@@ -330,14 +330,14 @@ static void test_merges_apply_by_rank_not_by_position(void **s) {
                        " \"merges\": [\"b c\", \"a b\"]}}";
     xtts_bpe *b;
     xtts_error err;
-    assert_int_equal(xtts_bpe_load_buffer(json, strlen(json), "v", &b, &err), XTTS_OK);
+    assert_int_equal(xtts_bpe_open_buffer(json, strlen(json), "v", &b, &err), XTTS_OK);
     xtts_ids ids = {0};
     assert_int_equal(xtts_bpe_encode(b, "abc", &ids, &err), XTTS_OK);
     assert_int_equal(ids.n, 2);
     assert_int_equal(ids.ids[0], 0);
     assert_int_equal(ids.ids[1], 3);
     free(ids.ids);
-    xtts_bpe_free(b);
+    xtts_bpe_close(b);
 }
 
 int main(void) {

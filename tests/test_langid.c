@@ -391,7 +391,7 @@ static void test_damaged_tables_are_refused_with_a_message(void **state) {
     if (xtts_read_file("prep/text/langid_ngrams.bin", 1 << 22, &buf, &len, &err)) fail_msg("%s", err.msg);
     xtts_langid_model *m = NULL;
     assert_int_equal(xtts_langid_model_parse((uint8_t *)buf, len, "t.bin", &m, &err), XTTS_OK);
-    xtts_langid_model_free(m);
+    xtts_langid_model_delete(m);
     assert_int_equal(xtts_langid_model_parse((uint8_t *)buf, len - 1, "t.bin", &m, &err), XTTS_EINPUT);
     assert_null(m);
     assert_non_null(strstr(err.msg, "t.bin"));

@@ -265,7 +265,7 @@ static void test_batch_is_fixed_shape_and_padded(void **state) {
     assert_int_equal(xtts_cache_reader_new(c, &r, &e), XTTS_OK);
     for (int dt = 0; dt < 2; dt++) {
         xtts_batch b;
-        assert_int_equal(xtts_batch_alloc(c, 5, dt ? XTTS_DTYPE_F16 : XTTS_DTYPE_F32, &b, &e), XTTS_OK);
+        assert_int_equal(xtts_batch_init(c, 5, dt ? XTTS_DTYPE_F16 : XTTS_DTYPE_F32, &b, &e), XTTS_OK);
         assert_int_equal(b.max_tokens, 24);
         assert_int_equal(b.n_mels, 16);
         assert_int_equal(b.max_frames, 48);
@@ -314,7 +314,7 @@ static void test_readers_in_parallel_threads_agree(void **state) {
         xtts_cache_reader *r;
         xtts_error te;
         xtts_batch b;
-        if (xtts_cache_reader_new(c, &r, &te) || xtts_batch_alloc(c, 8, XTTS_DTYPE_F32, &b, &te)) {
+        if (xtts_cache_reader_new(c, &r, &te) || xtts_batch_init(c, 8, XTTS_DTYPE_F32, &b, &te)) {
             failures++;
         } else {
             for (int round = 0; round < 50; round++) {
@@ -706,7 +706,7 @@ static void test_lengths_beyond_padded_shape_with_valid_crc_are_reported(void **
     assert_int_equal(xtts_cache_open(t.dir, &c, &e), XTTS_OK);
     assert_int_equal(xtts_cache_reader_new(c, &r, &e), XTTS_OK);
     xtts_batch b;
-    assert_int_equal(xtts_batch_alloc(c, 2, XTTS_DTYPE_F32, &b, &e), XTTS_OK);
+    assert_int_equal(xtts_batch_init(c, 2, XTTS_DTYPE_F32, &b, &e), XTTS_OK);
     uint64_t idx[2] = {32, 33};
     assert_int_equal(xtts_cache_reader_batch(r, idx, 2, &b, &e), XTTS_ECORRUPT);
     assert_non_null(strstr(e.msg, "shard-00002"));

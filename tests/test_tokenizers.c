@@ -48,14 +48,14 @@ static void test_bytes_tokenizer_wraps_utf8_bytes_in_start_lang_stop(void **s) {
     xtts_hex(d, 32, hex);
     assert_string_equal(h.vocab_hash + 7, hex);
     free(ids.ids);
-    xtts_tokenizer_free(t);
+    xtts_tokenizer_close(t);
 }
 
 static void test_phonemes_are_ipa_ids_between_start_lang_and_stop(void **s) {
     (void)s;
     xtts_phonemizer *p;
     xtts_error err;
-    assert_int_equal(xtts_phonemizer_open(&p, &err), XTTS_OK);
+    assert_int_equal(xtts_phonemizer_new(&p, &err), XTTS_OK);
     for (int l = 0; l < XTTS_N_LANGS; l++) assert_true(xtts_phonemizer_has_lang(p, l));
     char *ipa;
     assert_int_equal(xtts_phonemizer_ipa(p, "hello world", 0, &ipa, &err), XTTS_OK);
@@ -80,7 +80,7 @@ static void test_phonemes_are_ipa_ids_between_start_lang_and_stop(void **s) {
     assert_string_equal(xtts_phonemizer_symbol(4), "en");
     assert_null(xtts_phonemizer_symbol(xtts_phonemizer_vocab_size()));
     free(ids.ids);
-    xtts_phonemizer_free(p);
+    xtts_phonemizer_delete(p);
 }
 
 static void test_phoneme_worker_processes_give_the_in_process_ids(void **s) {
@@ -91,8 +91,8 @@ static void test_phoneme_worker_processes_give_the_in_process_ids(void **s) {
     enum { N = sizeof texts / sizeof texts[0] };
     xtts_phonemizer *local, *pool;
     xtts_error err;
-    assert_int_equal(xtts_phonemizer_open(&local, &err), XTTS_OK);
-    assert_int_equal(xtts_phonemizer_open(&pool, &err), XTTS_OK);
+    assert_int_equal(xtts_phonemizer_new(&local, &err), XTTS_OK);
+    assert_int_equal(xtts_phonemizer_new(&pool, &err), XTTS_OK);
     assert_int_equal(xtts_phonemizer_start_workers(pool, 3, &err), XTTS_OK);
     assert_int_equal(xtts_phonemizer_workers(pool), 3);
     char *want[N], *got[N];
@@ -114,8 +114,8 @@ static void test_phoneme_worker_processes_give_the_in_process_ids(void **s) {
     assert_int_equal(xtts_phonemizer_ipa(pool, "x", 99, &ipa, &err), XTTS_EINPUT);
     assert_int_equal(xtts_phonemizer_ipa(pool, "hello", 0, &ipa, &err), XTTS_OK);
     free(ipa);
-    xtts_phonemizer_free(pool);
-    xtts_phonemizer_free(local);
+    xtts_phonemizer_delete(pool);
+    xtts_phonemizer_delete(local);
 }
 
 /* A worker killed (as espeak-ng's crash on some inputs kills it) is replaced and the text
@@ -124,8 +124,8 @@ static void test_a_dead_phoneme_worker_is_replaced_and_the_text_retried(void **s
     (void)s;
     xtts_phonemizer *local, *pool;
     xtts_error err;
-    assert_int_equal(xtts_phonemizer_open(&local, &err), XTTS_OK);
-    assert_int_equal(xtts_phonemizer_open(&pool, &err), XTTS_OK);
+    assert_int_equal(xtts_phonemizer_new(&local, &err), XTTS_OK);
+    assert_int_equal(xtts_phonemizer_new(&pool, &err), XTTS_OK);
     assert_int_equal(xtts_phonemizer_start_workers(pool, 1, &err), XTTS_OK); /* one worker also with -j 1 */
     assert_int_equal(xtts_phonemizer_workers(pool), 1);
     char *want = NULL, *got = NULL;
@@ -142,8 +142,8 @@ static void test_a_dead_phoneme_worker_is_replaced_and_the_text_retried(void **s
         assert_int_not_equal(pid2, pid);
     }
     free(want);
-    xtts_phonemizer_free(pool);
-    xtts_phonemizer_free(local);
+    xtts_phonemizer_delete(pool);
+    xtts_phonemizer_delete(local);
 }
 
 int main(void) {

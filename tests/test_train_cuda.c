@@ -78,7 +78,7 @@ static void cuda_step_matches_the_cpu_step_and_pytorch_loss(void **state) {
     printf("  loss %.7f (PyTorch %.7f), max weight difference after a step %.3e\n", loss, losses[0], worst);
     assert_true(worst <= 1e-4f);
     xtts_cuda_trainer_delete(gpu);
-    xtts_model_free(m);
+    xtts_model_delete(m);
     free(n_text), free(n_frames), free(text), free(mel), free(params), free(am), free(av), free(gp), free(gm), free(gv);
 }
 
@@ -94,7 +94,7 @@ static void cuda_trainer_without_a_device_says_why(void **state) {
     assert_int_not_equal(xtts_cuda_trainer_new(m, 0, &gpu, &err), XTTS_OK);
     xtts_cuda_trainer_delete(gpu);
     assert_true(strlen(err.msg) > 0);
-    xtts_model_free(m);
+    xtts_model_delete(m);
 }
 
 int main(void) {

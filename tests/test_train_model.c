@@ -120,7 +120,7 @@ static void tiny_model_loss_and_every_gradient_match_pytorch(void **state) {
             assert_true(maxref > 0.0f);
     }
     assert_int_equal(bad, 0);
-    xtts_model_free(m);
+    xtts_model_delete(m);
     free_golden(&g);
 }
 
@@ -146,7 +146,7 @@ static void gradients_do_not_depend_on_thread_count(void **state) {
     assert_memory_equal(&loss1, &m->loss, sizeof(float));
     assert_memory_equal(first, m->grads_memory, m->num_parameters * sizeof(float));
     free(first);
-    xtts_model_free(m);
+    xtts_model_delete(m);
     free_golden(&g);
 }
 
@@ -160,9 +160,9 @@ static void same_seed_gives_same_weights_and_other_seed_does_not(void **state) {
     assert_int_equal(xtts_model_new(&cfg, 1, 4, 8, &c, &err), XTTS_OK);
     assert_memory_equal(a->params_memory, b->params_memory, a->num_parameters * sizeof(float));
     assert_true(memcmp(a->params_memory, c->params_memory, a->num_parameters * sizeof(float)) != 0);
-    xtts_model_free(a);
-    xtts_model_free(b);
-    xtts_model_free(c);
+    xtts_model_delete(a);
+    xtts_model_delete(b);
+    xtts_model_delete(c);
 }
 
 static void batch_with_token_outside_vocabulary_is_refused(void **state) {
@@ -175,7 +175,7 @@ static void batch_with_token_outside_vocabulary_is_refused(void **state) {
     xtts_error err;
     assert_int_equal(xtts_model_check_batch(m, &bt, &err), XTTS_ERANGE);
     assert_non_null(strstr(err.msg, "vocabulary"));
-    xtts_model_free(m);
+    xtts_model_delete(m);
     free_golden(&g);
 }
 

@@ -840,7 +840,7 @@ xtts_status xtts_model_new(const xtts_model_config *cfg, int B_max, int T_max, u
     m->scratch_memory = malloc(n_scratch * sizeof(float));
     if (!m->params_memory || !m->grads_memory || !m->acts_memory || !m->scratch_memory) {
         size_t n_params = m->num_parameters;
-        xtts_model_free(m);
+        xtts_model_delete(m);
         return xtts_error_set(err, XTTS_ENOMEM,
                               "model: out of memory for %zu parameters and %.1f MB of activations (batch %d x %d)",
                               n_params, (double)(n_acts + n_scratch) * 4 / 1e6, B_max, T_max);
@@ -852,7 +852,7 @@ xtts_status xtts_model_new(const xtts_model_config *cfg, int B_max, int T_max, u
     return XTTS_OK;
 }
 
-void xtts_model_free(xtts_model *m) {
+void xtts_model_delete(xtts_model *m) {
     if (!m) return;
     free(m->params_memory);
     free(m->grads_memory);

@@ -139,7 +139,7 @@ typedef struct {
  * 1/sqrt(2L), LayerNorm weights 1, biases 0). Returns XTTS_ENOMEM or XTTS_EUSAGE. */
 xtts_status xtts_model_new(const xtts_model_config *cfg, int B_max, int T_max, uint64_t seed,
                            xtts_model **out, xtts_error *err);
-void xtts_model_free(xtts_model *m);
+void xtts_model_delete(xtts_model *m);
 
 /* Number of parameters of a model of this config. */
 size_t xtts_model_num_parameters(const xtts_model_config *cfg);

@@ -506,7 +506,7 @@ done:
     xtts_cuda_trainer_delete(gpu);
     free(adam_m);
     free(adam_v);
-    xtts_model_free(model);
+    xtts_model_delete(model);
     xtts_dataset_free(&ds);
     if (cache) xtts_cache_close(cache);
     return st;

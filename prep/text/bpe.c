@@ -155,7 +155,7 @@ int xtts_bpe_token_id(const xtts_bpe *b, const char *token) {
     return str_map_get(&b->vocab, token, strlen(token));
 }
 
-void xtts_bpe_free(xtts_bpe *b) {
+void xtts_bpe_close(xtts_bpe *b) {
     if (!b) return;
     str_map_free(&b->vocab);
     free(b->merges.keys);
@@ -232,7 +232,7 @@ static int add_merge(pair_map *m, int32_t a, int32_t c, int32_t rank, int32_t me
     return 0;
 }
 
-xtts_status xtts_bpe_load_buffer(const char *text, size_t len, const char *name, xtts_bpe **out, xtts_error *err) {
+xtts_status xtts_bpe_open_buffer(const char *text, size_t len, const char *name, xtts_bpe **out, xtts_error *err) {
     *out = NULL;
     json_error_t je;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
@@ -439,17 +439,17 @@ xtts_status xtts_bpe_load_buffer(const char *text, size_t len, const char *name,
     }
 done:
     json_decref(root);
-    if (st) { xtts_bpe_free(b); return st; }
+    if (st) { xtts_bpe_close(b); return st; }
     *out = b;
     return XTTS_OK;
 }
 
-xtts_status xtts_bpe_load(const char *path, xtts_bpe **out, xtts_error *err) {
+xtts_status xtts_bpe_open(const char *path, xtts_bpe **out, xtts_error *err) {
     char *buf;
     size_t len;
     xtts_status st = xtts_read_file(path, (size_t)1 << 30, &buf, &len, err);
     if (st) return st;
-    st = xtts_bpe_load_buffer(buf, len, path, out, err);
+    st = xtts_bpe_open_buffer(buf, len, path, out, err);
     free(buf);
     return st;
 }

@@ -53,7 +53,7 @@ static ng_entry *ng_find_h(const xtts_langid_model *m, const char *k, size_t n, 
 
 static ng_entry *ng_find(const xtts_langid_model *m, const char *k, size_t n) { return ng_find_h(m, k, n, ng_hash(k, n)); }
 
-void xtts_langid_model_free(xtts_langid_model *m) {
+void xtts_langid_model_delete(xtts_langid_model *m) {
     if (!m) return;
     free(m->entries);
     free(m->slots);
@@ -101,7 +101,7 @@ xtts_status xtts_langid_model_parse(const uint8_t *data, size_t len, const char 
     m->entries = malloc((total ? total : 1) * sizeof *m->entries);
     m->slots = calloc(m->n_slots, sizeof *m->slots);
     if (!m->entries || !m->slots) {
-        xtts_langid_model_free(m);
+        xtts_langid_model_delete(m);
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name);
     }
     pos = hdr;

@@ -20,7 +20,7 @@ typedef struct xtts_langid_model xtts_langid_model;
 /* Parse a table (the whole file in data). name is used in messages. */
 xtts_status xtts_langid_model_parse(const uint8_t *data, size_t len, const char *name, xtts_langid_model **out,
                                     xtts_error *err);
-void xtts_langid_model_free(xtts_langid_model *m);
+void xtts_langid_model_delete(xtts_langid_model *m);
 
 /* The compiled-in table, parsed once (thread-safe). NULL only if it failed to parse, which
  * the tests rule out. */

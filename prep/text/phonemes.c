@@ -91,7 +91,7 @@ const char *xtts_phonemizer_symbol(int id) {
     return ipa_symbols[id - PH_FIRST];
 }
 
-xtts_status xtts_phonemizer_open(xtts_phonemizer **out, xtts_error *err) {
+xtts_status xtts_phonemizer_new(xtts_phonemizer **out, xtts_error *err) {
     *out = NULL;
     xtts_phonemizer *p = calloc(1, sizeof *p);
     if (!p) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
@@ -138,7 +138,7 @@ static void stop_workers(xtts_phonemizer *p) {
     p->n_workers = 0;
 }
 
-void xtts_phonemizer_free(xtts_phonemizer *p) {
+void xtts_phonemizer_delete(xtts_phonemizer *p) {
     /* espeak-ng stays initialized for the life of the process (it cannot be re-initialized
      * safely); its memory is released by espeak_Terminate at exit. */
     if (!p) return;

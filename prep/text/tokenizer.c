@@ -136,7 +136,7 @@ static xtts_status bytes_encode(const xtts_tokenizer *t, const char *text, int l
 
 static xtts_status bpe_open(xtts_tokenizer *t, const char *vocab_path, xtts_error *err) {
     if (!vocab_path) return xtts_error_set(err, XTTS_EUSAGE, "--tokenizer bpe needs --vocab tokenizer.json");
-    xtts_status st = xtts_bpe_load(vocab_path, &t->bpe, err);
+    xtts_status st = xtts_bpe_open(vocab_path, &t->bpe, err);
     if (st) return st;
     t->space_id = xtts_bpe_token_id(t->bpe, "[SPACE]");
     int any_lang = 0;
@@ -224,7 +224,7 @@ static xtts_status bpe_encode(const xtts_tokenizer *t, const char *text, int lan
 
 static xtts_status phonemes_open(xtts_tokenizer *t, const char *vocab_path, xtts_error *err) {
     if (vocab_path) return xtts_error_set(err, XTTS_EUSAGE, "the phonemes tokenizer takes no --vocab");
-    return xtts_phonemizer_open(&t->ph, err);
+    return xtts_phonemizer_new(&t->ph, err);
 }
 
 static xtts_status phonemes_header(const xtts_tokenizer *t, xtts_tokens_header *h, xtts_error *err) {
@@ -285,15 +285,15 @@ xtts_status xtts_tokenizer_open(const char *name, const char *vocab_path, xtts_t
     t->kind = be->kind;
     t->be = be;
     xtts_status st = be->open(t, vocab_path, err);
-    if (st) { xtts_tokenizer_free(t); return st; }
+    if (st) { xtts_tokenizer_close(t); return st; }
     *out = t;
     return XTTS_OK;
 }
 
-void xtts_tokenizer_free(xtts_tokenizer *t) {
+void xtts_tokenizer_close(xtts_tokenizer *t) {
     if (!t) return;
-    xtts_bpe_free(t->bpe);
-    xtts_phonemizer_free(t->ph);
+    xtts_bpe_close(t->bpe);
+    xtts_phonemizer_delete(t->ph);
     free(t);
 }
 

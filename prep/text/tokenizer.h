@@ -28,7 +28,7 @@ typedef struct xtts_tokenizer xtts_tokenizer;
  * vocab_path (a tokenizer.json). Errors name the file and the reason (XTTS_EINPUT for an
  * invalid vocabulary, XTTS_EIO when it cannot be read, XTTS_EUSAGE for an unknown name). */
 xtts_status xtts_tokenizer_open(const char *name, const char *vocab_path, xtts_tokenizer **out, xtts_error *err);
-void xtts_tokenizer_free(xtts_tokenizer *t);
+void xtts_tokenizer_close(xtts_tokenizer *t);
 
 xtts_tokenizer_kind xtts_tokenizer_kind_of(const xtts_tokenizer *t);
 
@@ -70,9 +70,9 @@ xtts_status xtts_tokenizer_set_threads(xtts_tokenizer *t, int n, xtts_error *err
 
 /* BPE over a parsed tokenizer.json (prep/text/bpe.c). */
 typedef struct xtts_bpe xtts_bpe;
-xtts_status xtts_bpe_load(const char *path, xtts_bpe **out, xtts_error *err);
-xtts_status xtts_bpe_load_buffer(const char *json, size_t len, const char *name, xtts_bpe **out, xtts_error *err);
-void xtts_bpe_free(xtts_bpe *b);
+xtts_status xtts_bpe_open(const char *path, xtts_bpe **out, xtts_error *err);
+xtts_status xtts_bpe_open_buffer(const char *json, size_t len, const char *name, xtts_bpe **out, xtts_error *err);
+void xtts_bpe_close(xtts_bpe *b);
 /* Encode raw text exactly as the HF tokenizers library does for this tokenizer.json
  * (added tokens, normalizer subset, pre-tokenizer, BPE model), no XTTS formatting. */
 xtts_status xtts_bpe_encode(const xtts_bpe *b, const char *text, xtts_ids *out, xtts_error *err);
@@ -87,8 +87,8 @@ int xtts_bpe_has_piece(const xtts_bpe *b, const char *s, size_t n);
 
 /* Phonemes (prep/text/phonemes.c). */
 typedef struct xtts_phonemizer xtts_phonemizer;
-xtts_status xtts_phonemizer_open(xtts_phonemizer **out, xtts_error *err);
-void xtts_phonemizer_free(xtts_phonemizer *p);
+xtts_status xtts_phonemizer_new(xtts_phonemizer **out, xtts_error *err);
+void xtts_phonemizer_delete(xtts_phonemizer *p);
 int xtts_phonemizer_has_lang(const xtts_phonemizer *p, int lang);
 /* Fork n worker processes (at least one), each with its own espeak-ng, so that n threads
  * can phonemize at once (thread t uses worker t % n) and a crash inside espeak-ng costs one

@@ -82,7 +82,7 @@ static rate run_ceiling(const bench *B, int threads, int write, double seconds, 
         void *dst = malloc(B->max_payload ? B->max_payload : 1);
         xtts_batch b;
         xtts_error te;
-        if (!d || !dst || xtts_batch_alloc(B->c, BATCH, write == XTTS_DTYPE_F16 ? XTTS_DTYPE_F16 : XTTS_DTYPE_F32, &b, &te))
+        if (!d || !dst || xtts_batch_init(B->c, BATCH, write == XTTS_DTYPE_F16 ? XTTS_DTYPE_F16 : XTTS_DTYPE_F32, &b, &te))
             exit(2);
         size_t mel_slot = b.n_mels * b.max_frames * xtts_dtype_size(b.mel_dtype), tok_slot = b.max_tokens * 4;
         uint64_t s = seed + 977 * (uint64_t)omp_get_thread_num();
@@ -124,7 +124,7 @@ static rate run_reader(const bench *B, int threads, xtts_dtype out_dtype, double
         xtts_cache_reader *r;
         xtts_batch b;
         xtts_error te;
-        if (xtts_cache_reader_new(B->c, &r, &te) || xtts_batch_alloc(B->c, BATCH, out_dtype, &b, &te)) {
+        if (xtts_cache_reader_new(B->c, &r, &te) || xtts_batch_init(B->c, BATCH, out_dtype, &b, &te)) {
             xtts_error_print("bench_reader", &te);
             exit(2);
         }

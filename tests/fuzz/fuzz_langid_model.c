@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         xtts_langid_model_score(m, text, sizeof text - 1, ll);
         for (int l = 0; l < XTTS_N_LANGS; l++)
             if (ll[l] > 0) abort();
-        xtts_langid_model_free(m);
+        xtts_langid_model_delete(m);
     } else if (m || !err.msg[0]) {
         abort();
     }

@@ -9,7 +9,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     xtts_bpe *b;
     xtts_error err;
-    if (xtts_bpe_load_buffer((const char *)data, size, "fuzz.json", &b, &err) != XTTS_OK) return 0;
+    if (xtts_bpe_open_buffer((const char *)data, size, "fuzz.json", &b, &err) != XTTS_OK) return 0;
     static const char *const texts[] = {"hello world", "[en]a[SPACE]b", "  \xC3\xA9t\xC3\xA9 \xF0\x9F\x91\x8D ", "", "'s 're 123"};
     xtts_ids ids = {0};
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
@@ -27,6 +27,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(text);
     }
     free(ids.ids);
-    xtts_bpe_free(b);
+    xtts_bpe_close(b);
     return 0;
 }
