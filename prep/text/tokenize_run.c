@@ -262,8 +262,8 @@ static xtts_status hash_runs_add(hash_runs *h, uint64_t v, xtts_error *err) {
 
 /* The hashes that occur more than once, into dups. */
 static xtts_status hash_runs_dups(hash_runs *h, hash_set *dups, xtts_error *err) {
-    if (!h->n_runs) { /* all in memory */
-        qsort(h->buf, h->n, sizeof *h->buf, cmp_u64);
+    if (!h->n_runs) { /* all in memory (none at all when no record has an id) */
+        if (h->n) qsort(h->buf, h->n, sizeof *h->buf, cmp_u64);
         for (size_t i = 1; i < h->n; i++)
             if (h->buf[i] == h->buf[i - 1] && hash_set_add(dups, h->buf[i]) < 0)
                 return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
