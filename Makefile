@@ -34,7 +34,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ifeq ($(findstring -llmdb,$(PKG_LIBS)),)
 PKG_LIBS  += -llmdb
 endif
-LIBS      := $(PKG_LIBS) -lz -lcld2 -lstdc++ -lpthread -lm
+LIBS      := $(PKG_LIBS) -lz -lcld2 -lmecab -lstdc++ -lpthread -lm
 
 WARN      := -Wall -Wextra -Werror
 CPPFLAGS  += -I. -DXTTS_VERSION=\"$(VERSION)\" -D_GNU_SOURCE

@@ -8,7 +8,7 @@ PKGS=(
   build-essential pkg-config
   libsndfile1-dev libsoxr-dev libsamplerate0-dev liblmdb-dev lmdb-utils libzstd-dev zstd
   libcmocka-dev libfftw3-dev libutf8proc-dev libjansson-dev libespeak-ng-dev espeak-ng
-  libcld2-dev libpng-dev zlib1g-dev
+  libcld2-dev libpng-dev zlib1g-dev libmecab-dev
   sox libsox-fmt-all flac vorbis-tools
   python3 python3-numpy python3-lmdb python3-zstandard
   python3-pip python3-setuptools   # pip install ./python (the xtts_prep package), offline
