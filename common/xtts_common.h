@@ -93,6 +93,21 @@ uint32_t xtts_crc32_table(uint32_t crc, const void *data, size_t len);
 #define XTTS_FNV64_INIT 0xcbf29ce484222325ULL
 uint64_t xtts_fnv1a64(uint64_t h, const void *data, size_t len);
 
+/* The 64-bit hash of a record id (FNV-1a with a finalizer that spreads the low bits used for
+ * table slots); never 0. In-memory duplicate checks only: never stored. */
+uint64_t xtts_id_hash(const void *id, size_t len);
+
+/* A set of nonzero 64-bit hashes: open addressing, doubling as it fills (half full at most).
+ * Zero-initialize; xtts_hash_set_free releases it. */
+typedef struct {
+    uint64_t *slots;
+    size_t cap, used;
+} xtts_hash_set;
+/* 1 added, 0 already present, -1 out of memory (the set is unchanged). h must not be 0. */
+int xtts_hash_set_add(xtts_hash_set *s, uint64_t h);
+int xtts_hash_set_has(const xtts_hash_set *s, uint64_t h);
+void xtts_hash_set_free(xtts_hash_set *s);
+
 /* SHA-256, streaming. Used for vocabulary hashes, configuration hashes and digests. */
 typedef struct {
     uint32_t state[8];
