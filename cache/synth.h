@@ -32,7 +32,10 @@ typedef struct {
 
 void xtts_synth_options_default(xtts_synth_options *o);
 
-/* Write a cache to dir (replacing one of another configuration). */
+/* Write a cache to dir (replacing one of another configuration).
+ * Errors: XTTS_EUSAGE (options out of range, or a configuration the writer refuses),
+ * XTTS_ENOMEM, and those of xtts_cache_writer_open (with force: XTTS_EBUSY, XTTS_EIO, ...),
+ * xtts_record_encode, xtts_cache_writer_put and xtts_cache_writer_finish. */
 xtts_status xtts_synth_cache_write(const char *dir, const xtts_synth_options *o, xtts_error *err);
 
 #ifdef __cplusplus

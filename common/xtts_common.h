@@ -43,7 +43,8 @@ typedef struct {
 } xtts_error;
 
 /* Record an error: sets err->code and formats err->msg (printf-style). Returns code.
- * err may be NULL, in which case only the code is returned. */
+ * err may be NULL, in which case only the code is returned. Errors: none of its own (it
+ * returns whatever code it is given). */
 xtts_status xtts_error_set(xtts_error *err, xtts_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -120,7 +121,8 @@ void xtts_sha256_update(xtts_sha256 *s, const void *data, size_t len);
 void xtts_sha256_final(xtts_sha256 *s, uint8_t out[32]);
 /* Lower-case hex of n bytes into out (2n+1 bytes, NUL-terminated). */
 void xtts_hex(const uint8_t *bytes, size_t n, char *out);
-/* SHA-256 of a whole file as 64 hex chars + NUL. Returns XTTS_EIO on failure. */
+/* SHA-256 of a whole file as 64 hex chars + NUL.
+ * Errors: XTTS_EIO (cannot open or read path, a missing file included). */
 xtts_status xtts_sha256_file(const char *path, char out_hex[65], xtts_error *err);
 
 /* ---- numbers --------------------------------------------------------------- */
@@ -153,14 +155,21 @@ static inline uint32_t xtts_get_le32(const uint8_t *p) {
 /* ---- files ----------------------------------------------------------------- */
 
 /* Write len bytes to path atomically: path.tmp.<pid>, fsync, rename, fsync of the
- * directory. On failure the old file (if any) is untouched and the temp file removed. */
+ * directory. On failure the old file (if any) is untouched and the temp file removed.
+ * Errors: XTTS_ERANGE (path.tmp.<pid> longer than 4095 bytes), XTTS_EIO (cannot create, write,
+ * fsync, close or rename the temp file; a failed fsync of the directory is ignored). */
 xtts_status xtts_write_file_atomic(const char *path, const void *data, size_t len, xtts_error *err);
 
 /* Read a whole file into a malloc'd buffer (NUL-terminated; *len excludes the NUL).
- * Files larger than max_bytes are refused with XTTS_ERANGE. Caller frees *out. */
+ * Files larger than max_bytes are refused with XTTS_ERANGE. Caller frees *out. path "-" reads
+ * standard input.
+ * Errors: XTTS_ENOTFOUND (path does not exist), XTTS_EIO (cannot open for another reason, or a
+ * read error), XTTS_ERANGE (larger than max_bytes), XTTS_ENOMEM. */
 xtts_status xtts_read_file(const char *path, size_t max_bytes, char **out, size_t *len, xtts_error *err);
 
-/* Create a directory and its parents (like mkdir -p). */
+/* Create a directory and its parents (like mkdir -p).
+ * Errors: XTTS_ERANGE (path empty or 4096 bytes or longer), XTTS_EIO (a component cannot be
+ * created, or path is not a directory at the end). */
 xtts_status xtts_mkdir_p(const char *path, xtts_error *err);
 
 /* Monotonic clock in seconds. */
