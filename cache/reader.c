@@ -307,7 +307,7 @@ static void shard_open(xtts_cache *c, shard_t *s) {
         mdb_txn_abort(txn);
         static const char *what[] = {"", "records", "ids", "meta", "records", "lengths", "meta"};
         say(detail, sizeof detail, "database \"%s\": %s", what[stage], mdb_strerror(rc));
-        shard_fail(s, rc == MDB_NOTFOUND ? XTTS_ECORRUPT : XTTS_ECORRUPT, "%s: %s", detail);
+        shard_fail(s, XTTS_ECORRUPT, "%s: %s", detail);
         return;
     }
     s->entries = rst.ms_entries;
@@ -668,12 +668,14 @@ xtts_status xtts_cache_reader_get(xtts_cache_reader *r, uint64_t index, xtts_rec
 
 xtts_status xtts_cache_reader_find_local(xtts_cache_reader *r, size_t si, const char *id, uint64_t *local,
                                          xtts_error *err) {
+    if (si >= r->c->n_shards)
+        return xtts_error_set(err, XTTS_ERANGE, "shard %zu of a cache of %zu shards", si, r->c->n_shards);
     shard_t *s = &r->c->shards[si];
     MDB_txn *txn;
     xtts_status st = reader_txn(r, si, &txn, err);
     if (st) return st;
     size_t n = strlen(id);
-    if (n == 0 || n > XTTS_RECORD_MAX_ID) return XTTS_ENOTFOUND;
+    if (n == 0 || n > XTTS_RECORD_MAX_ID) return xtts_error_set(err, XTTS_ENOTFOUND, "%s: no id '%.200s'", s->name, id);
     MDB_val k = {n, (void *)id}, v;
     int rc;
     volatile int bad = 0;
@@ -688,7 +690,7 @@ xtts_status xtts_cache_reader_find_local(xtts_cache_reader *r, size_t si, const 
         reader_drop_txn(r, si);
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': damaged LMDB pages (%s)", s->name, id, signame(sig));
     }
-    if (rc == MDB_NOTFOUND) return XTTS_ENOTFOUND;
+    if (rc == MDB_NOTFOUND) return xtts_error_set(err, XTTS_ENOTFOUND, "%s: no id '%.200s'", s->name, id);
     if (rc) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': %s", s->name, id, mdb_strerror(rc));
     if (bad) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': \"ids\" value is not an 8-byte index", s->name, id);
     if (*local >= s->records)

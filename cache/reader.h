@@ -187,10 +187,9 @@ xtts_status xtts_cache_reader_foreach(xtts_cache_reader *r, size_t shard, const 
 xtts_status xtts_cache_reader_meta(xtts_cache_reader *r, size_t shard, const char *key, char **val,
                                    size_t *len, xtts_error *err);
 
-/* Look an id up in shard i's "ids" database only: its local index there. i must be a shard
- * (not checked).
- * Errors: XTTS_ENOTFOUND (absent, empty or longer than XTTS_RECORD_MAX_ID; err is not set
- * then), the shard's fault, XTTS_EIO (no read transaction), XTTS_ECORRUPT (damaged pages, a
+/* Look an id up in shard i's "ids" database only: its local index there.
+ * Errors: XTTS_ERANGE (i is not a shard), XTTS_ENOTFOUND (absent, empty or longer than
+ * XTTS_RECORD_MAX_ID), the shard's fault, XTTS_EIO (no read transaction), XTTS_ECORRUPT (damaged pages, a
  * value that is not an 8-byte index within the shard). */
 xtts_status xtts_cache_reader_find_local(xtts_cache_reader *r, size_t shard, const char *id, uint64_t *local,
                                          xtts_error *err);
