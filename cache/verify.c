@@ -209,61 +209,71 @@ static int grow_scratch(run_t *r, size_t tokens, size_t mel) {
     return 0;
 }
 
-static void check_record(run_t *r, uint64_t local, const void *val, size_t len) {
+/* parse and decode one record (into r->tokens, r->mel) and check its sections; 0, or -1
+ * after a fault (the digest cannot cover it) */
+static int decode_record(run_t *r, uint64_t local, const void *val, size_t len, xtts_record_header *hp) {
     uint64_t index = r->first + local;
     int64_t gi = (int64_t)index;
-    xtts_record_header h;
     xtts_error e;
     xtts_error_clear(&e);
     r->bytes += len;
     const char *known = local < r->records && r->by_local[local] ? r->by_local[local] : "";
-    xtts_status st = xtts_record_parse_header(val, len, &h, &e);
+    xtts_status st = xtts_record_parse_header(val, len, hp, &e);
     if (st) {
         /* The header is not to be trusted; the id index names the record. */
         fault(r, r->shard, gi, known, "%s", strip_record_prefix(e.msg, known));
         r->digest_broken = 1;
-        return;
+        return -1;
     }
-    if (grow_scratch(r, h.tokens_padded ? h.tokens_padded : 1, (size_t)h.n_mels * (h.frames_padded ? h.frames_padded : 1))) {
+    if (grow_scratch(r, hp->tokens_padded ? hp->tokens_padded : 1, (size_t)hp->n_mels * (hp->frames_padded ? hp->frames_padded : 1))) {
         r->oom = 1;
-        fault(r, r->shard, gi, h.id, "out of memory decoding the record");
+        fault(r, r->shard, gi, hp->id, "out of memory decoding the record");
         r->digest_broken = 1;
-        return;
+        return -1;
     }
-    st = xtts_record_decode(r->dec, val, len, &h, r->tokens, r->tokens_cap, r->mel, XTTS_DTYPE_F32, h.n_mels,
-                            h.frames_padded, &e);
+    st = xtts_record_decode(r->dec, val, len, hp, r->tokens, r->tokens_cap, r->mel, XTTS_DTYPE_F32, hp->n_mels,
+                            hp->frames_padded, &e);
     r->rep->records_checked++;
     if (st) {
-        fault(r, r->shard, gi, h.id, "%s", strip_record_prefix(e.msg, h.id));
+        fault(r, r->shard, gi, hp->id, "%s", strip_record_prefix(e.msg, hp->id));
         r->digest_broken = 1;
-        return;
+        return -1;
     }
-    if (h.version >= 2 && (st = xtts_record_check(r->dec, val, len, &e))) { /* text, waveform */
-        fault(r, r->shard, gi, h.id, "%s", strip_record_prefix(e.msg, h.id));
+    if (hp->version >= 2 && (st = xtts_record_check(r->dec, val, len, &e))) { /* text, waveform */
+        fault(r, r->shard, gi, hp->id, "%s", strip_record_prefix(e.msg, hp->id));
         r->digest_broken = 1;
-        return;
+        return -1;
     }
-    uint64_t faults0 = r->rep->faults;
+    return 0;
+}
+
+/* version 2: the waveform and text sections agree with the configuration and the
+ * "lengths" index */
+static void check_v2(run_t *r, uint64_t local, int64_t gi, const xtts_record_header *hp) {
     const xtts_cache_config *cfg = r->cfg;
-    if (h.version != (unsigned)cfg->format_version)
-        fault(r, r->shard, gi, h.id, "record version %u in a cache of format %d", h.version, cfg->format_version);
-    if (h.version >= 2) {
-        if (h.audio != (cfg->audio))
-            fault(r, r->shard, gi, h.id, "waveform stored as %s, the configuration says %s",
-                  xtts_audio_store_name(h.audio), xtts_audio_store_name(cfg->audio));
-        if (h.pad_token != (uint32_t)cfg->pad_token)
-            fault(r, r->shard, gi, h.id, "pad token %u, the configuration's is %d", h.pad_token, cfg->pad_token);
-        if (h.audio != XTTS_AUDIO_NONE && xtts_mel_n_frames(&cfg->mel, h.n_samples) != h.n_frames)
-            fault(r, r->shard, gi, h.id, "%u waveform samples make %zu frames, the record has %u", h.n_samples,
-                  xtts_mel_n_frames(&cfg->mel, h.n_samples), h.n_frames);
-        xtts_lengths want, *got = local < r->records && r->lens_have && r->lens_have[local] ? &r->lens[local] : NULL;
-        xtts_lengths_from_header(&h, &want);
-        if (!got)
-            fault(r, r->shard, gi, h.id, "no \"lengths\" entry for this record");
-        else if (memcmp(&want, got, sizeof want))
-            fault(r, r->shard, gi, h.id, "the \"lengths\" entry (%u frames, %u tokens, %u samples) differs from the record (%u, %u, %u)",
-                  got->n_frames, got->n_tokens, got->n_samples, want.n_frames, want.n_tokens, want.n_samples);
-    }
+    const xtts_record_header h = *hp;
+    if (h.audio != (cfg->audio))
+        fault(r, r->shard, gi, h.id, "waveform stored as %s, the configuration says %s",
+              xtts_audio_store_name(h.audio), xtts_audio_store_name(cfg->audio));
+    if (h.pad_token != (uint32_t)cfg->pad_token)
+        fault(r, r->shard, gi, h.id, "pad token %u, the configuration's is %d", h.pad_token, cfg->pad_token);
+    if (h.audio != XTTS_AUDIO_NONE && xtts_mel_n_frames(&cfg->mel, h.n_samples) != h.n_frames)
+        fault(r, r->shard, gi, h.id, "%u waveform samples make %zu frames, the record has %u", h.n_samples,
+              xtts_mel_n_frames(&cfg->mel, h.n_samples), h.n_frames);
+    xtts_lengths want, *got = local < r->records && r->lens_have && r->lens_have[local] ? &r->lens[local] : NULL;
+    xtts_lengths_from_header(&h, &want);
+    if (!got)
+        fault(r, r->shard, gi, h.id, "no \"lengths\" entry for this record");
+    else if (memcmp(&want, got, sizeof want))
+        fault(r, r->shard, gi, h.id, "the \"lengths\" entry (%u frames, %u tokens, %u samples) differs from the record (%u, %u, %u)",
+              got->n_frames, got->n_tokens, got->n_samples, want.n_frames, want.n_tokens, want.n_samples);
+}
+
+/* id (unique, the one the "ids" database names) and shape against the configuration */
+static void check_id_and_shape(run_t *r, uint64_t index, const char *known, const xtts_record_header *hp) {
+    const xtts_cache_config *cfg = r->cfg;
+    const xtts_record_header h = *hp;
+    int64_t gi = (int64_t)index;
     uint64_t prev;
     int ins = idt_insert(&r->ids, h.id, h.id_len, index, &prev);
     if (ins < 0) r->oom = 1;
@@ -291,6 +301,11 @@ static void check_record(run_t *r, uint64_t local, const void *val, size_t len) 
         fault(r, r->shard, gi, h.id, "speaker id %u outside the manifest's %zu speakers", h.speaker_id, r->n_speakers);
     if (h.lang_id >= r->n_langs)
         fault(r, r->shard, gi, h.id, "language id %u outside the manifest's %zu languages", h.lang_id, r->n_langs);
+}
+
+/* every mel value finite */
+static void check_finite(run_t *r, int64_t gi, const xtts_record_header *hp) {
+    const xtts_record_header h = *hp;
     size_t T = h.frames_padded, C = h.n_mels;
     size_t bad = 0, first_bad = 0;
     for (size_t i = 0; i < C * T; i++)
@@ -298,42 +313,64 @@ static void check_record(run_t *r, uint64_t local, const void *val, size_t len) 
     if (bad)
         fault(r, r->shard, gi, h.id, "%zu mel values are NaN or Inf (first at channel %zu, frame %zu)", bad,
               first_bad / T, first_bad % T);
-    if (r->opt->deep) {
-        if (cfg->vocab_size > 0)
-            for (uint32_t i = 0; i < h.n_tokens; i++)
-                if (r->tokens[i] < 0 || r->tokens[i] >= cfg->vocab_size) {
-                    fault(r, r->shard, gi, h.id, "token %u is %d, outside the vocabulary of %d", i, r->tokens[i],
-                          cfg->vocab_size);
-                    break;
-                }
-        for (uint32_t i = h.n_tokens; i < h.tokens_padded; i++)
-            if (r->tokens[i] != cfg->pad_token) {
-                fault(r, r->shard, gi, h.id, "padding token %u is %d, not the pad token %d", i, r->tokens[i],
-                      cfg->pad_token);
+}
+
+/* --deep: tokens inside the vocabulary, padding as configured; mel sums for the statistics */
+static void check_deep(run_t *r, int64_t gi, const xtts_record_header *hp) {
+    const xtts_cache_config *cfg = r->cfg;
+    const xtts_record_header h = *hp;
+    size_t T = h.frames_padded, C = h.n_mels;
+    if (cfg->vocab_size > 0)
+        for (uint32_t i = 0; i < h.n_tokens; i++)
+            if (r->tokens[i] < 0 || r->tokens[i] >= cfg->vocab_size) {
+                fault(r, r->shard, gi, h.id, "token %u is %d, outside the vocabulary of %d", i, r->tokens[i],
+                      cfg->vocab_size);
                 break;
             }
-        float pad = h.dtype == XTTS_DTYPE_F16 ? xtts_f16_to_f32(xtts_f32_to_f16(h.pad_value)) : h.pad_value;
-        for (size_t c = 0; c < C; c++) {
-            size_t t = h.n_frames;
-            while (t < T && r->mel[c * T + t] == pad) t++;
-            if (t < T) {
-                fault(r, r->shard, gi, h.id, "padding frame %zu of channel %zu is %g, not the pad value %g", t, c,
-                      (double)r->mel[c * T + t], (double)pad);
-                break;
-            }
+    for (uint32_t i = h.n_tokens; i < h.tokens_padded; i++)
+        if (r->tokens[i] != cfg->pad_token) {
+            fault(r, r->shard, gi, h.id, "padding token %u is %d, not the pad token %d", i, r->tokens[i],
+                  cfg->pad_token);
+            break;
         }
-        if (r->mel_sum && C == (size_t)cfg->mel.n_mels)
-            for (size_t c = 0; c < C; c++) {
-                double s = 0, s2 = 0;
-                for (size_t t = 0; t < h.n_frames; t++) {
-                    double v = r->mel[c * T + t];
-                    s += v;
-                    s2 += v * v;
-                }
-                r->mel_sum[c] += s;
-                r->mel_sumsq[c] += s2;
-            }
+    float pad = h.dtype == XTTS_DTYPE_F16 ? xtts_f16_to_f32(xtts_f32_to_f16(h.pad_value)) : h.pad_value;
+    for (size_t c = 0; c < C; c++) {
+        size_t t = h.n_frames;
+        while (t < T && r->mel[c * T + t] == pad) t++;
+        if (t < T) {
+            fault(r, r->shard, gi, h.id, "padding frame %zu of channel %zu is %g, not the pad value %g", t, c,
+                  (double)r->mel[c * T + t], (double)pad);
+            break;
+        }
     }
+    if (r->mel_sum && C == (size_t)cfg->mel.n_mels)
+        for (size_t c = 0; c < C; c++) {
+            double s = 0, s2 = 0;
+            for (size_t t = 0; t < h.n_frames; t++) {
+                double v = r->mel[c * T + t];
+                s += v;
+                s2 += v * v;
+            }
+            r->mel_sum[c] += s;
+            r->mel_sumsq[c] += s2;
+        }
+}
+
+static void check_record(run_t *r, uint64_t local, const void *val, size_t len) {
+    uint64_t index = r->first + local;
+    int64_t gi = (int64_t)index;
+    xtts_record_header h;
+    if (decode_record(r, local, val, len, &h)) return;
+    uint64_t faults0 = r->rep->faults;
+    const xtts_cache_config *cfg = r->cfg;
+    if (h.version != (unsigned)cfg->format_version)
+        fault(r, r->shard, gi, h.id, "record version %u in a cache of format %d", h.version, cfg->format_version);
+    if (h.version >= 2) check_v2(r, local, gi, &h);
+    const char *known = local < r->records && r->by_local[local] ? r->by_local[local] : "";
+    check_id_and_shape(r, index, known, &h);
+    check_finite(r, gi, &h);
+    if (r->opt->deep) check_deep(r, gi, &h);
+    size_t T = h.frames_padded;
     if (h.split == XTTS_SPLIT_VAL) r->rep->val++;
     else r->rep->train++;
     r->rep->frames += h.n_frames;
