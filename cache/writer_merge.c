@@ -254,132 +254,147 @@ static json_t *merged_stats(long long frames, const double *mel_sum, const doubl
     return stats;
 }
 
+/* what the merge gathers from the parts */
+typedef struct {
+    const char *dir;
+    xtts_dir_listing l;
+    json_t **parts;
+    json_t *out, *shards, *rejects, *splits, *totals;
+    id_cursors all_ids;
+    long long records, rejected, frames;
+    size_t n_mels;
+    int have_sums;
+    double *mel_sum, *mel_sumsq;
+} merge_t;
+
+/* the merged manifest starts as part 0's, without the part keys, with empty lists */
+static xtts_status merge_start(merge_t *M, xtts_error *err) {
+    M->out = json_deep_copy(M->parts[0]);
+    M->shards = json_array();
+    M->rejects = json_array();
+    M->splits = json_object();
+    M->totals = json_object();
+    if (!M->out || !M->shards || !M->rejects || !M->splits || !M->totals)
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", M->dir);
+    json_object_set(M->out, "shards", M->shards);
+    json_object_set(M->out, "rejects", M->rejects);
+    json_object_del(M->out, "part");
+    json_object_del(M->out, "n_parts");
+    json_object_del(M->out, "part_inputs");
+    json_object_set_new(M->out, "tool_version", json_string(XTTS_VERSION));
+    M->have_sums = 1;
+    xtts_cache_config cfg;
+    xtts_status st = xtts_cache_config_from_json(json_object_get(M->out, "config"), &cfg, "manifest.part-00000.json", err);
+    if (!st) M->n_mels = (size_t)cfg.mel.n_mels;
+    return st;
+}
+
+/* part i: its shards (each holding the records its manifest says) listed with their global
+ * first index, its ids' cursor, its rejects, splits, totals and statistics added */
+static xtts_status merge_part(merge_t *M, size_t i, xtts_error *err) {
+    json_t *m = M->parts[i];
+    int part = M->l.parts[i];
+    char name[40], path[4096];
+    xtts_manifest_name(name, part);
+    json_t *ps = json_object_get(m, "shards");
+    for (size_t k = 0; k < json_array_size(ps); k++) {
+        json_t *s = json_array_get(ps, k);
+        const char *sname = json_string_value(json_object_get(s, "name"));
+        char prefix[16];
+        snprintf(prefix, sizeof prefix, "shard-%05d-", part);
+        if (strncmp(sname, prefix, strlen(prefix)))
+            return xtts_error_set(err, XTTS_EINPUT, "%s/%s: lists shard %s, which is not one of part %d's", M->dir, name, sname, part);
+        snprintf(path, sizeof path, "%s/%s", M->dir, sname);
+        uint64_t have;
+        xtts_status st = xtts_shard_count_records(path, &have, err);
+        if (st) return st;
+        long long want = json_integer_value(json_object_get(s, "records"));
+        if ((long long)have != want)
+            return xtts_error_set(err, XTTS_ECORRUPT, "%s: holds %llu records, %s says %lld", path, (unsigned long long)have,
+                                  name, want);
+        if ((st = id_cursors_add(&M->all_ids, path, part, (int)k, err))) return st;
+        json_t *c = json_deep_copy(s);
+        if (!c) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", M->dir);
+        json_object_set_new(c, "first_index", json_integer(M->records));
+        json_array_append_new(M->shards, c);
+        M->records += want;
+    }
+    json_t *pr = json_object_get(m, "rejects");
+    if (pr) json_array_extend(M->rejects, pr);
+    json_t *prj = json_object_get(m, "rejected");
+    M->rejected += prj ? json_integer_value(prj) : (long long)json_array_size(pr);
+    if (json_is_object(json_object_get(m, "splits"))) sum_numeric(M->splits, json_object_get(m, "splits"));
+    if (json_is_object(json_object_get(m, "totals"))) sum_numeric(M->totals, json_object_get(m, "totals"));
+    json_t *stats = json_object_get(m, "stats");
+    json_t *f = json_object_get(stats, "frames");
+    M->frames += f ? json_integer_value(f) : 0;
+    json_t *a = json_object_get(stats, "mel_sum"), *b = json_object_get(stats, "mel_sumsq");
+    if (!a || !b || sum_array(&M->mel_sum, M->n_mels, a) || sum_array(&M->mel_sumsq, M->n_mels, b)) M->have_sums = 0;
+    return XTTS_OK;
+}
+
+/* counts, splits, totals and statistics into the merged manifest, which is parsed back (the
+ * reader's checks) before it is written */
+static xtts_status merge_finish(merge_t *M, xtts_error *err) {
+    json_t *out = M->out;
+    json_object_set_new(out, "records", json_integer(M->records));
+    json_object_set_new(out, "rejected", json_integer(M->rejected));
+    if (json_object_get(M->parts[0], "splits")) json_object_set(out, "splits", M->splits);
+    if (json_object_get(M->parts[0], "totals")) {
+        json_t *secs = json_object_get(M->totals, "audio_seconds");
+        if (json_is_number(secs)) json_object_set_new(M->totals, "hours", json_real(json_number_value(secs) / 3600.0));
+        json_object_set(out, "totals", M->totals);
+    }
+    json_t *stats = merged_stats(M->frames, M->have_sums ? M->mel_sum : NULL, M->mel_sumsq, M->n_mels);
+    if (!stats) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", M->dir);
+    json_object_set_new(out, "stats", stats);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/manifest.json", M->dir);
+    char *text = json_dumps(out, JSON_COMPACT);
+    json_t *check = NULL;
+    xtts_status st = text ? xtts_manifest_parse(text, strlen(text), path, &check, err)
+                          : xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
+    free(text);
+    json_decref(check);
+    if (!st) st = xtts_manifest_write(path, out, err);
+    return st;
+}
+
 xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
-    id_cursors all_ids = {0};
+    merge_t M;
+    memset(&M, 0, sizeof M);
+    M.dir = dir;
     int lock_fd = -1;
     xtts_status st = xtts_lock(dir, XTTS_LOCK_NAME, 1, &lock_fd,
                                "a build (or one of its parts) or another merge is running in this directory", err);
     if (st) return st;
     xtts_remove_manifest_temps(dir, -1);
-    xtts_dir_listing l;
-    if ((st = xtts_dir_list(dir, &l, err))) { xtts_unlock(lock_fd); return st; }
-    json_t **parts = NULL;
-    json_t *out = NULL;
-    double *mel_sum = NULL, *mel_sumsq = NULL;
-    json_t *splits = NULL, *totals = NULL;
-    char path[4096];
-    if (!l.n_parts) {
+    if ((st = xtts_dir_list(dir, &M.l, err))) { xtts_unlock(lock_fd); return st; }
+    if (!M.l.n_parts)
         st = xtts_error_set(err, XTTS_ENOTFOUND, "%s: no partial manifests (manifest.part-KKKKK.json) to merge", dir);
-        goto done;
-    }
-    for (size_t i = 0; i < l.n_shards; i++)
-        if (l.shards[i].part < 0) {
+    for (size_t i = 0; !st && i < M.l.n_shards; i++)
+        if (M.l.shards[i].part < 0)
             st = xtts_error_set(err, XTTS_EMISMATCH, "%s: holds shards of a whole build (shard-%05d) beside the parts; "
-                                "rebuild with --force", dir, l.shards[i].number);
-            goto done;
-        }
-    parts = calloc(l.n_parts, sizeof *parts);
-    if (!parts) { st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir); goto done; }
-    if ((st = load_parts(dir, &l, parts, err))) goto done;
-    if ((st = check_tiling(dir, &l, parts, err))) goto done;
-
-    out = json_deep_copy(parts[0]);
-    json_t *shards = json_array(), *rejects = json_array();
-    splits = json_object();
-    totals = json_object();
-    if (!out || !shards || !rejects || !splits || !totals) {
-        json_decref(shards); json_decref(rejects);
-        st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
-        goto done;
-    }
-    json_object_set_new(out, "shards", shards);
-    json_object_set_new(out, "rejects", rejects);
-    json_object_del(out, "part");
-    json_object_del(out, "n_parts");
-    json_object_del(out, "part_inputs");
-    json_object_set_new(out, "tool_version", json_string(XTTS_VERSION));
-    long long records = 0, rejected = 0, frames = 0;
-    size_t n_mels = 0;
-    int have_sums = 1;
-    {
-        xtts_cache_config cfg;
-        if ((st = xtts_cache_config_from_json(json_object_get(out, "config"), &cfg, "manifest.part-00000.json", err))) goto done;
-        n_mels = (size_t)cfg.mel.n_mels;
-    }
-    for (size_t i = 0; i < l.n_parts; i++) {
-        json_t *m = parts[i];
-        char name[40];
-        xtts_manifest_name(name, l.parts[i]);
-        json_t *ps = json_object_get(m, "shards");
-        for (size_t k = 0; k < json_array_size(ps); k++) {
-            json_t *s = json_array_get(ps, k);
-            const char *sname = json_string_value(json_object_get(s, "name"));
-            char prefix[16];
-            snprintf(prefix, sizeof prefix, "shard-%05d-", l.parts[i]);
-            if (strncmp(sname, prefix, strlen(prefix))) {
-                st = xtts_error_set(err, XTTS_EINPUT, "%s/%s: lists shard %s, which is not one of part %d's", dir, name, sname, l.parts[i]);
-                goto done;
-            }
-            snprintf(path, sizeof path, "%s/%s", dir, sname);
-            uint64_t have;
-            if ((st = xtts_shard_count_records(path, &have, err))) goto done;
-            long long want = json_integer_value(json_object_get(s, "records"));
-            if ((long long)have != want) {
-                st = xtts_error_set(err, XTTS_ECORRUPT, "%s: holds %llu records, %s says %lld", path,
-                                    (unsigned long long)have, name, want);
-                goto done;
-            }
-            if ((st = id_cursors_add(&all_ids, path, l.parts[i], (int)k, err))) goto done;
-            json_t *c = json_deep_copy(s);
-            if (!c) { st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir); goto done; }
-            json_object_set_new(c, "first_index", json_integer(records));
-            json_array_append_new(shards, c);
-            records += want;
-        }
-        json_t *pr = json_object_get(m, "rejects");
-        if (pr) json_array_extend(rejects, pr);
-        json_t *prj = json_object_get(m, "rejected");
-        rejected += prj ? json_integer_value(prj) : (long long)json_array_size(pr);
-        if (json_is_object(json_object_get(m, "splits"))) sum_numeric(splits, json_object_get(m, "splits"));
-        if (json_is_object(json_object_get(m, "totals"))) sum_numeric(totals, json_object_get(m, "totals"));
-        json_t *stats = json_object_get(m, "stats");
-        json_t *f = json_object_get(stats, "frames");
-        frames += f ? json_integer_value(f) : 0;
-        json_t *a = json_object_get(stats, "mel_sum"), *b = json_object_get(stats, "mel_sumsq");
-        if (!a || !b || sum_array(&mel_sum, n_mels, a) || sum_array(&mel_sumsq, n_mels, b)) have_sums = 0;
-    }
-    /* An id stored by two parts: refused before any manifest is written. */
-    if ((st = find_duplicate_ids(&all_ids, dir, err))) goto done;
-    json_object_set_new(out, "records", json_integer(records));
-    json_object_set_new(out, "rejected", json_integer(rejected));
-    if (json_object_get(parts[0], "splits")) json_object_set(out, "splits", splits);
-    if (json_object_get(parts[0], "totals")) {
-        json_t *secs = json_object_get(totals, "audio_seconds");
-        if (json_is_number(secs)) json_object_set_new(totals, "hours", json_real(json_number_value(secs) / 3600.0));
-        json_object_set(out, "totals", totals);
-    }
-    json_t *stats = merged_stats(frames, have_sums ? mel_sum : NULL, mel_sumsq, n_mels);
-    if (!stats) { st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir); goto done; }
-    json_object_set_new(out, "stats", stats);
-
-    snprintf(path, sizeof path, "%s/manifest.json", dir);
-    char *text = json_dumps(out, JSON_COMPACT);
-    json_t *check = NULL;
-    st = text ? xtts_manifest_parse(text, strlen(text), path, &check, err)
-              : xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
-    free(text);
-    json_decref(check);
-    if (!st) st = xtts_manifest_write(path, out, err);
-done:
-    id_cursors_free(&all_ids);
-    json_decref(splits);
-    json_decref(totals);
-    free(mel_sum);
-    free(mel_sumsq);
-    json_decref(out);
-    for (size_t i = 0; parts && i < l.n_parts; i++) json_decref(parts[i]);
-    free(parts);
-    xtts_dir_listing_free(&l);
+                                "rebuild with --force", dir, M.l.shards[i].number);
+    if (!st && !(M.parts = calloc(M.l.n_parts, sizeof *M.parts))) st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
+    if (!st) st = load_parts(dir, &M.l, M.parts, err);
+    if (!st) st = check_tiling(dir, &M.l, M.parts, err);
+    if (!st) st = merge_start(&M, err);
+    for (size_t i = 0; !st && i < M.l.n_parts; i++) st = merge_part(&M, i, err);
+    /* an id stored by two parts: refused before any manifest is written */
+    if (!st) st = find_duplicate_ids(&M.all_ids, dir, err);
+    if (!st) st = merge_finish(&M, err);
+    id_cursors_free(&M.all_ids);
+    json_decref(M.shards);
+    json_decref(M.rejects);
+    json_decref(M.splits);
+    json_decref(M.totals);
+    free(M.mel_sum);
+    free(M.mel_sumsq);
+    json_decref(M.out);
+    for (size_t i = 0; M.parts && i < M.l.n_parts; i++) json_decref(M.parts[i]);
+    free(M.parts);
+    xtts_dir_listing_free(&M.l);
     xtts_unlock(lock_fd);
     return st;
 }
