@@ -1,6 +1,7 @@
 /* bench_reader.c — the cache reader's throughput beside its ceiling: fixed-shape batches
  * (batch 32, random order) decoded by 1 and 2 threads, each with its own reader, against
- * bare ZSTD_decompressDCtx of the same records' frames (default decompression context,
+ * bare ZSTD_decompressDCtx of the same records' frames (version 2: the tokens and mel sections'
+ * frames, the ones a batch decodes; default decompression context,
  * so zstd checks each frame's content checksum as the reader does) on 1 and 2 threads.
  *
  * Accounting, the same for both sides: decoded bytes are the records' stored payload
@@ -31,6 +32,7 @@
 #include "cache/reader.h"
 
 #define BATCH 32
+#define FRAMES_PER 2
 #define MAX_ROUNDS 64
 
 enum { CEIL1, CEIL2, W32_1, W32_2, W16_1, W16_2, F32_1, F32_2, F16_1, F16_2, N_CONF };
@@ -59,7 +61,9 @@ static double median(double *v, int n) {
 typedef struct {
     uint64_t n;
     uint64_t *payload;       /* stored payload bytes per record */
-    const uint8_t **frame;   /* zstd frame per record (in the map, valid while r0 lives) */
+    const uint8_t **frame;   /* zstd frames per record, FRAMES_PER slots (in the map, valid while r0
+                                lives): version 1 its one frame, version 2 its tokens and mel
+                                sections (the ones a batch decodes); unused slots have 0 bytes */
     size_t *frame_bytes;
     size_t max_payload;
     xtts_cache *c;
@@ -91,8 +95,12 @@ static rate run_ceiling(const bench *B, int threads, int write, double seconds, 
         do {
             for (int k = 0; k < BATCH; k++) {
                 uint64_t i = rng(&s) % B->n;
-                size_t got = ZSTD_decompressDCtx(d, dst, B->max_payload, B->frame[i], B->frame_bytes[i]);
-                if (ZSTD_isError(got)) fail = 1;
+                for (int f = 0; f < FRAMES_PER; f++) {
+                    if (!B->frame_bytes[FRAMES_PER * i + f]) continue;
+                    size_t got = ZSTD_decompressDCtx(d, dst, B->max_payload, B->frame[FRAMES_PER * i + f],
+                                                     B->frame_bytes[FRAMES_PER * i + f]);
+                    if (ZSTD_isError(got)) fail = 1;
+                }
                 if (write >= 0) {
                     memset((uint8_t *)b.tokens + k * tok_slot, k, tok_slot);
                     memset((uint8_t *)b.mel + k * mel_slot, k, mel_slot);
@@ -170,8 +178,8 @@ int main(int argc, char **argv) {
     B.n = xtts_cache_count(B.c);
     if (!B.n) return 2;
     B.payload = malloc(B.n * sizeof *B.payload);
-    B.frame = malloc(B.n * sizeof *B.frame);
-    B.frame_bytes = malloc(B.n * sizeof *B.frame_bytes);
+    B.frame = calloc(B.n * FRAMES_PER, sizeof *B.frame);
+    B.frame_bytes = calloc(B.n * FRAMES_PER, sizeof *B.frame_bytes);
     xtts_cache_reader *r0;
     if (!B.payload || !B.frame || !B.frame_bytes || xtts_cache_reader_new(B.c, &r0, &e)) return 2;
     uint64_t total_frames = 0, total_payload = 0;
@@ -184,8 +192,15 @@ int main(int argc, char **argv) {
             return 2;
         }
         B.payload[i] = h.payload_bytes;
-        B.frame[i] = (const uint8_t *)raw + XTTS_RECORD_HEADER_BYTES + h.id_len;
-        B.frame_bytes[i] = h.frame_bytes;
+        if (h.version == 1) {
+            B.frame[FRAMES_PER * i] = (const uint8_t *)raw + XTTS_RECORD_HEADER_BYTES + h.id_len;
+            B.frame_bytes[FRAMES_PER * i] = h.frame_bytes;
+        } else {
+            for (int f = 0; f < FRAMES_PER && f < h.n_sections; f++) { /* sections 0, 1: tokens, mel */
+                B.frame[FRAMES_PER * i + f] = (const uint8_t *)raw + h.sections[f].offset;
+                B.frame_bytes[FRAMES_PER * i + f] = h.sections[f].stored_bytes;
+            }
+        }
         if (h.payload_bytes > B.max_payload) B.max_payload = h.payload_bytes;
         total_frames += h.frame_bytes;
         total_payload += h.payload_bytes;
