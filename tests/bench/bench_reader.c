@@ -21,7 +21,9 @@
  * absolute figures on a shared machine). Prints one line per configuration:
  *   <what> <batches/s> <decoded MB/s> <% of zstd_ceiling, same threads> <out MB/s>
  *   <% of zstd_plus_batch_write, same threads and output dtype>
- * Usage: bench_reader CACHE_DIR [SECONDS (default 3)] [ROUNDS (default 5)]
+ * Usage: bench_reader CACHE_DIR [SECONDS (default 3)] [ROUNDS (default 5)] [reader-fp32]
+ * (reader-fp32: only the c_reader_*_fp32out lines, for scripts/bench_reader.sh to alternate
+ * with the Python package's runs).
  * Built and run by scripts/bench_reader.sh. */
 #include <omp.h>
 #include <stdio.h>
@@ -162,13 +164,14 @@ static rate run_reader(const bench *B, int threads, xtts_dtype out_dtype, double
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_reader CACHE_DIR [SECONDS] [ROUNDS]\n");
+        fprintf(stderr, "usage: bench_reader CACHE_DIR [SECONDS] [ROUNDS] [reader-fp32]\n");
         return 1;
     }
     double seconds = argc > 2 ? atof(argv[2]) : 3.0;
     int rounds = argc > 3 ? atoi(argv[3]) : 5;
     if (rounds < 1) rounds = 1;
     if (rounds > MAX_ROUNDS) rounds = MAX_ROUNDS;
+    int only_reader = argc > 4 && !strcmp(argv[4], "reader-fp32");
     bench B = {0};
     xtts_error e;
     if (xtts_cache_open(argv[1], &B.c, &e)) {
@@ -216,6 +219,11 @@ int main(int argc, char **argv) {
         rate rr[N_CONF];
         for (int th = 1; th <= 2; th++) {
             int o = th - 1; /* the 2-thread configuration follows the 1-thread one */
+            if (only_reader) { /* the fp32 reader lines only: ratios are to themselves */
+                rr[F32_1 + o] = run_reader(&B, th, XTTS_DTYPE_F32, slice, seed);
+                rr[CEIL1 + o] = rr[W32_1 + o] = rr[W16_1 + o] = rr[F16_1 + o] = rr[F32_1 + o];
+                continue;
+            }
             rr[CEIL1 + o] = run_ceiling(&B, th, -1, slice, seed);
             rr[W32_1 + o] = run_ceiling(&B, th, XTTS_DTYPE_F32, slice, seed);
             rr[F32_1 + o] = run_reader(&B, th, XTTS_DTYPE_F32, slice, seed);
@@ -233,6 +241,7 @@ int main(int argc, char **argv) {
         }
     }
     for (int j = 0; j < N_CONF; j++) {
+        if (only_reader && j != F32_1 && j != F32_2) continue;
         printf("%s %.1f %.1f %.1f", conf_name[j], median(bps[j], rounds), median(mbs[j], rounds),
                median(pct[j], rounds));
         if (j < W32_1) printf(" - -\n");
