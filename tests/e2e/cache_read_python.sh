@@ -17,7 +17,8 @@ if ! "$PY" -c 'import numpy, lmdb, zstandard' 2>/dev/null; then
   echo "skip: $PY lacks numpy, lmdb or zstandard (Debian python3-numpy python3-lmdb python3-zstandard)"
   exit 0
 fi
-LIBDIR=$BUILD/lib; [ -f "$LIBDIR/libxtts-reader.so" ] || LIBDIR=none
+LIBDIR=$BUILD/lib   # none: not built, or a sanitizer build (not loadable into the interpreter)
+[ -f "$LIBDIR/libxtts-reader.so" ] && ! ldd "$LIBDIR/libxtts-reader.so" | grep -q 'lib[a-z]*san' || LIBDIR=none
 
 for dt in fp16 fp32 fp16s fp32s; do
   case $dt in
