@@ -52,7 +52,8 @@ const char *xtts_api_version(void);
  * next failed call on this thread. */
 const char *xtts_api_last_error(void);
 
-/* Open dir/manifest.json and every shard it lists. NULL on failure. */
+/* Open dir/manifest.json and every shard it lists. NULL on failure; the last error says
+ * why (the failures of xtts_cache_open in cache/reader.h). */
 xtts_api_cache *xtts_api_open(const char *dir);
 void xtts_api_close(xtts_api_cache *c);
 
@@ -77,7 +78,10 @@ uint32_t xtts_api_format_version(const xtts_api_cache *c);
  * decodes on the calling thread only; more than n is cut to n. Rows are split into
  * contiguous runs, one per thread, so the output does not depend on threads. On failure
  * the rows are unspecified and the message names the first failing record in index order
- * of the rows. Returns 0 or an xtts_status. */
+ * of the rows. Returns 0 or an xtts_status.
+ * Errors: XTTS_EUSAGE (no handle, a NULL array, an unknown mel_dtype, a handle opened by
+ * another process); XTTS_ERANGE (rows too narrow for a record, an index out of range);
+ * XTTS_ENOMEM; those of reads and decoding (cache/reader.h: XTTS_ECORRUPT, XTTS_EIO, ...). */
 int xtts_api_read_batch(xtts_api_cache *c, const uint64_t *indices, size_t n, int32_t *tokens, size_t tokens_cap,
                         void *mel, int mel_dtype, size_t frames_cap, uint32_t *n_tokens, uint32_t *n_frames,
                         uint32_t *speaker_id, uint32_t *lang_id, uint8_t *split, int threads);
