@@ -6,6 +6,7 @@
 #   tests/test_*.c                                            -> build/tests/test_* (cmocka)
 #   tests/e2e/*.sh                                            -> end-to-end shell tests
 #   kernels/*.cu (when nvcc is found and CUDA != 0)           -> into libxtts.a
+#   common/ formats/ cache/ (the reader's part), -fPIC         -> build/lib/libxtts-reader.so
 #
 # Variables: CC, CFLAGS_OPT (default -O2 -march=native), CUDA=0|1, PREFIX, DESTDIR,
 #            DATA, OUT, SHARDS, TOKENIZE_OPTS, MELCACHE_OPTS (make cache), FUZZ_SECONDS (make fuzz),
@@ -81,6 +82,18 @@ LIBXTTS   := $(BUILD)/lib/libxtts.a
 CUDA_PLUGIN := $(BUILD)/lib/libxtts-cuda.so
 CUDA_PLUGIN_OBJS := $(patsubst %.cu,$(OBJ)/%.cu.pic.o,$(CU_SRCS)) \
                     $(OBJ)/cuda-plugin/common/xtts_common.o $(OBJ)/cuda-plugin/kernels/mel.o
+# The reader as a shared library with the stable C interface of cache/reader_api.h (what the
+# Python package loads through ctypes): position-independent copies of the reader's layers (and of
+# kernels/mel.c, where the manifest finds the presets),
+# exporting only xtts_api_* (cache/reader_api.map).
+READER_SO := $(BUILD)/lib/libxtts-reader.so
+READER_SO_SRCS := $(filter-out $(PROG_SRCS),$(wildcard common/*.c formats/*.c)) \
+                  kernels/mel.c cache/reader.c cache/unfinished.c cache/lmdb_file.c cache/reader_api.c
+READER_SO_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(READER_SO_SRCS))
+READER_SO_LIBS := $(shell pkg-config --libs lmdb libzstd jansson sndfile fftw3f 2>/dev/null)
+ifeq ($(findstring -llmdb,$(READER_SO_LIBS)),)
+READER_SO_LIBS += -llmdb
+endif
 PROGS     := $(patsubst %.c,$(BUILD)/bin/%,$(notdir $(PROG_SRCS)))
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 # test helpers (not installed): build/tests/tools/NAME from tests/tools/NAME.c
@@ -90,7 +103,7 @@ TOOLS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TOOL_SRCS))
 .PHONY: all test layers unit e2e asan demo bench scale cache install install-built clean deps fuzz gpu-check cuda-check help
 .DEFAULT_GOAL := all
 
-all: $(LIBXTTS) $(PROGS) $(TESTS) $(TOOLS)
+all: $(LIBXTTS) $(READER_SO) $(PROGS) $(TESTS) $(TOOLS)
 ifeq ($(HAVE_CUDA),1)
 all: $(CUDA_PLUGIN)
 endif
@@ -118,6 +131,15 @@ $(CUDA_PLUGIN): $(CUDA_PLUGIN_OBJS) kernels/cuda_plugin.map
 	@mkdir -p $(dir $@)
 	$(CXX) -shared -fopenmp -o $@ $(CUDA_PLUGIN_OBJS) -Wl,--version-script=kernels/cuda_plugin.map \
 	    -Wl,-soname,libxtts-cuda.so $(CUDA_PLUGIN_LIBS) $(shell pkg-config --libs fftw3f 2>/dev/null) -lpthread -lm
+
+$(OBJ)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -MMD -MP -c $< -o $@
+
+$(READER_SO): $(READER_SO_OBJS) cache/reader_api.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(SANITIZE) -o $@ $(READER_SO_OBJS) -Wl,--version-script=cache/reader_api.map \
+	    -Wl,-soname,libxtts-reader.so -Wl,--no-undefined $(READER_SO_LIBS) -lpthread -lm
 
 $(LIBXTTS): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -158,7 +180,7 @@ layers: $(LIBXTTS)
 unit: $(TESTS)
 	@bash tests/run-unit.sh $(TESTS)
 
-e2e: $(PROGS)
+e2e: $(PROGS) $(READER_SO)
 	@BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) bash tests/run-e2e.sh
 
 # The whole suite again, under AddressSanitizer and UBSan, in its own build dir.
@@ -214,11 +236,12 @@ PORTABLE_OPT ?= -O2 -march=x86-64-v2 -mtune=generic
 install:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/portable CFLAGS_OPT="$(PORTABLE_OPT)" install-built
 
-install-built: $(LIBXTTS) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN))
+install-built: $(LIBXTTS) $(READER_SO) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN))
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/man/man1 \
 	    $(DESTDIR)$(PREFIX)/share/xtts-prep
 	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(LIBXTTS) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(READER_SO) $(DESTDIR)$(PREFIX)/lib/
 	if [ -f $(CUDA_PLUGIN) ]; then install -d $(DESTDIR)$(PREFIX)/lib/xtts-prep && \
 	    install -m 755 $(CUDA_PLUGIN) $(DESTDIR)$(PREFIX)/lib/xtts-prep/; fi
 	for d in $(LIBDIRS); do ls $$d/*.h >/dev/null 2>&1 || continue; \

@@ -137,6 +137,7 @@ struct xtts_cache_reader {
     size_t seg_mel_cap;
     int16_t *seg_wave;
     size_t seg_wave_cap;
+    int batch_streaming; /* xtts_cache_reader_set_batch_streaming: -1 auto, 0 off, 1 on */
 };
 
 static char *dup_str(const char *s) {
@@ -530,8 +531,13 @@ xtts_status xtts_cache_reader_new(xtts_cache *c, xtts_cache_reader **out, xtts_e
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory for a reader", c->dir);
     }
     r->c = c;
+    r->batch_streaming = -1;
     *out = r;
     return XTTS_OK;
+}
+
+void xtts_cache_reader_set_batch_streaming(xtts_cache_reader *r, int mode) {
+    r->batch_streaming = mode < 0 ? -1 : mode != 0;
 }
 
 void xtts_cache_reader_delete(xtts_cache_reader *r) {
@@ -880,7 +886,8 @@ xtts_status xtts_cache_reader_batch(xtts_cache_reader *r, const uint64_t *indice
      * threads do not contend for read-for-ownership traffic. Smaller batches and
      * single-record gets keep ordinary stores (their output is likely still cached when
      * read). */
-    xtts_record_decoder_set_streaming(r->dec, n * mel_row * esize >= ((size_t)1 << 20));
+    xtts_record_decoder_set_streaming(r->dec, r->batch_streaming >= 0 ? r->batch_streaming
+                                                                      : n * mel_row * esize >= ((size_t)1 << 20));
     for (size_t i = 0; i < n; i++) {
         xtts_record_header h;
         int32_t *tok = b->tokens + i * b->max_tokens;

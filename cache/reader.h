@@ -117,6 +117,12 @@ void xtts_batch_free(xtts_batch *b);
 xtts_status xtts_cache_reader_batch(xtts_cache_reader *r, const uint64_t *indices, size_t n, xtts_batch *b,
                                     xtts_error *err);
 
+/* How xtts_cache_reader_batch stores mels: mode < 0 (the default) decides per call
+ * (non-temporal stores when the call's mels reach 1 MiB), 1 always non-temporal, 0 never.
+ * For callers that fill one large batch a few rows at a time from several threads
+ * (cache/reader_api.c), where each call alone looks small. */
+void xtts_cache_reader_set_batch_streaming(xtts_cache_reader *r, int mode);
+
 
 /* ---- additions: tolerant open, shards, raw database access ---------------------------
  * These serve xtts-cache-verify and xtts-cache-inspect, which must report every fault of

@@ -6,9 +6,11 @@ WORK (a scratch directory), then optionally AUDIO_CACHE (built with --audio int1
 """
 
 import json
+import multiprocessing
 import os
 import pickle
 import shutil
+import subprocess
 import sys
 import unittest
 
@@ -25,6 +27,11 @@ try:
     import torch
 except ImportError:
     torch = None
+
+from xtts_prep import _clib  # noqa: E402
+
+HAVE_C = _clib.library() is not None
+NO_C = "the C library is not loaded (%s): C-backed batches not checked" % _clib.load_error()
 
 
 class Arrays(unittest.TestCase):
@@ -224,6 +231,131 @@ class Audio(unittest.TestCase):
         self.assertEqual(b["padded_text"].dtype, np.int32)
         self.assertIsNone(b["cond_lens"])
         self.assertEqual(b["cond_idxs"].shape, (B, 2))
+
+
+def assert_same(test, got, want, what=""):
+    test.assertEqual(sorted(got), sorted(want))
+    for k in want:
+        g = got[k].numpy() if torch is not None and isinstance(got[k], torch.Tensor) else got[k]
+        test.assertEqual(g.dtype, want[k].dtype, (what, k))
+        test.assertEqual(g.shape, want[k].shape, (what, k))
+        test.assertTrue(np.array_equal(g, want[k]), (what, k))
+
+
+def _fork_read(args):
+    c, idx = args
+    b = c.read_batch(idx, threads=2)
+    return {k: v.copy() for k, v in b.items()}
+
+
+class Batches(unittest.TestCase):
+    """read_batch: the C-backed and the pure-Python reader give identical arrays."""
+
+    def caches(self):
+        return [CACHE] + ([AUDIO] if AUDIO else [])
+
+    def test_python_rows_are_padded_gets(self):
+        for path in self.caches():
+            c = XttsCache(path, backend="python")
+            self.assertEqual(c.backend, "python")
+            idx = [0, len(c) - 1, 3, -2]
+            b = c.read_batch(idx)
+            self.assertEqual(b["mel"].shape, (4, c.n_mels, c.max_frames))
+            self.assertEqual(b["tokens"].shape, (4, c.max_tokens))
+            for j, i in enumerate(idx):
+                r = c.get(i, padded=True)
+                self.assertTrue(np.array_equal(b["mel"][j], r["mel"]), (path, i))
+                self.assertTrue(np.array_equal(b["tokens"][j], r["tokens"]), (path, i))
+                self.assertEqual((int(b["n_tokens"][j]), int(b["n_frames"][j]), int(b["split"][j])),
+                                 (r["n_tokens"], r["n_frames"], r["split"] == "val"))
+                self.assertEqual(int(b["index"][j]), r["index"])
+
+    @unittest.skipUnless(HAVE_C, NO_C)
+    def test_c_equals_python(self):
+        for path in self.caches():
+            c, p = XttsCache(path, backend="c"), XttsCache(path, backend="python")
+            self.assertEqual(XttsCache(path).backend, "c")
+            idx = list(range(len(c)))[::-1] + [-1, 0, 3, 3]
+            for dt in (np.float32, np.float16):
+                want = p.read_batch(idx, mel_dtype=dt)
+                for th in (1, 2, 3, 64):
+                    assert_same(self, c.read_batch(idx, threads=th, mel_dtype=dt), want, (path, dt, th))
+                # into reused arrays, one record, narrower rows that still hold every record
+                out = c.batch_arrays(len(idx), mel_dtype=dt)
+                assert_same(self, c.read_batch(idx, out=out, threads=2, mel_dtype=dt), want, (path, "out"))
+                assert_same(self, c.read_batch([5], mel_dtype=dt), p.read_batch([5], mel_dtype=dt), (path, "one"))
+            fp = max(c.header(i)["frames_padded"] for i in range(len(c)))
+            tp = max(c.header(i)["tokens_padded"] for i in range(len(c)))
+            assert_same(self, c.read_batch(idx, max_frames=fp + 3, max_tokens=tp),
+                        p.read_batch(idx, max_frames=fp + 3, max_tokens=tp), (path, "narrow"))
+            # a dataset's batch: positions of the split mapped to global indices
+            ds_c, ds_p = CacheDataset(path, split="train"), CacheDataset(path, split="train", backend="python")
+            assert_same(self, ds_c.read_batch([0, 2, 1], to_torch=False), ds_p.read_batch([0, 2, 1], to_torch=False))
+
+    def test_errors_name_the_record(self):
+        for backend in ("python",) + (("c",) if HAVE_C else ()):
+            c = XttsCache(CACHE, backend=backend)
+            with self.assertRaises(IndexError):
+                c.read_batch([0, len(c)])
+            with self.assertRaises(ValueError):
+                c.read_batch([0, 1], out=c.batch_arrays(3))
+            fp = c.header(7)["frames_padded"]
+            with self.assertRaises(CacheError) as e:
+                c.read_batch([7], max_frames=fp - 1)
+            self.assertIn("index 7, id '%s'" % c.header(7)["id"], str(e.exception), backend)
+            self.assertIn(c.shard_of(7), str(e.exception), backend)
+
+    def test_fallback_when_the_library_is_hidden(self):
+        # a fresh interpreter with the library hidden: the pure-Python reader, the same arrays
+        idx = [3, 0, 11, -1]
+        code = ("import sys, numpy as np\n"
+                "from xtts_prep import XttsCache, _clib\n"
+                "c = XttsCache(sys.argv[1])\n"
+                "print(c.backend, _clib.library_path())\n"
+                "np.savez(sys.argv[2], **c.read_batch(%r))\n" % (idx,))
+        for hide in ("none", os.path.join(WORK, "no-such-dir")):
+            npz = os.path.join(WORK, "hidden.npz")
+            env = dict(os.environ, XTTS_PREP_LIB=hide)
+            r = subprocess.run([sys.executable, "-c", code, CACHE, npz], env=env, capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.split(), ["python", "None"], hide)
+            with np.load(npz) as z:
+                got = {k: z[k] for k in z.files}
+            assert_same(self, got, XttsCache(CACHE).read_batch(idx), hide)   # C here when it loads
+            r = subprocess.run([sys.executable, "-c", "from xtts_prep import XttsCache; XttsCache(%r, backend='c')"
+                                % CACHE], env=env, capture_output=True, text=True)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("C library is not available", r.stderr)
+
+    def test_pickles_without_handles(self):
+        c = XttsCache(CACHE)
+        a = c.read_batch([1, 2])
+        c2 = pickle.loads(pickle.dumps(c))
+        self.assertEqual(c2.backend, c.backend)
+        assert_same(self, c2.read_batch([1, 2]), a)
+
+    def test_forked_children(self):
+        c = XttsCache(CACHE)
+        idx = list(range(len(c)))
+        want = c.read_batch(idx, threads=2)   # handles and helper threads made in the parent first
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            for got in pool.map(_fork_read, [(c, idx)] * 4):
+                assert_same(self, got, want, "fork")
+        assert_same(self, c.read_batch(idx, threads=2), want, "parent after fork")
+
+    @unittest.skipIf(torch is None, "torch is not installed (Debian python3-torch): tensor batches not checked")
+    def test_torch_tensors(self):
+        c = XttsCache(CACHE)
+        want = XttsCache(CACHE, backend="python").read_batch([4, 1, 9])
+        got = c.read_batch([4, 1, 9], to_torch=True, threads=2)
+        self.assertTrue(all(isinstance(v, torch.Tensor) for v in got.values()))
+        self.assertEqual(got["mel"].is_pinned(), torch.cuda.is_available())
+        assert_same(self, got, want, "torch")
+        ds = CacheDataset(CACHE)
+        self.assertIsInstance(ds.read_batch([0, 1])["mel"], torch.Tensor)
+        out = c.batch_arrays(3, to_torch=True, pin_memory=False)
+        self.assertIs(c.read_batch([4, 1, 9], out=out), out)
+        assert_same(self, out, want, "torch out")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,10 @@ its handles, so it travels into spawn-started workers too.
 
 Every record is checked as the C reader checks it (header CRC-32, shape, section and
 zstd checksums); damage raises CacheError naming the shard, index and id.
+
+Fixed-shape batches (read_batch) are decoded by the C reader through libxtts-reader.so
+(_clib.py) when that library is found, straight into numpy arrays or torch tensors, and
+by the pure-Python reader otherwise; both give identical arrays.
 """
 
 import hashlib
@@ -40,6 +44,9 @@ assert _HEADER.size == 64
 
 
 from .manifest import CacheError, load_manifest
+from . import _clib
+
+BACKENDS = ("auto", "c", "python")
 
 
 def _be64(n):
@@ -363,11 +370,24 @@ class XttsCache:
 
     cache[i] (i may be negative) returns the record at global index i as a dict (see
     get()). padded sets the default of get()'s padded argument.
+
+    backend chooses who decodes read_batch's fixed-shape batches: "c" the C reader
+    (libxtts-reader.so; CacheError when it cannot be loaded), "python" the pure-Python
+    reader, "auto" (the default) the C reader when its library loads, else Python. threads
+    is read_batch's default number of C decoding threads (1: the calling thread only).
     """
 
-    def __init__(self, path, padded=False):
+    def __init__(self, path, padded=False, backend="auto", threads=1):
         self.path = os.fspath(path)
         self.padded = padded
+        if backend not in BACKENDS:
+            raise ValueError("backend %r: one of %s" % (backend, ", ".join(BACKENDS)))
+        if backend == "c" and _clib.library() is None:
+            raise CacheError("%s: backend='c', but the C library is not available (%s)"
+                             % (self.path, _clib.load_error()))
+        self.backend = "c" if backend != "python" and _clib.library() is not None else "python"
+        self.threads = max(1, int(threads))
+        self._chandle = None
         mpath = os.path.join(self.path, "manifest.json")
         self.manifest = m = load_manifest(mpath)   # checked as the C loader checks it
         self.format_version = m["format_version"]
@@ -461,12 +481,32 @@ class XttsCache:
         self._envs[si] = got
         return got
 
+    def _c(self):
+        """This process's C handle (opened on first use; one inherited through fork() is
+        dropped, never used or closed)."""
+        h = self._chandle
+        if h is None or h.pid != os.getpid():
+            self._chandle = None
+            h = _clib.CHandle(_clib.library(), self.path)
+            if h.count != self._count or h.n_mels != self.n_mels or h.max_tokens != self.max_tokens \
+                    or h.max_frames != self.max_frames:
+                h.close()
+                raise CacheError("%s: the C reader sees %d records of %d mels, %d tokens, %d frames; "
+                                 "the manifest says %d, %d, %d, %d" % (self.path, h.count, h.n_mels, h.max_tokens,
+                                                                        h.max_frames, self._count, self.n_mels,
+                                                                        self.max_tokens, self.max_frames))
+            self._chandle = h
+        return h
+
     def close(self):
-        """Close this process's LMDB environments (reopened on the next read)."""
+        """Close this process's LMDB environments and C handle (reopened on the next read)."""
         if self._pid == os.getpid():
             for env, _ in self._envs.values():
                 env.close()
         self._envs = {}
+        if self._chandle is not None:
+            self._chandle.close()   # does nothing in a process that did not open it
+            self._chandle = None
 
     def __getstate__(self):
         # Pickled into spawn-started workers: no handles travel.
@@ -474,6 +514,7 @@ class XttsCache:
         d["_envs"] = {}
         d["_pid"] = None
         d["_dctx"] = None
+        d["_chandle"] = None
         return d
 
     def __del__(self):
@@ -580,6 +621,110 @@ class XttsCache:
 
     def __getitem__(self, index):
         return self.get(index)
+
+    # -- fixed-shape batches --------------------------------------------------------------------
+
+    def batch_arrays(self, n, max_tokens=None, max_frames=None, mel_dtype=np.float32, to_torch=False,
+                     pin_memory=None):
+        """Empty output arrays for read_batch(..., out=): a dict of numpy arrays, or with
+        to_torch=True of torch tensors (in pinned host memory when pin_memory is True, or
+        when it is None and CUDA is available)."""
+        T = self.max_tokens if max_tokens is None else int(max_tokens)
+        F = self.max_frames if max_frames is None else int(max_frames)
+        mel_dtype = np.dtype(mel_dtype)
+        if mel_dtype not in (np.float32, np.float16):
+            raise ValueError("mel_dtype %s: float32 or float16" % mel_dtype)
+        shapes = dict(tokens=((n, T), np.int32), mel=((n, self.n_mels, F), mel_dtype),
+                      n_tokens=((n,), np.int32), n_frames=((n,), np.int32), speaker_id=((n,), np.int32),
+                      lang_id=((n,), np.int32), split=((n,), np.uint8), index=((n,), np.int64))
+        if not to_torch:
+            return {k: _aligned_empty(shape, dt) for k, (shape, dt) in shapes.items()}
+        import torch
+        if pin_memory is None:
+            pin_memory = torch.cuda.is_available()
+        tdt = {np.dtype(np.int32): torch.int32, np.dtype(np.float32): torch.float32,
+               np.dtype(np.float16): torch.float16, np.dtype(np.uint8): torch.uint8, np.dtype(np.int64): torch.int64}
+        return {k: torch.empty(shape, dtype=tdt[np.dtype(dt)], pin_memory=bool(pin_memory))
+                for k, (shape, dt) in shapes.items()}
+
+    def read_batch(self, indices, out=None, threads=None, max_tokens=None, max_frames=None, mel_dtype=np.float32,
+                   to_torch=False, pin_memory=None):
+        """Records indices as one fixed-shape batch, the rows xtts-train's loader fills
+        (cache/reader.h, xtts_batch): a dict of
+            tokens      int32   [B, max_tokens]   stored tokens, then the pad token
+            mel         float32 [B, n_mels, max_frames] (or float16 with mel_dtype): the
+                        stored frames, then the record's pad value
+            n_tokens, n_frames, speaker_id, lang_id  int32 [B];  split uint8 [B];  index int64 [B]
+        max_tokens / max_frames default to the cache's (the largest bucket); smaller ones
+        must still hold each record's padded lengths. Decoded by the C reader (threads
+        threads, default self.threads) when backend is "c", else in Python; the arrays are
+        identical. to_torch=True returns torch tensors (pinned when pin_memory, or when it
+        is None and CUDA is available), decoded straight into them by the C reader. out=
+        reuses arrays or tensors from batch_arrays(len(indices), ...) of the same shapes.
+        Raises IndexError for an index out of range and CacheError for a damaged record
+        (naming the shard, the index and the id)."""
+        idx = np.array(indices, dtype=np.int64).reshape(-1)
+        n = len(idx)
+        neg = idx < 0
+        if neg.any():
+            idx[neg] += self._count
+        bad = (idx < 0) | (idx >= self._count)
+        if bad.any():
+            raise IndexError("index %d out of range (%d records)" % (int(np.array(indices).reshape(-1)[bad][0]),
+                                                                     self._count))
+        T = self.max_tokens if max_tokens is None else int(max_tokens)
+        F = self.max_frames if max_frames is None else int(max_frames)
+        if T < 1 or F < 1:
+            raise ValueError("max_tokens and max_frames must be >= 1")
+        if out is None:
+            out = self.batch_arrays(n, T, F, mel_dtype, to_torch, pin_memory)
+        else:
+            want = self.batch_arrays(0, T, F, mel_dtype)
+            for k, a in want.items():
+                got = out.get(k)
+                if got is None or tuple(got.shape) != (n,) + a.shape[1:] or not _same_dtype(got, a.dtype) \
+                        or not _contiguous(got):
+                    raise ValueError("out[%r]: a contiguous %s array of shape %s expected (batch_arrays)"
+                                     % (k, a.dtype, ((n,) + a.shape[1:],)))
+        if self.backend == "c":
+            self._read_batch_c(idx, out, T, F, self.threads if threads is None else max(1, int(threads)))
+        else:
+            self._read_batch_py(idx, {k: _as_numpy(v) for k, v in out.items()}, T, F)
+        return out
+
+    def _read_batch_c(self, idx, out, T, F, threads):
+        h = self._c()
+        ptr = {k: _data_ptr(v) for k, v in out.items()}
+        mel_f16 = _same_dtype(out["mel"], np.float16)
+        _as_numpy(out["index"])[:] = idx
+        h.read_batch(ptr["index"], len(idx), ptr["tokens"], T, ptr["mel"], _clib.MEL_F16 if mel_f16 else _clib.MEL_F32,
+                     F, ptr["n_tokens"], ptr["n_frames"], ptr["speaker_id"], ptr["lang_id"], ptr["split"], threads)
+
+    def _read_batch_py(self, idx, out, T, F):
+        tok, mel = out["tokens"], out["mel"]
+        for k, gi in enumerate(idx.tolist()):
+            index, si, buf = self.raw(gi)
+            try:
+                h, tokens, m = _decode_stored(buf, self._dctx)
+                if h["n_mels"] != self.n_mels:
+                    raise CacheError("%d mel channels, the batch has %d" % (h["n_mels"], self.n_mels))
+                tp, fp = h["tokens_padded"], h["frames_padded"]
+                if tp > T or fp > F:
+                    raise CacheError("padded shape (%d tokens, %d frames) does not fit the batch's (%d, %d)"
+                                     % (tp, fp, T, F))
+            except CacheError as e:
+                raise self._error(si, index, buf, e) from None
+            tok[k, :tp] = tokens
+            tok[k, tp:] = self.pad_token
+            mel[k, :, :fp] = m
+            # the pad value as the C decoder writes it: rounded to the stored dtype (version 2)
+            mel[k, :, fp:] = m.dtype.type(h["pad_value"]) if h["version"] == 2 else np.float32(h["pad_value"])
+            out["n_tokens"][k] = h["n_tokens"]
+            out["n_frames"][k] = h["n_frames"]
+            out["speaker_id"][k] = h["speaker_id"]
+            out["lang_id"][k] = h["lang_id"]
+            out["split"][k] = h["split"]
+        out["index"][:] = idx
 
     def __iter__(self):
         for i in range(self._count):
@@ -727,6 +872,39 @@ class XttsCache:
             s.update(tokens[:h["n_tokens"]].astype("<i4").tobytes())
             s.update(mel[:, :h["n_frames"]].astype("<f4").tobytes())
         return s.hexdigest()
+
+
+def _aligned_empty(shape, dtype, align=64):
+    """np.empty on a 64-byte boundary. The C decoder writes large batches with
+    non-temporal stores from the first 32-byte aligned element of each mel row on; rows
+    that start off a cache line mix them with ordinary stores in one line, which costs
+    about a third of the decoding speed (numpy's own large arrays start 16 bytes into a
+    page)."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + align, dtype=np.uint8)
+    off = (-raw.ctypes.data) % align
+    return raw[off:off + nbytes].view(dtype).reshape(shape)
+
+
+def _as_numpy(a):
+    return a if isinstance(a, np.ndarray) else a.numpy()
+
+
+def _same_dtype(a, dt):
+    if isinstance(a, np.ndarray):
+        return a.dtype == dt
+    return _as_numpy(a[:0]).dtype == dt if a.device.type == "cpu" else False
+
+
+def _contiguous(a):
+    if isinstance(a, np.ndarray):
+        return a.flags.c_contiguous
+    return a.is_contiguous() and a.device.type == "cpu"
+
+
+def _data_ptr(a):
+    return a.ctypes.data if isinstance(a, np.ndarray) else a.data_ptr()
 
 
 def _main(argv):

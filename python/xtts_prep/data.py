@@ -66,8 +66,8 @@ class CacheDataset:
     (check_expect). lengths (numpy structured array, see XttsCache.lengths) come from
     the lengths index, or from the record headers of a version-1 cache."""
 
-    def __init__(self, path, split=None, expect=None, audio=False, text=False):
-        self.cache = XttsCache(path)
+    def __init__(self, path, split=None, expect=None, audio=False, text=False, backend="auto", threads=1):
+        self.cache = XttsCache(path, backend=backend, threads=threads)
         check_expect(self.cache, expect)
         if audio and self.cache.audio == "none":
             raise CacheError("%s: audio=True, but the cache stores no waveforms (built with --audio none)"
@@ -105,6 +105,17 @@ class CacheDataset:
         if self.text:
             item["text"] = self.cache.text(gi)[1]
         return item
+
+    def read_batch(self, positions, to_torch=None, pin_memory=None, out=None, threads=None, mel_dtype=np.float32):
+        """Items at positions as one fixed-shape batch (XttsCache.read_batch: tokens
+        [B, max_tokens], mel [B, n_mels, max_frames], n_tokens, n_frames, speaker_id,
+        lang_id, split, index), decoded by the C reader when its library is loaded.
+        Torch tensors when torch imports (to_torch=None; pinned when CUDA is available,
+        or as pin_memory says), numpy arrays with to_torch=False."""
+        torch = _torch(to_torch)
+        gi = self.indices[np.asarray(positions, dtype=np.int64).reshape(-1)]
+        return self.cache.read_batch(gi, out=out, threads=threads, mel_dtype=mel_dtype, to_torch=torch is not None,
+                                     pin_memory=pin_memory)
 
     def collate(self, to_torch=None):
         """A Collate for this dataset's pad token and mel pad value."""

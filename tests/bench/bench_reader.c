@@ -1,6 +1,7 @@
 /* bench_reader.c — the cache reader's throughput beside its ceiling: fixed-shape batches
  * (batch 32, random order) decoded by 1 and 2 threads, each with its own reader, against
- * bare ZSTD_decompressDCtx of the same records' frames (default decompression context,
+ * bare ZSTD_decompressDCtx of the same records' frames (version 2: the tokens and mel sections'
+ * frames, the ones a batch decodes; default decompression context,
  * so zstd checks each frame's content checksum as the reader does) on 1 and 2 threads.
  *
  * Accounting, the same for both sides: decoded bytes are the records' stored payload
@@ -20,7 +21,9 @@
  * absolute figures on a shared machine). Prints one line per configuration:
  *   <what> <batches/s> <decoded MB/s> <% of zstd_ceiling, same threads> <out MB/s>
  *   <% of zstd_plus_batch_write, same threads and output dtype>
- * Usage: bench_reader CACHE_DIR [SECONDS (default 3)] [ROUNDS (default 5)]
+ * Usage: bench_reader CACHE_DIR [SECONDS (default 3)] [ROUNDS (default 5)] [reader-fp32]
+ * (reader-fp32: only the c_reader_*_fp32out lines, for scripts/bench_reader.sh to alternate
+ * with the Python package's runs).
  * Built and run by scripts/bench_reader.sh. */
 #include <omp.h>
 #include <stdio.h>
@@ -31,6 +34,7 @@
 #include "cache/reader.h"
 
 #define BATCH 32
+#define FRAMES_PER 2
 #define MAX_ROUNDS 64
 
 enum { CEIL1, CEIL2, W32_1, W32_2, W16_1, W16_2, F32_1, F32_2, F16_1, F16_2, N_CONF };
@@ -59,7 +63,9 @@ static double median(double *v, int n) {
 typedef struct {
     uint64_t n;
     uint64_t *payload;       /* stored payload bytes per record */
-    const uint8_t **frame;   /* zstd frame per record (in the map, valid while r0 lives) */
+    const uint8_t **frame;   /* zstd frames per record, FRAMES_PER slots (in the map, valid while r0
+                                lives): version 1 its one frame, version 2 its tokens and mel
+                                sections (the ones a batch decodes); unused slots have 0 bytes */
     size_t *frame_bytes;
     size_t max_payload;
     xtts_cache *c;
@@ -91,8 +97,12 @@ static rate run_ceiling(const bench *B, int threads, int write, double seconds, 
         do {
             for (int k = 0; k < BATCH; k++) {
                 uint64_t i = rng(&s) % B->n;
-                size_t got = ZSTD_decompressDCtx(d, dst, B->max_payload, B->frame[i], B->frame_bytes[i]);
-                if (ZSTD_isError(got)) fail = 1;
+                for (int f = 0; f < FRAMES_PER; f++) {
+                    if (!B->frame_bytes[FRAMES_PER * i + f]) continue;
+                    size_t got = ZSTD_decompressDCtx(d, dst, B->max_payload, B->frame[FRAMES_PER * i + f],
+                                                     B->frame_bytes[FRAMES_PER * i + f]);
+                    if (ZSTD_isError(got)) fail = 1;
+                }
                 if (write >= 0) {
                     memset((uint8_t *)b.tokens + k * tok_slot, k, tok_slot);
                     memset((uint8_t *)b.mel + k * mel_slot, k, mel_slot);
@@ -154,13 +164,14 @@ static rate run_reader(const bench *B, int threads, xtts_dtype out_dtype, double
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_reader CACHE_DIR [SECONDS] [ROUNDS]\n");
+        fprintf(stderr, "usage: bench_reader CACHE_DIR [SECONDS] [ROUNDS] [reader-fp32]\n");
         return 1;
     }
     double seconds = argc > 2 ? atof(argv[2]) : 3.0;
     int rounds = argc > 3 ? atoi(argv[3]) : 5;
     if (rounds < 1) rounds = 1;
     if (rounds > MAX_ROUNDS) rounds = MAX_ROUNDS;
+    int only_reader = argc > 4 && !strcmp(argv[4], "reader-fp32");
     bench B = {0};
     xtts_error e;
     if (xtts_cache_open(argv[1], &B.c, &e)) {
@@ -170,8 +181,8 @@ int main(int argc, char **argv) {
     B.n = xtts_cache_count(B.c);
     if (!B.n) return 2;
     B.payload = malloc(B.n * sizeof *B.payload);
-    B.frame = malloc(B.n * sizeof *B.frame);
-    B.frame_bytes = malloc(B.n * sizeof *B.frame_bytes);
+    B.frame = calloc(B.n * FRAMES_PER, sizeof *B.frame);
+    B.frame_bytes = calloc(B.n * FRAMES_PER, sizeof *B.frame_bytes);
     xtts_cache_reader *r0;
     if (!B.payload || !B.frame || !B.frame_bytes || xtts_cache_reader_new(B.c, &r0, &e)) return 2;
     uint64_t total_frames = 0, total_payload = 0;
@@ -184,8 +195,15 @@ int main(int argc, char **argv) {
             return 2;
         }
         B.payload[i] = h.payload_bytes;
-        B.frame[i] = (const uint8_t *)raw + XTTS_RECORD_HEADER_BYTES + h.id_len;
-        B.frame_bytes[i] = h.frame_bytes;
+        if (h.version == 1) {
+            B.frame[FRAMES_PER * i] = (const uint8_t *)raw + XTTS_RECORD_HEADER_BYTES + h.id_len;
+            B.frame_bytes[FRAMES_PER * i] = h.frame_bytes;
+        } else {
+            for (int f = 0; f < FRAMES_PER && f < h.n_sections; f++) { /* sections 0, 1: tokens, mel */
+                B.frame[FRAMES_PER * i + f] = (const uint8_t *)raw + h.sections[f].offset;
+                B.frame_bytes[FRAMES_PER * i + f] = h.sections[f].stored_bytes;
+            }
+        }
         if (h.payload_bytes > B.max_payload) B.max_payload = h.payload_bytes;
         total_frames += h.frame_bytes;
         total_payload += h.payload_bytes;
@@ -201,6 +219,11 @@ int main(int argc, char **argv) {
         rate rr[N_CONF];
         for (int th = 1; th <= 2; th++) {
             int o = th - 1; /* the 2-thread configuration follows the 1-thread one */
+            if (only_reader) { /* the fp32 reader lines only: ratios are to themselves */
+                rr[F32_1 + o] = run_reader(&B, th, XTTS_DTYPE_F32, slice, seed);
+                rr[CEIL1 + o] = rr[W32_1 + o] = rr[W16_1 + o] = rr[F16_1 + o] = rr[F32_1 + o];
+                continue;
+            }
             rr[CEIL1 + o] = run_ceiling(&B, th, -1, slice, seed);
             rr[W32_1 + o] = run_ceiling(&B, th, XTTS_DTYPE_F32, slice, seed);
             rr[F32_1 + o] = run_reader(&B, th, XTTS_DTYPE_F32, slice, seed);
@@ -218,6 +241,7 @@ int main(int argc, char **argv) {
         }
     }
     for (int j = 0; j < N_CONF; j++) {
+        if (only_reader && j != F32_1 && j != F32_2) continue;
         printf("%s %.1f %.1f %.1f", conf_name[j], median(bps[j], rounds), median(mbs[j], rounds),
                median(pct[j], rounds));
         if (j < W32_1) printf(" - -\n");

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The xtts_prep package (python/): python/tests/test_package.py on version-1-shaped caches
-# from test_reader, against xtts-cache-inspect's exports; the damaged manifests are the
+# from test_reader, against xtts-cache-inspect's exports, with the C library of this build
+# (read_batch through libxtts-reader.so against the pure-Python reader, and the fallback
+# when the library is hidden); the damaged manifests are the
 # ones the C loader refuses (tests/test_manifest.c, cache_read_damage.sh). The --audio
 # int16 cases run when xtts-melcache knows --audio, and skip with a message otherwise.
 set -euo pipefail
@@ -8,6 +10,19 @@ set -euo pipefail
 PY=${PYTHON:-/usr/bin/python3}
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
 T=$TMPDIR_TEST
+if ! "$PY" -c 'import numpy, lmdb, zstandard' 2>/dev/null; then
+  echo "skip: $PY lacks numpy, lmdb or zstandard (Debian python3-numpy python3-lmdb python3-zstandard)"
+  exit 0
+fi
+# the C-backed batches (libxtts-reader.so) are checked against the pure-Python reader when built
+# (a sanitizer build cannot be loaded into an uninstrumented interpreter: tests/test_reader_api.c
+# covers its interface there)
+if [ ! -f "$BUILD/lib/libxtts-reader.so" ]; then
+  echo "skip: $BUILD/lib/libxtts-reader.so not built (C-backed batches not checked)"; export XTTS_PREP_LIB=none
+elif ldd "$BUILD/lib/libxtts-reader.so" | grep -q 'lib[a-z]*san'; then
+  echo "skip: $BUILD/lib/libxtts-reader.so is a sanitizer build (C-backed batches not checked from Python)"
+  export XTTS_PREP_LIB=none
+else export XTTS_PREP_LIB="$BUILD/lib"; fi
 "$BUILD/tests/test_reader" --make-cache "$T/c" 40 15 fp16 >/dev/null
 mkdir -p "$T/npy" "$T/work"
 for i in 0 7 14 15 29 39; do

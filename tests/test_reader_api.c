@@ -1,0 +1,269 @@
+/* test_reader_api.c — the stable C interface of cache/reader_api.h (libxtts-reader.so):
+ * batches equal to xtts_cache_reader_batch's whatever the thread count and dtype, narrow
+ * rows, errors with their messages, concurrent calls on one handle, a forked child. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <ftw.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cache/reader.h"
+#include "cache/reader_api.h"
+#include "tests/cache_fixture.h"
+
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+typedef struct {
+    char dir[256];
+    fixture_opts o;
+} fx_t;
+
+static int setup(void **state) {
+    static fx_t fx;
+    const char *base = getenv("TMPDIR");
+    snprintf(fx.dir, sizeof fx.dir, "%s/xtts-reader-api-XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(fx.dir)) return -1;
+    fixture_default(&fx.o);
+    fx.o.dtype = XTTS_DTYPE_F16;
+    fx.o.shuffle = 1;
+    if (fixture_build(fx.dir, &fx.o)) return -1;
+    *state = &fx;
+    return 0;
+}
+
+static int teardown(void **state) {
+    fx_t *fx = *state;
+    nftw(fx->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return 0;
+}
+
+/* One batch's arrays. */
+typedef struct {
+    size_t n, tcap, fcap, esize;
+    int32_t *tokens;
+    void *mel;
+    uint32_t *nt, *nf, *spk, *lang;
+    uint8_t *split;
+} rows_t;
+
+static void rows_init(rows_t *r, size_t n, size_t tcap, size_t n_mels, size_t fcap, size_t esize) {
+    r->n = n;
+    r->tcap = tcap;
+    r->fcap = fcap;
+    r->esize = esize;
+    r->tokens = calloc(n * tcap, sizeof(int32_t));
+    r->mel = calloc(n * n_mels * fcap, esize);
+    r->nt = calloc(n, 4);
+    r->nf = calloc(n, 4);
+    r->spk = calloc(n, 4);
+    r->lang = calloc(n, 4);
+    r->split = calloc(n, 1);
+    assert_true(r->tokens && r->mel && r->nt && r->nf && r->spk && r->lang && r->split);
+}
+
+static void rows_free(rows_t *r) {
+    free(r->tokens);
+    free(r->mel);
+    free(r->nt);
+    free(r->nf);
+    free(r->spk);
+    free(r->lang);
+    free(r->split);
+}
+
+static int api_read(xtts_api_cache *a, const uint64_t *idx, rows_t *r, int dtype, int threads) {
+    return xtts_api_read_batch(a, idx, r->n, r->tokens, r->tcap, r->mel, dtype, r->fcap, r->nt, r->nf, r->spk,
+                               r->lang, r->split, threads);
+}
+
+static void test_shape_and_version(void **state) {
+    fx_t *fx = *state;
+    assert_int_equal(xtts_api_abi_version(), XTTS_API_ABI_VERSION);
+    assert_string_equal(xtts_api_version(), XTTS_VERSION);
+    xtts_api_cache *a = xtts_api_open(fx->dir);
+    assert_non_null(a);
+    assert_int_equal(xtts_api_count(a), 40);
+    assert_int_equal(xtts_api_n_mels(a), 16);
+    assert_int_equal(xtts_api_max_tokens(a), 24);
+    assert_int_equal(xtts_api_max_frames(a), 48);
+    assert_int_equal(xtts_api_pad_token(a), 0);
+    assert_int_equal(xtts_api_format_version(a), 2);
+    xtts_api_close(a);
+    xtts_api_close(NULL);
+}
+
+static void test_batches_equal_the_reader_whatever_threads_and_dtype(void **state) {
+    fx_t *fx = *state;
+    xtts_cache *c;
+    xtts_cache_reader *rd;
+    xtts_error e;
+    assert_int_equal(xtts_cache_open(fx->dir, &c, &e), XTTS_OK);
+    assert_int_equal(xtts_cache_reader_new(c, &rd, &e), XTTS_OK);
+    xtts_api_cache *a = xtts_api_open(fx->dir);
+    assert_non_null(a);
+    enum { N = 45 };
+    uint64_t idx[N];
+    for (int j = 0; j < N; j++) idx[j] = (uint64_t)((j * 17 + 3) % 40);
+    for (int dt = 0; dt < 2; dt++) {
+        xtts_batch b;
+        assert_int_equal(xtts_batch_init(c, N, dt ? XTTS_DTYPE_F16 : XTTS_DTYPE_F32, &b, &e), XTTS_OK);
+        assert_int_equal(xtts_cache_reader_batch(rd, idx, N, &b, &e), XTTS_OK);
+        size_t esize = dt ? 2 : 4;
+        for (int threads = 0; threads <= 5; threads++) {
+            rows_t r;
+            rows_init(&r, N, 24, 16, 48, esize);
+            assert_int_equal(api_read(a, idx, &r, dt ? XTTS_API_MEL_F16 : XTTS_API_MEL_F32, threads), 0);
+            assert_memory_equal(r.tokens, b.tokens, (size_t)N * 24 * 4);
+            assert_memory_equal(r.mel, b.mel, (size_t)N * 16 * 48 * esize);
+            assert_memory_equal(r.nt, b.n_tokens, N * 4);
+            assert_memory_equal(r.nf, b.n_frames, N * 4);
+            assert_memory_equal(r.spk, b.speaker_id, N * 4);
+            assert_memory_equal(r.lang, b.lang_id, N * 4);
+            assert_memory_equal(r.split, b.split, N);
+            rows_free(&r);
+        }
+        xtts_batch_free(&b);
+    }
+    /* narrow rows: the first bucket (12 frames) holds records whose n_frames <= 12 */
+    uint64_t small[2] = {0, 3}; /* n_frames 1 and 1 + 39 % 48 = 40: only record 0 fits */
+    rows_t r;
+    rows_init(&r, 1, 24, 16, 12, 4);
+    assert_int_equal(api_read(a, small, &r, XTTS_API_MEL_F32, 1), 0);
+    assert_int_equal(r.nf[0], 1);
+    assert_float_equal(((float *)r.mel)[11], FIXTURE_PAD_VALUE, 1e-2);
+    assert_int_equal(api_read(a, small + 1, &r, XTTS_API_MEL_F32, 1), XTTS_ERANGE);
+    assert_non_null(strstr(xtts_api_last_error(), "index 3, id 'utt-00003'"));
+    rows_free(&r);
+    xtts_api_close(a);
+    xtts_cache_reader_delete(rd);
+    xtts_cache_close(c);
+}
+
+static void test_errors_leave_a_message(void **state) {
+    fx_t *fx = *state;
+    char missing[300];
+    snprintf(missing, sizeof missing, "%s/nope", fx->dir);
+    assert_null(xtts_api_open(missing));
+    assert_non_null(strstr(xtts_api_last_error(), "nope"));
+    assert_null(xtts_api_open(NULL));
+    xtts_api_cache *a = xtts_api_open(fx->dir);
+    assert_non_null(a);
+    rows_t r;
+    rows_init(&r, 4, 24, 16, 48, 4);
+    uint64_t idx[4] = {1, 2, 40, 3};
+    for (int threads = 1; threads <= 4; threads += 3) {
+        assert_int_not_equal(api_read(a, idx, &r, XTTS_API_MEL_F32, threads), 0);
+        assert_non_null(strstr(xtts_api_last_error(), "40"));
+    }
+    assert_int_equal(api_read(a, idx, &r, 7, 1), XTTS_EUSAGE);
+    assert_int_equal(xtts_api_read_batch(a, idx, 2, NULL, 24, r.mel, 0, 48, r.nt, r.nf, r.spk, r.lang, r.split, 1),
+                     XTTS_EUSAGE);
+    assert_int_equal(xtts_api_read_batch(a, idx, 0, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, 1), 0);
+    assert_int_equal(xtts_api_read_batch(NULL, idx, 1, r.tokens, 24, r.mel, 0, 48, r.nt, r.nf, r.spk, r.lang,
+                                         r.split, 1),
+                     XTTS_EUSAGE);
+    rows_free(&r);
+    xtts_api_close(a);
+}
+
+typedef struct {
+    xtts_api_cache *a;
+    int seed, failures;
+} conc_t;
+
+static void *concurrent(void *arg) {
+    conc_t *x = arg;
+    rows_t r;
+    r.n = 8;
+    r.tcap = 24;
+    r.fcap = 48;
+    r.tokens = calloc(8 * 24, 4);
+    r.mel = calloc(8 * 16 * 48, 4);
+    r.nt = calloc(8, 4);
+    r.nf = calloc(8, 4);
+    r.spk = calloc(8, 4);
+    r.lang = calloc(8, 4);
+    r.split = calloc(8, 1);
+    for (int round = 0; round < 40; round++) {
+        uint64_t idx[8];
+        for (int j = 0; j < 8; j++) idx[j] = (uint64_t)((round * 8 + j + x->seed) * 7 % 40);
+        if (api_read(x->a, idx, &r, XTTS_API_MEL_F32, 1 + round % 3)) x->failures++;
+        for (int j = 0; j < 8; j++) {
+            float want = fixture_mel_value((int)idx[j], 0, 0);
+            float got = ((float *)r.mel)[(size_t)j * 16 * 48];
+            if (fabsf(got - want) > 1e-2f || r.nf[j] != (uint32_t)(1 + (13 * (int)idx[j]) % 48)) x->failures++;
+        }
+    }
+    free(r.tokens);
+    free(r.mel);
+    free(r.nt);
+    free(r.nf);
+    free(r.spk);
+    free(r.lang);
+    free(r.split);
+    return NULL;
+}
+
+static void test_concurrent_calls_on_one_handle(void **state) {
+    fx_t *fx = *state;
+    xtts_api_cache *a = xtts_api_open(fx->dir);
+    assert_non_null(a);
+    conc_t x[3];
+    pthread_t tid[3];
+    for (int k = 0; k < 3; k++) {
+        x[k] = (conc_t){a, 11 * k, 0};
+        assert_int_equal(pthread_create(&tid[k], NULL, concurrent, &x[k]), 0);
+    }
+    for (int k = 0; k < 3; k++) {
+        pthread_join(tid[k], NULL);
+        assert_int_equal(x[k].failures, 0);
+    }
+    xtts_api_close(a);
+}
+
+static void test_a_forked_child_opens_its_own(void **state) {
+    fx_t *fx = *state;
+    xtts_api_cache *a = xtts_api_open(fx->dir);
+    assert_non_null(a);
+    rows_t r;
+    rows_init(&r, 6, 24, 16, 48, 4);
+    uint64_t idx[6] = {5, 4, 3, 2, 1, 0};
+    assert_int_equal(api_read(a, idx, &r, XTTS_API_MEL_F32, 3), 0); /* helper threads made */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int bad = api_read(a, idx, &r, XTTS_API_MEL_F32, 2) != XTTS_EUSAGE; /* the parent's handle */
+        xtts_api_cache *b = xtts_api_open(fx->dir);
+        bad |= !b || api_read(b, idx, &r, XTTS_API_MEL_F32, 3) != 0 || r.nf[5] != 1;
+        xtts_api_close(b);
+        _exit(bad);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(api_read(a, idx, &r, XTTS_API_MEL_F32, 3), 0);
+    rows_free(&r);
+    xtts_api_close(a);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shape_and_version),
+        cmocka_unit_test(test_batches_equal_the_reader_whatever_threads_and_dtype),
+        cmocka_unit_test(test_errors_leave_a_message),
+        cmocka_unit_test(test_concurrent_calls_on_one_handle),
+        cmocka_unit_test(test_a_forked_child_opens_its_own),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
