@@ -19,9 +19,10 @@
 extern "C" {
 #endif
 
-/* The longest integer part (in digits) read with units (十 百 千 万 亿 ...); a longer one is
- * refused. Coqui's reader recurses once per 44 digits and fails at about 43,000. */
-#define XTTS_ZH_MAX_DIGITS 10000
+/* The longest integer part (in digits, leading zeros not counted) read with units (十 百 千
+ * 万 亿 ...); a longer one is refused. Coqui's reader recurses once per 44 digits and raises
+ * RecursionError from about 43,000 digits (44,000 in a bare TextNorm call). */
+#define XTTS_ZH_MAX_DIGITS 40000
 
 /* Append text (UTF-8, len bytes; text already lowercased as Coqui's cleaner does first)
  * normalized as Coqui's zh TextNorm does to out. Bytes that are not UTF-8 are copied through.
