@@ -97,6 +97,9 @@ static void test_each_step(void **s) {
     expect("\xe4\xbd\xa0\xe5\xa5\xbd\xef\xbc\x8c\"a\"\xe3\x80\x82", "\xe4\xbd\xa0\xe5\xa5\xbd,,a,,");
     expect("^^a$b$$", "a,b");
     expect("", "");
+    /* zeros alone read as nothing (a fuzz finding: an empty replacement) */
+    expect("a000b", "ab");
+    expect("00\xe4\xb8\xaa", "\xe4\xb8\xaa"); /* 00个 -> 个 */
 }
 
 static void test_limits_and_bad_bytes(void **s) {

@@ -142,6 +142,8 @@ static int in_sorted(const int32_t *a, size_t n, int32_t c) {
 /* Python's \d: a Unicode decimal digit (Nd). */
 static int is_d(int32_t c) {
     if (c < 0x80) return c >= '0' && c <= '9';
+    /* none below U+0660, none from U+1C5A to U+A61F (CJK) or from U+AC00 to U+FF0F (Hangul) */
+    if (c < 0x660 || (c >= 0x1C5A && c < 0xA620) || (c >= 0xAC00 && c < 0xFF10)) return 0;
     return c < 0x110000 && utf8proc_category(c) == UTF8PROC_CATEGORY_ND;
 }
 /* Decimal digits come in runs of ten code points, 0 to 9 (some runs adjoin). */
@@ -293,7 +295,7 @@ static void replace_each_first(const int32_t *t, size_t n, const matches *ms, in
     posv starts = {0};
     size_t o = 0; /* t[o, n) is the part not yet in d */
     for (size_t k = 0; k < ms->n && !d->failed; k++) {
-        const int32_t *nd = t + ms->m[k].at, *rep = ms->pool.v + ms->m[k].r;
+        const int32_t *nd = t + ms->m[k].at, *rep = ms->pool.v ? ms->pool.v + ms->m[k].r : NULL; /* "" for 00 */
         size_t len = ms->m[k].n, rn = ms->m[k].rn;
         if (!len) continue;
         size_t found = SIZE_MAX;
@@ -311,7 +313,7 @@ static void replace_each_first(const int32_t *t, size_t n, const matches *ms, in
             if (in_d >= len) {
                 if (rn > len && cpv_reserve(d, rn - len)) break;
                 memmove(d->v + found + rn, d->v + found + len, (d->n - found - len) * sizeof *d->v);
-                memcpy(d->v + found, rep, rn * sizeof *rep);
+                if (rn) memcpy(d->v + found, rep, rn * sizeof *rep);
                 d->n = d->n - len + rn;
             } else {
                 d->n = found;
