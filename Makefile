@@ -34,7 +34,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ifeq ($(findstring -llmdb,$(PKG_LIBS)),)
 PKG_LIBS  += -llmdb
 endif
-LIBS      := $(PKG_LIBS) -lz -lcld2 -lstdc++ -lpthread -lm
+LIBS      := $(PKG_LIBS) -lz -lcld2 -lmecab -lstdc++ -lpthread -lm
 
 WARN      := -Wall -Wextra -Werror
 CPPFLAGS  += -I. -DXTTS_VERSION=\"$(VERSION)\" -D_GNU_SOURCE
@@ -83,11 +83,14 @@ CUDA_PLUGIN_OBJS := $(patsubst %.cu,$(OBJ)/%.cu.pic.o,$(CU_SRCS)) \
                     $(OBJ)/cuda-plugin/common/xtts_common.o $(OBJ)/cuda-plugin/kernels/mel.o
 PROGS     := $(patsubst %.c,$(BUILD)/bin/%,$(notdir $(PROG_SRCS)))
 TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+# test helpers (not installed): build/tests/tools/NAME from tests/tools/NAME.c
+TOOL_SRCS := $(wildcard tests/tools/*.c)
+TOOLS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TOOL_SRCS))
 
 .PHONY: all test layers unit e2e asan demo bench scale cache install install-built clean deps fuzz gpu-check cuda-check help
 .DEFAULT_GOAL := all
 
-all: $(LIBXTTS) $(PROGS) $(TESTS)
+all: $(LIBXTTS) $(PROGS) $(TESTS) $(TOOLS)
 ifeq ($(HAVE_CUDA),1)
 all: $(CUDA_PLUGIN)
 endif

@@ -28,7 +28,8 @@ typedef struct {
 /* Summary of a cache as JSON (new reference): records, hours, configuration and its hash,
  * shards, rejects, splits, speakers and languages, and, when with_lengths is set, frame
  * and token length histograms from every record's header (no decompression). A record
- * whose header cannot be read is counted in "unreadable" and named in "errors". */
+ * whose header cannot be read is counted in "unreadable" and named in "errors".
+ * Errors: XTTS_ENOMEM only (unreadable records and shards are reported in the summary). */
 xtts_status xtts_inspect_summary(xtts_cache *c, int with_lengths, json_t **out, xtts_error *err);
 
 /* Print the summary JSON as text. */
@@ -58,12 +59,14 @@ void xtts_histogram_print(FILE *f, const char *title, const xtts_histogram *h);
 json_t *xtts_histogram_json(const xtts_histogram *h);
 
 /* Write float32 [rows][cols] (row stride `stride` floats) as a version 1.0 .npy file,
- * C order, little-endian '<f4'. path "-" is stdout. */
+ * C order, little-endian '<f4'. path "-" is stdout.
+ * Errors: XTTS_EIO only (cannot open, write or close path). */
 xtts_status xtts_npy_write_f32(const char *path, const float *data, size_t rows, size_t cols, size_t stride,
                                xtts_error *err);
 
 /* Write n int16 mono samples at rate Hz as a 16-bit PCM WAV file (libsndfile). path "-"
- * is stdout. */
+ * is stdout.
+ * Errors: XTTS_EIO only (libsndfile cannot open path, a short write). */
 xtts_status xtts_wav_write_i16(const char *path, const int16_t *x, size_t n, int rate, xtts_error *err);
 
 typedef enum { XTTS_CMAP_VIRIDIS = 0, XTTS_CMAP_MAGMA = 1, XTTS_CMAP_GRAY = 2 } xtts_colormap;
@@ -83,7 +86,9 @@ typedef struct {
 void xtts_png_options_default(xtts_png_options *o);
 
 /* Write mel float32 [n_mels][stride] (first n_frames columns) as an RGB PNG: time left to
- * right, low frequencies at the bottom. path "-" is stdout. */
+ * right, low frequencies at the bottom. path "-" is stdout.
+ * Errors: XTTS_EINPUT (n_mels or n_frames 0), XTTS_ERANGE (the picture is too large),
+ * XTTS_ENOMEM, XTTS_EIO (cannot open or write path, a libpng error). */
 xtts_status xtts_png_write_mel(const char *path, const float *mel, size_t n_mels, size_t n_frames, size_t stride,
                                const xtts_png_options *o, xtts_error *err);
 

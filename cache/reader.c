@@ -205,7 +205,9 @@ static const char *meta_pages_check(const char *data_path, uint64_t file_bytes) 
     return why;
 }
 
-static void shard_open(xtts_cache *c, shard_t *s) {
+/* the shard directory and its data file exist, and its meta pages look sound; 0 or -1
+ * (failed, with the reason kept) */
+static int shard_open_files(shard_t *s) {
     char detail[300];
     struct stat st;
     char data_path[4200];
@@ -213,23 +215,29 @@ static void shard_open(xtts_cache *c, shard_t *s) {
     if (stat(s->path, &st) != 0 || !S_ISDIR(st.st_mode)) {
         say(detail, sizeof detail, "%s: %s", s->path, errno ? strerror(errno) : "not a directory");
         shard_fail(s, XTTS_ENOTFOUND, "%s: shard missing (%s)", detail);
-        return;
+        return -1;
     }
     if (stat(data_path, &st) != 0) {
         say(detail, sizeof detail, "%s: %s", data_path, strerror(errno));
         shard_fail(s, XTTS_ENOTFOUND, "%s: shard has no data file (%s)", detail);
-        return;
+        return -1;
     }
     s->file_bytes = (uint64_t)st.st_size;
     const char *why = meta_pages_check(data_path, s->file_bytes);
     if (why) {
         shard_fail(s, XTTS_ECORRUPT, "%s: damaged meta pages (%s)", why);
-        return;
+        return -1;
     }
+    return 0;
+}
+
+/* the LMDB environment, read-only, and the file long enough for its pages; 0 or -1 */
+static int shard_open_env(shard_t *s) {
+    char detail[300];
     int rc = mdb_env_create(&s->env);
     if (rc) {
         shard_fail(s, XTTS_ENOMEM, "%s: %s", mdb_strerror(rc));
-        return;
+        return -1;
     }
     mdb_env_set_maxdbs(s->env, 8);
     mdb_env_set_assert(s->env, guard_assert);
@@ -242,7 +250,7 @@ static void shard_open(xtts_cache *c, shard_t *s) {
         say(detail, sizeof detail, "%s%s", fault_stage ? "fault while reading meta pages: " : "",
                  fault_stage ? signame(sig) : mdb_strerror(rc));
         shard_fail(s, rc == ENOENT ? XTTS_ENOTFOUND : XTTS_ECORRUPT, "%s: cannot open LMDB environment (%s)", detail);
-        return;
+        return -1;
     }
     MDB_envinfo info;
     MDB_stat est;
@@ -252,18 +260,24 @@ static void shard_open(xtts_cache *c, shard_t *s) {
     GUARD_END(sig_info)
     if (sig_info) {
         shard_fail(s, XTTS_ECORRUPT, "%s: damaged meta pages (%s)", signame(sig_info));
-        return;
+        return -1;
     }
     uint64_t need = ((uint64_t)info.me_last_pgno + 1) * est.ms_psize;
     if (need > s->file_bytes) {
         say(detail, sizeof detail, "data.mdb has %llu bytes, its pages reach %llu",
                  (unsigned long long)s->file_bytes, (unsigned long long)need);
         shard_fail(s, XTTS_ECORRUPT, "%s: truncated (%s)", detail);
-        return;
+        return -1;
     }
     if (info.me_mapsize < s->file_bytes) s->file_bytes = info.me_mapsize; /* only the map is readable */
     s->map = NULL; /* found from the first value read */
+    return 0;
+}
 
+/* the databases, and the shard's configuration, format and counts against the manifest */
+static void shard_open_databases(xtts_cache *c, shard_t *s) {
+    char detail[300];
+    int rc;
     MDB_txn *txn = NULL;
     GUARD(sig_txn)
     rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
@@ -307,7 +321,7 @@ static void shard_open(xtts_cache *c, shard_t *s) {
         mdb_txn_abort(txn);
         static const char *what[] = {"", "records", "ids", "meta", "records", "lengths", "meta"};
         say(detail, sizeof detail, "database \"%s\": %s", what[stage], mdb_strerror(rc));
-        shard_fail(s, rc == MDB_NOTFOUND ? XTTS_ECORRUPT : XTTS_ECORRUPT, "%s: %s", detail);
+        shard_fail(s, XTTS_ECORRUPT, "%s: %s", detail);
         return;
     }
     s->entries = rst.ms_entries;
@@ -340,6 +354,11 @@ static void shard_open(xtts_cache *c, shard_t *s) {
         shard_fail(s, XTTS_ECORRUPT, "%s: %s", detail);
         return;
     }
+}
+
+static void shard_open(xtts_cache *c, shard_t *s) {
+    if (shard_open_files(s) || shard_open_env(s)) return;
+    shard_open_databases(c, s);
 }
 
 static xtts_status get_u64(const json_t *o, const char *key, uint64_t *out) {
@@ -668,12 +687,14 @@ xtts_status xtts_cache_reader_get(xtts_cache_reader *r, uint64_t index, xtts_rec
 
 xtts_status xtts_cache_reader_find_local(xtts_cache_reader *r, size_t si, const char *id, uint64_t *local,
                                          xtts_error *err) {
+    if (si >= r->c->n_shards)
+        return xtts_error_set(err, XTTS_ERANGE, "shard %zu of a cache of %zu shards", si, r->c->n_shards);
     shard_t *s = &r->c->shards[si];
     MDB_txn *txn;
     xtts_status st = reader_txn(r, si, &txn, err);
     if (st) return st;
     size_t n = strlen(id);
-    if (n == 0 || n > XTTS_RECORD_MAX_ID) return XTTS_ENOTFOUND;
+    if (n == 0 || n > XTTS_RECORD_MAX_ID) return xtts_error_set(err, XTTS_ENOTFOUND, "%s: no id '%.200s'", s->name, id);
     MDB_val k = {n, (void *)id}, v;
     int rc;
     volatile int bad = 0;
@@ -688,7 +709,7 @@ xtts_status xtts_cache_reader_find_local(xtts_cache_reader *r, size_t si, const 
         reader_drop_txn(r, si);
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': damaged LMDB pages (%s)", s->name, id, signame(sig));
     }
-    if (rc == MDB_NOTFOUND) return XTTS_ENOTFOUND;
+    if (rc == MDB_NOTFOUND) return xtts_error_set(err, XTTS_ENOTFOUND, "%s: no id '%.200s'", s->name, id);
     if (rc) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': %s", s->name, id, mdb_strerror(rc));
     if (bad) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': \"ids\" value is not an 8-byte index", s->name, id);
     if (*local >= s->records)

@@ -8,6 +8,13 @@
  *
  * Every failure — a missing shard, a manifest that does not match its shards, a corrupt
  * record — is a returned status with a message naming the shard, index and id.
+ *
+ * Errors of reads (the "Errors:" lines below refer to these): reading record `index` can
+ * return XTTS_ERANGE (index >= xtts_cache_count), the shard's fault (a shard that a tolerant
+ * open kept: XTTS_ENOTFOUND, XTTS_ECORRUPT, XTTS_EMISMATCH, XTTS_EIO or XTTS_ENOMEM, as the
+ * open found it), XTTS_EIO (LMDB cannot begin a read transaction) and XTTS_ECORRUPT (damaged
+ * LMDB pages, a fault under the guard, the record missing from "records" or pointing outside
+ * data.mdb).
  */
 #ifndef XTTS_CACHE_READER_H
 #define XTTS_CACHE_READER_H
@@ -27,7 +34,14 @@ extern "C" {
 typedef struct xtts_cache xtts_cache;
 typedef struct xtts_cache_reader xtts_cache_reader;
 
-/* Open dir/manifest.json and every shard it lists. */
+/* Open dir/manifest.json and every shard it lists.
+ * Errors: XTTS_ENOMEM; those of xtts_manifest_load (XTTS_ENOTFOUND, also for an unfinished
+ * build, with what it holds; XTTS_EIO, XTTS_ERANGE, XTTS_EINPUT, XTTS_EMISMATCH,
+ * XTTS_ECORRUPT); XTTS_EINPUT (shard entries or the config shape out of limits); the first
+ * shard's fault: XTTS_ENOTFOUND (shard directory or data.mdb missing), XTTS_ECORRUPT (damaged
+ * or truncated data.mdb, a missing database, counts that disagree with the manifest),
+ * XTTS_EMISMATCH (a shard built with another configuration or format), XTTS_EIO (LMDB cannot
+ * begin or commit a transaction), XTTS_ENOMEM (LMDB cannot make an environment). */
 xtts_status xtts_cache_open(const char *dir, xtts_cache **out, xtts_error *err);
 
 /* For a directory without manifest.json: 1 with msg saying what it holds when it is an
@@ -46,22 +60,31 @@ const json_t *xtts_cache_manifest(const xtts_cache *c);
 /* Shard name (e.g. "shard-00000") holding index, or NULL when out of range. */
 const char *xtts_cache_shard_of(const xtts_cache *c, uint64_t index);
 
+/* Errors: XTTS_ENOMEM only. */
 xtts_status xtts_cache_reader_new(xtts_cache *c, xtts_cache_reader **out, xtts_error *err);
 void xtts_cache_reader_delete(xtts_cache_reader *r);
 
-/* Index of an utterance id. XTTS_ENOTFOUND when absent. */
+/* Index of an utterance id. XTTS_ENOTFOUND when absent.
+ * Errors: XTTS_ENOTFOUND; otherwise the first error of a shard's lookup
+ * (xtts_cache_reader_find_local: XTTS_ECORRUPT, XTTS_EIO, or a kept shard fault other than
+ * XTTS_ENOTFOUND; a kept XTTS_ENOTFOUND fault, a missing shard, reads as "absent"). */
 xtts_status xtts_cache_reader_find(xtts_cache_reader *r, const char *id, uint64_t *index, xtts_error *err);
 
 /* The stored bytes of record index (borrowed from LMDB's map; valid until the next call
- * on this reader). */
+ * on this reader).
+ * Errors: those of reads (top of this file). */
 xtts_status xtts_cache_reader_raw(xtts_cache_reader *r, uint64_t index, const void **buf, size_t *len,
                                   xtts_error *err);
 
-/* Header only (lengths, split, speaker, language, id), without decompressing. */
+/* Header only (lengths, split, speaker, language, id), without decompressing.
+ * Errors: those of reads (top of this file), and of xtts_record_parse_header (XTTS_ECORRUPT,
+ * XTTS_EMISMATCH), prefixed with shard, index and id. */
 xtts_status xtts_cache_reader_header(xtts_cache_reader *r, uint64_t index, xtts_record_header *hdr,
                                      xtts_error *err);
 
-/* Decode one record (see xtts_record_decode for the buffer contract). */
+/* Decode one record (see xtts_record_decode for the buffer contract).
+ * Errors: those of reads (top of this file), and of xtts_record_decode (XTTS_ECORRUPT,
+ * XTTS_EMISMATCH, XTTS_ERANGE for buffers too small, XTTS_ENOMEM). */
 xtts_status xtts_cache_reader_get(xtts_cache_reader *r, uint64_t index, xtts_record_header *hdr,
                                   int32_t *tokens, size_t tokens_cap, void *mel, xtts_dtype out_dtype,
                                   size_t n_mels_cap, size_t frames_cap, xtts_error *err);
@@ -81,12 +104,16 @@ typedef struct {
 } xtts_batch;
 
 /* Allocate a batch shaped for this cache (max_frames = the largest bucket). Free with
- * xtts_batch_free. Returns XTTS_ENOMEM on failure. */
+ * xtts_batch_free. Returns XTTS_ENOMEM on failure.
+ * Errors: XTTS_ENOMEM only (also for a size that overflows). */
 xtts_status xtts_batch_init(const xtts_cache *c, size_t batch_size, xtts_dtype mel_dtype, xtts_batch *b,
                              xtts_error *err);
 void xtts_batch_free(xtts_batch *b);
 
-/* Decode records indices[0..n) into rows 0..n of b (n <= b->batch_size). */
+/* Decode records indices[0..n) into rows 0..n of b (n <= b->batch_size).
+ * Errors: XTTS_ERANGE (n > b->batch_size), those of xtts_cache_reader_get (a record larger
+ * than the batch's shape is XTTS_ERANGE), XTTS_ECORRUPT (a record's n_mels differs from the
+ * batch's). */
 xtts_status xtts_cache_reader_batch(xtts_cache_reader *r, const uint64_t *indices, size_t n, xtts_batch *b,
                                     xtts_error *err);
 
@@ -111,7 +138,9 @@ void xtts_cache_guard_faults(void);
 /* Open flags. XTTS_CACHE_OPEN_TOLERANT: a shard that is missing, unreadable or does not
  * match the manifest (record count, configuration hash, format) does not fail the open;
  * its fault is kept (xtts_cache_shard_get) and every read of its records returns it.
- * The manifest itself must still load. */
+ * The manifest itself must still load.
+ * Errors: those of xtts_cache_open; with XTTS_CACHE_OPEN_TOLERANT no shard fault (nor a
+ * "records" total that disagrees with the shards) fails the open. */
 #define XTTS_CACHE_OPEN_TOLERANT 0x1u
 xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out, xtts_error *err);
 
@@ -141,18 +170,27 @@ size_t xtts_cache_shard_index_of(const xtts_cache *c, uint64_t index);
 /* Iterate over every key/value of one of shard i's databases ("records", "ids" or
  * "meta") in key order. cb returns 0 to go on, nonzero to stop early (the call still
  * returns XTTS_OK). The pointers are borrowed for the duration of the callback. A damaged
- * database is XTTS_ECORRUPT naming the shard (entries before the damage were passed). */
+ * database is XTTS_ECORRUPT naming the shard (entries before the damage were passed).
+ * Errors: XTTS_ERANGE (no shard i), XTTS_EUSAGE (another database name, or "lengths" in a
+ * format-1 cache), the shard's fault, XTTS_EIO (no read transaction or cursor),
+ * XTTS_ECORRUPT. */
 typedef int (*xtts_cache_foreach_fn)(void *ctx, const void *key, size_t key_len, const void *val,
                                      size_t val_len);
 xtts_status xtts_cache_reader_foreach(xtts_cache_reader *r, size_t shard, const char *db,
                                       xtts_cache_foreach_fn cb, void *ctx, xtts_error *err);
 
 /* One value of shard i's "meta" database, copied into a malloc'd NUL-terminated buffer
- * (*len excludes the NUL; caller frees). XTTS_ENOTFOUND when the key is absent. */
+ * (*len excludes the NUL; caller frees). XTTS_ENOTFOUND when the key is absent.
+ * Errors: XTTS_ERANGE (no shard i), the shard's fault, XTTS_EIO (no read transaction),
+ * XTTS_ENOTFOUND, XTTS_ECORRUPT (damaged pages, a value outside data.mdb; also when the
+ * copy cannot be allocated). */
 xtts_status xtts_cache_reader_meta(xtts_cache_reader *r, size_t shard, const char *key, char **val,
                                    size_t *len, xtts_error *err);
 
-/* Look an id up in shard i's "ids" database only: its local index there. */
+/* Look an id up in shard i's "ids" database only: its local index there.
+ * Errors: XTTS_ERANGE (i is not a shard), XTTS_ENOTFOUND (absent, empty or longer than
+ * XTTS_RECORD_MAX_ID), the shard's fault, XTTS_EIO (no read transaction), XTTS_ECORRUPT (damaged pages, a
+ * value that is not an 8-byte index within the shard). */
 xtts_status xtts_cache_reader_find_local(xtts_cache_reader *r, size_t shard, const char *id, uint64_t *local,
                                          xtts_error *err);
 
@@ -163,20 +201,30 @@ int xtts_cache_has_lengths_index(const xtts_cache *c);
 
 /* Every record's lengths, speaker, language and split, in global index order, into
  * out[0..xtts_cache_count). From the shards' "lengths" databases (one cursor pass, no
- * record read); for a format-1 cache from each record's header (no decompression). */
+ * record read); for a format-1 cache from each record's header (no decompression).
+ * Errors: format 2: a shard's fault, those of xtts_cache_reader_foreach, XTTS_ECORRUPT (an
+ * entry out of order or out of range, a count that differs from the shard's); format 1: those
+ * of xtts_cache_reader_header. */
 xtts_status xtts_cache_lengths(xtts_cache_reader *r, xtts_lengths *out, xtts_error *err);
 
 /* The original and normalized text of record index (borrowed: valid until the next call
- * on this reader; NUL-terminated). XTTS_ENOTFOUND for a version-1 record. */
+ * on this reader; NUL-terminated). XTTS_ENOTFOUND for a version-1 record.
+ * Errors: those of reads (top of this file) and of xtts_record_decode_text (XTTS_ECORRUPT,
+ * XTTS_EMISMATCH, XTTS_ENOTFOUND, XTTS_ENOMEM). */
 xtts_status xtts_cache_reader_text(xtts_cache_reader *r, uint64_t index, const char **orig, size_t *orig_len,
                                    const char **norm, size_t *norm_len, xtts_error *err);
 
 /* Samples [first, first + n) of record index's stored waveform (int16). XTTS_ENOTFOUND
- * when the cache stores none (--audio none). */
+ * when the cache stores none (--audio none).
+ * Errors: those of reads (top of this file) and of xtts_record_decode_wave (XTTS_ECORRUPT,
+ * XTTS_EMISMATCH, XTTS_ENOTFOUND, XTTS_ERANGE for samples outside the waveform,
+ * XTTS_ENOMEM). */
 xtts_status xtts_cache_reader_wave(xtts_cache_reader *r, uint64_t index, int16_t *out, size_t first, size_t n,
                                    xtts_error *err);
 
-/* Check every section of record index completely (xtts_record_check). */
+/* Check every section of record index completely (xtts_record_check).
+ * Errors: those of reads (top of this file) and of xtts_record_check (XTTS_ECORRUPT,
+ * XTTS_EMISMATCH, XTTS_ENOMEM). */
 xtts_status xtts_cache_reader_check(xtts_cache_reader *r, uint64_t index, xtts_error *err);
 
 /* An aligned segment (formats/cache.md 3.4): frames [start_frame, start_frame +
@@ -184,7 +232,9 @@ xtts_status xtts_cache_reader_check(xtts_cache_reader *r, uint64_t index, xtts_e
  * skip) and samples [start_frame * hop, (start_frame + seg_frames) * hop) of the
  * waveform as float (int16 / 32768; zero past the end of the audio) into
  * wave[seg_frames * hop] (NULL to skip). start_frame + seg_frames <= n_frames, else
- * XTTS_ERANGE; a waveform asked of a cache without one is XTTS_ENOTFOUND. */
+ * XTTS_ERANGE; a waveform asked of a cache without one is XTTS_ENOTFOUND.
+ * Errors: XTTS_ERANGE (also seg_frames 0), XTTS_ENOTFOUND, XTTS_ENOMEM, and those of
+ * xtts_cache_reader_header, xtts_cache_reader_get and xtts_cache_reader_wave. */
 xtts_status xtts_cache_reader_segment(xtts_cache_reader *r, uint64_t index, size_t start_frame, size_t seg_frames,
                                       float *wave, float *mel, xtts_error *err);
 

@@ -74,7 +74,10 @@ void xtts_verify_options_default(xtts_verify_options *o);
 
 /* Verify dir. Returns XTTS_OK when the run went through (faults, if any, are counted in
  * rep->faults and were passed to opt->on_fault); an error status only when nothing could
- * be checked (manifest unreadable) or memory ran out — that is also reported as a fault. */
+ * be checked (manifest unreadable) or memory ran out — that is also reported as a fault.
+ * Errors: those of xtts_cache_open_ex with XTTS_CACHE_OPEN_TOLERANT (the manifest's:
+ * XTTS_ENOTFOUND, XTTS_EIO, XTTS_ERANGE, XTTS_EINPUT, XTTS_EMISMATCH, XTTS_ECORRUPT; XTTS_ENOMEM),
+ * and XTTS_ENOMEM. Every other fault is counted in rep, not returned. */
 xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, xtts_verify_report *rep,
                               xtts_error *err);
 

@@ -67,11 +67,6 @@ typedef struct {
     uint64_t bytes;   /* committed record value bytes */
 } shard_info;
 
-/* Set of 64-bit id hashes (open addressing; 0 marks an empty slot). */
-typedef struct {
-    uint64_t *slots;
-    size_t cap, used;
-} hash_set;
 
 struct xtts_cache_writer {
     char *dir;
@@ -105,54 +100,12 @@ struct xtts_cache_writer {
     uint64_t pend_bytes;
     uint32_t ops_pending; /* puts and rejects since the last commit */
 
-    hash_set ids;
+    xtts_hash_set ids;
     xtts_status failed; /* set by a failed commit: the writer only aborts from here */
     char failed_msg[XTTS_ERRMSG_MAX];
 };
 
 /* ---- small helpers ---------------------------------------------------------- */
-
-static uint64_t id_hash(const char *id, size_t len) {
-    uint64_t h = xtts_fnv1a64(XTTS_FNV64_INIT, id, len);
-    h ^= h >> 29; /* spread the low bits used for slots */
-    h *= 0xbf58476d1ce4e5b9ULL;
-    h ^= h >> 32;
-    return h ? h : 1;
-}
-
-static int hash_set_grow(hash_set *s) {
-    size_t ncap = s->cap ? s->cap * 2 : 1024;
-    uint64_t *n = calloc(ncap, sizeof *n);
-    if (!n) return -1;
-    for (size_t i = 0; i < s->cap; i++) {
-        uint64_t h = s->slots[i];
-        if (!h) continue;
-        size_t k = (size_t)h & (ncap - 1);
-        while (n[k]) k = (k + 1) & (ncap - 1);
-        n[k] = h;
-    }
-    free(s->slots);
-    s->slots = n;
-    s->cap = ncap;
-    return 0;
-}
-
-static int hash_set_has(const hash_set *s, uint64_t h) {
-    if (!s->cap) return 0;
-    for (size_t k = (size_t)h & (s->cap - 1); s->slots[k]; k = (k + 1) & (s->cap - 1))
-        if (s->slots[k] == h) return 1;
-    return 0;
-}
-
-static int hash_set_add(hash_set *s, uint64_t h) {
-    if (hash_set_has(s, h)) return 0;
-    if ((s->used + 1) * 2 > s->cap && hash_set_grow(s)) return -1;
-    size_t k = (size_t)h & (s->cap - 1);
-    while (s->slots[k]) k = (k + 1) & (s->cap - 1);
-    s->slots[k] = h;
-    s->used++;
-    return 0;
-}
 
 static void shard_path(const xtts_cache_writer *w, int number, char *out, size_t cap) {
     char name[32];
@@ -222,7 +175,7 @@ static void writer_free(xtts_cache_writer *w) {
     json_decref(w->rejects_pending);
     blobs_free(w->state, w->n_state);
     free(w->shards);
-    free(w->ids.slots);
+    xtts_hash_set_free(&w->ids);
     xtts_unlock(w->part_lock_fd);
     xtts_unlock(w->lock_fd);
     free(w->dir);
@@ -341,7 +294,7 @@ static xtts_status scan_shard(xtts_cache_writer *w, MDB_env *env, int number, sh
         /* the id hashes, for the duplicate check */
         if (!rc) rc = mdb_cursor_open(txn, ids, &cur);
         while (!rc && !(rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)))
-            if (hash_set_add(&w->ids, id_hash(k.mv_data, k.mv_size))) rc = ENOMEM;
+            if (xtts_hash_set_add(&w->ids, xtts_id_hash(k.mv_data, k.mv_size)) < 0) rc = ENOMEM;
         if (rc == MDB_NOTFOUND) rc = 0;
         if (cur) mdb_cursor_close(cur);
     }
@@ -581,7 +534,7 @@ static void reset_loaded(xtts_cache_writer *w) {
     blobs_free(w->state, w->n_state);
     w->state = NULL;
     w->n_state = 0;
-    free(w->ids.slots);
+    xtts_hash_set_free(&w->ids);
     memset(&w->ids, 0, sizeof w->ids);
 }
 
@@ -1012,8 +965,8 @@ static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const 
                               "configuration (version %d, waveform %s, pad token %d)",
                               w->dir, id, hdr.version, xtts_audio_store_name(hdr.audio), hdr.pad_token,
                               w->cfg.format_version, xtts_audio_store_name(want_audio), w->cfg.pad_token);
-    uint64_t h = id_hash(id, id_len);
-    if (hash_set_has(&w->ids, h)) {
+    uint64_t h = xtts_id_hash(id, id_len);
+    if (xtts_hash_set_has(&w->ids, h)) {
         int found;
         uint64_t at = 0;
         if ((st = id_stored(w, id, &found, &at, err))) return st;
@@ -1044,7 +997,7 @@ static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const 
     p->data = malloc(len);
     p->len = len;
     p->source = source ? strdup(source) : NULL;
-    if (!p->id || !p->data || (source && !p->source) || hash_set_add(&w->ids, h)) {
+    if (!p->id || !p->data || (source && !p->source) || xtts_hash_set_add(&w->ids, h) < 0) {
         free(p->id);
         free(p->data);
         free(p->source);

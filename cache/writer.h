@@ -10,6 +10,11 @@
  * one LMDB transaction, so after a kill -9 the directory holds exactly the records up to
  * the last commit and the state that matches them; a re-run opens the writer, reads
  * xtts_cache_writer_next_input() and the state, and continues from there.
+ *
+ * Errors of a commit (the "Errors:" lines below refer to these): an LMDB failure mapped by
+ * its code (cache/writer_internal.h xtts_mdb_status): XTTS_EIO (disk full, quota, I/O error
+ * and most others), XTTS_ENOMEM, XTTS_ECORRUPT, XTTS_EMISMATCH (LMDB version), XTTS_ENOTFOUND;
+ * after it the writer is failed and every call that checks returns the same code and message.
  */
 #ifndef XTTS_CACHE_WRITER_H
 #define XTTS_CACHE_WRITER_H
@@ -60,7 +65,11 @@ void xtts_cache_writer_options_default(xtts_cache_writer_options *opt, const cha
  * - with force, such a cache is removed first (a part build removes only its own part,
  *   the whole-build shards and manifest.json).
  * A commit that fails (disk full, I/O error) leaves the committed data intact and the
- * writer failed: every later call returns the same error; abort and re-run to resume. */
+ * writer failed: every later call returns the same error; abort and re-run to resume.
+ * Errors: XTTS_EUSAGE, XTTS_EBUSY, XTTS_EMISMATCH, XTTS_ECORRUPT (as above; XTTS_EMISMATCH
+ * also for an LMDB version mismatch), XTTS_ERANGE (dir longer than 3000 bytes), XTTS_ENOMEM,
+ * XTTS_EIO (cannot create dir or a lock file, list dir, open a shard, remove old files),
+ * XTTS_ENOTFOUND (an existing last shard lacks meta "next_input"; LMDB's MDB_NOTFOUND). */
 xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const xtts_cache_config *cfg,
                                    xtts_cache_writer **out, xtts_error *err);
 
@@ -77,16 +86,25 @@ uint64_t xtts_cache_writer_count(const xtts_cache_writer *w);
  * xtts_cache_config_padded_frames says); otherwise, and for a duplicate id, it is
  * XTTS_EINPUT. A refused put changes nothing.
  * Commits every commit_every records; rotates to a new shard when the current one
- * would exceed shard_bytes; grows the LMDB map on MDB_MAP_FULL. */
+ * would exceed shard_bytes; grows the LMDB map on MDB_MAP_FULL.
+ * Errors: XTTS_EINPUT (as above: an empty id, a record that does not parse or does not match,
+ * a duplicate id), XTTS_ERANGE (an id over XTTS_ID_MAX_BYTES, not XTTS_EINPUT as said above;
+ * more than XTTS_MAX_SHARDS shards), XTTS_EUSAGE (input_index not after the last one),
+ * XTTS_ENOMEM, XTTS_EIO/XTTS_ECORRUPT (a new shard cannot be created or an earlier shard read
+ * for the duplicate check), those of a commit (top of this file), and a failed writer's
+ * code. */
 xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, const char *id,
                                   const void *record, size_t len, xtts_error *err);
 
 /* As put, and store source_path (the record's audio file) as meta "audio:<id>" in the
- * record's shard, where xtts-cache-verify --recompute finds it. */
+ * record's shard, where xtts-cache-verify --recompute finds it.
+ * Errors: those of xtts_cache_writer_put. */
 xtts_status xtts_cache_writer_put_source(xtts_cache_writer *w, uint64_t input_index, const char *id,
                                          const void *record, size_t len, const char *source_path, xtts_error *err);
 
-/* Record that input input_index was rejected, with its id and a one-line reason. */
+/* Record that input input_index was rejected, with its id and a one-line reason.
+ * Errors: XTTS_EUSAGE (input_index not after the last one), XTTS_ENOMEM, those of a commit
+ * when one is due (top of this file), and a failed writer's code. */
 xtts_status xtts_cache_writer_reject(xtts_cache_writer *w, uint64_t input_index, const char *id,
                                      const char *reason, xtts_error *err);
 
@@ -96,13 +114,17 @@ xtts_status xtts_cache_writer_reject(xtts_cache_writer *w, uint64_t input_index,
  * Order: set the state that includes input i, THEN put or reject input i. A value set
  * joins the commit together with the next successful put or reject (an explicit commit
  * or finish takes it as it is), so at every commit, automatic or after a kill -9, the
- * committed state matches the committed records exactly. */
+ * committed state matches the committed records exactly.
+ * Errors (set): XTTS_EUSAGE (key empty or over 200 bytes), XTTS_ENOMEM, and a failed writer's
+ * code. Errors (get): XTTS_ENOTFOUND, XTTS_ENOMEM. */
 xtts_status xtts_cache_writer_set_state(xtts_cache_writer *w, const char *key, const void *data, size_t len,
                                         xtts_error *err);
 xtts_status xtts_cache_writer_get_state(xtts_cache_writer *w, const char *key, void **data, size_t *len,
                                         xtts_error *err);
 
-/* Commit what is pending now. */
+/* Commit what is pending now.
+ * Errors: XTTS_ENOMEM, those of creating the first shard (XTTS_ERANGE, XTTS_EIO,
+ * XTTS_ECORRUPT) and of a commit (top of this file), and a failed writer's code. */
 xtts_status xtts_cache_writer_commit(xtts_cache_writer *w, xtts_error *err);
 
 /* Rejects so far as a JSON array of {"input": n, "id": ..., "reason": ...} (new reference). */
@@ -111,7 +133,10 @@ json_t *xtts_cache_writer_rejects(xtts_cache_writer *w);
 /* Commit, then write the manifest (manifest.json, or the part's partial manifest): the
  * writer fills "format_version", "records", "config", "config_hash", "shards" and
  * "rejects"; every key of extra (e.g. "stats", "speakers", "languages", "totals") is
- * copied in. Releases the lock and frees w, also on error. */
+ * copied in. Releases the lock and frees w, also on error.
+ * Errors: those of xtts_cache_writer_commit, XTTS_EUSAGE (extra is not an object),
+ * XTTS_ENOMEM, those of xtts_manifest_parse (the manifest would not load back, e.g. a
+ * malformed "stats" in extra: XTTS_EINPUT) and of xtts_manifest_write (XTTS_EIO). */
 xtts_status xtts_cache_writer_finish(xtts_cache_writer *w, const json_t *extra, xtts_error *err);
 
 /* Abandon: release the lock and free w without writing a manifest (what is committed
@@ -127,7 +152,13 @@ void xtts_cache_writer_abort(xtts_cache_writer *w);
  * Returns XTTS_ENOTFOUND when a part's manifest is missing (that part has not finished),
  * XTTS_EBUSY when a part is still being written (or another merge runs), and
  * XTTS_EMISMATCH when parts disagree. A part that has finished may simply try the merge:
- * of parts finishing at the same time, the last one to release its lock merges. */
+ * of parts finishing at the same time, the last one to release its lock merges.
+ * Errors: XTTS_ENOTFOUND (also: no partial manifests at all), XTTS_EBUSY, XTTS_EMISMATCH
+ * (also: shards of a whole build beside the parts, parts that do not tile the input),
+ * XTTS_EINPUT (not a partial manifest, a shard listed by the wrong part, an id stored by two
+ * parts), XTTS_ECORRUPT (a shard's record count differs from its manifest, a damaged
+ * data.mdb), XTTS_EIO (lock, directory or shard cannot be read; manifest write), XTTS_ENOMEM,
+ * XTTS_ERANGE (a path too long), and those of xtts_manifest_load for each part. */
 xtts_status xtts_cache_merge(const char *dir, xtts_error *err);
 
 #ifdef __cplusplus

@@ -38,9 +38,15 @@ static int fail(xtts_error *e) {
     return xtts_exit_code(e->code);
 }
 
-int main(int argc, char **argv) {
-    xtts_cache_guard_faults(); /* damaged shards become errors, not signals */
-    xtts_check_stdout_at_exit("xtts-cache-inspect");
+typedef struct {
+    const char *dir, *id, *npy, *png, *wav;
+    long index;
+    int stats, lengths, json;
+    xtts_png_options po;
+} args_t;
+
+/* Options into a; returns -1 to go on, else the exit status (0 for --help/--version). */
+static int parse_args(int argc, char **argv, args_t *a) {
     enum { O_ID = 256, O_INDEX, O_NPY, O_PNG, O_CMAP, O_SCALE, O_WIDTH, O_HEIGHT, O_RANGE, O_STATS, O_NOLEN, O_JSON,
            O_VERSION, O_WAV };
     static const struct option opts[] = {
@@ -53,29 +59,30 @@ int main(int argc, char **argv) {
         {"help", no_argument, 0, 'h'},             {"version", no_argument, 0, O_VERSION},
         {"wav", required_argument, 0, O_WAV},
         {0, 0, 0, 0}};
-    const char *id = NULL, *npy = NULL, *png = NULL, *wav = NULL;
-    long index = -1, v;
-    int stats = 0, lengths = 1, json = 0, c;
-    xtts_png_options po;
-    xtts_png_options_default(&po);
+    memset(a, 0, sizeof *a);
+    a->index = -1;
+    a->lengths = 1;
+    xtts_png_options_default(&a->po);
+    long v;
+    int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case O_ID: id = optarg; break;
+        case O_ID: a->id = optarg; break;
         case O_INDEX:
-            if (xtts_parse_long(optarg, 0, (long)(~0UL >> 1), &index)) {
+            if (xtts_parse_long(optarg, 0, (long)(~0UL >> 1), &a->index)) {
                 fprintf(stderr, "xtts-cache-inspect: --index: '%s' is not an index\n", optarg);
                 return 1;
             }
             break;
-        case O_NPY: npy = optarg; break;
-        case O_PNG: png = optarg; break;
-        case O_WAV: wav = optarg; break;
+        case O_NPY: a->npy = optarg; break;
+        case O_PNG: a->png = optarg; break;
+        case O_WAV: a->wav = optarg; break;
         case O_CMAP:
             if ((v = xtts_colormap_parse(optarg)) < 0) {
                 fprintf(stderr, "xtts-cache-inspect: --colormap: '%s' is not viridis, magma or gray\n", optarg);
                 return 1;
             }
-            po.cmap = (xtts_colormap)v;
+            a->po.cmap = (xtts_colormap)v;
             break;
         case O_SCALE:
         case O_WIDTH:
@@ -84,24 +91,24 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "xtts-cache-inspect: '%s' is not a size in 1..20000\n", optarg);
                 return 1;
             }
-            if (c == O_SCALE) po.scale = (int)v;
-            else if (c == O_WIDTH) po.width = (int)v;
-            else po.height = (int)v;
+            if (c == O_SCALE) a->po.scale = (int)v;
+            else if (c == O_WIDTH) a->po.width = (int)v;
+            else a->po.height = (int)v;
             break;
         case O_RANGE: {
             char *colon = strchr(optarg, ':');
             if (colon) *colon = '\0';
-            if (!colon || xtts_parse_double(optarg, -1e30, 1e30, &po.vmin) ||
-                xtts_parse_double(colon + 1, -1e30, 1e30, &po.vmax) || !(po.vmax > po.vmin)) {
+            if (!colon || xtts_parse_double(optarg, -1e30, 1e30, &a->po.vmin) ||
+                xtts_parse_double(colon + 1, -1e30, 1e30, &a->po.vmax) || !(a->po.vmax > a->po.vmin)) {
                 fprintf(stderr, "xtts-cache-inspect: --range wants LO:HI with LO < HI\n");
                 return 1;
             }
-            po.fixed_range = 1;
+            a->po.fixed_range = 1;
             break;
         }
-        case O_STATS: stats = 1; break;
-        case O_NOLEN: lengths = 0; break;
-        case O_JSON: json = 1; break;
+        case O_STATS: a->stats = 1; break;
+        case O_NOLEN: a->lengths = 0; break;
+        case O_JSON: a->json = 1; break;
         case O_VERSION: printf("xtts-cache-inspect %s\n", XTTS_VERSION); return 0;
         case 'h': fputs(usage_text, stdout); return 0;
         default: xtts_usage_hint("xtts-cache-inspect"); return 1;
@@ -112,59 +119,58 @@ int main(int argc, char **argv) {
         xtts_usage_hint("xtts-cache-inspect");
         return 1;
     }
-    if (id && index >= 0) {
+    if (a->id && a->index >= 0) {
         fprintf(stderr, "xtts-cache-inspect: --id and --index are exclusive\n");
         return 1;
     }
-    if ((npy || png || wav) && !id && index < 0) {
+    if ((a->npy || a->png || a->wav) && !a->id && a->index < 0) {
         fprintf(stderr, "xtts-cache-inspect: --npy, --png and --wav need --id or --index\n");
         return 1;
     }
-    if ((npy && !strcmp(npy, "-")) + (png && !strcmp(png, "-")) + (wav && !strcmp(wav, "-")) > 1) {
+    if ((a->npy && !strcmp(a->npy, "-")) + (a->png && !strcmp(a->png, "-")) + (a->wav && !strcmp(a->wav, "-")) > 1) {
         fprintf(stderr, "xtts-cache-inspect: only one of --npy, --png and --wav can go to stdout\n");
         return 1;
     }
-    const char *dir = argv[optind];
+    a->dir = argv[optind];
+    return -1;
+}
+
+/* the summary (text or JSON); 2 when a shard or record could not be read */
+static int show_summary(xtts_cache *cache, const args_t *a) {
     xtts_error e;
     xtts_error_clear(&e);
-    xtts_cache *cache;
-    /* Tolerant: a summary of a damaged cache is still useful; record reads report faults. */
-    if (xtts_cache_open_ex(dir, XTTS_CACHE_OPEN_TOLERANT, &cache, &e)) return fail(&e);
+    json_t *s = NULL;
+    if (xtts_inspect_summary(cache, a->lengths, &s, &e)) return fail(&e);
+    if (a->json) {
+        if (a->stats) json_object_set(s, "stats", json_object_get(xtts_cache_manifest(cache), "stats"));
+        json_dumpf(s, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+        putchar('\n');
+    } else {
+        xtts_inspect_print_summary(stdout, s);
+        if (a->stats) xtts_inspect_print_stats(stdout, xtts_cache_manifest(cache));
+    }
     int rc = 0;
-    if (!id && index < 0) {
-        json_t *s = NULL;
-        if (xtts_inspect_summary(cache, lengths, &s, &e)) {
-            xtts_cache_close(cache);
-            return fail(&e);
+    for (size_t i = 0; i < xtts_cache_n_shards(cache); i++) {
+        xtts_cache_shard sh;
+        xtts_cache_shard_get(cache, i, &sh);
+        if (sh.status) {
+            fprintf(stderr, "xtts-cache-inspect: %s\n", sh.error);
+            rc = 2;
         }
-        if (json) {
-            if (stats) json_object_set(s, "stats", json_object_get(xtts_cache_manifest(cache), "stats"));
-            json_dumpf(s, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-            putchar('\n');
-        } else {
-            xtts_inspect_print_summary(stdout, s);
-            if (stats) xtts_inspect_print_stats(stdout, xtts_cache_manifest(cache));
-        }
-        for (size_t i = 0; i < xtts_cache_n_shards(cache); i++) {
-            xtts_cache_shard sh;
-            xtts_cache_shard_get(cache, i, &sh);
-            if (sh.status) {
-                fprintf(stderr, "xtts-cache-inspect: %s\n", sh.error);
-                rc = 2;
-            }
-        }
-        if (json_integer_value(json_object_get(s, "unreadable"))) rc = 2;
-        json_decref(s);
-        xtts_cache_close(cache);
-        return rc;
     }
+    if (json_integer_value(json_object_get(s, "unreadable"))) rc = 2;
+    json_decref(s);
+    return rc;
+}
 
+/* the selected record: every section checked, then exported and/or described */
+static int show_record(xtts_cache *cache, const args_t *a) {
+    xtts_error e;
+    xtts_error_clear(&e);
     xtts_cache_reader *r;
-    if (xtts_cache_reader_new(cache, &r, &e)) {
-        xtts_cache_close(cache);
-        return fail(&e);
-    }
-    uint64_t idx = (uint64_t)index;
+    if (xtts_cache_reader_new(cache, &r, &e)) return fail(&e);
+    int rc = 0;
+    uint64_t idx = (uint64_t)a->index;
     const xtts_cache_config *cfg = xtts_cache_get_config(cache);
     size_t C = (size_t)cfg->mel.n_mels, T = xtts_cache_max_frames(cache), K = (size_t)cfg->max_tokens;
     float *mel = malloc(C * T * sizeof *mel);
@@ -173,39 +179,55 @@ int main(int argc, char **argv) {
     if (!mel || !tok) {
         xtts_error_set(&e, XTTS_ENOMEM, "out of memory");
         rc = fail(&e);
-    } else if (id && xtts_cache_reader_find(r, id, &idx, &e)) {
+    } else if (a->id && xtts_cache_reader_find(r, a->id, &idx, &e)) {
         rc = fail(&e);
     } else if (xtts_cache_reader_get(r, idx, &h, tok, K, mel, XTTS_DTYPE_F32, C, T, &e) ||
                xtts_cache_reader_check(r, idx, &e)) { /* every section, before exporting anything */
         rc = fail(&e);
     } else {
-        if (npy && xtts_npy_write_f32(npy, mel, h.n_mels, h.n_frames, T, &e)) rc = fail(&e);
-        if (!rc && png && xtts_png_write_mel(png, mel, h.n_mels, h.n_frames, T, &po, &e)) rc = fail(&e);
-        if (!rc && wav) {
+        if (a->npy && xtts_npy_write_f32(a->npy, mel, h.n_mels, h.n_frames, T, &e)) rc = fail(&e);
+        if (!rc && a->png && xtts_png_write_mel(a->png, mel, h.n_mels, h.n_frames, T, &a->po, &e)) rc = fail(&e);
+        if (!rc && a->wav) {
             int16_t *w = malloc((h.n_samples ? h.n_samples : 1) * sizeof *w);
             if (!w) xtts_error_set(&e, XTTS_ENOMEM, "out of memory");
             if (!w || xtts_cache_reader_wave(r, idx, w, 0, h.n_samples, &e) ||
-                xtts_wav_write_i16(wav, w, h.n_samples, cfg->mel.sample_rate, &e))
+                xtts_wav_write_i16(a->wav, w, h.n_samples, cfg->mel.sample_rate, &e))
                 rc = fail(&e);
             free(w);
         }
         const char *text = "", *norm = "";
         if (!rc && h.version >= 2 && xtts_cache_reader_text(r, idx, &text, NULL, &norm, NULL, &e)) rc = fail(&e);
-        int to_stdout = (npy && !strcmp(npy, "-")) || (png && !strcmp(png, "-")) || (wav && !strcmp(wav, "-"));
+        int to_stdout = (a->npy && !strcmp(a->npy, "-")) || (a->png && !strcmp(a->png, "-")) ||
+                        (a->wav && !strcmp(a->wav, "-"));
         FILE *f = to_stdout ? stderr : stdout;
         xtts_inspect_record ir = {idx, &h, tok, text, norm};
-        if (!rc && json && !to_stdout) {
+        if (!rc && a->json && !to_stdout) {
             json_t *j = xtts_inspect_record_json(cache, &ir);
             if (j) json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
             putchar('\n');
             json_decref(j);
-        } else if (!rc && !npy && !png && !wav) {
+        } else if (!rc && !a->npy && !a->png && !a->wav) {
             xtts_inspect_print_record(f, cache, &ir);
         }
     }
     free(mel);
     free(tok);
     xtts_cache_reader_delete(r);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    xtts_cache_guard_faults(); /* damaged shards become errors, not signals */
+    xtts_check_stdout_at_exit("xtts-cache-inspect");
+    args_t a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0) return rc;
+    xtts_error e;
+    xtts_error_clear(&e);
+    xtts_cache *cache;
+    /* Tolerant: a summary of a damaged cache is still useful; record reads report faults. */
+    if (xtts_cache_open_ex(a.dir, XTTS_CACHE_OPEN_TOLERANT, &cache, &e)) return fail(&e);
+    rc = !a.id && a.index < 0 ? show_summary(cache, &a) : show_record(cache, &a);
     xtts_cache_close(cache);
     return rc;
 }

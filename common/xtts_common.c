@@ -198,6 +198,56 @@ uint64_t xtts_fnv1a64(uint64_t h, const void *data, size_t len) {
     return h;
 }
 
+uint64_t xtts_id_hash(const void *id, size_t len) {
+    uint64_t h = xtts_fnv1a64(XTTS_FNV64_INIT, id, len);
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h ? h : 1;
+}
+
+static int hash_set_grow(xtts_hash_set *s) {
+    size_t nc = s->cap ? s->cap * 2 : 1024;
+    uint64_t *n = calloc(nc, sizeof *n);
+    if (!n) return -1;
+    for (size_t i = 0; i < s->cap; i++) {
+        uint64_t h = s->slots[i];
+        if (!h) continue;
+        size_t k = (size_t)h & (nc - 1);
+        while (n[k]) k = (k + 1) & (nc - 1);
+        n[k] = h;
+    }
+    free(s->slots);
+    s->slots = n;
+    s->cap = nc;
+    return 0;
+}
+
+int xtts_hash_set_has(const xtts_hash_set *s, uint64_t h) {
+    if (!s->cap) return 0;
+    for (size_t k = (size_t)h & (s->cap - 1); s->slots[k]; k = (k + 1) & (s->cap - 1))
+        if (s->slots[k] == h) return 1;
+    return 0;
+}
+
+int xtts_hash_set_add(xtts_hash_set *s, uint64_t h) {
+    if (xtts_hash_set_has(s, h)) return 0;
+    if ((s->used + 1) * 2 > s->cap && hash_set_grow(s)) return -1;
+    size_t k = (size_t)h & (s->cap - 1);
+    while (s->slots[k]) k = (k + 1) & (s->cap - 1);
+    s->slots[k] = h;
+    s->used++;
+    return 1;
+}
+
+void xtts_hash_set_free(xtts_hash_set *s) {
+    free(s->slots);
+    s->slots = NULL;
+    s->cap = s->used = 0;
+}
+
 /* ---- SHA-256 (FIPS 180-4) ------------------------------------------------ */
 
 static const uint32_t K256[64] = {

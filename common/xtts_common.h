@@ -43,7 +43,8 @@ typedef struct {
 } xtts_error;
 
 /* Record an error: sets err->code and formats err->msg (printf-style). Returns code.
- * err may be NULL, in which case only the code is returned. */
+ * err may be NULL, in which case only the code is returned. Errors: none of its own (it
+ * returns whatever code it is given). */
 xtts_status xtts_error_set(xtts_error *err, xtts_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -93,6 +94,21 @@ uint32_t xtts_crc32_table(uint32_t crc, const void *data, size_t len);
 #define XTTS_FNV64_INIT 0xcbf29ce484222325ULL
 uint64_t xtts_fnv1a64(uint64_t h, const void *data, size_t len);
 
+/* The 64-bit hash of a record id (FNV-1a with a finalizer that spreads the low bits used for
+ * table slots); never 0. In-memory duplicate checks only: never stored. */
+uint64_t xtts_id_hash(const void *id, size_t len);
+
+/* A set of nonzero 64-bit hashes: open addressing, doubling as it fills (half full at most).
+ * Zero-initialize; xtts_hash_set_free releases it. */
+typedef struct {
+    uint64_t *slots;
+    size_t cap, used;
+} xtts_hash_set;
+/* 1 added, 0 already present, -1 out of memory (the set is unchanged). h must not be 0. */
+int xtts_hash_set_add(xtts_hash_set *s, uint64_t h);
+int xtts_hash_set_has(const xtts_hash_set *s, uint64_t h);
+void xtts_hash_set_free(xtts_hash_set *s);
+
 /* SHA-256, streaming. Used for vocabulary hashes, configuration hashes and digests. */
 typedef struct {
     uint32_t state[8];
@@ -105,7 +121,8 @@ void xtts_sha256_update(xtts_sha256 *s, const void *data, size_t len);
 void xtts_sha256_final(xtts_sha256 *s, uint8_t out[32]);
 /* Lower-case hex of n bytes into out (2n+1 bytes, NUL-terminated). */
 void xtts_hex(const uint8_t *bytes, size_t n, char *out);
-/* SHA-256 of a whole file as 64 hex chars + NUL. Returns XTTS_EIO on failure. */
+/* SHA-256 of a whole file as 64 hex chars + NUL.
+ * Errors: XTTS_EIO (cannot open or read path, a missing file included). */
 xtts_status xtts_sha256_file(const char *path, char out_hex[65], xtts_error *err);
 
 /* ---- numbers --------------------------------------------------------------- */
@@ -138,14 +155,21 @@ static inline uint32_t xtts_get_le32(const uint8_t *p) {
 /* ---- files ----------------------------------------------------------------- */
 
 /* Write len bytes to path atomically: path.tmp.<pid>, fsync, rename, fsync of the
- * directory. On failure the old file (if any) is untouched and the temp file removed. */
+ * directory. On failure the old file (if any) is untouched and the temp file removed.
+ * Errors: XTTS_ERANGE (path.tmp.<pid> longer than 4095 bytes), XTTS_EIO (cannot create, write,
+ * fsync, close or rename the temp file; a failed fsync of the directory is ignored). */
 xtts_status xtts_write_file_atomic(const char *path, const void *data, size_t len, xtts_error *err);
 
 /* Read a whole file into a malloc'd buffer (NUL-terminated; *len excludes the NUL).
- * Files larger than max_bytes are refused with XTTS_ERANGE. Caller frees *out. */
+ * Files larger than max_bytes are refused with XTTS_ERANGE. Caller frees *out. path "-" reads
+ * standard input.
+ * Errors: XTTS_ENOTFOUND (path does not exist), XTTS_EIO (cannot open for another reason, or a
+ * read error), XTTS_ERANGE (larger than max_bytes), XTTS_ENOMEM. */
 xtts_status xtts_read_file(const char *path, size_t max_bytes, char **out, size_t *len, xtts_error *err);
 
-/* Create a directory and its parents (like mkdir -p). */
+/* Create a directory and its parents (like mkdir -p).
+ * Errors: XTTS_ERANGE (path empty or 4096 bytes or longer), XTTS_EIO (a component cannot be
+ * created, or path is not a directory at the end). */
 xtts_status xtts_mkdir_p(const char *path, xtts_error *err);
 
 /* Monotonic clock in seconds. */

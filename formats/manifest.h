@@ -57,7 +57,9 @@ const char *xtts_cache_format_name(int format_version);
  * soxr HQ, no trim, no validation split. */
 void xtts_cache_config_default(xtts_cache_config *c);
 
-/* Config <-> JSON object. from_json checks every field's type and range. */
+/* Config <-> JSON object. from_json checks every field's type and range.
+ * Errors (from_json): XTTS_EINPUT only (not an object, an unknown, missing, mistyped or
+ * out-of-range key). */
 json_t *xtts_cache_config_to_json(const xtts_cache_config *c);
 xtts_status xtts_cache_config_from_json(const json_t *j, xtts_cache_config *c, const char *where,
                                         xtts_error *err);
@@ -76,15 +78,22 @@ int xtts_cache_config_max_padded_frames(const xtts_cache_config *c);
 
 /* Load and validate a manifest: parses the JSON (error names the file, line and column),
  * checks the required keys and their types, format_version, and that config_hash
- * matches config. *out is a new reference the caller releases with json_decref. */
+ * matches config. *out is a new reference the caller releases with json_decref.
+ * Errors: those of xtts_read_file (XTTS_ENOTFOUND, XTTS_EIO, XTTS_ERANGE past the manifest size
+ * limit, XTTS_ENOMEM) and of xtts_manifest_parse. */
 xtts_status xtts_manifest_load(const char *path, json_t **out, xtts_error *err);
 
-/* Same checks on an in-memory JSON text (used by load and by the fuzz target). */
+/* Same checks on an in-memory JSON text (used by load and by the fuzz target).
+ * Errors: XTTS_EINPUT (invalid JSON, including a duplicate key; a missing, mistyped or
+ * inconsistent key; a bad config), XTTS_EMISMATCH (format_version outside what this build
+ * reads), XTTS_ECORRUPT (config_hash does not match the config). */
 xtts_status xtts_manifest_parse(const char *text, size_t len, const char *name, json_t **out,
                                 xtts_error *err);
 
 /* Write a manifest atomically (temporary file, fsync, rename, fsync of the directory),
- * pretty-printed with sorted keys. */
+ * pretty-printed with sorted keys.
+ * Errors: XTTS_ENOMEM (cannot serialize), and those of xtts_write_file_atomic (XTTS_EIO,
+ * XTTS_ERANGE for a path too long). */
 xtts_status xtts_manifest_write(const char *path, const json_t *manifest, xtts_error *err);
 
 #ifdef __cplusplus

@@ -119,19 +119,26 @@ typedef struct xtts_record_decoder xtts_record_decoder;
  * Returns NULL when out of memory. */
 xtts_record_encoder *xtts_record_encoder_new(xtts_dtype dtype, int zstd_level, unsigned flags);
 void xtts_record_encoder_delete(xtts_record_encoder *enc);
-/* Record version to write: 2 (the default) or 1 (for caches of version 1 and tests). */
+/* Record version to write: 2 (the default) or 1 (for caches of version 1 and tests).
+ * Errors: XTTS_EUSAGE (a version this build does not write). */
 xtts_status xtts_record_encoder_set_version(xtts_record_encoder *enc, int version, xtts_error *err);
 /* How version 2 stores the waveform (XTTS_AUDIO_NONE by default). */
 void xtts_record_encoder_set_audio(xtts_record_encoder *enc, xtts_audio_store audio);
 
 /* Encode one record. On success *out points into the encoder's own buffer (valid until
- * the next call on this encoder) and *out_len is its size. */
+ * the next call on this encoder) and *out_len is its size.
+ * Errors: XTTS_ERANGE (id, token count, frame count, n_mels or split out of limits; v2: text
+ * over XTTS_RECORD_MAX_TEXT, a section or the record over the size limits), XTTS_EUSAGE (v2: the
+ * encoder stores waveforms but in->wave is NULL), XTTS_ENOMEM, XTTS_EIO (zstd fails; v2 FLAC:
+ * the encode fails). */
 xtts_status xtts_record_encode(xtts_record_encoder *enc, const xtts_record_input *in,
                                const uint8_t **out, size_t *out_len, xtts_error *err);
 
 /* Parse and check the header and id of a stored record (CRC, magic, version, shape
  * limits, lengths within padded lengths, sizes consistent with buf_len). Cheap: does
- * not decompress. */
+ * not decompress.
+ * Errors: XTTS_ECORRUPT (any check fails), XTTS_EMISMATCH (a record version this build does
+ * not read). */
 xtts_status xtts_record_parse_header(const void *buf, size_t buf_len, xtts_record_header *hdr,
                                      xtts_error *err);
 
@@ -150,7 +157,10 @@ void xtts_record_decoder_set_streaming(xtts_record_decoder *dec, int on);
  *            are filled with the header's pad_value. NULL to skip.
  *   tokens beyond tokens_padded (up to tokens_cap) are left untouched.
  *   n_mels_cap, frames_cap: the mel buffer's shape; records that do not fit are XTTS_ERANGE.
- * Corrupt or truncated input is XTTS_ECORRUPT; nothing outside the buffers is touched. */
+ * Corrupt or truncated input is XTTS_ECORRUPT; nothing outside the buffers is touched.
+ * Errors: those of xtts_record_parse_header (XTTS_ECORRUPT, XTTS_EMISMATCH), XTTS_ERANGE (the
+ * record does not fit tokens_cap or the mel buffer), XTTS_ECORRUPT (checksum, size or zstd
+ * failure of the payload), XTTS_ENOMEM. */
 xtts_status xtts_record_decode(xtts_record_decoder *dec, const void *buf, size_t buf_len,
                                xtts_record_header *hdr, int32_t *tokens, size_t tokens_cap,
                                void *mel, xtts_dtype out_dtype, size_t n_mels_cap, size_t frames_cap,
@@ -159,18 +169,25 @@ xtts_status xtts_record_decode(xtts_record_decoder *dec, const void *buf, size_t
 /* Version 2's text section: the original and the normalized text, pointing into the
  * decoder's own buffer, each followed by a NUL (valid until the next call on this
  * decoder).
- * XTTS_ENOTFOUND for a version-1 record (it stores no text). */
+ * XTTS_ENOTFOUND for a version-1 record (it stores no text).
+ * Errors: those of xtts_record_parse_header (XTTS_ECORRUPT, XTTS_EMISMATCH), XTTS_ENOTFOUND,
+ * XTTS_ECORRUPT (a bad text section: checksum, zstd, lengths, a NUL byte), XTTS_ENOMEM. */
 xtts_status xtts_record_decode_text(xtts_record_decoder *dec, const void *buf, size_t buf_len, const char **orig,
                                     size_t *orig_len, const char **norm, size_t *norm_len, xtts_error *err);
 
 /* Version 2's waveform: samples [first, first + n) of the stored int16 waveform into
  * out[0..n) (first + n <= n_samples). Decodes the whole section (zstd or FLAC).
- * XTTS_ENOTFOUND when the record stores no waveform. */
+ * XTTS_ENOTFOUND when the record stores no waveform.
+ * Errors: those of xtts_record_parse_header (XTTS_ECORRUPT, XTTS_EMISMATCH), XTTS_ENOTFOUND,
+ * XTTS_ERANGE ([first, first + n) outside the waveform), XTTS_ECORRUPT (a bad section or FLAC
+ * stream), XTTS_ENOMEM. */
 xtts_status xtts_record_decode_wave(xtts_record_decoder *dec, const void *buf, size_t buf_len, int16_t *out,
                                     size_t first, size_t n, xtts_error *err);
 
 /* Check every section of a record completely (CRCs, decompression, sizes, the FLAC
- * stream's length) without giving anything back; for verification. */
+ * stream's length) without giving anything back; for verification.
+ * Errors: XTTS_ECORRUPT (any check fails), XTTS_EMISMATCH (a record version this build does not
+ * read), XTTS_ENOMEM. */
 xtts_status xtts_record_check(xtts_record_decoder *dec, const void *buf, size_t buf_len, xtts_error *err);
 
 /* One record's entry of a shard's "lengths" database (formats/cache.md 3.3). */
@@ -182,7 +199,8 @@ typedef struct {
 } xtts_lengths;
 /* The entry of a record from its header, packed as stored. */
 void xtts_lengths_pack(const xtts_record_header *h, uint8_t out[XTTS_LENGTHS_BYTES]);
-/* Unpack a stored entry; XTTS_ECORRUPT when len is not 24 or a field is out of range. */
+/* Unpack a stored entry; XTTS_ECORRUPT when len is not 24 or a field is out of range.
+ * Errors: XTTS_ECORRUPT only. */
 xtts_status xtts_lengths_unpack(const void *buf, size_t len, xtts_lengths *out, xtts_error *err);
 /* The entry a header gives (for caches without a lengths database, and for checks). */
 void xtts_lengths_from_header(const xtts_record_header *h, xtts_lengths *out);

@@ -76,19 +76,26 @@ void xtts_tokens_header_init(xtts_tokens_header *h);
 
 /* Add or replace an extra header pair. Returns XTTS_EINPUT for a bad key or value
  * (empty, too long, holding '=', tab, newline or a required key's name) and XTTS_ERANGE
- * when extra[] is full. */
+ * when extra[] is full.
+ * Errors: XTTS_EINPUT, XTTS_ERANGE (as above). */
 xtts_status xtts_tokens_header_set(xtts_tokens_header *h, const char *key, const char *value, xtts_error *err);
 
 /* Value of an extra header key, or NULL. */
 const char *xtts_tokens_header_get(const xtts_tokens_header *h, const char *key);
 
 /* Check a header's fields (what the reader checks after parsing and the writer before
- * writing). name is used in the message. */
+ * writing). name is used in the message.
+ * Errors: XTTS_EMISMATCH (a version other than this build's), XTTS_EINPUT (any other field,
+ * or an extra pair, is bad). */
 xtts_status xtts_tokens_header_validate(const xtts_tokens_header *h, const char *name, xtts_error *err);
 
 /* Open a reader on f (not closed by the reader); reads and validates the header line.
  * name (file name, "-" for stdin) prefixes every error: "name:LINE: what". On success
- * *out is a new reader; free it with xtts_tokens_reader_close(). */
+ * *out is a new reader; free it with xtts_tokens_reader_close().
+ * Errors: XTTS_EINPUT (empty input, no magic, a malformed, duplicate or missing header key, a
+ * bad value, a header line over XTTS_TOKENS_MAX_LINE), XTTS_EMISMATCH (an unsupported stream
+ * version), XTTS_EIO (a read error), XTTS_ENOMEM. With err NULL, a failed first read (XTTS_EIO,
+ * XTTS_ENOMEM) comes back as XTTS_EINPUT. */
 xtts_status xtts_tokens_reader_open(FILE *f, const char *name, xtts_tokens_reader **out, xtts_error *err);
 
 /* The header read by xtts_tokens_reader_open(). Never NULL for an open reader. */
@@ -112,7 +119,9 @@ size_t xtts_tokens_reader_line(const xtts_tokens_reader *r);
 /* Free the reader and its buffers (NULL is allowed). */
 void xtts_tokens_reader_close(xtts_tokens_reader *r);
 
-/* Validate h and write the header line to f. */
+/* Validate h and write the header line to f.
+ * Errors: those of xtts_tokens_header_validate (XTTS_EMISMATCH, XTTS_EINPUT), XTTS_EIO (f's
+ * error flag is set after writing). */
 xtts_status xtts_tokens_write_header(FILE *f, const xtts_tokens_header *h, xtts_error *err);
 
 /* Format one record line (with its final '\n') into *buf, growing it with realloc as
@@ -120,7 +129,9 @@ xtts_status xtts_tokens_write_header(FILE *f, const xtts_tokens_header *h, xtts_
  * length (the buffer is also NUL-terminated). Escapes \\, tab, newline and CR in the text fields. Rejects (XTTS_EINPUT, message
  * naming the record id) an empty id, audio_path or text, an unknown language, no tokens
  * or a negative token id, and invalid UTF-8. Does not know the header, so range checks
- * against vocab_size/max_tokens are the caller's. Thread-safe. */
+ * against vocab_size/max_tokens are the caller's. Thread-safe.
+ * Errors: XTTS_EINPUT (as above; also a control character in a field, a bad split), XTTS_ENOMEM
+ * (*buf cannot grow). */
 xtts_status xtts_tokens_format_record(const xtts_tokens_record *rec, char **buf, size_t *cap, size_t *len,
                                       xtts_error *err);
 

@@ -44,10 +44,12 @@ typedef struct {
 } xtts_mel_params;
 
 /* Fill p with a preset: "xtts", "hifigan", "vits", "tacotron2", "whisper", "linear".
- * Returns XTTS_EUSAGE for an unknown name. */
+ * Returns XTTS_EUSAGE for an unknown name.
+ * Errors: XTTS_EUSAGE only (name NULL or unknown). */
 xtts_status xtts_mel_preset(const char *name, xtts_mel_params *p, xtts_error *err);
 
-/* Check a parameter set for consistency (positive sizes, win <= n_fft, fmax <= sr/2 ...). */
+/* Check a parameter set for consistency (positive sizes, win <= n_fft, fmax <= sr/2 ...).
+ * Errors: XTTS_EUSAGE only (the first field out of range, named). */
 xtts_status xtts_mel_params_check(const xtts_mel_params *p, xtts_error *err);
 
 /* Values given on a command line over a preset; a field <= 0 (fmin < 0) keeps the preset's. */
@@ -62,7 +64,8 @@ void xtts_mel_overrides_init(xtts_mel_overrides *ov); /* nothing overridden */
  * at its Nyquist frequency unless fmax is given; a smaller n_fft caps the window unless the
  * window is given; a preset without centering re-derives its reflect padding from n_fft and
  * hop. Then checked (xtts_mel_params_check). XTTS_EUSAGE for an unknown preset or parameters
- * that do not fit together, with the reason. */
+ * that do not fit together, with the reason.
+ * Errors: XTTS_EUSAGE only. */
 xtts_status xtts_mel_params_derive(const char *preset, const xtts_mel_overrides *ov, xtts_mel_params *p,
                                    xtts_error *err);
 
@@ -88,11 +91,14 @@ void xtts_mel_delete(xtts_mel *m);
  * out[n_mels][out_stride] (channel-major, frame t of channel c at out[c*out_stride + t]);
  * out_stride >= n_frames. Returns the frame count in *n_frames and, in *pad_value (may be
  * NULL), the value silent padding takes for this clip (for whisper: the clip's floor after
- * post-processing, what whisper's own zero padding of the audio would give). */
+ * post-processing, what whisper's own zero padding of the audio would give).
+ * Errors: XTTS_EINPUT (too few samples for one frame), XTTS_ERANGE (out_stride below the frame
+ * count, or n_samples past LONG_MAX). */
 xtts_status xtts_mel_compute(xtts_mel *m, const float *samples, size_t n_samples, float *out,
                              size_t out_stride, size_t *n_frames, float *pad_value, xtts_error *err);
 
-/* The dense filterbank [n_mels][n_fft/2+1] (as torchaudio/librosa build it), for tests. */
+/* The dense filterbank [n_mels][n_fft/2+1] (as torchaudio/librosa build it), for tests.
+ * Errors: XTTS_EUSAGE (p fails xtts_mel_params_check). */
 xtts_status xtts_mel_filterbank(const xtts_mel_params *p, float *fb, xtts_error *err);
 
 #ifdef __cplusplus

@@ -29,7 +29,8 @@ int xtts_cuda_device_usable(int ordinal, char *why, size_t why_len);
  * *ordinal = -1 for the CPU, else the CUDA device. auto takes cuda:0 when it is usable and
  * says which it chose on stderr in one line ("PROG: device: cuda:0", or "PROG: device: cpu
  * (CUDA not used: why)"). XTTS_EUSAGE for another spelling, XTTS_EUNSUPPORTED when the
- * device asked for is not usable (the message says why). */
+ * device asked for is not usable (the message says why).
+ * Errors: XTTS_EUSAGE, XTTS_EUNSUPPORTED (as above; "auto" never fails). */
 xtts_status xtts_device_choose(const char *spec, const char *prog, int *ordinal, xtts_error *err);
 
 typedef struct xtts_mel_cuda xtts_mel_cuda;
@@ -50,7 +51,10 @@ void xtts_mel_cuda_delete(xtts_mel_cuda *m);
  * one frame fails the batch with XTTS_EINPUT naming its index; more clips or samples than the
  * context holds is XTTS_ERANGE. The batch runs as groups of whole clips alternating between
  * the two streams, so that one group's copies overlap another's compute. Blocks until the
- * results are in out. Not for two threads at once on one context. */
+ * results are in out. Not for two threads at once on one context.
+ * Errors: XTTS_ERANGE, XTTS_EINPUT (as above; XTTS_ERANGE also for an out_stride below a clip's
+ * frame count), XTTS_ENOMEM (host or device allocation), XTTS_EIO (another CUDA or cuFFT
+ * failure), XTTS_EUNSUPPORTED (a build without CUDA, or the plugin lacks the function). */
 xtts_status xtts_mel_cuda_compute_batch(xtts_mel_cuda *m, size_t n_clips, const float *const *samples,
                                         const size_t *n_samples, float *const *out, const size_t *out_stride,
                                         size_t *n_frames, float *pad_values, xtts_error *err);

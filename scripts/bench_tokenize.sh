@@ -60,6 +60,18 @@ for j in 1 "$THREADS"; do
   s=$(median_of_3 "$BIN" -q -j "$j" --lang auto --tokenizer phonemes "$work/metadata.csv"); row "phonemes, normalize + language id, -j $j" "$s"
   [ "$THREADS" = 1 ] && break
 done
+# Japanese: the golden sentences (tests/golden/romanize_ja*_in.txt) repeated to $LINES lines,
+# romanized as XTTS does (MeCab + UniDic + cutlet's rules) and BPE-encoded with [ja]
+if [ -n "${XTTS_UNIDIC:-}" ] || [ -f /var/lib/mecab/dic/unidic/sys.dic ]; then
+  cat "$root/tests/golden/romanize_ja_in.txt" "$root/tests/golden/romanize_ja_heldout_in.txt" | grep . |
+    awk -v n="$LINES" '{l[NR] = $0} END {print "id\taudio\ttext\tlang"; for (i = 0; i < n; i++) printf "j%d\tj.wav\t%s\tja\n", i, l[i % NR + 1]}' > "$work/ja.tsv"
+  for j in 1 "$THREADS"; do
+    s=$(median_of_3 "$BIN" -q -j "$j" --format tsv --tokenizer bpe --allow-unk --vocab "$VOCAB" "$work/ja.tsv"); row "bpe, Japanese romanized (--lang ja), -j $j" "$s"
+    [ "$THREADS" = 1 ] && break
+  done
+else
+  echo "| bpe, Japanese romanized: skipped (no UniDic; apt-get install unidic-mecab) | - | - |"
+fi
 if command -v node > /dev/null && [ -d "$root/tests/golden/node_modules/tokenizers" ]; then
   out=$(NODE_PATH="$root/tests/golden/node_modules" node "$root/scripts/bench_tokenize_peer.js" "$VOCAB" "$work/metadata.csv")
   seq=$(echo "$out" | sed 's/.*peer_seq_s=\([0-9.]*\).*/\1/')

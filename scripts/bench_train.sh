@@ -29,7 +29,7 @@ OUT="${OUT:-$(mktemp -d)}"
 mkdir -p "$OUT"
 [ -x "$T" ] || { echo "bench_train: $T not built (run make)" >&2; exit 2; }
 
-"$T" --synth-cache "$OUT/cache" --synth-records 256 --synth-frames "$FRAMES" 2> /dev/null
+"$BUILD/tests/tools/synth-cache" "$OUT/cache" --records 256 --frames "$FRAMES" 2> /dev/null
 have_torch=1
 "$PY" -c "import torch" 2> /dev/null || have_torch=0
 M=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["config"]["mel"]["n_mels"])' "$OUT/cache/manifest.json")

@@ -72,7 +72,7 @@ for N in $SIZES; do
   tok="$W/tokens-$N.tsv"
 
   measure "melcache-$N" "$BIN/xtts-melcache" -q -j "$JOBS" --out "$W/c-$N" "$tok"
-  bytes=$(find "$W/c-$N" -name data.mdb -printf '%s\n' | awk '{s += $1} END {print s + 0}')
+  bytes=$(find "$W/c-$N" -name data.mdb -printf '%s\n' | awk '{s += $1} END {printf "%.0f", s}')
   rows+=("$N melcache $(cat "$W/last.time") $(cat "$W/last.rss") $((bytes / N))")
 
   measure "part0-$N" "$BIN/xtts-melcache" -q -j "$JOBS" --out "$W/p-$N" --part 0/2 "$tok"

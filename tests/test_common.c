@@ -667,9 +667,37 @@ static void fp16_array_conversions_equal_scalar_ones(void **state) {
     free(h); free(h2); free(f);
 }
 
+/* The shared set of id hashes: adds report new vs present, membership survives every
+ * doubling, ids that differ by one byte hash apart, and 0 is never an id hash. */
+static void hash_set_adds_finds_and_grows(void **state) {
+    (void)state;
+    xtts_hash_set s = {0};
+    assert_false(xtts_hash_set_has(&s, 42));
+    char id[32];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(id, sizeof id, "utt-%05d", i);
+        uint64_t h = xtts_id_hash(id, strlen(id));
+        assert_true(h != 0);
+        assert_int_equal(xtts_hash_set_add(&s, h), 1);
+        assert_int_equal(xtts_hash_set_add(&s, h), 0);
+    }
+    assert_int_equal(s.used, 5000);
+    assert_true(s.cap >= 10000);
+    for (int i = 0; i < 5000; i++) {
+        snprintf(id, sizeof id, "utt-%05d", i);
+        assert_true(xtts_hash_set_has(&s, xtts_id_hash(id, strlen(id))));
+        snprintf(id, sizeof id, "utt-%05d", i + 5000);
+        assert_false(xtts_hash_set_has(&s, xtts_id_hash(id, strlen(id))));
+    }
+    xtts_hash_set_free(&s);
+    assert_null(s.slots);
+    assert_int_equal(xtts_id_hash("", 0) != 0, 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fp16_array_conversions_equal_scalar_ones),
+        cmocka_unit_test(hash_set_adds_finds_and_grows),
         cmocka_unit_test(crc32_matches_published_check_values),
         cmocka_unit_test(crc32_continues_across_split_points),
         cmocka_unit_test(crc32_folding_equals_table_version_on_random_lengths_and_alignments),

@@ -1,8 +1,11 @@
 /* test_romanize.c — xtts_romanize (prep/text/romanize.h) against the reference libraries XTTS
  * calls: tests/golden/romanize_golden.tsv (and romanize_heldout.tsv, sentences written after
  * the implementation) hold what hangul_romanize (ko) and pypinyin (zh-cn) give, computed from
- * their fetched sources by tests/golden/make_romanize_golden.py. Also hangul_romanize's own
- * test cases, pypinyin's documented examples, and malformed input. */
+ * their fetched sources by tests/golden/make_romanize_golden.py; romanize_ja_golden.tsv and
+ * romanize_ja_heldout.tsv what XTTS's japanese_cleaners give (cutlet over MeCab and Debian's
+ * UniDic, lowercased; tests/golden/make_romanize_ja_golden.py). Also hangul_romanize's own
+ * test cases, pypinyin's documented examples, and malformed input. The ja tests skip, saying
+ * why, where no UniDic dictionary is installed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -75,6 +78,83 @@ static void test_heldout(void **state) {
     check_file(GOLDEN_DIR "romanize_heldout.tsv", 0.95, 0.95);
 }
 
+/* Japanese through the whole --normalize xtts path (romanized, lowercased), every line of one
+ * golden file; returns the agreement. */
+static void check_ja_file(const char *name, double min) {
+    const char *why = xtts_romanize_ja_unavailable();
+    if (why) {
+        print_message("skipped: %s\n", why);
+        skip();
+    }
+    char *buf;
+    size_t len;
+    xtts_error err;
+    if (xtts_read_file(name, 1 << 24, &buf, &len, &err)) fail_msg("%s", err.msg);
+    int n = 0, ok = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char *want = strchr(line, '\t');
+        assert_non_null(want);
+        *want++ = 0;
+        char *got = NULL;
+        assert_int_equal(xtts_text_prepare(line, strlen(line), "ja", &got, &err), XTTS_OK);
+        n++;
+        if (!strcmp(got, want)) ok++;
+        else print_message("%s: '%s': got '%s', want '%s'\n", name, line, got, want);
+        free(got);
+    }
+    free(buf);
+    print_message("%s: ja %d/%d agree\n", name, ok, n);
+    assert_true(n >= 100);
+    assert_true(ok >= min * n);
+}
+
+static void test_ja_golden(void **state) {
+    (void)state;
+    check_ja_file(GOLDEN_DIR "romanize_ja_golden.tsv", 0.99);
+}
+
+static void test_ja_heldout(void **state) {
+    (void)state;
+    check_ja_file(GOLDEN_DIR "romanize_ja_heldout.tsv", 0.95);
+}
+
+/* cutlet's own expectations (cutlet/test/test_basic.py) where Debian's UniDic 3.1.1 reads the
+ * text as the UniDic 2.1.2 of cutlet's tests does, lowercased; and the failures the reference
+ * has (a kana with no romaji) rejected with the reason. */
+static void test_ja_reference_cases(void **state) {
+    (void)state;
+    const char *why = xtts_romanize_ja_unavailable();
+    if (why) {
+        print_message("skipped: %s\n", why);
+        skip();
+    }
+    static const char *const cases[][2] = {
+        {"新橋", "shinbashi"}, {"学校", "gakkou"}, {"カレー", "curry"}, {"繊維", "sen'i"},
+        {"抹茶", "matcha"}, {"ポール", "paul"}, {"あっ", "a"},
+        {"括弧は「こう」でなくちゃ", "kakko wa \"kou\" de nakucha"},
+        {"本を読みました。", "hon wo yomimashita."},
+        {"カツカレーは美味しい", "cutlet curry wa oishii"},
+        {"東京タワーの高さは333mです", "tokyo tower no takasa wa 333m desu"},
+        {"やっちゃった！", "yacchatta!"}, {"ｃｕｔｌｅｔ２３", "cutlet23"}, {"панда", "?????"},
+        {"ﾎﾟｰﾙ", "paul"}, {"プラトーーーン", "puratoo--n"}, {"ずっーと", "zu--to"},
+        {"McDonald's", "mcdonald's"}, {"[04:30.748]", "[04:30.748]"}, {"", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got = NULL;
+        xtts_error err;
+        assert_int_equal(xtts_text_prepare(cases[i][0], strlen(cases[i][0]), "ja", &got, &err), XTTS_OK);
+        if (strcmp(got, cases[i][1])) fail_msg("ja '%s': got '%s', want '%s'", cases[i][0], got, cases[i][1]);
+        free(got);
+    }
+    /* not UTF-8: rejected, not guessed */
+    char *got = NULL;
+    xtts_error err;
+    assert_int_equal(xtts_text_prepare("\xff\xfe", 2, "ja", &got, &err), XTTS_EINPUT);
+    assert_non_null(strstr(err.msg, "UTF-8"));
+    free(got);
+}
+
 /* hangul_romanize's tests/academic_test.py cases. */
 static void test_ko_reference_cases(void **state) {
     (void)state;
@@ -121,8 +201,8 @@ static void test_bad_input(void **state) {
     free(got);
 }
 
-/* --normalize xtts calls it after the cleaners for ko and zh (prep/text/xtts_text.c); ja is
- * reported as unsupported while it is not in the build. */
+/* --normalize xtts calls it after the cleaners for ko and zh (prep/text/xtts_text.c), and
+ * instead of them for ja (reported as unsupported, with the reason, without a dictionary). */
 static void test_normalize_xtts_romanizes(void **state) {
     (void)state;
     static const char *const cases[][3] = {
@@ -139,7 +219,13 @@ static void test_normalize_xtts_romanizes(void **state) {
     }
     char *out = NULL;
     xtts_error err;
-    assert_int_equal(xtts_text_prepare("こんにちは", strlen("こんにちは"), "ja", &out, &err), XTTS_EUNSUPPORTED);
+    if (xtts_romanize_ja_unavailable()) {
+        assert_int_equal(xtts_text_prepare("こんにちは", strlen("こんにちは"), "ja", &out, &err), XTTS_EUNSUPPORTED);
+        assert_non_null(strstr(err.msg, "UniDic"));
+    } else {
+        assert_int_equal(xtts_text_prepare("こんにちは", strlen("こんにちは"), "ja", &out, &err), XTTS_OK);
+        assert_string_equal(out, "konnichiha"); /* as cutlet reads it (kana ハ) */
+    }
     free(out);
 }
 
@@ -149,6 +235,9 @@ int main(void) {
         cmocka_unit_test(test_zh_reference_cases),
         cmocka_unit_test(test_golden),
         cmocka_unit_test(test_heldout),
+        cmocka_unit_test(test_ja_reference_cases),
+        cmocka_unit_test(test_ja_golden),
+        cmocka_unit_test(test_ja_heldout),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_normalize_xtts_romanizes),
     };

@@ -52,7 +52,10 @@ typedef struct {
 
 /* Parse and check a header from the first len bytes of a file (magic, version, CRC,
  * sizes consistent with the model config). name is used in messages. Never reads
- * beyond len. */
+ * beyond len.
+ * Errors: XTTS_EINPUT (len below the header size or no magic: not a checkpoint),
+ * XTTS_EMISMATCH (another checkpoint version), XTTS_ECORRUPT (header size, CRC, model config,
+ * parameter count, payload size, batch size or cache hash bad). */
 xtts_status xtts_ckpt_parse_header(const void *buf, size_t len, const char *name, xtts_ckpt_header *h,
                                    xtts_error *err);
 
@@ -60,16 +63,23 @@ xtts_status xtts_ckpt_parse_header(const void *buf, size_t len, const char *name
 void xtts_ckpt_encode_header(const xtts_ckpt_header *h, uint8_t *out);
 
 /* Refuse a checkpoint that does not belong to this model and cache: another model size,
- * another cache configuration or another batch size. XTTS_EMISMATCH naming the field. */
+ * another cache configuration or another batch size. XTTS_EMISMATCH naming the field.
+ * Errors: XTTS_EMISMATCH only. */
 xtts_status xtts_ckpt_check(const xtts_ckpt_header *h, const char *name, const xtts_model_config *model,
                             const char *cache_config_hash, uint32_t batch_size, xtts_error *err);
 
-/* Write path atomically: h (payload fields are filled here), then params, m, v. */
+/* Write path atomically: h (payload fields are filled here), then params, m, v.
+ * Errors: XTTS_ENOMEM (the whole file is built in memory), and those of
+ * xtts_write_file_atomic (XTTS_EIO, XTTS_ERANGE for a path too long). */
 xtts_status xtts_ckpt_save(const char *path, xtts_ckpt_header *h, const float *params, const float *m,
                            const float *v, xtts_error *err);
 
 /* Read path: header into h, and params, m, v (each h->num_parameters floats, allocated
- * by the caller after xtts_ckpt_read_header, or pass expected_params to check). */
+ * by the caller after xtts_ckpt_read_header, or pass expected_params to check).
+ * Errors (both): XTTS_EIO (path cannot be opened, a missing file included), those of
+ * xtts_ckpt_parse_header (a short read is XTTS_EINPUT). Load also: XTTS_EMISMATCH (parameter
+ * count is not expected_params), XTTS_ECORRUPT (truncated payload, trailing bytes, payload
+ * CRC mismatch). */
 xtts_status xtts_ckpt_read_header(const char *path, xtts_ckpt_header *h, xtts_error *err);
 xtts_status xtts_ckpt_load(const char *path, xtts_ckpt_header *h, float *params, float *m, float *v,
                            size_t expected_params, xtts_error *err);

@@ -44,7 +44,10 @@ typedef struct {
 } xtts_dataset;
 
 /* Read every record header of the cache once. A corrupt header stops the scan with
- * XTTS_ECORRUPT naming the record, or with skip_corrupt leaves the record out (counted). */
+ * XTTS_ECORRUPT naming the record, or with skip_corrupt leaves the record out (counted).
+ * Errors: XTTS_ENOMEM, and those of xtts_cache_reader_header (cache/reader.h; only
+ * XTTS_ECORRUPT is skipped with skip_corrupt: an unreadable shard's other fault, or a record
+ * version this build does not read, XTTS_EMISMATCH, still stops the scan). */
 xtts_status xtts_dataset_scan(xtts_cache *cache, int skip_corrupt, xtts_dataset *ds, xtts_error *err);
 void xtts_dataset_free(xtts_dataset *ds);
 
@@ -75,7 +78,10 @@ typedef struct {
 typedef struct xtts_loader xtts_loader;
 
 /* Start the threads. ds and cache are borrowed and must outlive the loader.
- * XTTS_EINPUT when the split has no records. */
+ * XTTS_EINPUT when the split has no records.
+ * Errors: XTTS_EUSAGE (batch size or threads below 1), XTTS_EINPUT, XTTS_EMISMATCH (start_batch
+ * past the batches of an epoch: a checkpoint of a cache with another record count),
+ * XTTS_ENOMEM, XTTS_EIO (a thread cannot be started). */
 xtts_status xtts_loader_new(xtts_cache *cache, const xtts_dataset *ds, const xtts_loader_options *opt,
                             xtts_loader **out, xtts_error *err);
 /* Stop the threads and free everything. */
@@ -86,7 +92,10 @@ uint64_t xtts_loader_batches_per_epoch(const xtts_loader *l);
 
 /* Wait for the next batch. *waited_s: seconds spent waiting. On a corrupt record (without
  * skip_corrupt) returns XTTS_ECORRUPT with the shard, index and id. XTTS_ENOTFOUND when a
- * validation pass is over. */
+ * validation pass is over.
+ * Errors: XTTS_ENOTFOUND, XTTS_ECORRUPT (also a record whose shape or token ids do not fit the
+ * dataset), any other error of xtts_cache_reader_get on a row (not skipped with
+ * skip_corrupt), XTTS_ENOMEM (planning an epoch). */
 xtts_status xtts_loader_next(xtts_loader *l, xtts_loader_batch **out, double *waited_s, xtts_error *err);
 /* Give the slot back for refilling. */
 void xtts_loader_release(xtts_loader *l, xtts_loader_batch *b);

@@ -37,7 +37,8 @@ typedef struct {
  * Fills layers, width and heads only. Returns 0, or -1 for an unknown name. */
 int xtts_model_size_preset(const char *name, int *n_layer, int *channels, int *n_head);
 
-/* Checks a config (positive sizes, heads divide channels, sane limits). */
+/* Checks a config (positive sizes, heads divide channels, sane limits).
+ * Errors: XTTS_EUSAGE only. */
 xtts_status xtts_model_config_check(const xtts_model_config *cfg, xtts_error *err);
 
 #define XTTS_NUM_PARAM_TENSORS 22
@@ -136,7 +137,9 @@ typedef struct {
 
 /* Allocate a model for batches up to B_max rows of T_max positions. Parameters are
  * initialised from seed (GPT-2's scheme: N(0, 0.02), output projections scaled by
- * 1/sqrt(2L), LayerNorm weights 1, biases 0). Returns XTTS_ENOMEM or XTTS_EUSAGE. */
+ * 1/sqrt(2L), LayerNorm weights 1, biases 0). Returns XTTS_ENOMEM or XTTS_EUSAGE.
+ * Errors: XTTS_EUSAGE (a config xtts_model_config_check refuses, an empty batch shape),
+ * XTTS_ENOMEM. */
 xtts_status xtts_model_new(const xtts_model_config *cfg, int B_max, int T_max, uint64_t seed,
                            xtts_model **out, xtts_error *err);
 void xtts_model_delete(xtts_model *m);
@@ -149,7 +152,8 @@ const char *xtts_param_name(int i);
 /* Pointer to tensor i inside a params- or grads-layout buffer. */
 float *xtts_param_tensor(const xtts_model *m, float *memory, int i);
 
-/* Check a batch against the model (token ids, lengths, positions, B and T). */
+/* Check a batch against the model (token ids, lengths, positions, B and T).
+ * Errors: XTTS_ERANGE only (the field out of range, named). */
 xtts_status xtts_model_check_batch(const xtts_model *m, const xtts_model_batch *bt, xtts_error *err);
 
 /* Forward: fills activations, loss = mel_loss + stop_loss. mel_loss is the mean L1 over

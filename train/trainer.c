@@ -290,224 +290,269 @@ static xtts_status print_summary(const step_stats *stats, long ran, double first
     return XTTS_OK;
 }
 
-xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
-    xtts_train_options o = *opt;
-    int ordinal = -1;
-    xtts_status st = xtts_device_choose(o.device, "xtts-train", &ordinal, err);
-    if (st) return st;
-    if (o.steps < 1 || o.batch_size < 1 || o.loader_threads < 1)
-        return xtts_error_set(err, XTTS_EUSAGE, "--steps, --batch-size and --loader-threads must be at least 1");
-    if (o.threads > 0) omp_set_num_threads(o.threads);
+/* ---- the run, as named steps over one context ------------------------------------------- */
 
-    xtts_cache *cache = NULL;
+typedef struct {
+    xtts_train_options o;
+    int ordinal;
+    xtts_cache *cache;
     xtts_dataset ds;
-    memset(&ds, 0, sizeof ds);
-    xtts_model *model = NULL;
-    xtts_loader *loader = NULL;
-    float *adam_m = NULL, *adam_v = NULL;
-    xtts_cuda_trainer *gpu = NULL;
-    FILE *jlog = NULL;
-    step_stats stats = {0};
-    st = xtts_cache_open(o.cache_dir, &cache, err);
-    if (st) goto done;
-    st = xtts_dataset_scan(cache, o.skip_corrupt, &ds, err);
-    if (st) {
-        if (st == XTTS_ECORRUPT) corrupt_hint(err, o.cache_dir);
-        goto done;
-    }
-    if (ds.n_skipped)
-        fprintf(stderr, "xtts-train: warning: left out %zu record(s) with a corrupt header: %s\n", ds.n_skipped,
-                ds.skipped_msg);
-    const char *hash = xtts_cache_config_hash_hex(cache);
-    if (o.loader_only) {
-        st = run_loader_only(cache, &ds, &o, err);
-        goto done;
-    }
-
+    const char *hash;
     xtts_model_config mc;
-    st = model_config(&o, &ds, &mc, err);
-    if (st) goto done;
-
-    /* resume: refuse a checkpoint of another model or cache before allocating anything big */
+    xtts_model *model;
+    float *adam_m, *adam_v;
+    xtts_loader *loader;
+    xtts_cuda_trainer *gpu;
+    FILE *jlog;
+    step_stats stats;
     xtts_ckpt_header ck;
-    memset(&ck, 0, sizeof ck);
-    char resume_path[4096] = "";
-    if (o.resume) {
-        ckpt_path(o.resume, resume_path, sizeof resume_path);
-        st = xtts_ckpt_read_header(resume_path, &ck, err);
-        if (st) goto done;
-        st = xtts_ckpt_check(&ck, resume_path, &mc, hash, (uint32_t)o.batch_size, err);
-        if (st) goto done;
-        if (ck.seed != o.seed)
-            fprintf(stderr, "xtts-train: resuming with the checkpoint's seed %llu\n", (unsigned long long)ck.seed);
-        o.seed = ck.seed;
-    }
-    int T_max = ds.max_seq > 0 ? ds.max_seq : 1;
-    st = xtts_model_new(&mc, o.batch_size, T_max, o.seed, &model, err);
-    if (st) goto done;
-    model->stop_pos_weight = o.stop_pos_weight;
-    adam_m = calloc(model->num_parameters, sizeof(float));
-    adam_v = calloc(model->num_parameters, sizeof(float));
-    if (!adam_m || !adam_v) {
-        st = xtts_error_set(err, XTTS_ENOMEM, "out of memory for the optimizer state");
-        goto done;
-    }
-    long step = 0;
-    uint64_t start_epoch = 0, start_batch = 0;
-    if (o.resume) {
-        st = xtts_ckpt_load(resume_path, &ck, model->params_memory, adam_m, adam_v, model->num_parameters, err);
-        if (st) goto done;
-        step = (long)ck.step;
-        start_epoch = ck.epoch;
-        start_batch = ck.batch_in_epoch;
-        fprintf(stderr, "xtts-train: resumed %s at step %ld (epoch %llu, batch %llu)\n", resume_path, step,
-                (unsigned long long)start_epoch, (unsigned long long)start_batch);
-    }
-    if (o.ckpt_dir) {
-        st = xtts_mkdir_p(o.ckpt_dir, err);
-        if (st) goto done;
-        remove_stale_checkpoint_temps(o.ckpt_dir);
-    }
-    if (o.optim.warmup_steps < 0) o.optim.warmup_steps = o.steps / 10 < 100 ? o.steps / 10 : 100;
-    o.optim.total_steps = o.steps;
+    char resume_path[4096];
+    long step, end, skipped_total, ran;
+    uint64_t start_epoch, start_batch;
+    int T_max;
+    double first_loss, last_loss, samples_total, time_total;
+} train_run;
 
-    xtts_loader_options lo = {o.batch_size, o.loader_threads, o.seed, XTTS_SPLIT_TRAIN, o.skip_corrupt,
-                              start_epoch, start_batch};
-    st = xtts_loader_new(cache, &ds, &lo, &loader, err);
-    if (st) goto done;
-    if (ordinal >= 0) {
-        st = gpu_setup(model, ordinal, loader, &o, &ds, adam_m, adam_v, &gpu, err);
-        if (st) goto done;
-        model->stop_pos_weight = o.stop_pos_weight;
+/* the cache and its records */
+static xtts_status run_open(train_run *R, xtts_error *err) {
+    xtts_status st = xtts_cache_open(R->o.cache_dir, &R->cache, err);
+    if (st) return st;
+    st = xtts_dataset_scan(R->cache, R->o.skip_corrupt, &R->ds, err);
+    if (st) {
+        if (st == XTTS_ECORRUPT) corrupt_hint(err, R->o.cache_dir);
+        return st;
     }
-    if (o.log_json) {
-        jlog = strcmp(o.log_json, "-") == 0 ? stdout : fopen(o.log_json, o.resume ? "a" : "w");
-        if (!jlog) {
-            st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log: %s", o.log_json, strerror(errno));
-            goto done;
-        }
+    if (R->ds.n_skipped)
+        fprintf(stderr, "xtts-train: warning: left out %zu record(s) with a corrupt header: %s\n", R->ds.n_skipped,
+                R->ds.skipped_msg);
+    R->hash = xtts_cache_config_hash_hex(R->cache);
+    return XTTS_OK;
+}
+
+/* resume: refuse a checkpoint of another model or cache before allocating anything big */
+static xtts_status run_check_resume(train_run *R, xtts_error *err) {
+    if (!R->o.resume) return XTTS_OK;
+    ckpt_path(R->o.resume, R->resume_path, sizeof R->resume_path);
+    xtts_status st = xtts_ckpt_read_header(R->resume_path, &R->ck, err);
+    if (!st) st = xtts_ckpt_check(&R->ck, R->resume_path, &R->mc, R->hash, (uint32_t)R->o.batch_size, err);
+    if (st) return st;
+    if (R->ck.seed != R->o.seed)
+        fprintf(stderr, "xtts-train: resuming with the checkpoint's seed %llu\n", (unsigned long long)R->ck.seed);
+    R->o.seed = R->ck.seed;
+    return XTTS_OK;
+}
+
+/* the model and the optimizer state, loaded from the checkpoint when resuming */
+static xtts_status run_model(train_run *R, xtts_error *err) {
+    R->T_max = R->ds.max_seq > 0 ? R->ds.max_seq : 1;
+    xtts_status st = xtts_model_new(&R->mc, R->o.batch_size, R->T_max, R->o.seed, &R->model, err);
+    if (st) return st;
+    R->model->stop_pos_weight = R->o.stop_pos_weight;
+    R->adam_m = calloc(R->model->num_parameters, sizeof(float));
+    R->adam_v = calloc(R->model->num_parameters, sizeof(float));
+    if (!R->adam_m || !R->adam_v) return xtts_error_set(err, XTTS_ENOMEM, "out of memory for the optimizer state");
+    if (R->o.resume) {
+        st = xtts_ckpt_load(R->resume_path, &R->ck, R->model->params_memory, R->adam_m, R->adam_v,
+                            R->model->num_parameters, err);
+        if (st) return st;
+        R->step = (long)R->ck.step;
+        R->start_epoch = R->ck.epoch;
+        R->start_batch = R->ck.batch_in_epoch;
+        fprintf(stderr, "xtts-train: resumed %s at step %ld (epoch %llu, batch %llu)\n", R->resume_path, R->step,
+                (unsigned long long)R->start_epoch, (unsigned long long)R->start_batch);
+    }
+    if (R->o.ckpt_dir) {
+        st = xtts_mkdir_p(R->o.ckpt_dir, err);
+        if (st) return st;
+        remove_stale_checkpoint_temps(R->o.ckpt_dir);
+    }
+    if (R->o.optim.warmup_steps < 0) R->o.optim.warmup_steps = R->o.steps / 10 < 100 ? R->o.steps / 10 : 100;
+    R->o.optim.total_steps = R->o.steps;
+    return XTTS_OK;
+}
+
+/* the batch loader, the GPU when asked for, the JSON log; then the one-line summary */
+static xtts_status run_start(train_run *R, xtts_error *err) {
+    xtts_train_options *o = &R->o;
+    xtts_loader_options lo = {o->batch_size, o->loader_threads, o->seed, XTTS_SPLIT_TRAIN, o->skip_corrupt,
+                              R->start_epoch, R->start_batch};
+    xtts_status st = xtts_loader_new(R->cache, &R->ds, &lo, &R->loader, err);
+    if (st) return st;
+    if (R->ordinal >= 0) {
+        st = gpu_setup(R->model, R->ordinal, R->loader, o, &R->ds, R->adam_m, R->adam_v, &R->gpu, err);
+        if (st) return st;
+        R->model->stop_pos_weight = o->stop_pos_weight;
+    }
+    if (o->log_json) {
+        R->jlog = strcmp(o->log_json, "-") == 0 ? stdout : fopen(o->log_json, o->resume ? "a" : "w");
+        if (!R->jlog) return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log: %s", o->log_json, strerror(errno));
     }
     fprintf(stderr,
             "xtts-train: %s: %zu train / %zu val records, %llu batches per epoch; model %d layers, width %d, "
             "%d heads, %zu parameters; batch %d, up to %d positions; %d threads, %d loader threads%s\n",
-            o.cache_dir, ds.n_train, ds.n_val, (unsigned long long)xtts_loader_batches_per_epoch(loader), mc.n_layer,
-            mc.channels, mc.n_head, model->num_parameters, o.batch_size, T_max, omp_get_max_threads(),
-            o.loader_threads, ds.normalized ? "" : "; the manifest has no mel statistics, mels are not normalized");
+            o->cache_dir, R->ds.n_train, R->ds.n_val, (unsigned long long)xtts_loader_batches_per_epoch(R->loader),
+            R->mc.n_layer, R->mc.channels, R->mc.n_head, R->model->num_parameters, o->batch_size, R->T_max,
+            omp_get_max_threads(), o->loader_threads,
+            R->ds.normalized ? "" : "; the manifest has no mel statistics, mels are not normalized");
+    R->end = o->steps;
+    if (o->stop_after > 0 && R->step + o->stop_after < R->end) R->end = R->step + o->stop_after;
+    R->skipped_total = (long)R->ds.n_skipped;
+    R->first_loss = R->last_loss = NAN;
+    return XTTS_OK;
+}
 
-    long end = o.steps;
-    if (o.stop_after > 0 && step + o.stop_after < end) end = step + o.stop_after;
-    long skipped_total = (long)ds.n_skipped, ran = 0;
-    double first_loss = NAN, last_loss = NAN, samples_total = 0.0, time_total = 0.0;
-    for (; step < end; step++) {
+/* one optimizer step on the next batch: on the GPU, or forward/backward/AdamW here */
+static xtts_status run_step(train_run *R, float lr, int *B, int *T, float *norm, double *waited, xtts_error *err) {
+    xtts_model *model = R->model;
+    xtts_loader_batch *b;
+    xtts_status st = xtts_loader_next(R->loader, &b, waited, err);
+    if (st) {
+        if (st == XTTS_ECORRUPT) corrupt_hint(err, R->o.cache_dir);
+        return st;
+    }
+    if (b->n_skipped) {
+        R->skipped_total += b->n_skipped;
+        fprintf(stderr, "xtts-train: warning: skipped %d corrupt record(s) (%ld so far): %s\n", b->n_skipped,
+                R->skipped_total, b->skipped_msg);
+    }
+    st = xtts_model_check_batch(model, &b->view, err);
+    if (st) {
+        xtts_loader_release(R->loader, b);
+        return st;
+    }
+    *B = b->view.B;
+    *T = b->view.T;
+    if (R->gpu) {
+        st = xtts_cuda_trainer_stage(R->gpu, &b->view, err);
+        if (!st)
+            st = xtts_cuda_trainer_step(R->gpu, R->step + 1, lr, &R->o.optim, &model->loss, &model->mel_loss,
+                                        &model->stop_loss, norm, err);
+        model->n_frames_total = 0;
+        for (int r = 0; r < *B; r++) model->n_frames_total += b->view.n_frames[r];
+        xtts_loader_release(R->loader, b);
+        return st;
+    }
+    xtts_model_zero_grad(model);
+    xtts_model_forward(model, &b->view);
+    xtts_model_backward(model, &b->view);
+    xtts_loader_release(R->loader, b);
+    *norm = xtts_grad_clip(model->grads_memory, model->num_parameters, R->o.optim.clip);
+    xtts_adamw_step(model->params_memory, model->grads_memory, R->adam_m, R->adam_v, model->num_parameters, R->step + 1,
+                    lr, &R->o.optim);
+    return XTTS_OK;
+}
+
+/* the step's line on stderr and object in the JSON log */
+static xtts_status run_log(train_run *R, float lr, float norm, int B, int T, double ms, double sps, double stall,
+                           int evaluated, double val_loss, xtts_error *err) {
+    const xtts_model *m = R->model;
+    long step = R->step;
+    if (R->o.log_every > 0 && ((step + 1) % R->o.log_every == 0 || step + 1 == R->end || evaluated)) {
+        fprintf(stderr,
+                "step %ld/%ld | loss %.4f (mel %.4f, stop %.4f) | lr %.2e | norm %.3f | %.1f ms | %.1f samples/s | "
+                "stall %.1f%%",
+                step + 1, R->o.steps, m->loss, m->mel_loss, m->stop_loss, lr, norm, ms, sps, stall);
+        if (evaluated) fprintf(stderr, " | val %.4f", val_loss);
+        fputc('\n', stderr);
+    }
+    if (!R->jlog) return XTTS_OK;
+    fprintf(R->jlog,
+            "{\"step\":%ld,\"loss\":%.9g,\"mel_loss\":%.9g,\"stop_loss\":%.9g,\"lr\":%.9g,\"grad_norm\":%.9g,"
+            "\"step_ms\":%.3f,\"samples_per_s\":%.3f,\"input_stall_pct\":%.4f,\"batch\":%d,\"seq_len\":%d,"
+            "\"frames\":%d",
+            step + 1, m->loss, m->mel_loss, m->stop_loss, lr, norm, ms, sps, stall, B, T, m->n_frames_total);
+    if (evaluated && isfinite(val_loss)) fprintf(R->jlog, ",\"val_loss\":%.9g", val_loss);
+    fprintf(R->jlog, "}\n");
+    /* a full disk or a size limit must not leave a silently truncated log */
+    if (fflush(R->jlog) != 0 || ferror(R->jlog))
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log at step %ld: %s", R->o.log_json, step + 1,
+                              strerror(errno));
+    return XTTS_OK;
+}
+
+/* steps until the end (or --stop-after), with validation, logs and checkpoints */
+static xtts_status run_loop(train_run *R, xtts_error *err) {
+    xtts_train_options *o = &R->o;
+    for (; R->step < R->end; R->step++) {
         double t0 = xtts_now_s(), waited = 0.0;
-        xtts_loader_batch *b;
-        st = xtts_loader_next(loader, &b, &waited, err);
-        if (st) {
-            if (st == XTTS_ECORRUPT) corrupt_hint(err, o.cache_dir);
-            goto done;
-        }
-        if (b->n_skipped) {
-            skipped_total += b->n_skipped;
-            fprintf(stderr, "xtts-train: warning: skipped %d corrupt record(s) (%ld so far): %s\n", b->n_skipped,
-                    skipped_total, b->skipped_msg);
-        }
-        st = xtts_model_check_batch(model, &b->view, err);
-        if (st) {
-            xtts_loader_release(loader, b);
-            goto done;
-        }
-        int B = b->view.B, T = b->view.T;
-        float lr = xtts_lr_at(&o.optim, step), norm;
-        if (gpu) {
-            st = xtts_cuda_trainer_stage(gpu, &b->view, err);
-            if (!st)
-                st = xtts_cuda_trainer_step(gpu, step + 1, lr, &o.optim, &model->loss, &model->mel_loss,
-                                            &model->stop_loss, &norm, err);
-            model->n_frames_total = 0;
-            for (int r = 0; r < B; r++) model->n_frames_total += b->view.n_frames[r];
-            xtts_loader_release(loader, b);
-            if (st) goto done;
-        } else {
-            xtts_model_zero_grad(model);
-            xtts_model_forward(model, &b->view);
-            xtts_model_backward(model, &b->view);
-            xtts_loader_release(loader, b);
-            norm = xtts_grad_clip(model->grads_memory, model->num_parameters, o.optim.clip);
-            xtts_adamw_step(model->params_memory, model->grads_memory, adam_m, adam_v, model->num_parameters, step + 1,
-                            lr, &o.optim);
-        }
+        int B = 0, T = 0;
+        float lr = xtts_lr_at(&o->optim, R->step), norm = 0.0f;
+        xtts_status st = run_step(R, lr, &B, &T, &norm, &waited, err);
+        if (st) return st;
         double dt = xtts_now_s() - t0;
         double ms = dt * 1e3, stall = dt > 0 ? 100.0 * waited / dt : 0.0, sps = dt > 0 ? B / dt : 0.0;
-        if (stats_push(&stats, ms, stall) != 0) {
-            st = xtts_error_set(err, XTTS_ENOMEM, "out of memory for step statistics");
-            goto done;
-        }
-        ran++;
-        samples_total += B;
-        time_total += dt;
+        if (stats_push(&R->stats, ms, stall) != 0) return xtts_error_set(err, XTTS_ENOMEM, "out of memory for step statistics");
+        R->ran++;
+        R->samples_total += B;
+        R->time_total += dt;
+        float loss = R->model->loss;
+        if (isnan(R->first_loss)) R->first_loss = loss;
+        R->last_loss = loss;
+        if (!isfinite(loss))
+            return xtts_error_set(err, XTTS_EINPUT, "step %ld: the loss is %f; lower --lr or check the cache", R->step + 1, loss);
         /* validation reuses the model's activations: keep this step's results first */
-        float loss = model->loss, mel_loss = model->mel_loss, stop_loss = model->stop_loss;
-        int frames = model->n_frames_total;
-        if (isnan(first_loss)) first_loss = loss;
-        last_loss = loss;
-        if (!isfinite(loss)) {
-            st = xtts_error_set(err, XTTS_EINPUT, "step %ld: the loss is %f; lower --lr or check the cache", step + 1,
-                                loss);
-            goto done;
-        }
+        float keep[3] = {R->model->loss, R->model->mel_loss, R->model->stop_loss};
+        int keep_frames = R->model->n_frames_total;
         double val_loss = NAN;
         int evaluated = 0;
-        if (o.eval_every > 0 && (step + 1) % o.eval_every == 0 && ds.n_val > 0) {
-            st = validate(model, gpu, cache, &ds, &o, &val_loss, err);
-            if (st) goto done;
+        if (o->eval_every > 0 && (R->step + 1) % o->eval_every == 0 && R->ds.n_val > 0) {
+            st = validate(R->model, R->gpu, R->cache, &R->ds, o, &val_loss, err);
+            if (st) return st;
             evaluated = 1;
         }
-        if (o.log_every > 0 && ((step + 1) % o.log_every == 0 || step + 1 == end || evaluated)) {
-            fprintf(stderr,
-                    "step %ld/%ld | loss %.4f (mel %.4f, stop %.4f) | lr %.2e | norm %.3f | %.1f ms | %.1f samples/s | "
-                    "stall %.1f%%",
-                    step + 1, o.steps, loss, mel_loss, stop_loss, lr, norm, ms, sps, stall);
-            if (evaluated) fprintf(stderr, " | val %.4f", val_loss);
-            fputc('\n', stderr);
-        }
-        if (jlog) {
-            fprintf(jlog,
-                    "{\"step\":%ld,\"loss\":%.9g,\"mel_loss\":%.9g,\"stop_loss\":%.9g,\"lr\":%.9g,\"grad_norm\":%.9g,"
-                    "\"step_ms\":%.3f,\"samples_per_s\":%.3f,\"input_stall_pct\":%.4f,\"batch\":%d,\"seq_len\":%d,"
-                    "\"frames\":%d",
-                    step + 1, loss, mel_loss, stop_loss, lr, norm, ms, sps, stall, B, T, frames);
-            if (evaluated && isfinite(val_loss)) fprintf(jlog, ",\"val_loss\":%.9g", val_loss);
-            fprintf(jlog, "}\n");
-            /* a full disk or a size limit must not leave a silently truncated log */
-            if (fflush(jlog) != 0 || ferror(jlog)) {
-                st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log at step %ld: %s", o.log_json,
-                                    step + 1, strerror(errno));
-                goto done;
-            }
-        }
-        if (o.ckpt_dir && o.ckpt_every > 0 && (step + 1) % o.ckpt_every == 0 && step + 1 < end) {
-            st = save_checkpoint(&o, model, gpu, adam_m, adam_v, step + 1, loader, hash, err);
-            if (st) goto done;
+        R->model->loss = keep[0];
+        R->model->mel_loss = keep[1];
+        R->model->stop_loss = keep[2];
+        R->model->n_frames_total = keep_frames;
+        st = run_log(R, lr, norm, B, T, ms, sps, stall, evaluated, val_loss, err);
+        if (st) return st;
+        if (o->ckpt_dir && o->ckpt_every > 0 && (R->step + 1) % o->ckpt_every == 0 && R->step + 1 < R->end) {
+            st = save_checkpoint(o, R->model, R->gpu, R->adam_m, R->adam_v, R->step + 1, R->loader, R->hash, err);
+            if (st) return st;
         }
     }
-    if (o.ckpt_dir) {
-        st = save_checkpoint(&o, model, gpu, adam_m, adam_v, step, loader, hash, err);
-        if (st) goto done;
-        fprintf(stderr, "xtts-train: checkpoint %s/%s at step %ld\n", o.ckpt_dir, XTTS_CKPT_FILE, step);
+    if (o->ckpt_dir) {
+        xtts_status st = save_checkpoint(o, R->model, R->gpu, R->adam_m, R->adam_v, R->step, R->loader, R->hash, err);
+        if (st) return st;
+        fprintf(stderr, "xtts-train: checkpoint %s/%s at step %ld\n", o->ckpt_dir, XTTS_CKPT_FILE, R->step);
     }
+    return XTTS_OK;
+}
 
-    st = print_summary(&stats, ran, first_loss, last_loss, samples_total, time_total, skipped_total, jlog, &o, err);
-done:
-    if (jlog && jlog != stdout && fclose(jlog) != 0 && !st)
-        st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log: %s", o.log_json, strerror(errno));
-    free(stats.step_ms);
-    free(stats.stall_pct);
-    xtts_loader_delete(loader);
-    xtts_cuda_trainer_delete(gpu);
-    free(adam_m);
-    free(adam_v);
-    xtts_model_delete(model);
-    xtts_dataset_free(&ds);
-    if (cache) xtts_cache_close(cache);
+static xtts_status run_free(train_run *R, xtts_status st, xtts_error *err) {
+    if (R->jlog && R->jlog != stdout && fclose(R->jlog) != 0 && !st)
+        st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log: %s", R->o.log_json, strerror(errno));
+    free(R->stats.step_ms);
+    free(R->stats.stall_pct);
+    xtts_loader_delete(R->loader);
+    xtts_cuda_trainer_delete(R->gpu);
+    free(R->adam_m);
+    free(R->adam_v);
+    xtts_model_delete(R->model);
+    xtts_dataset_free(&R->ds);
+    if (R->cache) xtts_cache_close(R->cache);
     return st;
+}
+
+xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
+    train_run R;
+    memset(&R, 0, sizeof R);
+    R.o = *opt;
+    R.ordinal = -1;
+    xtts_status st = xtts_device_choose(R.o.device, "xtts-train", &R.ordinal, err);
+    if (st) return st;
+    if (R.o.steps < 1 || R.o.batch_size < 1 || R.o.loader_threads < 1)
+        return xtts_error_set(err, XTTS_EUSAGE, "--steps, --batch-size and --loader-threads must be at least 1");
+    if (R.o.threads > 0) omp_set_num_threads(R.o.threads);
+    st = run_open(&R, err);
+    if (!st && R.o.loader_only) return run_free(&R, run_loader_only(R.cache, &R.ds, &R.o, err), err);
+    if (!st) st = model_config(&R.o, &R.ds, &R.mc, err);
+    if (!st) st = run_check_resume(&R, err);
+    if (!st) st = run_model(&R, err);
+    if (!st) st = run_start(&R, err);
+    if (!st) st = run_loop(&R, err);
+    if (!st)
+        st = print_summary(&R.stats, R.ran, R.first_loss, R.last_loss, R.samples_total, R.time_total, R.skipped_total,
+                           R.jlog, &R.o, err);
+    return run_free(&R, st, err);
 }

@@ -38,7 +38,16 @@ typedef struct {
 void xtts_train_options_default(xtts_train_options *o);
 
 /* Run training (or, with loader_only, the loader alone). Prints progress and the summary
- * on stderr. Returns XTTS_OK, or a status with err naming what stopped the run. */
+ * on stderr. Returns XTTS_OK, or a status with err naming what stopped the run.
+ * Errors: XTTS_EUSAGE (device spelling, steps, batch size, loader threads, model size, a
+ * model config xtts_model_new refuses), XTTS_EUNSUPPORTED (the CUDA device asked for is not
+ * usable, or the CUDA trainer cannot be loaded), those of xtts_cache_open, xtts_dataset_scan,
+ * xtts_loader_new and xtts_loader_next (cache/reader.h: XTTS_ENOTFOUND, XTTS_ECORRUPT,
+ * XTTS_EMISMATCH, XTTS_EIO, XTTS_EINPUT ...), of the checkpoint calls on resume and save
+ * (XTTS_EIO, XTTS_EINPUT, XTTS_EMISMATCH for another model, cache or batch size,
+ * XTTS_ECORRUPT) and of xtts_mkdir_p, XTTS_ERANGE (a batch the model or device refuses),
+ * XTTS_EIO (the JSON log cannot be written; a CUDA failure), XTTS_EINPUT (the loss is not
+ * finite), XTTS_ENOMEM. */
 xtts_status xtts_train_run(const xtts_train_options *o, xtts_error *err);
 
 /* The checkpoint file a --ckpt directory holds. */

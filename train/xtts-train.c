@@ -7,7 +7,6 @@
 
 #include "cache/reader.h"
 #include "common/xtts_common.h"
-#include "train/synth.h"
 #include "train/trainer.h"
 
 static void usage(FILE *f) {
@@ -39,9 +38,6 @@ static void usage(FILE *f) {
             "  --skip-corrupt         skip a corrupt record with a counted warning instead of stopping\n"
             "  --loader-only          run the loader alone for --steps batches and report its rate\n"
             "  --device auto|cpu|cuda[:N]  (default auto: the CPU when no CUDA path or device is usable)\n"
-            "  --synth-cache DIR      write a small synthetic cache to DIR (for smoke tests and\n"
-            "                         benchmarks) and exit; --synth-records N (default 64),\n"
-            "                         --synth-frames N (padded frames, default 96)\n"
             "  --help, --version\n"
             "Exit: 0 done, 1 usage, 2 the run stopped (bad cache, checkpoint mismatch, no device).\n");
 }
@@ -52,7 +48,7 @@ int main(int argc, char **argv) {
     enum {
         O_CACHE = 256, O_MODEL, O_LAYERS, O_WIDTH, O_HEADS, O_STEPS, O_STOP_AFTER, O_BATCH, O_LR, O_MINLR, O_WARMUP,
         O_WD, O_CLIP, O_STOPW, O_SEED, O_THREADS, O_LTHREADS, O_CKPT, O_CKPT_EVERY, O_RESUME, O_EVAL, O_JSON,
-        O_LOG_EVERY, O_SKIP, O_LOADER_ONLY, O_DEVICE, O_HELP, O_VERSION, O_SYNTH, O_SYNTH_N, O_SYNTH_F
+        O_LOG_EVERY, O_SKIP, O_LOADER_ONLY, O_DEVICE, O_HELP, O_VERSION
     };
     static const struct option longopts[] = {
         {"cache", required_argument, 0, O_CACHE},       {"model", required_argument, 0, O_MODEL},
@@ -69,14 +65,9 @@ int main(int argc, char **argv) {
         {"log-every", required_argument, 0, O_LOG_EVERY}, {"skip-corrupt", no_argument, 0, O_SKIP},
         {"loader-only", no_argument, 0, O_LOADER_ONLY}, {"device", required_argument, 0, O_DEVICE},
         {"help", no_argument, 0, O_HELP},               {"version", no_argument, 0, O_VERSION},
-        {"synth-cache", required_argument, 0, O_SYNTH}, {"synth-records", required_argument, 0, O_SYNTH_N},
-        {"synth-frames", required_argument, 0, O_SYNTH_F},
         {0, 0, 0, 0}};
     xtts_train_options o;
     xtts_train_options_default(&o);
-    xtts_synth_options so;
-    xtts_synth_options_default(&so);
-    const char *synth_dir = NULL;
     int c;
     long v;
     double d;
@@ -138,9 +129,6 @@ int main(int argc, char **argv) {
         case O_DEVICE: o.device = optarg; break;
         case O_HELP: usage(stdout); return 0;
         case O_VERSION: printf("xtts-train %s\n", XTTS_VERSION); return 0;
-        case O_SYNTH: synth_dir = optarg; break;
-        case O_SYNTH_N: LONG_ARG(1, 10000000, so.n_records); break;
-        case O_SYNTH_F: LONG_ARG(8, 65536, so.max_frames); break;
         default: xtts_usage_hint("xtts-train"); return 1;
         }
     }
@@ -150,17 +138,6 @@ int main(int argc, char **argv) {
     }
     xtts_error err;
     xtts_error_clear(&err);
-    if (synth_dir) {
-        so.max_tokens = so.max_frames / so.frames_per_token < 24 ? so.max_frames / so.frames_per_token : so.max_frames / 4;
-        if (so.max_tokens < so.min_tokens) so.max_tokens = so.min_tokens;
-        xtts_status st = xtts_synth_cache_write(synth_dir, &so, &err);
-        if (st) {
-            xtts_error_print("xtts-train", &err);
-            return xtts_exit_code(st);
-        }
-        fprintf(stderr, "xtts-train: wrote a synthetic cache of %d records to %s\n", so.n_records, synth_dir);
-        return 0;
-    }
     if (!o.cache_dir) {
         fprintf(stderr, "xtts-train: --cache DIR is required (see --help)\n");
         return 1;

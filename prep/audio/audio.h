@@ -41,7 +41,8 @@ typedef struct {
 typedef struct xtts_audio xtts_audio;
 
 /* Check options: rate range, resampler and quality names, trim_db in 0..200.
- * XTTS_EUSAGE with the offending value named. */
+ * XTTS_EUSAGE with the offending value named.
+ * Errors: XTTS_EUSAGE only. */
 xtts_status xtts_audio_options_check(const xtts_audio_options *opt, xtts_error *err);
 
 /* A context for opt (checked; copied). NULL on failure with err set. */
@@ -51,22 +52,26 @@ void xtts_audio_delete(xtts_audio *a);
 /* Decode path, downmix, resample to opt->target_rate, trim. On XTTS_OK *samples points to
  * *n mono float samples owned by the context and valid until its next call; info (may be
  * NULL) describes the source. Errors, with the path in the message:
- *   XTTS_ENOTFOUND  the file does not exist
- *   XTTS_EIO        it exists but cannot be read (permissions, a directory)
+ *   XTTS_ENOTFOUND  the file (or a directory on its path) does not exist
+ *   XTTS_EIO        it exists but cannot be read (permissions, a directory, a fifo)
  *   XTTS_EINPUT     empty file, not audio libsndfile can decode, no samples, NaN or Inf
- *                   samples, a decode error part way
- *   XTTS_ENOMEM     the decoded audio does not fit in memory
+ *                   samples, a decode error part way, an unusable channel count or rate,
+ *                   longer than max_seconds (or the sample limit), the resampler fails
+ *   XTTS_ENOMEM     the decoded or resampled audio does not fit in memory
  * Silent audio is not an error. */
 xtts_status xtts_audio_load(xtts_audio *a, const char *path, const float **samples, size_t *n,
                             xtts_audio_info *info, xtts_error *err);
 
-/* As xtts_audio_load, from encoded bytes in memory (name is used in messages only). */
+/* As xtts_audio_load, from encoded bytes in memory (name is used in messages only).
+ * Errors: XTTS_EINPUT, XTTS_ENOMEM (as xtts_audio_load; no XTTS_ENOTFOUND or XTTS_EIO). */
 xtts_status xtts_audio_load_memory(xtts_audio *a, const void *data, size_t len, const char *name,
                                    const float **samples, size_t *n, xtts_audio_info *info, xtts_error *err);
 
 /* Resample mono in[n_in] from in_rate to the context's target rate with its resampler;
  * on XTTS_OK *out points to *n_out samples owned by the context (valid until its next call).
- * Equal rates copy. Used by xtts_audio_load and by benchmarks. */
+ * Equal rates copy. Used by xtts_audio_load and by benchmarks.
+ * Errors: XTTS_EINPUT (in_rate not usable, a ratio past libsamplerate's 256x, the resampler
+ * reports an error), XTTS_ENOMEM. */
 xtts_status xtts_audio_resample(xtts_audio *a, const float *in, size_t n_in, int in_rate, const float **out,
                                 size_t *n_out, xtts_error *err);
 

@@ -51,7 +51,17 @@ typedef struct {
 
 void xtts_melcache_options_default(xtts_melcache_options *o);
 
-/* Run a build. tokens_name names the stream in messages ("-" for stdin). */
+/* Run a build. tokens_name names the stream in messages ("-" for stdin). A record whose audio
+ * fails is rejected (counted in res), not an error.
+ * Errors: XTTS_EUSAGE (mel parameters, part number or device spelling), XTTS_EUNSUPPORTED (the
+ * CUDA device asked for is not usable), those of the token stream (xtts_tokens_reader_open and
+ * _next: XTTS_EINPUT, XTTS_EMISMATCH, XTTS_EIO, XTTS_ENOMEM; also XTTS_EINPUT for no records, a
+ * bad languages= header or max_tokens, XTTS_EIO for the temporary copy of stdin or a stream
+ * that changed), those of xtts_cache_writer_open (XTTS_EMISMATCH: another configuration or
+ * another input, without force; XTTS_EBUSY, XTTS_ECORRUPT, ...), XTTS_ECORRUPT (saved
+ * statistics or input digest damaged), the writer's put/reject/finish errors, XTTS_ENOMEM,
+ * and XTTS_EINPUT when the last part cannot join the parts (whatever xtts_cache_merge
+ * returned, other than XTTS_ENOTFOUND or XTTS_EBUSY, which are not errors here). */
 xtts_status xtts_melcache_run(const xtts_melcache_options *o, FILE *tokens, const char *tokens_name,
                               xtts_melcache_result *res, xtts_error *err);
 

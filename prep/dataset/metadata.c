@@ -970,116 +970,46 @@ static xtts_status open_tree(xtts_meta_reader *r, xtts_error *err) {
     return XTTS_OK;
 }
 
-xtts_status xtts_meta_open(const xtts_meta_opts *o, xtts_meta_reader **out, xtts_error *err) {
-    *out = NULL;
-    xtts_meta_reader *r = calloc(1, sizeof *r);
-    if (!r) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
-    r->o = *o;
-    if (!r->o.path) r->o.path = "-";
-    for (int i = 0; i < N_COLS; i++) r->col[i] = -1;
-    xtts_status st = XTTS_OK;
-    const char *path = r->o.path;
-    int fmt = o->format;
-    char why[200] = "";
-    int path_is_dir = !o->data && strcmp(path, "-") && is_dir(path);
-    r->source = strdup(path);
-    if (!r->source) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto fail; }
+/* lhotse: which manifest (CutSet, SupervisionSet; a RecordingSet is refused) from its first
+ * line, and a SupervisionSet's recordings from the *recordings* file beside it */
+static xtts_status open_lhotse(xtts_meta_reader *r, const char *path, const char *first, int have_first, xtts_error *err) {
+    const xtts_meta_opts *o = &r->o;
+    /* lhotse paths are relative to the working directory, as lhotse itself reads them */
+    free(r->base);
+    r->base = abs_path(o->audio_dir ? o->audio_dir : ".");
+    if (!r->base) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    json_error_t je;
+    json_t *j = have_first ? json_loads(first, 0, &je) : NULL;
+    if (json_object_get(j, "recording")) r->lhotse_kind = 1;
+    else if (json_object_get(j, "recording_id")) r->lhotse_kind = 2;
+    else if (json_object_get(j, "sources")) r->lhotse_kind = 3;
+    json_decref(j);
+    if (have_first && r->lhotse_kind == 0)
+        return xtts_error_set(err, XTTS_EINPUT, "%s:1: not a lhotse CutSet, SupervisionSet or RecordingSet line", path);
+    if (r->lhotse_kind == 3)
+        return xtts_error_set(err, XTTS_EINPUT, "%s: a lhotse RecordingSet holds no text: give the SupervisionSet (supervisions*.jsonl[.gz]) or a CutSet", path);
+    if (r->lhotse_kind != 2) return XTTS_OK;
+    if (o->data) { /* a buffer stands alone: no recordings */
+        r->recs_cap = 16;
+        r->recs = calloc(16, sizeof *r->recs);
+        return r->recs ? XTTS_OK : xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    }
+    const char *b = base_of(path);
+    const char *s = strstr(b, "supervisions");
+    if (!s)
+        return xtts_error_set(err, XTTS_EINPUT, "%s: a lhotse SupervisionSet must be named *supervisions*.jsonl[.gz] so that its RecordingSet (*recordings*) can be found", path);
+    size_t n = strlen(path) + 8;
+    char *rp = malloc(n);
+    if (!rp) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    snprintf(rp, n, "%.*srecordings%s", (int)(s - path), path, s + strlen("supervisions"));
+    xtts_status st = is_file(rp) ? lhotse_load_recordings(r, rp, err)
+                                 : xtts_error_set(err, XTTS_EINPUT, "%s: its RecordingSet %s is missing", path, rp);
+    free(rp);
+    return st;
+}
 
-    if (fmt == XTTS_META_AUTO && path_is_dir) {
-        fmt = detect_dir(path, why, sizeof why);
-        if (fmt == XTTS_META_AUTO) {
-            st = xtts_error_set(err, XTTS_EINPUT, "%s: cannot tell the dataset format: %s; give --format", path, why);
-            goto fail;
-        }
-    }
-    if (fmt != XTTS_META_AUTO && formats[fmt].kind == KIND_TREE && !o->data) {
-        r->fmt = (xtts_meta_format)fmt;
-        st = open_tree(r, err);
-        if (st) goto fail;
-        r->base = r->o.audio_dir ? abs_path(r->o.audio_dir) : strdup(r->root);
-        if (!r->base) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto fail; }
-        if (o->format == XTTS_META_AUTO && !o->quiet) fprintf(stderr, "xtts-tokenize: %s: reading as --format %s\n", path, formats[fmt].name);
-        *out = r;
-        return XTTS_OK;
-    }
-    if (path_is_dir) {
-        st = xtts_error_set(err, XTTS_EINPUT, "%s: is a directory; --format %s reads a file", path, formats[fmt].name);
-        goto fail;
-    }
-    st = ls_open(&r->ls, path, o->data, o->len, err);
-    if (st) goto fail;
-    r->ls_open = 1;
-    /* the first non-empty line decides auto and is read again as data or header */
-    char *first = "";
-    size_t flen = 0;
-    int rc;
-    while ((rc = ls_next(&r->ls, &first, &flen)) == 1 && flen == 0 && !r->ls.too_long) {}
-    if (rc < 0) { st = ls_error(&r->ls, path, err); goto fail; }
-    if (rc == 1) r->ls.replay = 1;
-    else first = "";
-    if (fmt == XTTS_META_AUTO) {
-        if (rc == 0) { st = xtts_error_set(err, XTTS_EINPUT, "%s: empty input: cannot tell its format; give --format", path); goto fail; }
-        fmt = detect_file(o->data ? "" : path, first, why, sizeof why);
-        if (fmt == XTTS_META_AUTO) {
-            st = xtts_error_set(err, XTTS_EINPUT, "%s:%zu: cannot tell the dataset format: %s; give --format", path, r->ls.line_no, why);
-            goto fail;
-        }
-        if (!o->quiet) fprintf(stderr, "xtts-tokenize: %s: reading as --format %s\n", path, formats[fmt].name);
-    }
-    r->fmt = (xtts_meta_format)fmt;
-    if (formats[fmt].kind == KIND_TREE) { /* a buffer in a tree format: one transcript file */
-        r->root = dir_of(path);
-        if (!r->root) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto fail; }
-        if (fmt == XTTS_META_LIBRITTS) r->split = libritts_split(r->root);
-    }
-    r->base = o->audio_dir ? abs_path(o->audio_dir) : r->root ? strdup(r->root) : dir_of(path);
-    if (!r->base) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto fail; }
-    if (fmt == XTTS_META_LHOTSE) {
-        /* lhotse paths are relative to the working directory, as lhotse itself reads them */
-        free(r->base);
-        r->base = abs_path(o->audio_dir ? o->audio_dir : ".");
-        if (!r->base) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto fail; }
-        json_error_t je;
-        json_t *j = rc == 1 ? json_loads(first, 0, &je) : NULL;
-        if (json_object_get(j, "recording")) r->lhotse_kind = 1;
-        else if (json_object_get(j, "recording_id")) r->lhotse_kind = 2;
-        else if (json_object_get(j, "sources")) r->lhotse_kind = 3;
-        json_decref(j);
-        if (rc == 1 && r->lhotse_kind == 0) {
-            st = xtts_error_set(err, XTTS_EINPUT, "%s:1: not a lhotse CutSet, SupervisionSet or RecordingSet line", path);
-            goto fail;
-        }
-        if (r->lhotse_kind == 3) {
-            st = xtts_error_set(err, XTTS_EINPUT, "%s: a lhotse RecordingSet holds no text: give the SupervisionSet (supervisions*.jsonl[.gz]) or a CutSet", path);
-            goto fail;
-        }
-        if (r->lhotse_kind == 2) {
-            if (o->data) { /* a buffer stands alone: no recordings */
-                r->recs_cap = 16;
-                r->recs = calloc(16, sizeof *r->recs);
-                if (!r->recs) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto fail; }
-            } else {
-                const char *b = base_of(path);
-                const char *s = strstr(b, "supervisions");
-                if (!s) {
-                    st = xtts_error_set(err, XTTS_EINPUT, "%s: a lhotse SupervisionSet must be named *supervisions*.jsonl[.gz] so that its RecordingSet (*recordings*) can be found", path);
-                    goto fail;
-                }
-                size_t n = strlen(path) + 8;
-                char *rp = malloc(n);
-                if (!rp) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto fail; }
-                snprintf(rp, n, "%.*srecordings%s", (int)(s - path), path, s + strlen("supervisions"));
-                if (!is_file(rp)) {
-                    st = xtts_error_set(err, XTTS_EINPUT, "%s: its RecordingSet %s is missing", path, rp);
-                    free(rp);
-                    goto fail;
-                }
-                st = lhotse_load_recordings(r, rp, err);
-                free(rp);
-                if (st) goto fail;
-            }
-        }
-    }
+/* the split (and Common Voice's language) a file's name gives */
+static void splits_from_name(xtts_meta_reader *r, const char *path, int fmt) {
     if (fmt == XTTS_META_COQUI) { /* metadata_train.csv / metadata_eval.csv */
         const char *b = base_of(path);
         r->split = strstr(b, "eval") ? "val" : strstr(b, "train") ? "train" : strstr(b, "test") ? "test" : NULL;
@@ -1093,25 +1023,107 @@ xtts_status xtts_meta_open(const xtts_meta_opts *o, xtts_meta_reader **out, xtts
         snprintf(r->lang_dir, sizeof r->lang_dir, "%.15s", b);
         if (!xtts_lang_tag_normalize(r->lang_dir)) r->lang_dir[0] = 0;
     }
+}
+
+/* the header row of formats that have one; a header where the format has none is refused */
+static xtts_status read_header(xtts_meta_reader *r, const char *path, int fmt, const char *first, int have_first,
+                               xtts_error *err) {
     if (formats[fmt].header) {
         char *line;
         size_t len;
-        rc = ls_next(&r->ls, &line, &len);
-        if (rc < 0) { st = ls_error(&r->ls, path, err); goto fail; }
-        if (rc == 0) { st = xtts_error_set(err, XTTS_EINPUT, "%s:1: empty input: a header row was expected", path); goto fail; }
-        if (r->ls.too_long || r->ls.has_nul) { st = xtts_error_set(err, XTTS_EINPUT, "%s:%zu: unreadable header row", path, r->ls.line_no); goto fail; }
-        st = parse_header(r, line, err);
-        if (st) goto fail;
-    } else if (formats[fmt].sep == '|' && rc == 1 && looks_like_header(first, '|')) {
-        st = xtts_error_set(err, XTTS_EINPUT, "%s:%zu: the first line is a header row naming columns (%.80s); --format %s has none: use --format coqui",
-                            path, r->ls.line_no, first, formats[fmt].name);
-        goto fail;
+        int rc = ls_next(&r->ls, &line, &len);
+        if (rc < 0) return ls_error(&r->ls, path, err);
+        if (rc == 0) return xtts_error_set(err, XTTS_EINPUT, "%s:1: empty input: a header row was expected", path);
+        if (r->ls.too_long || r->ls.has_nul) return xtts_error_set(err, XTTS_EINPUT, "%s:%zu: unreadable header row", path, r->ls.line_no);
+        return parse_header(r, line, err);
+    }
+    if (formats[fmt].sep == '|' && have_first && looks_like_header(first, '|'))
+        return xtts_error_set(err, XTTS_EINPUT, "%s:%zu: the first line is a header row naming columns (%.80s); --format %s has none: use --format coqui",
+                              path, r->ls.line_no, first, formats[fmt].name);
+    return XTTS_OK;
+}
+
+/* a dataset directory in a tree format (LibriTTS, VCTK, ...) */
+static xtts_status open_tree_format(xtts_meta_reader *r, int fmt, xtts_error *err) {
+    r->fmt = (xtts_meta_format)fmt;
+    xtts_status st = open_tree(r, err);
+    if (st) return st;
+    r->base = r->o.audio_dir ? abs_path(r->o.audio_dir) : strdup(r->root);
+    if (!r->base) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    if (r->o.format == XTTS_META_AUTO && !r->o.quiet)
+        fprintf(stderr, "xtts-tokenize: %s: reading as --format %s\n", r->o.path, formats[fmt].name);
+    return XTTS_OK;
+}
+
+/* a metadata file (or buffer): its first non-empty line decides auto and is read again as
+ * data or header */
+static xtts_status open_file_format(xtts_meta_reader *r, int fmt, xtts_error *err) {
+    const xtts_meta_opts *o = &r->o;
+    const char *path = o->path;
+    char why[200] = "";
+    xtts_status st = ls_open(&r->ls, path, o->data, o->len, err);
+    if (st) return st;
+    r->ls_open = 1;
+    char *first = "";
+    size_t flen = 0;
+    int rc;
+    while ((rc = ls_next(&r->ls, &first, &flen)) == 1 && flen == 0 && !r->ls.too_long) {}
+    if (rc < 0) return ls_error(&r->ls, path, err);
+    if (rc == 1) r->ls.replay = 1;
+    else first = "";
+    if (fmt == XTTS_META_AUTO) {
+        if (rc == 0) return xtts_error_set(err, XTTS_EINPUT, "%s: empty input: cannot tell its format; give --format", path);
+        fmt = detect_file(o->data ? "" : path, first, why, sizeof why);
+        if (fmt == XTTS_META_AUTO)
+            return xtts_error_set(err, XTTS_EINPUT, "%s:%zu: cannot tell the dataset format: %s; give --format", path, r->ls.line_no, why);
+        if (!o->quiet) fprintf(stderr, "xtts-tokenize: %s: reading as --format %s\n", path, formats[fmt].name);
+    }
+    r->fmt = (xtts_meta_format)fmt;
+    if (formats[fmt].kind == KIND_TREE) { /* a buffer in a tree format: one transcript file */
+        r->root = dir_of(path);
+        if (!r->root) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+        if (fmt == XTTS_META_LIBRITTS) r->split = libritts_split(r->root);
+    }
+    r->base = o->audio_dir ? abs_path(o->audio_dir) : r->root ? strdup(r->root) : dir_of(path);
+    if (!r->base) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    if (fmt == XTTS_META_LHOTSE && (st = open_lhotse(r, path, first, rc == 1, err))) return st;
+    splits_from_name(r, path, fmt);
+    return read_header(r, path, fmt, first, rc == 1, err);
+}
+
+xtts_status xtts_meta_open(const xtts_meta_opts *o, xtts_meta_reader **out, xtts_error *err) {
+    *out = NULL;
+    xtts_meta_reader *r = calloc(1, sizeof *r);
+    if (!r) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    r->o = *o;
+    if (!r->o.path) r->o.path = "-";
+    for (int i = 0; i < N_COLS; i++) r->col[i] = -1;
+    xtts_status st = XTTS_OK;
+    const char *path = r->o.path;
+    int fmt = o->format;
+    char why[200] = "";
+    int path_is_dir = !o->data && strcmp(path, "-") && is_dir(path);
+    r->source = strdup(path);
+    if (!r->source) st = xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    if (!st && fmt == XTTS_META_AUTO && path_is_dir) {
+        fmt = detect_dir(path, why, sizeof why);
+        if (fmt == XTTS_META_AUTO)
+            st = xtts_error_set(err, XTTS_EINPUT, "%s: cannot tell the dataset format: %s; give --format", path, why);
+    }
+    if (!st) {
+        if (fmt != XTTS_META_AUTO && formats[fmt].kind == KIND_TREE && !o->data)
+            st = open_tree_format(r, fmt, err);
+        else if (path_is_dir)
+            st = xtts_error_set(err, XTTS_EINPUT, "%s: is a directory; --format %s reads a file", path, formats[fmt].name);
+        else
+            st = open_file_format(r, fmt, err);
+    }
+    if (st) {
+        xtts_meta_close(r);
+        return st;
     }
     *out = r;
     return XTTS_OK;
-fail:
-    xtts_meta_close(r);
-    return st;
 }
 
 /* The code of a language named in English (as lhotse recipes write "English"), or NULL. */

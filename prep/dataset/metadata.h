@@ -73,7 +73,11 @@ void xtts_meta_opts_init(xtts_meta_opts *o);
 
 /* Open a reader. With format auto, recognises the format from the path and its first
  * lines, or fails (XTTS_EINPUT) naming what it saw when unsure. Errors: unreadable path,
- * a missing or bad header row, an unrecognisable tree. */
+ * a missing or bad header row, an unrecognisable tree.
+ * Errors: XTTS_EIO (path cannot be opened, a missing path included, or a read error),
+ * XTTS_EINPUT (format not recognised, a directory given to a file format, empty input, a bad
+ * or missing header row, a lhotse set without its companion, a tree without transcripts,
+ * a file over the size limit), XTTS_ENOMEM. */
 xtts_status xtts_meta_open(const xtts_meta_opts *o, xtts_meta_reader **out, xtts_error *err);
 
 /* The format being read (auto resolved). */

@@ -232,36 +232,15 @@ static int add_merge(pair_map *m, int32_t a, int32_t c, int32_t rank, int32_t me
     return 0;
 }
 
-xtts_status xtts_bpe_open_buffer(const char *text, size_t len, const char *name, xtts_bpe **out, xtts_error *err) {
-    *out = NULL;
-    json_error_t je;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    if (!root) return xtts_error_set(err, XTTS_EINPUT, "%s:%d:%d: not valid JSON: %s", name, je.line, je.column, je.text);
+/* ---- reading a tokenizer.json, step by step ------------------------------------------- */
+
+/* model.vocab: token -> id, ids distinct, non-negative and not far beyond the size */
+static xtts_status load_vocab(xtts_bpe *b, json_t *vocab, const char *name, int32_t *max_id, xtts_error *err) {
+    if (str_map_init(&b->vocab, json_object_size(vocab) + 16)) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     xtts_status st = XTTS_OK;
-    xtts_bpe *b = calloc(1, sizeof *b);
-    if (!b) { json_decref(root); return xtts_error_set(err, XTTS_ENOMEM, "out of memory"); }
-    b->unk_id = -1;
-    for (int i = 0; i < 256; i++) b->byte_ids[i] = -1;
-    json_t *model = json_object_get(root, "model");
-    const char *type = json_string_value(json_object_get(model, "type"));
-    json_t *vocab = json_object_get(model, "vocab");
-    json_t *merges = json_object_get(model, "merges");
-    if (!json_is_object(root) || !json_is_object(model)) { st = xtts_error_set(err, XTTS_EINPUT, "%s: no \"model\" object (not a tokenizer.json)", name); goto done; }
-    if (!type) {
-        /* old files omit model.type; they are BPE when they have merges */
-        if (!json_is_array(merges)) { st = xtts_error_set(err, XTTS_EINPUT, "%s: model has no type", name); goto done; }
-    } else if (strcmp(type, "BPE")) {
-        st = xtts_error_set(err, XTTS_EINPUT, "%s: model type is %s, not BPE", name, type);
-        goto done;
-    }
-    if (!json_is_object(vocab)) { st = xtts_error_set(err, XTTS_EINPUT, "%s: model.vocab is not an object", name); goto done; }
-    if (!json_is_array(merges)) { st = xtts_error_set(err, XTTS_EINPUT, "%s: model.merges is not a list", name); goto done; }
-    if (str_map_init(&b->vocab, json_object_size(vocab) + 16)) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
-    /* ids must be distinct and non-negative */
-    int32_t max_id = -1;
     size_t nv = json_object_size(vocab);
     unsigned char *seen = calloc(nv + 1, 1);
-    if (!seen) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
+    if (!seen) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     const char *key;
     json_t *val;
     json_object_foreach(vocab, key, val) {
@@ -278,11 +257,63 @@ xtts_status xtts_bpe_open_buffer(const char *text, size_t len, const char *name,
             break;
         }
         if (str_map_put(&b->vocab, key, id) < 0) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); break; }
-        if (id > max_id) max_id = id;
+        if (id > *max_id) *max_id = id;
     }
     free(seen);
-    if (st) goto done;
-    /* merges */
+    return st;
+}
+
+/* One merge: "a b" or ["a", "b"], both parts and the merged token (without the second
+ * part's continuing_subword_prefix) in the vocabulary; ranked by its position r. */
+static xtts_status load_merge(xtts_bpe *b, json_t *m, size_t r, const char *pref, xtts_sb *joined, const char *name,
+                              xtts_error *err) {
+    const char *a = NULL, *c = NULL;
+    size_t la = 0, lc = 0;
+    if (json_is_string(m)) {
+        const char *s = json_string_value(m);
+        const char *sp = strchr(s, ' ');
+        if (!sp || strchr(sp + 1, ' '))
+            return xtts_error_set(err, XTTS_EINPUT, "%s: merge %zu (\"%.60s\") is not two tokens separated by one space", name, r, s);
+        a = s; la = (size_t)(sp - s); c = sp + 1; lc = strlen(c);
+    } else if (json_is_array(m) && json_array_size(m) == 2 && json_is_string(json_array_get(m, 0)) &&
+               json_is_string(json_array_get(m, 1))) {
+        a = json_string_value(json_array_get(m, 0)); la = strlen(a);
+        c = json_string_value(json_array_get(m, 1)); lc = strlen(c);
+    } else {
+        return xtts_error_set(err, XTTS_EINPUT, "%s: merge %zu is neither \"a b\" nor [\"a\", \"b\"]", name, r);
+    }
+    int32_t ia = str_map_get(&b->vocab, a, la), ic = str_map_get(&b->vocab, c, lc);
+    xtts_sb_clear(joined);
+    xtts_sb_putn(joined, a, la);
+    xtts_sb_putn(joined, c, lc);
+    if (joined->failed) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    if (ia < 0) /* name only the first part */
+        return xtts_error_set(err, XTTS_EINPUT, "%s: merge %zu names a token not in the vocabulary: \"%.*s\"", name, r,
+                              (int)(la > 40 ? 40 : la), a);
+    if (ic < 0)
+        return xtts_error_set(err, XTTS_EINPUT, "%s: merge %zu names a token not in the vocabulary: \"%.40s\"", name, r,
+                              joined->s + la);
+    const char *mergedtok = joined->s;
+    size_t pl = pref ? strlen(pref) : 0;
+    char *alt = NULL;
+    if (pl && !strncmp(c, pref, pl)) {
+        size_t rest = strlen(c + pl);
+        alt = malloc(la + rest + 1);
+        if (!alt) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+        memcpy(alt, a, la);
+        memcpy(alt + la, c + pl, rest + 1);
+        mergedtok = alt;
+    }
+    int32_t im = str_map_get(&b->vocab, mergedtok, strlen(mergedtok));
+    xtts_status st = XTTS_OK;
+    if (im < 0) st = xtts_error_set(err, XTTS_EINPUT, "%s: merge %zu makes \"%.60s\", which is not in the vocabulary", name, r, mergedtok);
+    else add_merge(&b->merges, ia, ic, (int32_t)r, im);
+    free(alt);
+    return st;
+}
+
+/* model.merges into the pair table (a later listing of the same pair wins, as in HF) */
+static xtts_status load_merges(xtts_bpe *b, json_t *model, json_t *merges, const char *name, xtts_error *err) {
     size_t nm = json_array_size(merges);
     size_t cap = 16;
     while (cap < nm * 2 + 2) cap *= 2;
@@ -290,72 +321,22 @@ xtts_status xtts_bpe_open_buffer(const char *text, size_t len, const char *name,
     b->merges.rank = calloc(cap, sizeof *b->merges.rank);
     b->merges.merged = calloc(cap, sizeof *b->merges.merged);
     b->merges.cap = cap;
-    if (!b->merges.keys || !b->merges.rank || !b->merges.merged) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
+    if (!b->merges.keys || !b->merges.rank || !b->merges.merged) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    const char *pref = json_string_value(json_object_get(model, "continuing_subword_prefix"));
     xtts_sb joined = {0};
-    for (size_t r = 0; r < nm; r++) {
-        json_t *m = json_array_get(merges, r);
-        const char *a = NULL, *c = NULL;
-        size_t la = 0, lc = 0;
-        if (json_is_string(m)) {
-            const char *s = json_string_value(m);
-            const char *sp = strchr(s, ' ');
-            if (!sp || strchr(sp + 1, ' ')) {
-                st = xtts_error_set(err, XTTS_EINPUT, "%s: merge %zu (\"%.60s\") is not two tokens separated by one space", name, r, s);
-                break;
-            }
-            a = s; la = (size_t)(sp - s); c = sp + 1; lc = strlen(c);
-        } else if (json_is_array(m) && json_array_size(m) == 2 && json_is_string(json_array_get(m, 0)) &&
-                   json_is_string(json_array_get(m, 1))) {
-            a = json_string_value(json_array_get(m, 0)); la = strlen(a);
-            c = json_string_value(json_array_get(m, 1)); lc = strlen(c);
-        } else {
-            st = xtts_error_set(err, XTTS_EINPUT, "%s: merge %zu is neither \"a b\" nor [\"a\", \"b\"]", name, r);
-            break;
-        }
-        int32_t ia = str_map_get(&b->vocab, a, la), ic = str_map_get(&b->vocab, c, lc);
-        xtts_sb_clear(&joined);
-        xtts_sb_putn(&joined, a, la);
-        xtts_sb_putn(&joined, c, lc);
-        if (joined.failed) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); break; }
-        /* with a continuing_subword_prefix the merged token drops the second part's prefix;
-         * checked below after the prefix is known */
-        if (ia < 0 || ic < 0) {
-            st = xtts_error_set(err, XTTS_EINPUT, "%s: merge %zu names a token not in the vocabulary: \"%.40s\"", name, r,
-                                ia < 0 ? joined.s : joined.s + la);
-            if (ia < 0) { /* name only the first part */
-                xtts_error_set(err, XTTS_EINPUT, "%s: merge %zu names a token not in the vocabulary: \"%.*s\"", name, r,
-                               (int)(la > 40 ? 40 : la), a);
-            }
-            break;
-        }
-        const char *pref = json_string_value(json_object_get(model, "continuing_subword_prefix"));
-        const char *mergedtok = joined.s;
-        size_t pl = pref ? strlen(pref) : 0;
-        char *alt = NULL;
-        if (pl && !strncmp(c, pref, pl)) {
-            size_t rest = strlen(c + pl);
-            alt = malloc(la + rest + 1);
-            if (!alt) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); break; }
-            memcpy(alt, a, la);
-            memcpy(alt + la, c + pl, rest + 1);
-            mergedtok = alt;
-        }
-        int32_t im = str_map_get(&b->vocab, mergedtok, strlen(mergedtok));
-        if (im < 0) {
-            st = xtts_error_set(err, XTTS_EINPUT, "%s: merge %zu makes \"%.60s\", which is not in the vocabulary", name, r, mergedtok);
-            free(alt);
-            break;
-        }
-        free(alt);
-        add_merge(&b->merges, ia, ic, (int32_t)r, im);
-    }
+    xtts_status st = XTTS_OK;
+    for (size_t r = 0; r < nm && !st; r++) st = load_merge(b, json_array_get(merges, r), r, pref, &joined, name, err);
     xtts_sb_free(&joined);
-    if (st) goto done;
-    /* model options */
+    return st;
+}
+
+/* unk_token, fuse_unk, byte_fallback, ignore_merges, prefix/suffix, dropout, <0xNN> ids */
+static xtts_status load_model_options(xtts_bpe *b, json_t *model, const char *name, xtts_error *err) {
     json_t *unk = json_object_get(model, "unk_token");
     if (json_is_string(unk)) {
         b->unk_id = str_map_get(&b->vocab, json_string_value(unk), strlen(json_string_value(unk)));
-        if (b->unk_id < 0) { st = xtts_error_set(err, XTTS_EINPUT, "%s: unk_token \"%.40s\" is not in the vocabulary", name, json_string_value(unk)); goto done; }
+        if (b->unk_id < 0)
+            return xtts_error_set(err, XTTS_EINPUT, "%s: unk_token \"%.40s\" is not in the vocabulary", name, json_string_value(unk));
     }
     b->fuse_unk = json_is_true(json_object_get(model, "fuse_unk"));
     b->byte_fallback = json_is_true(json_object_get(model, "byte_fallback"));
@@ -365,81 +346,112 @@ xtts_status xtts_bpe_open_buffer(const char *text, size_t len, const char *name,
     if (pref && *pref) b->prefix = strdup(pref);
     if (suf && *suf) b->suffix = strdup(suf);
     json_t *dropout = json_object_get(model, "dropout");
-    if (dropout && !json_is_null(dropout) && json_number_value(dropout) > 0) {
-        st = xtts_error_set(err, XTTS_EINPUT, "%s: BPE dropout is random; set it to null for a cache", name);
-        goto done;
-    }
+    if (dropout && !json_is_null(dropout) && json_number_value(dropout) > 0)
+        return xtts_error_set(err, XTTS_EINPUT, "%s: BPE dropout is random; set it to null for a cache", name);
     for (int v = 0; v < 256; v++) {
         char t[8];
         snprintf(t, sizeof t, "<0x%02X>", v);
         b->byte_ids[v] = str_map_get(&b->vocab, t, strlen(t));
     }
-    /* added tokens */
-    json_t *added = json_object_get(root, "added_tokens");
-    if (added && !json_is_null(added)) {
-        if (!json_is_array(added)) { st = xtts_error_set(err, XTTS_EINPUT, "%s: added_tokens is not a list", name); goto done; }
-        b->added = calloc(json_array_size(added) + 1, sizeof *b->added);
-        if (!b->added) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
-        for (size_t i = 0; i < json_array_size(added); i++) {
-            json_t *t = json_array_get(added, i);
-            json_t *jid = json_object_get(t, "id");
-            const char *content = json_string_value(json_object_get(t, "content"));
-            if (!content || !*content || !json_is_integer(jid) || json_integer_value(jid) < 0 || json_integer_value(jid) > INT32_MAX - 1) {
-                st = xtts_error_set(err, XTTS_EINPUT, "%s: added token %zu lacks a content or a non-negative id", name, i);
-                goto done;
-            }
-            int32_t id = (int32_t)json_integer_value(jid);
-            int32_t in_vocab = str_map_get(&b->vocab, content, strlen(content));
-            if (in_vocab >= 0 && in_vocab != id) {
-                st = xtts_error_set(err, XTTS_EINPUT, "%s: added token \"%.40s\" has id %d but the vocabulary says %d", name, content, id, in_vocab);
-                goto done;
-            }
-            for (size_t j = 0; j < b->n_added; j++) {
-                if (b->added[j].id == id || !strcmp(b->added[j].content, content)) {
-                    st = xtts_error_set(err, XTTS_EINPUT, "%s: added tokens %zu and %zu share an id or a content", name, j, i);
-                    goto done;
-                }
-            }
-            if (in_vocab < 0) {
-                /* an id the vocabulary already gives to another token is inconsistent */
-                const char *k2;
-                json_t *v2;
-                json_object_foreach(vocab, k2, v2) {
-                    if (json_integer_value(v2) == id) {
-                        st = xtts_error_set(err, XTTS_EINPUT, "%s: added token \"%.40s\" reuses id %d of vocab token \"%.40s\"", name, content, id, k2);
-                        goto done;
-                    }
-                }
-            }
-            added_token *a = &b->added[b->n_added++];
-            a->content = strdup(content);
-            if (!a->content) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto done; }
-            a->len = strlen(content);
-            a->id = id;
-            a->single_word = json_is_true(json_object_get(t, "single_word"));
-            a->lstrip = json_is_true(json_object_get(t, "lstrip"));
-            a->rstrip = json_is_true(json_object_get(t, "rstrip"));
-            if (id > max_id) max_id = id;
-            b->added_start[(unsigned char)content[0]] = 1;
+    return XTTS_OK;
+}
+
+/* One added token: content and id, consistent with the vocabulary and the earlier ones. */
+static xtts_status load_added_token(xtts_bpe *b, json_t *t, size_t i, json_t *vocab, const char *name, int32_t *max_id,
+                                    xtts_error *err) {
+    json_t *jid = json_object_get(t, "id");
+    const char *content = json_string_value(json_object_get(t, "content"));
+    if (!content || !*content || !json_is_integer(jid) || json_integer_value(jid) < 0 || json_integer_value(jid) > INT32_MAX - 1)
+        return xtts_error_set(err, XTTS_EINPUT, "%s: added token %zu lacks a content or a non-negative id", name, i);
+    int32_t id = (int32_t)json_integer_value(jid);
+    int32_t in_vocab = str_map_get(&b->vocab, content, strlen(content));
+    if (in_vocab >= 0 && in_vocab != id)
+        return xtts_error_set(err, XTTS_EINPUT, "%s: added token \"%.40s\" has id %d but the vocabulary says %d", name, content, id, in_vocab);
+    for (size_t j = 0; j < b->n_added; j++)
+        if (b->added[j].id == id || !strcmp(b->added[j].content, content))
+            return xtts_error_set(err, XTTS_EINPUT, "%s: added tokens %zu and %zu share an id or a content", name, j, i);
+    if (in_vocab < 0) {
+        /* an id the vocabulary already gives to another token is inconsistent */
+        const char *k2;
+        json_t *v2;
+        json_object_foreach(vocab, k2, v2) {
+            if (json_integer_value(v2) == id)
+                return xtts_error_set(err, XTTS_EINPUT, "%s: added token \"%.40s\" reuses id %d of vocab token \"%.40s\"", name,
+                                      content, id, k2);
         }
     }
-    st = parse_normalizer(b, json_object_get(root, "normalizer"), name, err);
-    if (!st) st = parse_pretok(b, json_object_get(root, "pre_tokenizer"), name, err);
-    if (st) goto done;
-    if (max_id < 0) { st = xtts_error_set(err, XTTS_EINPUT, "%s: empty vocabulary", name); goto done; }
-    b->vocab_size = max_id + 1;
-    {
-        xtts_sha256 s;
-        uint8_t d[32];
-        xtts_sha256_init(&s);
-        xtts_sha256_update(&s, text, len);
-        xtts_sha256_final(&s, d);
-        memcpy(b->hash, "sha256:", 7);
-        xtts_hex(d, 32, b->hash + 7);
+    added_token *a = &b->added[b->n_added++];
+    a->content = strdup(content);
+    if (!a->content) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    a->len = strlen(content);
+    a->id = id;
+    a->single_word = json_is_true(json_object_get(t, "single_word"));
+    a->lstrip = json_is_true(json_object_get(t, "lstrip"));
+    a->rstrip = json_is_true(json_object_get(t, "rstrip"));
+    if (id > *max_id) *max_id = id;
+    b->added_start[(unsigned char)content[0]] = 1;
+    return XTTS_OK;
+}
+
+static xtts_status load_added_tokens(xtts_bpe *b, json_t *root, json_t *vocab, const char *name, int32_t *max_id, xtts_error *err) {
+    json_t *added = json_object_get(root, "added_tokens");
+    if (!added || json_is_null(added)) return XTTS_OK;
+    if (!json_is_array(added)) return xtts_error_set(err, XTTS_EINPUT, "%s: added_tokens is not a list", name);
+    b->added = calloc(json_array_size(added) + 1, sizeof *b->added);
+    if (!b->added) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    xtts_status st = XTTS_OK;
+    for (size_t i = 0; i < json_array_size(added) && !st; i++)
+        st = load_added_token(b, json_array_get(added, i), i, vocab, name, max_id, err);
+    return st;
+}
+
+/* the model's shape: a BPE model object with a vocab object and a merges list */
+static xtts_status check_model(json_t *root, json_t *model, const char *name, xtts_error *err) {
+    const char *type = json_string_value(json_object_get(model, "type"));
+    json_t *merges = json_object_get(model, "merges");
+    if (!json_is_object(root) || !json_is_object(model))
+        return xtts_error_set(err, XTTS_EINPUT, "%s: no \"model\" object (not a tokenizer.json)", name);
+    if (!type) {
+        /* old files omit model.type; they are BPE when they have merges */
+        if (!json_is_array(merges)) return xtts_error_set(err, XTTS_EINPUT, "%s: model has no type", name);
+    } else if (strcmp(type, "BPE")) {
+        return xtts_error_set(err, XTTS_EINPUT, "%s: model type is %s, not BPE", name, type);
     }
-done:
+    if (!json_is_object(json_object_get(model, "vocab")))
+        return xtts_error_set(err, XTTS_EINPUT, "%s: model.vocab is not an object", name);
+    if (!json_is_array(merges)) return xtts_error_set(err, XTTS_EINPUT, "%s: model.merges is not a list", name);
+    return XTTS_OK;
+}
+
+xtts_status xtts_bpe_open_buffer(const char *text, size_t len, const char *name, xtts_bpe **out, xtts_error *err) {
+    *out = NULL;
+    json_error_t je;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root) return xtts_error_set(err, XTTS_EINPUT, "%s:%d:%d: not valid JSON: %s", name, je.line, je.column, je.text);
+    xtts_bpe *b = calloc(1, sizeof *b);
+    if (!b) { json_decref(root); return xtts_error_set(err, XTTS_ENOMEM, "out of memory"); }
+    b->unk_id = -1;
+    for (int i = 0; i < 256; i++) b->byte_ids[i] = -1;
+    json_t *model = json_object_get(root, "model");
+    int32_t max_id = -1;
+    xtts_status st = check_model(root, model, name, err);
+    if (!st) st = load_vocab(b, json_object_get(model, "vocab"), name, &max_id, err);
+    if (!st) st = load_merges(b, model, json_object_get(model, "merges"), name, err);
+    if (!st) st = load_model_options(b, model, name, err);
+    if (!st) st = load_added_tokens(b, root, json_object_get(model, "vocab"), name, &max_id, err);
+    if (!st) st = parse_normalizer(b, json_object_get(root, "normalizer"), name, err);
+    if (!st) st = parse_pretok(b, json_object_get(root, "pre_tokenizer"), name, err);
+    if (!st && max_id < 0) st = xtts_error_set(err, XTTS_EINPUT, "%s: empty vocabulary", name);
     json_decref(root);
     if (st) { xtts_bpe_close(b); return st; }
+    b->vocab_size = max_id + 1;
+    xtts_sha256 s;
+    uint8_t d[32];
+    xtts_sha256_init(&s);
+    xtts_sha256_update(&s, text, len);
+    xtts_sha256_final(&s, d);
+    memcpy(b->hash, "sha256:", 7);
+    xtts_hex(d, 32, b->hash + 7);
     *out = b;
     return XTTS_OK;
 }

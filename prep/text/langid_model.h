@@ -17,7 +17,9 @@ extern "C" {
 
 typedef struct xtts_langid_model xtts_langid_model;
 
-/* Parse a table (the whole file in data). name is used in messages. */
+/* Parse a table (the whole file in data). name is used in messages.
+ * Errors: XTTS_EINPUT (bad magic, wrong language or order count, truncated, a bad entry
+ * length or cost, trailing bytes, a floor out of range), XTTS_ENOMEM. */
 xtts_status xtts_langid_model_parse(const uint8_t *data, size_t len, const char *name, xtts_langid_model **out,
                                     xtts_error *err);
 void xtts_langid_model_delete(xtts_langid_model *m);

@@ -39,12 +39,15 @@ typedef struct {
 
 /* Normalize text (UTF-8, len bytes) for language lang (an XTTS language index). On success
  * *out is a malloc'd NUL-terminated string the caller frees (possibly empty) and *flags
- * holds XTTS_NORM_* bits. Fails with XTTS_EINPUT for invalid UTF-8 and XTTS_ENOMEM. */
+ * holds XTTS_NORM_* bits. Fails with XTTS_EINPUT for invalid UTF-8 and XTTS_ENOMEM.
+ * Errors: XTTS_EINPUT (invalid UTF-8, Unicode normalization fails), XTTS_ENOMEM; with
+ * XTTS_NORM_XTTS also those of xtts_text_prepare (XTTS_EINPUT, XTTS_EUNSUPPORTED). */
 xtts_status xtts_normalize(const char *text, size_t len, int lang, const xtts_normalize_opts *opts, char **out,
                            unsigned *flags, xtts_error *err);
 
 /* NFC, unification and whitespace only (no expansion, no lowercasing): what language
- * identification looks at. Same contract as xtts_normalize. */
+ * identification looks at. Same contract as xtts_normalize.
+ * Errors: XTTS_EINPUT (invalid UTF-8, Unicode normalization fails), XTTS_ENOMEM. */
 xtts_status xtts_normalize_basic(const char *text, size_t len, char **out, xtts_error *err);
 
 #ifdef __cplusplus

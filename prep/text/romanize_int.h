@@ -31,6 +31,8 @@ static inline uint32_t xtts_rz_utf8(const unsigned char *s, size_t i, size_t n, 
 
 int xtts_romanize_ko(const char *text, size_t len, xtts_sb *out);
 int xtts_romanize_zh(const char *text, size_t len, xtts_sb *out);
-int xtts_romanize_ja(const char *text, size_t len, xtts_sb *out);
+/* ja returns 0, -1 (no dictionary: why says so) or -2 (this text fails as it does in the
+ * reference: why says where) */
+int xtts_romanize_ja(const char *text, size_t len, xtts_sb *out, char *why, size_t why_size);
 
 #endif

@@ -165,49 +165,6 @@ static void report_reject(const xtts_tokenize_opts *o, FILE *rej, const record *
 
 /* ---- ids seen: 64-bit hashes (bounded memory per record), exact where two collide ---------------- */
 
-typedef struct { uint64_t *keys; size_t cap, n; } hash_set;
-
-static uint64_t id_hash(const char *id) {
-    uint64_t h = xtts_fnv1a64(XTTS_FNV64_INIT, id, strlen(id));
-    h ^= h >> 33; h *= 0xff51afd7ed558ccdULL; h ^= h >> 33; h *= 0xc4ceb9fe1a85ec53ULL; h ^= h >> 33;
-    return h ? h : 1;
-}
-
-static int hash_set_add(hash_set *s, uint64_t h) { /* 1 added, 0 present, -1 oom */
-    if ((s->n + 1) * 2 > s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 1024;
-        uint64_t *nk = calloc(nc, sizeof *nk);
-        if (!nk) return -1;
-        for (size_t i = 0; i < s->cap; i++)
-            if (s->keys[i]) {
-                size_t j = s->keys[i] & (nc - 1);
-                while (nk[j]) j = (j + 1) & (nc - 1);
-                nk[j] = s->keys[i];
-            }
-        free(s->keys);
-        s->keys = nk;
-        s->cap = nc;
-    }
-    size_t j = h & (s->cap - 1);
-    while (s->keys[j]) {
-        if (s->keys[j] == h) return 0;
-        j = (j + 1) & (s->cap - 1);
-    }
-    s->keys[j] = h;
-    s->n++;
-    return 1;
-}
-
-static int hash_set_has(const hash_set *s, uint64_t h) {
-    if (!s->cap) return 0;
-    size_t j = h & (s->cap - 1);
-    while (s->keys[j]) {
-        if (s->keys[j] == h) return 1;
-        j = (j + 1) & (s->cap - 1);
-    }
-    return 0;
-}
-
 /* Every id's hash, to find the hashes that occur twice in bounded memory: hashes collect in a
  * buffer of HASH_RUN entries; a full buffer is sorted and written to a temporary file (a
  * run); at the end the runs are merged and every hash met twice goes into a set. Memory:
@@ -261,11 +218,11 @@ static xtts_status hash_runs_add(hash_runs *h, uint64_t v, xtts_error *err) {
 }
 
 /* The hashes that occur more than once, into dups. */
-static xtts_status hash_runs_dups(hash_runs *h, hash_set *dups, xtts_error *err) {
+static xtts_status hash_runs_dups(hash_runs *h, xtts_hash_set *dups, xtts_error *err) {
     if (!h->n_runs) { /* all in memory (none at all when no record has an id) */
         if (h->n) qsort(h->buf, h->n, sizeof *h->buf, cmp_u64);
         for (size_t i = 1; i < h->n; i++)
-            if (h->buf[i] == h->buf[i - 1] && hash_set_add(dups, h->buf[i]) < 0)
+            if (h->buf[i] == h->buf[i - 1] && xtts_hash_set_add(dups, h->buf[i]) < 0)
                 return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
         return XTTS_OK;
     }
@@ -284,7 +241,7 @@ static xtts_status hash_runs_dups(hash_runs *h, hash_set *dups, xtts_error *err)
             if (pos[r] < len[r] && (m == R || rb[r * HASH_RUN_READ + pos[r]] < rb[m * HASH_RUN_READ + pos[m]])) m = r;
         if (m == R) break;
         uint64_t v = rb[m * HASH_RUN_READ + pos[m]];
-        if (have_prev && v == prev && hash_set_add(dups, v) < 0) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto out; }
+        if (have_prev && v == prev && xtts_hash_set_add(dups, v) < 0) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto out; }
         prev = v;
         have_prev = 1;
         if (++pos[m] == len[m]) {
@@ -392,7 +349,7 @@ typedef struct {
     record *recs;           /* one chunk */
     size_t n, base;         /* records in the chunk; index of its first */
     hash_runs ids;          /* every id's hash (first pass) */
-    hash_set dup_hashes;    /* the hashes met twice */
+    xtts_hash_set dup_hashes;    /* the hashes met twice */
     id_store dups;          /* later passes: exact ids behind dup_hashes */
     id_set val_ids, test_ids;
     char *val_buf, *test_buf, *stdin_buf;
@@ -512,7 +469,7 @@ static xtts_status note_extra_lang(run_t *R, const record *r, char *extra_langs,
 static xtts_status reject_duplicates(run_t *R, xtts_error *err) {
     for (size_t k = 0; k < R->n; k++) {
         record *r = &R->recs[k];
-        if (r->reject || r->reject_msg || !r->id || !hash_set_has(&R->dup_hashes, id_hash(r->id))) continue;
+        if (r->reject || r->reject_msg || !r->id || !xtts_hash_set_has(&R->dup_hashes, xtts_id_hash(r->id, strlen(r->id)))) continue;
         int a = id_store_add(&R->dups, r->id);
         if (a < 0) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
         if (a == 0) reject(r, "duplicate id");
@@ -607,7 +564,7 @@ static xtts_status pass_ids(run_t *R, xtts_tokenize_stats *stats, xtts_error *er
         stats->records += R->n;
         for (size_t k = 0; k < R->n && !st; k++) {
             record *r = &R->recs[k];
-            if (!r->reject && !r->reject_msg && r->id) st = hash_runs_add(&R->ids, id_hash(r->id), err);
+            if (!r->reject && !r->reject_msg && r->id) st = hash_runs_add(&R->ids, xtts_id_hash(r->id, strlen(r->id)), err);
         }
     }
     if (!st) st = hash_runs_dups(&R->ids, &R->dup_hashes, err);
@@ -784,7 +741,7 @@ static void run_free(run_t *R) {
     free(R->res);
     free(R->detect);
     hash_runs_free(&R->ids);
-    free(R->dup_hashes.keys);
+    xtts_hash_set_free(&R->dup_hashes);
     id_store_free(&R->dups);
     free(R->val_ids.keys);
     free(R->test_ids.keys);

@@ -58,7 +58,15 @@ void xtts_tokenize_opts_init(xtts_tokenize_opts *o);
 /* Run. Writes the header and records to out. Rejected records are reported (stderr and
  * rejects file) and counted, not errors. Returns XTTS_OK when the run finished (check
  * stats->rejected), or the status that stopped it (unreadable input, bad header row, write
- * failure) with err set. */
+ * failure) with err set.
+ * Errors: XTTS_EUSAGE (shard K/N, max_tokens, or a --lang the tokenizer does not serve),
+ * those of xtts_read_file for the val/test id lists (XTTS_ENOTFOUND, XTTS_EIO, XTTS_ERANGE,
+ * XTTS_ENOMEM; XTTS_EINPUT for a NUL byte), those of xtts_meta_open and of reading the
+ * metadata (XTTS_EIO, XTTS_EINPUT, XTTS_ENOMEM), XTTS_EINPUT (too many languages beyond
+ * XTTS's 17 for the header; standard input over the size limit), XTTS_EIO (cannot write the
+ * rejects file or out, cannot read standard input, a temporary file for the ids fails),
+ * XTTS_ENOMEM, and those of writing the header (xtts_tokens_header_set: XTTS_EINPUT,
+ * XTTS_ERANGE; xtts_tokens_write_header). */
 xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_tokenize_stats *stats, xtts_error *err);
 
 #ifdef __cplusplus

@@ -26,14 +26,19 @@ typedef struct xtts_tokenizer xtts_tokenizer;
 
 /* Open a tokenizer. "bytes" and "phonemes" take no file (vocab_path NULL); "bpe" needs
  * vocab_path (a tokenizer.json). Errors name the file and the reason (XTTS_EINPUT for an
- * invalid vocabulary, XTTS_EIO when it cannot be read, XTTS_EUSAGE for an unknown name). */
+ * invalid vocabulary, XTTS_EIO when it cannot be read, XTTS_EUSAGE for an unknown name).
+ * Errors: XTTS_EUSAGE (unknown name; bpe without vocab_path, or bytes/phonemes with one),
+ * those of xtts_bpe_open (XTTS_ENOTFOUND for a missing file, XTTS_EIO, XTTS_ERANGE,
+ * XTTS_EINPUT, XTTS_ENOMEM) and of xtts_phonemizer_new (XTTS_EIO, XTTS_ENOMEM). */
 xtts_status xtts_tokenizer_open(const char *name, const char *vocab_path, xtts_tokenizer **out, xtts_error *err);
 void xtts_tokenizer_close(xtts_tokenizer *t);
 
 xtts_tokenizer_kind xtts_tokenizer_kind_of(const xtts_tokenizer *t);
 
 /* Fill tokenizer, vocab_hash, vocab_size and pad_id, and add bos_id/eos_id/unk_id extras
- * when the vocabulary has them. */
+ * when the vocabulary has them.
+ * Errors: those of xtts_tokens_header_set (XTTS_EINPUT, XTTS_ERANGE when h's extras are
+ * full). */
 xtts_status xtts_tokenizer_fill_header(const xtts_tokenizer *t, xtts_tokens_header *h, xtts_error *err);
 
 /* 1 if text should be lowercased before this tokenizer (bytes: yes; bpe: XTTS
@@ -57,12 +62,16 @@ int xtts_tokenizer_is_xtts(const xtts_tokenizer *t);
 void xtts_tokenizer_set_allow_unk(xtts_tokenizer *t, int allow);
 
 /* Encode normalized text of language lang into out (reset to n = 0 first). Thread-safe.
- * XTTS_EINPUT with a reason when the text cannot be encoded. */
+ * XTTS_EINPUT with a reason when the text cannot be encoded.
+ * Errors: XTTS_EINPUT (no token or voice for lang; bpe: invalid UTF-8, [UNK] in an XTTS
+ * vocabulary without allow_unk; phonemes: espeak-ng fails or gives nothing), XTTS_ENOMEM;
+ * phonemes with workers also XTTS_EIO (a dead worker cannot be replaced). */
 xtts_status xtts_tokenizer_encode(const xtts_tokenizer *t, const char *text, int lang, xtts_ids *out, xtts_error *err);
 
 /* Let the tokenizer use n threads at once where it needs processes for that (phonemes:
  * worker processes, see xtts_phonemizer_start_workers); n 0 means OpenMP's default thread
- * count. Other tokenizers need nothing. */
+ * count. Other tokenizers need nothing.
+ * Errors: phonemes: those of xtts_phonemizer_start_workers (XTTS_EIO); others: none. */
 xtts_status xtts_tokenizer_set_threads(xtts_tokenizer *t, int n, xtts_error *err);
 
 
@@ -70,11 +79,16 @@ xtts_status xtts_tokenizer_set_threads(xtts_tokenizer *t, int n, xtts_error *err
 
 /* BPE over a parsed tokenizer.json (prep/text/bpe.c). */
 typedef struct xtts_bpe xtts_bpe;
+/* Errors (open_buffer): XTTS_EINPUT (not JSON, a duplicate key, a model, vocabulary, merge,
+ * added token, normalizer or pre-tokenizer it does not accept, an empty vocabulary),
+ * XTTS_ENOMEM. Errors (open): those of xtts_read_file (XTTS_ENOTFOUND, XTTS_EIO, XTTS_ERANGE
+ * past 1 GiB, XTTS_ENOMEM) and of open_buffer. */
 xtts_status xtts_bpe_open(const char *path, xtts_bpe **out, xtts_error *err);
 xtts_status xtts_bpe_open_buffer(const char *json, size_t len, const char *name, xtts_bpe **out, xtts_error *err);
 void xtts_bpe_close(xtts_bpe *b);
 /* Encode raw text exactly as the HF tokenizers library does for this tokenizer.json
- * (added tokens, normalizer subset, pre-tokenizer, BPE model), no XTTS formatting. */
+ * (added tokens, normalizer subset, pre-tokenizer, BPE model), no XTTS formatting.
+ * Errors: XTTS_EINPUT (Unicode normalization fails, e.g. invalid UTF-8), XTTS_ENOMEM. */
 xtts_status xtts_bpe_encode(const xtts_bpe *b, const char *text, xtts_ids *out, xtts_error *err);
 int xtts_bpe_vocab_size(const xtts_bpe *b);
 /* Id of a token string in the vocabulary or added tokens, or -1. */
@@ -87,6 +101,7 @@ int xtts_bpe_has_piece(const xtts_bpe *b, const char *s, size_t n);
 
 /* Phonemes (prep/text/phonemes.c). */
 typedef struct xtts_phonemizer xtts_phonemizer;
+/* Errors: XTTS_EIO (espeak-ng cannot initialize), XTTS_ENOMEM. */
 xtts_status xtts_phonemizer_new(xtts_phonemizer **out, xtts_error *err);
 void xtts_phonemizer_delete(xtts_phonemizer *p);
 int xtts_phonemizer_has_lang(const xtts_phonemizer *p, int lang);
@@ -94,14 +109,18 @@ int xtts_phonemizer_has_lang(const xtts_phonemizer *p, int lang);
  * can phonemize at once (thread t uses worker t % n) and a crash inside espeak-ng costs one
  * text, not the process: a worker that dies is replaced and the text tried once more in
  * the new one; a second death is XTTS_EINPUT for that text. Call before any parallel
- * region. The workers end when the phonemizer is freed. */
+ * region. The workers end when the phonemizer is freed.
+ * Errors: XTTS_EIO only (socketpair or fork fails); with workers already started, none. */
 xtts_status xtts_phonemizer_start_workers(xtts_phonemizer *p, int n, xtts_error *err);
 int xtts_phonemizer_workers(const xtts_phonemizer *p);
 /* Process id of worker i (0 <= i < workers), or -1. */
 int xtts_phonemizer_worker_pid(const xtts_phonemizer *p, int i);
-/* IPA of text as UTF-8 (malloc'd, caller frees). Serialized internally. */
+/* IPA of text as UTF-8 (malloc'd, caller frees). Serialized internally.
+ * Errors: XTTS_EINPUT (no voice for lang, espeak-ng cannot select it, a worker died twice on
+ * the text, text over 4 GiB), XTTS_ENOMEM, XTTS_EIO (a dead worker cannot be replaced). */
 xtts_status xtts_phonemizer_ipa(xtts_phonemizer *p, const char *text, int lang, char **ipa, xtts_error *err);
-/* Map IPA to ids: [START] [lang] symbols [STOP]. */
+/* Map IPA to ids: [START] [lang] symbols [STOP].
+ * Errors: those of xtts_phonemizer_ipa, XTTS_ENOMEM, XTTS_EINPUT (no phonemes came out). */
 xtts_status xtts_phonemizer_encode(xtts_phonemizer *p, const char *text, int lang, xtts_ids *out, xtts_error *err);
 int xtts_phonemizer_vocab_size(void);
 /* The symbol of a phoneme id: "[PAD]".."[UNK]", a language code for 4-20, " " for 21, the

@@ -679,8 +679,12 @@ xtts_status xtts_text_prepare(const char *text, size_t len, const char *lang_in,
         }
     } else if (!strcmp(lang, "ja")) {
         xtts_sb r = {0};
-        if (xtts_romanize(text, len, "ja", &r)) {
-            st = xtts_error_set(err, XTTS_EUNSUPPORTED, "--normalize xtts: no romanization for 'ja' in this build");
+        char why[320];
+        int rc = xtts_romanize_why(text, len, "ja", &r, why, sizeof why);
+        if (rc == -1) {
+            st = xtts_error_set(err, XTTS_EUNSUPPORTED, "--normalize xtts: no romanization for 'ja': %s", why);
+        } else if (rc) {
+            st = xtts_error_set(err, XTTS_EINPUT, "--normalize xtts: ja: %s", why);
         } else {
             xtts_sb_putn(&r, "", 0);
             py_lower(r.s, r.len, &t);

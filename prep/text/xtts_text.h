@@ -17,7 +17,10 @@ extern "C" {
 
 /* Prepare text (UTF-8, NFC already applied) of language lang (an XTTS language code such as
  * "en" or "zh-cn") as XTTS does before BPE. *out is malloc'd (caller frees). XTTS_EINPUT
- * with a reason when Coqui's own code would fail on it; XTTS_ENOMEM. */
+ * with a reason when Coqui's own code would fail on it; XTTS_ENOMEM.
+ * Errors: XTTS_EINPUT (num2words cannot say a number, cutlet fails on ja text),
+ * XTTS_EUNSUPPORTED (digits in zh text, no number words or romanization for the language in
+ * this build, lang empty or NULL), XTTS_ENOMEM. */
 xtts_status xtts_text_prepare(const char *text, size_t len, const char *lang, char **out, xtts_error *err);
 
 /* Numbers as words for --normalize spoken in the languages prep/text/numbers.c has no words for

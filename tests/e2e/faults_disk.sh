@@ -48,7 +48,7 @@ expect_rc 3 "$BIN/xtts-melcache" --out "$T/sig" -j 2 -q --commit-every 4 "$T/tok
 echo "ok: SIGXFSZ at its default: exit $rc, re-run completes"
 
 # 3a. (no mount needed) a JSON log on a full device: /dev/full
-"$BIN/xtts-train" --synth-cache "$T/tc" --synth-records 24 --synth-frames 32 >/dev/null 2>&1
+"$BUILD/tests/tools/synth-cache" "$T/tc" --records 24 --frames 32 >/dev/null 2>&1
 tr=(--cache "$T/tc" --model tiny --width 32 --heads 2 --layers 1 --steps 4 --batch-size 4 --threads 2 --loader-threads 1 --log-every 100)
 expect_rc 2 "$BIN/xtts-train" "${tr[@]}" --log-json /dev/full
 one_line_error "/dev/full: cannot write the JSON log at step 1: No space left on device"

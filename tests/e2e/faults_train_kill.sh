@@ -14,7 +14,7 @@ seed=${FAULTS_SEED:-$(( $(date +%s) % 100000 ))}
 echo "seed $seed"
 RANDOM=$seed
 X="$BIN/xtts-train"
-"$X" --synth-cache "$T/cache" --synth-records 40 --synth-frames 48 >/dev/null 2>&1
+"$BUILD/tests/tools/synth-cache" "$T/cache" --records 40 --frames 48 >/dev/null 2>&1
 steps=40
 common=(--cache "$T/cache" --model tiny --width 64 --heads 4 --steps $steps --batch-size 4 --lr 1e-3 --warmup 2
         --threads 2 --loader-threads 2 --seed 7 --eval-every 5 --log-every 100)

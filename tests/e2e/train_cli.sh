@@ -20,7 +20,7 @@ expect 1 "$T" --cache x --steps 0
 expect 1 "$T" --cache x extra-arg
 expect 2 "$T" --cache "$W/none"; grep -q "$W/none" "$W/err.txt"
 
-"$T" --synth-cache "$W/cache" --synth-records 24 --synth-frames 32
+"$BUILD/tests/tools/synth-cache" "$W/cache" --records 24 --frames 32
 # --device cuda without a usable device or CUDA path: exit 2 with the reason
 expect 2 "$T" --cache "$W/cache" --device cuda --steps 1; grep -q -- "--device cuda" "$W/err.txt"
 expect 1 "$T" --cache "$W/cache" --device tpu --steps 1

@@ -12,7 +12,7 @@ rm -rf "$W"; mkdir -p "$W"
 if [ -f "$BUILD/demo/cache/manifest.json" ]; then
     cache="$BUILD/demo/cache"; steps=60; batch=4
 else
-    "$T" --synth-cache "$W/cache" --synth-records 96 --synth-frames 64
+    "$BUILD/tests/tools/synth-cache" "$W/cache" --records 96 --frames 64
     cache="$W/cache"; steps=80; batch=8
 fi
 "$T" --cache "$cache" --model tiny --steps "$steps" --batch-size "$batch" --lr 1e-3 --warmup 5 \

@@ -9,7 +9,7 @@ T="$BUILD/bin/xtts-train"
 W="$TMPDIR_TEST/train_resume"
 rm -rf "$W"; mkdir -p "$W"
 
-"$T" --synth-cache "$W/cache" --synth-records 40 --synth-frames 48
+"$BUILD/tests/tools/synth-cache" "$W/cache" --records 40 --frames 48
 common=(--cache "$W/cache" --model tiny --width 64 --heads 4 --steps 8 --batch-size 4 --lr 1e-3 --warmup 2
         --threads 2 --loader-threads 2 --seed 7 --eval-every 3 --log-every 4)
 
@@ -39,7 +39,7 @@ test "$rc" -eq 2
 grep -q "another model size" "$W/err1.txt"
 
 # a cache of another configuration is refused
-"$T" --synth-cache "$W/cache2" --synth-records 40 --synth-frames 64
+"$BUILD/tests/tools/synth-cache" "$W/cache2" --records 40 --frames 64
 set +e
 "$T" "${common[@]}" --cache "$W/cache2" --resume "$W/ckpt_half" 2> "$W/err2.txt"; rc=$?
 set -e

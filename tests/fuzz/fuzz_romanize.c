@@ -1,5 +1,5 @@
 /* fuzz_romanize.c — libFuzzer target for prep/text/romanize.c: arbitrary bytes (any UTF-8, or
- * none) romanized as ko and as zh-cn. Any output is fine; crashes, leaks and undefined
+ * none) romanized as ko, zh-cn and ja (ja only where a UniDic dictionary is installed). Any output is fine; crashes, leaks and undefined
  * behaviour are not. Seeds: tests/fuzz/corpus/romanize/. */
 #include <stddef.h>
 #include <stdint.h>

@@ -59,7 +59,7 @@ SAN_EXE="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 COMMON="-g -O1 -fno-omit-frame-pointer -Wno-pass-failed $OMP"
 CFLAGS="-std=c17 $COMMON $PKG_CFLAGS"
 CXXFLAGS="-std=c++17 $COMMON $PKG_CFLAGS"
-LIBS="$PKG_LIBS -lcld2 -lstdc++ -lm -lpthread"
+LIBS="$PKG_LIBS -lcld2 -lmecab -lstdc++ -lm -lpthread"
 
 # ---- library ----------------------------------------------------------------------------
 # Rebuild an object when its source, any header in the tree or this script is newer.

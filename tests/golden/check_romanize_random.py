@@ -21,7 +21,8 @@ from hangul_romanize.rule import academic  # noqa: E402
 
 random.seed(int(sys.argv[3]) if len(sys.argv) > 3 else 7)
 exe = os.path.join(tempfile.mkdtemp(), "romanize_cat")
-subprocess.run(["gcc", "-O2", "-I.", "tests/golden/romanize_cat.c", "build/lib/libxtts.a", "-lpthread",
+subprocess.run(["gcc", "-O2", "-I.", "tests/golden/romanize_cat.c", "build/lib/libxtts.a", "-lutf8proc", "-lmecab",
+                "-lstdc++", "-lpthread",
                 "-o", exe], check=True)
 
 

@@ -1,5 +1,5 @@
 /* synth.c — the synthetic cache (see synth.h). */
-#include "train/synth.h"
+#include "cache/synth.h"
 
 #include <jansson.h>
 #include <math.h>

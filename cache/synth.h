@@ -1,12 +1,13 @@
-/* synth.h — a small synthetic cache for smoke tests and benchmarks of xtts-train.
+/* synth.h — a small synthetic cache for smoke tests and benchmarks of the trainer and the
+ * readers (the test helper build/tests/tools/synth-cache writes one from the command line).
  *
  * Records are made by code, not audio: each token id has its own smooth log-mel pattern,
  * held for frames_per_token frames and blended into the next, so a model that learns
  * text -> mel has something real to learn. Written through the cache writer and the
  * record codec, so it is a cache like any other (manifest, LMDB shards, zstd records).
  */
-#ifndef XTTS_TRAIN_SYNTH_H
-#define XTTS_TRAIN_SYNTH_H
+#ifndef XTTS_CACHE_SYNTH_H
+#define XTTS_CACHE_SYNTH_H
 
 #include <stdint.h>
 
@@ -31,7 +32,10 @@ typedef struct {
 
 void xtts_synth_options_default(xtts_synth_options *o);
 
-/* Write a cache to dir (replacing one of another configuration). */
+/* Write a cache to dir (replacing one of another configuration).
+ * Errors: XTTS_EUSAGE (options out of range, or a configuration the writer refuses),
+ * XTTS_ENOMEM, and those of xtts_cache_writer_open (with force: XTTS_EBUSY, XTTS_EIO, ...),
+ * xtts_record_encode, xtts_cache_writer_put and xtts_cache_writer_finish. */
 xtts_status xtts_synth_cache_write(const char *dir, const xtts_synth_options *o, xtts_error *err);
 
 #ifdef __cplusplus
