@@ -35,7 +35,7 @@ exe = os.path.join(tempfile.mkdtemp(), "zh_numbers_cat")
 libs = subprocess.run(["pkg-config", "--libs", "libutf8proc", "espeak-ng", "jansson"], capture_output=True,
                       text=True, check=True).stdout.split()
 subprocess.run(["gcc", "-O2", "-I.", "-D_GNU_SOURCE", os.path.join(here, "zh_numbers_cat.c"), "build/lib/libxtts.a"] +
-               libs + ["-lcld2", "-lstdc++", "-fopenmp", "-lpthread", "-lm", "-o", exe], check=True)
+               libs + ["-lcld2", "-lmecab", "-lstdc++", "-fopenmp", "-lpthread", "-lm", "-o", exe], check=True)
 
 r = random.Random(seed)
 MEASURE = "个本米岁天年月日页次张条只件名位元块分秒时里斤两"
