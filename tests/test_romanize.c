@@ -207,7 +207,8 @@ static void test_normalize_xtts_romanizes(void **state) {
     (void)state;
     static const char *const cases[][3] = {
         {"ko", "안녕하세요, 물엿!", "annyeonghase-yo, mul-yeos!"},
-        {"zh", "银行行长来了。", "yin2hang2hang2zhang3lai2le5。"},
+        /* Coqui's zh number normalizer, before pinyin, makes every punctuation mark ',' */
+        {"zh", "银行行长来了。", "yin2hang2hang2zhang3lai2le5,"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *out = NULL;

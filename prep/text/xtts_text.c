@@ -6,7 +6,9 @@
  *   numbers: thousands separators removed (en ru: commas, others: dots, Python's own
  *   patterns including their quirks), currency £ $ € (a failure in one currency abandons it
  *   and the ones after it, as Coqui's try/except does), decimals (not tr), ordinals with
- *   each language's suffix list in Coqui's order, then every run of ASCII digits.
+ *   each language's suffix list in Coqui's order, then every run of ASCII digits; for zh
+ *   instead zh_num2words' TextNorm (prep/text/zh_numbers.c: numbers in Chinese characters,
+ *   punctuation to ',').
  *   zh, ko: romanized after the cleaners; ja: romanized then lowercased; hi: lowercase and
  *   whitespace only.
  *
@@ -26,6 +28,7 @@
 #include "prep/text/num2words.h"
 #include "prep/text/romanize.h"
 #include "prep/text/strbuf.h"
+#include "prep/text/zh_numbers.h"
 
 /* ---- code points ------------------------------------------------------------------- */
 
@@ -642,10 +645,13 @@ xtts_status xtts_text_prepare(const char *text, size_t len, const char *lang_in,
         xtts_sb_free(&t);
         t = low;
         if (!strcmp(lang, "zh")) {
-            if (has_ascii_digit(&t)) {
-                xtts_sb_free(&t);
-                return xtts_error_set(err, XTTS_EUNSUPPORTED, "--normalize xtts: numbers in zh text are not supported");
-            }
+            /* expand_numbers_multilingual for zh: zh_num2words' TextNorm (prep/text/zh_numbers.c) */
+            xtts_sb z = {0};
+            xtts_status zs = xtts_zh_numbers_normalize(t.s, t.len, &z, err);
+            xtts_sb_free(&t);
+            if (zs != XTTS_OK) { xtts_sb_free(&z); return zs; }
+            xtts_sb_putn(&z, "", 0);
+            t = z;
         } else if (has_ascii_digit(&t) || strstr(t.s, "\xe2\x82\xac") || strchr(t.s, '$') || strstr(t.s, "\xc2\xa3")) {
             if (!c.n2w || !c.n2w->cardinal) {
                 if (has_ascii_digit(&t)) {
