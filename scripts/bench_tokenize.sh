@@ -60,6 +60,13 @@ for j in 1 "$THREADS"; do
   s=$(median_of_3 "$BIN" -q -j "$j" --lang auto --tokenizer phonemes "$work/metadata.csv"); row "phonemes, normalize + language id, -j $j" "$s"
   [ "$THREADS" = 1 ] && break
 done
+# Chinese: 13,100 lines with numbers (tests/golden/make_zh_bench_lines.py), Coqui's number
+# reading and pinyin, BPE-encoded with [zh-cn]
+$PY "$root/tests/golden/make_zh_bench_lines.py" > "$work/zh.csv"
+for j in 1 "$THREADS"; do
+  s=$(median_of_3 "$BIN" -q -j "$j" --format ljspeech --lang zh-cn --tokenizer bpe --allow-unk --vocab "$VOCAB" --max-tokens 100000 "$work/zh.csv"); row "bpe, Chinese with numbers romanized (--lang zh-cn), -j $j" "$s"
+  [ "$THREADS" = 1 ] && break
+done
 # Japanese: the golden sentences (tests/golden/romanize_ja*_in.txt) repeated to $LINES lines,
 # romanized as XTTS does (MeCab + UniDic + cutlet's rules) and BPE-encoded with [ja]
 if [ -n "${XTTS_UNIDIC:-}" ] || [ -f /var/lib/mecab/dic/unidic/sys.dic ]; then
