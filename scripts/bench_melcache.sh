@@ -59,7 +59,8 @@ echo "| Python: soundfile + torchaudio + zstandard + lmdb, $THREADS workers | $(
 echo
 
 # The stages' floors: soxr HQ 44.1 -> 22.05 kHz and FFTW r2c + window + power (from the mel
-# section of this run), and zstd level 3 over the same payload bytes the records hold.
+# section of this run), and zstd at the build's level (ZSTD_LEVEL, default 1 as xtts-melcache) over
+# the same payload bytes the records hold.
 melt="$BUILD/bench/mel.txt"
 if [ -f "$melt" ]; then
   soxr=$(awk '$1=="soxr" && $2=="hq" && $3=="22050" {print $4; exit}' "$melt")
@@ -80,13 +81,13 @@ with open(sys.argv[2], "wb") as f:
                 if s["codec"] == 1:
                     f.write(d.decompress(buf[s["offset"]:s["offset"] + s["stored"]]))
 PY
-  zs=$(zstd -b3 -i2 "$W/payload.bin" 2>&1 | tr '\r' '\n' | grep -o '[0-9.]* MB/s' | head -1 | cut -d' ' -f1)
+  zs=$(zstd -b"${ZSTD_LEVEL:-1}" -i2 "$W/payload.bin" 2>&1 | tr '\r' '\n' | grep -o '[0-9.]* MB/s' | head -1 | cut -d' ' -f1)
   bytes=$(stat -c %s "$W/payload.bin")
   if [ -n "$soxr" ] && [ -n "$stft" ] && [ -n "$zs" ]; then
     zfloor=$(printf '%.3f' "$(echo "scale=4; $bytes / 1000000 / $zs / $hours" | bc)")
     sum=$(printf '%.3f' "$(echo "scale=4; ($soxr + $stft + $zfloor)" | bc)")
     par=$(printf '%.3f' "$(echo "scale=4; $sum / $THREADS" | bc)")
-    echo "Floors, one core, per hour of audio: soxr HQ $soxr s + STFT (r2c, window, power) $stft s + zstd -3 of the"
+    echo "Floors, one core, per hour of audio: soxr HQ $soxr s + STFT (r2c, window, power) $stft s + zstd -${ZSTD_LEVEL:-1} of the"
     echo "stored payload ($(echo "scale=1; $bytes / 1000000 / $hours" | bc) MB/h at $zs MB/s) $zfloor s = $sum s; over $THREADS cores $par s."
     echo "xtts-melcache takes $(per_h "$mo") s per hour: $(echo "scale=2; $(per_h "$mo") / $par" | bc)x the floors' sum."
     echo
