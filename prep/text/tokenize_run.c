@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,7 +209,10 @@ static xtts_status hash_runs_flush(hash_runs *h, xtts_error *err) {
 }
 
 static xtts_status hash_runs_add(hash_runs *h, uint64_t v, xtts_error *err) {
-    if (!h->buf && !(h->buf = malloc(HASH_RUN * sizeof *h->buf))) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    if (!h->buf) { /* whole from the start (touched), so the memory held is the same at any size */
+        if (!(h->buf = malloc(HASH_RUN * sizeof *h->buf))) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+        memset(h->buf, 0, HASH_RUN * sizeof *h->buf);
+    }
     if (h->n == HASH_RUN) {
         xtts_status st = hash_runs_flush(h, err);
         if (st) return st;
@@ -377,6 +381,7 @@ static xtts_status pass_open(run_t *R, xtts_error *err) {
 /* The next chunk of records (0 of them at the end). */
 static xtts_status read_chunk(run_t *R, xtts_error *err) {
     for (size_t i = 0; i < R->n; i++) record_free(&R->recs[i]);
+    if (R->n) malloc_trim(0); /* the chunk's strings go back: no slow growth from fragments */
     R->base += R->n;
     R->n = 0;
     xtts_meta_entry e;
