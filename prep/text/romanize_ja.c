@@ -106,6 +106,12 @@ static int cmp_cpv(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* the two-code-point keys, decoded once (table_init) */
+static struct {
+    uint32_t a, b;
+    const char *v;
+} g_two[sizeof KANA2 / sizeof KANA2[0]];
+
 static void table_init(void) {
     for (size_t i = 0; i < sizeof KANA1 / sizeof KANA1[0]; i++) {
         size_t adv;
@@ -113,6 +119,12 @@ static void table_init(void) {
         g_one[g_n_one++].v = KANA1[i].v;
     }
     qsort(g_one, g_n_one, sizeof g_one[0], cmp_cpv);
+    for (size_t i = 0; i < sizeof KANA2 / sizeof KANA2[0]; i++) {
+        size_t adv, adv2;
+        g_two[i].a = cp_of(KANA2[i].k, &adv);
+        g_two[i].b = cp_of(KANA2[i].k + adv, &adv2);
+        g_two[i].v = KANA2[i].v;
+    }
 }
 
 static const char *tbl1(uint32_t c) {
@@ -122,11 +134,8 @@ static const char *tbl1(uint32_t c) {
 }
 
 static const char *tbl2(uint32_t a, uint32_t b) {
-    for (size_t i = 0; i < sizeof KANA2 / sizeof KANA2[0]; i++) {
-        size_t adv, adv2;
-        const char *k = KANA2[i].k;
-        if (cp_of(k, &adv) == a && cp_of(k + adv, &adv2) == b) return KANA2[i].v;
-    }
+    for (size_t i = 0; i < sizeof g_two / sizeof g_two[0]; i++)
+        if (g_two[i].a == a && g_two[i].b == b) return g_two[i].v;
     return NULL;
 }
 

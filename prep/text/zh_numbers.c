@@ -537,10 +537,11 @@ static void find_money(zctx *c, const int32_t *t, size_t n, matches *ms) {
     }
 }
 
-static void find_mobile(zctx *c, const int32_t *t, size_t n, matches *ms) {
-    (void)c;
+/* phone numbers: a run that at (after a non-digit) ends at the returned end, read digit by
+ * digit */
+static void find_phone(const int32_t *t, size_t n, matches *ms, size_t (*at)(const int32_t *, size_t, size_t)) {
     for (size_t p = 0; p + 1 < n;) {
-        size_t e = !is_d(t[p]) ? mobile_at(t, n, p + 1) : 0;
+        size_t e = !is_d(t[p]) ? at(t, n, p + 1) : 0;
         if (!e) { p++; continue; }
         size_t r = ms->pool.n;
         put_digits(t + p + 1, e - p - 1, &ms->pool);
@@ -549,16 +550,14 @@ static void find_mobile(zctx *c, const int32_t *t, size_t n, matches *ms) {
     }
 }
 
+static void find_mobile(zctx *c, const int32_t *t, size_t n, matches *ms) {
+    (void)c;
+    find_phone(t, n, ms, mobile_at);
+}
+
 static void find_fixed(zctx *c, const int32_t *t, size_t n, matches *ms) {
     (void)c;
-    for (size_t p = 0; p + 1 < n;) {
-        size_t e = !is_d(t[p]) ? fixed_at(t, n, p + 1) : 0;
-        if (!e) { p++; continue; }
-        size_t r = ms->pool.n;
-        put_digits(t + p + 1, e - p - 1, &ms->pool);
-        add_match(ms, p + 1, e - p - 1, r);
-        p = e + 1;
-    }
+    find_phone(t, n, ms, fixed_at);
 }
 
 static void find_fractions(zctx *c, const int32_t *t, size_t n, matches *ms) {
