@@ -55,91 +55,6 @@ void xtts_digest_record(xtts_sha256 *s, const xtts_record_header *h, const int32
     if (used) xtts_sha256_update(s, buf, used);
 }
 
-/* ---- id table: id -> global index over the whole cache ------------------------------------ */
-
-typedef struct {
-    uint64_t hash;
-    uint64_t index;
-    size_t off; /* into arena; SIZE_MAX = empty slot */
-} id_slot;
-
-typedef struct {
-    id_slot *slots;
-    size_t cap, n;
-    char *arena;
-    size_t arena_len, arena_cap;
-} id_table;
-
-static int idt_init(id_table *t) {
-    memset(t, 0, sizeof *t);
-    t->cap = 1024;
-    t->slots = malloc(t->cap * sizeof *t->slots);
-    if (!t->slots) return -1;
-    for (size_t i = 0; i < t->cap; i++) t->slots[i].off = SIZE_MAX;
-    return 0;
-}
-
-static void idt_free(id_table *t) {
-    free(t->slots);
-    free(t->arena);
-}
-
-static id_slot *idt_find(const id_table *t, const char *id, size_t len, uint64_t h) {
-    size_t i = h & (t->cap - 1);
-    for (;;) {
-        id_slot *s = &t->slots[i];
-        if (s->off == SIZE_MAX) return s;
-        if (s->hash == h && !memcmp(t->arena + s->off, id, len) && t->arena[s->off + len] == '\0') return s;
-        i = (i + 1) & (t->cap - 1);
-    }
-}
-
-static int idt_grow(id_table *t) {
-    size_t ncap = t->cap * 2;
-    id_slot *ns = malloc(ncap * sizeof *ns);
-    if (!ns) return -1;
-    for (size_t i = 0; i < ncap; i++) ns[i].off = SIZE_MAX;
-    for (size_t i = 0; i < t->cap; i++) {
-        if (t->slots[i].off == SIZE_MAX) continue;
-        size_t j = t->slots[i].hash & (ncap - 1);
-        while (ns[j].off != SIZE_MAX) j = (j + 1) & (ncap - 1);
-        ns[j] = t->slots[i];
-    }
-    free(t->slots);
-    t->slots = ns;
-    t->cap = ncap;
-    return 0;
-}
-
-/* Insert id -> index. Returns 1 when inserted, 0 when present (*prev = its index), -1 on
- * out of memory. */
-static int idt_insert(id_table *t, const char *id, size_t len, uint64_t index, uint64_t *prev) {
-    if ((t->n + 1) * 2 > t->cap && idt_grow(t)) return -1;
-    uint64_t h = xtts_fnv1a64(XTTS_FNV64_INIT, id, len);
-    id_slot *s = idt_find(t, id, len, h);
-    if (s->off != SIZE_MAX) {
-        *prev = s->index;
-        return 0;
-    }
-    if (t->arena_len + len + 1 > t->arena_cap) {
-        size_t nc = t->arena_cap ? t->arena_cap * 2 : 65536;
-        while (nc < t->arena_len + len + 1) nc *= 2;
-        char *na = realloc(t->arena, nc);
-        if (!na) return -1;
-        t->arena = na;
-        t->arena_cap = nc;
-    }
-    memcpy(t->arena + t->arena_len, id, len);
-    t->arena[t->arena_len + len] = '\0';
-    s->hash = h;
-    s->index = index;
-    s->off = t->arena_len;
-    t->arena_len += len + 1;
-    t->n++;
-    return 1;
-}
-
-
 /* ---- the run ------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -148,8 +63,8 @@ typedef struct {
     xtts_cache *cache;
     const xtts_cache_config *cfg;
     xtts_cache_reader *reader;
+    xtts_cache_reader *lookup; /* a second reader for id look-ups during the walk */
     xtts_record_decoder *dec;
-    id_table ids;
     xtts_sha256 digest;
     int digest_broken;
     size_t n_speakers, n_langs;
@@ -269,16 +184,21 @@ static void check_v2(run_t *r, uint64_t local, int64_t gi, const xtts_record_hea
               got->n_frames, got->n_tokens, got->n_samples, want.n_frames, want.n_tokens, want.n_samples);
 }
 
-/* id (unique, the one the "ids" database names) and shape against the configuration */
+/* id (the one the "ids" database names; unique: check_duplicate_ids) and shape against the
+ * configuration */
 static void check_id_and_shape(run_t *r, uint64_t index, const char *known, const xtts_record_header *hp) {
     const xtts_cache_config *cfg = r->cfg;
     const xtts_record_header h = *hp;
     int64_t gi = (int64_t)index;
-    uint64_t prev;
-    int ins = idt_insert(&r->ids, h.id, h.id_len, index, &prev);
-    if (ins < 0) r->oom = 1;
-    else if (ins == 0) fault(r, r->shard, gi, h.id, "duplicate id (also at index %llu)", (unsigned long long)prev);
     if (h.id_len == 0) fault(r, r->shard, gi, h.id, "empty id");
+    /* a record that carries another record's id (its own "ids" entry names something else,
+     * and the record that id's entry names carries it too) */
+    uint64_t other;
+    xtts_error e;
+    xtts_record_header oh;
+    if (h.id_len && strcmp(known, h.id) && xtts_cache_reader_find(r->lookup, h.id, &other, &e) == XTTS_OK &&
+        other != index && xtts_cache_reader_header(r->lookup, other, &oh, &e) == XTTS_OK && !strcmp(oh.id, h.id))
+        fault(r, r->shard, gi, h.id, "duplicate id (also at index %llu)", (unsigned long long)other);
     if (!known[0]) fault(r, r->shard, gi, h.id, "no \"ids\" entry points at this record");
     else if (strcmp(known, h.id))
         fault(r, r->shard, gi, h.id, "the \"ids\" entry for this index is '%s'", known);
@@ -631,6 +551,56 @@ static void run_recompute(run_t *r) {
     }
 }
 
+/* An id stored twice in the cache. Each shard's "ids" keys are unique and check_id_and_shape
+ * ties every record to its entry, so the shards' "ids" read together in key order find every
+ * repeated record id, in memory that does not grow with the records. The first holder is the
+ * lowest index; each later one is the fault. */
+static void check_duplicate_ids(run_t *r) {
+    size_t n = xtts_cache_n_shards(r->cache), k = 0;
+    const char **paths = calloc(n ? n : 1, sizeof *paths);
+    size_t *shard = calloc(n ? n : 1, sizeof *shard);
+    if (!paths || !shard) {
+        free(paths);
+        free(shard);
+        r->oom = 1;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        xtts_cache_shard s;
+        xtts_cache_shard_get(r->cache, i, &s);
+        if (s.status == XTTS_OK) { paths[k] = s.path; shard[k++] = i; } /* a failed one is a fault already */
+    }
+    xtts_id_merge *m = NULL;
+    xtts_error e;
+    xtts_status st = xtts_id_merge_open(paths, k, &m, &e);
+    char last[XTTS_RECORD_MAX_ID + 1] = "";
+    size_t last_len = 0;
+    int64_t first_at = -1;
+    int have = 0, got;
+    const void *idp;
+    size_t len, src;
+    uint64_t local;
+    while (!st && !(st = xtts_id_merge_next(m, &got, &idp, &len, &src, &local, &e)) && got) {
+        xtts_cache_shard s;
+        xtts_cache_shard_get(r->cache, shard[src], &s);
+        int64_t at = local < s.records ? (int64_t)(s.first_index + local) : -1;
+        if (len > XTTS_RECORD_MAX_ID) continue; /* not a valid id: a fault of the shard walk */
+        if (have && len == last_len && !memcmp(idp, last, len)) {
+            fault(r, s.name, at, last, "duplicate id (also at index %lld)", (long long)first_at);
+            continue;
+        }
+        memcpy(last, idp, len);
+        last[len] = '\0';
+        last_len = len;
+        first_at = at;
+        have = 1;
+    }
+    if (st) fault(r, "", -1, "", "duplicate-id check: %s", e.msg);
+    xtts_id_merge_close(m);
+    free(paths);
+    free(shard);
+}
+
 xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, xtts_verify_report *rep,
                               xtts_error *err) {
     xtts_verify_options dflt;
@@ -646,8 +616,9 @@ xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, x
         fault(&r, "", -1, "", "%s", err->msg);
         return st;
     }
-    if (idt_init(&r.ids) || !(r.dec = xtts_record_decoder_new()) ||
-        xtts_cache_reader_new(r.cache, &r.reader, err) != XTTS_OK) {
+    if (!(r.dec = xtts_record_decoder_new()) ||
+        xtts_cache_reader_new(r.cache, &r.reader, err) != XTTS_OK ||
+        xtts_cache_reader_new(r.cache, &r.lookup, err) != XTTS_OK) {
         st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
         goto done;
     }
@@ -735,6 +706,7 @@ xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, x
         rep->shards_ok += s.status == XTTS_OK;
     }
     st = XTTS_OK;
+    if (!r.oom) check_duplicate_ids(&r);
     if (r.oom) {
         st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory during verification", dir);
         fault(&r, "", -1, "", "%s", err->msg);
@@ -760,9 +732,9 @@ done:;
     free(r.mel);
     free(r.mel_sum);
     free(r.mel_sumsq);
-    idt_free(&r.ids);
     xtts_record_decoder_delete(r.dec);
     xtts_cache_reader_delete(r.reader);
+    xtts_cache_reader_delete(r.lookup);
     xtts_cache_close(r.cache);
     return st;
 }

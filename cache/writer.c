@@ -23,8 +23,9 @@
  * So every commit holds the records and rejects up to some input and exactly the state
  * set before that input was added.
  *
- * Duplicate ids are refused at put time through a set of 64-bit id hashes; a hash hit
- * is confirmed against the pending records and the shards' "ids" databases.
+ * Duplicate ids are refused at put time through a fixed-size filter of id hashes (its
+ * memory does not grow with the records); a "maybe" from it is confirmed against the
+ * pending records and the shards' "ids" databases.
  */
 #include "cache/writer.h"
 
@@ -100,7 +101,7 @@ struct xtts_cache_writer {
     uint64_t pend_bytes;
     uint32_t ops_pending; /* puts and rejects since the last commit */
 
-    xtts_hash_set ids;
+    xtts_id_filter ids; /* every stored or pending id: a "maybe" is confirmed in the shards */
     xtts_status failed; /* set by a failed commit: the writer only aborts from here */
     char failed_msg[XTTS_ERRMSG_MAX];
 };
@@ -175,7 +176,7 @@ static void writer_free(xtts_cache_writer *w) {
     json_decref(w->rejects_pending);
     blobs_free(w->state, w->n_state);
     free(w->shards);
-    xtts_hash_set_free(&w->ids);
+    xtts_id_filter_free(&w->ids);
     xtts_unlock(w->part_lock_fd);
     xtts_unlock(w->lock_fd);
     free(w->dir);
@@ -291,10 +292,10 @@ static xtts_status scan_shard(xtts_cache_writer *w, MDB_env *env, int number, sh
         }
         if (rc == MDB_NOTFOUND) rc = 0;
         if (cur) mdb_cursor_close(cur);
-        /* the id hashes, for the duplicate check */
+        /* the ids into the filter, for the duplicate check */
         if (!rc) rc = mdb_cursor_open(txn, ids, &cur);
         while (!rc && !(rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)))
-            if (xtts_hash_set_add(&w->ids, xtts_id_hash(k.mv_data, k.mv_size)) < 0) rc = ENOMEM;
+            if (xtts_id_filter_add(&w->ids, xtts_id_hash(k.mv_data, k.mv_size)) < 0) rc = ENOMEM;
         if (rc == MDB_NOTFOUND) rc = 0;
         if (cur) mdb_cursor_close(cur);
     }
@@ -534,7 +535,7 @@ static void reset_loaded(xtts_cache_writer *w) {
     blobs_free(w->state, w->n_state);
     w->state = NULL;
     w->n_state = 0;
-    xtts_hash_set_free(&w->ids);
+    xtts_id_filter_free(&w->ids);
     memset(&w->ids, 0, sizeof w->ids);
 }
 
@@ -966,7 +967,7 @@ static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const 
                               w->dir, id, hdr.version, xtts_audio_store_name(hdr.audio), hdr.pad_token,
                               w->cfg.format_version, xtts_audio_store_name(want_audio), w->cfg.pad_token);
     uint64_t h = xtts_id_hash(id, id_len);
-    if (xtts_hash_set_has(&w->ids, h)) {
+    if (xtts_id_filter_maybe(&w->ids, h)) {
         int found;
         uint64_t at = 0;
         if ((st = id_stored(w, id, &found, &at, err))) return st;
@@ -997,7 +998,7 @@ static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const 
     p->data = malloc(len);
     p->len = len;
     p->source = source ? strdup(source) : NULL;
-    if (!p->id || !p->data || (source && !p->source) || xtts_hash_set_add(&w->ids, h) < 0) {
+    if (!p->id || !p->data || (source && !p->source) || xtts_id_filter_add(&w->ids, h) < 0) {
         free(p->id);
         free(p->data);
         free(p->source);

@@ -71,4 +71,19 @@ xtts_status xtts_lmdb_file_check(const char *shard_dir, xtts_error *err);
  * ENOMEM XTTS_ENOMEM; MDB_VERSION_MISMATCH XTTS_EMISMATCH. */
 xtts_status xtts_mdb_status(int rc);
 
+/* The "ids" databases of several shards read together in key order (cache/id_merge.c):
+ * LMDB keeps each sorted, so one cursor per shard finds an id stored twice with memory
+ * independent of the number of records. Among equal ids the lower source (index into
+ * paths) comes first. Each shard is opened read-only, without locks or read-ahead.
+ * Errors of open: XTTS_ENOMEM, XTTS_ECORRUPT, XTTS_EIO (a shard that does not open, or has
+ * no "ids"), naming the shard. */
+typedef struct xtts_id_merge xtts_id_merge;
+xtts_status xtts_id_merge_open(const char *const *paths, size_t n, xtts_id_merge **out, xtts_error *err);
+/* The next id: *got = 1 with *id and *len (borrowed until the next call), *source and *local
+ * (the stored local index, UINT64_MAX when the value is not 8 bytes); *got = 0 after the
+ * last. Errors: XTTS_ECORRUPT, XTTS_EIO (a database that cannot be read, naming the shard). */
+xtts_status xtts_id_merge_next(xtts_id_merge *m, int *got, const void **id, size_t *len, size_t *source,
+                               uint64_t *local, xtts_error *err);
+void xtts_id_merge_close(xtts_id_merge *m);
+
 #endif

@@ -47,99 +47,69 @@ static json_t *doubles_json(const double *v, size_t n) {
 }
 
 /* An id that two parts both stored (each part checks its own ids only; a whole build refuses
- * such a stream) is found by merging the shards' "ids" databases, which LMDB keeps sorted:
- * one cursor per shard, memory independent of the number of records. */
+ * such a stream) is found by reading every shard's "ids" database together in key order
+ * (xtts_id_merge): memory independent of the number of records. */
 typedef struct {
-    char path[4200];
-    int part, shard;
-    MDB_env *env;
-    MDB_txn *txn;
-    MDB_cursor *cur;
-    MDB_val k;
-    int live;
-} id_cursor;
-
-typedef struct {
-    id_cursor *v;
+    char **paths;
+    int *part, *shard;
     size_t n, cap;
-} id_cursors;
+} id_sources;
 
-static void id_cursors_free(id_cursors *c) {
-    for (size_t i = 0; i < c->n; i++) {
-        if (c->v[i].cur) mdb_cursor_close(c->v[i].cur);
-        if (c->v[i].txn) mdb_txn_abort(c->v[i].txn);
-        if (c->v[i].env) mdb_env_close(c->v[i].env);
-    }
-    free(c->v);
+static void id_sources_free(id_sources *c) {
+    for (size_t i = 0; i < c->n; i++) free(c->paths[i]);
+    free(c->paths);
+    free(c->part);
+    free(c->shard);
     memset(c, 0, sizeof *c);
 }
 
-static xtts_status id_cursors_add(id_cursors *c, const char *path, int part, int shard, xtts_error *err) {
+static xtts_status id_sources_add(id_sources *c, const char *path, int part, int shard, xtts_error *err) {
     if (c->n == c->cap) {
         size_t nc = c->cap ? c->cap * 2 : 16;
-        id_cursor *nv = realloc(c->v, nc * sizeof *nv);
-        if (!nv) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
-        c->v = nv;
+        char **np = realloc(c->paths, nc * sizeof *np);
+        if (np) c->paths = np;
+        int *a = np ? realloc(c->part, nc * sizeof *a) : NULL;
+        if (a) c->part = a;
+        int *b = a ? realloc(c->shard, nc * sizeof *b) : NULL;
+        if (!b) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+        c->shard = b;
         c->cap = nc;
     }
-    id_cursor *x = &c->v[c->n++];
-    memset(x, 0, sizeof *x);
-    snprintf(x->path, sizeof x->path, "%s", path);
-    x->part = part;
-    x->shard = shard;
+    if (!(c->paths[c->n] = strdup(path))) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    c->part[c->n] = part;
+    c->shard[c->n] = shard;
+    c->n++;
     return XTTS_OK;
 }
 
-/* Memcmp order, a prefix first: LMDB's default key order. */
-static int key_cmp(const MDB_val *a, const MDB_val *b) {
-    size_t n = a->mv_size < b->mv_size ? a->mv_size : b->mv_size;
-    int r = memcmp(a->mv_data, b->mv_data, n);
-    return r ? r : (a->mv_size > b->mv_size) - (a->mv_size < b->mv_size);
-}
-
-static xtts_status find_duplicate_ids(id_cursors *c, const char *dir, xtts_error *err) {
-    for (size_t i = 0; i < c->n; i++) {
-        id_cursor *x = &c->v[i];
-        xtts_status st = xtts_lmdb_file_check(x->path, err);
-        if (st) return st;
-        MDB_dbi dbi;
-        MDB_val v;
-        int rc = mdb_env_create(&x->env);
-        if (!rc) rc = mdb_env_set_maxdbs(x->env, 4);
-        if (!rc) rc = mdb_env_open(x->env, x->path, MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD, 0644);
-        if (!rc) rc = mdb_txn_begin(x->env, NULL, MDB_RDONLY, &x->txn);
-        if (!rc) rc = mdb_dbi_open(x->txn, "ids", 0, &dbi);
-        if (!rc) rc = mdb_cursor_open(x->txn, dbi, &x->cur);
-        if (!rc) rc = mdb_cursor_get(x->cur, &x->k, &v, MDB_FIRST);
-        x->live = rc == 0;
-        if (rc == MDB_NOTFOUND) rc = 0;
-        if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: cannot read its ids: %s", x->path, mdb_strerror(rc));
-    }
-    const id_cursor *prev = NULL;
-    char last[512] = ""; /* LMDB keys are at most 511 bytes */
-    size_t last_len = 0;
-    for (;;) {
-        id_cursor *m = NULL;
-        for (size_t i = 0; i < c->n; i++) /* the first cursor holding the smallest id: the lowest part */
-            if (c->v[i].live && (!m || key_cmp(&c->v[i].k, &m->k) < 0)) m = &c->v[i];
-        if (!m) return XTTS_OK;
-        if (prev && m->k.mv_size == last_len && !memcmp(m->k.mv_data, last, last_len)) {
+static xtts_status find_duplicate_ids(const id_sources *c, const char *dir, xtts_error *err) {
+    xtts_id_merge *m;
+    xtts_status st = xtts_id_merge_open((const char *const *)c->paths, c->n, &m, err);
+    if (st) return st;
+    char last[XTTS_LMDB_MAX_KEY + 1] = "";
+    size_t last_len = 0, last_src = 0;
+    int have = 0, got;
+    const void *id;
+    size_t len, src;
+    uint64_t local;
+    while (!(st = xtts_id_merge_next(m, &got, &id, &len, &src, &local, err)) && got) {
+        if (have && len == last_len && !memcmp(id, last, len)) {
             char a[32], b[32];
-            xtts_shard_name(a, prev->part, prev->shard);
-            xtts_shard_name(b, m->part, m->shard);
-            return xtts_error_set(err, XTTS_EINPUT, "%s: id '%.200s' is stored by part %d (%s) and part %d (%s): "
-                                  "the input holds it twice; fix the input and rebuild",
-                                  dir, last, prev->part, a, m->part, b);
+            xtts_shard_name(a, c->part[last_src], c->shard[last_src]);
+            xtts_shard_name(b, c->part[src], c->shard[src]);
+            st = xtts_error_set(err, XTTS_EINPUT, "%s: id '%.200s' is stored by part %d (%s) and part %d (%s): "
+                                "the input holds it twice; fix the input and rebuild",
+                                dir, last, c->part[last_src], a, c->part[src], b);
+            break;
         }
-        last_len = m->k.mv_size < sizeof last - 1 ? m->k.mv_size : sizeof last - 1;
-        memcpy(last, m->k.mv_data, last_len);
+        last_len = len < sizeof last - 1 ? len : sizeof last - 1;
+        memcpy(last, id, last_len);
         last[last_len] = 0;
-        prev = m;
-        MDB_val v;
-        int rc = mdb_cursor_get(m->cur, &m->k, &v, MDB_NEXT);
-        if (rc == MDB_NOTFOUND) m->live = 0;
-        else if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: cannot read its ids: %s", m->path, mdb_strerror(rc));
+        last_src = src;
+        have = 1;
     }
+    xtts_id_merge_close(m);
+    return st;
 }
 
 /* Every partial manifest, loaded into parts[] and checked against part 0: its name, its
@@ -260,7 +230,7 @@ typedef struct {
     xtts_dir_listing l;
     json_t **parts;
     json_t *out, *shards, *rejects, *splits, *totals;
-    id_cursors all_ids;
+    id_sources all_ids;
     long long records, rejected, frames;
     size_t n_mels;
     int have_sums;
@@ -312,7 +282,7 @@ static xtts_status merge_part(merge_t *M, size_t i, xtts_error *err) {
         if ((long long)have != want)
             return xtts_error_set(err, XTTS_ECORRUPT, "%s: holds %llu records, %s says %lld", path, (unsigned long long)have,
                                   name, want);
-        if ((st = id_cursors_add(&M->all_ids, path, part, (int)k, err))) return st;
+        if ((st = id_sources_add(&M->all_ids, path, part, (int)k, err))) return st;
         json_t *c = json_deep_copy(s);
         if (!c) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", M->dir);
         json_object_set_new(c, "first_index", json_integer(M->records));
@@ -384,7 +354,7 @@ xtts_status xtts_cache_merge(const char *dir, xtts_error *err) {
     /* an id stored by two parts: refused before any manifest is written */
     if (!st) st = find_duplicate_ids(&M.all_ids, dir, err);
     if (!st) st = merge_finish(&M, err);
-    id_cursors_free(&M.all_ids);
+    id_sources_free(&M.all_ids);
     json_decref(M.shards);
     json_decref(M.rejects);
     json_decref(M.splits);

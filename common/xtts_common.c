@@ -248,6 +248,38 @@ void xtts_hash_set_free(xtts_hash_set *s) {
     s->cap = s->used = 0;
 }
 
+/* four bits an entry, placed by double hashing (Kirsch and Mitzenmacher) */
+#define ID_FILTER_BITS (XTTS_ID_FILTER_BYTES * 8)
+#define ID_FILTER_PROBES 4
+
+static size_t id_filter_bit(uint64_t h, unsigned i) {
+    uint64_t a = (uint32_t)h, b = (h >> 32) | 1;
+    return (size_t)((a + i * b) & (ID_FILTER_BITS - 1));
+}
+
+int xtts_id_filter_add(xtts_id_filter *f, uint64_t h) {
+    if (!f->bits && !(f->bits = calloc(XTTS_ID_FILTER_BYTES / 8, sizeof *f->bits))) return -1;
+    for (unsigned i = 0; i < ID_FILTER_PROBES; i++) {
+        size_t k = id_filter_bit(h, i);
+        f->bits[k / 64] |= (uint64_t)1 << (k % 64);
+    }
+    return 0;
+}
+
+int xtts_id_filter_maybe(const xtts_id_filter *f, uint64_t h) {
+    if (!f->bits) return 0;
+    for (unsigned i = 0; i < ID_FILTER_PROBES; i++) {
+        size_t k = id_filter_bit(h, i);
+        if (!(f->bits[k / 64] >> (k % 64) & 1)) return 0;
+    }
+    return 1;
+}
+
+void xtts_id_filter_free(xtts_id_filter *f) {
+    free(f->bits);
+    f->bits = NULL;
+}
+
 /* ---- SHA-256 (FIPS 180-4) ------------------------------------------------ */
 
 static const uint32_t K256[64] = {

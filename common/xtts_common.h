@@ -109,6 +109,20 @@ int xtts_hash_set_add(xtts_hash_set *s, uint64_t h);
 int xtts_hash_set_has(const xtts_hash_set *s, uint64_t h);
 void xtts_hash_set_free(xtts_hash_set *s);
 
+/* A Bloom filter of nonzero 64-bit hashes in a fixed XTTS_ID_FILTER_BYTES, however many are
+ * added: "maybe added" or "surely not". Its false positives grow with the count (4 bits an
+ * entry: about 1 in 1,300,000 at 1,000,000 entries, 1 in 230 at 10,000,000), so a caller
+ * confirms a "maybe" where the entries are stored. The bytes are allocated on the first add
+ * and touched as bits are set. Zero-initialize; xtts_id_filter_free releases it. */
+#define XTTS_ID_FILTER_BYTES ((size_t)16 << 20)
+typedef struct {
+    uint64_t *bits;
+} xtts_id_filter;
+/* 0, or -1 out of memory (the filter is unchanged). */
+int xtts_id_filter_add(xtts_id_filter *f, uint64_t h);
+int xtts_id_filter_maybe(const xtts_id_filter *f, uint64_t h);
+void xtts_id_filter_free(xtts_id_filter *f);
+
 /* SHA-256, streaming. Used for vocabulary hashes, configuration hashes and digests. */
 typedef struct {
     uint32_t state[8];

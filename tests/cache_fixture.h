@@ -327,7 +327,7 @@ static inline int fixture_put_record(const char *shard_path, uint64_t local, con
     return rc;
 }
 
-/* Put (key -> val) into one of a shard's databases. */
+/* Put (key -> val) into one of a shard's databases; val NULL deletes key. */
 static inline int fixture_put(const char *shard_path, const char *db, const void *key, size_t klen, const void *val,
                               size_t vlen) {
     MDB_env *env;
@@ -339,7 +339,7 @@ static inline int fixture_put(const char *shard_path, const char *db, const void
     if (!rc) rc = mdb_txn_begin(env, NULL, 0, &txn);
     if (!rc) rc = mdb_dbi_open(txn, db, 0, &dbi);
     MDB_val k = {klen, (void *)key}, v = {vlen, (void *)val};
-    if (!rc) rc = mdb_put(txn, dbi, &k, &v, 0);
+    if (!rc) rc = val ? mdb_put(txn, dbi, &k, &v, 0) : mdb_del(txn, dbi, &k, NULL);
     if (!rc) rc = mdb_txn_commit(txn);
     mdb_env_close(env);
     return rc;

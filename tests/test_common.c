@@ -694,10 +694,38 @@ static void hash_set_adds_finds_and_grows(void **state) {
     assert_int_equal(xtts_id_hash("", 0) != 0, 1);
 }
 
+/* The filter never forgets an id, and its false positives stay at the rate its bits allow:
+ * with 2,000,000 ids in 2^27 bits and 4 probes, about 11 in 1,000,000 others. */
+static void id_filter_keeps_every_id_and_few_false_positives(void **state) {
+    (void)state;
+    xtts_id_filter f = {0};
+    assert_false(xtts_id_filter_maybe(&f, 42));
+    assert_null(f.bits);
+    char id[32];
+    const int n = 2000000;
+    for (int i = 0; i < n; i++) {
+        snprintf(id, sizeof id, "utt-%08d", i);
+        assert_int_equal(xtts_id_filter_add(&f, xtts_id_hash(id, strlen(id))), 0);
+    }
+    for (int i = 0; i < n; i += 7) {
+        snprintf(id, sizeof id, "utt-%08d", i);
+        assert_true(xtts_id_filter_maybe(&f, xtts_id_hash(id, strlen(id))));
+    }
+    int fp = 0;
+    for (int i = 0; i < 1000000; i++) {
+        snprintf(id, sizeof id, "other/%d", i);
+        fp += xtts_id_filter_maybe(&f, xtts_id_hash(id, strlen(id)));
+    }
+    assert_true(fp <= 40);
+    xtts_id_filter_free(&f);
+    assert_null(f.bits);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fp16_array_conversions_equal_scalar_ones),
         cmocka_unit_test(hash_set_adds_finds_and_grows),
+        cmocka_unit_test(id_filter_keeps_every_id_and_few_false_positives),
         cmocka_unit_test(crc32_matches_published_check_values),
         cmocka_unit_test(crc32_continues_across_split_points),
         cmocka_unit_test(crc32_folding_equals_table_version_on_random_lengths_and_alignments),

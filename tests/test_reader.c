@@ -770,6 +770,43 @@ static void test_verify_reports_nan_duplicate_ids_bad_ids_index_and_tables(void 
     tmp_remove(&t);
 }
 
+/* An id stored in two shards, each record with its own "ids" entry: found by reading the
+ * shards' "ids" together (no table of every id is kept). */
+static void test_verify_finds_an_id_stored_by_two_shards(void **state) {
+    (void)state;
+    tmpdir_t t;
+    tmp_make(&t);
+    fixture_opts o;
+    fixture_default(&o);
+    build(t.dir, &o);
+    char p[4200];
+    snprintf(p, sizeof p, "%s/shard-00002", t.dir);
+    xtts_record_encoder *enc = xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0);
+    int32_t tok[24] = {1, 2, 3};
+    float mel[16 * 24];
+    for (int i = 0; i < 16 * 24; i++) mel[i] = -1.0f;
+    xtts_record_input in = {.id = "utt-00002", .speaker_id = 1, .lang_id = 1, .n_tokens = 3, .tokens_padded = 24,
+                            .n_frames = 20, .frames_padded = 24, .n_mels = 16, .pad_value = FIXTURE_PAD_VALUE,
+                            .tokens = tok, .mel = mel};
+    const uint8_t *buf;
+    size_t len;
+    xtts_error e;
+    assert_int_equal(xtts_record_encode(enc, &in, &buf, &len, &e), XTTS_OK);
+    assert_int_equal(fixture_put_record(p, 1, buf, len), 0);
+    xtts_record_encoder_delete(enc);
+    uint8_t kb[8];
+    xtts_put_be64(kb, 1);
+    assert_int_equal(fixture_put(p, "ids", "utt-00031", 9, NULL, 0), 0);
+    assert_int_equal(fixture_put(p, "ids", "utt-00002", 9, kb, 8), 0);
+    faults_t fs;
+    xtts_verify_report rep;
+    assert_int_equal(verify(t.dir, 0, &fs, &rep), XTTS_OK);
+    dump_faults(&fs);
+    assert_true(faults_contain(&fs, "shard-00002|31|utt-00002|duplicate id (also at index 2)"));
+    assert_false(faults_contain(&fs, "\"ids\" entry"));
+    tmp_remove(&t);
+}
+
 static void test_verify_deep_checks_manifest_stats_and_totals(void **state) {
     (void)state;
     tmpdir_t t;
@@ -1130,6 +1167,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_random_bit_flips_anywhere_never_crash),
         cmocka_unit_test(test_lengths_beyond_padded_shape_with_valid_crc_are_reported),
         cmocka_unit_test(test_verify_reports_nan_duplicate_ids_bad_ids_index_and_tables),
+        cmocka_unit_test(test_verify_finds_an_id_stored_by_two_shards),
         cmocka_unit_test(test_verify_deep_checks_manifest_stats_and_totals),
         cmocka_unit_test(test_verify_checks_manifest_splits_and_rejects_counts),
         cmocka_unit_test(test_recompute_matches_stored_mels_and_finds_changed_audio),
