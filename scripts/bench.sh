@@ -22,9 +22,11 @@ mkdir -p "$BUILD/bench"
   echo
   echo "Written by \`make bench\` ($(date -u +%Y-%m-%d)). Every ratio compares runs taken side by side in"
   echo "the same run of the script, alternated, on this machine; medians are quoted. Re-run with"
-  echo "\`make bench\` (or \`BENCH_ONLY=melcache make bench\` for one section)."
+  echo "\`make bench\` (or \`BENCH_ONLY=melcache make bench\` for one section; sections not re-run keep"
+  echo "the figures of their own run, and \"Scale\" is written by \`make scale\`)."
   echo
-  echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')),"
+  simd=$(grep -qw avx512f /proc/cpuinfo && echo "AVX-512" || { grep -qw avx2 /proc/cpuinfo && echo "AVX2, no AVX-512" || echo "no AVX2"; })
+  echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); $simd),"
   echo "$(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo) RAM, $(. /etc/os-release; echo "$PRETTY_NAME"), gcc $(gcc -dumpversion)."
   echo "Peers: $("$PYTHON" -c 'import torch, torchaudio; print(f"PyTorch {torch.__version__}, torchaudio {torchaudio.__version__}")' 2>/dev/null || echo 'torch not installed')"
   echo "BLAS of the peers' processes: $(bash "$ROOT/scripts/bench_blas.sh")."
@@ -50,6 +52,26 @@ section melcache bench_melcache.sh
 section tokenize bench_tokenize.sh
 section reader bench_reader.sh
 section train bench_train.sh
-cp "$out" "$ROOT/docs/benchmarks.md"
+# Into docs/benchmarks.md: the sections of this run replace those of the same name; the others
+# (sections not run this time, "Scale" from make scale, the profile) stay where they are.
+"$PYTHON" - "$out" "$ROOT/docs/benchmarks.md" <<'PY'
+import os, re, sys
+def split(text):
+    parts = re.split(r"(?m)^(?=## )", text)
+    head, secs = parts[0], parts[1:]
+    return head, [(s.split("\n", 1)[0], s) for s in secs]
+new_head, new = split(open(sys.argv[1], encoding="utf-8").read())
+old = open(sys.argv[2], encoding="utf-8").read() if os.path.exists(sys.argv[2]) else ""
+_, kept = split(old)
+fresh = dict(new)
+out, done = [new_head], set()
+for name, body in kept:
+    if name in fresh:
+        out.append(fresh[name]); done.add(name)
+    else:
+        out.append(body if body.endswith("\n\n") else body.rstrip("\n") + "\n\n")
+out += [body for name, body in new if name not in done]
+open(sys.argv[2], "w", encoding="utf-8").write("".join(out).rstrip("\n") + "\n")
+PY
 cat "$out"
 echo "bench: wrote docs/benchmarks.md" >&2

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# bench_melcache.sh — xtts-melcache end to end (decode 44.1 kHz, resample, mel, pad,
-# compress, write) with -j THREADS against the Python pipeline a training script would run
-# (scripts/bench/peer_pipeline.py: soundfile, torchaudio resample + MelSpectrogram, fp16
-# pad, zstandard level 3, lmdb) with THREADS worker processes; runs alternated REPS times,
-# medians and ratio. Then the cache's size per hour of audio against raw fp16, with and
-# without byte-plane shuffling, and the zstd decompression ceiling of the same bytes.
+# bench_melcache.sh — xtts-melcache end to end (decode, resample, mel, pad, compress,
+# write) against the Python pipeline a training script would run (scripts/bench/
+# peer_pipeline.py: soundfile, torchaudio resample + MelSpectrogram, fp16 pad, zstandard
+# level 3, lmdb), twice: 44.1 kHz audio with -j THREADS and THREADS worker processes, and
+# 22,050 Hz audio (nothing to resample) on one thread and one worker; runs alternated REPS
+# times, medians and ratios, and each against the sum of its stages' floors. Then the
+# cache's size per hour of audio against raw fp16, with and without byte-plane shuffling,
+# and the storage choices (waveform section, zstd level) by size and build time.
 # Env: BUILD, BENCH_DATA (from scripts/make-bench-data.sh), THREADS (2), REPS (3), PYTHON.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,8 +21,12 @@ openblas=/usr/lib/x86_64-linux-gnu/openblas-openmp
 peer_env=(env OMP_NUM_THREADS=1)
 [ -d $openblas ] && peer_env+=(LD_LIBRARY_PATH=$openblas)
 
-"$BIN/xtts-tokenize" --lang en -q "$DATA/ljs44k/metadata.csv" > "$W/tokens.tsv"
-hours=$("$PY" -c "
+now() { date +%s.%N; }
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+f2() { printf '%.2f' "$1"; }
+runs() { local o=""; for x in "$@"; do o+="$(f2 "$x") "; done; echo "${o% }"; }
+hours_of() { # DIR: hours of audio in DIR/wavs
+  "$PY" -c "
 import glob, wave
 def dur(p):
     try:
@@ -29,43 +35,51 @@ def dur(p):
     except ImportError:  # the standard library reads these WAV files too
         with wave.open(p) as w:
             return w.getnframes() / w.getframerate()
-print(sum(dur(p) for p in glob.glob('$DATA/ljs44k/wavs/*.wav')) / 3600)")
-
-now() { date +%s.%N; }
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-# MELCACHE_STORAGE_ONLY=1: only the storage table at the end (no Python peer, no floors)
-if [ "${MELCACHE_STORAGE_ONLY:-0}" != 1 ]; then
-ours=(); peer=()
-for r in $(seq "$REPS"); do
-  rm -rf "$W/c"; t0=$(now)
-  "$BIN/xtts-melcache" --out "$W/c" -j "$THREADS" -q "$W/tokens.tsv" 2>/dev/null || [ $? -eq 3 ]
-  ours+=("$(echo "$(now) - $t0" | bc)")
-  rm -rf "$W/p"; mkdir -p "$W/p"
-  out=$("${peer_env[@]}" "$PY" "$ROOT/scripts/bench/peer_pipeline.py" "$DATA/ljs44k/metadata.csv" "$W/p" "$THREADS")
-  peer+=("${out##*seconds=}")
+print(sum(dur(p) for p in glob.glob('$1/wavs/*.wav')) / 3600)"
+}
+for set in ljs44k ljs22k; do
+  "$BIN/xtts-tokenize" --lang en -q "$DATA/$set/metadata.csv" > "$W/tokens-$set.tsv"
 done
-mo=$(median "${ours[@]}"); mp=$(median "${peer[@]}")
-per_h() { printf "%.3f" "$(echo "scale=4; $1 / $hours" | bc)"; }
-echo "### End to end: 44.1 kHz audio to a finished cache, $THREADS threads"
-echo
-echo "Input: $(printf '%.2f' "$hours") h of 44.1 kHz speech ($(ls "$DATA/ljs44k/wavs" | wc -l) clips); medians of $REPS alternated runs."
-echo
-echo "| pipeline | wall s (runs) | s per hour of audio | ratio |"
-echo "|---|---|---|---|"
-f2() { printf '%.2f' "$1"; }
-runs() { local o=""; for x in "$@"; do o+="$(f2 "$x") "; done; echo "${o% }"; }
-echo "| xtts-melcache -j $THREADS | $(f2 "$mo") ($(runs "${ours[@]}")) | $(per_h "$mo") | 1.00 |"
-echo "| Python: soundfile + torchaudio + zstandard + lmdb, $THREADS workers | $(f2 "$mp") ($(runs "${peer[@]}")) | $(per_h "$mp") | $(echo "scale=2; $mp / $mo" | bc)x slower |"
-echo
+cp "$W/tokens-ljs44k.tsv" "$W/tokens.tsv"
+hours=$(hours_of "$DATA/ljs44k")
 
-# The stages' floors: soxr HQ 44.1 -> 22.05 kHz and FFTW r2c + window + power (from the mel
-# section of this run), and zstd at the build's level (ZSTD_LEVEL, default 1 as xtts-melcache) over
-# the same payload bytes the records hold.
-melt="$BUILD/bench/mel.txt"
-if [ -f "$melt" ]; then
-  soxr=$(awk '$1=="soxr" && $2=="hq" && $3=="22050" {print $4; exit}' "$melt")
+# end_to_end SET THREADS: xtts-melcache -j THREADS and the Python pipeline with THREADS workers
+# on DATA/SET, alternated REPS times; then the stages' floors for the same input: soxr HQ
+# 44.1 -> 22.05 kHz when SET is 44.1 kHz, FFTW r2c + window + power (from the mel section of
+# this run), and zstd at the build's level (ZSTD_LEVEL, default 1 as xtts-melcache) over the
+# payload bytes the records hold.
+end_to_end() {
+  local set=$1 th=$2 h ours=() peer=() rate
+  h=$(hours_of "$DATA/$set")
+  rate=$("$PY" -c "
+import glob, wave
+p = sorted(glob.glob('$DATA/$set/wavs/*.wav'))[0]
+with wave.open(p) as w: print(w.getframerate())")
+  for r in $(seq "$REPS"); do
+    rm -rf "$W/c-$set"; local t0; t0=$(now)
+    "$BIN/xtts-melcache" --out "$W/c-$set" -j "$th" -q "$W/tokens-$set.tsv" 2>/dev/null || [ $? -eq 3 ]
+    ours+=("$(echo "$(now) - $t0" | bc)")
+    rm -rf "$W/p"; mkdir -p "$W/p"
+    local out; out=$("${peer_env[@]}" "$PY" "$ROOT/scripts/bench/peer_pipeline.py" "$DATA/$set/metadata.csv" "$W/p" "$th")
+    peer+=("${out##*seconds=}")
+  done
+  local mo mp; mo=$(median "${ours[@]}"); mp=$(median "${peer[@]}")
+  per_h() { printf "%.3f" "$(echo "scale=4; $1 / $h" | bc)"; }
+  echo "### End to end: $(echo "scale=2; $rate / 1000" | bc | sed 's/0*$//; s/\.$//') kHz audio to a finished cache, $th thread$([ "$th" = 1 ] || echo s)"
+  echo
+  echo "Input: $(printf '%.2f' "$h") h of $rate Hz speech ($(ls "$DATA/$set/wavs" | wc -l) clips); medians of $REPS alternated runs."
+  echo
+  echo "| pipeline | wall s (runs) | s per hour of audio | ratio |"
+  echo "|---|---|---|---|"
+  echo "| xtts-melcache -j $th | $(f2 "$mo") ($(runs "${ours[@]}")) | $(per_h "$mo") | 1.00 |"
+  echo "| Python: soundfile + torchaudio + zstandard + lmdb, $th worker$([ "$th" = 1 ] || echo s) | $(f2 "$mp") ($(runs "${peer[@]}")) | $(per_h "$mp") | $(echo "scale=2; $mp / $mo" | bc)x slower |"
+  echo
+  local melt="$BUILD/bench/mel.txt"
+  [ -f "$melt" ] || return 0
+  local soxr=0 stft zs bytes
+  [ "$rate" = 22050 ] || soxr=$(awk '$1=="soxr" && $2=="hq" && $3=="22050" {print $4; exit}' "$melt")
   stft=$(awk '$1=="xtts" {print $4; exit}' "$melt")
-  PYTHONPATH="$ROOT/python" "$PY" - "$W/c" "$W/payload.bin" <<'PY'
+  PYTHONPATH="$ROOT/python" "$PY" - "$W/c-$set" "$W/payload.bin" <<'PY'
 import struct, sys, zstandard
 from xtts_prep.cache import XttsCache, parse_header
 c = XttsCache(sys.argv[1])
@@ -83,16 +97,24 @@ with open(sys.argv[2], "wb") as f:
 PY
   zs=$(zstd -b"${ZSTD_LEVEL:-1}" -i2 "$W/payload.bin" 2>&1 | tr '\r' '\n' | grep -o '[0-9.]* MB/s' | head -1 | cut -d' ' -f1)
   bytes=$(stat -c %s "$W/payload.bin")
-  if [ -n "$soxr" ] && [ -n "$stft" ] && [ -n "$zs" ]; then
-    zfloor=$(printf '%.3f' "$(echo "scale=4; $bytes / 1000000 / $zs / $hours" | bc)")
-    sum=$(printf '%.3f' "$(echo "scale=4; ($soxr + $stft + $zfloor)" | bc)")
-    par=$(printf '%.3f' "$(echo "scale=4; $sum / $THREADS" | bc)")
-    echo "Floors, one core, per hour of audio: soxr HQ $soxr s + STFT (r2c, window, power) $stft s + zstd -${ZSTD_LEVEL:-1} of the"
-    echo "stored payload ($(echo "scale=1; $bytes / 1000000 / $hours" | bc) MB/h at $zs MB/s) $zfloor s = $sum s; over $THREADS cores $par s."
-    echo "xtts-melcache takes $(per_h "$mo") s per hour: $(echo "scale=2; $(per_h "$mo") / $par" | bc)x the floors' sum."
-    echo
-  fi
-fi
+  [ -n "$soxr" ] && [ -n "$stft" ] && [ -n "$zs" ] || return 0
+  local zfloor sum par
+  zfloor=$(printf '%.3f' "$(echo "scale=4; $bytes / 1000000 / $zs / $h" | bc)")
+  sum=$(printf '%.3f' "$(echo "scale=4; ($soxr + $stft + $zfloor)" | bc)")
+  par=$(printf '%.3f' "$(echo "scale=4; $sum / $th" | bc)")
+  local what="STFT (r2c, window, power) $stft s"
+  [ "$rate" = 22050 ] || what="soxr HQ $soxr s + $what"
+  echo "Floors, one core, per hour of audio: $what + zstd -${ZSTD_LEVEL:-1} of the"
+  echo "stored payload ($(echo "scale=1; $bytes / 1000000 / $h" | bc) MB/h at $zs MB/s) $zfloor s = $sum s$([ "$th" = 1 ] || echo "; over $th cores $par s")."
+  echo "xtts-melcache takes $(per_h "$mo") s per hour: $(echo "scale=2; $(per_h "$mo") / $par" | bc)x the floors' sum."
+  echo
+}
+
+# MELCACHE_STORAGE_ONLY=1: only the storage tables (no Python peer, no floors)
+if [ "${MELCACHE_STORAGE_ONLY:-0}" != 1 ]; then
+end_to_end ljs44k "$THREADS"
+end_to_end ljs22k 1
+rm -rf "$W/c"; mv "$W/c-ljs44k" "$W/c"
 
 # sizes: shuffled (default) vs plain, against raw fp16 (padded and unpadded)
 rm -rf "$W/c2"

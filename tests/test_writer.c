@@ -414,7 +414,7 @@ static void writer_refuses_duplicate_ids_pending_committed_and_in_earlier_shards
     /* the writer is still usable after refusals */
     assert_int_equal(xtts_cache_writer_put(w, 103, "utt000041", buf, len, &err), XTTS_OK);
     xtts_cache_writer_abort(w);
-    w = open_ok(&o, &c); /* hashes of committed ids are rebuilt on open */
+    w = open_ok(&o, &c); /* the id filter is refilled from the shards on open */
     make_record(f->enc, 1, &buf, &len);
     assert_int_equal(xtts_cache_writer_put(w, 200, "utt000001", buf, len, &err), XTTS_EINPUT);
     xtts_cache_writer_abort(w);
