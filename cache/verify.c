@@ -64,6 +64,7 @@ typedef struct {
     const xtts_cache_config *cfg;
     xtts_cache_reader *reader;
     xtts_cache_reader *lookup; /* a second reader for id look-ups during the walk */
+    uint8_t *ids_walked; /* per shard: its "ids" were walked without a fault (check_duplicate_ids) */
     xtts_record_decoder *dec;
     xtts_sha256 digest;
     int digest_broken;
@@ -568,7 +569,10 @@ static void check_duplicate_ids(run_t *r) {
     for (size_t i = 0; i < n; i++) {
         xtts_cache_shard s;
         xtts_cache_shard_get(r->cache, i, &s);
-        if (s.status == XTTS_OK) { paths[k] = s.path; shard[k++] = i; } /* a failed one is a fault already */
+        /* Only shards whose "ids" the guarded walk read whole: LMDB follows damaged page
+         * numbers without checks, and this second walk is not guarded; over the same pages
+         * it reads what the first read. A shard left out is a fault already. */
+        if (s.status == XTTS_OK && r->ids_walked[i]) { paths[k] = s.path; shard[k++] = i; }
     }
     xtts_id_merge *m = NULL;
     xtts_error e;
@@ -640,6 +644,10 @@ xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, x
     check_unlisted(&r, dir);
     uint64_t in_shards = 0;
     rep->shards = xtts_cache_n_shards(r.cache);
+    if (!(r.ids_walked = calloc(rep->shards ? rep->shards : 1, 1))) {
+        st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
+        goto done;
+    }
     for (size_t i = 0; i < rep->shards && !r.oom; i++) {
         xtts_cache_shard s;
         xtts_cache_shard_get(r.cache, i, &s);
@@ -665,6 +673,7 @@ xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, x
         }
         ids_ctx x = {&r, 0};
         st = xtts_cache_reader_foreach(r.reader, i, "ids", on_id, &x, &e);
+        r.ids_walked[i] = st == XTTS_OK;
         if (st) fault(&r, s.name, -1, "", "%s", e.msg);
         else if (x.n != s.records)
             fault(&r, s.name, -1, "", "\"ids\" has %llu entries for %llu records", (unsigned long long)x.n,
@@ -735,6 +744,7 @@ done:;
     xtts_record_decoder_delete(r.dec);
     xtts_cache_reader_delete(r.reader);
     xtts_cache_reader_delete(r.lookup);
+    free(r.ids_walked);
     xtts_cache_close(r.cache);
     return st;
 }

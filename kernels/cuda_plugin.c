@@ -51,6 +51,14 @@ static void load_plugin(void) {
             snprintf(plugin_why, sizeof plugin_why, "XTTS_CUDA_PLUGIN=%s: no such file", env);
         return;
     }
+    /* Without the NVIDIA driver no device can be used: say so without loading the plugin,
+     * whose CUDA libraries take about 60 ms and 200 MB of mappings to load (a CPU-only
+     * node pays that on every run of --device auto otherwise). XTTS_CUDA_PLUGIN, above,
+     * always loads what it names. The handle stays open: the CUDA runtime loads it too. */
+    if (!dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
+        snprintf(plugin_why, sizeof plugin_why, "no CUDA driver (libcuda.so.1 is not installed)");
+        return;
+    }
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {

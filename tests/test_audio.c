@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 #include <sndfile.h>
+#include <soxr.h>
 
 #include "prep/audio/audio.h"
 
@@ -193,6 +194,77 @@ static void test_stereo_downmixes_to_the_channel_mean(void **state) {
     xtts_audio_delete(a);
     free(st);
     free(want);
+}
+
+/* 16-bit PCM is read as stored and converted by us: the samples must be libsndfile's own
+ * float reads bit for bit (every 16-bit value, mono and stereo). */
+static void test_pcm16_decode_equals_libsndfile_float_reads_bit_for_bit(void **state) {
+    (void)state;
+    const size_t n = 65536 + 777; /* every value, and a chunk boundary passed */
+    for (int ch = 1; ch <= 2; ch++) {
+        char path[512];
+        tmp_path(path, sizeof path, ch == 1 ? "all16_mono.wav" : "all16_stereo.wav");
+        SF_INFO si;
+        memset(&si, 0, sizeof si);
+        si.samplerate = 22050;
+        si.channels = ch;
+        si.format = SF_FORMAT_WAV | SF_FORMAT_PCM_16;
+        SNDFILE *sf = sf_open(path, SFM_WRITE, &si);
+        assert_non_null(sf);
+        short *v = malloc(n * ch * sizeof *v);
+        for (size_t i = 0; i < n * ch; i++) v[i] = (short)(int16_t)(uint16_t)(i * 40503u);
+        assert_int_equal(sf_writef_short(sf, v, (sf_count_t)n), (sf_count_t)n);
+        sf_close(sf);
+        free(v);
+        memset(&si, 0, sizeof si);
+        sf = sf_open(path, SFM_READ, &si);
+        assert_non_null(sf);
+        float *ref = malloc(n * ch * sizeof *ref), *want = malloc(n * sizeof *want);
+        assert_int_equal(sf_readf_float(sf, ref, (sf_count_t)n), (sf_count_t)n);
+        sf_close(sf);
+        for (size_t i = 0; i < n; i++) want[i] = ch == 1 ? ref[i] : 0.5f * (ref[2 * i] + ref[2 * i + 1]);
+        xtts_audio *a = context(22050, "", "", 0);
+        const float *y;
+        size_t m;
+        xtts_error err;
+        assert_int_equal(xtts_audio_load(a, path, &y, &m, NULL, &err), XTTS_OK);
+        assert_int_equal(m, n);
+        assert_memory_equal(y, want, n * sizeof *y);
+        xtts_audio_delete(a);
+        free(ref);
+        free(want);
+    }
+}
+
+static double test_signal(double t);
+
+/* The soxr resampler is kept from clip to clip: every clip must come out as soxr_oneshot
+ * gives it, bit for bit, whatever came before (other lengths, another input rate). */
+static void test_kept_soxr_resampler_equals_oneshot_on_every_clip(void **state) {
+    (void)state;
+    xtts_audio *a = context(22050, "soxr", "hq", 0);
+    const int rates[] = {44100, 44100, 48000, 44100, 16000, 16000};
+    const size_t lens[] = {44100, 1000, 70001, 5, 40000, 123457};
+    for (size_t c = 0; c < sizeof rates / sizeof rates[0]; c++) {
+        size_t n = lens[c];
+        float *x = malloc(n * sizeof *x);
+        for (size_t i = 0; i < n; i++) x[i] = (float)test_signal((double)(i + 31 * c) / rates[c]);
+        size_t cap = (size_t)ceil((double)n * 22050 / rates[c]) + 64, done = 0;
+        float *want = malloc(cap * sizeof *want);
+        soxr_io_spec_t io = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I);
+        soxr_quality_spec_t q = soxr_quality_spec(SOXR_HQ, 0);
+        soxr_runtime_spec_t rt = soxr_runtime_spec(1);
+        assert_null(soxr_oneshot(rates[c], 22050, 1, x, n, NULL, want, cap, &done, &io, &q, &rt));
+        const float *y;
+        size_t m;
+        xtts_error err;
+        assert_int_equal(xtts_audio_resample(a, x, n, rates[c], &y, &m, &err), XTTS_OK);
+        assert_int_equal(m, done);
+        assert_memory_equal(y, want, m * sizeof *y);
+        free(x);
+        free(want);
+    }
+    xtts_audio_delete(a);
 }
 
 static void test_flac_named_wav_decodes_by_content(void **state) {
@@ -489,6 +561,8 @@ int main(void) {
         cmocka_unit_test(test_ogg_vorbis_opus_and_mp3_decode_close_to_the_written_signal),
         cmocka_unit_test(test_stereo_downmixes_to_the_channel_mean),
         cmocka_unit_test(test_flac_named_wav_decodes_by_content),
+        cmocka_unit_test(test_pcm16_decode_equals_libsndfile_float_reads_bit_for_bit),
+        cmocka_unit_test(test_kept_soxr_resampler_equals_oneshot_on_every_clip),
         cmocka_unit_test(test_missing_empty_garbage_and_directory_are_rejected_with_their_codes),
         cmocka_unit_test(test_nan_and_inf_samples_are_rejected_naming_the_sample),
         cmocka_unit_test(test_resamplers_reach_their_snr_on_analytic_tones),

@@ -68,8 +68,9 @@ xtts_status xtts_audio_load_memory(xtts_audio *a, const void *data, size_t len, 
                                    const float **samples, size_t *n, xtts_audio_info *info, xtts_error *err);
 
 /* Resample mono in[n_in] from in_rate to the context's target rate with its resampler;
- * on XTTS_OK *out points to *n_out samples owned by the context (valid until its next call).
- * Equal rates copy. Used by xtts_audio_load and by benchmarks.
+ * on XTTS_OK *out points to *n_out samples owned by the context (valid until its next call),
+ * or, when the rates are equal, *out is in itself (nothing to do, nothing copied). Used by
+ * xtts_audio_load and by benchmarks.
  * Errors: XTTS_EINPUT (in_rate not usable, a ratio past libsamplerate's 256x, the resampler
  * reports an error), XTTS_ENOMEM. */
 xtts_status xtts_audio_resample(xtts_audio *a, const float *in, size_t n_in, int in_rate, const float **out,

@@ -23,7 +23,7 @@ perf report -i "$W/perf.data" --no-children --sort dso,sym --stdio -q 2>/dev/nul
     if (line ~ /libsoxr|libsamplerate/) stage = "resample (soxr)"
     else if (line ~ /libsndfile|libFLAC|libvorbis|libogg|libopus|libmpg123|libmp3lame|xtts_audio|downmix/) stage = "decode and downmix (libsndfile)"
     else if (line ~ /libfftw3f/) stage = "FFT (FFTW r2c)"
-    else if (line ~ /xtts_mel|mel_|power_|project|frame_/) stage = "mel: window, power, projection, log"
+    else if (line ~ /xtts_mel|mel_|power_|project|frame_|log_clamp/) stage = "mel: window, power, projection, log"
     else if (line ~ /libzstd|ZSTD_|HUF_|FSE_/) stage = "zstd"
     else if (line ~ /shuffle|xtts_record|encode_v2|put_zstd_section|f16|cvt_/) stage = "record codec (fp16, byte planes)"
     else if (line ~ /liblmdb|mdb_/) stage = "LMDB"
