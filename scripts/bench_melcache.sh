@@ -114,6 +114,15 @@ PY
 if [ "${MELCACHE_STORAGE_ONLY:-0}" != 1 ]; then
 end_to_end ljs44k "$THREADS"
 end_to_end ljs22k 1
+# where the time goes: perf samples by stage (skipped without perf or permission to sample)
+for set in ljs44k ljs22k; do
+  prof=$(bash "$ROOT/scripts/bench/profile_melcache.sh" "$W/tokens-$set.tsv" 1 2>/dev/null || true)
+  [ -n "$prof" ] || continue
+  echo "### Where xtts-melcache's time goes: $set, one thread (perf, share of CPU samples)"
+  echo
+  echo "$prof"
+  echo
+done
 rm -rf "$W/c"; mv "$W/c-ljs44k" "$W/c"
 
 # sizes: shuffled (default) vs plain, against raw fp16 (padded and unpadded)

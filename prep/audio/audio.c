@@ -234,7 +234,7 @@ static xtts_status decode(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, const c
     if (e != SF_ERR_NO_ERROR)
         return xtts_error_set(err, XTTS_EINPUT, "%s: decode error after %zu samples: %s", name, n, sf_error_number(e));
     if (n == 0) return xtts_error_set(err, XTTS_EINPUT, "%s: no audio samples", name);
-    size_t i = first_non_finite(a->mono, n);
+    size_t i = pcm16 ? n : first_non_finite(a->mono, n); /* 16-bit PCM is finite by construction */
     if (i < n)
         return xtts_error_set(err, XTTS_EINPUT, "%s: sample %zu (%.3f s) is %s", name, i,
                               (double)i / si->samplerate, isnan(a->mono[i]) ? "NaN" : "infinite");

@@ -554,18 +554,30 @@ static void finish_one(const xtts_melcache_options *o, worker *w, slot *s) {
     int nm = c->mel.n_mels;
     for (int ch = 0; ch < nm; ch++) {
         float *row = s->mel + (size_t)ch * padded;
-        double sm = 0, sq = 0;
-        for (size_t t = 0; t < got; t++) {
-            if (!isfinite(row[t])) {
-                snprintf(s->reason, sizeof s->reason, "%.300s: non-finite mel value", x->audio_path);
-                return;
+        /* four running sums (in a fixed order, so the same on every run), not one chain of
+         * dependent additions; a NaN or infinite value makes its sums non-finite (a finite
+         * float squared stays finite in double), so the sums are the check */
+        double sm[4] = {0, 0, 0, 0}, sq[4] = {0, 0, 0, 0};
+        size_t t = 0;
+        for (; t + 4 <= got; t += 4)
+            for (int l = 0; l < 4; l++) {
+                sm[l] += row[t + l];
+                sq[l] += (double)row[t + l] * row[t + l];
             }
-            sm += row[t];
-            sq += (double)row[t] * row[t];
+        for (; t < got; t++) {
+            sm[0] += row[t];
+            sq[0] += (double)row[t] * row[t];
         }
-        s->sum[ch] = sm;
-        s->sumsq[ch] = sq;
-        for (size_t t = got; t < (size_t)padded; t++) row[t] = s->pad_value;
+        double sum = (sm[0] + sm[1]) + (sm[2] + sm[3]), sumsq = (sq[0] + sq[1]) + (sq[2] + sq[3]);
+        if (!isfinite(sum) || !isfinite(sumsq)) {
+            snprintf(s->reason, sizeof s->reason, "%.300s: non-finite mel value", x->audio_path);
+            return;
+        }
+        s->sum[ch] = sum;
+        s->sumsq[ch] = sumsq;
+        /* format 1 stores the padded frames; format 2 only the true ones (its decoder pads) */
+        if (c->format_version < 2)
+            for (t = got; t < (size_t)padded; t++) row[t] = s->pad_value;
     }
     memcpy(w->tok_buf, x->tokens, x->n_tokens * sizeof(int32_t));
     for (int t = (int)x->n_tokens; t < c->max_tokens; t++) w->tok_buf[t] = c->pad_token;

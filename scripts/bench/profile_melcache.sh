@@ -27,7 +27,7 @@ perf report -i "$W/perf.data" --no-children --sort dso,sym --stdio -q 2>/dev/nul
     else if (line ~ /libzstd|ZSTD_|HUF_|FSE_/) stage = "zstd"
     else if (line ~ /shuffle|xtts_record|encode_v2|put_zstd_section|f16|cvt_/) stage = "record codec (fp16, byte planes)"
     else if (line ~ /liblmdb|mdb_/) stage = "LMDB"
-    else if (line ~ /\[kernel|\[k\]/) stage = "kernel (page faults, I\/O, scheduling)"
+    else if (line ~ /\[kernel|\[k\]/) stage = "kernel (page faults, I/O, scheduling)"
     else if (line ~ /libgomp|gomp_/) stage = "OpenMP runtime (waiting, scheduling)"
     else if (line ~ /memcpy|memset|memmove/) stage = "memory copies (libc)"
     else if (line ~ /malloc|free|_int_|libc/) stage = "libc (allocation, other)"
