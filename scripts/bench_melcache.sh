@@ -7,13 +7,13 @@
 # times, medians and ratios, and each against the sum of its stages' floors. Then the
 # cache's size per hour of audio against raw fp16, with and without byte-plane shuffling,
 # and the storage choices (waveform section, zstd level) by size and build time.
-# Env: BUILD, BENCH_DATA (from scripts/make-bench-data.sh), THREADS (2), REPS (3), PYTHON.
+# Env: BUILD, BENCH_DATA (from scripts/make-bench-data.sh), THREADS (2), REPS (5), PYTHON.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN="${BUILD:?}/bin"
 DATA="${BENCH_DATA:?}"
 THREADS=${THREADS:-2}
-REPS=${REPS:-3}
+REPS=${REPS:-5}
 PY=${PYTHON:-/usr/bin/python3}
 W="$BUILD/bench/melcache"
 rm -rf "$W"; mkdir -p "$W"

@@ -2,11 +2,12 @@
 # scale.sh — `make scale`: how time and memory grow with the number of records.
 #
 # For each size N in SCALE_SIZES (default "10000 100000"; add 1000000 for the full run,
-# about 20 minutes on 2 cores), a TSV metadata file of N records pointing at 5 reused
+# about 25 minutes on 2 cores), a TSV metadata file of N records pointing at 5 reused
 # short clips (1.0-2.2 s, made with sox) goes through
-#   xtts-tokenize, xtts-melcache (whole), xtts-melcache --part 0/2 and 1/2 (the second
-#   merges), xtts-cache-merge (again, alone), xtts-cache-verify, and random reads
-#   (xtts-train --loader-only: shuffled batches decoded by the C reader);
+#   xtts-tokenize, xtts-melcache (whole; and again, killed at half its time and resumed),
+#   xtts-melcache --part 0/2 and 1/2 (the second merges), xtts-cache-merge (again, alone),
+#   xtts-cache-verify, and random reads (xtts-train --loader-only: shuffled batches decoded
+#   by the C reader);
 # and each is measured for records per second, peak anonymous memory (the highest RssAnon
 # of /proc/PID/status, polled every 20 ms: the mapped shards' page cache is not counted)
 # and, for the cache, bytes per record (the shards' data.mdb files).
@@ -75,6 +76,18 @@ for N in $SIZES; do
   bytes=$(find "$W/c-$N" -name data.mdb -printf '%s\n' | awk '{s += $1} END {printf "%.0f", s}')
   rows+=("$N melcache $(cat "$W/last.time") $(cat "$W/last.rss") $((bytes / N))")
 
+  # resume: the same build killed (SIGKILL, as a lost node) at half the time the whole took,
+  # then run again to the end; its memory must not depend on what is stored already
+  half=$(awk '{printf "%.2f", $1 / 2}' "$W/last.time")
+  "$BIN/xtts-melcache" -q -j "$JOBS" --out "$W/r-$N" "$tok" >/dev/null 2>&1 &
+  killer=$!
+  sleep "$half"
+  kill -KILL "$killer" 2>/dev/null || true
+  wait "$killer" 2>/dev/null || true
+  measure "resume-$N" "$BIN/xtts-melcache" -q -j "$JOBS" --out "$W/r-$N" "$tok"
+  rows+=("$N melcache-resume $(cat "$W/last.time") $(cat "$W/last.rss") -")
+  rm -rf "$W/r-$N"
+
   measure "part0-$N" "$BIN/xtts-melcache" -q -j "$JOBS" --out "$W/p-$N" --part 0/2 "$tok"
   measure "part1-$N" "$BIN/xtts-melcache" -q -j "$JOBS" --out "$W/p-$N" --part 1/2 "$tok"
   rows+=("$N melcache-part-1/2 $(cat "$W/last.time") $(cat "$W/last.rss") -")
@@ -98,7 +111,8 @@ table() {
   for r in "${rows[@]}"; do
     set -- $r
     local n=$1 step=$2 t=$3 rss=$4 bpr=$5 cnt=$1
-    case $step in random-reads:*) cnt=${step#random-reads:}; step="random reads ($cnt)" ;; melcache-part-1/2) cnt=$((n / 2)); step="melcache --part 1/2" ;; esac
+    case $step in random-reads:*) cnt=${step#random-reads:}; step="random reads ($cnt)" ;; melcache-part-1/2) cnt=$((n / 2)); step="melcache --part 1/2" ;;
+      melcache-resume) cnt=$((n / 2)); step="melcache resumed after a kill half way (~n/2)" ;; esac
     awk -v n="$n" -v s="$step" -v t="$t" -v c="$cnt" -v r="$rss" -v b="$bpr" 'BEGIN {
       printf "| %d | %s | %.2f | %.0f | %.1f | %.1f | %s |\n", n, s, t, (t > 0 ? c / t : 0), (c > 0 ? t * 1e6 / c : 0), r / 1024, b }'
   done
