@@ -41,13 +41,16 @@ xtts_status xtts_dataset_scan(xtts_cache *cache, int skip_corrupt, xtts_dataset 
     ds->max_tokens = cfg->max_tokens;
     ds->max_frames = xtts_cache_config_max_padded_frames(cfg);
     ds->vocab_size = cfg->vocab_size;
+    if (n > UINT32_MAX)
+        return xtts_error_set(err, XTTS_EINPUT, "%llu records: the loader reads caches of at most %lu records",
+                              (unsigned long long)n, (unsigned long)UINT32_MAX);
     {
         const json_t *man = xtts_cache_manifest(cache);
         size_t nl = json_array_size(man ? json_object_get(man, "languages") : NULL);
         ds->n_langs = nl > XTTS_N_LANGS && nl <= XTTS_MAX_LANGS ? (int)nl : XTTS_N_LANGS;
     }
-    ds->train = malloc((n ? n : 1) * sizeof(uint64_t));
-    ds->val = malloc((n ? n : 1) * sizeof(uint64_t));
+    ds->train = malloc((n ? n : 1) * sizeof(uint32_t));
+    ds->val = malloc((n ? n : 1) * sizeof(uint32_t));
     ds->train_bucket = malloc((n ? n : 1) * sizeof(uint32_t));
     ds->val_bucket = malloc((n ? n : 1) * sizeof(uint32_t));
     ds->mel_mean = malloc((ds->n_mels > 0 ? ds->n_mels : 1) * sizeof(float));
@@ -75,10 +78,10 @@ xtts_status xtts_dataset_scan(xtts_cache *cache, int skip_corrupt, xtts_dataset 
         int seq = 1 + (int)h.n_tokens + (int)h.n_frames;
         if (seq > ds->max_seq) ds->max_seq = seq;
         if (h.split == XTTS_SPLIT_VAL) {
-            ds->val[ds->n_val] = i;
+            ds->val[ds->n_val] = (uint32_t)i;
             ds->val_bucket[ds->n_val++] = h.frames_padded;
         } else {
-            ds->train[ds->n_train] = i;
+            ds->train[ds->n_train] = (uint32_t)i;
             ds->train_bucket[ds->n_train++] = h.frames_padded;
         }
     }
@@ -108,26 +111,51 @@ static uint64_t rand_below(uint64_t *s, uint64_t n) {
     return x % n;
 }
 
-/* The order of one epoch: records grouped into batches (order[batch_start[k] ..
- * batch_start[k] + batch_len[k]) is batch k). */
+/* A keyed bijection of [0, n): a four-round Feistel network on the smallest even number
+ * of bits that holds n, walked again while it lands outside [0, n) (fewer than four
+ * walks on average; each stays a bijection of the domain, so the walk ends). */
+static uint64_t shuffle_position(uint64_t key, uint64_t n, uint64_t j) {
+    if (n < 2) return j;
+    int bits = 0;
+    while (bits < 64 && (n - 1) >> bits) bits++;
+    int half = (bits + 1) / 2;
+    uint64_t mask = (UINT64_C(1) << half) - 1;
+    uint64_t x = j;
+    do {
+        uint64_t left = x >> half, right = x & mask;
+        for (uint64_t round = 0; round < 4; round++) {
+            uint64_t st = key ^ (right + 1) * 0x9e3779b97f4a7c15ULL ^ round * 0xbf58476d1ce4e5b9ULL;
+            uint64_t f = xtts_splitmix64(&st) & mask;
+            uint64_t t = right;
+            right = left ^ f;
+            left = t;
+        }
+        x = left << half | right;
+    } while (x >= n);
+    return x;
+}
+
+/* The batches' order of one epoch: batch k of the epoch is canonical batch order[k]
+ * (canonical batches: each bucket's positions cut into runs of the batch size, buckets
+ * ascending). */
 typedef struct {
     int valid;
     uint64_t epoch;
-    uint64_t *order;
-    size_t *batch_start, *batch_len;
+    uint32_t *order;
 } epoch_plan;
 
 struct xtts_loader {
     xtts_cache *cache;
     const xtts_dataset *ds;
     xtts_loader_options opt;
-    const uint64_t *records;
-    const uint32_t *buckets;
     size_t n_records;
-    /* distinct buckets, ascending; records of each in index order */
+    /* distinct buckets, ascending: the split's records grouped by bucket, index order
+     * within one (grouped[bucket_first[b] .. bucket_first[b + 1])), and each bucket's
+     * first canonical batch (batch_first[n_buckets] is the batches of an epoch) */
     size_t n_buckets;
-    uint32_t *bucket_value;
-    size_t *bucket_count;
+    uint32_t *grouped;
+    size_t *bucket_first;
+    uint64_t *batch_first;
     uint64_t batches_per_epoch;
     int text_stride, mel_stride;
 
@@ -150,71 +178,24 @@ struct xtts_loader {
 
 static void plan_free(epoch_plan *p) {
     free(p->order);
-    free(p->batch_start);
-    free(p->batch_len);
     memset(p, 0, sizeof *p);
 }
 
 static int plan_build(xtts_loader *l, uint64_t epoch, epoch_plan *p) {
     plan_free(p);
-    size_t n = l->n_records, B = (size_t)l->opt.batch_size, nb = l->batches_per_epoch;
-    p->order = malloc(n * sizeof(uint64_t));
-    p->batch_start = malloc(nb * sizeof(size_t));
-    p->batch_len = malloc(nb * sizeof(size_t));
-    size_t *tmp_start = malloc(nb * sizeof(size_t)), *tmp_len = malloc(nb * sizeof(size_t));
-    if (!p->order || !p->batch_start || !p->batch_len || !tmp_start || !tmp_len) {
-        free(tmp_start);
-        free(tmp_len);
-        plan_free(p);
-        return -1;
-    }
-    int shuffle = l->opt.split != XTTS_SPLIT_VAL;
-    size_t pos = 0, k = 0;
-    for (size_t bk = 0; bk < l->n_buckets; bk++) {
-        size_t first = pos;
-        for (size_t i = 0; i < n; i++)
-            if (l->buckets[i] == l->bucket_value[bk]) p->order[pos++] = l->records[i];
-        size_t cnt = pos - first;
-        if (shuffle) {
-            uint64_t s = l->opt.seed * 0x100000001b3ULL ^ (epoch + 1) * 0x9e3779b97f4a7c15ULL ^ (bk + 1);
-            for (size_t i = cnt; i > 1; i--) {
-                size_t j = (size_t)rand_below(&s, i);
-                uint64_t t = p->order[first + i - 1];
-                p->order[first + i - 1] = p->order[first + j];
-                p->order[first + j] = t;
-            }
-        }
-        for (size_t off = 0; off < cnt; off += B) {
-            tmp_start[k] = first + off;
-            tmp_len[k] = cnt - off < B ? cnt - off : B;
-            k++;
-        }
-    }
-    /* the batches' order */
-    size_t *perm = malloc(nb * sizeof(size_t));
-    if (!perm) {
-        free(tmp_start);
-        free(tmp_len);
-        plan_free(p);
-        return -1;
-    }
-    for (size_t i = 0; i < nb; i++) perm[i] = i;
-    if (shuffle) {
+    uint64_t nb = l->batches_per_epoch;
+    p->order = malloc(nb * sizeof(uint32_t));
+    if (!p->order) return -1;
+    for (uint64_t i = 0; i < nb; i++) p->order[i] = (uint32_t)i;
+    if (l->opt.split != XTTS_SPLIT_VAL) {
         uint64_t s = l->opt.seed * 0x100000001b3ULL ^ (epoch + 1) * 0xd1b54a32d192ed03ULL;
-        for (size_t i = nb; i > 1; i--) {
-            size_t j = (size_t)rand_below(&s, i);
-            size_t t = perm[i - 1];
-            perm[i - 1] = perm[j];
-            perm[j] = t;
+        for (uint64_t i = nb; i > 1; i--) {
+            uint64_t j = rand_below(&s, i);
+            uint32_t t = p->order[i - 1];
+            p->order[i - 1] = p->order[j];
+            p->order[j] = t;
         }
     }
-    for (size_t i = 0; i < nb; i++) {
-        p->batch_start[i] = tmp_start[perm[i]];
-        p->batch_len[i] = tmp_len[perm[i]];
-    }
-    free(perm);
-    free(tmp_start);
-    free(tmp_len);
     p->epoch = epoch;
     p->valid = 1;
     return 0;
@@ -228,6 +209,27 @@ static epoch_plan *plan_get(xtts_loader *l, uint64_t epoch) {
                          : !l->plans[1].valid ? &l->plans[1]
                          : l->plans[0].epoch < l->plans[1].epoch ? &l->plans[0] : &l->plans[1];
     return plan_build(l, epoch, victim) == 0 ? victim : NULL;
+}
+
+/* The records of batch k of an epoch, in idx[0 .. returned count). */
+static size_t plan_batch(const xtts_loader *l, const epoch_plan *p, uint64_t k, uint64_t *idx) {
+    uint64_t c = p->order[k];
+    size_t b = 0, hi = l->n_buckets;
+    while (hi - b > 1) { /* the bucket whose batches hold c */
+        size_t mid = b + (hi - b) / 2;
+        if (l->batch_first[mid] <= c) b = mid;
+        else hi = mid;
+    }
+    uint64_t first = l->bucket_first[b], cnt = l->bucket_first[b + 1] - first;
+    uint64_t off = (c - l->batch_first[b]) * (uint64_t)l->opt.batch_size;
+    size_t len = cnt - off < (uint64_t)l->opt.batch_size ? (size_t)(cnt - off) : (size_t)l->opt.batch_size;
+    int shuffle = l->opt.split != XTTS_SPLIT_VAL;
+    uint64_t key = l->opt.seed * 0x100000001b3ULL ^ (p->epoch + 1) * 0x9e3779b97f4a7c15ULL ^ (b + 1);
+    for (size_t r = 0; r < len; r++) {
+        uint64_t j = off + r;
+        idx[r] = l->grouped[first + (shuffle ? shuffle_position(key, cnt, j) : j)];
+    }
+    return len;
 }
 
 static void seq_position(const xtts_loader *l, uint64_t seq, uint64_t *epoch, uint64_t *batch) {
@@ -331,11 +333,8 @@ static void *worker_main(void *arg) {
                     pthread_cond_broadcast(&l->cv);
                     continue;
                 }
-                l->rows_total[slot] = p->batch_len[batch];
-                for (size_t r = 0; r < p->batch_len[batch]; r++) {
-                    s->index[r] = p->order[p->batch_start[batch] + r];
-                    s->n_text[r] = s->n_frames[r] = 0;
-                }
+                l->rows_total[slot] = plan_batch(l, p, batch, s->index);
+                for (size_t r = 0; r < l->rows_total[slot]; r++) s->n_text[r] = s->n_frames[r] = 0;
             }
             if (l->state[slot] == 1 && l->slots[slot].seq == l->fill_seq && l->fill_row < l->rows_total[slot]) {
                 k = slot;
@@ -394,35 +393,72 @@ xtts_status xtts_loader_new(xtts_cache *cache, const xtts_dataset *ds, const xtt
     l->cache = cache;
     l->ds = ds;
     l->opt = *opt;
-    l->records = val ? ds->val : ds->train;
-    l->buckets = val ? ds->val_bucket : ds->train_bucket;
+    const uint32_t *records = val ? ds->val : ds->train, *buckets = val ? ds->val_bucket : ds->train_bucket;
     l->n_records = n;
     l->text_stride = ds->max_tokens + 1;
     l->mel_stride = ds->max_frames;
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->cv, NULL);
-    /* distinct buckets, ascending */
-    l->bucket_value = malloc(n * sizeof(uint32_t));
-    l->bucket_count = calloc(n, sizeof(size_t));
-    if (!l->bucket_value || !l->bucket_count) goto oom;
+    /* distinct buckets, ascending, with their record counts */
+    size_t cap = 0;
+    uint32_t *value = NULL;
+    size_t *count = NULL;
     for (size_t i = 0; i < n; i++) {
-        size_t j = 0;
-        while (j < l->n_buckets && l->bucket_value[j] != l->buckets[i]) j++;
-        if (j == l->n_buckets) {
-            size_t at = l->n_buckets++;
-            while (at > 0 && l->bucket_value[at - 1] > l->buckets[i]) {
-                l->bucket_value[at] = l->bucket_value[at - 1];
-                l->bucket_count[at] = l->bucket_count[at - 1];
-                at--;
-            }
-            l->bucket_value[at] = l->buckets[i];
-            l->bucket_count[at] = 0;
-            j = at;
+        size_t lo = 0, hi = l->n_buckets;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (value[mid] < buckets[i]) lo = mid + 1;
+            else hi = mid;
         }
-        l->bucket_count[j]++;
+        if (lo == l->n_buckets || value[lo] != buckets[i]) {
+            if (l->n_buckets == cap) {
+                cap = cap ? 2 * cap : 16;
+                uint32_t *v = realloc(value, cap * sizeof *v);
+                if (v) value = v;
+                size_t *c = v ? realloc(count, cap * sizeof *c) : NULL;
+                if (c) count = c;
+                if (!v || !c) {
+                    free(value);
+                    free(count);
+                    goto oom;
+                }
+            }
+            memmove(value + lo + 1, value + lo, (l->n_buckets - lo) * sizeof *value);
+            memmove(count + lo + 1, count + lo, (l->n_buckets - lo) * sizeof *count);
+            value[lo] = buckets[i];
+            count[lo] = 0;
+            l->n_buckets++;
+        }
+        count[lo]++;
     }
-    for (size_t j = 0; j < l->n_buckets; j++)
-        l->batches_per_epoch += (l->bucket_count[j] + opt->batch_size - 1) / opt->batch_size;
+    /* the records grouped by bucket (count[] becomes each bucket's fill cursor) */
+    l->grouped = malloc(n * sizeof *l->grouped);
+    l->bucket_first = malloc((l->n_buckets + 1) * sizeof *l->bucket_first);
+    l->batch_first = malloc((l->n_buckets + 1) * sizeof *l->batch_first);
+    if (!l->grouped || !l->bucket_first || !l->batch_first) {
+        free(value);
+        free(count);
+        goto oom;
+    }
+    l->bucket_first[0] = 0;
+    l->batch_first[0] = 0;
+    for (size_t j = 0; j < l->n_buckets; j++) {
+        l->bucket_first[j + 1] = l->bucket_first[j] + count[j];
+        l->batch_first[j + 1] = l->batch_first[j] + (count[j] + opt->batch_size - 1) / opt->batch_size;
+        count[j] = l->bucket_first[j];
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t lo = 0, hi = l->n_buckets;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (value[mid] < buckets[i]) lo = mid + 1;
+            else hi = mid;
+        }
+        l->grouped[count[lo]++] = records[i];
+    }
+    free(value);
+    free(count);
+    l->batches_per_epoch = l->batch_first[l->n_buckets];
     l->end_seq = val ? l->batches_per_epoch : UINT64_MAX;
     if (val) l->opt.start_epoch = 0, l->opt.start_batch = 0;
     if (l->opt.start_batch >= l->batches_per_epoch) {
@@ -520,8 +556,9 @@ void xtts_loader_delete(xtts_loader *l) {
         free(l->slots[k].index);
     }
     for (int i = 0; i < 2; i++) plan_free(&l->plans[i]);
-    free(l->bucket_value);
-    free(l->bucket_count);
+    free(l->grouped);
+    free(l->bucket_first);
+    free(l->batch_first);
     pthread_cond_destroy(&l->cv);
     pthread_mutex_destroy(&l->mu);
     free(l);

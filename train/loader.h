@@ -7,6 +7,10 @@
  * the seed and the epoch number alone. So the position (epoch, batch) is the whole loader
  * state, and a run resumed at a position sees the same batches as an uninterrupted one.
  * Every batch holds records of one bucket; the last batch of a bucket may be smaller.
+ * A bucket's shuffle is a keyed bijection of its positions (a Feistel network walked back
+ * into range), computed per row, so an epoch costs no per-record memory and no pause at
+ * its start: the loader keeps 4 bytes a record (the records grouped by bucket) and 4 bytes
+ * a batch for each of the two epochs it may be filling; the scan 8 bytes a record.
  *
  * Rows are what the model reads (model.h, xtts_model_batch): the language token and the
  * text tokens, and the mel transposed to time-major and normalized with the manifest's
@@ -30,7 +34,7 @@ extern "C" {
 
 /* What a header scan found: the records of each split and the longest sequence. */
 typedef struct {
-    uint64_t *train, *val;    /* record indices, in index order */
+    uint32_t *train, *val;    /* record indices, in index order (a cache holds < 2^32) */
     uint32_t *train_bucket;   /* frames_padded of each train record */
     uint32_t *val_bucket;
     size_t n_train, n_val;
