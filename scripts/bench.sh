@@ -16,6 +16,8 @@ export BENCH_DATA="$BUILD/bench/data"
 bash "$ROOT/scripts/make-bench-data.sh" "$BENCH_DATA" "${BENCH_HOURS:-1}" >&2
 only=" ${BENCH_ONLY:-mel melcache tokenize reader train} "
 out="$BUILD/bench/benchmarks.md"
+simd=$(grep -qw avx512f /proc/cpuinfo && echo "AVX-512" || { grep -qw avx2 /proc/cpuinfo && echo "AVX2, no AVX-512" || echo "no AVX2"; })
+machine="$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); $simd)"
 mkdir -p "$BUILD/bench"
 {
   echo "# Benchmarks"
@@ -25,9 +27,9 @@ mkdir -p "$BUILD/bench"
   echo "\`make bench\` (or \`BENCH_ONLY=melcache make bench\` for one section; sections not re-run keep"
   echo "the figures of their own run, and \"Scale\" is written by \`make scale\`)."
   echo
-  simd=$(grep -qw avx512f /proc/cpuinfo && echo "AVX-512" || { grep -qw avx2 /proc/cpuinfo && echo "AVX2, no AVX-512" || echo "no AVX2"; })
-  echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); $simd),"
+  echo "Machine of the latest run: $machine,"
   echo "$(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo) RAM, $(. /etc/os-release; echo "$PRETTY_NAME"), gcc $(gcc -dumpversion)."
+  echo "Each section names the machine and day it was measured on."
   echo "Peers: $("$PYTHON" -c 'import torch, torchaudio; print(f"PyTorch {torch.__version__}, torchaudio {torchaudio.__version__}")' 2>/dev/null || echo 'torch not installed')"
   echo "BLAS of the peers' processes: $(bash "$ROOT/scripts/bench_blas.sh")."
   echo
@@ -42,6 +44,7 @@ section() { # name script
   cp "$tmp" "$BUILD/bench/$name.txt" # later sections may use earlier figures (floors)
   {
     echo "## $name"; echo
+    echo "Measured $(date -u +%Y-%m-%d) on $machine."; echo
     if grep -q '^|' "$tmp"; then cat "$tmp"; else echo '```text'; cat "$tmp"; echo '```'; fi
     echo
   } >> "$out"
