@@ -44,7 +44,7 @@
 
 #define DEFAULT_SHARD_BYTES ((uint64_t)1 << 30)
 #define DEFAULT_COMMIT_EVERY 256u
-#define PENDING_BYTES_MAX ((uint64_t)256 << 20) /* commit early past this much buffered data */
+#define PENDING_BYTES_MAX ((uint64_t)8 << 20) /* commit early past this much buffered data */
 #define MAP_BYTES_MAX ((uint64_t)1 << 42)
 
 typedef struct {

@@ -5,6 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -668,6 +671,13 @@ static void close_stdout(void) {
         fflush(stderr);
         _exit(2);
     }
+}
+
+void xtts_malloc_keep_large_blocks(void) {
+#ifdef __GLIBC__
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
 }
 
 void xtts_check_stdout_at_exit(const char *prog) {

@@ -80,6 +80,12 @@ void xtts_check_stdout_at_exit(const char *prog);
 /* The program has already said (one line) that writing standard output failed: the check at
  * exit still exits 2 but prints nothing more. */
 void xtts_stdout_error_reported(void);
+/* For a program that allocates and frees blocks of hundreds of kilobytes per record (a
+ * cache writer's records): glibc's malloc keeps blocks up to 32 MiB in its heaps and keeps
+ * up to 64 MiB of freed memory instead of mapping and unmapping each block, whose fresh
+ * pages fault again every time (measured: xtts-melcache --audio int16 spent half its time
+ * in the kernel). A no-op elsewhere. Programs call it first thing; libraries never do. */
+void xtts_malloc_keep_large_blocks(void);
 
 /* ---- checksums and hashes ---------------------------------------------- */
 
