@@ -44,7 +44,7 @@
 
 #define DEFAULT_SHARD_BYTES ((uint64_t)1 << 30)
 #define DEFAULT_COMMIT_EVERY 256u
-#define PENDING_BYTES_MAX ((uint64_t)8 << 20) /* commit early past this much buffered data */
+#define PENDING_BYTES_MAX ((uint64_t)2 << 20) /* commit early past this much buffered data */
 #define MAP_BYTES_MAX ((uint64_t)1 << 42)
 
 typedef struct {
@@ -966,8 +966,10 @@ static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const 
                               "configuration (version %d, waveform %s, pad token %d)",
                               w->dir, id, hdr.version, xtts_audio_store_name(hdr.audio), hdr.pad_token,
                               w->cfg.format_version, xtts_audio_store_name(want_audio), w->cfg.pad_token);
-    uint64_t h = xtts_id_hash(id, id_len);
-    if (xtts_id_filter_maybe(&w->ids, h)) {
+    /* into the filter now (a refused record's bits only add to the false "maybe"s) */
+    int maybe = xtts_id_filter_add(&w->ids, xtts_id_hash(id, id_len));
+    if (maybe < 0) return xtts_error_set(err, XTTS_ENOMEM, "%s: record '%s': out of memory", w->dir, id);
+    if (maybe) {
         int found;
         uint64_t at = 0;
         if ((st = id_stored(w, id, &found, &at, err))) return st;
@@ -998,7 +1000,7 @@ static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const 
     p->data = malloc(len);
     p->len = len;
     p->source = source ? strdup(source) : NULL;
-    if (!p->id || !p->data || (source && !p->source) || xtts_id_filter_add(&w->ids, h) < 0) {
+    if (!p->id || !p->data || (source && !p->source)) {
         free(p->id);
         free(p->data);
         free(p->source);

@@ -251,22 +251,32 @@ void xtts_hash_set_free(xtts_hash_set *s) {
     s->cap = s->used = 0;
 }
 
-/* four bits an entry, placed by double hashing (Kirsch and Mitzenmacher) */
-#define ID_FILTER_BITS (XTTS_ID_FILTER_BYTES * 8)
+/* Four bits an entry, placed by double hashing (Kirsch and Mitzenmacher) within one 4 KiB
+ * page of the filter chosen by the hash's top bits: an entry touches one page, not four, so a
+ * build of a few thousand records faults in a few thousand pages rather than the whole 16 MiB
+ * (a page fault costs up to 20 microseconds on some virtual machines), and a lookup stays in
+ * one page. With about 250 entries a page at 1,000,000 entries the false-positive rate is
+ * that of the unblocked filter. */
+#define ID_FILTER_PAGE_BITS 32768u /* 4 KiB */
+#define ID_FILTER_PAGES (XTTS_ID_FILTER_BYTES * 8 / ID_FILTER_PAGE_BITS)
 #define ID_FILTER_PROBES 4
 
 static size_t id_filter_bit(uint64_t h, unsigned i) {
-    uint64_t a = (uint32_t)h, b = (h >> 32) | 1;
-    return (size_t)((a + i * b) & (ID_FILTER_BITS - 1));
+    uint64_t page = (h >> 40) & (ID_FILTER_PAGES - 1);
+    uint64_t a = (uint32_t)h, b = (h >> 20) | 1;
+    return (size_t)(page * ID_FILTER_PAGE_BITS + ((a + i * b) & (ID_FILTER_PAGE_BITS - 1)));
 }
 
 int xtts_id_filter_add(xtts_id_filter *f, uint64_t h) {
     if (!f->bits && !(f->bits = calloc(XTTS_ID_FILTER_BYTES / 8, sizeof *f->bits))) return -1;
+    int all = 1;
     for (unsigned i = 0; i < ID_FILTER_PROBES; i++) {
         size_t k = id_filter_bit(h, i);
-        f->bits[k / 64] |= (uint64_t)1 << (k % 64);
+        uint64_t m = (uint64_t)1 << (k % 64);
+        all &= (f->bits[k / 64] & m) != 0;
+        f->bits[k / 64] |= m;
     }
-    return 0;
+    return all;
 }
 
 int xtts_id_filter_maybe(const xtts_id_filter *f, uint64_t h) {

@@ -119,12 +119,16 @@ void xtts_hash_set_free(xtts_hash_set *s);
  * added: "maybe added" or "surely not". Its false positives grow with the count (4 bits an
  * entry: about 1 in 1,300,000 at 1,000,000 entries, 1 in 230 at 10,000,000), so a caller
  * confirms a "maybe" where the entries are stored. The bytes are allocated on the first add
- * and touched as bits are set. Zero-initialize; xtts_id_filter_free releases it. */
+ * and touched as bits are set: an entry's bits lie in one 4 KiB page, so n entries touch at
+ * most n pages. Zero-initialize; xtts_id_filter_free releases it. */
 #define XTTS_ID_FILTER_BYTES ((size_t)16 << 20)
 typedef struct {
     uint64_t *bits;
 } xtts_id_filter;
-/* 0, or -1 out of memory (the filter is unchanged). */
+/* Add h, and say whether it may have been added before: 1 when its bits were all set
+ * already ("maybe"), 0 when not (surely new), -1 out of memory (the filter is unchanged).
+ * Testing and adding in one pass writes a page on its first touch, where a lookup before
+ * the add would fault the page in twice (the zero page, then a copy). */
 int xtts_id_filter_add(xtts_id_filter *f, uint64_t h);
 int xtts_id_filter_maybe(const xtts_id_filter *f, uint64_t h);
 void xtts_id_filter_free(xtts_id_filter *f);

@@ -431,6 +431,28 @@ static xtts_status stats_load(xtts_cache_writer *w, run_stats *s, int n_mels, xt
 
 typedef xtts_record_builder worker; /* one per thread (prep/build/builder.h) */
 
+/* The large buffers a record needs until it is encoded. On the CPU path a worker loads,
+ * computes and encodes one record at a time, so they are the worker's (a few hundred KB
+ * each, reused); only the CUDA path, which computes a whole chunk's mels at once, gives
+ * every slot its own. Fresh pages are not free: each costs a page fault the first time it
+ * is touched (about 20 microseconds on some virtual machines). */
+typedef struct {
+    float *pcm;          /* a copy, when the mel is computed later (the CUDA batch), or the
+                            int16-rounded signal when the waveform is stored */
+    size_t cap_pcm;
+    int16_t *wave;       /* --audio int16|flac: the stored waveform (s->src rounded) */
+    size_t cap_wave;
+    float *mel;          /* [n_mels][padded] */
+    size_t cap_mel;
+} slot_bufs;
+
+static void slot_bufs_free(slot_bufs *b) {
+    free(b->pcm);
+    free(b->wave);
+    free(b->mel);
+    memset(b, 0, sizeof *b);
+}
+
 /* One record in flight through the three phases of a chunk: load (worker threads),
  * mel (worker threads, or one CUDA batch), finish (worker threads: check, pad, encode). */
 typedef struct {
@@ -439,15 +461,11 @@ typedef struct {
     uint8_t digest[32];  /* the digest of inputs 0..input (saved with its commit) */
     int ok;
     char reason[XTTS_ERRMSG_MAX];
-    const float *src;    /* mono samples at the preset's rate: the worker's audio buffer, or pcm */
-    float *pcm;          /* a copy, when the mel is computed later (the CUDA batch), or the
-                            int16-rounded signal when the waveform is stored */
-    size_t n_pcm, cap_pcm;
-    int16_t *wave;       /* --audio int16|flac: the stored waveform (s->src rounded) */
-    size_t cap_wave;
+    const float *src;    /* mono samples at the preset's rate: the worker's audio buffer, or b->pcm */
+    size_t n_pcm;
+    slot_bufs own;       /* the buffers of the CUDA path, where a chunk's mels are computed together */
+    slot_bufs *b;        /* own, or (CPU path) the worker's: its record is encoded right after */
     uint32_t trim_start; /* samples cut at the start by --trim-db */
-    float *mel;          /* [n_mels][padded] */
-    size_t cap_mel;
     int padded;
     size_t n_frames;
     float pad_value;
@@ -458,9 +476,10 @@ typedef struct {
     double *sum, *sumsq; /* [n_mels] */
 } slot;
 
-/* keep_copy: copy the samples out of the worker's audio buffer (which the worker's next
- * load overwrites); without it s->src points into that buffer. */
-static void load_one(const xtts_melcache_options *o, worker *w, slot *s, int keep_copy) {
+/* b: the buffers the record uses. keep_copy: copy the samples out of the worker's audio
+ * buffer (which the worker's next load overwrites); without it s->src points into that
+ * buffer. */
+static void load_one(const xtts_melcache_options *o, worker *w, slot *s, slot_bufs *b, int keep_copy) {
     const xtts_cache_config *c = &o->cfg;
     const input_rec *x = &s->rec;
     xtts_error e;
@@ -468,6 +487,7 @@ static void load_one(const xtts_melcache_options *o, worker *w, slot *s, int kee
     s->ok = 0;
     s->len = 0;
     s->n_pcm = 0;
+    s->b = b;
     if (x->reject) {
         snprintf(s->reason, sizeof s->reason, "%s", x->reject);
         return;
@@ -499,32 +519,32 @@ static void load_one(const xtts_melcache_options *o, worker *w, slot *s, int kee
         return;
     }
     size_t need_mel = (size_t)c->mel.n_mels * (size_t)padded;
-    if (s->cap_mel < need_mel) {
-        float *nm = realloc(s->mel, need_mel * sizeof(float));
+    if (b->cap_mel < need_mel) {
+        float *nm = realloc(b->mel, need_mel * sizeof(float));
         if (!nm) { snprintf(s->reason, sizeof s->reason, "out of memory"); return; }
-        s->mel = nm; s->cap_mel = need_mel;
+        b->mel = nm; b->cap_mel = need_mel;
     }
     s->trim_start = (uint32_t)info.trimmed_head;
     if (c->audio != XTTS_AUDIO_NONE) {
         /* the waveform is stored as int16: round it, and compute the mel from the rounded
          * signal, so that the stored waveform gives back the stored mel exactly */
-        if (s->cap_wave < n || s->cap_pcm < n) {
-            int16_t *nw = realloc(s->wave, (n ? n : 1) * sizeof(int16_t));
-            if (nw) s->wave = nw, s->cap_wave = n;
-            float *np = realloc(s->pcm, (n ? n : 1) * sizeof(float));
-            if (np) s->pcm = np, s->cap_pcm = n;
+        if (b->cap_wave < n || b->cap_pcm < n) {
+            int16_t *nw = realloc(b->wave, (n ? n : 1) * sizeof(int16_t));
+            if (nw) b->wave = nw, b->cap_wave = n;
+            float *np = realloc(b->pcm, (n ? n : 1) * sizeof(float));
+            if (np) b->pcm = np, b->cap_pcm = n;
             if (!nw || !np) { snprintf(s->reason, sizeof s->reason, "out of memory"); return; }
         }
-        xtts_wave_to_int16(pcm, n, s->wave, s->pcm);
-        pcm = s->pcm;
+        xtts_wave_to_int16(pcm, n, b->wave, b->pcm);
+        pcm = b->pcm;
     } else if (keep_copy) {
-        if (s->cap_pcm < n) {
-            float *np = realloc(s->pcm, (n ? n : 1) * sizeof(float));
+        if (b->cap_pcm < n) {
+            float *np = realloc(b->pcm, (n ? n : 1) * sizeof(float));
             if (!np) { snprintf(s->reason, sizeof s->reason, "out of memory"); return; }
-            s->pcm = np; s->cap_pcm = n;
+            b->pcm = np; b->cap_pcm = n;
         }
-        memcpy(s->pcm, pcm, n * sizeof(float));
-        pcm = s->pcm;
+        memcpy(b->pcm, pcm, n * sizeof(float));
+        pcm = b->pcm;
     }
     s->src = pcm;
     s->n_pcm = n;
@@ -536,7 +556,7 @@ static void mel_one(worker *w, slot *s) {
     if (!s->ok) return;
     xtts_error e;
     xtts_error_clear(&e);
-    if (xtts_mel_compute(w->mel, s->src, s->n_pcm, s->mel, (size_t)s->padded, &s->n_frames, &s->pad_value, &e)) {
+    if (xtts_mel_compute(w->mel, s->src, s->n_pcm, s->b->mel, (size_t)s->padded, &s->n_frames, &s->pad_value, &e)) {
         snprintf(s->reason, sizeof s->reason, "%.200s: %.300s", s->rec.audio_path, e.msg);
         s->ok = 0;
     }
@@ -553,7 +573,7 @@ static void finish_one(const xtts_melcache_options *o, worker *w, slot *s) {
     int padded = s->padded;
     int nm = c->mel.n_mels;
     for (int ch = 0; ch < nm; ch++) {
-        float *row = s->mel + (size_t)ch * padded;
+        float *row = s->b->mel + (size_t)ch * padded;
         /* four running sums (in a fixed order, so the same on every run), not one chain of
          * dependent additions; a NaN or infinite value makes its sums non-finite (a finite
          * float squared stays finite in double), so the sums are the check */
@@ -587,9 +607,9 @@ static void finish_one(const xtts_melcache_options *o, worker *w, slot *s) {
         .id = x->id, .split = s->split, .speaker_id = (uint32_t)x->speaker_id, .lang_id = (uint32_t)x->lang_id,
         .n_samples = (uint32_t)s->n_pcm, .n_tokens = x->n_tokens, .tokens_padded = (uint32_t)c->max_tokens,
         .n_frames = (uint32_t)got, .frames_padded = (uint32_t)padded, .n_mels = (uint16_t)nm,
-        .pad_value = s->pad_value, .tokens = w->tok_buf, .mel = s->mel,
+        .pad_value = s->pad_value, .tokens = w->tok_buf, .mel = s->b->mel,
         .pad_token = (uint32_t)c->pad_token, .trim_start = s->trim_start, .text = x->orig_text,
-        .text_norm = x->text, .wave = s->wave, .sample_rate = (uint32_t)c->mel.sample_rate,
+        .text_norm = x->text, .wave = s->b->wave, .sample_rate = (uint32_t)c->mel.sample_rate,
     };
     const uint8_t *bytes;
     size_t len;
@@ -619,7 +639,7 @@ static xtts_status mel_chunk_cuda(xtts_mel_cuda *gpu, slot *slots, size_t m, xtt
     for (size_t k = 0; k < m && n < 1024; k++) {
         if (!slots[k].ok) continue;
         samples[n] = slots[k].src; n_samples[n] = slots[k].n_pcm;
-        outs[n] = slots[k].mel; stride[n] = (size_t)slots[k].padded;
+        outs[n] = slots[k].b->mel; stride[n] = (size_t)slots[k].padded;
         idx[n++] = k;
     }
     if (n == 0) return XTTS_OK;
@@ -837,9 +857,10 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
     if (chunk > 1024) chunk = 1024; /* the CUDA batch's bound */
     xtts_mel_cuda *gpu = NULL;
     worker *wk = calloc((size_t)threads, sizeof *wk);
+    slot_bufs *wbufs = calloc((size_t)threads, sizeof *wbufs);
     slot *slots = calloc(2 * chunk, sizeof *slots); /* two buffers: one computed while the other is written */
     double *sums = calloc(2 * chunk * 2 * (size_t)o.cfg.mel.n_mels, sizeof(double));
-    if (!wk || !slots || !sums) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto out; }
+    if (!wk || !wbufs || !slots || !sums) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto out; }
     for (size_t k = 0; k < 2 * chunk; k++) {
         slots[k].sum = sums + k * 2 * (size_t)o.cfg.mel.n_mels;
         slots[k].sumsq = slots[k].sum + o.cfg.mel.n_mels;
@@ -893,7 +914,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
         if (m == 0) break;
         if (gpu) {
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-            for (size_t k = 0; k < m; k++) load_one(&o, &wk[omp_get_thread_num()], &buf[k], 1);
+            for (size_t k = 0; k < m; k++) load_one(&o, &wk[omp_get_thread_num()], &buf[k], &buf[k].own, 1);
             xtts_error ge;
             xtts_status gs = mel_chunk_cuda(gpu, buf, m, &ge);
             if (gs) { /* stop: the writer keeps what is committed, a re-run resumes */
@@ -907,7 +928,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
             for (size_t k = 0; k < m; k++) {
                 worker *wt = &wk[omp_get_thread_num()];
-                load_one(&o, wt, &buf[k], 0);
+                load_one(&o, wt, &buf[k], &wbufs[omp_get_thread_num()], 0);
                 mel_one(wt, &buf[k]);
                 finish_one(&o, wt, &buf[k]);
             }
@@ -956,9 +977,12 @@ out:
     if (w) xtts_cache_writer_abort(w);
     if (wk)
         for (int t = 0; t < threads; t++) xtts_record_builder_free(&wk[t]);
+    if (wbufs)
+        for (int t = 0; t < threads; t++) slot_bufs_free(&wbufs[t]);
     free(wk);
+    free(wbufs);
     if (slots)
-        for (size_t k = 0; k < 2 * chunk; k++) { free(slots[k].bytes); free(slots[k].pcm); free(slots[k].mel); free(slots[k].wave); input_rec_free(&slots[k].rec); }
+        for (size_t k = 0; k < 2 * chunk; k++) { free(slots[k].bytes); slot_bufs_free(&slots[k].own); input_rec_free(&slots[k].rec); }
     xtts_mel_cuda_delete(gpu);
     free(slots);
     free(sums);
