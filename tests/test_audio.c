@@ -197,13 +197,19 @@ static void test_stereo_downmixes_to_the_channel_mean(void **state) {
 }
 
 /* 16-bit PCM is read as stored and converted by us: the samples must be libsndfile's own
- * float reads bit for bit (every 16-bit value, mono and stereo). */
+ * float reads bit for bit (every 16-bit value; mono, stereo and three channels; lengths that
+ * pass the 131,072-sample read size, and one that fills the decode buffer's 2^k * 4096
+ * samples exactly). */
 static void test_pcm16_decode_equals_libsndfile_float_reads_bit_for_bit(void **state) {
     (void)state;
-    const size_t n = 65536 + 777; /* every value, and a chunk boundary passed */
-    for (int ch = 1; ch <= 2; ch++) {
+    const struct { int ch; size_t n; } cases[] = {
+        {1, 65536 + 777}, {2, 65536 + 777}, {1, 2 * 131072 + 777}, {1, 262144}, {3, 100003},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int ch = cases[c].ch;
+        const size_t n = cases[c].n;
         char path[512];
-        tmp_path(path, sizeof path, ch == 1 ? "all16_mono.wav" : "all16_stereo.wav");
+        tmp_path(path, sizeof path, "all16.wav");
         SF_INFO si;
         memset(&si, 0, sizeof si);
         si.samplerate = 22050;
@@ -222,7 +228,11 @@ static void test_pcm16_decode_equals_libsndfile_float_reads_bit_for_bit(void **s
         float *ref = malloc(n * ch * sizeof *ref), *want = malloc(n * sizeof *want);
         assert_int_equal(sf_readf_float(sf, ref, (sf_count_t)n), (sf_count_t)n);
         sf_close(sf);
-        for (size_t i = 0; i < n; i++) want[i] = ch == 1 ? ref[i] : 0.5f * (ref[2 * i] + ref[2 * i + 1]);
+        for (size_t i = 0; i < n; i++) {
+            float sum = 0.0f;
+            for (int k = 0; k < ch; k++) sum += ref[(size_t)ch * i + k];
+            want[i] = ch == 1 ? sum : ch == 2 ? 0.5f * sum : sum * (1.0f / (float)ch);
+        }
         xtts_audio *a = context(22050, "", "", 0);
         const float *y;
         size_t m;

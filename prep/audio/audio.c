@@ -18,7 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CHUNK_FRAMES 8192
+/* Samples (all channels) decoded per read: 256 KB of 16-bit PCM, so that a clip is read in
+ * a few system calls (each costs more than the copy on some virtual machines). */
+#define CHUNK_SAMPLES 131072
 #define MAX_SAMPLES ((size_t)1 << 31) /* per channel: 13.5 h at 44.1 kHz */
 #define TRIM_FRAME_S 0.010
 
@@ -26,9 +28,9 @@ struct xtts_audio {
     xtts_audio_options opt;
     int soxr_recipe;   /* SOXR_QQ .. SOXR_VHQ when the resampler is soxr */
     int src_converter; /* SRC_* when it is libsamplerate, else -1 */
-    float *chunk;      /* (CHUNK_FRAMES, channels) interleaved decode buffer */
+    float *chunk;      /* (CHUNK_SAMPLES / channels, channels) interleaved decode buffer */
     size_t chunk_cap;  /* floats */
-    int16_t *chunk16;  /* (CHUNK_FRAMES, channels) 16-bit PCM as stored (read_pcm16) */
+    int16_t *chunk16;  /* (CHUNK_SAMPLES / channels, channels) 16-bit PCM as stored (read_pcm16) */
     size_t chunk16_cap;
     float *mono;       /* (n) decoded, downmixed samples at the source rate */
     size_t mono_cap;
@@ -190,14 +192,15 @@ static xtts_status decode(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, const c
         return xtts_error_set(err, XTTS_EINPUT, "%s: %d channels is not a usable channel count", name, ch);
     if (si->samplerate < 1 || si->samplerate > 1000000)
         return xtts_error_set(err, XTTS_EINPUT, "%s: sample rate %d Hz is not usable", name, si->samplerate);
-    if (!grow(&a->chunk, &a->chunk_cap, (size_t)CHUNK_FRAMES * ch))
+    const sf_count_t chunk_frames = CHUNK_SAMPLES / ch; /* ch <= 1024: at least 128 */
+    if (ch != 1 && !grow(&a->chunk, &a->chunk_cap, CHUNK_SAMPLES))
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name);
     const int pcm16 = (si->format & SF_FORMAT_SUBMASK) == SF_FORMAT_PCM_16;
-    if (pcm16 && a->chunk16_cap < (size_t)CHUNK_FRAMES * ch) {
-        int16_t *p = realloc(a->chunk16, (size_t)CHUNK_FRAMES * ch * sizeof *p);
+    if (pcm16 && a->chunk16_cap < CHUNK_SAMPLES) {
+        int16_t *p = realloc(a->chunk16, CHUNK_SAMPLES * sizeof *p);
         if (!p) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name);
         a->chunk16 = p;
-        a->chunk16_cap = (size_t)CHUNK_FRAMES * ch;
+        a->chunk16_cap = CHUNK_SAMPLES;
     }
     /* The header's frame count only sizes the first allocation, and only up to 4 Mi samples:
      * a damaged or hostile header must not make us reserve memory the data never fills. */
@@ -207,11 +210,17 @@ static xtts_status decode(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, const c
     size_t n = 0;
     const float inv_ch = 1.0f / (float)ch;
     for (;;) {
-        /* mono reads straight into the output; other layouts through chunk and the downmix */
-        if (ch == 1 && !grow(&a->mono, &a->mono_cap, n + CHUNK_FRAMES))
-            return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory after %zu samples", name, n);
+        /* mono reads straight into the output, as much as it has room for (sized from the
+         * header, it grows only when it is full: the read that finds the end needs no more
+         * room); other layouts through chunk and the downmix */
+        sf_count_t want = chunk_frames;
+        if (ch == 1) {
+            if (n == a->mono_cap && !grow(&a->mono, &a->mono_cap, n + 4096))
+                return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory after %zu samples", name, n);
+            if ((size_t)want > a->mono_cap - n) want = (sf_count_t)(a->mono_cap - n);
+        }
         float *into = ch == 1 ? a->mono + n : a->chunk;
-        sf_count_t got = pcm16 ? read_pcm16(a, sf, ch, into, CHUNK_FRAMES) : sf_readf_float(sf, into, CHUNK_FRAMES);
+        sf_count_t got = pcm16 ? read_pcm16(a, sf, ch, into, want) : sf_readf_float(sf, into, want);
         if (got <= 0) break;
         if (n + (size_t)got > MAX_SAMPLES)
             return xtts_error_set(err, XTTS_EINPUT, "%s: longer than %zu samples per channel", name, MAX_SAMPLES);
