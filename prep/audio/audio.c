@@ -121,6 +121,16 @@ static int grow(float **buf, size_t *cap, size_t need) {
     return 1;
 }
 
+/* grow for a buffer whose contents are not needed: freed and allocated again rather than
+ * realloc'ed, which would copy the old contents into freshly touched pages. */
+static int grow_empty(float **buf, size_t *cap, size_t need) {
+    if (need <= *cap) return 1;
+    free(*buf);
+    *buf = NULL;
+    *cap = 0;
+    return grow(buf, cap, need);
+}
+
 static void format_name(int format, char *out, size_t len) {
     const char *major, *sub;
     switch (format & SF_FORMAT_TYPEMASK) {
@@ -205,7 +215,7 @@ static xtts_status decode(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, const c
     /* The header's frame count only sizes the first allocation, and only up to 4 Mi samples:
      * a damaged or hostile header must not make us reserve memory the data never fills. */
     sf_count_t hint = si->frames > 0 ? (si->frames < ((sf_count_t)1 << 22) ? si->frames : ((sf_count_t)1 << 22)) : 0;
-    if (hint > 0 && !grow(&a->mono, &a->mono_cap, (size_t)hint))
+    if (hint > 0 && !grow_empty(&a->mono, &a->mono_cap, (size_t)hint))
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory for %lld samples", name, (long long)hint);
     size_t n = 0;
     const float inv_ch = 1.0f / (float)ch;
@@ -305,7 +315,7 @@ xtts_status xtts_audio_resample(xtts_audio *a, const float *in, size_t n_in, int
     }
     const double ratio = (double)out_rate / in_rate;
     size_t cap = (size_t)ceil((double)n_in * ratio) + 64;
-    if (!grow(&a->out, &a->out_cap, cap))
+    if (!grow_empty(&a->out, &a->out_cap, cap))
         return xtts_error_set(err, XTTS_ENOMEM, "resample: out of memory for %zu samples", cap);
     if (a->src_converter >= 0) {
         if (ratio < 1.0 / 256 || ratio > 256)

@@ -446,6 +446,19 @@ typedef struct {
     size_t cap_mel;
 } slot_bufs;
 
+/* buf, or a buffer of at least need elements in its place when it is smaller; its contents
+ * are not kept: it is freed and allocated again (realloc would copy them into freshly
+ * touched pages), rounded up to 64 Ki elements so that clips of growing lengths do not
+ * renew it each time. NULL when out of memory (buf is freed then, and *cap 0). */
+static void *renew(void *buf, size_t *cap, size_t need, size_t elem) {
+    if (buf && need <= *cap) return buf;
+    free(buf);
+    size_t c = (need / 65536 + 1) * 65536;
+    void *p = malloc(c * elem);
+    *cap = p ? c : 0;
+    return p;
+}
+
 static void slot_bufs_free(slot_bufs *b) {
     free(b->pcm);
     free(b->wave);
@@ -519,29 +532,26 @@ static void load_one(const xtts_melcache_options *o, worker *w, slot *s, slot_bu
         return;
     }
     size_t need_mel = (size_t)c->mel.n_mels * (size_t)padded;
-    if (b->cap_mel < need_mel) {
-        float *nm = realloc(b->mel, need_mel * sizeof(float));
-        if (!nm) { snprintf(s->reason, sizeof s->reason, "out of memory"); return; }
-        b->mel = nm; b->cap_mel = need_mel;
+    if (!(b->mel = renew(b->mel, &b->cap_mel, need_mel, sizeof(float)))) {
+        snprintf(s->reason, sizeof s->reason, "out of memory");
+        return;
     }
     s->trim_start = (uint32_t)info.trimmed_head;
     if (c->audio != XTTS_AUDIO_NONE) {
         /* the waveform is stored as int16: round it, and compute the mel from the rounded
          * signal, so that the stored waveform gives back the stored mel exactly */
-        if (b->cap_wave < n || b->cap_pcm < n) {
-            int16_t *nw = realloc(b->wave, (n ? n : 1) * sizeof(int16_t));
-            if (nw) b->wave = nw, b->cap_wave = n;
-            float *np = realloc(b->pcm, (n ? n : 1) * sizeof(float));
-            if (np) b->pcm = np, b->cap_pcm = n;
-            if (!nw || !np) { snprintf(s->reason, sizeof s->reason, "out of memory"); return; }
+        b->wave = renew(b->wave, &b->cap_wave, n, sizeof(int16_t));
+        b->pcm = renew(b->pcm, &b->cap_pcm, n, sizeof(float));
+        if (!b->wave || !b->pcm) {
+            snprintf(s->reason, sizeof s->reason, "out of memory");
+            return;
         }
         xtts_wave_to_int16(pcm, n, b->wave, b->pcm);
         pcm = b->pcm;
     } else if (keep_copy) {
-        if (b->cap_pcm < n) {
-            float *np = realloc(b->pcm, (n ? n : 1) * sizeof(float));
-            if (!np) { snprintf(s->reason, sizeof s->reason, "out of memory"); return; }
-            b->pcm = np; b->cap_pcm = n;
+        if (!(b->pcm = renew(b->pcm, &b->cap_pcm, n, sizeof(float)))) {
+            snprintf(s->reason, sizeof s->reason, "out of memory");
+            return;
         }
         memcpy(b->pcm, pcm, n * sizeof(float));
         pcm = b->pcm;
