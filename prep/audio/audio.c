@@ -215,6 +215,13 @@ static xtts_status decode(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, const c
     /* The header's frame count only sizes the first allocation, and only up to 4 Mi samples:
      * a damaged or hostile header must not make us reserve memory the data never fills. */
     sf_count_t hint = si->frames > 0 ? (si->frames < ((sf_count_t)1 << 22) ? si->frames : ((sf_count_t)1 << 22)) : 0;
+    /* With a length limit, room for the longest clip it allows from the start (pages are
+     * touched only as samples fill them): a buffer grown clip after clip touches fresh
+     * pages at every step. */
+    if (hint > 0 && a->opt.max_seconds > 0) {
+        double most = a->opt.max_seconds * si->samplerate + 1.0;
+        if (most < (double)((sf_count_t)1 << 22) && (sf_count_t)most > hint) hint = (sf_count_t)most;
+    }
     if (hint > 0 && !grow_empty(&a->mono, &a->mono_cap, (size_t)hint))
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory for %lld samples", name, (long long)hint);
     size_t n = 0;
@@ -315,6 +322,10 @@ xtts_status xtts_audio_resample(xtts_audio *a, const float *in, size_t n_in, int
     }
     const double ratio = (double)out_rate / in_rate;
     size_t cap = (size_t)ceil((double)n_in * ratio) + 64;
+    if (a->opt.max_seconds > 0) { /* room for the longest clip allowed, as in decode() */
+        double most = ceil(a->opt.max_seconds * out_rate) + 64.0;
+        if (most < (double)((size_t)1 << 22) && (size_t)most > cap) cap = (size_t)most;
+    }
     if (!grow_empty(&a->out, &a->out_cap, cap))
         return xtts_error_set(err, XTTS_ENOMEM, "resample: out of memory for %zu samples", cap);
     if (a->src_converter >= 0) {
