@@ -690,6 +690,15 @@ void xtts_malloc_keep_large_blocks(void) {
 #endif
 }
 
+void *xtts_renew(void *buf, size_t *cap, size_t need, size_t elem) {
+    if (buf && need <= *cap) return buf;
+    free(buf);
+    size_t c = (need / 65536 + 1) * 65536;
+    void *p = elem && c > need && c <= SIZE_MAX / elem ? malloc(c * elem) : NULL;
+    *cap = p ? c : 0;
+    return p;
+}
+
 void xtts_check_stdout_at_exit(const char *prog) {
     if (prog) stdout_prog = prog;
     atexit(close_stdout);

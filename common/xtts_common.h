@@ -86,6 +86,12 @@ void xtts_stdout_error_reported(void);
  * pages fault again every time (measured: xtts-melcache --audio int16 spent half its time
  * in the kernel). A no-op elsewhere. Programs call it first thing; libraries never do. */
 void xtts_malloc_keep_large_blocks(void);
+/* buf, or a buffer of at least need elements of elem bytes in its place when *cap is
+ * smaller, for a buffer whose contents need not be kept: it is freed and allocated again
+ * (realloc would copy the old contents into freshly touched pages), rounded up to 64 Ki
+ * elements so that inputs of growing sizes do not renew it each time. NULL when out of
+ * memory (buf is freed then, and *cap 0). */
+void *xtts_renew(void *buf, size_t *cap, size_t need, size_t elem);
 
 /* ---- checksums and hashes ---------------------------------------------- */
 

@@ -724,8 +724,29 @@ static void id_filter_keeps_every_id_and_few_false_positives(void **state) {
     assert_null(f.bits);
 }
 
+/* xtts_renew: kept while big enough, replaced (rounded up) when not, NULL and cap 0 when the
+ * size cannot be had. */
+static void renew_keeps_a_big_enough_buffer_and_replaces_a_small_one(void **state) {
+    (void)state;
+    size_t cap = 0;
+    float *p = xtts_renew(NULL, &cap, 10, sizeof *p);
+    assert_non_null(p);
+    assert_true(cap >= 10);
+    p[cap - 1] = 1.0f;
+    size_t first = cap;
+    assert_ptr_equal(xtts_renew(p, &cap, first, sizeof *p), p);
+    assert_int_equal(cap, first);
+    p = xtts_renew(p, &cap, first + 1, sizeof *p);
+    assert_non_null(p);
+    assert_true(cap > first);
+    p[cap - 1] = 2.0f;
+    assert_null(p = xtts_renew(p, &cap, SIZE_MAX / 2, sizeof *p));
+    assert_int_equal(cap, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(renew_keeps_a_big_enough_buffer_and_replaces_a_small_one),
         cmocka_unit_test(fp16_array_conversions_equal_scalar_ones),
         cmocka_unit_test(hash_set_adds_finds_and_grows),
         cmocka_unit_test(id_filter_keeps_every_id_and_few_false_positives),

@@ -121,16 +121,6 @@ static int grow(float **buf, size_t *cap, size_t need) {
     return 1;
 }
 
-/* grow for a buffer whose contents are not needed: freed and allocated again rather than
- * realloc'ed, which would copy the old contents into freshly touched pages. */
-static int grow_empty(float **buf, size_t *cap, size_t need) {
-    if (need <= *cap) return 1;
-    free(*buf);
-    *buf = NULL;
-    *cap = 0;
-    return grow(buf, cap, need);
-}
-
 static void format_name(int format, char *out, size_t len) {
     const char *major, *sub;
     switch (format & SF_FORMAT_TYPEMASK) {
@@ -222,7 +212,7 @@ static xtts_status decode(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, const c
         double most = a->opt.max_seconds * si->samplerate + 1.0;
         if (most < (double)((sf_count_t)1 << 22) && (sf_count_t)most > hint) hint = (sf_count_t)most;
     }
-    if (hint > 0 && !grow_empty(&a->mono, &a->mono_cap, (size_t)hint))
+    if (hint > 0 && !(a->mono = xtts_renew(a->mono, &a->mono_cap, (size_t)hint, sizeof(float))))
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory for %lld samples", name, (long long)hint);
     size_t n = 0;
     const float inv_ch = 1.0f / (float)ch;
@@ -326,7 +316,7 @@ xtts_status xtts_audio_resample(xtts_audio *a, const float *in, size_t n_in, int
         double most = ceil(a->opt.max_seconds * out_rate) + 64.0;
         if (most < (double)((size_t)1 << 22) && (size_t)most > cap) cap = (size_t)most;
     }
-    if (!grow_empty(&a->out, &a->out_cap, cap))
+    if (!(a->out = xtts_renew(a->out, &a->out_cap, cap, sizeof(float))))
         return xtts_error_set(err, XTTS_ENOMEM, "resample: out of memory for %zu samples", cap);
     if (a->src_converter >= 0) {
         if (ratio < 1.0 / 256 || ratio > 256)

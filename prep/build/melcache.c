@@ -446,19 +446,6 @@ typedef struct {
     size_t cap_mel;
 } slot_bufs;
 
-/* buf, or a buffer of at least need elements in its place when it is smaller; its contents
- * are not kept: it is freed and allocated again (realloc would copy them into freshly
- * touched pages), rounded up to 64 Ki elements so that clips of growing lengths do not
- * renew it each time. NULL when out of memory (buf is freed then, and *cap 0). */
-static void *renew(void *buf, size_t *cap, size_t need, size_t elem) {
-    if (buf && need <= *cap) return buf;
-    free(buf);
-    size_t c = (need / 65536 + 1) * 65536;
-    void *p = malloc(c * elem);
-    *cap = p ? c : 0;
-    return p;
-}
-
 static void slot_bufs_free(slot_bufs *b) {
     free(b->pcm);
     free(b->wave);
@@ -489,10 +476,10 @@ typedef struct {
     double *sum, *sumsq; /* [n_mels] */
 } slot;
 
-/* b: the buffers the record uses. keep_copy: copy the samples out of the worker's audio
- * buffer (which the worker's next load overwrites); without it s->src points into that
- * buffer. */
-static void load_one(const xtts_melcache_options *o, worker *w, slot *s, slot_bufs *b, int keep_copy) {
+/* b: the buffers the record uses. With the slot's own (the CUDA path) the samples are
+ * copied out of the worker's audio buffer, which the worker's next load overwrites; with
+ * the worker's, s->src points into that buffer. */
+static void load_one(const xtts_melcache_options *o, worker *w, slot *s, slot_bufs *b) {
     const xtts_cache_config *c = &o->cfg;
     const input_rec *x = &s->rec;
     xtts_error e;
@@ -532,7 +519,7 @@ static void load_one(const xtts_melcache_options *o, worker *w, slot *s, slot_bu
         return;
     }
     size_t need_mel = (size_t)c->mel.n_mels * (size_t)padded;
-    if (!(b->mel = renew(b->mel, &b->cap_mel, need_mel, sizeof(float)))) {
+    if (!(b->mel = xtts_renew(b->mel, &b->cap_mel, need_mel, sizeof(float)))) {
         snprintf(s->reason, sizeof s->reason, "out of memory");
         return;
     }
@@ -540,16 +527,16 @@ static void load_one(const xtts_melcache_options *o, worker *w, slot *s, slot_bu
     if (c->audio != XTTS_AUDIO_NONE) {
         /* the waveform is stored as int16: round it, and compute the mel from the rounded
          * signal, so that the stored waveform gives back the stored mel exactly */
-        b->wave = renew(b->wave, &b->cap_wave, n, sizeof(int16_t));
-        b->pcm = renew(b->pcm, &b->cap_pcm, n, sizeof(float));
+        b->wave = xtts_renew(b->wave, &b->cap_wave, n, sizeof(int16_t));
+        b->pcm = xtts_renew(b->pcm, &b->cap_pcm, n, sizeof(float));
         if (!b->wave || !b->pcm) {
             snprintf(s->reason, sizeof s->reason, "out of memory");
             return;
         }
         xtts_wave_to_int16(pcm, n, b->wave, b->pcm);
         pcm = b->pcm;
-    } else if (keep_copy) {
-        if (!(b->pcm = renew(b->pcm, &b->cap_pcm, n, sizeof(float)))) {
+    } else if (b == &s->own) {
+        if (!(b->pcm = xtts_renew(b->pcm, &b->cap_pcm, n, sizeof(float)))) {
             snprintf(s->reason, sizeof s->reason, "out of memory");
             return;
         }
@@ -924,7 +911,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
         if (m == 0) break;
         if (gpu) {
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-            for (size_t k = 0; k < m; k++) load_one(&o, &wk[omp_get_thread_num()], &buf[k], &buf[k].own, 1);
+            for (size_t k = 0; k < m; k++) load_one(&o, &wk[omp_get_thread_num()], &buf[k], &buf[k].own);
             xtts_error ge;
             xtts_status gs = mel_chunk_cuda(gpu, buf, m, &ge);
             if (gs) { /* stop: the writer keeps what is committed, a re-run resumes */
@@ -938,7 +925,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
             for (size_t k = 0; k < m; k++) {
                 worker *wt = &wk[omp_get_thread_num()];
-                load_one(&o, wt, &buf[k], &wbufs[omp_get_thread_num()], 0);
+                load_one(&o, wt, &buf[k], &wbufs[omp_get_thread_num()]);
                 mel_one(wt, &buf[k]);
                 finish_one(&o, wt, &buf[k]);
             }
