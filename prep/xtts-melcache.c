@@ -89,7 +89,7 @@ enum {
 
 int main(int argc, char **argv) {
     xtts_check_stdout_at_exit("xtts-melcache");
-    xtts_malloc_keep_large_blocks();
+    xtts_malloc_for_batch();
     static const struct option opts[] = {
         {"out", required_argument, 0, 'o'}, {"preset", required_argument, 0, O_PRESET},
         {"sample-rate", required_argument, 0, O_SR}, {"n-fft", required_argument, 0, O_NFFT},
