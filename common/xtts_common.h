@@ -84,9 +84,9 @@ void xtts_stdout_error_reported(void);
  * cache writer's records): glibc's malloc keeps blocks up to 32 MiB in its heaps and keeps
  * up to 64 MiB of freed memory instead of mapping and unmapping each block, whose fresh
  * pages fault again every time (measured: xtts-melcache --audio int16 spent half its time
- * in the kernel); all threads share one heap, whose first 64 MiB are advised for
- * transparent huge pages (the working set's first touches: 6,700 faults -> 1,200 for an
- * hour of audio). A no-op elsewhere. Programs call it first thing; libraries never do. */
+ * in the kernel); all threads share one heap, whose first step (about 80 MiB) is advised
+ * for transparent huge pages (the working set's first touches: 6,700 faults -> 1,600 for an
+ * hour of audio, -j 2). A no-op elsewhere. Programs call it first thing; libraries never do. */
 void xtts_malloc_for_batch(void);
 /* buf, or a buffer of at least need elements of elem bytes in its place when *cap is
  * smaller, for a buffer whose contents need not be kept: it is freed and allocated again
