@@ -33,7 +33,7 @@ typedef struct {
 typedef void (*xtts_verify_fault_fn)(void *ctx, const xtts_verify_fault *f);
 
 /* Rebuild one record from its source audio and compare (what --recompute does per record):
- * the cache build's xtts_recompute_record (prep/build/recompute.h), set by the program.
+ * the cache build's xtts_recompute_record (prep/melcache/recompute.h), set by the program.
  * *max_abs: the largest |stored - recomputed| mel value; *wave_diff (wave not NULL): the
  * stored waveform's samples that differ. */
 typedef xtts_status (*xtts_verify_recompute_fn)(const xtts_cache_config *cfg, const char *audio_path,

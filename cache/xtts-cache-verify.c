@@ -7,7 +7,7 @@
 
 #include "cache/reader.h"
 #include "cache/verify.h"
-#include "prep/build/recompute.h" /* a program may use every layer */
+#include "prep/melcache/recompute.h" /* a program may use every layer */
 
 static const char *usage_text =
     "usage: xtts-cache-verify [OPTIONS] DIR\n"

@@ -4,9 +4,16 @@
 # Layers, bottom to top: common (0); kernels (1); formats (2); cache (3); prep/* and
 # train (4), which never reach each other. A program's main (any */xtts-*.c) is above every
 # layer and may use them all; tests are not checked.
+# prep/ is cut by job into rooms, and a room uses only itself, the layers below and the rooms
+# PREP_ALLOW names for it (docs/design.md, "Parts and where they live"):
+#   dataset, audio, text/num2words, text/romanize, text/langid, text/tokenizer: no other room
+#   text/normalize: text/num2words, text/romanize   (Coqui's cleaners spell numbers, romanize)
+#   tokenize: dataset and every text/ room           (the xtts-tokenize driver)
+#   melcache: audio                                  (the xtts-melcache driver)
 #   includes: every `#include "DIR/..."` of every .c/.h/.cc/.cu under ROOT's layer folders;
 #   calls:    every undefined symbol of every object under OBJ (default ROOT/build/obj) must
-#             be defined by an object of the same or a lower layer, or outside the project.
+#             be defined by an object of the same or a lower layer (or an allowed room), or
+#             outside the project.
 # One line per violation; exit 1 when there is any, 0 otherwise.
 set -euo pipefail
 ROOT=${1:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -16,10 +23,18 @@ cd "$ROOT"
 bad=0
 # ---- includes ----------------------------------------------------------------------------
 AWK_LAYERS='
+  BEGIN { allow["text/normalize"] = " text/num2words text/romanize ";
+          allow["tokenize"] = " dataset text/normalize text/num2words text/romanize text/langid text/tokenizer ";
+          allow["melcache"] = " audio " }
+  function room(p,   r, n, c) { r = substr(p, 6); n = split(r, c, "/"); if (n < 2) return "";
+                                if (c[1] == "text" && n >= 3) return "text/" c[2]; return c[1] }
   function layer(p) { if (p ~ /^common\//) return "0"; if (p ~ /^kernels\//) return "1"; if (p ~ /^formats\//) return "2";
-                      if (p ~ /^cache\//) return "3"; if (p ~ /^prep\//) return "4p"; if (p ~ /^train\//) return "4t"; return "" }
-  function lname(l) { return l == "0" ? "common" : l == "1" ? "kernels" : l == "2" ? "formats" : l == "3" ? "cache" : l == "4p" ? "prep" : "train" }
-  function ok(f, t) { if (f == t) return 1; if (substr(f, 1, 1) == "4" && substr(t, 1, 1) == "4") return 0; return substr(t, 1, 1) + 0 <= substr(f, 1, 1) + 0 }'
+                      if (p ~ /^cache\//) return "3"; if (p ~ /^prep\//) return "4p:" room(p); if (p ~ /^train\//) return "4t"; return "" }
+  function lname(l) { if (l ~ /^4p:./) return "prep/" substr(l, 4); if (l ~ /^4p/) return "prep";
+                      return l == "0" ? "common" : l == "1" ? "kernels" : l == "2" ? "formats" : l == "3" ? "cache" : "train" }
+  function ok(f, t) { if (f == t) return 1;
+                      if (f ~ /^4p:/ && t ~ /^4p:/) return index(allow[substr(f, 4)], " " substr(t, 4) " ") > 0;
+                      if (substr(f, 1, 1) == "4" && substr(t, 1, 1) == "4") return 0; return substr(t, 1, 1) + 0 <= substr(f, 1, 1) + 0 }'
 files=$(find common kernels formats cache prep train \( -name '*.c' -o -name '*.h' -o -name '*.cc' -o -name '*.cu' \) ! -name 'xtts-*.c' 2>/dev/null | sort || true)
 out=$(awk "$AWK_LAYERS"'
   /^[ \t]*#[ \t]*include[ \t]*"/ { if (!match($0, /"[^"]*"/)) next; inc = substr($0, RSTART + 1, RLENGTH - 2);

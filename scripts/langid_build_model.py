@@ -1,14 +1,14 @@
 #!/usr/bin/python3
-"""langid_build_model.py - build prep/text/langid_ngrams.bin, the character n-gram statistics
-(1- to 5-grams) of XTTS's 17 languages used by prep/text/langid.c.
+"""langid_build_model.py - build prep/text/langid/langid_ngrams.bin, the character n-gram statistics
+(1- to 5-grams) of XTTS's 17 languages used by prep/text/langid/langid.c.
 
 The texts come from Debian packages fetched with `apt-get download` at run time (nothing
 from them is committed): translated manual pages (manpages, manpages-XX) and the gettext
 catalogues (.mo) of a few packages. Their licences are listed in docs/langid.md.
 
-    /usr/bin/python3 scripts/langid_build_model.py [--work DIR] [--out prep/text/langid_ngrams.bin]
+    /usr/bin/python3 scripts/langid_build_model.py [--work DIR] [--out prep/text/langid/langid_ngrams.bin]
 
-The text is reduced exactly as prep/text/langid_model.c reduces it: NFC, lowercase, runs of
+The text is reduced exactly as prep/text/langid/langid_model.c reduces it: NFC, lowercase, runs of
 letters (Unicode categories L* and M*) are words, everything else separates words; each
 word is padded with one space on both sides and its n-grams (n = 1..5 code points, the
 lone space excluded) are counted. Per language and order the most frequent ones are kept
@@ -130,7 +130,7 @@ def gather(root, lang):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", help="folder for the downloaded packages (default: a temporary one)")
-    ap.add_argument("--out", default="prep/text/langid_ngrams.bin")
+    ap.add_argument("--out", default="prep/text/langid/langid_ngrams.bin")
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="langid-")
     root = os.path.join(work, "x")

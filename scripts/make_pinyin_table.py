@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""make_pinyin_table.py — writes prep/text/romanize_zh_data.c, the Chinese reading tables of
-prep/text/romanize_zh.c, from pypinyin's own dictionaries, converted by pypinyin itself to
+"""make_pinyin_table.py — writes prep/text/romanize/romanize_zh_data.c, the Chinese reading tables of
+prep/text/romanize/romanize_zh.c, from pypinyin's own dictionaries, converted by pypinyin itself to
 Style.TONE3 with neutral_tone_with_five=True (what XTTS asks for).
 
-Usage: scripts/make_pinyin_table.py PYPINYIN_SRC > prep/text/romanize_zh_data.c
+Usage: scripts/make_pinyin_table.py PYPINYIN_SRC > prep/text/romanize/romanize_zh_data.c
 PYPINYIN_SRC is a directory holding the pypinyin package of mozillazg/python-pinyin (for
 example `git --git-dir=MIRROR archive HEAD pypinyin | tar -x -C DIR`).
 

@@ -1,4 +1,4 @@
-/* test_bpe.c — the BPE tokenizer (prep/text/bpe.c) against Hugging Face tokenizers' ids
+/* test_bpe.c — the BPE tokenizer (prep/text/tokenizer/bpe.c) against Hugging Face tokenizers' ids
  * (tests/golden/bpe_golden.tsv, written by tests/golden/make_bpe_golden.js), the XTTS
  * formatting of xtts_tokenizer_encode, and the refusal of broken vocabularies. */
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "prep/text/tokenizer.h"
+#include "prep/text/tokenizer/tokenizer.h"
 
 #define GOLDEN_DIR "tests/golden/"
 

@@ -1,4 +1,4 @@
-/* test_langid.c — language identification (prep/text/langid.h): the development set
+/* test_langid.c — language identification (prep/text/langid/langid.h): the development set
  * tests/data/langid_set.tsv (32 sentences per language, >= 99 %), the held-out evaluation set
  * tests/data/langid_eval.tsv (mixed and one language per file; prints the table in
  * docs/langid.md), the dataset/speaker prior, and the n-gram table parser. */
@@ -14,9 +14,9 @@
 #include <utf8proc.h>
 
 #include "common/xtts_common.h"
-#include "prep/text/langid.h"
-#include "prep/text/langid_model.h"
-#include "prep/text/normalize.h"
+#include "prep/text/langid/langid.h"
+#include "prep/text/langid/langid_model.h"
+#include "prep/text/normalize/normalize.h"
 
 static size_t n_chars(const char *s) {
     size_t n = 0;
@@ -388,7 +388,7 @@ static void test_damaged_tables_are_refused_with_a_message(void **state) {
     char *buf;
     size_t len;
     xtts_error err;
-    if (xtts_read_file("prep/text/langid_ngrams.bin", 1 << 22, &buf, &len, &err)) fail_msg("%s", err.msg);
+    if (xtts_read_file("prep/text/langid/langid_ngrams.bin", 1 << 22, &buf, &len, &err)) fail_msg("%s", err.msg);
     xtts_langid_model *m = NULL;
     assert_int_equal(xtts_langid_model_parse((uint8_t *)buf, len, "t.bin", &m, &err), XTTS_OK);
     xtts_langid_model_delete(m);

@@ -1,4 +1,4 @@
-/* test_normalize.c — text normalization (prep/text/normalize.h): Unicode and punctuation
+/* test_normalize.c — text normalization (prep/text/normalize/normalize.h): Unicode and punctuation
  * unification, and the per-language expansion of numbers, abbreviations and symbols,
  * with the expected readings written from each language's own conventions. */
 #include <setjmp.h>
@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "prep/text/normalize.h"
-#include "prep/text/num2words.h"
+#include "prep/text/normalize/normalize.h"
+#include "prep/text/num2words/num2words.h"
 
 typedef struct {
     const char *in, *out;

@@ -1,4 +1,4 @@
-/* test_num2words.c — number words (prep/text/num2words.h) against the outputs of the Python library
+/* test_num2words.c — number words (prep/text/num2words/num2words.h) against the outputs of the Python library
  * num2words 0.5.12 itself, recorded in tests/golden/n2w_golden.tsv by
  * tests/golden/make_n2w_golden.py; and Python's repr() of a double (xtts_py_float_repr) against
  * the reprs Python wrote into that file and a few known ones.
@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "prep/text/num2words.h"
+#include "prep/text/num2words/num2words.h"
 
 #define GOLDEN "tests/golden/n2w_golden.tsv"
 

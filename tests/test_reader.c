@@ -20,7 +20,7 @@
 #include "cache/inspect.h"
 #include "cache/reader.h"
 #include "cache/verify.h"
-#include "prep/build/recompute.h"
+#include "prep/melcache/recompute.h"
 #include "kernels/mel.h"
 #include "prep/audio/audio.h"
 #include "tests/cache_fixture.h"

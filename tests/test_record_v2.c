@@ -17,7 +17,7 @@
 
 #include "cache/reader.h"
 #include "cache/verify.h"
-#include "prep/build/recompute.h"
+#include "prep/melcache/recompute.h"
 #include "cache/writer.h"
 #include "formats/record.h"
 #include "kernels/mel.h"

@@ -1,4 +1,4 @@
-/* test_romanize.c — xtts_romanize (prep/text/romanize.h) against the reference libraries XTTS
+/* test_romanize.c — xtts_romanize (prep/text/romanize/romanize.h) against the reference libraries XTTS
  * calls: tests/golden/romanize_golden.tsv (and romanize_heldout.tsv, sentences written after
  * the implementation) hold what hangul_romanize (ko) and pypinyin (zh-cn) give, computed from
  * their fetched sources by tests/golden/make_romanize_golden.py; romanize_ja_golden.tsv and
@@ -17,8 +17,8 @@
 #include <cmocka.h>
 
 #include "common/xtts_common.h"
-#include "prep/text/romanize.h"
-#include "prep/text/xtts_text.h"
+#include "prep/text/romanize/romanize.h"
+#include "prep/text/normalize/xtts_text.h"
 
 #define GOLDEN_DIR "tests/golden/"
 
@@ -201,7 +201,7 @@ static void test_bad_input(void **state) {
     free(got);
 }
 
-/* --normalize xtts calls it after the cleaners for ko and zh (prep/text/xtts_text.c), and
+/* --normalize xtts calls it after the cleaners for ko and zh (prep/text/normalize/xtts_text.c), and
  * instead of them for ja (reported as unsupported, with the reason, without a dictionary). */
 static void test_normalize_xtts_romanizes(void **state) {
     (void)state;

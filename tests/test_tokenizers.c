@@ -13,7 +13,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
-#include "prep/text/tokenizer.h"
+#include "prep/text/tokenizer/tokenizer.h"
 
 static void test_bytes_tokenizer_wraps_utf8_bytes_in_start_lang_stop(void **s) {
     (void)s;

@@ -1,4 +1,4 @@
-/* test_xtts_text.c — --normalize xtts (prep/text/xtts_text.h) against Coqui XTTS's own cleaners:
+/* test_xtts_text.c — --normalize xtts (prep/text/normalize/xtts_text.h) against Coqui XTTS's own cleaners:
  * tests/golden/xtts_text_golden.tsv (and the held-out xtts_text_heldout.tsv) are the outputs
  * of Coqui TTS v0.22.0 tokenizer.py with num2words 0.5.12, written by
  * tests/golden/make_xtts_text_golden.py; column "expected" has the documented departures
@@ -16,8 +16,8 @@
 #include <cmocka.h>
 
 #include "common/xtts_common.h"
-#include "prep/text/num2words.h"
-#include "prep/text/xtts_text.h"
+#include "prep/text/num2words/num2words.h"
+#include "prep/text/normalize/xtts_text.h"
 
 #define GOLDEN_DIR "tests/golden/"
 

@@ -1,4 +1,4 @@
-/* test_zh_numbers.c — Chinese numbers of --normalize xtts (prep/text/zh_numbers.h) against
+/* test_zh_numbers.c — Chinese numbers of --normalize xtts (prep/text/normalize/zh_numbers.h) against
  * Coqui XTTS's own code: tests/golden/zh_numbers_golden.tsv holds, for each input, the output
  * of TextNorm() from TTS/tts/layers/xtts/zh_num2words.py (v0.22.0) and of
  * VoiceBpeTokenizer.preprocess_text(text, "zh") (cleaners, TextNorm, pypinyin), written by
@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "common/xtts_common.h"
-#include "prep/text/xtts_text.h"
-#include "prep/text/zh_numbers.h"
+#include "prep/text/normalize/xtts_text.h"
+#include "prep/text/normalize/zh_numbers.h"
 
 #define GOLDEN "tests/golden/zh_numbers_golden.tsv"
 

@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "prep/text/strbuf.h"
+#include "common/strbuf.h"
 
 /* ---- the table ------------------------------------------------------------------------------ */
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make layers` (scripts/check-layers.sh): the real tree passes, and a crafted tree with an
-# include going up, an include between prep and train, and a call going up fails with one
-# line naming each.
+# include going up, an include between prep and train, an include between two rooms of prep
+# that may not use each other, and a call going up fails with one line naming each; an
+# allowed use between rooms (tokenize -> dataset) passes.
 set -euo pipefail
 : "${BUILD:?}" "${TMPDIR_TEST:?}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -10,19 +11,25 @@ die() { echo "FAIL: $*" >&2; exit 1; }
 
 bash "$root/scripts/check-layers.sh" "$root" "$BUILD/obj" > "$T.out" || { cat "$T.out"; die "the tree breaks its layers"; }
 
-mkdir -p "$T"/{common,cache,prep,train,obj/common,obj/cache}
+mkdir -p "$T"/{common,cache,prep,train,obj/common,obj/cache} "$T"/prep/{text/num2words,melcache,tokenize,dataset}
 printf '#include "cache/b.h"\nint cache_fn(void);\nint common_fn(void) { return cache_fn(); }\n' > "$T/common/a.c"
 printf 'int cache_fn(void);\n' > "$T/cache/b.h"
 printf 'int cache_fn(void) { return 1; }\n' > "$T/cache/b.c"
 printf '#include "prep/x.h"\n' > "$T/train/t.c"
 printf '#include "common/a.h"\n' > "$T/prep/x.h"
 printf '#include "prep/x.h"\nint main(void) { return 0; }\n' > "$T/train/xtts-ok.c"   # a program may use all
+printf '#include "prep/melcache/m.h"\n' > "$T/prep/text/num2words/n.c"
+printf 'int m;\n' > "$T/prep/melcache/m.h"
+printf '#include "prep/dataset/d.h"\n' > "$T/prep/tokenize/t.c"     # allowed: tokenize reads datasets
+printf 'int d;\n' > "$T/prep/dataset/d.h"
 gcc -c "$T/common/a.c" -I"$T" -o "$T/obj/common/a.o"
 gcc -c "$T/cache/b.c" -o "$T/obj/cache/b.o"
 rc=0; bash "$root/scripts/check-layers.sh" "$T" "$T/obj" > "$T.out" || rc=$?
 [ $rc -eq 1 ] || { cat "$T.out"; die "violations not found (exit $rc)"; }
 grep -q '^layers: common/a.c:1: includes "cache/b.h" (common may not use cache)$' "$T.out" || { cat "$T.out"; die "include up"; }
 grep -q '^layers: train/t.c:1: includes "prep/x.h" (train may not use prep)$' "$T.out" || { cat "$T.out"; die "train -> prep"; }
+grep -q '^layers: prep/text/num2words/n.c:1: includes "prep/melcache/m.h" (prep/text/num2words may not use prep/melcache)$' "$T.out" \
+  || { cat "$T.out"; die "room -> room"; }
 grep -q '^layers: common/a.o calls cache_fn, defined in cache/b.o (common may not use cache)$' "$T.out" || { cat "$T.out"; die "call up"; }
-[ "$(grep -c . "$T.out")" -eq 3 ] || { cat "$T.out"; die "want exactly 3 lines"; }
+[ "$(grep -c . "$T.out")" -eq 4 ] || { cat "$T.out"; die "want exactly 4 lines"; }
 echo "layers_check: ok"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # xtts-tokenize --lang auto on a mixed 17-language TSV with a speaker column: the output is
 # byte-identical for -j1 and -j2, and short lines the text alone cannot place take their
-# speaker's language (the speaker prior, prep/text/langid.h).
+# speaker's language (the speaker prior, prep/text/langid/langid.h).
 set -euo pipefail
 BIN="$BUILD/bin/xtts-tokenize"
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"

@@ -1,10 +1,10 @@
 /* fuzz_langid_model.c — libFuzzer target: the language n-gram table parser
- * (prep/text/langid_model.h, formats/langid-ngrams.md). A table that parses must score text. */
+ * (prep/text/langid/langid_model.h, formats/langid-ngrams.md). A table that parses must score text. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "prep/text/langid_model.h"
+#include "prep/text/langid/langid_model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     xtts_langid_model *m = NULL;

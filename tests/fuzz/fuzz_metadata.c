@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "prep/text/tokenize_run.h"
+#include "prep/tokenize/tokenize_run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static xtts_tokenizer *tok;

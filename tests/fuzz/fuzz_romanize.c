@@ -1,10 +1,10 @@
-/* fuzz_romanize.c — libFuzzer target for prep/text/romanize.c: arbitrary bytes (any UTF-8, or
+/* fuzz_romanize.c — libFuzzer target for prep/text/romanize/romanize.c: arbitrary bytes (any UTF-8, or
  * none) romanized as ko, zh-cn and ja (ja only where a UniDic dictionary is installed). Any output is fine; crashes, leaks and undefined
  * behaviour are not. Seeds: tests/fuzz/corpus/romanize/. */
 #include <stddef.h>
 #include <stdint.h>
 
-#include "prep/text/romanize.h"
+#include "prep/text/romanize/romanize.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

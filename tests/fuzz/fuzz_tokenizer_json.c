@@ -1,10 +1,10 @@
-/* fuzz_tokenizer_json.c — libFuzzer target: loading a tokenizer.json (prep/text/bpe.c) and, when
+/* fuzz_tokenizer_json.c — libFuzzer target: loading a tokenizer.json (prep/text/tokenizer/bpe.c) and, when
  * it loads, encoding a few fixed texts and the input itself as text. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "prep/text/tokenizer.h"
+#include "prep/text/tokenizer/tokenizer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     xtts_bpe *b;

@@ -1,11 +1,11 @@
-/* fuzz_xtts_text.c — libFuzzer target: --normalize xtts (prep/text/xtts_text.h) and the
+/* fuzz_xtts_text.c — libFuzzer target: --normalize xtts (prep/text/normalize/xtts_text.h) and the
  * spoken-mode number words on arbitrary bytes. The first byte picks the language; the
  * result must be a NUL-terminated string or a reported error. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "prep/text/xtts_text.h"
+#include "prep/text/normalize/xtts_text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static const char *const langs[] = {"en", "es", "fr", "de", "it", "pt", "pl", "tr", "ru", "nl",

@@ -67,7 +67,7 @@ newest_header=$(find common formats kernels prep cache train -name '*.h' -newer 
 [ -e "$OUT/lib.stamp" ] && [ -z "$newest_header" ] && [ ! "$0" -nt "$OUT/lib.stamp" ] || rm -rf "$OUT/obj"
 mkdir -p "$OUT/obj"
 srcs=()
-for d in common formats kernels cache prep/text prep/audio prep/dataset prep/build prep train; do
+for d in common formats kernels cache $(find prep -mindepth 1 -type d | sort) train; do
   [ -d "$d" ] || continue
   for f in "$d"/*.c "$d"/*.cc; do
     [ -e "$f" ] || continue

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check_n2w_wide.sh — compares the C number words (prep/n2w_*.c) with num2words 0.5.12 itself
+# check_n2w_wide.sh — compares the C number words (prep/text/num2words/n2w_*.c) with num2words 0.5.12 itself
 # on many random inputs (tests/golden/make_n2w_golden.py --wide), beyond the committed golden.
 # Usage: tests/golden/check_n2w_wide.sh NUM2WORDS_SRC [SEED [LANG...]]
 #   NUM2WORDS_SRC: a tree of tag v0.5.12 (git archive v0.5.12 | tar x -C DIR)

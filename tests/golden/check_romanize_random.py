@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""check_romanize_random.py — differential check of prep/text/romanize.c against the references
+"""check_romanize_random.py — differential check of prep/text/romanize/romanize.c against the references
 on random text (nothing is written to the repository): 5000 random zh-cn lines built from
 pypinyin's phrases, parts of phrases, single characters and punctuation, and 5000 random ko
 lines of syllables, jamo, spaces and letters; prints the agreement.

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""check_zh_numbers_random.py — differential check of prep/text/zh_numbers.c (and of the whole
+"""check_zh_numbers_random.py — differential check of prep/text/normalize/zh_numbers.c (and of the whole
 zh path of --normalize xtts) against Coqui's own code on random text; nothing is written to the
 repository. Prints the agreement and the first differences.
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prep/text/num2words.h"
+#include "prep/text/num2words/num2words.h"
 
 int main(void) {
     char line[512];

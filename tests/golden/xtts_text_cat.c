@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "prep/text/xtts_text.h"
+#include "prep/text/normalize/xtts_text.h"
 int main(int argc, char **argv) {
     static char line[1 << 16];
     const char *lang = argc > 1 ? argv[1] : "ja";

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "prep/text/xtts_text.h"
-#include "prep/text/zh_numbers.h"
+#include "prep/text/normalize/xtts_text.h"
+#include "prep/text/normalize/zh_numbers.h"
 int main(int argc, char **argv) {
     int whole = argc > 1 && !strcmp(argv[1], "xtts");
     char *line = NULL;

@@ -1,0 +1,990 @@
+/* melcache.c — the cache build pipeline behind xtts-melcache (see melcache.h).
+ *
+ * Shape of a run: read the whole token stream (small next to the audio), build the
+ * speaker table from it (so that every part of a sharded build agrees), open the shard
+ * writer (which tells where a previous run stopped), then process the selected records
+ * in chunks: worker threads decode, resample, compute mels, pad and encode into per-slot
+ * buffers; the calling thread appends the chunk to the writer in input order together
+ * with the running statistics, so a kill at any moment loses at most the uncommitted
+ * tail and a re-run recomputes exactly that.
+ */
+#include "prep/melcache/melcache.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <math.h>
+#include <omp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/writer.h"
+#include "formats/record.h"
+#include "formats/tokens.h"
+#include "kernels/mel.h"
+#include "kernels/mel_cuda.h"
+#include "prep/audio/audio.h"
+#include "prep/melcache/builder.h"
+
+#define STATS_KEY "melcache-stats"
+/* SHA-256 over the inputs 0..next_input-1 (id, speaker, language, audio path, token ids
+ * of each), then the last one's id: a resume proves the stored build is this stream's. */
+#define INPUTS_KEY "melcache-inputs"
+#define STATS_MAGIC 0x58535431u /* "XST1" */
+
+void xtts_melcache_options_default(xtts_melcache_options *o) {
+    memset(o, 0, sizeof *o);
+    xtts_cache_config_default(&o->cfg);
+    o->cfg.shuffle = 1; /* byte planes compress better and decode faster (docs/benchmarks.md) */
+    o->part = -1;
+    o->n_parts = 1;
+    o->threads = 0;
+    o->shard_bytes = (uint64_t)1 << 30;
+    o->commit_every = 256;
+    o->device = "auto";
+}
+
+void xtts_melcache_config_finish(xtts_cache_config *c, const char *resample_quality, int max_frames_given) {
+    if (resample_quality) snprintf(c->resample_quality, sizeof c->resample_quality, "%s", resample_quality);
+    else if (!strcmp(c->resampler, "libsamplerate")) snprintf(c->resample_quality, sizeof c->resample_quality, "sinc_medium");
+    if (c->n_buckets) c->max_frames = c->buckets[c->n_buckets - 1];
+    else if (!max_frames_given) c->max_frames = xtts_mel_default_max_frames(&c->mel);
+}
+
+int xtts_melcache_is_val(const char *id, double val_fraction) {
+    if (val_fraction <= 0) return 0;
+    uint64_t h = xtts_fnv1a64(XTTS_FNV64_INIT, id, strlen(id));
+    /* mix so that similar ids spread evenly */
+    h ^= h >> 33; h *= 0xff51afd7ed558ccdULL; h ^= h >> 33; h *= 0xc4ceb9fe1a85ec53ULL; h ^= h >> 33;
+    double u = (double)(h >> 11) * (1.0 / 9007199254740992.0);
+    return u < val_fraction;
+}
+
+/* ---- input ----------------------------------------------------------------- */
+
+typedef struct {
+    char *id, *audio_path;
+    int speaker_id, lang_id;
+    int split;              /* the stream's split field: -1 none (--val-fraction decides), else xtts_split */
+    char *lang;
+    int32_t *tokens;
+    uint32_t n_tokens;
+    char *text, *orig_text; /* normalized and original (may be "") text, stored in the record */
+    char *reject; /* the token stream's reason to reject this record (formats/tokens.h), or NULL */
+} input_rec;
+
+/* SHA-256 over inputs 0..upto-1 (id, speaker, language, audio path, token ids): what a
+ * build has consumed, saved with every commit so that a resume can prove the stream is the
+ * same. */
+typedef struct {
+    xtts_sha256 ctx;
+    uint64_t upto;
+} inputs_hash;
+
+/* The inputs are streamed, never held: a first pass over the token stream counts the
+ * records and builds the speaker table (every part of a build must agree on it, so it comes
+ * from the whole stream); the second pass hands records to the pipeline one chunk at a
+ * time. A stream that cannot be read twice (a pipe, stdin) is copied to a temporary file as
+ * the first pass reads it. Memory is bounded by the chunk and the speaker table, not by the
+ * number of records. */
+typedef struct { uint64_t *keys; int *vals; size_t cap; } spk_map;
+
+typedef struct {
+    size_t n;               /* records (test split excluded) */
+    char **speakers;
+    size_t n_speakers, cap_speakers;
+    spk_map spk;
+    xtts_tokens_header hdr;
+    /* the cache's language table: XTTS's 17, then the stream's languages= list */
+    char langs[XTTS_MAX_LANGS][16];
+    int n_langs;
+    size_t n_test;          /* records of the test split, held out of the cache */
+    uint64_t split_given, val_by_fraction;
+    /* the second pass */
+    FILE *f;                /* the stream (seekable), or the spool */
+    FILE *spool;            /* owned temporary copy of a stream that cannot seek */
+    const char *name;
+    xtts_tokens_reader *r;
+    uint64_t next;          /* index of the next record the second pass returns */
+    inputs_hash ih;         /* over inputs 0..next-1 */
+} input_set;
+
+static void input_rec_free(input_rec *x) {
+    free(x->id); free(x->audio_path); free(x->lang); free(x->tokens);
+    free(x->text); free(x->orig_text); free(x->reject);
+    memset(x, 0, sizeof *x);
+}
+
+static void input_free(input_set *in) {
+    for (size_t i = 0; i < in->n_speakers; i++) free(in->speakers[i]);
+    free(in->speakers);
+    free(in->spk.keys); free(in->spk.vals);
+    xtts_tokens_reader_close(in->r);
+    if (in->spool) fclose(in->spool);
+    memset(in, 0, sizeof *in);
+}
+
+/* Speaker ids in order of first appearance; a linear probe table keeps it O(n). */
+static int speaker_id(input_set *in, const char *name) {
+    spk_map *m = &in->spk;
+    uint64_t h = xtts_fnv1a64(XTTS_FNV64_INIT, name, strlen(name)) | 1;
+    if (m->cap == 0 || (in->n_speakers + 1) * 2 > m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 256;
+        uint64_t *nk = calloc(ncap, sizeof *nk);
+        int *nv = calloc(ncap, sizeof *nv);
+        if (!nk || !nv) { free(nk); free(nv); return -1; }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->keys[i]) {
+                size_t j = m->keys[i] & (ncap - 1);
+                while (nk[j]) j = (j + 1) & (ncap - 1);
+                nk[j] = m->keys[i]; nv[j] = m->vals[i];
+            }
+        free(m->keys); free(m->vals);
+        m->keys = nk; m->vals = nv; m->cap = ncap;
+    }
+    size_t j = h & (m->cap - 1);
+    while (m->keys[j]) {
+        if (m->keys[j] == h && strcmp(in->speakers[m->vals[j]], name) == 0) return m->vals[j];
+        j = (j + 1) & (m->cap - 1);
+    }
+    if (in->n_speakers == in->cap_speakers) {
+        size_t nc = in->cap_speakers ? in->cap_speakers * 2 : 16;
+        char **ns = realloc(in->speakers, nc * sizeof *ns);
+        if (!ns) return -1;
+        in->speakers = ns; in->cap_speakers = nc;
+    }
+    char *dup = strdup(name);
+    if (!dup) return -1;
+    int id = (int)in->n_speakers;
+    in->speakers[in->n_speakers++] = dup;
+    m->keys[j] = h; m->vals[j] = id;
+    return id;
+}
+
+static const char *rec_speaker(const xtts_tokens_record *rec) {
+    return rec->speaker && rec->speaker[0] ? rec->speaker : "default";
+}
+
+/* A FILE that reads the source and appends what it read to the spool (the first pass over
+ * a stream that cannot seek). */
+typedef struct { FILE *src, *spool; int failed; } tee_t;
+
+static ssize_t tee_read(void *c, char *buf, size_t n) {
+    tee_t *t = c;
+    size_t got = fread(buf, 1, n, t->src);
+    if (got && fwrite(buf, 1, got, t->spool) != got) { t->failed = 1; errno = EIO; return -1; }
+    if (!got && ferror(t->src)) return -1;
+    return (ssize_t)got;
+}
+
+static int tee_close(void *c) { (void)c; return 0; }
+
+static xtts_status read_languages(input_set *in, const char *name, xtts_error *err) {
+    for (int i = 0; i < XTTS_N_LANGS; i++) snprintf(in->langs[i], sizeof in->langs[i], "%s", xtts_lang_codes[i]);
+    in->n_langs = XTTS_N_LANGS;
+    const char *extra = xtts_tokens_header_get(&in->hdr, "languages");
+    while (extra && *extra) {
+        const char *c = strchr(extra, ',');
+        size_t n = c ? (size_t)(c - extra) : strlen(extra);
+        char code[16];
+        if (n >= sizeof code || in->n_langs >= XTTS_MAX_LANGS)
+            return xtts_error_set(err, XTTS_EINPUT, "%s:1: header: languages= holds a bad code or too many", name);
+        memcpy(code, extra, n);
+        code[n] = 0;
+        if (!xtts_lang_tag_valid(code))
+            return xtts_error_set(err, XTTS_EINPUT, "%s:1: header: languages= holds '%s', not a language code", name, code);
+        snprintf(in->langs[in->n_langs++], sizeof in->langs[0], "%s", code);
+        extra += n + (c ? 1 : 0);
+    }
+    return XTTS_OK;
+}
+
+/* The first pass: header, languages, counts, the speaker table. */
+static xtts_status scan_inputs(FILE *f, const char *name, double val_fraction, input_set *in, xtts_error *err) {
+    memset(in, 0, sizeof *in);
+    in->name = name;
+    struct stat sb;
+    FILE *src = f;
+    tee_t tee = {0};
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || fseeko(f, 0, SEEK_SET) != 0) {
+        in->spool = tmpfile();
+        if (!in->spool) return xtts_error_set(err, XTTS_EIO, "%s: cannot create a temporary copy of the stream: %s", name, strerror(errno));
+        tee.src = f;
+        tee.spool = in->spool;
+        cookie_io_functions_t io = {.read = tee_read, .close = tee_close};
+        src = fopencookie(&tee, "r", io);
+        if (!src) { input_free(in); return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name); }
+        in->f = in->spool;
+    } else {
+        in->f = f;
+    }
+    xtts_tokens_reader *r = NULL;
+    xtts_status st = xtts_tokens_reader_open(src, name, &r, err);
+    if (!st) {
+        in->hdr = *xtts_tokens_reader_header(r);
+        st = read_languages(in, name, err);
+    }
+    if (!st) {
+        xtts_tokens_reader_lenient(r, 1); /* bad language, too many tokens, long id: that record only */
+        xtts_tokens_record rec;
+        int rc;
+        while ((rc = xtts_tokens_reader_next(r, &rec, err)) == 1) {
+            if (rec.split && !strcmp(rec.split, "test")) { in->n_test++; continue; }
+            in->n++;
+            if (rec.split && rec.split[0]) in->split_given++;
+            else in->val_by_fraction += (uint64_t)xtts_melcache_is_val(rec.id ? rec.id : "", val_fraction);
+            if (speaker_id(in, rec_speaker(&rec)) < 0) { st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name); break; }
+        }
+        if (!st && rc < 0) st = err ? err->code : XTTS_EINPUT;
+    }
+    xtts_tokens_reader_close(r);
+    if (src != f) {
+        fclose(src);
+        if (!st && (tee.failed || fflush(in->spool) != 0))
+            st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the temporary copy of the stream (disk full?)", name);
+    }
+    if (!st && in->n == 0) st = xtts_error_set(err, XTTS_EINPUT, "%s: no records in the token stream", name);
+    if (st) input_free(in);
+    return st;
+}
+
+static void inputs_hash_add(inputs_hash *h, const input_rec *x) {
+    uint8_t n[8];
+    xtts_sha256_update(&h->ctx, x->id, strlen(x->id) + 1);
+    xtts_put_le32(n, (uint32_t)x->speaker_id);
+    xtts_sha256_update(&h->ctx, n, 4);
+    xtts_sha256_update(&h->ctx, x->lang, strlen(x->lang) + 1);
+    xtts_sha256_update(&h->ctx, x->audio_path, strlen(x->audio_path) + 1);
+    xtts_put_le32(n, x->n_tokens);
+    xtts_sha256_update(&h->ctx, n, 4);
+    for (uint32_t t = 0; t < x->n_tokens; t++) {
+        xtts_put_le32(n, (uint32_t)x->tokens[t]);
+        xtts_sha256_update(&h->ctx, n, 4);
+    }
+    h->upto++;
+}
+
+/* Start the second pass from the first record. */
+static xtts_status inputs_rewind(input_set *in, xtts_error *err) {
+    xtts_tokens_reader_close(in->r);
+    in->r = NULL;
+    if (fseeko(in->f, 0, SEEK_SET) != 0)
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot read the stream again: %s", in->name, strerror(errno));
+    xtts_status st = xtts_tokens_reader_open(in->f, in->name, &in->r, err);
+    if (st) return st;
+    xtts_tokens_reader_lenient(in->r, 1);
+    in->next = 0;
+    xtts_sha256_init(&in->ih.ctx);
+    in->ih.upto = 0;
+    return XTTS_OK;
+}
+
+/* The second pass: the next record (the test split skipped) into x, which owns its strings;
+ * the running input digest takes it in. */
+static xtts_status input_next(input_set *in, input_rec *x, xtts_error *err) {
+    xtts_tokens_record rec;
+    int rc;
+    while ((rc = xtts_tokens_reader_next(in->r, &rec, err)) == 1)
+        if (!(rec.split && !strcmp(rec.split, "test"))) break;
+    if (rc < 0) return err ? err->code : XTTS_EINPUT;
+    if (rc == 0) return xtts_error_set(err, XTTS_EIO, "%s: the stream changed while it was read (record %llu is missing)",
+                                       in->name, (unsigned long long)in->next + 1);
+    input_rec_free(x);
+    x->id = strdup(rec.id ? rec.id : "");
+    x->audio_path = strdup(rec.audio_path ? rec.audio_path : "");
+    x->lang = strdup(rec.lang ? rec.lang : "");
+    x->n_tokens = (uint32_t)rec.n_tokens;
+    x->tokens = malloc((rec.n_tokens ? rec.n_tokens : 1) * sizeof(int32_t));
+    x->text = strdup(rec.text ? rec.text : "");
+    x->orig_text = strdup(rec.orig_text ? rec.orig_text : "");
+    x->reject = rec.reject ? strdup(rec.reject) : NULL;
+    if (!x->id || !x->audio_path || !x->lang || !x->tokens || !x->text || !x->orig_text || (rec.reject && !x->reject)) {
+        input_rec_free(x);
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", in->name);
+    }
+    if (rec.n_tokens) memcpy(x->tokens, rec.tokens, rec.n_tokens * sizeof(int32_t));
+    x->lang_id = -1;
+    for (int l = 0; l < in->n_langs; l++)
+        if (!strcmp(in->langs[l], x->lang)) { x->lang_id = l; break; }
+    x->split = !rec.split || !*rec.split ? -1 : !strcmp(rec.split, "val") ? XTTS_SPLIT_VAL : XTTS_SPLIT_TRAIN;
+    x->speaker_id = speaker_id(in, rec_speaker(&rec)); /* known from the first pass */
+    if (x->speaker_id < 0) { input_rec_free(x); return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", in->name); }
+    inputs_hash_add(&in->ih, x);
+    in->next++;
+    return XTTS_OK;
+}
+
+/* Position the second pass at input `target` (reading, and digesting, what comes before). */
+static xtts_status inputs_seek(input_set *in, uint64_t target, xtts_error *err) {
+    xtts_status st = XTTS_OK;
+    if (!in->r || in->next > target) st = inputs_rewind(in, err);
+    input_rec x = {0};
+    while (!st && in->next < target) st = input_next(in, &x, err);
+    input_rec_free(&x);
+    return st;
+}
+
+/* The digest of inputs 0..next-1 (after input_next). */
+static void inputs_digest(const input_set *in, uint8_t out[32]) {
+    xtts_sha256 c = in->ih.ctx;
+    xtts_sha256_final(&c, out);
+}
+
+/* The blob for a commit that ends with input i: the digest of inputs 0..i, then input i's id. */
+static xtts_status inputs_save(xtts_cache_writer *w, const uint8_t digest[32], const char *id, xtts_error *err) {
+    uint8_t buf[32 + 1024];
+    memcpy(buf, digest, 32);
+    size_t n = strlen(id);
+    if (n > sizeof buf - 32) n = sizeof buf - 32;
+    memcpy(buf + 32, id, n);
+    return xtts_cache_writer_set_state(w, INPUTS_KEY, buf, 32 + n, err);
+}
+
+/* On resume: the stored inputs must be this stream's first `start` inputs. Leaves the second
+ * pass at input `start`. */
+static xtts_status inputs_check(xtts_cache_writer *w, input_set *in, uint64_t start, const char *dir,
+                                const char *name, xtts_error *err) {
+    if (start == 0) return XTTS_OK;
+    void *data = NULL;
+    size_t len = 0;
+    xtts_error e2;
+    xtts_status st = xtts_cache_writer_get_state(w, INPUTS_KEY, &data, &len, &e2);
+    if (st == XTTS_ENOTFOUND) return XTTS_OK; /* a build from before this check: nothing to compare */
+    if (st) { if (err) *err = e2; return st; }
+    if (len < 32) { free(data); return xtts_error_set(err, XTTS_ECORRUPT, "%s: saved input digest is damaged", dir); }
+    char last[512];
+    snprintf(last, sizeof last, "%.*s", (int)(len - 32 > 400 ? 400 : len - 32), (const char *)data + 32);
+    if (start > in->n) {
+        free(data);
+        return xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of %llu inputs (the last '%s'), %s has only %zu; "
+                              "use --force to rebuild from this stream", dir, (unsigned long long)start, last, name, in->n);
+    }
+    st = inputs_seek(in, start - 1, err);
+    input_rec x = {0};
+    if (!st) st = input_next(in, &x, err);
+    if (st) { free(data); input_rec_free(&x); return st; }
+    uint8_t d[32];
+    inputs_digest(in, d);
+    int same = !memcmp(d, data, 32);
+    free(data);
+    if (same) { input_rec_free(&x); return XTTS_OK; }
+    if (strcmp(x.id, last))
+        st = xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of another input: its input %llu is '%s', %s's is '%.200s'; "
+                            "use --force to rebuild from this stream", dir, (unsigned long long)(start - 1), last, name, x.id);
+    else
+        st = xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of another input: the first %llu inputs of %s differ from "
+                            "those stored (ids, speakers, languages, audio paths or token ids); use --force to rebuild from this stream",
+                            dir, (unsigned long long)start, name);
+    input_rec_free(&x);
+    return st;
+}
+
+/* ---- running statistics (saved with every commit) ------------------------------ */
+
+typedef struct {
+    uint32_t magic, n_mels;
+    uint64_t frames, tokens, train, val;
+    double audio_seconds;
+    double sum[XTTS_RECORD_MAX_MELS], sumsq[XTTS_RECORD_MAX_MELS];
+} run_stats;
+
+static xtts_status stats_save(xtts_cache_writer *w, const run_stats *s, xtts_error *err) {
+    /* sum[] is full-size in the struct; pack sum[0..n) and sumsq[0..n) contiguously */
+    size_t head = offsetof(run_stats, sum);
+    size_t n = s->n_mels;
+    uint8_t buf[sizeof(run_stats)];
+    memcpy(buf, s, head);
+    memcpy(buf + head, s->sum, n * sizeof(double));
+    memcpy(buf + head + n * sizeof(double), s->sumsq, n * sizeof(double));
+    return xtts_cache_writer_set_state(w, STATS_KEY, buf, head + 2 * n * sizeof(double), err);
+}
+
+static xtts_status stats_load(xtts_cache_writer *w, run_stats *s, int n_mels, xtts_error *err) {
+    memset(s, 0, sizeof *s);
+    s->magic = STATS_MAGIC;
+    s->n_mels = (uint32_t)n_mels;
+    void *data = NULL;
+    size_t len = 0;
+    xtts_error e2;
+    xtts_status st = xtts_cache_writer_get_state(w, STATS_KEY, &data, &len, &e2);
+    if (st == XTTS_ENOTFOUND) return XTTS_OK;
+    if (st) { if (err) *err = e2; return st; }
+    size_t head = offsetof(run_stats, sum);
+    size_t need = head + 2 * (size_t)n_mels * sizeof(double);
+    run_stats t;
+    if (len != need) { free(data); return xtts_error_set(err, XTTS_ECORRUPT, "saved build statistics have the wrong size"); }
+    memcpy(&t, data, head);
+    if (t.magic != STATS_MAGIC || t.n_mels != (uint32_t)n_mels) {
+        free(data);
+        return xtts_error_set(err, XTTS_ECORRUPT, "saved build statistics do not match this configuration");
+    }
+    memcpy(s, &t, head);
+    memcpy(s->sum, (uint8_t *)data + head, (size_t)n_mels * sizeof(double));
+    memcpy(s->sumsq, (uint8_t *)data + head + (size_t)n_mels * sizeof(double), (size_t)n_mels * sizeof(double));
+    free(data);
+    return XTTS_OK;
+}
+
+/* ---- workers ------------------------------------------------------------------ */
+
+typedef xtts_record_builder worker; /* one per thread (prep/melcache/builder.h) */
+
+/* The large buffers a record needs until it is encoded. On the CPU path a worker loads,
+ * computes and encodes one record at a time, so they are the worker's (a few hundred KB
+ * each, reused); only the CUDA path, which computes a whole chunk's mels at once, gives
+ * every slot its own. Fresh pages are not free: each costs a page fault the first time it
+ * is touched (about 20 microseconds on some virtual machines). */
+typedef struct {
+    float *pcm;          /* a copy, when the mel is computed later (the CUDA batch), or the
+                            int16-rounded signal when the waveform is stored */
+    size_t cap_pcm;
+    int16_t *wave;       /* --audio int16|flac: the stored waveform (s->src rounded) */
+    size_t cap_wave;
+    float *mel;          /* [n_mels][padded] */
+    size_t cap_mel;
+} slot_bufs;
+
+static void slot_bufs_free(slot_bufs *b) {
+    free(b->pcm);
+    free(b->wave);
+    free(b->mel);
+    memset(b, 0, sizeof *b);
+}
+
+/* One record in flight through the three phases of a chunk: load (worker threads),
+ * mel (worker threads, or one CUDA batch), finish (worker threads: check, pad, encode). */
+typedef struct {
+    uint64_t input;      /* index in the token stream */
+    input_rec rec;       /* that input (owned; the slot's next input replaces it) */
+    uint8_t digest[32];  /* the digest of inputs 0..input (saved with its commit) */
+    int ok;
+    char reason[XTTS_ERRMSG_MAX];
+    const float *src;    /* mono samples at the preset's rate: the worker's audio buffer, or b->pcm */
+    size_t n_pcm;
+    slot_bufs own;       /* the buffers of the CUDA path, where a chunk's mels are computed together */
+    slot_bufs *b;        /* own, or (CPU path) the worker's: its record is encoded right after */
+    uint32_t trim_start; /* samples cut at the start by --trim-db */
+    int padded;
+    size_t n_frames;
+    float pad_value;
+    uint8_t *bytes;
+    size_t len;
+    uint32_t n_tokens;
+    uint8_t split;
+    double *sum, *sumsq; /* [n_mels] */
+} slot;
+
+/* b: the buffers the record uses. With the slot's own (the CUDA path) the samples are
+ * copied out of the worker's audio buffer, which the worker's next load overwrites; with
+ * the worker's, s->src points into that buffer. */
+static void load_one(const xtts_melcache_options *o, worker *w, slot *s, slot_bufs *b) {
+    const xtts_cache_config *c = &o->cfg;
+    const input_rec *x = &s->rec;
+    xtts_error e;
+    xtts_error_clear(&e);
+    s->ok = 0;
+    s->len = 0;
+    s->n_pcm = 0;
+    s->b = b;
+    if (x->reject) {
+        snprintf(s->reason, sizeof s->reason, "%s", x->reject);
+        return;
+    }
+    if (x->lang_id < 0) {
+        snprintf(s->reason, sizeof s->reason, "unknown language '%s'", x->lang);
+        return;
+    }
+    if (x->n_tokens == 0 || x->n_tokens > (uint32_t)c->max_tokens) {
+        snprintf(s->reason, sizeof s->reason, "%u tokens, limit %d", x->n_tokens, c->max_tokens);
+        return;
+    }
+    const float *pcm = NULL;
+    size_t n = 0;
+    xtts_audio_info info;
+    if (xtts_audio_load(w->audio, x->audio_path, &pcm, &n, &info, &e)) {
+        snprintf(s->reason, sizeof s->reason, "%s", e.msg);
+        return;
+    }
+    size_t frames = xtts_mel_n_frames(&c->mel, n);
+    if (frames == 0) {
+        snprintf(s->reason, sizeof s->reason, "%.300s: audio shorter than one frame (%zu samples)", x->audio_path, n);
+        return;
+    }
+    int padded = xtts_cache_config_padded_frames(c, (int)frames);
+    if (padded <= 0) {
+        snprintf(s->reason, sizeof s->reason, "%.300s: %zu frames, longer than the largest padded length %d",
+                 x->audio_path, frames, xtts_cache_config_max_padded_frames(c));
+        return;
+    }
+    size_t need_mel = (size_t)c->mel.n_mels * (size_t)padded;
+    if (!(b->mel = xtts_renew(b->mel, &b->cap_mel, need_mel, sizeof(float)))) {
+        snprintf(s->reason, sizeof s->reason, "out of memory");
+        return;
+    }
+    s->trim_start = (uint32_t)info.trimmed_head;
+    if (c->audio != XTTS_AUDIO_NONE) {
+        /* the waveform is stored as int16: round it, and compute the mel from the rounded
+         * signal, so that the stored waveform gives back the stored mel exactly */
+        b->wave = xtts_renew(b->wave, &b->cap_wave, n, sizeof(int16_t));
+        b->pcm = xtts_renew(b->pcm, &b->cap_pcm, n, sizeof(float));
+        if (!b->wave || !b->pcm) {
+            snprintf(s->reason, sizeof s->reason, "out of memory");
+            return;
+        }
+        xtts_wave_to_int16(pcm, n, b->wave, b->pcm);
+        pcm = b->pcm;
+    } else if (b == &s->own) {
+        if (!(b->pcm = xtts_renew(b->pcm, &b->cap_pcm, n, sizeof(float)))) {
+            snprintf(s->reason, sizeof s->reason, "out of memory");
+            return;
+        }
+        memcpy(b->pcm, pcm, n * sizeof(float));
+        pcm = b->pcm;
+    }
+    s->src = pcm;
+    s->n_pcm = n;
+    s->padded = padded;
+    s->ok = 1;
+}
+
+static void mel_one(worker *w, slot *s) {
+    if (!s->ok) return;
+    xtts_error e;
+    xtts_error_clear(&e);
+    if (xtts_mel_compute(w->mel, s->src, s->n_pcm, s->b->mel, (size_t)s->padded, &s->n_frames, &s->pad_value, &e)) {
+        snprintf(s->reason, sizeof s->reason, "%.200s: %.300s", s->rec.audio_path, e.msg);
+        s->ok = 0;
+    }
+}
+
+static void finish_one(const xtts_melcache_options *o, worker *w, slot *s) {
+    if (!s->ok) return;
+    const xtts_cache_config *c = &o->cfg;
+    const input_rec *x = &s->rec;
+    xtts_error e;
+    xtts_error_clear(&e);
+    s->ok = 0;
+    size_t got = s->n_frames;
+    int padded = s->padded;
+    int nm = c->mel.n_mels;
+    for (int ch = 0; ch < nm; ch++) {
+        float *row = s->b->mel + (size_t)ch * padded;
+        /* four running sums (in a fixed order, so the same on every run), not one chain of
+         * dependent additions; a NaN or infinite value makes its sums non-finite (a finite
+         * float squared stays finite in double), so the sums are the check */
+        double sm[4] = {0, 0, 0, 0}, sq[4] = {0, 0, 0, 0};
+        size_t t = 0;
+        for (; t + 4 <= got; t += 4)
+            for (int l = 0; l < 4; l++) {
+                sm[l] += row[t + l];
+                sq[l] += (double)row[t + l] * row[t + l];
+            }
+        for (; t < got; t++) {
+            sm[0] += row[t];
+            sq[0] += (double)row[t] * row[t];
+        }
+        double sum = (sm[0] + sm[1]) + (sm[2] + sm[3]), sumsq = (sq[0] + sq[1]) + (sq[2] + sq[3]);
+        if (!isfinite(sum) || !isfinite(sumsq)) {
+            snprintf(s->reason, sizeof s->reason, "%.300s: non-finite mel value", x->audio_path);
+            return;
+        }
+        s->sum[ch] = sum;
+        s->sumsq[ch] = sumsq;
+        /* format 1 stores the padded frames; format 2 only the true ones (its decoder pads) */
+        if (c->format_version < 2)
+            for (t = got; t < (size_t)padded; t++) row[t] = s->pad_value;
+    }
+    memcpy(w->tok_buf, x->tokens, x->n_tokens * sizeof(int32_t));
+    for (int t = (int)x->n_tokens; t < c->max_tokens; t++) w->tok_buf[t] = c->pad_token;
+    s->split = x->split >= 0 ? (uint8_t)x->split
+                             : (uint8_t)(xtts_melcache_is_val(x->id, c->val_fraction) ? XTTS_SPLIT_VAL : XTTS_SPLIT_TRAIN);
+    xtts_record_input ri = {
+        .id = x->id, .split = s->split, .speaker_id = (uint32_t)x->speaker_id, .lang_id = (uint32_t)x->lang_id,
+        .n_samples = (uint32_t)s->n_pcm, .n_tokens = x->n_tokens, .tokens_padded = (uint32_t)c->max_tokens,
+        .n_frames = (uint32_t)got, .frames_padded = (uint32_t)padded, .n_mels = (uint16_t)nm,
+        .pad_value = s->pad_value, .tokens = w->tok_buf, .mel = s->b->mel,
+        .pad_token = (uint32_t)c->pad_token, .trim_start = s->trim_start, .text = x->orig_text,
+        .text_norm = x->text, .wave = s->b->wave, .sample_rate = (uint32_t)c->mel.sample_rate,
+    };
+    const uint8_t *bytes;
+    size_t len;
+    if (xtts_record_encode(w->enc, &ri, &bytes, &len, &e)) {
+        snprintf(s->reason, sizeof s->reason, "%s", e.msg);
+        return;
+    }
+    uint8_t *copy = realloc(s->bytes, len);
+    if (!copy) {
+        snprintf(s->reason, sizeof s->reason, "out of memory");
+        return;
+    }
+    memcpy(copy, bytes, len);
+    s->bytes = copy;
+    s->len = len;
+    s->n_tokens = x->n_tokens;
+    s->ok = 1;
+}
+
+/* The mels of a chunk on the GPU: one batch of every clip that loaded. */
+static xtts_status mel_chunk_cuda(xtts_mel_cuda *gpu, slot *slots, size_t m, xtts_error *err) {
+    const float *samples[1024];
+    size_t n_samples[1024], stride[1024], frames[1024];
+    float *outs[1024];
+    float pads[1024];
+    size_t idx[1024], n = 0;
+    for (size_t k = 0; k < m && n < 1024; k++) {
+        if (!slots[k].ok) continue;
+        samples[n] = slots[k].src; n_samples[n] = slots[k].n_pcm;
+        outs[n] = slots[k].b->mel; stride[n] = (size_t)slots[k].padded;
+        idx[n++] = k;
+    }
+    if (n == 0) return XTTS_OK;
+    xtts_status st = xtts_mel_cuda_compute_batch(gpu, n, samples, n_samples, outs, stride, frames, pads, err);
+    if (st) return st;
+    for (size_t i = 0; i < n; i++) {
+        slots[idx[i]].n_frames = frames[i];
+        slots[idx[i]].pad_value = pads[i];
+    }
+    return XTTS_OK;
+}
+
+
+/* ---- manifest extras --------------------------------------------------------- */
+
+static json_t *json_doubles(const double *v, size_t n) {
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) json_array_append_new(a, json_real(v[i]));
+    return a;
+}
+
+static json_t *manifest_extra(const input_set *in, const run_stats *s) {
+    size_t nm = s->n_mels;
+    json_t *x = json_object();
+    json_t *spk = json_array();
+    for (size_t i = 0; i < in->n_speakers; i++) json_array_append_new(spk, json_string(in->speakers[i]));
+    json_object_set_new(x, "speakers", spk);
+    json_t *langs = json_array();
+    for (int i = 0; i < in->n_langs; i++) json_array_append_new(langs, json_string(in->langs[i]));
+    json_object_set_new(x, "languages", langs);
+    json_object_set_new(x, "splits", json_pack("{s:I,s:I}", "train", (json_int_t)s->train, "val", (json_int_t)s->val));
+    json_object_set_new(x, "totals",
+                        json_pack("{s:f,s:f,s:I,s:I}", "audio_seconds", s->audio_seconds, "hours",
+                                  s->audio_seconds / 3600.0, "frames", (json_int_t)s->frames, "tokens",
+                                  (json_int_t)s->tokens));
+    double mean[XTTS_RECORD_MAX_MELS], sd[XTTS_RECORD_MAX_MELS];
+    for (size_t c = 0; c < nm; c++) {
+        double n = s->frames ? (double)s->frames : 1.0;
+        mean[c] = s->sum[c] / n;
+        double var = s->sumsq[c] / n - mean[c] * mean[c];
+        sd[c] = var > 0 ? sqrt(var) : 0.0;
+    }
+    json_t *st = json_object();
+    json_object_set_new(st, "frames", json_integer((json_int_t)s->frames));
+    json_object_set_new(st, "mel_sum", json_doubles(s->sum, nm));
+    json_object_set_new(st, "mel_sumsq", json_doubles(s->sumsq, nm));
+    json_object_set_new(st, "mel_mean", json_doubles(mean, nm));
+    json_object_set_new(st, "mel_std", json_doubles(sd, nm));
+    json_object_set_new(x, "stats", st);
+    json_object_set_new(x, "token_stream",
+                        json_pack("{s:s,s:s,s:i,s:s}", "tokenizer", in->hdr.tokenizer, "vocab_hash", in->hdr.vocab_hash,
+                                  "vocab_size", in->hdr.vocab_size, "lang", in->hdr.lang_mode));
+    return x;
+}
+
+/* ---- device ------------------------------------------------------------------ */
+
+static xtts_status choose_device(const xtts_melcache_options *o, char *out, size_t outlen, xtts_error *err) {
+    int ordinal;
+    xtts_status st = xtts_device_choose(o->device, "xtts-melcache", &ordinal, err);
+    if (st) return st;
+    if (ordinal < 0) snprintf(out, outlen, "cpu");
+    else snprintf(out, outlen, "cuda:%d", ordinal);
+    return XTTS_OK;
+}
+
+/* ---- the run ------------------------------------------------------------------- */
+
+static void report_reject(const xtts_melcache_options *o, const char *name, const input_rec *x, uint64_t input,
+                          const char *reason) {
+    if (!o->quiet) fprintf(stderr, "xtts-melcache: %s: record %llu (%s): rejected: %s\n", name,
+                           (unsigned long long)input + 1, x->id, reason);
+    if (o->rejects) fprintf(o->rejects, "%s\t%s\n", x->id, reason);
+}
+
+/* The writer side of the pipeline: one thread appends computed buffers to the shard writer
+ * in input order (it is the only thread that touches the writer and the statistics), while
+ * the workers compute the next buffer. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int ready[2];      /* buffer b computed, waiting to be written */
+    size_t m[2];
+    int stop;          /* no more buffers will come */
+    xtts_status st;    /* the writer's first error; later buffers are drained unwritten */
+    xtts_error err;
+    slot *buf[2];
+    const xtts_melcache_options *o;
+    const input_set *in;
+    const char *tokens_name;
+    xtts_cache_writer *w;
+    run_stats *stats;
+    xtts_progress prog;
+    uint64_t done_sel, selected;
+    double t0, audio_at_start;
+} write_pipe;
+
+static xtts_status write_buffer(write_pipe *p, const slot *buf, size_t m, xtts_error *err) {
+    const xtts_melcache_options *o = p->o;
+    run_stats *stats = p->stats;
+    xtts_status st = XTTS_OK;
+    for (size_t k = 0; k < m && !st; k++) {
+        const slot *s = &buf[k];
+        const input_rec *x = &s->rec;
+        if (s->ok) {
+            stats->frames += s->n_frames;
+            stats->tokens += s->n_tokens;
+            stats->audio_seconds += (double)s->n_pcm / o->cfg.mel.sample_rate;
+            if (s->split == XTTS_SPLIT_VAL) stats->val++; else stats->train++;
+            for (int c = 0; c < o->cfg.mel.n_mels; c++) {
+                stats->sum[c] += s->sum[c];
+                stats->sumsq[c] += s->sumsq[c];
+            }
+            st = stats_save(p->w, stats, err);
+            if (!st) st = inputs_save(p->w, s->digest, x->id, err);
+            if (!st) st = xtts_cache_writer_put_source(p->w, s->input, x->id, s->bytes, s->len, x->audio_path, err);
+        } else {
+            report_reject(o, p->tokens_name, x, s->input, s->reason);
+            st = stats_save(p->w, stats, err);
+            if (!st) st = inputs_save(p->w, s->digest, x->id, err);
+            if (!st) st = xtts_cache_writer_reject(p->w, s->input, x->id, s->reason, err);
+        }
+        p->done_sel++;
+    }
+    char extra[128];
+    double el = xtts_now_s() - p->t0;
+    snprintf(extra, sizeof extra, "%.3f h audio, %.1f h/h", stats->audio_seconds / 3600.0,
+             el > 0 ? (stats->audio_seconds - p->audio_at_start) / el : 0.0);
+    xtts_progress_update(&p->prog, p->done_sel, p->selected, extra);
+    return st;
+}
+
+static void *write_loop(void *arg) {
+    write_pipe *p = arg;
+    for (int b = 0;; b ^= 1) {
+        pthread_mutex_lock(&p->mu);
+        while (!p->ready[b] && !p->stop) pthread_cond_wait(&p->cv, &p->mu);
+        if (!p->ready[b]) { pthread_mutex_unlock(&p->mu); break; }
+        int failed = p->st != XTTS_OK;
+        pthread_mutex_unlock(&p->mu);
+        xtts_error e;
+        xtts_status st = failed ? XTTS_OK : write_buffer(p, p->buf[b], p->m[b], &e);
+        pthread_mutex_lock(&p->mu);
+        if (st && !p->st) { p->st = st; p->err = e; }
+        p->ready[b] = 0;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    return NULL;
+}
+
+xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, const char *tokens_name,
+                              xtts_melcache_result *res, xtts_error *err) {
+    xtts_melcache_options o = *o_in;
+    memset(res, 0, sizeof *res);
+    double t0 = xtts_now_s();
+    xtts_status st = xtts_mel_params_check(&o.cfg.mel, err);
+    if (st) return st;
+    if (o.n_parts < 1 || o.part >= o.n_parts) return xtts_error_set(err, XTTS_EUSAGE, "--part: bad part number");
+    st = choose_device(&o, res->device, sizeof res->device, err);
+    if (st) return st;
+
+    input_set in;
+    st = scan_inputs(tokens, tokens_name, o.cfg.val_fraction, &in, err);
+    if (st) return st;
+    /* the token stream decides the tokenizer fields of the configuration */
+    snprintf(o.cfg.tokenizer, sizeof o.cfg.tokenizer, "%s", in.hdr.tokenizer);
+    snprintf(o.cfg.vocab_hash, sizeof o.cfg.vocab_hash, "%s", in.hdr.vocab_hash);
+    o.cfg.vocab_size = in.hdr.vocab_size;
+    o.cfg.max_tokens = in.hdr.max_tokens;
+    o.cfg.pad_token = in.hdr.pad_id;
+    if (o.cfg.max_tokens <= 0 || o.cfg.max_tokens > XTTS_RECORD_MAX_TOKENS) {
+        input_free(&in);
+        return xtts_error_set(err, XTTS_EINPUT, "%s: header max_tokens=%d out of range", tokens_name, o.cfg.max_tokens);
+    }
+    res->inputs = in.n;
+    res->test_held_out = in.n_test;
+    res->split_given = in.split_given;
+    res->val_by_fraction = in.val_by_fraction;
+
+    uint64_t lo = 0, hi = in.n;
+    if (o.part >= 0) xtts_part_block(in.n, o.part, o.n_parts, &lo, &hi);
+    xtts_cache_writer_options wo = {
+        .dir = o.out_dir, .part = o.part, .n_parts = o.n_parts, .force = o.force, .part_first = lo, .part_end = hi,
+        .shard_bytes = o.shard_bytes, .commit_every = o.commit_every,
+    };
+    xtts_cache_writer *w = NULL;
+    st = xtts_cache_writer_open(&wo, &o.cfg, &w, err);
+    if (st) { input_free(&in); return st; }
+    run_stats *stats = calloc(1, sizeof *stats);
+    if (!stats) { xtts_cache_writer_abort(w); input_free(&in); return xtts_error_set(err, XTTS_ENOMEM, "out of memory"); }
+    st = stats_load(w, stats, o.cfg.mel.n_mels, err);
+    if (st) { free(stats); xtts_cache_writer_abort(w); input_free(&in); return st; }
+    uint64_t start = xtts_cache_writer_next_input(w);
+    res->resumed_from = start;
+    st = inputs_check(w, &in, start, o.out_dir, tokens_name, err);
+    if (st == XTTS_EMISMATCH && o.force) { /* --force: rebuild from this stream */
+        xtts_cache_writer_abort(w);
+        w = NULL;
+        wo.replace = 1;
+        st = xtts_cache_writer_open(&wo, &o.cfg, &w, err);
+        if (!st) st = stats_load(w, stats, o.cfg.mel.n_mels, err);
+        start = w ? xtts_cache_writer_next_input(w) : 0;
+        res->resumed_from = start;
+    }
+    if (st) { free(stats); if (w) xtts_cache_writer_abort(w); input_free(&in); return st; }
+    /* A part takes one contiguous block of the input, so the parts' records, joined in part
+     * order, are in input order: a cache has the same records at the same indexes however
+     * it was built (formats/cache.md, "Builds in parts"). */
+    res->selected = hi - lo;
+
+    int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
+    size_t chunk = (size_t)threads * 16;
+    if (chunk < 32) chunk = 32;
+    if (chunk > 1024) chunk = 1024; /* the CUDA batch's bound */
+    xtts_mel_cuda *gpu = NULL;
+    worker *wk = calloc((size_t)threads, sizeof *wk);
+    slot_bufs *wbufs = calloc((size_t)threads, sizeof *wbufs);
+    slot *slots = calloc(2 * chunk, sizeof *slots); /* two buffers: one computed while the other is written */
+    double *sums = calloc(2 * chunk * 2 * (size_t)o.cfg.mel.n_mels, sizeof(double));
+    if (!wk || !wbufs || !slots || !sums) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto out; }
+    for (size_t k = 0; k < 2 * chunk; k++) {
+        slots[k].sum = sums + k * 2 * (size_t)o.cfg.mel.n_mels;
+        slots[k].sumsq = slots[k].sum + o.cfg.mel.n_mels;
+    }
+    for (int t = 0; t < threads; t++) {
+        st = xtts_record_builder_init(&wk[t], &o.cfg, 1, err);
+        if (st) goto out;
+    }
+    if (!strncmp(res->device, "cuda:", 5)) {
+        size_t max_samples = chunk * ((size_t)xtts_cache_config_max_padded_frames(&o.cfg) + 2) * (size_t)o.cfg.mel.hop_samples +
+                             chunk * (size_t)o.cfg.mel.n_fft;
+        gpu = xtts_mel_cuda_new(&o.cfg.mel, atoi(res->device + 5), chunk, max_samples, err);
+        if (!gpu) { st = err && err->code ? err->code : XTTS_EUNSUPPORTED; goto out; }
+    }
+
+    write_pipe wp;
+    memset(&wp, 0, sizeof wp);
+    pthread_mutex_init(&wp.mu, NULL);
+    pthread_cond_init(&wp.cv, NULL);
+    wp.o = &o; wp.in = &in; wp.tokens_name = tokens_name; wp.w = w; wp.stats = stats;
+    wp.buf[0] = slots; wp.buf[1] = slots + chunk;
+    wp.selected = res->selected;
+    wp.t0 = t0;
+    wp.audio_at_start = stats->audio_seconds;
+    wp.done_sel = start > lo ? (start < hi ? start - lo : hi - lo) : 0;
+    xtts_progress_init(&wp.prog, "xtts-melcache", o.progress);
+    pthread_t writer_thread;
+    if (pthread_create(&writer_thread, NULL, write_loop, &wp) != 0) {
+        st = xtts_error_set(err, XTTS_ENOMEM, "cannot start the writer thread");
+        pthread_mutex_destroy(&wp.mu); pthread_cond_destroy(&wp.cv);
+        goto out;
+    }
+
+    uint64_t next = start > lo ? start : lo;
+    st = inputs_seek(&in, next, err); /* the inputs before this part's, or those already stored */
+    for (int b = 0; !st && next < hi; b ^= 1) {
+        pthread_mutex_lock(&wp.mu);
+        while (wp.ready[b] && !wp.st) pthread_cond_wait(&wp.cv, &wp.mu);
+        int failed = wp.st != XTTS_OK;
+        pthread_mutex_unlock(&wp.mu);
+        if (failed) break;
+        slot *buf = wp.buf[b];
+        size_t m = 0;
+        while (m < chunk && next < hi) {
+            if ((st = input_next(&in, &buf[m].rec, err))) break;
+            buf[m].input = next++;
+            inputs_digest(&in, buf[m].digest);
+            m++;
+        }
+        if (st) break;
+        if (m == 0) break;
+        if (gpu) {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+            for (size_t k = 0; k < m; k++) load_one(&o, &wk[omp_get_thread_num()], &buf[k], &buf[k].own);
+            xtts_error ge;
+            xtts_status gs = mel_chunk_cuda(gpu, buf, m, &ge);
+            if (gs) { /* stop: the writer keeps what is committed, a re-run resumes */
+                st = gs;
+                if (err) *err = ge;
+                break;
+            }
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+            for (size_t k = 0; k < m; k++) finish_one(&o, &wk[omp_get_thread_num()], &buf[k]);
+        } else {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+            for (size_t k = 0; k < m; k++) {
+                worker *wt = &wk[omp_get_thread_num()];
+                load_one(&o, wt, &buf[k], &wbufs[omp_get_thread_num()]);
+                mel_one(wt, &buf[k]);
+                finish_one(&o, wt, &buf[k]);
+            }
+        }
+        pthread_mutex_lock(&wp.mu);
+        wp.m[b] = m;
+        wp.ready[b] = 1;
+        pthread_cond_broadcast(&wp.cv);
+        pthread_mutex_unlock(&wp.mu);
+    }
+    pthread_mutex_lock(&wp.mu);
+    wp.stop = 1;
+    pthread_cond_broadcast(&wp.cv);
+    pthread_mutex_unlock(&wp.mu);
+    pthread_join(writer_thread, NULL);
+    pthread_mutex_destroy(&wp.mu);
+    pthread_cond_destroy(&wp.cv);
+    if (!st && wp.st) {
+        st = wp.st;
+        if (err) *err = wp.err;
+    }
+    xtts_progress prog = wp.prog;
+    uint64_t done_sel = wp.done_sel;
+    if (!st) {
+        json_t *extra = manifest_extra(&in, stats);
+        res->stored = xtts_cache_writer_count(w);
+        json_t *rj = xtts_cache_writer_rejects(w);
+        res->rejected = rj ? json_array_size(rj) : 0;
+        json_decref(rj);
+        st = xtts_cache_writer_finish(w, extra, err);
+        w = NULL;
+        json_decref(extra);
+        xtts_progress_finish(&prog, done_sel, res->selected, NULL);
+    }
+    res->audio_seconds = stats->audio_seconds;
+    if (!st && o.part >= 0) {
+        /* The last part to finish joins the parts; earlier ones find parts missing. */
+        xtts_error me;
+        xtts_status ms = xtts_cache_merge(o.out_dir, &me);
+        if (ms == XTTS_OK) res->merged = 1;
+        /* parts still missing, or another part merging right now: not this run's business;
+         * anything else (parts built with other options, an id in two parts) is */
+        else if (ms != XTTS_ENOTFOUND && ms != XTTS_EBUSY) st = xtts_error_set(err, XTTS_EINPUT, "cannot join the parts: %s", me.msg);
+    }
+out:
+    if (w) xtts_cache_writer_abort(w);
+    if (wk)
+        for (int t = 0; t < threads; t++) xtts_record_builder_free(&wk[t]);
+    if (wbufs)
+        for (int t = 0; t < threads; t++) slot_bufs_free(&wbufs[t]);
+    free(wk);
+    free(wbufs);
+    if (slots)
+        for (size_t k = 0; k < 2 * chunk; k++) { free(slots[k].bytes); slot_bufs_free(&slots[k].own); input_rec_free(&slots[k].rec); }
+    xtts_mel_cuda_delete(gpu);
+    free(slots);
+    free(sums);
+    free(stats);
+    input_free(&in);
+    res->wall_seconds = xtts_now_s() - t0;
+    return st;
+}

@@ -1,0 +1,216 @@
+/* xtts-melcache — build a fixed-shape, compressed, verified mel cache from a token stream. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/xtts_common.h"
+#include "formats/record.h"
+#include "prep/melcache/melcache.h"
+
+static const char *PROG = "xtts-melcache";
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "Usage: xtts-melcache --out DIR [OPTIONS] [TOKENS]\n"
+            "Read a token stream (from xtts-tokenize; '-' or none = stdin); for each record decode the\n"
+            "audio, downmix, resample, compute the log-mel, pad to a fixed shape, compress and store it.\n"
+            "\n"
+            "  -o, --out DIR             cache directory (created; resumed when it holds the same build)\n"
+            "      --preset NAME         xtts (default), hifigan, vits, tacotron2, whisper, linear\n"
+            "                            (linear: VITS's linear magnitude spectrogram, 513 bins)\n"
+            "      --sample-rate HZ --n-fft N --hop N --win N --n-mels N --fmin HZ --fmax HZ\n"
+            "                            override fields of the preset\n"
+            "      --max-frames N        pad every mel to N frames (default 1024, whisper 3000); longer is rejected\n"
+            "      --buckets A,B,...     pad to the smallest bucket that holds the record instead\n"
+            "      --dtype fp16|fp32     stored mel precision (default fp16)\n"
+            "      --zstd-level N        1..19 (default 1)\n"
+            "      --no-shuffle          store mel bytes as is (default: byte-plane shuffled)\n"
+            "      --audio none|int16|flac  also store the waveform the mel was computed from\n"
+            "                            (int16: shuffled + zstd; flac: FLAC; default none)\n"
+            "      --resampler NAME      soxr (default) or libsamplerate\n"
+            "      --resample-quality Q  soxr: quick low mq hq vhq (default hq);\n"
+            "                            libsamplerate: sinc_fastest sinc_medium sinc_best linear zoh\n"
+            "      --trim-db DB          trim leading/trailing audio quieter than peak-DB (default off)\n"
+            "      --val-fraction F      mark a deterministic fraction (hash of id) as validation\n"
+            "      --device D            auto (default), cpu, cuda, cuda:N\n"
+            "  -j, --threads N           worker threads (default: all cores; alias --jobs)\n"
+            "      --shard-size BYTES    bound on a shard (default 1G; suffixes K M G)\n"
+            "      --part K/N            build part K of N (the K-th of N blocks of the input); the last part\n"
+            "                            to finish joins the parts (or run xtts-cache-merge DIR)\n"
+            "      --force               replace a cache built with another configuration\n"
+            "      --rejects FILE        write 'id<TAB>reason' for every rejected record\n"
+            "      --strict              exit 2 (not 3) when any record is rejected\n"
+            "      --progress            progress line even when stderr is not a terminal\n"
+            "  -q, --quiet               no per-record rejection lines\n"
+            "  -h, --help                this text\n"
+            "  -V, --version             version\n"
+            "\n"
+            "Exit: 0 ok; 1 usage; 2 input or environment error; 3 finished with rejected records.\n"
+            "See docs/xtts-melcache.md.\n");
+}
+
+static int parse_size(const char *s, uint64_t *out) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v <= 0) return -1;
+    double mul = 1;
+    if (*end == 'K' || *end == 'k') mul = 1024.0, end++;
+    else if (*end == 'M' || *end == 'm') mul = 1024.0 * 1024, end++;
+    else if (*end == 'G' || *end == 'g') mul = 1024.0 * 1024 * 1024, end++;
+    if (*end == 'i' || *end == 'B') end++;
+    if (*end == 'B') end++;
+    if (*end) return -1;
+    *out = (uint64_t)(v * mul);
+    return *out < 65536 ? -1 : 0;
+}
+
+static int parse_buckets(const char *s, xtts_cache_config *c) {
+    c->n_buckets = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v <= 0 || v > XTTS_RECORD_MAX_FRAMES || c->n_buckets == XTTS_MAX_BUCKETS) return -1;
+        if (c->n_buckets && v <= c->buckets[c->n_buckets - 1]) return -1; /* increasing */
+        c->buckets[c->n_buckets++] = (int)v;
+        p = end;
+        if (*p == ',') p++;
+        else if (*p) return -1;
+    }
+    return c->n_buckets ? 0 : -1;
+}
+
+enum {
+    O_PRESET = 256, O_SR, O_NFFT, O_HOP, O_WIN, O_NMELS, O_FMIN, O_FMAX, O_MAXF, O_BUCKETS, O_DTYPE, O_ZSTD,
+    O_NOSHUF, O_RESAMPLER, O_RQ, O_TRIM, O_VAL, O_DEVICE, O_SHARDSZ, O_PART, O_FORCE, O_REJECTS, O_STRICT,
+    O_PROGRESS, O_COMMIT, O_AUDIO
+};
+
+int main(int argc, char **argv) {
+    xtts_check_stdout_at_exit("xtts-melcache");
+    xtts_malloc_for_batch();
+    static const struct option opts[] = {
+        {"out", required_argument, 0, 'o'}, {"preset", required_argument, 0, O_PRESET},
+        {"sample-rate", required_argument, 0, O_SR}, {"n-fft", required_argument, 0, O_NFFT},
+        {"hop", required_argument, 0, O_HOP}, {"win", required_argument, 0, O_WIN},
+        {"n-mels", required_argument, 0, O_NMELS}, {"fmin", required_argument, 0, O_FMIN},
+        {"fmax", required_argument, 0, O_FMAX}, {"max-frames", required_argument, 0, O_MAXF},
+        {"buckets", required_argument, 0, O_BUCKETS}, {"dtype", required_argument, 0, O_DTYPE},
+        {"zstd-level", required_argument, 0, O_ZSTD}, {"no-shuffle", no_argument, 0, O_NOSHUF},
+        {"resampler", required_argument, 0, O_RESAMPLER}, {"resample-quality", required_argument, 0, O_RQ},
+        {"trim-db", required_argument, 0, O_TRIM}, {"val-fraction", required_argument, 0, O_VAL},
+        {"device", required_argument, 0, O_DEVICE}, {"jobs", required_argument, 0, 'j'}, {"threads", required_argument, 0, 'j'},
+        {"shard-size", required_argument, 0, O_SHARDSZ}, {"part", required_argument, 0, O_PART},
+        {"force", no_argument, 0, O_FORCE}, {"rejects", required_argument, 0, O_REJECTS},
+        {"strict", no_argument, 0, O_STRICT}, {"progress", no_argument, 0, O_PROGRESS},
+        {"commit-every", required_argument, 0, O_COMMIT}, {"quiet", no_argument, 0, 'q'},
+        {"audio", required_argument, 0, O_AUDIO},
+        {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
+
+    xtts_melcache_options o;
+    xtts_melcache_options_default(&o);
+    const char *preset = "xtts";
+    /* overrides are applied after the preset, whatever their order on the command line */
+    xtts_mel_overrides ov;
+    xtts_mel_overrides_init(&ov);
+    const char *rejects_path = NULL, *rq = NULL;
+    int strict = 0, max_frames_given = 0;
+    xtts_error err;
+    xtts_error_clear(&err);
+    int c;
+    long v;
+    double d;
+#define BAD(...) do { fprintf(stderr, "%s: ", PROG); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); return 1; } while (0)
+    while ((c = getopt_long(argc, argv, "o:j:qhV", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': o.out_dir = optarg; break;
+        case O_PRESET: preset = optarg; break;
+        case O_SR: if (xtts_parse_long(optarg, 1000, 384000, &ov.sample_rate)) BAD("--sample-rate %s: expected 1000..384000", optarg); break;
+        case O_NFFT: if (xtts_parse_long(optarg, 16, 65536, &ov.n_fft)) BAD("--n-fft %s: expected 16..65536", optarg); break;
+        case O_HOP: if (xtts_parse_long(optarg, 1, 65536, &ov.hop)) BAD("--hop %s: expected 1..65536", optarg); break;
+        case O_WIN: if (xtts_parse_long(optarg, 1, 65536, &ov.win)) BAD("--win %s: expected 1..65536", optarg); break;
+        case O_NMELS: if (xtts_parse_long(optarg, 1, XTTS_RECORD_MAX_MELS, &ov.n_mels)) BAD("--n-mels %s: expected 1..%d", optarg, XTTS_RECORD_MAX_MELS); break;
+        case O_FMIN: if (xtts_parse_double(optarg, 0, 1e6, &ov.fmin)) BAD("--fmin %s: expected a frequency in Hz", optarg); break;
+        case O_FMAX: if (xtts_parse_double(optarg, 1, 1e6, &ov.fmax)) BAD("--fmax %s: expected a frequency in Hz", optarg); break;
+        case O_MAXF: if (xtts_parse_long(optarg, 1, XTTS_RECORD_MAX_FRAMES, &v)) BAD("--max-frames %s: expected 1..%d", optarg, XTTS_RECORD_MAX_FRAMES); o.cfg.max_frames = (int)v; max_frames_given = 1; break;
+        case O_BUCKETS: if (parse_buckets(optarg, &o.cfg)) BAD("--buckets %s: expected increasing positive integers, e.g. 256,512,1024", optarg); break;
+        case O_DTYPE: { int t = xtts_dtype_parse(optarg); if (t < 0) BAD("--dtype %s: expected fp16 or fp32", optarg); o.cfg.dtype = t; break; }
+        case O_ZSTD: if (xtts_parse_long(optarg, 1, 19, &v)) BAD("--zstd-level %s: expected 1..19", optarg); o.cfg.zstd_level = (int)v; break;
+        case O_NOSHUF: o.cfg.shuffle = 0; break;
+        case O_AUDIO: { int a = xtts_audio_store_parse(optarg); if (a < 0) BAD("--audio %s: expected none, int16 or flac", optarg); o.cfg.audio = a; break; }
+        case O_RESAMPLER:
+            if (strcmp(optarg, "soxr") && strcmp(optarg, "libsamplerate")) BAD("--resampler %s: expected soxr or libsamplerate", optarg);
+            snprintf(o.cfg.resampler, sizeof o.cfg.resampler, "%s", optarg);
+            break;
+        case O_RQ: rq = optarg; break;
+        case O_TRIM: if (xtts_parse_double(optarg, 1, 200, &d)) BAD("--trim-db %s: expected 1..200", optarg); o.cfg.trim_db = d; break;
+        case O_VAL: if (xtts_parse_double(optarg, 0, 1, &d)) BAD("--val-fraction %s: expected 0..1", optarg); o.cfg.val_fraction = d; break;
+        case O_DEVICE: o.device = optarg; break;
+        case 'j': if (xtts_parse_long(optarg, 1, 4096, &v)) BAD("-j %s: expected a thread count", optarg); o.threads = (int)v; break;
+        case O_SHARDSZ: if (parse_size(optarg, &o.shard_bytes)) BAD("--shard-size %s: expected bytes >= 64K, e.g. 512M", optarg); break;
+        case O_PART: {
+            long k, n;
+            char buf[64];
+            snprintf(buf, sizeof buf, "%s", optarg);
+            char *slash = strchr(buf, '/');
+            if (!slash) BAD("--part %s: expected K/N (part K of N, 0 <= K < N)", optarg);
+            *slash = '\0';
+            if (xtts_parse_long(buf, 0, 99999, &k) || xtts_parse_long(slash + 1, 1, 100000, &n) || k >= n)
+                BAD("--part %s: expected K/N with 0 <= K < N", optarg);
+            o.part = (int)k; o.n_parts = (int)n;
+            break;
+        }
+        case O_FORCE: o.force = 1; break;
+        case O_REJECTS: rejects_path = optarg; break;
+        case O_STRICT: strict = 1; break;
+        case O_PROGRESS: o.progress = 1; break;
+        case O_COMMIT: if (xtts_parse_long(optarg, 1, 1000000, &v)) BAD("--commit-every %s: expected 1..1000000", optarg); o.commit_every = (uint32_t)v; break;
+        case 'q': o.quiet = 1; break;
+        case 'h': usage(stdout); return 0;
+        case 'V': printf("%s %s\n", PROG, XTTS_VERSION); return 0;
+        default: xtts_usage_hint(PROG); return 1;
+        }
+    }
+    if (!o.out_dir) BAD("--out DIR is required (try --help)");
+    if (argc - optind > 1) BAD("one token stream at most (got %d)", argc - optind);
+    if (xtts_mel_params_derive(preset, &ov, &o.cfg.mel, &err)) { xtts_error_print(PROG, &err); return 1; }
+    xtts_melcache_config_finish(&o.cfg, rq, max_frames_given);
+
+    const char *in_name = optind < argc ? argv[optind] : "-";
+    FILE *in = strcmp(in_name, "-") == 0 ? stdin : fopen(in_name, "r");
+    if (!in) { fprintf(stderr, "%s: %s: cannot open: %m\n", PROG, in_name); return 2; }
+    if (rejects_path) {
+        o.rejects = fopen(rejects_path, "w");
+        if (!o.rejects) { fprintf(stderr, "%s: %s: cannot create: %m\n", PROG, rejects_path); return 2; }
+    }
+    xtts_melcache_result res;
+    xtts_status st = xtts_melcache_run(&o, in, in_name, &res, &err);
+    if (in != stdin) fclose(in);
+    if (o.rejects && fclose(o.rejects) != 0 && !st) {
+        fprintf(stderr, "%s: %s: write failed\n", PROG, rejects_path);
+        return 2;
+    }
+    if (st) {
+        xtts_error_print(PROG, &err);
+        if (st == XTTS_EMISMATCH && !strstr(err.msg, "--force")) fprintf(stderr, "%s: use --force to replace it, or another --out\n", PROG);
+        return xtts_exit_code(st);
+    }
+    fprintf(stderr,
+            "%s: %llu records in, %llu selected, %llu stored, %llu rejected, %.3f h of audio, %.1f s (%s)%s%s\n",
+            PROG, (unsigned long long)res.inputs, (unsigned long long)res.selected, (unsigned long long)res.stored,
+            (unsigned long long)res.rejected, res.audio_seconds / 3600.0, res.wall_seconds, res.device,
+            res.resumed_from ? ", resumed" : "", res.merged ? ", parts merged into manifest.json" : "");
+    if (res.test_held_out)
+        fprintf(stderr, "%s: %llu records of the test split held out of the cache\n", PROG, (unsigned long long)res.test_held_out);
+    if (o.cfg.val_fraction > 0 && res.val_by_fraction == 0 && res.split_given < res.inputs)
+        fprintf(stderr, "%s: warning: --val-fraction %g selected no record for validation\n", PROG, o.cfg.val_fraction);
+    if (res.stored == 0 && res.rejected > 0 && (o.n_parts <= 1 || res.merged)) {
+        /* nothing usable was built: not a success with rejections (verify refuses it too) */
+        fprintf(stderr, "%s: %s: every record was rejected; the cache holds none (see the reasons above or --rejects)\n",
+                PROG, o.out_dir);
+        return 2;
+    }
+    if (res.rejected) return strict ? 2 : 3;
+    return 0;
+}

@@ -1,0 +1,56 @@
+/* normalize.h — text normalization before tokenizing.
+ *
+ * Steps, in order: Unicode NFC (utf8proc); quotes, dashes, ellipses and invisible
+ * characters unified; per-language expansion of abbreviations, symbols and numbers
+ * (cardinals, ordinals, decimals, negatives, percentages, currency, times, English years)
+ * for en es fr de it pt; whitespace collapsed and trimmed; lowercasing when asked.
+ * The rules live in tables (prep/text/normalize/normalize_rules.c) that a reader can extend.
+ *
+ * Thread-safe: no global state.
+ */
+#ifndef XTTS_NORMALIZE_H
+#define XTTS_NORMALIZE_H
+
+#include <stddef.h>
+
+#include "common/xtts_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XTTS_NORMALIZER_VERSION "1"
+
+/* Flags returned by xtts_normalize. */
+#define XTTS_NORM_DIGITS_KEPT 0x1u /* the language has no number expansion; digits stayed */
+
+/* What normalization does beyond NFC and whitespace (xtts-tokenize --normalize). */
+typedef enum {
+    XTTS_NORM_SPOKEN = 0, /* our own reading: years as years, per-language expansion (numbers.c) */
+    XTTS_NORM_XTTS = 1,   /* Coqui XTTS's own text preparation, exactly (prep/text/normalize/xtts_text.c) */
+    XTTS_NORM_NONE = 2,   /* NFC, unification and whitespace only (was --no-expand) */
+} xtts_norm_mode;
+
+typedef struct {
+    int lowercase; /* lowercase the result (full Unicode lowercasing) */
+    int expand;    /* expand numbers, abbreviations and symbols (default on); 0 acts as XTTS_NORM_NONE */
+    xtts_norm_mode mode; /* XTTS_NORM_SPOKEN when zero-initialized */
+} xtts_normalize_opts;
+
+/* Normalize text (UTF-8, len bytes) for language lang (an XTTS language index). On success
+ * *out is a malloc'd NUL-terminated string the caller frees (possibly empty) and *flags
+ * holds XTTS_NORM_* bits. Fails with XTTS_EINPUT for invalid UTF-8 and XTTS_ENOMEM.
+ * Errors: XTTS_EINPUT (invalid UTF-8, Unicode normalization fails), XTTS_ENOMEM; with
+ * XTTS_NORM_XTTS also those of xtts_text_prepare (XTTS_EINPUT, XTTS_EUNSUPPORTED). */
+xtts_status xtts_normalize(const char *text, size_t len, int lang, const xtts_normalize_opts *opts, char **out,
+                           unsigned *flags, xtts_error *err);
+
+/* NFC, unification and whitespace only (no expansion, no lowercasing): what language
+ * identification looks at. Same contract as xtts_normalize.
+ * Errors: XTTS_EINPUT (invalid UTF-8, Unicode normalization fails), XTTS_ENOMEM. */
+xtts_status xtts_normalize_basic(const char *text, size_t len, char **out, xtts_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,65 @@
+/* n2w_common.c — helpers shared by the num2words languages (n2w_common.h). */
+#include "prep/text/num2words/n2w_common.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int digits_value(const char *s, size_t n, int64_t *v) {
+    if (n == 0 || n > 18) return -1;
+    int64_t x = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        x = x * 10 + (s[i] - '0');
+    }
+    *v = x;
+    return 0;
+}
+
+int n2w_parse_repr(const char *repr, n2w_repr *r) {
+    memset(r, 0, sizeof *r);
+    const char *p = repr;
+    if (*p == '-') {
+        r->neg = 1;
+        p++;
+    }
+    const char *dot = strchr(p, '.');
+    if (!dot) return -1;
+    size_t ni = (size_t)(dot - p), nf = strlen(dot + 1);
+    if (nf >= sizeof r->frac) return -1;
+    if (digits_value(p, ni, &r->ipart) || digits_value(dot + 1, nf, &r->fpart)) return -1;
+    memcpy(r->frac, dot + 1, nf);
+    r->frac[nf] = 0;
+    r->nfrac = (int)nf;
+    return 0;
+}
+
+int n2w_money_parts(const char *repr, int64_t *units, int *cents, int *neg) {
+    double x = strtod(repr, NULL);
+    if (!isfinite(x)) return -1;
+    *neg = signbit(x) && x != 0.0; /* Decimal(-0.0) quantized is -0.00, which is not < 0 */
+    x = fabs(x);
+    if (x >= 9.2e18) return -1;
+    /* glibc prints the exact binary value; every double has at most 1074 fractional digits */
+    static const int prec = 1080;
+    char buf[1200];
+    int n = snprintf(buf, sizeof buf, "%.*f", prec, x);
+    if (n <= 0 || (size_t)n >= sizeof buf) return -1;
+    char *dot = strchr(buf, '.');
+    int64_t u = 0;
+    for (char *q = buf; q < dot; q++) u = u * 10 + (*q - '0');
+    int c = (dot[1] - '0') * 10 + (dot[2] - '0');
+    if (dot[3] >= '5') c++; /* ROUND_HALF_UP: the rest is >= 0.005 exactly when this digit is >= 5 */
+    if (c == 100) {
+        c = 0;
+        u++;
+    }
+    *units = u;
+    *cents = c;
+    return 0;
+}
+
+void n2w_repeat(xtts_sb *out, const char *s, int n) {
+    for (int i = 0; i < n; i++) xtts_sb_puts(out, s);
+}

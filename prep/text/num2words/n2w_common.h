@@ -1,0 +1,31 @@
+/* n2w_common.h — helpers shared by the num2words languages (prep/n2w_*.c): reading the repr of
+ * a Python float the way num2words does, and the rounding of currency amounts. Internal to
+ * prep/. */
+#ifndef XTTS_N2W_COMMON_H
+#define XTTS_N2W_COMMON_H
+
+#include <stdint.h>
+
+#include "common/strbuf.h"
+
+/* A Python float repr split as num2words' str(x).split('.') sees it: neg is 1 for a leading
+ * '-', intpart the digits before the point, frac the digits after it (no sign, no exponent).
+ * Returns -1 when the repr has an exponent, is inf/nan, or the parts do not fit an int64
+ * (Python's int() of those strings raises, or the value is past what the C side handles). */
+typedef struct {
+    int neg;
+    int64_t ipart;    /* value of the digits before the point */
+    int64_t fpart;    /* value of the digits after the point */
+    char frac[40];    /* the digits after the point, as written */
+    int nfrac;        /* their count */
+} n2w_repr;
+int n2w_parse_repr(const char *repr, n2w_repr *r);
+
+/* num2words' parse_currency_parts for a Python float: Decimal(x) quantized to cents with
+ * ROUND_HALF_UP on the exact binary value. Returns -1 when |x| >= 2^63 or x is not finite. */
+int n2w_money_parts(const char *repr, int64_t *units, int *cents, int *neg);
+
+/* Appends s n times. */
+void n2w_repeat(xtts_sb *out, const char *s, int n);
+
+#endif

@@ -1,0 +1,118 @@
+/* n2w_de.c — num2words 0.5.12's number words for "de" (see num2words.h): Num2Word_DE, long
+ * scale with capitalised Million/Milliarde/..., its merge, ordinals (with the
+ * "hundertste"/"millionste" exceptions) and currency forms ("ein Euro"). */
+#include <string.h>
+
+#include "prep/text/num2words/n2w_eu.h"
+#include "prep/text/num2words/num2words.h"
+
+static const n2w_card de_cards[] = {
+    {1000000000000000000LL, "Trillion"}, {1000000000000000LL, "Billiarde"}, {1000000000000LL, "Billion"},
+    {1000000000LL, "Milliarde"}, {1000000LL, "Million"}, {1000, "tausend"}, {100, "hundert"},
+    {90, "neunzig"}, {80, "achtzig"}, {70, "siebzig"}, {60, "sechzig"}, {50, "f\xc3\xbcnfzig"},
+    {40, "vierzig"}, {30, "drei\xc3\x9fig"}, {20, "zwanzig"}, {19, "neunzehn"}, {18, "achtzehn"},
+    {17, "siebzehn"}, {16, "sechzehn"}, {15, "f\xc3\xbcnfzehn"}, {14, "vierzehn"}, {13, "dreizehn"},
+    {12, "zw\xc3\xb6lf"}, {11, "elf"}, {10, "zehn"}, {9, "neun"}, {8, "acht"}, {7, "sieben"},
+    {6, "sechs"}, {5, "f\xc3\xbcnf"}, {4, "vier"}, {3, "drei"}, {2, "zwei"}, {1, "eins"}, {0, "null"},
+};
+
+static void de_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtts_sb *o, int64_t *on) {
+    if (cn == 1) {
+        if (nn == 100 || nn == 1000) { xtts_sb_puts(o, "ein"); xtts_sb_puts(o, nt); *on = nn; return; }
+        if (nn < 1000000) { xtts_sb_puts(o, nt); *on = nn; return; }
+        ct = "eine";
+    }
+    if (nn > cn) {
+        xtts_sb_puts(o, ct);
+        if (nn >= 1000000) xtts_sb_putc(o, ' ');
+        xtts_sb_puts(o, nt);
+        if (nn >= 1000000 && cn > 1) xtts_sb_puts(o, n2w_endswith(nt, strlen(nt), "e") ? "n" : "en");
+        *on = cn * nn;
+        return;
+    }
+    *on = cn + nn;
+    if (nn < 10 && 10 < cn && cn < 100) {
+        xtts_sb_puts(o, nn == 1 ? "ein" : nt);
+        xtts_sb_puts(o, "und");
+        xtts_sb_puts(o, ct);
+        return;
+    }
+    xtts_sb_puts(o, ct);
+    if (cn >= 1000000) xtts_sb_putc(o, ' ');
+    xtts_sb_puts(o, nt);
+}
+
+static const n2w_eu de_lang = {de_cards, sizeof de_cards / sizeof de_cards[0], de_merge, "minus"};
+
+static int de_cardinal(int64_t n, xtts_sb *out) { return n2w_eu_cardinal(&de_lang, n, out); }
+
+/* " <[a-z]+(illion|illiard)ste>" at the end of s: the offset of that space, or -1. */
+static long big_ordinal_word(const char *s, size_t len) {
+    if (!n2w_endswith(s, len, "illionste") && !n2w_endswith(s, len, "illiardste")) return -1;
+    size_t suf = n2w_endswith(s, len, "illionste") ? 9 : 10;
+    size_t i = len;
+    while (i > 0 && s[i - 1] >= 'a' && s[i - 1] <= 'z') i--;
+    if (len - i <= suf || i == 0 || s[i - 1] != ' ') return -1;
+    return (long)i - 1;
+}
+
+static int de_ordinal(int64_t n, xtts_sb *out) {
+    static const char *const ords[][2] = {
+        {"eins", "ers"}, {"drei", "drit"}, {"acht", "ach"}, {"sieben", "sieb"}, {"ig", "igs"}, {"ert", "erts"},
+        {"end", "ends"}, {"ion", "ions"}, {"nen", "ns"}, {"rde", "rds"}, {"rden", "rds"},
+    };
+    xtts_sb w = {0}, r = {0};
+    if (n < 0 || de_cardinal(n, &w) || w.failed) { xtts_sb_free(&w); return -1; }
+    for (size_t i = 0; i < w.len; i++)
+        if (w.s[i] >= 'A' && w.s[i] <= 'Z') w.s[i] = (char)(w.s[i] - 'A' + 'a');
+    size_t i, n_ords = sizeof ords / sizeof ords[0];
+    for (i = 0; i < n_ords; i++)
+        if (n2w_endswith(w.s, w.len, ords[i][0])) break;
+    if (i < n_ords) {
+        w.s[w.len - strlen(ords[i][0])] = 0;
+        xtts_sb_puts(&r, w.s);
+        xtts_sb_puts(&r, ords[i][1]);
+    } else xtts_sb_puts(&r, w.s);
+    xtts_sb_puts(&r, "te");
+    xtts_sb_free(&w);
+    if (r.failed) { xtts_sb_free(&r); out->failed = 1; return -1; }
+    char *s = r.s;
+    size_t len = r.len;
+    if (!strcmp(s, "eintausendste") || !strcmp(s, "einhundertste")) { s += 3; len -= 3; }
+    long sp = big_ordinal_word(s, len);
+    if (sp >= 4 && !memcmp(s + sp - 4, "eine", 4)) {
+        /* "eine millionste" -> "millionste" */
+        memmove(s + sp - 4, s + sp + 1, len - (size_t)sp);
+        len -= 5;
+        sp = big_ordinal_word(s, len);
+    }
+    if (sp > 0) memmove(s + sp, s + sp + 1, len - (size_t)sp), len--;
+    xtts_sb_putn(out, s, len);
+    xtts_sb_free(&r);
+    return 0;
+}
+
+static int de_float(const char *repr, xtts_sb *out) { return n2w_generic_float(repr, "Komma", de_cardinal, out); }
+
+static int de_currency(const char *repr, const char *cur, xtts_sb *out) {
+    static const char *const eur[4] = {"Euro", "Euro", "Cent", "Cent"};
+    static const char *const usd[4] = {"Dollar", "Dollar", "Cent", "Cent"};
+    static const char *const gbp[4] = {"Pfund", "Pfund", "Penny", "Pence"};
+    const char *const *f = !strcmp(cur, "EUR") ? eur : !strcmp(cur, "USD") ? usd : !strcmp(cur, "GBP") ? gbp : NULL;
+    if (!f) return -1;
+    xtts_sb t = {0};
+    int rc = n2w_generic_currency(repr, de_cardinal, f, " und", &t);
+    if (!rc && !t.failed) {
+        /* result.replace("eins ", "ein ") */
+        const char *p = t.s;
+        while (*p) {
+            if (!strncmp(p, "eins ", 5)) { xtts_sb_puts(out, "ein "); p += 5; }
+            else xtts_sb_putc(out, *p++);
+        }
+    }
+    if (t.failed) rc = -1;
+    xtts_sb_free(&t);
+    return rc;
+}
+
+const xtts_n2w_lang xtts_n2w_de = {"de", de_cardinal, de_ordinal, de_float, de_currency};

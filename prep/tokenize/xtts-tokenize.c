@@ -1,0 +1,179 @@
+/* xtts-tokenize — transcript list to token stream (docs/xtts-tokenize.md). Parses options,
+ * calls xtts_tokenize_run(), reports. */
+#include <getopt.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/xtts_common.h"
+#include "prep/text/normalize/normalize.h"
+#include "prep/tokenize/tokenize_run.h"
+
+static const char usage[] =
+    "usage: xtts-tokenize [OPTIONS] [METADATA]\n"
+    "Read a transcript list (default stdin) and write the token stream (formats/tokens.md) on stdout.\n"
+    "\n"
+    "  -f, --format NAME          auto (default: recognised from the path and first lines, and said\n"
+    "                             on stderr), ljspeech, tsv, coqui, vctk, libritts, commonvoice,\n"
+    "                             mailabs, nemo, lhotse (docs/datasets.md). METADATA is a file or,\n"
+    "                             for vctk, libritts and mailabs, the dataset's directory.\n"
+    "                             ljspeech: id|text|normalized_text, audio <dir>/wavs/<id>.wav;\n"
+    "                             tsv: a header row naming audio and text columns (and id,\n"
+    "                             speaker, lang, split; aliases in docs/datasets.md)\n"
+    "      --audio-dir DIR        ljspeech: audio at DIR/<id>.wav; others: relative paths resolve here\n"
+    "      --text normalized|original  libritts: which transcript (default normalized)\n"
+    "      --vctk-mic mic1|mic2   VCTK 0.92 (wav48_silence_trimmed): which microphone (default mic1)\n"
+    "  -l, --lang CODE|auto       force a language, or detect per record (default auto; a language\n"
+    "                             field in the input wins over detection). Any language the\n"
+    "                             tokenizer serves (bytes: any ISO 639 code; phonemes: espeak-ng's\n"
+    "                             voices; an XTTS vocabulary: its [xx] tokens); detection covers\n"
+    "                             en es fr de it pt pl tr ru nl cs ar zh-cn hu ko ja hi\n"
+    "      --val-list FILE        ids (one a line) of the val split\n"
+    "      --test-list FILE       ids (one a line) of the test split\n"
+    "  -t, --tokenizer NAME       bytes (default, built in), bpe (needs --vocab), phonemes (espeak-ng)\n"
+    "      --vocab FILE           tokenizer.json for --tokenizer bpe\n"
+    "      --max-tokens N         reject records with more than N ids (default 512)\n"
+    "      --normalize MODE       xtts: Coqui XTTS's own text cleaning (default with an XTTS\n"
+    "                             vocabulary); spoken: our reading of numbers, abbreviations and\n"
+    "                             symbols (default otherwise); none: Unicode and whitespace only\n"
+    "      --no-expand            same as --normalize none\n"
+    "      --allow-unk            keep records whose ids hold [UNK] (XTTS vocabularies reject them)\n"
+    "      --lowercase yes|no     override the tokenizer's choice\n"
+    "      --part K/N             only records whose index i has i % N == K (alias --shard)\n"
+    "  -j, --threads N            worker threads (output is the same whatever N is)\n"
+    "      --rejects FILE         write one 'id<TAB>reason' line per rejected record\n"
+    "      --strict               exit 2 instead of 3 when any record is rejected\n"
+    "  -q, --quiet                no per-record reject lines on stderr\n"
+    "      --keep-text            add the original transcript as a 7th field (stored by xtts-melcache)\n"
+    "      --progress             show the progress line even when stderr is not a terminal\n"
+    "  -h, --help, -V, --version\n"
+    "\n"
+    "Exit: 0 ok, 1 usage, 2 input or environment error, 3 finished with rejected records.\n";
+
+int main(int argc, char **argv) {
+    xtts_check_stdout_at_exit("xtts-tokenize");
+    /* many small per-record buffers: keep freed memory instead of trimming the heap each time */
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    xtts_tokenize_opts o;
+    xtts_tokenize_opts_init(&o);
+    const char *tokenizer = "bytes", *vocab = NULL;
+    int strict = 0, allow_unk = 0;
+    static const struct option longopts[] = {
+        {"format", required_argument, 0, 'f'}, {"audio-dir", required_argument, 0, 'a'},
+        {"lang", required_argument, 0, 'l'},   {"tokenizer", required_argument, 0, 't'},
+        {"vocab", required_argument, 0, 'v'},  {"max-tokens", required_argument, 0, 'm'},
+        {"no-expand", no_argument, 0, 'E'},    {"lowercase", required_argument, 0, 'L'},
+        {"shard", required_argument, 0, 's'},  {"part", required_argument, 0, 's'},
+        {"threads", required_argument, 0, 'j'}, {"val-list", required_argument, 0, 1001},
+        {"test-list", required_argument, 0, 1002}, {"text", required_argument, 0, 1003},
+        {"vctk-mic", required_argument, 0, 1004},
+        {"rejects", required_argument, 0, 'r'}, {"strict", no_argument, 0, 'S'},
+        {"quiet", no_argument, 0, 'q'},        {"progress", no_argument, 0, 'P'},
+        {"normalize", required_argument, 0, 'N'}, {"allow-unk", no_argument, 0, 'U'},
+        {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
+        {"keep-text", no_argument, 0, 'K'},
+        {0, 0, 0, 0}};
+    int c;
+    long v;
+    while ((c = getopt_long(argc, argv, "f:l:t:j:qhV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+        {
+            int f = xtts_meta_format_parse(optarg);
+            if (f == -2) { fprintf(stderr, "xtts-tokenize: --format must be one of: %s\n", xtts_meta_format_list()); return 1; }
+            o.format = (xtts_meta_format)f;
+            break;
+        }
+        case 1001: o.val_list = optarg; break;
+        case 1002: o.test_list = optarg; break;
+        case 1003:
+            if (!strcmp(optarg, "original")) o.original_text = 1;
+            else if (!strcmp(optarg, "normalized")) o.original_text = 0;
+            else { fprintf(stderr, "xtts-tokenize: --text must be normalized or original\n"); return 1; }
+            break;
+        case 1004:
+            if (strcmp(optarg, "mic1") && strcmp(optarg, "mic2")) { fprintf(stderr, "xtts-tokenize: --vctk-mic must be mic1 or mic2\n"); return 1; }
+            o.vctk_mic = optarg;
+            break;
+        case 'a': o.audio_dir = optarg; break;
+        case 'l':
+            /* checked against the tokenizer by xtts_tokenize_run */
+            o.lang = -1;
+            o.lang_tag = strcmp(optarg, "auto") ? optarg : NULL;
+            break;
+        case 't': tokenizer = optarg; break;
+        case 'v': vocab = optarg; break;
+        case 'm':
+            if (xtts_parse_long(optarg, 1, 1 << 20, &v)) { fprintf(stderr, "xtts-tokenize: --max-tokens must be in 1..1048576\n"); return 1; }
+            o.max_tokens = (int)v;
+            break;
+        case 'E': o.expand = 0; break;
+        case 'N':
+            if (!strcmp(optarg, "xtts")) o.normalize = XTTS_NORM_XTTS;
+            else if (!strcmp(optarg, "spoken")) o.normalize = XTTS_NORM_SPOKEN;
+            else if (!strcmp(optarg, "none")) o.normalize = XTTS_NORM_NONE;
+            else { fprintf(stderr, "xtts-tokenize: --normalize must be xtts, spoken or none\n"); return 1; }
+            break;
+        case 'U': allow_unk = 1; break;
+        case 'L':
+            if (!strcmp(optarg, "yes")) o.lowercase = 1;
+            else if (!strcmp(optarg, "no")) o.lowercase = 0;
+            else { fprintf(stderr, "xtts-tokenize: --lowercase must be yes or no\n"); return 1; }
+            break;
+        case 's': {
+            char *slash = strchr(optarg, '/');
+            long k, n;
+            if (!slash) { fprintf(stderr, "xtts-tokenize: --part must be K/N\n"); return 1; }
+            *slash = 0;
+            if (xtts_parse_long(optarg, 0, 1 << 20, &k) || xtts_parse_long(slash + 1, 1, 1 << 20, &n) || k >= n) {
+                fprintf(stderr, "xtts-tokenize: --part K/N needs 0 <= K < N\n");
+                return 1;
+            }
+            o.shard_k = (int)k;
+            o.shard_n = (int)n;
+            break;
+        }
+        case 'j':
+            if (xtts_parse_long(optarg, 1, 1024, &v)) { fprintf(stderr, "xtts-tokenize: -j must be in 1..1024\n"); return 1; }
+            o.threads = (int)v;
+            break;
+        case 'r': o.rejects_path = optarg; break;
+        case 'S': strict = 1; break;
+        case 'q': o.quiet = 1; break;
+        case 'K': o.keep_text = 1; break;
+        case 'P': o.progress = 1; break;
+        case 'h': fputs(usage, stdout); return 0;
+        case 'V': printf("xtts-tokenize %s\n", XTTS_VERSION); return 0;
+        default: xtts_usage_hint("xtts-tokenize"); return 1;
+        }
+    }
+    if (optind + 1 < argc) { fprintf(stderr, "xtts-tokenize: one METADATA file at most\n"); xtts_usage_hint("xtts-tokenize"); return 1; }
+    if (optind < argc) o.input = argv[optind];
+
+    xtts_error err;
+    xtts_tokenizer *tok = NULL;
+    xtts_status st = xtts_tokenizer_open(tokenizer, vocab, &tok, &err);
+    if (st) { xtts_error_print("xtts-tokenize", &err); return xtts_exit_code(st); }
+    st = xtts_tokenizer_set_threads(tok, o.threads, &err);
+    if (st) { xtts_error_print("xtts-tokenize", &err); xtts_tokenizer_close(tok); return xtts_exit_code(st); }
+    xtts_tokenizer_set_allow_unk(tok, allow_unk);
+    o.tok = tok;
+    xtts_tokenize_stats s;
+    st = xtts_tokenize_run(&o, stdout, &s, &err);
+    xtts_tokenizer_close(tok);
+    if (st) {
+        if (ferror(stdout)) xtts_stdout_error_reported();
+        xtts_error_print("xtts-tokenize", &err);
+        return xtts_exit_code(st);
+    }
+    fprintf(stderr, "xtts-tokenize: %zu records read, %zu written, %zu rejected", s.selected, s.written, s.rejected);
+    if (s.majority_lang >= 0)
+        fprintf(stderr, ", majority language %s (%zu records decided by the dataset/speaker prior)", xtts_lang_codes[s.majority_lang], s.lang_fallback);
+    fputc('\n', stderr);
+    if (s.digits_kept)
+        fprintf(stderr, "xtts-tokenize: warning: %zu records in languages without number expansion kept their digits\n", s.digits_kept);
+    if (s.rejected) return strict ? 2 : 3;
+    return 0;
+}
