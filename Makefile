@@ -102,7 +102,7 @@ TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOLS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TOOL_SRCS))
 
-.PHONY: all test layers unit e2e asan demo bench scale cache install install-built clean deps fuzz gpu-check cuda-check help
+.PHONY: all test layers typecheck unit e2e asan demo bench scale cache install install-built clean deps fuzz gpu-check cuda-check help
 .DEFAULT_GOAL := all
 
 all: $(LIBXTTS) $(READER_SO) $(PROGS) $(TESTS) $(TOOLS)
@@ -111,7 +111,7 @@ all: $(CUDA_PLUGIN)
 endif
 
 help:
-	@echo "targets: all test layers asan demo bench scale cache install clean fuzz gpu-check"
+	@echo "targets: all test layers typecheck asan demo bench scale cache install clean fuzz gpu-check"
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -173,13 +173,19 @@ deps:
 # ---- tests -----------------------------------------------------------------
 test: deps
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory layers unit e2e
+	@$(MAKE) --no-print-directory layers typecheck unit e2e
 
 # no include and no call goes up a layer or between rooms of prep/, and no function is over
 # 100 lines (docs/design.md, "Parts and where they live")
 layers: $(LIBXTTS)
 	@bash scripts/check-layers.sh $(CURDIR) $(abspath $(BUILD))/obj
 	@$(PYTHON) scripts/check-function-size.py $(CURDIR)
+
+# the Python package (python/xtts_prep) under mypy --strict, configured in python/pyproject.toml
+typecheck:
+	@$(PYTHON) -c 'import mypy' 2>/dev/null || { echo "typecheck: mypy is not installed for $(PYTHON)" \
+	    "(Debian: apt-get install python3-mypy; make deps installs it)" >&2; exit 2; }
+	@$(PYTHON) -m mypy --strict --config-file python/pyproject.toml --cache-dir $(BUILD)/mypy-cache python/xtts_prep
 
 unit: $(TESTS)
 	@bash tests/run-unit.sh $(TESTS)

@@ -1,5 +1,5 @@
 import sys
 
-from .cache import _main
+from .cli import main
 
-sys.exit(_main(sys.argv[1:]))
+sys.exit(main(sys.argv[1:]))

@@ -1,4 +1,4 @@
-"""Record codecs and the cache reader (formats/cache.md): XttsCache.
+"""The cache reader (formats/cache.md): XttsCache.
 
 Needs only numpy, lmdb and zstandard. LMDB environments are opened lazily in each
 process (an environment opened before fork() and used in the child is a known source of
@@ -6,363 +6,84 @@ MDB_CORRUPTED and reader-table errors), read-only and without lock files (lock=F
 reader slots are taken, so any number of workers may read). An XttsCache pickles without
 its handles, so it travels into spawn-started workers too.
 
-Every record is checked as the C reader checks it (header CRC-32, shape, section and
-zstd checksums); damage raises CacheError naming the shard, index and id.
+Every record is checked as the C reader checks it (record.py: header CRC-32, shape,
+section and zstd checksums; lmdbcheck.py: the shard's LMDB pages before py-lmdb reads
+them); damage raises CacheError naming the shard, index and id.
 
 Fixed-shape batches (read_batch) are decoded by the C reader through libxtts-reader.so
 (_clib.py) when that library is found, straight into numpy arrays or torch tensors, and
 by the pure-Python reader otherwise; both give identical arrays.
 """
 
+from __future__ import annotations
+
 import hashlib
-import json
-import math
 import os
 import struct
 import sys
 import zlib
+from dataclasses import dataclass, fields
+from typing import Any, Dict, Iterator, Optional, Sequence, Tuple, TypedDict, Union
 
 import lmdb
 import numpy as np
+import numpy.typing as npt
 import zstandard
+
+from . import _clib
+from .lmdbcheck import check_lmdb_structure as check_lmdb_structure
+from .manifest import CacheError, load_manifest
+# the record codec and the LMDB check lived in this module before record.py and
+# lmdbcheck.py; their public names are still importable from here
+from .record import (DTYPE_F16 as DTYPE_F16, DTYPE_F32 as DTYPE_F32, FLAG_SHUFFLED as FLAG_SHUFFLED,
+                     LENGTH_FIELDS as LENGTH_FIELDS, MAX_FRAMES as MAX_FRAMES, MAX_ID as MAX_ID,
+                     MAX_MELS as MAX_MELS, MAX_TOKENS as MAX_TOKENS, PAYLOAD_MAX as PAYLOAD_MAX,
+                     RECORD_MAGIC as RECORD_MAGIC, RECORD_VERSION as RECORD_VERSION,
+                     decode_record as decode_record, parse_header as parse_header)
+from .record import (LENGTH_DTYPE, LENGTH_STRUCT, Header, RecordHeaderV2, decode_stored, parse_record_header,
+                     record_key, section_bytes, unshuffle)
 
 __all__ = ["XttsCache", "CacheError", "LENGTH_FIELDS"]
 
-RECORD_MAGIC = b"XTRC"
-RECORD_VERSION = 1
-MAX_ID = 1024
-MAX_TOKENS = 65536
-MAX_FRAMES = 1048576
-MAX_MELS = 1024
-PAYLOAD_MAX = 1 << 30
-FLAG_SHUFFLED = 0x01
-DTYPE_F32, DTYPE_F16 = 0, 1
-# formats/record.c: 64-byte little-endian header (CRC-32 of the zstd frame at 56, CRC-32
-# of bytes 0..59 and the id at 60), then the id, then one zstd frame.
-_HEADER = struct.Struct("<4sHBBHBBHHIIIIIIIIIfII")
-assert _HEADER.size == 64
-
-
-from .manifest import CacheError, load_manifest
-from . import _clib
-
 BACKENDS = ("auto", "c", "python")
 
-
-def _be64(n):
-    return struct.pack(">Q", n)
-
-
-def parse_header(buf):
-    """Parse and check a record's header and id (no decompression). Returns a dict;
-    raises CacheError (without shard context) on damage."""
-    if len(buf) < 64:
-        raise CacheError("record truncated: %d bytes, header needs 64" % len(buf))
-    (magic, version, dtype, flags, n_mels, split, _r1, id_len, _r2, n_tokens, tokens_padded, n_frames,
-     frames_padded, speaker_id, lang_id, n_samples, payload_bytes, frame_bytes, pad_value, frame_crc,
-     crc) = _HEADER.unpack_from(buf, 0)
-    if magic != RECORD_MAGIC:
-        raise CacheError("bad record magic")
-    if id_len > MAX_ID or 64 + id_len > len(buf):
-        raise CacheError("record id length %d does not fit %d bytes" % (id_len, len(buf)))
-    if zlib.crc32(bytes(buf[64:64 + id_len]), zlib.crc32(bytes(buf[:60]))) != crc:
-        raise CacheError("record header checksum mismatch")
-    rid = bytes(buf[64:64 + id_len]).decode("utf-8", "replace")
-    if version == 2:
-        return _parse_v2(buf, rid, dtype, flags, n_mels, split, _r1, id_len, _r2, n_tokens, tokens_padded,
-                         n_frames, frames_padded, speaker_id, lang_id, n_samples, payload_bytes, frame_bytes,
-                         pad_value, frame_crc)
-    if version != RECORD_VERSION:
-        raise CacheError("record '%s': version %d, this reader reads %d" % (rid, version, RECORD_VERSION))
-    if dtype > DTYPE_F16 or flags & ~FLAG_SHUFFLED or split > 1:
-        raise CacheError("record '%s': bad dtype, flags or split" % rid)
-    if not 0 < n_mels <= MAX_MELS or tokens_padded > MAX_TOKENS or frames_padded > MAX_FRAMES:
-        raise CacheError("record '%s': shape out of limits" % rid)
-    if n_tokens > tokens_padded or n_frames > frames_padded:
-        raise CacheError("record '%s': lengths (%d tokens, %d frames) exceed padded shape (%d, %d)"
-                         % (rid, n_tokens, n_frames, tokens_padded, frames_padded))
-    esize = 2 if dtype == DTYPE_F16 else 4
-    expect = tokens_padded * 4 + n_mels * frames_padded * esize
-    if expect > PAYLOAD_MAX:
-        raise CacheError("record '%s': payload of %d bytes over the limit" % (rid, expect))
-    if payload_bytes != expect:
-        raise CacheError("record '%s': payload size %d, shape says %d" % (rid, payload_bytes, expect))
-    if 64 + id_len + frame_bytes != len(buf):
-        raise CacheError("record '%s': %d bytes stored, header says %d" % (rid, len(buf), 64 + id_len + frame_bytes))
-    if not math.isfinite(pad_value):
-        raise CacheError("record '%s': pad value is not finite" % rid)
-    return dict(id=rid, version=version, dtype=dtype, flags=flags, n_mels=n_mels, split=split, id_len=id_len,
-                n_tokens=n_tokens, tokens_padded=tokens_padded, n_frames=n_frames, frames_padded=frames_padded,
-                speaker_id=speaker_id, lang_id=lang_id, n_samples=n_samples, payload_bytes=payload_bytes,
-                frame_bytes=frame_bytes, pad_value=pad_value, frame_crc=frame_crc)
+# an open shard: its LMDB environment and named databases (py-lmdb has no type information)
+_Handles = Tuple[Any, Dict[str, Any]]
 
 
-def _parse_v2(buf, rid, dtype, flags, n_mels, split, n_sec, id_len, reserved, n_tokens, tokens_padded, n_frames,
-              frames_padded, speaker_id, lang_id, n_samples, pad_token, trim_start, pad_value, table_crc):
-    """Record version 2 (formats/cache.md 3.2): header fields at the version-1 offsets,
-    44 pad_token, 48 trim_start, 56 the section table's CRC-32, then the id, a table of
-    16-byte entries (kind, codec, flags, 0, stored, raw, crc32) and the bodies."""
-    if dtype > DTYPE_F16 or flags & ~FLAG_SHUFFLED or split > 1 or reserved:
-        raise CacheError("record '%s': bad dtype, flags, split or reserved field" % rid)
-    if n_sec not in (3, 4):
-        raise CacheError("record '%s': %d sections (3 or 4 expected)" % (rid, n_sec))
-    tab = 64 + id_len
-    if tab + 16 * n_sec > len(buf):
-        raise CacheError("record '%s': section table does not fit %d bytes" % (rid, len(buf)))
-    if zlib.crc32(bytes(buf[tab:tab + 16 * n_sec])) != table_crc:
-        raise CacheError("record '%s': section table checksum mismatch" % rid)
-    if not 0 < n_mels <= MAX_MELS or tokens_padded > MAX_TOKENS or frames_padded > MAX_FRAMES:
-        raise CacheError("record '%s': shape out of limits" % rid)
-    if n_tokens > tokens_padded or n_frames > frames_padded:
-        raise CacheError("record '%s': lengths (%d tokens, %d frames) exceed padded shape (%d, %d)"
-                         % (rid, n_tokens, n_frames, tokens_padded, frames_padded))
-    esize = 2 if dtype == DTYPE_F16 else 4
-    want_raw = [4 * n_tokens, n_mels * n_frames * esize, None, 2 * n_samples]
-    off, sections = tab + 16 * n_sec, []
-    for i in range(n_sec):
-        kind, codec, sflags, r0, stored, raw, crc = struct.unpack_from("<BBBBIII", buf, tab + 16 * i)
-        ok = kind == i + 1 and r0 == 0
-        if i < 3:
-            ok = ok and codec == 1 and sflags == ((flags & FLAG_SHUFFLED) if i == 1 else 0)
-        else:
-            ok = ok and ((codec == 1 and sflags == FLAG_SHUFFLED) or (codec == 2 and sflags == 0))
-        if i == 2:
-            ok = ok and 4 <= raw <= 4 + 2 * 65536
-        if not ok:
-            raise CacheError("record '%s': section %d: bad kind, codec or flags" % (rid, i))
-        if want_raw[i] is not None and (raw != want_raw[i] or raw > PAYLOAD_MAX):
-            raise CacheError("record '%s': section %d: %d decoded bytes, the header says %d" % (rid, i, raw, want_raw[i]))
-        sections.append(dict(kind=kind, codec=codec, flags=sflags, offset=off, stored=stored, raw=raw, crc=crc))
-        off += stored
-    if off != len(buf):
-        raise CacheError("record '%s': %d bytes stored, header says %d" % (rid, len(buf), off))
-    if not math.isfinite(pad_value):
-        raise CacheError("record '%s': pad value is not finite" % rid)
-    return dict(id=rid, version=2, dtype=dtype, flags=flags, n_mels=n_mels, split=split, id_len=id_len,
-                n_tokens=n_tokens, tokens_padded=tokens_padded, n_frames=n_frames, frames_padded=frames_padded,
-                speaker_id=speaker_id, lang_id=lang_id, n_samples=n_samples, pad_token=pad_token,
-                trim_start=trim_start, pad_value=pad_value, sections=sections,
-                audio=("none", "int16", "flac")[0 if n_sec == 3 else sections[3]["codec"]])
+@dataclass(frozen=True)
+class Shard:
+    """A shard of the cache, as the manifest lists it: directory name, global index of
+    its first record, its record count and its size in bytes. s["name"] reads a field
+    too, as it did when shards were dicts."""
+    name: str
+    first: int
+    records: int
+    bytes: int
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in _SHARD_FIELDS:
+            raise KeyError(key)
+        return getattr(self, key)
 
 
-_LENGTH = struct.Struct("<IIIIIBBH")
-LENGTH_FIELDS = ("n_frames", "n_tokens", "n_samples", "speaker_id", "lang_id", "split", "flags")
-_LENGTH_DTYPE = np.dtype([(f, np.uint8 if f in ("split", "flags") else np.uint32) for f in LENGTH_FIELDS])
-
-_SECTION_NAMES = ("", "tokens", "mel", "text", "waveform")
+_SHARD_FIELDS = frozenset(f.name for f in fields(Shard))
 
 
-def _section(buf, h, i, dctx):
-    """Check section i's CRC-32 and decompress its zstd body."""
-    s = h["sections"][i]
-    body = bytes(buf[s["offset"]:s["offset"] + s["stored"]])
-    name = _SECTION_NAMES[s["kind"]]
-    if zlib.crc32(body) != s["crc"]:
-        raise CacheError("record '%s': %s section checksum mismatch" % (h["id"], name))
-    try:
-        if zstandard.get_frame_parameters(body).content_size != s["raw"]:
-            raise CacheError("record '%s': %s section content size does not match" % (h["id"], name))
-        raw = dctx.decompress(body, max_output_size=max(s["raw"], 1))
-    except zstandard.ZstdError as e:
-        raise CacheError("record '%s': %s section: %s" % (h["id"], name, e)) from None
-    if len(raw) != s["raw"]:
-        raise CacheError("record '%s': %s section decompressed to %d bytes, expected %d"
-                         % (h["id"], name, len(raw), s["raw"]))
-    return raw
-
-
-def _decode_v2(buf, h, dctx):
-    """Tokens and mel of a version-2 record, padded to the record's padded shape as
-    version 1 stored them (the decoder writes the padding)."""
-    raw = _section(buf, h, 0, dctx)
-    tokens = np.full(h["tokens_padded"], h["pad_token"], dtype=np.int32)
-    tokens[:h["n_tokens"]] = np.frombuffer(raw, dtype="<i4", count=h["n_tokens"])
-    raw = _section(buf, h, 1, dctx)
-    C, T = h["n_mels"], h["n_frames"]
-    esize = 2 if h["dtype"] == DTYPE_F16 else 4
-    body = np.frombuffer(raw, dtype=np.uint8)
-    if h["flags"] & FLAG_SHUFFLED:
-        body = _unshuffle(body, esize, C * T)
-    stored = body.view("<f2" if esize == 2 else "<f4").reshape(C, T)
-    mel = np.empty((C, h["frames_padded"]), dtype=stored.dtype)
-    mel[:, :T] = stored
-    mel[:, T:] = h["pad_value"]  # rounded to the stored dtype, as the C decoder writes it
-    return h, tokens, mel
-
-
-def _unshuffle(body, esize, n):
-    """Byte planes (plane b holds byte b of every element) back to little-endian
-    elements, as a uint16/uint32 array."""
-    if esize == 2:
-        u = body[n:2 * n].astype(np.uint16)
-        u <<= 8
-        u |= body[:n]
-        return u
-    u = body[3 * n:4 * n].astype(np.uint32)
-    for k in (2, 1, 0):
-        u <<= 8
-        u |= body[k * n:(k + 1) * n]
-    return u
-
-
-def _decode_stored(buf, dctx=None):
-    """Decode a stored record without widening the mel: (header dict, tokens int32
-    [tokens_padded], mel [n_mels, frames_padded] as stored: float16 or float32)."""
-    h = parse_header(buf)
-    if h["version"] == 2:
-        return _decode_v2(buf, h, dctx or zstandard.ZstdDecompressor())
-    frame = bytes(buf[64 + h["id_len"]:])
-    # zstd's own checksum covers the content only; this covers the compressed bytes
-    if zlib.crc32(frame) != h["frame_crc"]:
-        raise CacheError("record '%s': zstd frame checksum mismatch" % h["id"])
-    dctx = dctx or zstandard.ZstdDecompressor()
-    try:
-        params = zstandard.get_frame_parameters(frame)
-    except zstandard.ZstdError as e:
-        raise CacheError("record '%s': zstd frame: %s" % (h["id"], e)) from None
-    if params.content_size != h["payload_bytes"]:
-        raise CacheError("record '%s': zstd frame content size does not match header" % h["id"])
-    try:
-        raw = dctx.decompress(frame, max_output_size=h["payload_bytes"])
-    except zstandard.ZstdError as e:
-        raise CacheError("record '%s': zstd frame: %s" % (h["id"], e)) from None
-    if len(raw) != h["payload_bytes"]:
-        raise CacheError("record '%s': payload decompressed to %d bytes, expected %d"
-                         % (h["id"], len(raw), h["payload_bytes"]))
-    tp, C, T = h["tokens_padded"], h["n_mels"], h["frames_padded"]
-    tokens = np.frombuffer(raw, dtype="<i4", count=tp).astype(np.int32)
-    esize = 2 if h["dtype"] == DTYPE_F16 else 4
-    body = np.frombuffer(raw, dtype=np.uint8, offset=tp * 4)
-    if h["flags"] & FLAG_SHUFFLED:
-        body = _unshuffle(body, esize, C * T)
-    mel = body.view("<f2" if esize == 2 else "<f4").reshape(C, T)
-    return h, tokens, mel
-
-
-def decode_record(buf, dctx=None):
-    """Decode a stored record: (header dict, tokens int32 [tokens_padded],
-    mel float32 [n_mels, frames_padded]). Raises CacheError on damage."""
-    h, tokens, mel = _decode_stored(buf, dctx)
-    return h, tokens, mel.astype(np.float32)
-
-
-# ---- LMDB structure check ---------------------------------------------------------------
-# LMDB trusts its pages: a flipped bit in a branch page or a meta page can send it
-# outside the file (SIGBUS) instead of returning an error. The C reader guards its reads
-# against such faults; Python cannot, so before py-lmdb touches a shard this walks every
-# page LMDB could follow from the current meta page (liblmdb 0.9 on-disk format, 64-bit)
-# and refuses the shard unless each lies inside the file and is well formed.
-
-_P_BRANCH, _P_LEAF, _P_OVERFLOW, _P_META, _P_LEAF2, _P_SUBP = 0x01, 0x02, 0x04, 0x08, 0x20, 0x40
-_F_BIGDATA, _F_SUBDATA, _F_DUPDATA = 0x01, 0x02, 0x04
-_PAGEHDR, _NODEHDR = 16, 8
-_MDB_MAGIC, _MDB_VERSION = 0xBEEFC0DE, 1
-_P_INVALID = 0xFFFFFFFFFFFFFFFF
-_DB = struct.Struct("<IHHQQQQQ")  # MDB_db: pad (meta 0: page size), flags, depth, counts, root
-
-
-def check_lmdb_structure(path):
-    """Walk data.mdb under path as liblmdb would read it; raise CacheError (without
-    shard context) on anything that would send LMDB outside the file."""
-    import mmap
-    with open(os.path.join(path, "data.mdb"), "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size < 160:
-            raise CacheError("data.mdb of %d bytes holds no meta pages" % size)
-        m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    try:
-        return _walk(m, size)
-    finally:
-        m.close()
-
-
-def _walk(m, size):
-    if size < 160:
-        raise CacheError("data.mdb of %d bytes holds no meta pages" % size)
-    psize = _DB.unpack_from(m, 40)[0]
-    if psize < 512 or psize > 65536 or psize & (psize - 1) or 2 * psize > size:
-        raise CacheError("meta page: page size %d unusable with a %d-byte file" % (psize, size))
-    metas = []
-    for i in (0, 1):
-        off = i * psize
-        flags = struct.unpack_from("<H", m, off + 10)[0]
-        magic, version = struct.unpack_from("<II", m, off + 16)
-        if not flags & _P_META or magic != _MDB_MAGIC:
-            raise CacheError("meta page %d: not an LMDB meta page" % i)
-        if version != _MDB_VERSION:
-            raise CacheError("meta page %d: LMDB data version %d" % (i, version))
-        last_pg, txnid = struct.unpack_from("<QQ", m, off + 136)
-        metas.append((txnid, i, off, last_pg))
-    if _DB.unpack_from(m, psize + 40)[0] != psize:
-        # liblmdb takes the page size from the newer meta page and trusts it
-        raise CacheError("the two meta pages disagree on the page size")
-    txnid, which, off, last_pg = max(metas)
-    n_pages = last_pg + 1
-    if n_pages * psize > size:
-        raise CacheError("truncated (data.mdb has %d bytes, its pages reach %d)" % (size, n_pages * psize))
-    main = _DB.unpack_from(m, off + 40 + _DB.size)
-    seen = set()
-
-    def page(pgno, what):
-        if pgno < 2 or pgno >= n_pages:
-            raise CacheError("%s: page %d outside pages 2..%d" % (what, pgno, n_pages - 1))
-        if pgno in seen:
-            raise CacheError("%s: page %d reached twice" % (what, pgno))
-        seen.add(pgno)
-        return pgno * psize
-
-    def tree(root, what, depth=0, named=False):
-        if root == _P_INVALID:
-            return
-        if depth > 32:
-            raise CacheError("%s: tree deeper than 32 levels" % what)
-        base = page(root, what)
-        flags = struct.unpack_from("<H", m, base + 10)[0]
-        lower, upper = struct.unpack_from("<HH", m, base + 12)
-        kind = flags & (_P_BRANCH | _P_LEAF | _P_OVERFLOW | _P_META | _P_LEAF2 | _P_SUBP)
-        if kind not in (_P_BRANCH, _P_LEAF):
-            raise CacheError("%s: page %d has flags 0x%x, expected a branch or leaf" % (what, root, flags))
-        if not _PAGEHDR <= lower <= upper <= psize or (lower - _PAGEHDR) % 2:
-            raise CacheError("%s: page %d has bounds %d..%d" % (what, root, lower, upper))
-        n = (lower - _PAGEHDR) // 2
-        if kind == _P_BRANCH and n == 0:
-            raise CacheError("%s: branch page %d is empty" % (what, root))
-        for k in range(n):
-            ptr = struct.unpack_from("<H", m, base + _PAGEHDR + 2 * k)[0]
-            if ptr < upper or ptr + _NODEHDR > psize:
-                raise CacheError("%s: page %d node %d at offset %d" % (what, root, k, ptr))
-            lo, hi, nflags, ksize = struct.unpack_from("<HHHH", m, base + ptr)
-            end = ptr + _NODEHDR + ksize
-            if end > psize:
-                raise CacheError("%s: page %d node %d key overruns the page" % (what, root, k))
-            if kind == _P_BRANCH:
-                tree(lo | hi << 16 | nflags << 32, what, depth + 1, named)
-                continue
-            dsize = lo | hi << 16
-            if nflags & _F_DUPDATA or nflags & ~(_F_BIGDATA | _F_SUBDATA):
-                raise CacheError("%s: page %d node %d has flags 0x%x" % (what, root, k, nflags))
-            if nflags & _F_BIGDATA:
-                if end + 8 > psize:
-                    raise CacheError("%s: page %d node %d overruns the page" % (what, root, k))
-                opg = struct.unpack_from("<Q", m, base + end)[0]
-                obase = page(opg, what)
-                oflags = struct.unpack_from("<H", m, obase + 10)[0]
-                count = struct.unpack_from("<I", m, obase + 12)[0]
-                if not oflags & _P_OVERFLOW or count < 1 or opg + count > n_pages or \
-                        dsize > count * psize - _PAGEHDR:
-                    raise CacheError("%s: overflow page %d (x%d) does not hold %d bytes" % (what, opg, count, dsize))
-                seen.update(range(opg + 1, opg + count))
-            elif end + dsize > psize:
-                raise CacheError("%s: page %d node %d data overruns the page" % (what, root, k))
-            if nflags & _F_SUBDATA:
-                if named or dsize != _DB.size or nflags & _F_BIGDATA:
-                    raise CacheError("%s: page %d node %d is a malformed named database" % (what, root, k))
-                sub = _DB.unpack_from(m, base + end)
-                name = bytes(m[base + ptr + _NODEHDR:base + end]).decode("utf-8", "replace")
-                tree(sub[7], 'database "%s"' % name, 0, True)
-
-    tree(main[7], "main database")
-    return True
+class Record(TypedDict):
+    """A record as XttsCache.get returns it."""
+    index: int
+    id: str
+    speaker_id: int
+    lang_id: int
+    speaker: Optional[str]
+    lang: Optional[str]
+    split: str
+    n_tokens: int
+    n_frames: int
+    n_samples: int
+    tokens: npt.NDArray[np.int32]
+    mel: npt.NDArray[np.float32]
 
 
 class XttsCache:
@@ -377,7 +98,8 @@ class XttsCache:
     is read_batch's default number of C decoding threads (1: the calling thread only).
     """
 
-    def __init__(self, path, padded=False, backend="auto", threads=1):
+    def __init__(self, path: Union[str, os.PathLike[str]], padded: bool = False, backend: str = "auto",
+                 threads: int = 1) -> None:
         self.path = os.fspath(path)
         self.padded = padded
         if backend not in BACKENDS:
@@ -387,33 +109,33 @@ class XttsCache:
                              % (self.path, _clib.load_error()))
         self.backend = "c" if backend != "python" and _clib.library() is not None else "python"
         self.threads = max(1, int(threads))
-        self._chandle = None
+        self._chandle: Optional[_clib.CHandle] = None
         mpath = os.path.join(self.path, "manifest.json")
         self.manifest = m = load_manifest(mpath)   # checked as the C loader checks it
-        self.format_version = m["format_version"]
-        self.config = m["config"]
-        self.config_hash = m["config_hash"]
-        self.n_mels = self.config["mel"]["n_mels"]
-        self.sample_rate = self.config["mel"]["sample_rate"]
-        self.hop = self.config["mel"]["hop_samples"]
-        self.max_tokens = self.config["max_tokens"]
-        self.pad_token = self.config["pad_token"]
-        self.audio = self.config.get("audio", "none")
-        self.max_frames = max([self.config["max_frames"]] + self.config["buckets"])
-        self.shards = [dict(name=s["name"], first=s["first_index"], records=s["records"], bytes=s["bytes"])
+        self.format_version: int = m["format_version"]
+        self.config: dict[str, Any] = m["config"]
+        self.config_hash: str = m["config_hash"]
+        self.n_mels: int = self.config["mel"]["n_mels"]
+        self.sample_rate: int = self.config["mel"]["sample_rate"]
+        self.hop: int = self.config["mel"]["hop_samples"]
+        self.max_tokens: int = self.config["max_tokens"]
+        self.pad_token: int = self.config["pad_token"]
+        self.audio: str = self.config.get("audio", "none")
+        self.max_frames: int = max([self.config["max_frames"]] + self.config["buckets"])
+        self.shards = [Shard(name=s["name"], first=s["first_index"], records=s["records"], bytes=s["bytes"])
                        for s in m["shards"]]
-        first = m["records"]
+        first: int = m["records"]
         self._count = first
-        self._firsts = [s["first"] for s in self.shards]
-        self.speakers = list(m.get("speakers", []))
-        self.languages = list(m.get("languages", []))
-        self._pid = None
-        self._envs = {}
-        self._dctx = None
+        self._firsts = [s.first for s in self.shards]
+        self.speakers: list[str] = list(m.get("speakers", []))
+        self.languages: list[str] = list(m.get("languages", []))
+        self._pid: Optional[int] = None
+        self._envs: dict[int, _Handles] = {}
+        self._dctx: Optional[zstandard.ZstdDecompressor] = None
 
     # -- per-process LMDB handles ----------------------------------------------------------
 
-    def _check_process(self):
+    def _check_process(self) -> None:
         pid = os.getpid()
         if pid != self._pid:
             # Handles inherited through fork() are dropped, never used: open afresh here.
@@ -421,59 +143,59 @@ class XttsCache:
             self._dctx = zstandard.ZstdDecompressor()
             self._pid = pid
 
-    def _shard(self, si):
+    def _shard(self, si: int) -> _Handles:
         self._check_process()
         got = self._envs.get(si)
         if got is not None:
             return got
         s = self.shards[si]
-        path = os.path.join(self.path, s["name"])
+        path = os.path.join(self.path, s.name)
         data = os.path.join(path, "data.mdb")
         if not os.path.isdir(path):
-            raise CacheError("%s: shard missing (%s)" % (s["name"], path))
+            raise CacheError("%s: shard missing (%s)" % (s.name, path))
         try:
             size = os.stat(data).st_size
         except OSError as e:
-            raise CacheError("%s: shard has no data file (%s)" % (s["name"], e)) from None
+            raise CacheError("%s: shard has no data file (%s)" % (s.name, e)) from None
         try:
             check_lmdb_structure(path)
         except CacheError as e:
-            raise CacheError("%s: damaged (%s)" % (s["name"], e)) from None
+            raise CacheError("%s: damaged (%s)" % (s.name, e)) from None
         except (OSError, ValueError, struct.error) as e:
-            raise CacheError("%s: cannot read data.mdb (%s)" % (s["name"], e)) from None
+            raise CacheError("%s: cannot read data.mdb (%s)" % (s.name, e)) from None
         try:
             env = lmdb.open(path, readonly=True, lock=False, readahead=False, max_dbs=8, max_readers=4096,
                             subdir=True, create=False)
         except lmdb.Error as e:
-            raise CacheError("%s: cannot open LMDB environment (%s)" % (s["name"], e)) from None
+            raise CacheError("%s: cannot open LMDB environment (%s)" % (s.name, e)) from None
         try:
-            need = (env.info()["last_pgno"] + 1) * env.stat()["psize"]
+            need: int = (env.info()["last_pgno"] + 1) * env.stat()["psize"]
             if need > size:
-                raise CacheError("%s: truncated (data.mdb has %d bytes, its pages reach %d)" % (s["name"], size, need))
+                raise CacheError("%s: truncated (data.mdb has %d bytes, its pages reach %d)" % (s.name, size, need))
             names = ("records", "ids", "meta") + (("lengths",) if self.format_version >= 2 else ())
-            dbs = {n: env.open_db(n.encode(), create=False) for n in names}
+            dbs: dict[str, Any] = {n: env.open_db(n.encode(), create=False) for n in names}
             with env.begin(db=dbs["meta"]) as txn:
                 h = txn.get(b"config_hash")
                 fmt = txn.get(b"format")
             if h is None or h.decode("ascii", "replace") != self.config_hash:
                 raise CacheError("%s: shard %s (built with another configuration)"
-                                 % (s["name"], "has no config_hash" if h is None else
+                                 % (s.name, "has no config_hash" if h is None else
                                     "config_hash differs from the manifest's"))
             want = b"xtts-cache %d" % self.manifest["format_version"]
             if fmt != want:
-                raise CacheError("%s: meta \"format\" is %r, expected %r" % (s["name"], fmt, want.decode()))
+                raise CacheError("%s: meta \"format\" is %r, expected %r" % (s.name, fmt, want.decode()))
             with env.begin() as txn:
-                entries = txn.stat(dbs["records"])["entries"]
-            if entries != s["records"]:
-                raise CacheError("%s: holds %d records, the manifest says %d" % (s["name"], entries, s["records"]))
+                entries: int = txn.stat(dbs["records"])["entries"]
+            if entries != s.records:
+                raise CacheError("%s: holds %d records, the manifest says %d" % (s.name, entries, s.records))
             if "lengths" in dbs:
                 with env.begin() as txn:
                     n_len = txn.stat(dbs["lengths"])["entries"]
                 if n_len != entries:
-                    raise CacheError("%s: \"lengths\" holds %d entries for %d records" % (s["name"], n_len, entries))
+                    raise CacheError("%s: \"lengths\" holds %d entries for %d records" % (s.name, n_len, entries))
         except lmdb.Error as e:
             env.close()
-            raise CacheError("%s: %s" % (s["name"], e)) from None
+            raise CacheError("%s: %s" % (s.name, e)) from None
         except CacheError:
             env.close()
             raise
@@ -481,13 +203,23 @@ class XttsCache:
         self._envs[si] = got
         return got
 
-    def _c(self):
+    def _decompressor(self) -> zstandard.ZstdDecompressor:
+        """This process's zstd decompressor (made by _check_process on the first read)."""
+        self._check_process()
+        assert self._dctx is not None
+        return self._dctx
+
+    def _c(self) -> _clib.CHandle:
         """This process's C handle (opened on first use; one inherited through fork() is
         dropped, never used or closed)."""
         h = self._chandle
         if h is None or h.pid != os.getpid():
             self._chandle = None
-            h = _clib.CHandle(_clib.library(), self.path)
+            lib = _clib.library()
+            if lib is None:
+                raise CacheError("%s: backend='c', but the C library is not available (%s)"
+                                 % (self.path, _clib.load_error()))
+            h = _clib.CHandle(lib, self.path)
             if h.count != self._count or h.n_mels != self.n_mels or h.max_tokens != self.max_tokens \
                     or h.max_frames != self.max_frames:
                 h.close()
@@ -498,7 +230,7 @@ class XttsCache:
             self._chandle = h
         return h
 
-    def close(self):
+    def close(self) -> None:
         """Close this process's LMDB environments and C handle (reopened on the next read)."""
         if self._pid == os.getpid():
             for env, _ in self._envs.values():
@@ -508,7 +240,7 @@ class XttsCache:
             self._chandle.close()   # does nothing in a process that did not open it
             self._chandle = None
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         # Pickled into spawn-started workers: no handles travel.
         d = dict(self.__dict__)
         d["_envs"] = {}
@@ -517,7 +249,7 @@ class XttsCache:
         d["_chandle"] = None
         return d
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:
@@ -525,10 +257,10 @@ class XttsCache:
 
     # -- lookups ------------------------------------------------------------------------------
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self._count
 
-    def _locate(self, index):
+    def _locate(self, index: int) -> tuple[int, int]:
         if index < 0:
             index += self._count
         if not 0 <= index < self._count:
@@ -540,50 +272,53 @@ class XttsCache:
                 lo = mid
             else:
                 hi = mid
-        while index >= self.shards[lo]["first"] + self.shards[lo]["records"]:
+        while index >= self.shards[lo].first + self.shards[lo].records:
             lo += 1
         return index, lo
 
-    def shard_of(self, index):
+    def shard_of(self, index: int) -> str:
         """Name of the shard holding index."""
-        return self.shards[self._locate(index)[1]]["name"]
+        return self.shards[self._locate(index)[1]].name
 
-    def raw(self, index):
+    def raw(self, index: int) -> tuple[int, int, bytes]:
         """The stored bytes of record index."""
         index, si = self._locate(index)
         env, dbs = self._shard(si)
-        local = index - self.shards[si]["first"]
+        local = index - self.shards[si].first
         try:
             with env.begin(db=dbs["records"]) as txn:
-                buf = txn.get(_be64(local))
+                buf: Optional[bytes] = txn.get(record_key(local))
         except lmdb.Error as e:
-            raise CacheError("%s: index %d (local %d): %s" % (self.shards[si]["name"], index, local, e)) from None
+            raise CacheError("%s: index %d (local %d): %s" % (self.shards[si].name, index, local, e)) from None
         if buf is None:
             raise CacheError("%s: index %d (local %d): record missing from \"records\""
-                             % (self.shards[si]["name"], index, local))
+                             % (self.shards[si].name, index, local))
         return index, si, buf
 
-    def _error(self, si, index, buf, e):
+    def _error(self, si: int, index: int, buf: bytes, e: Exception) -> CacheError:
         rid = ""
         if len(buf) >= 64:
-            n = min(struct.unpack_from("<H", buf, 12)[0], len(buf) - 64, 80)
+            n: int = min(struct.unpack_from("<H", buf, 12)[0], len(buf) - 64, 80)
             rid = "".join(c if c.isprintable() and c != "'" else "?"
                           for c in bytes(buf[64:64 + n]).decode("utf-8", "replace"))
         msg = str(e)
         prefix = "record '%s': " % rid
         if msg.startswith(prefix):
             msg = msg[len(prefix):]
-        return CacheError("%s: index %d, id '%s': %s" % (self.shards[si]["name"], index, rid, msg))
+        return CacheError("%s: index %d, id '%s': %s" % (self.shards[si].name, index, rid, msg))
 
-    def header(self, index):
+    def header(self, index: int) -> dict[str, Any]:
         """The record's header fields (dict) without decompressing."""
+        return self._header(index).as_dict()
+
+    def _header(self, index: int) -> Header:
         index, si, buf = self.raw(index)
         try:
-            return parse_header(buf)
+            return parse_record_header(buf)
         except CacheError as e:
             raise self._error(si, index, buf, e) from None
 
-    def get(self, index, padded=None):
+    def get(self, index: int, padded: Optional[bool] = None) -> Record:
         """Record index as a dict: index, id, speaker (name or None), lang (code or None),
         speaker_id, lang_id, split ("train"/"val"), n_tokens, n_frames, n_samples,
         tokens (int32) and mel (float32 [n_mels, frames]). Unpadded by default; with
@@ -593,48 +328,50 @@ class XttsCache:
             padded = self.padded
         index, si, buf = self.raw(index)
         try:
-            h, tokens, mel = _decode_stored(buf, self._dctx)
+            h, tokens, mel = decode_stored(buf, self._dctx)
         except CacheError as e:
             raise self._error(si, index, buf, e) from None
-        if h["n_mels"] != self.n_mels:
+        if h.n_mels != self.n_mels:
             raise self._error(si, index, buf, CacheError("%d mel channels, the cache has %d"
-                                                         % (h["n_mels"], self.n_mels)))
-        nt, nf = h["n_tokens"], h["n_frames"]
+                                                         % (h.n_mels, self.n_mels)))
+        nt, nf = h.n_tokens, h.n_frames
         if padded:
-            if h["tokens_padded"] > self.max_tokens or h["frames_padded"] > self.max_frames:
+            if h.tokens_padded > self.max_tokens or h.frames_padded > self.max_frames:
                 raise self._error(si, index, buf, CacheError("padded shape exceeds the cache's"))
             t = np.full(self.max_tokens, self.pad_token, dtype=np.int32)
-            t[:h["tokens_padded"]] = tokens
+            t[:h.tokens_padded] = tokens
             m = np.empty((self.n_mels, self.max_frames), dtype=np.float32)
-            m[:, :h["frames_padded"]] = mel      # widened to float32 on the way
-            m[:, h["frames_padded"]:] = mel.dtype.type(h["pad_value"]) if h["version"] == 2 else np.float32(h["pad_value"])
+            m[:, :h.frames_padded] = mel      # widened to float32 on the way
+            m[:, h.frames_padded:] = mel.dtype.type(h.pad_value) if h.version == 2 else np.float32(h.pad_value)
             tokens, mel = t, m
         else:
             tokens = tokens[:nt].copy()
             mel = mel[:, :nf].astype(np.float32)  # a contiguous copy of the real frames
-        sid, lid = h["speaker_id"], h["lang_id"]
-        return dict(index=index, id=h["id"], speaker_id=sid, lang_id=lid,
-                    speaker=self.speakers[sid] if sid < len(self.speakers) else None,
-                    lang=self.languages[lid] if lid < len(self.languages) else None,
-                    split="val" if h["split"] else "train", n_tokens=nt, n_frames=nf,
-                    n_samples=h["n_samples"], tokens=tokens, mel=mel)
+        sid, lid = h.speaker_id, h.lang_id
+        return Record(index=index, id=h.id, speaker_id=sid, lang_id=lid,
+                      speaker=self.speakers[sid] if sid < len(self.speakers) else None,
+                      lang=self.languages[lid] if lid < len(self.languages) else None,
+                      split="val" if h.split else "train", n_tokens=nt, n_frames=nf,
+                      n_samples=h.n_samples, tokens=tokens, mel=mel)
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int) -> Record:
         return self.get(index)
 
     # -- fixed-shape batches --------------------------------------------------------------------
 
-    def batch_arrays(self, n, max_tokens=None, max_frames=None, mel_dtype=np.float32, to_torch=False,
-                     pin_memory=None):
+    def batch_arrays(self, n: int, max_tokens: Optional[int] = None, max_frames: Optional[int] = None,
+                     mel_dtype: npt.DTypeLike = np.float32, to_torch: bool = False,
+                     pin_memory: Optional[bool] = None) -> dict[str, Any]:
         """Empty output arrays for read_batch(..., out=): a dict of numpy arrays, or with
         to_torch=True of torch tensors (in pinned host memory when pin_memory is True, or
         when it is None and CUDA is available)."""
         T = self.max_tokens if max_tokens is None else int(max_tokens)
         F = self.max_frames if max_frames is None else int(max_frames)
-        mel_dtype = np.dtype(mel_dtype)
-        if mel_dtype not in (np.float32, np.float16):
-            raise ValueError("mel_dtype %s: float32 or float16" % mel_dtype)
-        shapes = dict(tokens=((n, T), np.int32), mel=((n, self.n_mels, F), mel_dtype),
+        mdt = np.dtype(mel_dtype)
+        if mdt not in (np.float32, np.float16):
+            raise ValueError("mel_dtype %s: float32 or float16" % mdt)
+        shapes: dict[str, tuple[tuple[int, ...], Any]] = dict(
+                      tokens=((n, T), np.int32), mel=((n, self.n_mels, F), mdt),
                       n_tokens=((n,), np.int32), n_frames=((n,), np.int32), speaker_id=((n,), np.int32),
                       lang_id=((n,), np.int32), split=((n,), np.uint8), index=((n,), np.int64))
         if not to_torch:
@@ -647,8 +384,10 @@ class XttsCache:
         return {k: torch.empty(shape, dtype=tdt[np.dtype(dt)], pin_memory=bool(pin_memory))
                 for k, (shape, dt) in shapes.items()}
 
-    def read_batch(self, indices, out=None, threads=None, max_tokens=None, max_frames=None, mel_dtype=np.float32,
-                   to_torch=False, pin_memory=None):
+    def read_batch(self, indices: npt.ArrayLike, out: Optional[dict[str, Any]] = None, threads: Optional[int] = None,
+                   max_tokens: Optional[int] = None, max_frames: Optional[int] = None,
+                   mel_dtype: npt.DTypeLike = np.float32, to_torch: bool = False,
+                   pin_memory: Optional[bool] = None) -> dict[str, Any]:
         """Records indices as one fixed-shape batch, the rows xtts-train's loader fills
         (cache/reader.h, xtts_batch): a dict of
             tokens      int32   [B, max_tokens]   stored tokens, then the pad token
@@ -692,7 +431,7 @@ class XttsCache:
             self._read_batch_py(idx, {k: _as_numpy(v) for k, v in out.items()}, T, F)
         return out
 
-    def _read_batch_c(self, idx, out, T, F, threads):
+    def _read_batch_c(self, idx: npt.NDArray[np.int64], out: dict[str, Any], T: int, F: int, threads: int) -> None:
         h = self._c()
         ptr = {k: _data_ptr(v) for k, v in out.items()}
         mel_f16 = _same_dtype(out["mel"], np.float16)
@@ -700,15 +439,15 @@ class XttsCache:
         h.read_batch(ptr["index"], len(idx), ptr["tokens"], T, ptr["mel"], _clib.MEL_F16 if mel_f16 else _clib.MEL_F32,
                      F, ptr["n_tokens"], ptr["n_frames"], ptr["speaker_id"], ptr["lang_id"], ptr["split"], threads)
 
-    def _read_batch_py(self, idx, out, T, F):
+    def _read_batch_py(self, idx: npt.NDArray[np.int64], out: dict[str, npt.NDArray[Any]], T: int, F: int) -> None:
         tok, mel = out["tokens"], out["mel"]
         for k, gi in enumerate(idx.tolist()):
             index, si, buf = self.raw(gi)
             try:
-                h, tokens, m = _decode_stored(buf, self._dctx)
-                if h["n_mels"] != self.n_mels:
-                    raise CacheError("%d mel channels, the batch has %d" % (h["n_mels"], self.n_mels))
-                tp, fp = h["tokens_padded"], h["frames_padded"]
+                h, tokens, m = decode_stored(buf, self._dctx)
+                if h.n_mels != self.n_mels:
+                    raise CacheError("%d mel channels, the batch has %d" % (h.n_mels, self.n_mels))
+                tp, fp = h.tokens_padded, h.frames_padded
                 if tp > T or fp > F:
                     raise CacheError("padded shape (%d tokens, %d frames) does not fit the batch's (%d, %d)"
                                      % (tp, fp, T, F))
@@ -718,64 +457,66 @@ class XttsCache:
             tok[k, tp:] = self.pad_token
             mel[k, :, :fp] = m
             # the pad value as the C decoder writes it: rounded to the stored dtype (version 2)
-            mel[k, :, fp:] = m.dtype.type(h["pad_value"]) if h["version"] == 2 else np.float32(h["pad_value"])
-            out["n_tokens"][k] = h["n_tokens"]
-            out["n_frames"][k] = h["n_frames"]
-            out["speaker_id"][k] = h["speaker_id"]
-            out["lang_id"][k] = h["lang_id"]
-            out["split"][k] = h["split"]
+            mel[k, :, fp:] = m.dtype.type(h.pad_value) if h.version == 2 else np.float32(h.pad_value)
+            out["n_tokens"][k] = h.n_tokens
+            out["n_frames"][k] = h.n_frames
+            out["speaker_id"][k] = h.speaker_id
+            out["lang_id"][k] = h.lang_id
+            out["split"][k] = h.split
         out["index"][:] = idx
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Record]:
         for i in range(self._count):
             yield self.get(i)
 
-    def index_of(self, rid):
+    def index_of(self, rid: Union[str, bytes]) -> int:
         """Global index of utterance id rid; KeyError when absent."""
         key = rid.encode("utf-8") if isinstance(rid, str) else bytes(rid)
         if not 0 < len(key) <= MAX_ID:
             raise KeyError(rid)
+        shown = str(rid)   # as "%s" shows it
         for si, s in enumerate(self.shards):
             env, dbs = self._shard(si)
             try:
                 with env.begin(db=dbs["ids"]) as txn:
-                    v = txn.get(key)
+                    v: Optional[bytes] = txn.get(key)
             except lmdb.Error as e:
-                raise CacheError("%s: id '%s': %s" % (s["name"], rid, e)) from None
+                raise CacheError("%s: id '%s': %s" % (s.name, shown, e)) from None
             if v is not None:
                 if len(v) != 8:
-                    raise CacheError("%s: id '%s': \"ids\" value is not an 8-byte index" % (s["name"], rid))
-                local = struct.unpack(">Q", v)[0]
-                if local >= s["records"]:
+                    raise CacheError("%s: id '%s': \"ids\" value is not an 8-byte index" % (s.name, shown))
+                local: int = struct.unpack(">Q", v)[0]
+                if local >= s.records:
                     raise CacheError("%s: id '%s': \"ids\" points at local index %d of %d records"
-                                     % (s["name"], rid, local, s["records"]))
-                return s["first"] + local
+                                     % (s.name, shown, local, s.records))
+                return s.first + local
         raise KeyError(rid)
 
-    def meta(self, shard, key):
+    def meta(self, shard: int, key: Union[str, bytes]) -> Optional[bytes]:
         """A value of a shard's "meta" database (bytes) or None."""
         env, dbs = self._shard(shard)
         try:
             with env.begin(db=dbs["meta"]) as txn:
-                return txn.get(key.encode() if isinstance(key, str) else key)
+                v: Optional[bytes] = txn.get(key.encode() if isinstance(key, str) else key)
+                return v
         except lmdb.Error as e:
-            raise CacheError("%s: meta %r: %s" % (self.shards[shard]["name"], key, e)) from None
+            raise CacheError("%s: meta %r: %s" % (self.shards[shard].name, key, e)) from None
 
-    def has_lengths_index(self):
+    def has_lengths_index(self) -> bool:
         """True when the shards hold the lengths index (format 2, formats/cache.md 3.3)."""
         return self.format_version >= 2
 
-    def lengths(self):
+    def lengths(self) -> npt.NDArray[np.void]:
         """Every record's lengths in global index order, as a numpy structured array with
         the fields of LENGTH_FIELDS. From the lengths index (one cursor pass per shard)
         when the cache has one; a version-1 cache has none, so each record's header is
         read instead (no decompression)."""
-        out = np.zeros(self._count, dtype=_LENGTH_DTYPE)
+        out = np.zeros(self._count, dtype=LENGTH_DTYPE)
         if not self.has_lengths_index():
             for i in range(self._count):
-                h = self.header(i)
-                out[i] = (h["n_frames"], h["n_tokens"], h["n_samples"], h["speaker_id"], h["lang_id"],
-                          h["split"], 0)
+                h = self._header(i)
+                out[i] = (h.n_frames, h.n_tokens, h.n_samples, h.speaker_id, h.lang_id,
+                          h.split, 0)
             return out
         for si, s in enumerate(self.shards):
             env, dbs = self._shard(si)
@@ -783,42 +524,42 @@ class XttsCache:
             try:
                 with env.begin(db=dbs["lengths"]) as txn:
                     for k, v in txn.cursor():
-                        if len(k) != 8 or struct.unpack(">Q", k)[0] != want or want >= s["records"]:
+                        if len(k) != 8 or struct.unpack(">Q", k)[0] != want or want >= s.records:
                             raise CacheError("%s: \"lengths\" key %s out of order or out of range"
-                                             % (s["name"], bytes(k).hex()))
+                                             % (s.name, bytes(k).hex()))
                         if len(v) != 24:
                             raise CacheError("%s: \"lengths\" entry %d of %d bytes, expected 24"
-                                             % (s["name"], want, len(v)))
-                        e = _LENGTH.unpack(v)
+                                             % (s.name, want, len(v)))
+                        e = LENGTH_STRUCT.unpack(v)
                         if e[5] > 1 or e[6] & ~1 or e[7]:
                             raise CacheError("%s: \"lengths\" entry %d has bad split, flags or reserved bytes"
-                                             % (s["name"], want))
-                        out[s["first"] + want] = e[:7]
+                                             % (s.name, want))
+                        out[s.first + want] = e[:7]
                         want += 1
             except lmdb.Error as e:
-                raise CacheError("%s: \"lengths\": %s" % (s["name"], e)) from None
-            if want != s["records"]:
-                raise CacheError("%s: \"lengths\" holds %d entries for %d records" % (s["name"], want, s["records"]))
+                raise CacheError("%s: \"lengths\": %s" % (s.name, e)) from None
+            if want != s.records:
+                raise CacheError("%s: \"lengths\" holds %d entries for %d records" % (s.name, want, s.records))
         return out
 
-    def _sections(self, index, want_wav):
+    def _sections(self, index: int, want_wav: bool) -> tuple[int, int, bytes, RecordHeaderV2]:
         index, si, buf = self.raw(index)
         try:
-            h = parse_header(buf)
-            if h["version"] < 2:
+            h = parse_record_header(buf)
+            if not isinstance(h, RecordHeaderV2):
                 raise CacheError("record version 1 stores no text and no waveform")
-            if want_wav and len(h["sections"]) < 4:
+            if want_wav and len(h.sections) < 4:
                 raise CacheError("no waveform section (cache built with --audio none)")
             return index, si, buf, h
         except CacheError as e:
             raise self._error(si, index, buf, e) from None
 
-    def text(self, index):
+    def text(self, index: int) -> tuple[str, str]:
         """(original, normalized) transcript of a version-2 record (formats/cache.md 3.2)."""
         index, si, buf, h = self._sections(index, False)
         try:
-            raw = _section(buf, h, 2, self._dctx)
-            n = struct.unpack_from("<I", raw, 0)[0]
+            raw = section_bytes(buf, h, 2, self._decompressor())
+            n: int = struct.unpack_from("<I", raw, 0)[0]
             if 4 + n > len(raw):
                 raise CacheError("text section: original length %d over %d bytes" % (n, len(raw)))
             return raw[4:4 + n].decode("utf-8"), raw[4 + n:].decode("utf-8")
@@ -827,18 +568,18 @@ class XttsCache:
         except CacheError as e:
             raise self._error(si, index, buf, e) from None
 
-    def waveform(self, index):
+    def waveform(self, index: int) -> npt.NDArray[np.int16]:
         """The stored waveform of a version-2 record built with --audio int16|flac, as
         int16 [n_samples] at the mel sample rate (divide by 32768 for the signal the mel
         was computed from)."""
         index, si, buf, h = self._sections(index, True)
-        s = h["sections"][3]
+        s = h.sections[3]
         try:
-            if s["codec"] == 1:
-                raw = np.frombuffer(_section(buf, h, 3, self._dctx), dtype=np.uint8)
-                return _unshuffle(raw, 2, h["n_samples"]).view(np.int16)  # a fresh array already
-            body = bytes(buf[s["offset"]:s["offset"] + s["stored"]])
-            if zlib.crc32(body) != s["crc"]:
+            if s.codec == 1:
+                raw = np.frombuffer(section_bytes(buf, h, 3, self._decompressor()), dtype=np.uint8)
+                return unshuffle(raw, 2, h.n_samples).view(np.int16)  # a fresh array already
+            body = bytes(buf[s.offset:s.offset + s.stored])
+            if zlib.crc32(body) != s.crc:
                 raise CacheError("waveform section checksum mismatch")
             try:
                 import io
@@ -849,92 +590,77 @@ class XttsCache:
                 wav, sr = soundfile.read(io.BytesIO(body), dtype="int16")
             except Exception as e:  # soundfile raises its own and RuntimeError
                 raise CacheError("FLAC waveform: %s" % e) from None
-            if wav.ndim != 1 or len(wav) != h["n_samples"] or sr != self.sample_rate:
+            if wav.ndim != 1 or len(wav) != h.n_samples or sr != self.sample_rate:
                 raise CacheError("FLAC waveform: %s samples at %d Hz, the header says %d at %d"
-                                 % (wav.shape, sr, h["n_samples"], self.sample_rate))
-            return wav
+                                 % (wav.shape, sr, h.n_samples, self.sample_rate))
+            pcm: npt.NDArray[np.int16] = wav
+            return pcm
         except CacheError as e:
             raise self._error(si, index, buf, e) from None
 
-    def digest(self):
+    def digest(self) -> str:
         """Content digest, as xtts-cache-verify prints it (docs/xtts-cache-verify.md, "Content digest")."""
         s = hashlib.sha256()
         for i in range(self._count):
             index, si, buf = self.raw(i)
             try:
-                h, tokens, mel = _decode_stored(buf, self._dctx)
+                h, tokens, mel = decode_stored(buf, self._dctx)
             except CacheError as e:
                 raise self._error(si, index, buf, e) from None
-            idb = h["id"].encode("utf-8")
+            idb = h.id.encode("utf-8")
             s.update(struct.pack("<I", len(idb)) + idb)
-            s.update(struct.pack("<IIIIIIB", h["n_tokens"], h["n_frames"], h["n_mels"], h["n_samples"],
-                                 h["speaker_id"], h["lang_id"], h["split"]))
-            s.update(tokens[:h["n_tokens"]].astype("<i4").tobytes())
-            s.update(mel[:, :h["n_frames"]].astype("<f4").tobytes())
+            s.update(struct.pack("<IIIIIIB", h.n_tokens, h.n_frames, h.n_mels, h.n_samples,
+                                 h.speaker_id, h.lang_id, h.split))
+            s.update(tokens[:h.n_tokens].astype("<i4").tobytes())
+            s.update(mel[:, :h.n_frames].astype("<f4").tobytes())
         return s.hexdigest()
 
 
-def _aligned_empty(shape, dtype, align=64):
+def _aligned_empty(shape: tuple[int, ...], dtype: npt.DTypeLike, align: int = 64) -> npt.NDArray[Any]:
     """np.empty on a 64-byte boundary. The C decoder writes large batches with
     non-temporal stores from the first 32-byte aligned element of each mel row on; rows
     that start off a cache line mix them with ordinary stores in one line, which costs
     about a third of the decoding speed (numpy's own large arrays start 16 bytes into a
     page)."""
-    dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    dt = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
     raw = np.empty(nbytes + align, dtype=np.uint8)
     off = (-raw.ctypes.data) % align
-    return raw[off:off + nbytes].view(dtype).reshape(shape)
+    return raw[off:off + nbytes].view(dt).reshape(shape)
 
 
-def _as_numpy(a):
-    return a if isinstance(a, np.ndarray) else a.numpy()
+# Output arrays are numpy arrays or torch tensors (torch is optional: typed as Any).
 
-
-def _same_dtype(a, dt):
+def _as_numpy(a: Any) -> npt.NDArray[Any]:
     if isinstance(a, np.ndarray):
-        return a.dtype == dt
-    return _as_numpy(a[:0]).dtype == dt if a.device.type == "cpu" else False
+        return a
+    arr: npt.NDArray[Any] = a.numpy()
+    return arr
 
 
-def _contiguous(a):
+def _same_dtype(a: Any, dt: npt.DTypeLike) -> bool:
+    if isinstance(a, np.ndarray):
+        return bool(a.dtype == dt)
+    return bool(_as_numpy(a[:0]).dtype == dt) if a.device.type == "cpu" else False
+
+
+def _contiguous(a: Any) -> bool:
     if isinstance(a, np.ndarray):
         return a.flags.c_contiguous
-    return a.is_contiguous() and a.device.type == "cpu"
+    return bool(a.is_contiguous() and a.device.type == "cpu")
 
 
-def _data_ptr(a):
-    return a.ctypes.data if isinstance(a, np.ndarray) else a.data_ptr()
+def _data_ptr(a: Any) -> int:
+    if isinstance(a, np.ndarray):
+        return a.ctypes.data
+    ptr: int = a.data_ptr()
+    return ptr
 
 
-def _main(argv):
-    import argparse
-    p = argparse.ArgumentParser(prog="python3 -m xtts_prep", description="Read an xtts-prep cache (see docs/python-reader.md).")
-    p.add_argument("dir")
-    p.add_argument("--digest", action="store_true", help="print 'digest: <sha256>' as xtts-cache-verify does")
-    p.add_argument("--index", type=int, help="print one record (or export it with --npy)")
-    p.add_argument("--id", help="select a record by utterance id")
-    p.add_argument("--npy", help="write the selected record's mel as .npy")
-    a = p.parse_args(argv)
-    try:
-        c = XttsCache(a.dir)
-        if a.digest:
-            print("records: %d" % len(c))
-            print("digest: %s" % c.digest())
-            return 0
-        if a.id is not None or a.index is not None:
-            r = c.get(c.index_of(a.id) if a.id is not None else a.index)
-            if a.npy:
-                np.save(a.npy, r["mel"])
-            else:
-                print(json.dumps({k: (v.tolist() if k == "tokens" else v) for k, v in r.items() if k != "mel"}))
-            return 0
-        print("records: %d, shards: %d, n_mels %d, max_tokens %d, max_frames %d"
-              % (len(c), len(c.shards), c.n_mels, c.max_tokens, c.max_frames))
-        return 0
-    except (CacheError, KeyError, IndexError) as e:
-        print("xtts_prep: %s" % e, file=sys.stderr)
-        return 2
+def _main(argv: Sequence[str]) -> int:
+    """The command line (cli.py), by its former name."""
+    from .cli import main
+    return main(argv)
 
 
 if __name__ == "__main__":

@@ -7,10 +7,15 @@ and the collates return torch tensors when torch imports (numpy arrays otherwise
 always with to_torch=False).
 """
 
+from __future__ import annotations
+
 import math
+import os
 import random
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Protocol, Sequence, Union, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from .cache import XttsCache, CacheError
 
@@ -18,7 +23,7 @@ __all__ = ["CacheDataset", "BucketingBatchSampler", "Collate", "XttsGptDataset",
            "VocoderSegmentDataset", "check_expect"]
 
 # expect= keys and where the cache keeps each value
-_EXPECT = {
+_EXPECT: dict[str, Callable[[XttsCache], Any]] = {
     "preset": lambda c: c.config["mel"]["preset"],
     "sample_rate": lambda c: c.config["mel"]["sample_rate"],
     "n_mels": lambda c: c.config["mel"]["n_mels"],
@@ -30,21 +35,24 @@ _EXPECT = {
 }
 
 
-def check_expect(cache, expect):
+def check_expect(cache: XttsCache, expect: Optional[Mapping[str, Any]]) -> None:
     """Raise CacheError naming the first field (in sorted order) whose value in the cache
     differs from expect[field]. tokenizer_hash compares config.vocab_hash, with or without
     its "sha256:" prefix."""
-    for k in sorted(expect or {}):
+    fields = expect or {}
+    for k in sorted(fields):
         if k not in _EXPECT:
             raise ValueError("expect: unknown field %r (known: %s)" % (k, ", ".join(sorted(_EXPECT))))
-        have, want = _EXPECT[k](cache), expect[k]
+        have, want = _EXPECT[k](cache), fields[k]
         if k == "tokenizer_hash":
             have, want = str(have).replace("sha256:", ""), str(want).replace("sha256:", "")
         if have != want:
             raise CacheError("%s: expect %s=%r, the cache has %r" % (cache.path, k, want, have))
 
 
-def _torch(to_torch):
+def _torch(to_torch: Optional[bool]) -> Any:
+    """The torch module, or None: to_torch False never imports it, None imports it when
+    it is installed, True insists."""
     if to_torch is False:
         return None
     try:
@@ -54,6 +62,14 @@ def _torch(to_torch):
         if to_torch:
             raise
         return None
+
+
+# what the collates are: a list of items in, a batch out
+CollateFn = Callable[[Sequence[Mapping[str, Any]]], Dict[str, Any]]
+
+
+class _HasFrameLengths(Protocol):
+    def frame_lengths(self) -> npt.ArrayLike: ...
 
 
 class CacheDataset:
@@ -66,7 +82,9 @@ class CacheDataset:
     (check_expect). lengths (numpy structured array, see XttsCache.lengths) come from
     the lengths index, or from the record headers of a version-1 cache."""
 
-    def __init__(self, path, split=None, expect=None, audio=False, text=False, backend="auto", threads=1):
+    def __init__(self, path: Union[str, os.PathLike[str]], split: Optional[str] = None,
+                 expect: Optional[Mapping[str, Any]] = None, audio: bool = False, text: bool = False,
+                 backend: str = "auto", threads: int = 1) -> None:
         self.cache = XttsCache(path, backend=backend, threads=threads)
         check_expect(self.cache, expect)
         if audio and self.cache.audio == "none":
@@ -81,24 +99,26 @@ class CacheDataset:
             self.indices = np.nonzero(all_lengths["split"] == want)[0]
         self.lengths = all_lengths[self.indices]
         self.pad_token = self.cache.pad_token
-        self.pad_value = None   # read from the first record on demand
+        self.pad_value: Optional[float] = None   # read from the first record on demand
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.indices)
 
-    def frame_lengths(self):
+    def frame_lengths(self) -> npt.NDArray[np.int64]:
         """n_frames of every item, for BucketingBatchSampler."""
-        return self.lengths["n_frames"].astype(np.int64)
+        frames: npt.NDArray[np.int64] = self.lengths["n_frames"].astype(np.int64)
+        return frames
 
-    def mel_pad_value(self):
+    def mel_pad_value(self) -> float:
+        """The pad value of the mel (the first record's), 0.0 for an empty dataset."""
         if self.pad_value is None:
             self.pad_value = float(self.cache.header(int(self.indices[0]))["pad_value"]) if len(self) else 0.0
         return self.pad_value
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int) -> dict[str, Any]:
         gi = int(self.indices[i])
         r = self.cache.get(gi)
-        item = dict(index=gi, id=r["id"], speaker_id=r["speaker_id"], lang_id=r["lang_id"],
+        item: dict[str, Any] = dict(index=gi, id=r["id"], speaker_id=r["speaker_id"], lang_id=r["lang_id"],
                     tokens=r["tokens"].astype(np.int64), mel=r["mel"])
         if self.audio:
             item["wav"] = self.cache.waveform(gi).astype(np.float32) / np.float32(32768)
@@ -106,7 +126,9 @@ class CacheDataset:
             item["text"] = self.cache.text(gi)[1]
         return item
 
-    def read_batch(self, positions, to_torch=None, pin_memory=None, out=None, threads=None, mel_dtype=np.float32):
+    def read_batch(self, positions: npt.ArrayLike, to_torch: Optional[bool] = None, pin_memory: Optional[bool] = None,
+                   out: Optional[dict[str, Any]] = None, threads: Optional[int] = None,
+                   mel_dtype: npt.DTypeLike = np.float32) -> dict[str, Any]:
         """Items at positions as one fixed-shape batch (XttsCache.read_batch: tokens
         [B, max_tokens], mel [B, n_mels, max_frames], n_tokens, n_frames, speaker_id,
         lang_id, split, index), decoded by the C reader when its library is loaded.
@@ -117,7 +139,7 @@ class CacheDataset:
         return self.cache.read_batch(gi, out=out, threads=threads, mel_dtype=mel_dtype, to_torch=torch is not None,
                                      pin_memory=pin_memory)
 
-    def collate(self, to_torch=None):
+    def collate(self, to_torch: Optional[bool] = None) -> CollateFn:
         """A Collate for this dataset's pad token and mel pad value."""
         return Collate(pad_token=self.pad_token, mel_pad_value=self.mel_pad_value(), to_torch=to_torch)
 
@@ -130,11 +152,12 @@ class Collate:
     speaker_id, lang_id [B] int64; id (list of str), text (list, when present). Tensors
     when torch imports (to_torch=None), numpy arrays with to_torch=False."""
 
-    def __init__(self, pad_token=0, mel_pad_value=0.0, to_torch=None):
+    def __init__(self, pad_token: int = 0, mel_pad_value: float = 0.0, to_torch: Optional[bool] = None) -> None:
         self.pad_token, self.mel_pad_value, self.to_torch = pad_token, mel_pad_value, to_torch
 
     @staticmethod
-    def pad(arrays, value, dtype):
+    def pad(arrays: Sequence[npt.NDArray[Any]], value: float, dtype: npt.DTypeLike
+            ) -> tuple[npt.NDArray[Any], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
         """Stack 1-D or 2-D arrays padded along their last axis to the longest; returns
         (padded, lengths, mask)."""
         lengths = np.array([a.shape[-1] for a in arrays], dtype=np.int64)
@@ -145,8 +168,8 @@ class Collate:
         mask = np.arange(n)[None, :] < lengths[:, None]
         return out, lengths, mask
 
-    def __call__(self, items):
-        out = {}
+    def __call__(self, items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
         for key, lname, mname, value, dtype in (("tokens", "token_lengths", "token_mask", self.pad_token, np.int64),
                                                 ("mel", "mel_lengths", "mel_mask", self.mel_pad_value, np.float32),
                                                 ("wav", "wav_lengths", "wav_mask", 0.0, np.float32)):
@@ -177,10 +200,11 @@ class BucketingBatchSampler:
     batches rank, rank + world_size, ...: ranks get disjoint batches and the same count.
     An item longer than max_frames gets a batch of its own."""
 
-    def __init__(self, lengths, max_frames=None, max_batch_size=None, num_buckets=10, shuffle=True, seed=0,
-                 drop_last=False, rank=0, world_size=1):
+    def __init__(self, lengths: Union[npt.ArrayLike, _HasFrameLengths], max_frames: Optional[int] = None,
+                 max_batch_size: Optional[int] = None, num_buckets: int = 10, shuffle: bool = True, seed: int = 0,
+                 drop_last: bool = False, rank: int = 0, world_size: int = 1) -> None:
         if hasattr(lengths, "frame_lengths"):
-            lengths = lengths.frame_lengths()
+            lengths = cast(_HasFrameLengths, lengths).frame_lengths()
         self.lengths = np.asarray(lengths, dtype=np.int64)
         if max_frames is None and max_batch_size is None:
             raise ValueError("BucketingBatchSampler: give max_frames, max_batch_size or both")
@@ -194,27 +218,28 @@ class BucketingBatchSampler:
         n = len(self.lengths)
         if n:
             qs = np.quantile(self.lengths, np.linspace(0, 1, self.num_buckets + 1)[1:-1])
-            self.bucket_of = np.searchsorted(np.unique(qs), self.lengths, side="left")
+            self.bucket_of: npt.NDArray[np.intp] = np.searchsorted(np.unique(qs), self.lengths, side="left")
         else:
             self.bucket_of = np.zeros(0, dtype=np.int64)
 
-    def set_epoch(self, epoch):
+    def set_epoch(self, epoch: int) -> None:
         self.epoch = int(epoch)
 
-    def _fits(self, count, longest):
+    def _fits(self, count: int, longest: int) -> bool:
         if self.max_batch_size is not None and count > self.max_batch_size:
             return False
         return self.max_frames is None or count * longest <= self.max_frames
 
-    def batches(self):
+    def batches(self) -> list[list[int]]:
         """The whole batch list of this epoch (all ranks)."""
         rng = np.random.default_rng([self.seed, self.epoch])
-        out = []
+        out: list[list[int]] = []
         for b in np.unique(self.bucket_of):
             idx = np.nonzero(self.bucket_of == b)[0]
             if self.shuffle:
                 idx = rng.permutation(idx)
-            cur, longest = [], 0
+            cur: list[int] = []
+            longest = 0
             for i in idx.tolist():
                 L = int(self.lengths[i])
                 if cur and not self._fits(len(cur) + 1, max(longest, L)):
@@ -234,10 +259,10 @@ class BucketingBatchSampler:
                 out = out + out[:ws - len(out) % ws]
         return out
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[list[int]]:
         return iter(self.batches()[self.rank::self.world_size])
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.batches()[self.rank::self.world_size])
 
 
@@ -246,7 +271,7 @@ class BucketingBatchSampler:
 XTTS_SAMPLE_RATE = 22050
 
 
-def prompt_slice(n, min_len, max_len, is_eval, rng=random):
+def prompt_slice(n: int, min_len: int, max_len: int, is_eval: bool, rng: Any = random) -> tuple[int, int]:
     """(start, end) of the conditioning slice of a clip of n samples, chosen as Coqui's
     get_prompt_slice chooses it (TTS/tts/layers/xtts/trainer/dataset.py): a random length
     in [min_len, max_len] (the middle when evaluating), n // 2 when the clip is shorter,
@@ -272,9 +297,11 @@ class XttsGptDataset(CacheDataset):
     max_wav_length samples or max_text_length tokens, are left out when the dataset is
     built (Coqui skips them when it meets them)."""
 
-    def __init__(self, path, split=None, expect=None, min_conditioning_length=66150,
-                 max_conditioning_length=132300, use_masking_gt_prompt_approach=True, is_eval=False,
-                 max_wav_length=None, max_text_length=None):
+    def __init__(self, path: Union[str, os.PathLike[str]], split: Optional[str] = None,
+                 expect: Optional[Mapping[str, Any]] = None, min_conditioning_length: int = 66150,
+                 max_conditioning_length: int = 132300, use_masking_gt_prompt_approach: bool = True,
+                 is_eval: bool = False, max_wav_length: Optional[int] = None,
+                 max_text_length: Optional[int] = None) -> None:
         exp = dict(expect or {})
         exp.setdefault("sample_rate", XTTS_SAMPLE_RATE)
         super().__init__(path, split=split, expect=exp, audio=True)
@@ -288,7 +315,7 @@ class XttsGptDataset(CacheDataset):
         self.masking = bool(use_masking_gt_prompt_approach)
         self.is_eval = bool(is_eval)
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int) -> dict[str, Any]:
         gi = int(self.indices[i])
         r = self.cache.get(gi)
         wav = (self.cache.waveform(gi).astype(np.float32) / np.float32(32768))[None, :]
@@ -309,7 +336,7 @@ class XttsGptDataset(CacheDataset):
             "mel_lengths": np.int64(r["n_frames"]),
         }
 
-    def collate(self, to_torch=None):
+    def collate(self, to_torch: Optional[bool] = None) -> XttsGptCollate:
         return XttsGptCollate(mel_pad_value=self.mel_pad_value(), to_torch=to_torch)
 
 
@@ -320,12 +347,12 @@ class XttsGptCollate:
     zero-padded; text, filenames left as lists; plus mel [B, 80, max T] padded with the
     mel pad value and mel_lengths."""
 
-    def __init__(self, mel_pad_value=0.0, to_torch=None):
+    def __init__(self, mel_pad_value: float = 0.0, to_torch: Optional[bool] = None) -> None:
         self.mel_pad_value, self.to_torch = mel_pad_value, to_torch
 
-    def __call__(self, items):
+    def __call__(self, items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         B = len(items)
-        batch = {k: [it[k] for it in items] for k in items[0]}
+        batch: dict[str, Any] = {k: [it[k] for it in items] for k in items[0]}
         for k in ("wav_lengths", "text_lengths", "conditioning", "mel_lengths"):
             batch[k] = np.stack(batch[k])
         for k in ("cond_lens", "cond_idxs"):
@@ -360,14 +387,16 @@ class VocoderSegmentDataset(CacheDataset):
     optional linear [F, L], index, id; fixed shapes, so torch's default collate stacks
     them."""
 
-    def __init__(self, path, segment_frames=32, split=None, expect=None, linear_path=None, eval=False):
+    def __init__(self, path: Union[str, os.PathLike[str]], segment_frames: int = 32, split: Optional[str] = None,
+                 expect: Optional[Mapping[str, Any]] = None,
+                 linear_path: Union[str, os.PathLike[str], None] = None, eval: bool = False) -> None:
         super().__init__(path, split=split, expect=expect, audio=True)
         self.L = int(segment_frames)
         if self.L < 1:
             raise ValueError("segment_frames must be >= 1")
         self.hop = self.cache.hop
         self.eval = eval
-        self.linear = None
+        self.linear: Optional[XttsCache] = None
         if linear_path is not None:
             self.linear = XttsCache(linear_path)
             for k in ("sample_rate", "hop_samples"):
@@ -375,7 +404,7 @@ class VocoderSegmentDataset(CacheDataset):
                     raise CacheError("%s: %s %r differs from %s's %r" % (linear_path, k, self.linear.config["mel"][k],
                                                                           path, self.cache.config["mel"][k]))
 
-    def segment(self, gi, f):
+    def segment(self, gi: int, f: int) -> dict[str, Any]:
         """Aligned segment of global record gi at frame f (exactly formats/cache.md 3.4)."""
         r = self.cache.get(gi)
         L, hop = self.L, self.hop
@@ -386,7 +415,7 @@ class VocoderSegmentDataset(CacheDataset):
         wav = np.zeros(L * hop, dtype=np.float32)
         piece = wav16[f * hop:(f + L) * hop]
         wav[:len(piece)] = piece.astype(np.float32) / np.float32(32768)
-        item = dict(index=gi, id=r["id"], wav=wav, mel=mel, start_frame=f)
+        item: dict[str, Any] = dict(index=gi, id=r["id"], wav=wav, mel=mel, start_frame=f)
         if self.linear is not None:
             lr = self.linear.get(self.linear.index_of(r["id"]))
             if lr["n_frames"] != r["n_frames"]:
@@ -398,7 +427,7 @@ class VocoderSegmentDataset(CacheDataset):
             item["linear"] = lin
         return item
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int) -> dict[str, Any]:
         gi = int(self.indices[i])
         n = int(self.lengths["n_frames"][i])
         f = 0 if self.eval or n <= self.L else random.randint(0, n - self.L)

@@ -5,11 +5,14 @@ rules; tests/e2e/cache_read_damage.sh and tests/e2e/python_package.sh give both 
 damaged manifests. Every error is a CacheError naming the file and the key.
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
 import math
 import os
 import re
+from typing import Any, Callable, Iterable, Optional, Sequence, Tuple, Union
 
 __all__ = ["CacheError", "load_manifest", "config_hash", "MANIFEST_MAX_BYTES"]
 
@@ -27,7 +30,12 @@ _SHARD = re.compile(r"shard-[0-9]{5}(-[0-9]{5})?\Z")
 _I32 = 2 ** 31 - 1
 
 # (key, kind, lo, hi) — kind: "int", "num", "str" (lo..hi bytes), or a tuple of allowed strings
-_MEL = [
+_Rule = Tuple[str, Union[str, Tuple[str, ...]], Optional[float], Optional[float]]
+_Path = Union[str, "os.PathLike[str]"]
+# makes the CacheError for a config key: bad(key, what)
+_Bad = Callable[[str, str], CacheError]
+
+_MEL: list[_Rule] = [
     ("preset", "str", 1, 15),
     ("sample_rate", "int", 1000, 768000),
     ("n_fft", "int", 2, 1048576),
@@ -47,7 +55,7 @@ _MEL = [
     ("drop_last_frame", "int", 0, 1),
     ("whisper_post", "int", 0, 1),
 ]
-_TOP = [
+_TOP: list[_Rule] = [
     ("tokenizer", "str", 1, 31),
     ("vocab_hash", "str", 0, 71),
     ("vocab_size", "int", 0, _I32),
@@ -67,15 +75,15 @@ _TOP = [
 _REAL_KEYS = {k for k, kind, _, _ in _MEL + _TOP if kind == "num"}
 
 
-def _is_int(v):
+def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _is_num(v):
+def _is_num(v: Any) -> bool:
     return (_is_int(v) or isinstance(v, float)) and math.isfinite(v)
 
 
-def _check_obj(where, prefix, obj, table, extra=()):
+def _check_obj(where: str, prefix: str, obj: Any, table: Sequence[_Rule], extra: Iterable[str] = ()) -> _Bad:
     if not isinstance(obj, dict):
         raise CacheError("%s: config key \"%s\": must be an object" % (where, prefix.rstrip(".") or "config"))
     known = {k for k, _, _, _ in table} | set(extra)
@@ -83,7 +91,7 @@ def _check_obj(where, prefix, obj, table, extra=()):
         if k not in known:
             raise CacheError("%s: config key \"%s%s\": unknown key" % (where, prefix, k))
 
-    def bad(key, what):
+    def bad(key: str, what: str) -> CacheError:
         return CacheError("%s: config key \"%s%s\": %s" % (where, prefix, key, what))
 
     for key, kind, lo, hi in table:
@@ -101,6 +109,7 @@ def _check_obj(where, prefix, obj, table, extra=()):
             if lo is not None and v < lo or hi is not None and v > hi:
                 raise bad(key, "%r out of range" % v)
         elif kind == "str":
+            assert lo is not None and hi is not None   # every "str" rule has both bounds
             if not isinstance(v, str) or not lo <= len(v.encode("utf-8")) <= hi or "\0" in v:
                 raise bad(key, "must be a string of %d..%d bytes" % (lo, hi))
         elif kind == "buckets":
@@ -117,7 +126,7 @@ def _check_obj(where, prefix, obj, table, extra=()):
     return bad
 
 
-def check_config(cfg, where="manifest"):
+def check_config(cfg: Any, where: str = "manifest") -> None:
     """Check a manifest's "config" object (formats/cache.md section 5)."""
     if not isinstance(cfg, dict):
         raise CacheError("%s: \"config\": must be an object" % where)
@@ -145,7 +154,7 @@ def check_config(cfg, where="manifest"):
         raise CacheError("%s: config key \"mel\": a linear spectrogram has n_fft/2+1 bins (n_mels)" % where)
 
 
-def _real(x):
+def _real(x: float) -> str:
     """A double as jansson prints it ("%.17g", ".0" when it looks like an integer,
     exponent without '+' or leading zeros)."""
     s = "%.17g" % float(x)
@@ -158,7 +167,7 @@ def _real(x):
     return s
 
 
-def _dump(v, key=None):
+def _dump(v: Any, key: Optional[str] = None) -> str:
     if isinstance(v, dict):
         return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + _dump(v[k], k) for k in sorted(v)) + "}"
     if isinstance(v, list):
@@ -170,16 +179,17 @@ def _dump(v, key=None):
     return str(int(v))
 
 
-def config_hash(cfg):
+def config_hash(cfg: Any) -> str:
     """The configuration hash (formats/cache.md section 5): SHA-256 of the compact,
     key-sorted JSON of the checked configuration, reals printed with 17 digits."""
     return hashlib.sha256(_dump(cfg).encode("utf-8")).hexdigest()
 
 
-def _read_bounded(path):
+def _read_bounded(path: _Path) -> bytes:
     """The file's bytes, refusing more than MANIFEST_MAX_BYTES and a NUL byte (JSON
     text holds none), so /dev/zero or a huge file ends at once with an error."""
-    parts, total = [], 0
+    parts: list[bytes] = []
+    total = 0
     try:
         with open(path, "rb") as f:
             while True:
@@ -198,8 +208,8 @@ def _read_bounded(path):
     return b"".join(parts)
 
 
-def _no_dups(pairs):
-    d = {}
+def _no_dups(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    d: dict[str, Any] = {}
     for k, v in pairs:
         if k in d:
             raise ValueError("duplicate object key \"%s\"" % k)
@@ -207,11 +217,11 @@ def _no_dups(pairs):
     return d
 
 
-def _count(v):
+def _count(v: Any) -> bool:
     return _is_int(v) and v >= 0
 
 
-def unfinished(cache_dir):
+def unfinished(cache_dir: _Path) -> Optional[str]:
     """What a cache directory without manifest.json holds, in the C readers' words
     (cache/unfinished.c), or None when it is not an unfinished build."""
     try:
@@ -237,7 +247,7 @@ def unfinished(cache_dir):
     return None
 
 
-def load_manifest(path):
+def load_manifest(path: _Path) -> dict[str, Any]:
     """Read and check a manifest.json; returns the parsed object."""
     if not os.path.exists(path):
         why = unfinished(os.path.dirname(path) or ".")
@@ -253,17 +263,16 @@ def load_manifest(path):
         raise CacheError("%s: invalid JSON: %s" % (path, e)) from None
     except RecursionError:
         raise CacheError("%s: invalid JSON: nested too deeply" % path) from None
-    check_manifest(m, path)
-    return m
+    return check_manifest(m, str(path))   # str(): as "%s" shows it
 
 
-def check_manifest(m, name="manifest"):
-    def bad(key, what):
+def check_manifest(m: Any, name: str = "manifest") -> dict[str, Any]:
+    def bad(key: str, what: str) -> CacheError:
         return CacheError("%s: \"%s\": %s" % (name, key, what))
 
     if not isinstance(m, dict):
         raise CacheError("%s: not a JSON object" % name)
-    fv = m.get("format_version")
+    fv: Any = m.get("format_version")
     if not _is_int(fv):
         raise bad("format_version", "must be an integer")
     if fv not in (1, 2):
