@@ -9,9 +9,10 @@
  * Ordinals: 1 is "첫 번째"; otherwise the last word of the cardinal is cut at its "백"s and
  * the part after the last one is rewritten with native numerals (일 → 한, 이십 → 스물,
  * ...), a space goes after every "백" of that word, and " 번째" is added. The library looks
- * the part up in its table and raises (KeyError) when it is not there: 0, round hundreds
- * and thousands (100, 1000, 1200), and most numbers with thousands in their last group
- * (1001, 2011); 10001 is "만 한 번째".
+ * the part up in its table and raises (KeyError) when it is not there: 0, numbers whose
+ * last four digits are a round hundred (100, 1000, 1200) or have a thousand and no hundred
+ * (1001, 2011), and most round numbers from 10000 up (10000, 20000, 1000000, 100000000);
+ * 10001 is "만 한 번째", 100000 "열만 번째", 1210000 "백 스물일만 번째".
  *
  * Decimals: Num2Word_Base's, with "점" ("십이 점 오").
  *
