@@ -64,8 +64,8 @@ static int next_line(char **cursor, char *field[4]) {
 }
 
 static const char *const LANGS[] = {"en", "es", "fr", "de", "it", "pt", "pl",
-                                    "tr", "ru", "nl", "cs", "ar", "hu"};
-enum { NLANG = 13, NKIND = 4 };
+                                    "tr", "ru", "nl", "cs", "ar", "hu", "ko"};
+enum { NLANG = 14, NKIND = 4 };
 static const char *const KINDS[NKIND] = {"cardinal", "ordinal", "float", "currency"};
 
 static void test_every_golden_line_matches(void **state) {
@@ -109,9 +109,9 @@ static void test_every_golden_line_matches(void **state) {
         }
         checked[li][ki]++;
         assert_false(out.failed);
-        /* The one documented departure (docs/num2words.md): en es fr de it pt nl refuse the most
-         * negative int64, whose magnitude their int64 arithmetic cannot hold. */
-        if (ki == 0 && rc == -1 && !strcmp(f[2], "-9223372036854775808") && strstr(" en es fr de it pt nl ", f[0]) &&
+        /* The one documented departure (docs/num2words.md): en es fr de it pt nl ko refuse the
+         * most negative int64, whose magnitude their int64 arithmetic cannot hold. */
+        if (ki == 0 && rc == -1 && !strcmp(f[2], "-9223372036854775808") && strstr(" en es fr de it pt nl ko ", f[0]) &&
             strlen(f[0]) == 2) {
             departures++;
             continue;
@@ -136,14 +136,14 @@ static void test_every_golden_line_matches(void **state) {
     for (int i = 0; i < NLANG; i++)
         for (int k = 0; k < NKIND; k++) total += checked[i][k];
     print_message("  checked %d golden lines, %d differ, %d documented departures\n", total, bad, departures);
-    assert_true(departures <= 7);
+    assert_true(departures <= 8);
     assert_int_equal(bad, 0);
 }
 
 /* The languages whose C forms are complete must not skip anything. */
 static void test_finished_languages_have_every_form(void **state) {
     (void)state;
-    const char *done[] = {"pl", "tr", "ru", "cs", "ar", "hu"};
+    const char *done[] = {"pl", "tr", "ru", "cs", "ar", "hu", "ko"};
     for (size_t i = 0; i < sizeof done / sizeof done[0]; i++) {
         const xtts_n2w_lang *L = xtts_n2w_find(done[i]);
         assert_non_null(L);

@@ -125,6 +125,14 @@ static void test_coqui_own_examples(void **s) {
     expect("de", "In 12,5 Sekunden.", "in zw\xc3\xb6lf komma f\xc3\xbcnf sekunden.");
     expect("de", "Dies ist ein 1. Test", "dies ist ein erste test");
     expect("nl", "Ik heb 14% batterij", "ik heb veertien procent batterij");
+    /* ko, romanized after the cleaner: Coqui gives "sib-i jeom o" (십이 점 오) and "il beon-jjae"
+     * (일 번째: the ordinal marker must follow the digits), where its test asserts 다섯 and 첫 */
+    expect("ko", "12.5 \xec\xb4\x88 \xec\x95\x88\xec\x97\x90.", "sib-i jeom o cho an-e.");
+    expect("ko", "50 \xeb\xaa\x85\xec\x9d\x98 \xeb\xb3\x91\xec\x82\xac\xea\xb0\x80 \xec\x9e\x88\xec\x97\x88\xeb\x8b\xa4.",
+           "osib myeong-ui byeongsaga iss-eossda.");
+    expect("ko", "1 \xeb\xb2\x88\xec\xa7\xb8", "il beon-jjae");
+    expect("ko", "1\xeb\xb2\x88\xec\xa7\xb8", "cheos beon-jjae");
+    expect("ko", "$20", "isibdalleo yeongsenteu");
 }
 
 /* What Coqui's cleaner does not survive is reported, not crashed on. */

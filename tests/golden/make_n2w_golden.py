@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Writes tests/golden/n2w_golden.tsv: the words of the Python library num2words 0.5.12 for the
-13 languages whose numbers XTTS's text preparation spells out, over a fixed set of inputs.
+14 languages whose numbers XTTS's text preparation spells out, over a fixed set of inputs.
 
 The reference is the library itself, run from its own source tree:
     python3 tests/golden/make_n2w_golden.py /path/to/num2words-0.5.12 > tests/golden/n2w_golden.tsv
@@ -25,7 +25,7 @@ import sys
 sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else "/tmp/n2w")
 import num2words as N  # noqa: E402
 
-LANGS = ["en", "es", "fr", "de", "it", "pt", "pl", "tr", "ru", "nl", "cs", "ar", "hu"]
+LANGS = ["en", "es", "fr", "de", "it", "pt", "pl", "tr", "ru", "nl", "cs", "ar", "hu", "ko"]
 
 
 def fresh(code):
@@ -70,6 +70,14 @@ def cardinals():
     return sorted(s)
 
 
+# Korean counts in groups of four digits (만 10^4, 억 10^8, 조 10^12, 경 10^16): more cases
+# around those groups, and ordinals whose last word ends in each kind of group.
+KO_CARDINALS = {110000, 1100000, 10010000, 12345678, 20000000, 100010000, 100000001, 110000000,
+                1000000000000, 1000100010001, 10000000000000000, 12345678901234567}
+KO_ORDINALS = {1011, 1110, 1111, 1200, 2011, 10001, 10010, 10011, 10020, 10100, 10110, 12300,
+               100000001, 1210000, 21000000, 100000000}
+
+
 def ordinals():
     s = set(range(0, 41)) | set(range(41, 200, 6)) | {100, 101, 102, 110, 111, 120, 121, 200, 201,
                                                       211, 300, 999}
@@ -92,9 +100,9 @@ MONEY = ["0.0", "0.01", "0.5", "1.0", "1.01", "1.5", "2.0", "2.02", "5.0", "12.0
 def main():
     out = sys.stdout
     for lang in LANGS:
-        for n in cardinals():
+        for n in sorted(set(cardinals()) | (KO_CARDINALS if lang == "ko" else set())):
             out.write("%s\tcardinal\t%d\t%s\n" % (lang, n, call(lang, "cardinal", n)))
-        for n in ordinals():
+        for n in sorted(set(ordinals()) | (KO_ORDINALS if lang == "ko" else set())):
             out.write("%s\tordinal\t%d\t%s\n" % (lang, n, call(lang, "ordinal", n)))
         for f in FLOATS:
             x = float(f)

@@ -4,10 +4,12 @@
 Sources (brought here with the search tool's fetch, read with git):
   coqui-ai/TTS at its last release v0.22.0: TTS/tts/layers/xtts/tokenizer.py
   savoirfairelinux/num2words at v0.5.12: num2words/
-tokenizer.py is loaded as it is; the modules it imports that Debian lacks (torch, tokenizers,
-pypinyin, hangul_romanize, spacy, cutlet, its zh_num2words) are replaced by empty stand-ins,
-only so that the import succeeds: none of them is used by multilingual_cleaners for the
-languages written here.
+  youknowone/hangul-romanize at ca8e38952f6a: hangul_romanize/ (ko is romanized after the
+  cleaners)
+tokenizer.py is loaded as it is; the other modules it imports that Debian lacks (torch,
+tokenizers, pypinyin, spacy, cutlet, its zh_num2words) are replaced by empty stand-ins, only
+so that the import succeeds: none of them is used by preprocess_text for the languages
+written here.
 
   make_xtts_text_golden.py inputs  IN.tsv --seed S --per-lang N [--heldout]
                                                                    write generated sentences
@@ -16,7 +18,9 @@ languages written here.
 Files here: xtts_text_inputs.tsv (inputs --seed 12 --per-lang 64) and its golden
 xtts_text_golden.tsv (plus every case of tokenizer.py's own test functions);
 xtts_text_heldout_inputs.tsv (inputs --seed 2026 --per-lang 20 --heldout) and
-xtts_text_heldout.tsv.
+xtts_text_heldout.tsv. A language added later (ko) is generated last and its rows, inputs
+then Coqui's own cases, follow all the rows of the first 13, so that those stay as they
+were.
 
 OUT.tsv columns: lang, input, expected, coqui. coqui is what Coqui's preprocess_text
 returns ("!RAISE <Exception>" when it raises); expected is that with the departures of
@@ -34,9 +38,12 @@ import types
 
 TTS_GIT = os.environ.get("TTS_GIT", "/work/.mirror/coqui-ai+TTS/repo")
 N2W_GIT = os.environ.get("N2W_GIT", "/work/.mirror/savoirfairelinux+num2words/repo")
+HANGUL_GIT = os.environ.get("HANGUL_GIT", "/work/.mirror/youknowone+hangul-romanize/repo/.git")
 TTS_REF = "v0.22.0"
 N2W_REF = "v0.5.12"
-LANGS = ["en", "es", "fr", "de", "it", "pt", "pl", "tr", "ru", "nl", "cs", "ar", "hu"]
+HANGUL_REF = "ca8e38952f6a4f2d13f9d2467c6d05d2bb7aea51"
+LANGS = ["en", "es", "fr", "de", "it", "pt", "pl", "tr", "ru", "nl", "cs", "ar", "hu", "ko"]
+ADDED_LANGS = ["ko"]  # written after the others (see above)
 
 
 def extract(git_dir, ref, path, dest):
@@ -49,9 +56,12 @@ def load_coqui():
     tmp = tempfile.mkdtemp(prefix="xtts_ref_")
     extract(N2W_GIT, N2W_REF, "num2words", tmp)
     extract(TTS_GIT, TTS_REF, "TTS/tts/layers/xtts/tokenizer.py", tmp)
+    extract(HANGUL_GIT, HANGUL_REF, "hangul_romanize", tmp)
     sys.path.insert(0, tmp)
     import num2words  # noqa: F401  (the fetched v0.5.12)
     assert num2words.__file__.startswith(tmp), num2words.__file__
+    import hangul_romanize  # noqa: F401  (the fetched one)
+    assert hangul_romanize.__file__.startswith(tmp), hangul_romanize.__file__
     # 5. num2words 0.5.12's Arabic converter keeps state between calls (an ordinal from 20 to 99
     # leaves later cardinals feminine), so in Coqui the words of an Arabic number depend on what
     # the same process converted before. The reference, like ours, gives every call a fresh
@@ -78,8 +88,6 @@ def load_coqui():
 
     stub("torch", Tensor=Unused)
     stub("pypinyin")
-    stub("hangul_romanize", Transliter=Unused)
-    stub("hangul_romanize.rule", academic=None)
     stub("tokenizers", Tokenizer=Unused)
     stub("spacy")
     stub("spacy.lang")
@@ -160,6 +168,8 @@ CARRIERS = {
            "\"انظر،\" قالت، \"{}!\"", "هل هو حقا {}؟", "كتب {} على السبورة."],
     "hu": ["A jelentés {} számot említ, mást nem.", "Tegnap {} darabot számoltunk.", "Kérem, küldje el {} délig.",
            "\"Nézd,\" mondta, \"{}!\"", "Tényleg {}?", "Felírta {} a táblára."],
+    "ko": ["보고서에는 {}라고만 적혀 있습니다.", "어제 {}를 세었습니다.", "정오 전에 {} 보내 주세요.",
+           "\"봐,\" 그녀가 말했다, \"{}!\"", "정말 {}인가요?", "그는 칠판에 {}라고 썼다."],
 }
 # Held-out carriers: written after the implementation was finished, never used while
 # writing it (inputs --heldout).
@@ -177,21 +187,22 @@ HELDOUT_CARRIERS = {
     "cs": ["Do pátku muzeum prodalo {} vstupenek.", "Její babička na jaře oslavila {}.", "Přidejte {} do košíku a zaplaťte."],
     "ar": ["باع المتحف {} تذكرة حتى الجمعة.", "بلغت جدتها {} في الربيع.", "أضف {} إلى السلة ثم ادفع."],
     "hu": ["Péntekig a múzeum {} jegyet adott el.", "A nagymamája tavasszal lett {}.", "Tegye a kosárba: {}, aztán fizessen."],
+    "ko": ["금요일까지 박물관은 표를 {}장 팔았다.", "할머니는 지난봄에 {}세가 되셨다.", "장바구니에 {}을 담고 결제하세요."],
 }
 ORDINAL_SUFFIXES = {
     "en": ["st", "nd", "rd", "th"], "es": ["º", "ª", "er", "o", "a"], "fr": ["er", "re", "e", "ème"],
     "de": [". "], "it": ["º", "ª", "o", "a"], "pt": ["º", "ª", "o", "a"], "pl": ["st", "th", "º"],
     "tr": [".", "inci", "nci"], "ru": ["-й", "-я", "-го"], "nl": ["de", "ste", "e"], "cs": [". "],
-    "ar": ["ون", "ر"], "hu": [".", "edik", "ik"],
+    "ar": ["ون", "ر"], "hu": [".", "edik", "ik"], "ko": ["번째", "번", "차", "째"],
 }
 ABBREVIATIONS = {
     "en": ["Mr.", "Mrs.", "Dr.", "St.", "Co.", "Jr.", "Gen.", "Lt.", "Capt.", "Ltd.", "Ft."],
     "es": ["Sr.", "Sra.", "Dr.", "Dra.", "Co.", "Ltd."], "fr": ["Mme.", "Mr.", "Dr.", "St.", "Co."],
     "de": ["Fr.", "Dr.", "St.", "Co."], "it": ["Sig.", "Dr.", "St.", "Co."], "pt": ["Sr.", "Sra.", "Dr.", "Dra.", "Jr."],
     "pl": ["P.", "M.", "Dr.", "Sw."], "tr": ["B.", "Byk.", "Dr."], "ru": ["Г-н", "Г-жа", "Д-р"],
-    "nl": ["Dhr.", "Mevr.", "Dr.", "Jhr."], "cs": ["Dr.", "Ing.", "P."], "ar": [], "hu": ["Dr.", "B.", "Nőv."],
+    "nl": ["Dhr.", "Mevr.", "Dr.", "Jhr."], "cs": ["Dr.", "Ing.", "P."], "ar": [], "hu": ["Dr.", "B.", "Nőv."], "ko": [],
 }
-COMMA_LANGS = {"en", "ru"}  # thousands with commas; others with dots
+COMMA_LANGS = {"en", "ru", "ko"}  # thousands with commas (Korean text writes 1,000 and 3.5, though Coqui removes dots there)
 
 
 def number_forms(lang, rng):
@@ -260,6 +271,8 @@ def golden(inp, outp):
             rows.append((lang, text))
     if os.path.basename(inp).startswith("xtts_text_inputs"):
         rows += coqui_cases(mod)
+    first = [r for r in rows if r[0] not in ADDED_LANGS]
+    rows = first + [r for lang in ADDED_LANGS for r in rows if r[0] == lang]
     with open(outp, "w", encoding="utf-8") as f:
         f.write(f"# Coqui TTS {TTS_REF} tokenizer.py preprocess_text + num2words {N2W_REF}; "
                 f"regenerate: tests/golden/make_xtts_text_golden.py golden {os.path.basename(inp)} "

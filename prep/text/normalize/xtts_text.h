@@ -24,7 +24,7 @@ extern "C" {
 xtts_status xtts_text_prepare(const char *text, size_t len, const char *lang, char **out, xtts_error *err);
 
 /* Numbers as words for --normalize spoken in the languages prep/text/normalize/numbers.c has no words for
- * (nl pl tr ru cs ar hu): the number steps of the XTTS preparation (separators, currency,
+ * (nl pl tr ru cs ar hu ko): the number steps of the XTTS preparation (separators, currency,
  * decimals, ordinals where the language's marker says so, cardinals) with num2words' words,
  * without lowercasing the rest. Appends to out and returns 0; the text is appended unchanged
  * when one of its numbers cannot be said; -1 (nothing appended) when lang has no number

@@ -7,7 +7,7 @@
 
 static const xtts_n2w_lang *const n2w_langs[] = {
     &xtts_n2w_en, &xtts_n2w_es, &xtts_n2w_fr, &xtts_n2w_de, &xtts_n2w_it, &xtts_n2w_pt, &xtts_n2w_nl,
-    &xtts_n2w_pl, &xtts_n2w_tr, &xtts_n2w_ru, &xtts_n2w_cs, &xtts_n2w_ar, &xtts_n2w_hu,
+    &xtts_n2w_pl, &xtts_n2w_tr, &xtts_n2w_ru, &xtts_n2w_cs, &xtts_n2w_ar, &xtts_n2w_hu, &xtts_n2w_ko,
 };
 
 const xtts_n2w_lang *xtts_n2w_find(const char *lang) {

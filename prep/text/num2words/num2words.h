@@ -1,6 +1,6 @@
 /* num2words.h — number words exactly as the Python library num2words 0.5.12 writes them, for
  * the languages Coqui's XTTS text preparation hands to it: en es fr de it pt pl tr ru nl cs
- * ar hu (prep/text/normalize/xtts_text.c). Written in C as tables and rules per language (prep/n2w_*.c);
+ * ar hu ko (prep/text/normalize/xtts_text.c). Written in C as tables and rules per language (prep/n2w_*.c);
  * tests/golden/ holds the outputs of the real library that these must equal.
  *
  * Every function appends words to out and returns 0, or returns -1 (out unchanged) when
@@ -38,6 +38,6 @@ void xtts_py_float_repr(double x, char *buf, size_t size);
 
 /* The per-language entries (prep/n2w_<lang>.c). */
 extern const xtts_n2w_lang xtts_n2w_en, xtts_n2w_es, xtts_n2w_fr, xtts_n2w_de, xtts_n2w_it, xtts_n2w_pt,
-    xtts_n2w_nl, xtts_n2w_pl, xtts_n2w_tr, xtts_n2w_ru, xtts_n2w_cs, xtts_n2w_ar, xtts_n2w_hu;
+    xtts_n2w_nl, xtts_n2w_pl, xtts_n2w_tr, xtts_n2w_ru, xtts_n2w_cs, xtts_n2w_ar, xtts_n2w_hu, xtts_n2w_ko;
 
 #endif
