@@ -75,7 +75,8 @@ xtts_status xtts_synth_cache_write(const char *dir, const xtts_synth_options *o,
     xtts_cache_writer *w = NULL;
     xtts_status st = xtts_cache_writer_open(&wo, &cfg, &w, err);
     if (st) return st;
-    xtts_record_encoder *enc = xtts_record_encoder_new(XTTS_DTYPE_F16, 3, 0);
+    xtts_record_encoder *enc;
+    xtts_record_encoder_new(XTTS_DTYPE_F16, 3, 0, &enc);
     int32_t *tokens = calloc(o->max_tokens, sizeof(int32_t));
     float *mel = malloc((size_t)o->n_mels * max_frames * sizeof(float));
     double *sum = calloc(o->n_mels, sizeof(double)), *sumsq = calloc(o->n_mels, sizeof(double));

@@ -620,7 +620,7 @@ xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, x
         fault(&r, "", -1, "", "%s", err->msg);
         return st;
     }
-    if (!(r.dec = xtts_record_decoder_new()) ||
+    if (xtts_record_decoder_new(&r.dec) != XTTS_OK ||
         xtts_cache_reader_new(r.cache, &r.reader, err) != XTTS_OK ||
         xtts_cache_reader_new(r.cache, &r.lookup, err) != XTTS_OK) {
         st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);

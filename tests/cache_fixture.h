@@ -190,8 +190,8 @@ static inline int fixture_build(const char *dir, const fixture_opts *o) {
     xtts_cache_config_hash(&cfg, hash);
     xtts_error e;
     if (xtts_mkdir_p(dir, &e)) return fixture_fail(dir, e.msg);
-    xtts_record_encoder *enc =
-        xtts_record_encoder_new((xtts_dtype)o->dtype, 3, o->shuffle ? XTTS_RECORD_SHUFFLED : 0);
+    xtts_record_encoder *enc;
+    xtts_record_encoder_new((xtts_dtype)o->dtype, 3, o->shuffle ? XTTS_RECORD_SHUFFLED : 0, &enc);
     json_t *shards = json_array();
     int rc = 0;
     for (int s0 = 0, shard = 0; s0 < o->records || (o->records == 0 && shard == 0); s0 += o->per_shard, shard++) {
@@ -271,8 +271,8 @@ static inline int fixture_build_writer(const char *dir, const fixture_opts *o, u
                                        const int *rejects) {
     xtts_cache_config cfg;
     fixture_config(o, &cfg);
-    xtts_record_encoder *enc =
-        xtts_record_encoder_new((xtts_dtype)o->dtype, 3, o->shuffle ? XTTS_RECORD_SHUFFLED : 0);
+    xtts_record_encoder *enc;
+    xtts_record_encoder_new((xtts_dtype)o->dtype, 3, o->shuffle ? XTTS_RECORD_SHUFFLED : 0, &enc);
     xtts_error e;
     int n_parts = parts > 1 ? parts : 1;
     for (int p = 0; p < n_parts; p++) {

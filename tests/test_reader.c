@@ -737,7 +737,8 @@ static void test_verify_reports_nan_duplicate_ids_bad_ids_index_and_tables(void 
     char p[4200];
     snprintf(p, sizeof p, "%s/shard-00002", t.dir);
     /* Record 31 re-encoded with record 2's id and a speaker outside the table. */
-    xtts_record_encoder *enc = xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0);
+    xtts_record_encoder *enc;
+    xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0, &enc);
     int32_t tok[24] = {1, 2, 3};
     float mel[16 * 24];
     for (int i = 0; i < 16 * 24; i++) mel[i] = -1.0f;
@@ -781,7 +782,8 @@ static void test_verify_finds_an_id_stored_by_two_shards(void **state) {
     build(t.dir, &o);
     char p[4200];
     snprintf(p, sizeof p, "%s/shard-00002", t.dir);
-    xtts_record_encoder *enc = xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0);
+    xtts_record_encoder *enc;
+    xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0, &enc);
     int32_t tok[24] = {1, 2, 3};
     float mel[16 * 24];
     for (int i = 0; i < 16 * 24; i++) mel[i] = -1.0f;
@@ -895,14 +897,17 @@ static void test_recompute_matches_stored_mels_and_finds_changed_audio(void **st
     snprintf(ao.resampler, sizeof ao.resampler, "%s", cfg.resampler);
     snprintf(ao.quality, sizeof ao.quality, "%s", cfg.resample_quality);
     xtts_error e;
-    xtts_audio *a = xtts_audio_new(&ao, &e);
+    xtts_audio *a;
+    xtts_audio_new(&ao, &a, &e);
     assert_non_null(a);
-    xtts_mel *m = xtts_mel_new(&cfg.mel, &e);
+    xtts_mel *m;
+    xtts_mel_new(&cfg.mel, &m, &e);
     assert_non_null(m);
     xtts_cache_writer_options wo = {.dir = dir, .part = -1, .shard_bytes = 1 << 20, .commit_every = 2};
     xtts_cache_writer *w;
     assert_int_equal(xtts_cache_writer_open(&wo, &cfg, &w, &e), XTTS_OK);
-    xtts_record_encoder *enc = xtts_record_encoder_new(XTTS_DTYPE_F16, 3, 0);
+    xtts_record_encoder *enc;
+    xtts_record_encoder_new(XTTS_DTYPE_F16, 3, 0, &enc);
     char wav[4][4300];
     for (int i = 0; i < 4; i++) {
         snprintf(wav[i], sizeof wav[i], "%s/tone%d.wav", t.dir, i);

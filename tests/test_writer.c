@@ -48,7 +48,7 @@ static int setup(void **state) {
     const char *tmp = getenv("TMPDIR");
     snprintf(f->dir, sizeof f->dir, "%s/test_writer.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(f->dir)) return -1;
-    f->enc = xtts_record_encoder_new(XTTS_DTYPE_F16, 3, 0);
+    xtts_record_encoder_new(XTTS_DTYPE_F16, 3, 0, &f->enc);
     *state = f;
     return 0;
 }
@@ -438,7 +438,8 @@ static void writer_refuses_bad_ids_and_non_records(void **state) {
     long_id[sizeof long_id - 1] = '\0';
     assert_int_equal(xtts_cache_writer_put(w, 0, long_id, buf, len, &err), XTTS_ERANGE);
     /* a record of another shape than the configuration's */
-    xtts_record_encoder *f32 = xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0);
+    xtts_record_encoder *f32;
+    xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0, &f32);
     make_record(f32, 0, &buf, &len);
     assert_int_equal(xtts_cache_writer_put(w, 0, "utt000000", buf, len, &err), XTTS_EINPUT);
     assert_non_null(strstr(err.msg, "does not match the cache configuration"));

@@ -869,8 +869,8 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
     if (!strncmp(res->device, "cuda:", 5)) {
         size_t max_samples = chunk * ((size_t)xtts_cache_config_max_padded_frames(&o.cfg) + 2) * (size_t)o.cfg.mel.hop_samples +
                              chunk * (size_t)o.cfg.mel.n_fft;
-        gpu = xtts_mel_cuda_new(&o.cfg.mel, atoi(res->device + 5), chunk, max_samples, err);
-        if (!gpu) { st = err && err->code ? err->code : XTTS_EUNSUPPORTED; goto out; }
+        st = xtts_mel_cuda_new(&o.cfg.mel, atoi(res->device + 5), chunk, max_samples, &gpu, err);
+        if (st) goto out;
     }
 
     write_pipe wp;
