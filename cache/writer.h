@@ -54,7 +54,7 @@ typedef struct {
 void xtts_part_block(uint64_t n, int part, int n_parts, uint64_t *first, uint64_t *end);
 
 /* Fill opt with the defaults above for dir (a whole build). */
-void xtts_cache_writer_options_default(xtts_cache_writer_options *opt, const char *dir);
+void xtts_cache_writer_options_defaults(xtts_cache_writer_options *opt, const char *dir);
 
 /* Open (or resume) a build of dir with configuration cfg.
  * - XTTS_EUSAGE: cfg is not a valid configuration, or part/n_parts are out of range.

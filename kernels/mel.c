@@ -208,7 +208,7 @@ float xtts_mel_pad_value(const xtts_mel_params *p) {
     return xtts_log_clamp(0.0f, (float)p->log_floor, p->log_kind);
 }
 
-void xtts_mel_overrides_init(xtts_mel_overrides *ov) {
+void xtts_mel_overrides_defaults(xtts_mel_overrides *ov) {
     ov->sample_rate = ov->n_fft = ov->hop = ov->win = ov->n_mels = -1;
     ov->fmin = ov->fmax = -1;
 }

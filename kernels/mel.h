@@ -58,7 +58,7 @@ typedef struct {
     double fmin, fmax;
 } xtts_mel_overrides;
 
-void xtts_mel_overrides_init(xtts_mel_overrides *ov); /* nothing overridden */
+void xtts_mel_overrides_defaults(xtts_mel_overrides *ov); /* nothing overridden */
 
 /* A preset with overrides, the dependent values following them: a new sample rate caps fmax
  * at its Nyquist frequency unless fmax is given; a smaller n_fft caps the window unless the

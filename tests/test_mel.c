@@ -416,23 +416,23 @@ static void test_overrides_follow_the_dependent_values(void **state) {
     xtts_mel_overrides ov;
     xtts_mel_params p;
     xtts_error e;
-    xtts_mel_overrides_init(&ov);
+    xtts_mel_overrides_defaults(&ov);
     ov.sample_rate = 16000; /* hifigan's fmax 8000 fits; vits' 11025 is capped at Nyquist */
     assert_int_equal(xtts_mel_params_derive("vits", &ov, &p, &e), XTTS_OK);
     assert_true(p.fmax_hz == 8000.0);
     ov.fmax = 7600; /* given: kept */
     assert_int_equal(xtts_mel_params_derive("vits", &ov, &p, &e), XTTS_OK);
     assert_true(p.fmax_hz == 7600.0);
-    xtts_mel_overrides_init(&ov);
+    xtts_mel_overrides_defaults(&ov);
     ov.n_fft = 512; /* the preset's 1024-sample window no longer fits: capped */
     assert_int_equal(xtts_mel_params_derive("xtts", &ov, &p, &e), XTTS_OK);
     assert_int_equal(p.win_samples, 512);
-    xtts_mel_overrides_init(&ov);
+    xtts_mel_overrides_defaults(&ov);
     ov.n_fft = 800;
     ov.hop = 200; /* hifigan does not center: its reflect padding follows */
     assert_int_equal(xtts_mel_params_derive("hifigan", &ov, &p, &e), XTTS_OK);
     assert_int_equal(p.pad_samples, 300);
-    xtts_mel_overrides_init(&ov);
+    xtts_mel_overrides_defaults(&ov);
     ov.win = 4096; /* larger than n_fft: refused by the check */
     assert_int_equal(xtts_mel_params_derive("xtts", &ov, &p, &e), XTTS_EUSAGE);
     assert_int_equal(xtts_mel_params_derive("nope", &ov, &p, &e), XTTS_EUSAGE);

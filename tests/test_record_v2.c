@@ -253,8 +253,8 @@ static void lengths_index_matches_every_header(void **state) {
     for (int format = 1; format <= 2; format++) {
         char dir[4096];
         tmp_dir(dir, sizeof dir);
-        fixture_opts o;
-        fixture_default(&o);
+        fixture_options o;
+        fixture_defaults(&o);
         o.format = format;
         o.audio = format == 2 ? XTTS_AUDIO_INT16 : XTTS_AUDIO_NONE;
         assert_int_equal(fixture_build_writer(dir, &o, 8192, 1, NULL), 0); /* several shards */
@@ -292,7 +292,7 @@ static void lengths_index_matches_every_header(void **state) {
         xtts_cache_close(c);
         /* verify: clean, then a lengths entry that disagrees with its record is a fault */
         xtts_verify_options vo;
-        xtts_verify_options_default(&vo);
+        xtts_verify_options_defaults(&vo);
         vo.recompute_fn = xtts_recompute_record;
         xtts_verify_report rep;
         assert_int_equal(xtts_verify_cache(dir, &vo, &rep, &e), XTTS_OK);
@@ -320,7 +320,7 @@ static void segment_matches_mel_of_the_slice(const char *preset) {
     char dir[4096];
     tmp_dir(dir, sizeof dir);
     xtts_cache_config cfg;
-    xtts_cache_config_default(&cfg);
+    xtts_cache_config_defaults(&cfg);
     xtts_error e;
     assert_int_equal(xtts_mel_preset(preset, &cfg.mel, &e), XTTS_OK);
     cfg.dtype = XTTS_DTYPE_F32;
@@ -360,7 +360,7 @@ static void segment_matches_mel_of_the_slice(const char *preset) {
     size_t len;
     assert_int_equal(xtts_record_encode(enc, &in, &rec, &len, &e), XTTS_OK);
     xtts_cache_writer_options wo;
-    xtts_cache_writer_options_default(&wo, dir);
+    xtts_cache_writer_options_defaults(&wo, dir);
     xtts_cache_writer *w;
     assert_int_equal(xtts_cache_writer_open(&wo, &cfg, &w, &e), XTTS_OK);
     assert_int_equal(xtts_cache_writer_put(w, 0, "chirp", rec, len, &e), XTTS_OK);
@@ -409,7 +409,7 @@ static void segment_matches_mel_of_the_slice(const char *preset) {
     xtts_cache_reader_delete(r);
     xtts_cache_close(c);
     xtts_verify_options vo;
-    xtts_verify_options_default(&vo);
+    xtts_verify_options_defaults(&vo);
     vo.recompute_fn = xtts_recompute_record;
     xtts_verify_report rep;
     assert_int_equal(xtts_verify_cache(dir, &vo, &rep, &e), XTTS_OK);

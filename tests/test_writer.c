@@ -68,7 +68,7 @@ static uint64_t rng_next(uint64_t *s) {
 
 /* The test configuration: 8 mels, 16 tokens, frames in buckets of 8 up to 64. */
 static void test_config(xtts_cache_config *c) {
-    xtts_cache_config_default(c);
+    xtts_cache_config_defaults(c);
     c->mel.n_mels = N_MELS;
     c->max_tokens = 16;
     c->max_frames = 64;
@@ -100,7 +100,7 @@ static void make_record(xtts_record_encoder *enc, uint64_t i, const uint8_t **bu
 
 static xtts_cache_writer_options opts_for(const char *dir) {
     xtts_cache_writer_options o;
-    xtts_cache_writer_options_default(&o, dir);
+    xtts_cache_writer_options_defaults(&o, dir);
     return o;
 }
 

@@ -34,9 +34,9 @@
 #define INPUTS_KEY "melcache-inputs"
 #define STATS_MAGIC 0x58535431u /* "XST1" */
 
-void xtts_melcache_options_default(xtts_melcache_options *o) {
+void xtts_melcache_options_defaults(xtts_melcache_options *o) {
     memset(o, 0, sizeof *o);
-    xtts_cache_config_default(&o->cfg);
+    xtts_cache_config_defaults(&o->cfg);
     o->cfg.shuffle = 1; /* byte planes compress better and decode faster (docs/benchmarks.md) */
     o->part = -1;
     o->n_parts = 1;

@@ -497,7 +497,7 @@ xtts_status xtts_normalize_basic(const char *text, size_t len, char **out, xtts_
     return XTTS_OK;
 }
 
-xtts_status xtts_normalize(const char *text, size_t len, int lang, const xtts_normalize_opts *opts, char **out,
+xtts_status xtts_normalize(const char *text, size_t len, int lang, const xtts_normalize_options *opts, char **out,
                            unsigned *flags, xtts_error *err) {
     xtts_sb u = {0}, e = {0}, c = {0}, l = {0};
     *out = NULL;
