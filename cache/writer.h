@@ -140,7 +140,7 @@ json_t *xtts_cache_writer_rejects(xtts_cache_writer *w);
 xtts_status xtts_cache_writer_finish(xtts_cache_writer *w, const json_t *extra, xtts_error *err);
 
 /* Abandon: release the lock and free w without writing a manifest (what is committed
- * stays and a re-run resumes from it). */
+ * stays and a re-run resumes from it). NULL is allowed. */
 void xtts_cache_writer_abort(xtts_cache_writer *w);
 
 /* Join the partial manifests in dir into manifest.json: checks that every part has the

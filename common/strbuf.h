@@ -32,7 +32,8 @@ static inline void xtts_sb_putn(xtts_sb *b, const char *s, size_t n) {
 static inline void xtts_sb_puts(xtts_sb *b, const char *s) { xtts_sb_putn(b, s, strlen(s)); }
 static inline void xtts_sb_putc(xtts_sb *b, char c) { xtts_sb_putn(b, &c, 1); }
 static inline void xtts_sb_clear(xtts_sb *b) { b->len = 0; if (b->s) b->s[0] = 0; }
-static inline void xtts_sb_free(xtts_sb *b) { free(b->s); b->s = NULL; b->len = b->cap = 0; b->failed = 0; }
+/* NULL is allowed. */
+static inline void xtts_sb_free(xtts_sb *b) { if (!b) return; free(b->s); b->s = NULL; b->len = b->cap = 0; b->failed = 0; }
 /* Python's str.replace on b's text: the first count occurrences of from (every one when
  * count < 0) become to. Allocation failure sets the sticky flag and leaves b's text. */
 static inline void xtts_sb_replace(xtts_sb *b, const char *from, const char *to, long count) {

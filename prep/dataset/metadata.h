@@ -90,7 +90,7 @@ int xtts_meta_reader_has_lang(const xtts_meta_reader *r);
  * "file:line: what"). A malformed record is not an error: it comes back with e->reject. */
 int xtts_meta_next(xtts_meta_reader *r, xtts_meta_entry *e, xtts_error *err);
 
-/* Free the reader (NULL allowed). */
+/* Free the reader (NULL is allowed). */
 void xtts_meta_close(xtts_meta_reader *r);
 
 

@@ -17,6 +17,7 @@ void xtts_record_builder_audio_options(const xtts_cache_config *c, xtts_audio_op
 }
 
 void xtts_record_builder_free(xtts_record_builder *b) {
+    if (!b) return;
     xtts_audio_delete(b->audio);
     xtts_mel_delete(b->mel);
     xtts_record_encoder_delete(b->enc);
