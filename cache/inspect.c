@@ -335,7 +335,7 @@ void xtts_colormap_rgb(xtts_colormap cm, double x, uint8_t rgb[3]) {
     }
 }
 
-void xtts_png_options_default(xtts_png_options *o) {
+void xtts_png_options_defaults(xtts_png_options *o) {
     memset(o, 0, sizeof *o);
     o->cmap = XTTS_CMAP_VIRIDIS;
     o->scale = 1;

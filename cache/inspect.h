@@ -83,7 +83,7 @@ typedef struct {
     double vmin, vmax;
 } xtts_png_options;
 
-void xtts_png_options_default(xtts_png_options *o);
+void xtts_png_options_defaults(xtts_png_options *o);
 
 /* Write mel float32 [n_mels][stride] (first n_frames columns) as an RGB PNG: time left to
  * right, low frequencies at the bottom. path "-" is stdout.

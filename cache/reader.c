@@ -525,7 +525,7 @@ xtts_status xtts_cache_reader_new(xtts_cache *c, xtts_cache_reader **out, xtts_e
     *out = NULL;
     xtts_cache_reader *r = calloc(1, sizeof *r);
     if (r) r->txn = calloc(c->n_shards ? c->n_shards : 1, sizeof *r->txn);
-    if (r) r->dec = xtts_record_decoder_new();
+    if (r) xtts_record_decoder_new(&r->dec);
     if (!r || !r->txn || !r->dec) {
         xtts_cache_reader_delete(r);
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory for a reader", c->dir);

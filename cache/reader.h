@@ -50,6 +50,7 @@ xtts_status xtts_cache_open(const char *dir, xtts_cache **out, xtts_error *err);
  * before its manifest), else 0. The readers' open uses it for their message
  * (cache/unfinished.c). */
 int xtts_cache_unfinished(const char *dir, char *msg, size_t cap);
+/* NULL is allowed. */
 void xtts_cache_close(xtts_cache *c);
 
 uint64_t xtts_cache_count(const xtts_cache *c);
@@ -62,6 +63,7 @@ const char *xtts_cache_shard_of(const xtts_cache *c, uint64_t index);
 
 /* Errors: XTTS_ENOMEM only. */
 xtts_status xtts_cache_reader_new(xtts_cache *c, xtts_cache_reader **out, xtts_error *err);
+/* NULL is allowed. */
 void xtts_cache_reader_delete(xtts_cache_reader *r);
 
 /* Index of an utterance id. XTTS_ENOTFOUND when absent.
@@ -108,6 +110,7 @@ typedef struct {
  * Errors: XTTS_ENOMEM only (also for a size that overflows). */
 xtts_status xtts_batch_init(const xtts_cache *c, size_t batch_size, xtts_dtype mel_dtype, xtts_batch *b,
                              xtts_error *err);
+/* NULL is allowed. */
 void xtts_batch_free(xtts_batch *b);
 
 /* Decode records indices[0..n) into rows 0..n of b (n <= b->batch_size).

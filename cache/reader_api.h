@@ -55,6 +55,7 @@ const char *xtts_api_last_error(void);
 /* Open dir/manifest.json and every shard it lists. NULL on failure; the last error says
  * why (the failures of xtts_cache_open in cache/reader.h). */
 xtts_api_cache *xtts_api_open(const char *dir);
+/* NULL is allowed. */
 void xtts_api_close(xtts_api_cache *c);
 
 /* The cache's shape. */

@@ -11,7 +11,7 @@
 #include "formats/manifest.h"
 #include "formats/record.h"
 
-void xtts_synth_options_default(xtts_synth_options *o) {
+void xtts_synth_options_defaults(xtts_synth_options *o) {
     memset(o, 0, sizeof *o);
     o->n_records = 64;
     o->n_mels = 80;
@@ -50,7 +50,7 @@ xtts_status xtts_synth_cache_write(const char *dir, const xtts_synth_options *o,
         return xtts_error_set(err, XTTS_EUSAGE, "synthetic cache: %d tokens x %d frames exceed %d frames",
                               o->max_tokens, o->frames_per_token, max_frames);
     xtts_cache_config cfg;
-    xtts_cache_config_default(&cfg);
+    xtts_cache_config_defaults(&cfg);
     cfg.mel.n_mels = o->n_mels;
     snprintf(cfg.tokenizer, sizeof cfg.tokenizer, "bytes");
     {
@@ -70,12 +70,13 @@ xtts_status xtts_synth_cache_write(const char *dir, const xtts_synth_options *o,
     cfg.val_fraction = o->val_every > 0 ? 1.0 / o->val_every : 0.0;
 
     xtts_cache_writer_options wo;
-    xtts_cache_writer_options_default(&wo, dir);
+    xtts_cache_writer_options_defaults(&wo, dir);
     wo.force = 1;
     xtts_cache_writer *w = NULL;
     xtts_status st = xtts_cache_writer_open(&wo, &cfg, &w, err);
     if (st) return st;
-    xtts_record_encoder *enc = xtts_record_encoder_new(XTTS_DTYPE_F16, 3, 0);
+    xtts_record_encoder *enc;
+    xtts_record_encoder_new(XTTS_DTYPE_F16, 3, 0, &enc);
     int32_t *tokens = calloc(o->max_tokens, sizeof(int32_t));
     float *mel = malloc((size_t)o->n_mels * max_frames * sizeof(float));
     double *sum = calloc(o->n_mels, sizeof(double)), *sumsq = calloc(o->n_mels, sizeof(double));

@@ -30,7 +30,7 @@ typedef struct {
     uint64_t seed;
 } xtts_synth_options;
 
-void xtts_synth_options_default(xtts_synth_options *o);
+void xtts_synth_options_defaults(xtts_synth_options *o);
 
 /* Write a cache to dir (replacing one of another configuration).
  * Errors: XTTS_EUSAGE (options out of range, or a configuration the writer refuses),

@@ -18,7 +18,7 @@
 #include "cache/writer_internal.h"
 #include "kernels/mel.h"
 
-void xtts_verify_options_default(xtts_verify_options *o) {
+void xtts_verify_options_defaults(xtts_verify_options *o) {
     memset(o, 0, sizeof *o);
     o->seed = 1;
 }
@@ -608,7 +608,7 @@ static void check_duplicate_ids(run_t *r) {
 xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, xtts_verify_report *rep,
                               xtts_error *err) {
     xtts_verify_options dflt;
-    if (!opt) xtts_verify_options_default(&dflt), opt = &dflt;
+    if (!opt) xtts_verify_options_defaults(&dflt), opt = &dflt;
     memset(rep, 0, sizeof *rep);
     run_t r;
     memset(&r, 0, sizeof r);
@@ -620,7 +620,7 @@ xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, x
         fault(&r, "", -1, "", "%s", err->msg);
         return st;
     }
-    if (!(r.dec = xtts_record_decoder_new()) ||
+    if (xtts_record_decoder_new(&r.dec) != XTTS_OK ||
         xtts_cache_reader_new(r.cache, &r.reader, err) != XTTS_OK ||
         xtts_cache_reader_new(r.cache, &r.lookup, err) != XTTS_OK) {
         st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);

@@ -70,7 +70,7 @@ typedef struct {
     int digest_complete;       /* 1: every record of the manifest went into the digest */
 } xtts_verify_report;
 
-void xtts_verify_options_default(xtts_verify_options *o);
+void xtts_verify_options_defaults(xtts_verify_options *o);
 
 /* Verify dir. Returns XTTS_OK when the run went through (faults, if any, are counted in
  * rep->faults and were passed to opt->on_fault); an error status only when nothing could

@@ -354,7 +354,7 @@ lmdb_fail:
 
 /* ---- open --------------------------------------------------------------------- */
 
-void xtts_cache_writer_options_default(xtts_cache_writer_options *opt, const char *dir) {
+void xtts_cache_writer_options_defaults(xtts_cache_writer_options *opt, const char *dir) {
     memset(opt, 0, sizeof *opt);
     opt->dir = dir;
     opt->part = -1;

@@ -54,7 +54,7 @@ typedef struct {
 void xtts_part_block(uint64_t n, int part, int n_parts, uint64_t *first, uint64_t *end);
 
 /* Fill opt with the defaults above for dir (a whole build). */
-void xtts_cache_writer_options_default(xtts_cache_writer_options *opt, const char *dir);
+void xtts_cache_writer_options_defaults(xtts_cache_writer_options *opt, const char *dir);
 
 /* Open (or resume) a build of dir with configuration cfg.
  * - XTTS_EUSAGE: cfg is not a valid configuration, or part/n_parts are out of range.
@@ -140,7 +140,7 @@ json_t *xtts_cache_writer_rejects(xtts_cache_writer *w);
 xtts_status xtts_cache_writer_finish(xtts_cache_writer *w, const json_t *extra, xtts_error *err);
 
 /* Abandon: release the lock and free w without writing a manifest (what is committed
- * stays and a re-run resumes from it). */
+ * stays and a re-run resumes from it). NULL is allowed. */
 void xtts_cache_writer_abort(xtts_cache_writer *w);
 
 /* Join the partial manifests in dir into manifest.json: checks that every part has the

@@ -101,6 +101,7 @@ xtts_status xtts_dir_list(const char *dir, xtts_dir_listing *out, xtts_error *er
 }
 
 void xtts_dir_listing_free(xtts_dir_listing *l) {
+    if (!l) return;
     free(l->shards);
     free(l->parts);
     memset(l, 0, sizeof *l);

@@ -31,6 +31,7 @@ typedef struct {
 } xtts_dir_listing;
 
 xtts_status xtts_dir_list(const char *dir, xtts_dir_listing *out, xtts_error *err);
+/* NULL is allowed. */
 void xtts_dir_listing_free(xtts_dir_listing *l);
 
 /* "shard-NNNNN" (part < 0) or "shard-KKKKK-NNNNN". */
@@ -84,6 +85,7 @@ xtts_status xtts_id_merge_open(const char *const *paths, size_t n, xtts_id_merge
  * last. Errors: XTTS_ECORRUPT, XTTS_EIO (a database that cannot be read, naming the shard). */
 xtts_status xtts_id_merge_next(xtts_id_merge *m, int *got, const void **id, size_t *len, size_t *source,
                                uint64_t *local, xtts_error *err);
+/* NULL is allowed. */
 void xtts_id_merge_close(xtts_id_merge *m);
 
 #endif

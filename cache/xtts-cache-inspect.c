@@ -62,7 +62,7 @@ static int parse_args(int argc, char **argv, args_t *a) {
     memset(a, 0, sizeof *a);
     a->index = -1;
     a->lengths = 1;
-    xtts_png_options_default(&a->po);
+    xtts_png_options_defaults(&a->po);
     long v;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {

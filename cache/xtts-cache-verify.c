@@ -58,7 +58,7 @@ int main(int argc, char **argv) {
         {"help", no_argument, 0, 'h'},           {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
     xtts_verify_options vo;
-    xtts_verify_options_default(&vo);
+    xtts_verify_options_defaults(&vo);
     vo.recompute_fn = xtts_recompute_record;
     out_ctx oc = {0, NULL};
     int c;

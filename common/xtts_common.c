@@ -248,6 +248,7 @@ int xtts_hash_set_add(xtts_hash_set *s, uint64_t h) {
 }
 
 void xtts_hash_set_free(xtts_hash_set *s) {
+    if (!s) return;
     free(s->slots);
     s->slots = NULL;
     s->cap = s->used = 0;
@@ -297,6 +298,7 @@ int xtts_id_filter_maybe(const xtts_id_filter *f, uint64_t h) {
 }
 
 void xtts_id_filter_free(xtts_id_filter *f) {
+    if (!f) return;
     if (f->bits) munmap(f->bits, XTTS_ID_FILTER_BYTES);
     f->bits = NULL;
 }

@@ -121,6 +121,7 @@ typedef struct {
 /* 1 added, 0 already present, -1 out of memory (the set is unchanged). h must not be 0. */
 int xtts_hash_set_add(xtts_hash_set *s, uint64_t h);
 int xtts_hash_set_has(const xtts_hash_set *s, uint64_t h);
+/* NULL is allowed. */
 void xtts_hash_set_free(xtts_hash_set *s);
 
 /* A Bloom filter of nonzero 64-bit hashes in a fixed XTTS_ID_FILTER_BYTES, however many are
@@ -139,6 +140,7 @@ typedef struct {
  * the add would fault the page in twice (the zero page, then a copy). */
 int xtts_id_filter_add(xtts_id_filter *f, uint64_t h);
 int xtts_id_filter_maybe(const xtts_id_filter *f, uint64_t h);
+/* NULL is allowed. */
 void xtts_id_filter_free(xtts_id_filter *f);
 
 /* SHA-256, streaming. Used for vocabulary hashes, configuration hashes and digests. */

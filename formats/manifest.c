@@ -21,7 +21,7 @@ const char *xtts_cache_format_name(int format_version) {
     return format_version == 1 ? "xtts-cache 1" : "xtts-cache 2";
 }
 
-void xtts_cache_config_default(xtts_cache_config *c) {
+void xtts_cache_config_defaults(xtts_cache_config *c) {
     memset(c, 0, sizeof *c);
     /* The xtts preset (DESIGN.md "Mel presets"); kernels/mel.c is its one definition. */
     xtts_mel_preset("xtts", &c->mel, NULL);

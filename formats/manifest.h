@@ -55,7 +55,7 @@ const char *xtts_cache_format_name(int format_version);
 
 /* Defaults: preset xtts, bytes tokenizer, max_tokens 512, max_frames 1024, fp16, zstd 1,
  * soxr HQ, no trim, no validation split. */
-void xtts_cache_config_default(xtts_cache_config *c);
+void xtts_cache_config_defaults(xtts_cache_config *c);
 
 /* Config <-> JSON object. from_json checks every field's type and range.
  * Errors (from_json): XTTS_EINPUT only (not an object, an unknown, missing, mistyped or

@@ -65,11 +65,12 @@ static int grow(uint8_t **buf, size_t *cap, size_t need) {
     return 0;
 }
 
-xtts_record_encoder *xtts_record_encoder_new(xtts_dtype dtype, int zstd_level, unsigned flags) {
+xtts_status xtts_record_encoder_new(xtts_dtype dtype, int zstd_level, unsigned flags, xtts_record_encoder **out) {
+    *out = NULL;
     xtts_record_encoder *e = calloc(1, sizeof *e);
-    if (!e) return NULL;
+    if (!e) return XTTS_ENOMEM;
     e->cctx = ZSTD_createCCtx();
-    if (!e->cctx) { free(e); return NULL; }
+    if (!e->cctx) { free(e); return XTTS_ENOMEM; }
     if (zstd_level < 1) zstd_level = 1;
     if (zstd_level > ZSTD_maxCLevel()) zstd_level = ZSTD_maxCLevel();
     ZSTD_CCtx_setParameter(e->cctx, ZSTD_c_compressionLevel, zstd_level);
@@ -85,7 +86,8 @@ xtts_record_encoder *xtts_record_encoder_new(xtts_dtype dtype, int zstd_level, u
     e->flags = flags & XTTS_RECORD_SHUFFLED;
     e->version = XTTS_RECORD_VERSION;
     e->audio = XTTS_AUDIO_NONE;
-    return e;
+    *out = e;
+    return XTTS_OK;
 }
 
 xtts_status xtts_record_encoder_set_version(xtts_record_encoder *e, int version, xtts_error *err) {
@@ -737,12 +739,14 @@ xtts_status xtts_record_parse_header(const void *buf, size_t buf_len, xtts_recor
     return XTTS_OK;
 }
 
-xtts_record_decoder *xtts_record_decoder_new(void) {
+xtts_status xtts_record_decoder_new(xtts_record_decoder **out) {
+    *out = NULL;
     xtts_record_decoder *d = calloc(1, sizeof *d);
-    if (!d) return NULL;
+    if (!d) return XTTS_ENOMEM;
     d->dctx = ZSTD_createDCtx();
-    if (!d->dctx) { free(d); return NULL; }
-    return d;
+    if (!d->dctx) { free(d); return XTTS_ENOMEM; }
+    *out = d;
+    return XTTS_OK;
 }
 
 /* Streaming mode (declared where it is used until formats/record.h has it): decoded

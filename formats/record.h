@@ -115,9 +115,11 @@ typedef struct {
 typedef struct xtts_record_encoder xtts_record_encoder;
 typedef struct xtts_record_decoder xtts_record_decoder;
 
-/* Make an encoder storing mels as dtype, zstd level (1..19), flags (XTTS_RECORD_SHUFFLED).
- * Returns NULL when out of memory. */
-xtts_record_encoder *xtts_record_encoder_new(xtts_dtype dtype, int zstd_level, unsigned flags);
+/* Make an encoder storing mels as dtype, zstd level (1..19), flags (XTTS_RECORD_SHUFFLED), in
+ * *out (NULL on failure). Out of memory is its only failure, so it takes no xtts_error.
+ * Errors: XTTS_ENOMEM only. */
+xtts_status xtts_record_encoder_new(xtts_dtype dtype, int zstd_level, unsigned flags, xtts_record_encoder **out);
+/* NULL is allowed. */
 void xtts_record_encoder_delete(xtts_record_encoder *enc);
 /* Record version to write: 2 (the default) or 1 (for caches of version 1 and tests).
  * Errors: XTTS_EUSAGE (a version this build does not write). */
@@ -142,7 +144,10 @@ xtts_status xtts_record_encode(xtts_record_encoder *enc, const xtts_record_input
 xtts_status xtts_record_parse_header(const void *buf, size_t buf_len, xtts_record_header *hdr,
                                      xtts_error *err);
 
-xtts_record_decoder *xtts_record_decoder_new(void);
+/* A decoder in *out (NULL on failure); like the encoder, it takes no xtts_error.
+ * Errors: XTTS_ENOMEM only. */
+xtts_status xtts_record_decoder_new(xtts_record_decoder **out);
+/* NULL is allowed. */
 void xtts_record_decoder_delete(xtts_record_decoder *dec);
 
 /* on != 0: decode writes mels with non-temporal stores (bypassing the cache), for large

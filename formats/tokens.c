@@ -50,7 +50,7 @@ int xtts_utf8_valid(const char *str, size_t n) {
     return 1;
 }
 
-void xtts_tokens_header_init(xtts_tokens_header *h) {
+void xtts_tokens_header_defaults(xtts_tokens_header *h) {
     memset(h, 0, sizeof *h);
     h->version = XTTS_TOKENS_VERSION;
     h->max_tokens = 512;
@@ -349,7 +349,7 @@ static int parse_int_field(const char *s, long lo, long hi, int *out) {
 
 static xtts_status parse_header(xtts_tokens_reader *r, char *line, xtts_error *err) {
     xtts_tokens_header *h = &r->header;
-    xtts_tokens_header_init(h);
+    xtts_tokens_header_defaults(h);
     h->max_tokens = 0;
     h->pad_id = -1;
     size_t ml = strlen(XTTS_TOKENS_MAGIC);

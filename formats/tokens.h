@@ -72,7 +72,7 @@ typedef struct {
 typedef struct xtts_tokens_reader xtts_tokens_reader;
 
 /* Fill h with defaults (version 1, pad_id 0, max_tokens 512, everything else empty). */
-void xtts_tokens_header_init(xtts_tokens_header *h);
+void xtts_tokens_header_defaults(xtts_tokens_header *h);
 
 /* Add or replace an extra header pair. Returns XTTS_EINPUT for a bad key or value
  * (empty, too long, holding '=', tab, newline or a required key's name) and XTTS_ERANGE

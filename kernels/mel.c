@@ -208,7 +208,7 @@ float xtts_mel_pad_value(const xtts_mel_params *p) {
     return xtts_log_clamp(0.0f, (float)p->log_floor, p->log_kind);
 }
 
-void xtts_mel_overrides_init(xtts_mel_overrides *ov) {
+void xtts_mel_overrides_defaults(xtts_mel_overrides *ov) {
     ov->sample_rate = ov->n_fft = ov->hop = ov->win = ov->n_mels = -1;
     ov->fmin = ov->fmax = -1;
 }
@@ -311,10 +311,12 @@ static xtts_status build_sparse_filterbank(xtts_mel *m, xtts_error *err) {
     return XTTS_OK;
 }
 
-xtts_mel *xtts_mel_new(const xtts_mel_params *p, xtts_error *err) {
-    if (xtts_mel_params_check(p, err)) return NULL;
+xtts_status xtts_mel_new(const xtts_mel_params *p, xtts_mel **out, xtts_error *err) {
+    *out = NULL;
+    xtts_status st = xtts_mel_params_check(p, err);
+    if (st) return st;
     xtts_mel *m = calloc(1, sizeof *m);
-    if (!m) { xtts_error_set(err, XTTS_ENOMEM, "mel: out of memory"); return NULL; }
+    if (!m) return xtts_error_set(err, XTTS_ENOMEM, "mel: out of memory");
     m->p = *p;
     m->n_bins = p->n_fft / 2 + 1;
     m->pad_left = pad_left_of(p);
@@ -322,28 +324,27 @@ xtts_mel *xtts_mel_new(const xtts_mel_params *p, xtts_error *err) {
     m->frame = fftwf_malloc(sizeof(float) * (size_t)p->n_fft);
     m->spec = fftwf_malloc(sizeof(fftwf_complex) * (size_t)m->n_bins);
     if (!m->window || !m->frame || !m->spec) {
-        xtts_error_set(err, XTTS_ENOMEM, "mel: out of memory");
         xtts_mel_delete(m);
-        return NULL;
+        return xtts_error_set(err, XTTS_ENOMEM, "mel: out of memory");
     }
     for (int j = 0; j < p->n_fft; j++) m->window[j] = xtts_stft_window(j, p->n_fft, p->win_samples);
-    if (build_sparse_filterbank(m, err)) { xtts_mel_delete(m); return NULL; }
+    st = build_sparse_filterbank(m, err);
+    if (st) { xtts_mel_delete(m); return st; }
     m->n_bins_pad = (m->n_bins_used + MEL_LANES - 1) / MEL_LANES * MEL_LANES;
     m->power = fftwf_malloc(sizeof(float) * MEL_LANES * (size_t)m->n_bins_pad);
     m->power_t = fftwf_malloc(sizeof(float) * MEL_LANES * (size_t)m->n_bins_pad);
     if (!m->power || !m->power_t) {
-        xtts_error_set(err, XTTS_ENOMEM, "mel: out of memory");
         xtts_mel_delete(m);
-        return NULL;
+        return xtts_error_set(err, XTTS_ENOMEM, "mel: out of memory");
     }
     memset(m->power, 0, sizeof(float) * MEL_LANES * (size_t)m->n_bins_pad);
     m->plan = plan_r2c(p->n_fft, m->frame, m->spec);
     if (!m->plan) {
-        xtts_error_set(err, XTTS_ENOMEM, "mel: FFTW could not plan a %d-point r2c transform", p->n_fft);
         xtts_mel_delete(m);
-        return NULL;
+        return xtts_error_set(err, XTTS_ENOMEM, "mel: FFTW could not plan a %d-point r2c transform", p->n_fft);
     }
-    return m;
+    *out = m;
+    return XTTS_OK;
 }
 
 /* Fill m->frame with frame t: samples from t*hop - pad_left on, reflected at both ends, windowed. */

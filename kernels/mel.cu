@@ -266,21 +266,20 @@ static xtts_status setup(xtts_mel_cuda *m, xtts_error *err) {
     return XTTS_OK;
 }
 
-extern "C" xtts_mel_cuda *xtts_mel_cuda_new(const xtts_mel_params *p, int ordinal, size_t max_clips,
-                                            size_t max_batch_samples, xtts_error *err) {
-    if (xtts_mel_params_check(p, err)) return NULL;
-    if (max_clips < 1 || max_clips > 65535 || max_batch_samples < 1 || max_batch_samples > ((size_t)1 << 34)) {
-        xtts_error_set(err, XTTS_EUSAGE, "cuda mel: batch of %zu clips / %zu samples is outside 1..65535 / 1..2^34",
-                       max_clips, max_batch_samples);
-        return NULL;
-    }
+extern "C" xtts_status xtts_mel_cuda_new(const xtts_mel_params *p, int ordinal, size_t max_clips,
+                                         size_t max_batch_samples, xtts_mel_cuda **out, xtts_error *err) {
+    *out = NULL;
+    xtts_status st = xtts_mel_params_check(p, err);
+    if (st) return st;
+    if (max_clips < 1 || max_clips > 65535 || max_batch_samples < 1 || max_batch_samples > ((size_t)1 << 34))
+        return xtts_error_set(err, XTTS_EUSAGE,
+                              "cuda mel: batch of %zu clips / %zu samples is outside 1..65535 / 1..2^34", max_clips,
+                              max_batch_samples);
     char why[256];
-    if (!xtts_cuda_device_usable(ordinal, why, sizeof why)) {
-        xtts_error_set(err, XTTS_EUNSUPPORTED, "cuda:%d is not usable: %s", ordinal, why);
-        return NULL;
-    }
+    if (!xtts_cuda_device_usable(ordinal, why, sizeof why))
+        return xtts_error_set(err, XTTS_EUNSUPPORTED, "cuda:%d is not usable: %s", ordinal, why);
     xtts_mel_cuda *m = (xtts_mel_cuda *)calloc(1, sizeof *m);
-    if (!m) { xtts_error_set(err, XTTS_ENOMEM, "cuda mel: out of memory"); return NULL; }
+    if (!m) return xtts_error_set(err, XTTS_ENOMEM, "cuda mel: out of memory");
     m->p = *p;
     m->device = ordinal;
     m->n_bins = p->n_fft / 2 + 1;
@@ -289,8 +288,10 @@ extern "C" xtts_mel_cuda *xtts_mel_cuda_new(const xtts_mel_params *p, int ordina
     m->max_samples = max_batch_samples;
     // frames of a clip <= n/hop + 2*pad/hop + 1
     m->max_frames = max_batch_samples / p->hop_samples + max_clips * (2 * (size_t)m->pad_left / p->hop_samples + 2);
-    if (setup(m, err)) { xtts_mel_cuda_delete(m); return NULL; }
-    return m;
+    st = setup(m, err);
+    if (st) { xtts_mel_cuda_delete(m); return st; }
+    *out = m;
+    return XTTS_OK;
 }
 
 // Group g on stream s: pack its samples into pinned memory, copy its inputs in, run the

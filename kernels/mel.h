@@ -58,7 +58,7 @@ typedef struct {
     double fmin, fmax;
 } xtts_mel_overrides;
 
-void xtts_mel_overrides_init(xtts_mel_overrides *ov); /* nothing overridden */
+void xtts_mel_overrides_defaults(xtts_mel_overrides *ov); /* nothing overridden */
 
 /* A preset with overrides, the dependent values following them: a new sample rate caps fmax
  * at its Nyquist frequency unless fmax is given; a smaller n_fft caps the window unless the
@@ -84,7 +84,11 @@ int xtts_mel_default_max_frames(const xtts_mel_params *p);
 /* A reusable per-thread mel context (FFTW plan, window, sparse filterbank, scratch). */
 typedef struct xtts_mel xtts_mel;
 
-xtts_mel *xtts_mel_new(const xtts_mel_params *p, xtts_error *err);
+/* A context for p (checked; copied) in *out, NULL on failure.
+ * Errors: XTTS_EUSAGE (p fails xtts_mel_params_check), XTTS_ENOMEM (out of memory, or FFTW
+ * cannot plan the transform). */
+xtts_status xtts_mel_new(const xtts_mel_params *p, xtts_mel **out, xtts_error *err);
+/* NULL is allowed. */
 void xtts_mel_delete(xtts_mel *m);
 
 /* Compute the log-mel of mono float samples (at p->sample_rate) into

@@ -36,12 +36,14 @@ xtts_status xtts_device_choose(const char *spec, const char *prog, int *ordinal,
 typedef struct xtts_mel_cuda xtts_mel_cuda;
 
 /* A context on device `ordinal` for batches of up to max_clips clips holding up to
- * max_batch_samples samples together. Allocates once: batch-sized device buffers and pinned
- * staging memory for samples in and mels out, and two streams with a cuFFT plan each. NULL
- * on failure: XTTS_EUNSUPPORTED when no usable device (or no CUDA in this build), XTTS_EUSAGE
+ * max_batch_samples samples together, in *out (NULL on failure). Allocates once: batch-sized
+ * device buffers and pinned staging memory for samples in and mels out, and two streams with
+ * a cuFFT plan each.
+ * Errors: XTTS_EUNSUPPORTED when no usable device (or no CUDA in this build), XTTS_EUSAGE
  * for bad parameters, XTTS_ENOMEM/XTTS_EIO for CUDA failures. */
-xtts_mel_cuda *xtts_mel_cuda_new(const xtts_mel_params *p, int ordinal, size_t max_clips, size_t max_batch_samples,
-                                 xtts_error *err);
+xtts_status xtts_mel_cuda_new(const xtts_mel_params *p, int ordinal, size_t max_clips, size_t max_batch_samples,
+                              xtts_mel_cuda **out, xtts_error *err);
+/* NULL is allowed. */
 void xtts_mel_cuda_delete(xtts_mel_cuda *m);
 
 /* The log-mel of n_clips clips: clip k is samples[k][0 .. n_samples[k]) at p->sample_rate;

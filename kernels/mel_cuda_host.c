@@ -27,15 +27,14 @@ int xtts_cuda_device_usable(int ordinal, char *why, size_t why_len) {
     return f(ordinal, why, why_len);
 }
 
-xtts_mel_cuda *xtts_mel_cuda_new(const xtts_mel_params *p, int ordinal, size_t max_clips, size_t max_batch_samples,
-                                 xtts_error *err) {
-    xtts_mel_cuda *(*f)(const xtts_mel_params *, int, size_t, size_t, xtts_error *);
+xtts_status xtts_mel_cuda_new(const xtts_mel_params *p, int ordinal, size_t max_clips, size_t max_batch_samples,
+                              xtts_mel_cuda **out, xtts_error *err) {
+    xtts_status (*f)(const xtts_mel_params *, int, size_t, size_t, xtts_mel_cuda **, xtts_error *);
     char why[512];
-    if (!PLUGIN_FN(&f, "xtts_cudaplugin_mel_cuda_new", why, sizeof why)) {
-        xtts_error_set(err, XTTS_EUNSUPPORTED, "cuda:%d is not usable: %s", ordinal, why);
-        return NULL;
-    }
-    return f(p, ordinal, max_clips, max_batch_samples, err);
+    *out = NULL;
+    if (!PLUGIN_FN(&f, "xtts_cudaplugin_mel_cuda_new", why, sizeof why))
+        return xtts_error_set(err, XTTS_EUNSUPPORTED, "cuda:%d is not usable: %s", ordinal, why);
+    return f(p, ordinal, max_clips, max_batch_samples, out, err);
 }
 
 void xtts_mel_cuda_delete(xtts_mel_cuda *m) {
@@ -62,11 +61,11 @@ int xtts_cuda_device_usable(int ordinal, char *why, size_t why_len) {
     return 0;
 }
 
-xtts_mel_cuda *xtts_mel_cuda_new(const xtts_mel_params *p, int ordinal, size_t max_clips, size_t max_batch_samples,
-                                 xtts_error *err) {
+xtts_status xtts_mel_cuda_new(const xtts_mel_params *p, int ordinal, size_t max_clips, size_t max_batch_samples,
+                              xtts_mel_cuda **out, xtts_error *err) {
     (void)p; (void)max_clips; (void)max_batch_samples;
-    xtts_error_set(err, XTTS_EUNSUPPORTED, "cuda:%d is not usable: this build has no CUDA support", ordinal);
-    return NULL;
+    *out = NULL;
+    return xtts_error_set(err, XTTS_EUNSUPPORTED, "cuda:%d is not usable: this build has no CUDA support", ordinal);
 }
 
 void xtts_mel_cuda_delete(xtts_mel_cuda *m) { (void)m; }

@@ -34,9 +34,9 @@ typedef struct {
     const char *id_prefix;
     int format;          /* cache format (record version): 2 (default) or 1 */
     int audio;           /* xtts_audio_store of format-2 records (waveform: fixture_wave_value) */
-} fixture_opts;
+} fixture_options;
 
-static inline void fixture_default(fixture_opts *o) {
+static inline void fixture_defaults(fixture_options *o) {
     memset(o, 0, sizeof *o);
     o->records = 40;
     o->per_shard = 15;
@@ -58,21 +58,21 @@ static inline int16_t fixture_wave_value(int i, int k) { return (int16_t)((i * 1
 static inline float fixture_mel_value(int i, int c, int t) {
     return 3.0f * sinf(0.37f * (float)i + 0.11f * (float)c + 0.05f * (float)t) - 4.0f;
 }
-static inline int fixture_n_tokens(const fixture_opts *o, int i) { return 1 + (7 * i) % (o->max_tokens - 1); }
-static inline int fixture_token(const fixture_opts *o, int i, int k) { return (5 * i + 3 * k) % o->vocab; }
+static inline int fixture_n_tokens(const fixture_options *o, int i) { return 1 + (7 * i) % (o->max_tokens - 1); }
+static inline int fixture_token(const fixture_options *o, int i, int k) { return (5 * i + 3 * k) % o->vocab; }
 /* With a waveform (audio), records hold at least 3 frames: fixture_n_samples must make
  * exactly n_frames under the xtts preset's framing (centred, n_fft 1024, hop 256). */
-static inline int fixture_n_frames(const fixture_opts *o, int i) {
+static inline int fixture_n_frames(const fixture_options *o, int i) {
     return o->audio ? 3 + (13 * i) % (o->max_frames - 2) : 1 + (13 * i) % o->max_frames;
 }
-static inline size_t fixture_n_samples(const fixture_opts *o, int i) {
+static inline size_t fixture_n_samples(const fixture_options *o, int i) {
     int nf = fixture_n_frames(o, i);
     return o->audio ? (size_t)(nf - 1) * 256 + 1 : (size_t)nf * 256;
 }
 #define FIXTURE_PAD_VALUE (-11.512925f) /* log(1e-5) */
 
-static inline void fixture_config(const fixture_opts *o, xtts_cache_config *cfg) {
-    xtts_cache_config_default(cfg);
+static inline void fixture_config(const fixture_options *o, xtts_cache_config *cfg) {
+    xtts_cache_config_defaults(cfg);
     cfg->mel.n_mels = o->n_mels;
     cfg->mel.n_fft = o->n_fft;
     if (cfg->mel.win_samples > o->n_fft) cfg->mel.win_samples = o->n_fft;
@@ -98,7 +98,7 @@ static inline int fixture_fail(const char *what, const char *detail) {
 }
 
 /* Encode fixture record i (the encoder's buffer; valid until its next call). */
-static inline int fixture_encode(const fixture_opts *o, const xtts_cache_config *cfg, xtts_record_encoder *enc, int i,
+static inline int fixture_encode(const fixture_options *o, const xtts_cache_config *cfg, xtts_record_encoder *enc, int i,
                                  const uint8_t **buf, size_t *len) {
     char id[64];
     snprintf(id, sizeof id, "%s-%05d", o->id_prefix, i);
@@ -147,7 +147,7 @@ static inline int fixture_encode(const fixture_opts *o, const xtts_cache_config 
 
 /* The manifest keys besides the writer's own, for records [lo, hi): stats, speakers,
  * languages, splits, totals (new reference). */
-static inline json_t *fixture_extra(const fixture_opts *o, int lo, int hi) {
+static inline json_t *fixture_extra(const fixture_options *o, int lo, int hi) {
     double *sum = calloc((size_t)o->n_mels, sizeof *sum), *sumsq = calloc((size_t)o->n_mels, sizeof *sumsq);
     uint64_t frames = 0, tokens = 0, train = 0, val = 0;
     for (int i = lo; i < hi; i++) {
@@ -183,15 +183,15 @@ static inline json_t *fixture_extra(const fixture_opts *o, int lo, int hi) {
 }
 
 /* Build dir (created) with o's records straight through LMDB. Returns 0 on success. */
-static inline int fixture_build(const char *dir, const fixture_opts *o) {
+static inline int fixture_build(const char *dir, const fixture_options *o) {
     xtts_cache_config cfg;
     fixture_config(o, &cfg);
     char hash[65];
     xtts_cache_config_hash(&cfg, hash);
     xtts_error e;
     if (xtts_mkdir_p(dir, &e)) return fixture_fail(dir, e.msg);
-    xtts_record_encoder *enc =
-        xtts_record_encoder_new((xtts_dtype)o->dtype, 3, o->shuffle ? XTTS_RECORD_SHUFFLED : 0);
+    xtts_record_encoder *enc;
+    xtts_record_encoder_new((xtts_dtype)o->dtype, 3, o->shuffle ? XTTS_RECORD_SHUFFLED : 0, &enc);
     json_t *shards = json_array();
     int rc = 0;
     for (int s0 = 0, shard = 0; s0 < o->records || (o->records == 0 && shard == 0); s0 += o->per_shard, shard++) {
@@ -267,12 +267,12 @@ static inline int fixture_build(const char *dir, const fixture_opts *o) {
  * about shard_bytes, or, with parts > 1, that many partial builds over contiguous
  * ranges of records joined by xtts_cache_merge. Input index i of record i; inputs in
  * `rejects` (a -1-terminated list, may be NULL) are rejected instead. */
-static inline int fixture_build_writer(const char *dir, const fixture_opts *o, uint64_t shard_bytes, int parts,
+static inline int fixture_build_writer(const char *dir, const fixture_options *o, uint64_t shard_bytes, int parts,
                                        const int *rejects) {
     xtts_cache_config cfg;
     fixture_config(o, &cfg);
-    xtts_record_encoder *enc =
-        xtts_record_encoder_new((xtts_dtype)o->dtype, 3, o->shuffle ? XTTS_RECORD_SHUFFLED : 0);
+    xtts_record_encoder *enc;
+    xtts_record_encoder_new((xtts_dtype)o->dtype, 3, o->shuffle ? XTTS_RECORD_SHUFFLED : 0, &enc);
     xtts_error e;
     int n_parts = parts > 1 ? parts : 1;
     for (int p = 0; p < n_parts; p++) {

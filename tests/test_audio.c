@@ -82,7 +82,8 @@ static xtts_audio *context(int rate, const char *resampler, const char *quality,
     snprintf(o.quality, sizeof o.quality, "%s", quality);
     o.trim_db = trim_db;
     xtts_error err;
-    xtts_audio *a = xtts_audio_new(&o, &err);
+    xtts_audio *a;
+    xtts_audio_new(&o, &a, &err);
     assert_non_null(a);
     return a;
 }
@@ -520,14 +521,17 @@ static void test_options_check_names_the_bad_option(void **state) {
     assert_int_equal(xtts_audio_options_check(&o, &err), XTTS_OK);
     o.target_rate = 10;
     assert_int_equal(xtts_audio_options_check(&o, &err), XTTS_EUSAGE);
-    assert_null(xtts_audio_new(&o, &err));
+    xtts_audio *none;
+    xtts_audio_new(&o, &none, &err);
+    assert_null(none);
     o.target_rate = 16000;
     o.trim_db = -3;
     assert_int_equal(xtts_audio_options_check(&o, &err), XTTS_EUSAGE);
     o.trim_db = NAN;
     assert_int_equal(xtts_audio_options_check(&o, &err), XTTS_EUSAGE);
     o.trim_db = 0;
-    xtts_audio *a = xtts_audio_new(&o, &err);
+    xtts_audio *a;
+    xtts_audio_new(&o, &a, &err);
     float x[4] = {0};
     const float *y;
     size_t m;
@@ -549,7 +553,8 @@ static void test_max_seconds_rejects_longer_audio_while_decoding(void **state) {
     o.target_rate = 22050;
     o.max_seconds = 2.0;
     xtts_error err;
-    xtts_audio *a = xtts_audio_new(&o, &err);
+    xtts_audio *a;
+    xtts_audio_new(&o, &a, &err);
     assert_non_null(a);
     const float *y;
     size_t n;
@@ -557,7 +562,7 @@ static void test_max_seconds_rejects_longer_audio_while_decoding(void **state) {
     assert_non_null(strstr(err.msg, "limit"));
     xtts_audio_delete(a);
     o.max_seconds = 3.5;
-    a = xtts_audio_new(&o, &err);
+    xtts_audio_new(&o, &a, &err);
     assert_non_null(a);
     assert_int_equal(xtts_audio_load(a, path, &y, &n, NULL, &err), XTTS_OK);
     assert_int_equal(n, 3 * 22050);

@@ -270,7 +270,7 @@ static void test_xtts_vocabulary_gets_language_prefix_and_space_tokens(void **s)
     assert_non_null(strstr(err.msg, "no token for language hi"));
     assert_true(xtts_tokenizer_wants_lowercase(t));
     xtts_tokens_header h;
-    xtts_tokens_header_init(&h);
+    xtts_tokens_header_defaults(&h);
     assert_int_equal(xtts_tokenizer_fill_header(t, &h, &err), XTTS_OK);
     assert_string_equal(h.tokenizer, "bpe");
     assert_int_equal(h.pad_id, xtts_bpe_token_id(b, "[STOP]"));

@@ -117,7 +117,7 @@ static void round_trip(const xtts_cache_config *c, xtts_cache_config *out) {
 static void config_default_is_the_xtts_preset(void **state) {
     (void)state;
     xtts_cache_config c;
-    xtts_cache_config_default(&c);
+    xtts_cache_config_defaults(&c);
     assert_string_equal(c.mel.preset, "xtts");
     assert_int_equal(c.mel.sample_rate, 22050);
     assert_int_equal(c.mel.n_fft, 1024);
@@ -154,7 +154,7 @@ static void config_round_trips_every_mel_preset(void **state) {
     static const char *const presets[] = {"xtts", "hifigan", "vits", "tacotron2", "whisper"};
     for (int i = 0; i < 5; i++) {
         xtts_cache_config a, b;
-        xtts_cache_config_default(&a);
+        xtts_cache_config_defaults(&a);
         xtts_error err;
         assert_int_equal(xtts_mel_preset(presets[i], &a.mel, &err), XTTS_OK);
         round_trip(&a, &b);
@@ -165,7 +165,7 @@ static void config_round_trips_every_mel_preset(void **state) {
 static void config_round_trips_every_field_through_json(void **state) {
     (void)state;
     xtts_cache_config a, b;
-    xtts_cache_config_default(&a);
+    xtts_cache_config_defaults(&a);
     round_trip(&a, &b);
     assert_config_equal(&a, &b);
     config_all_changed(&a);
@@ -189,7 +189,7 @@ static void config_json_uses_names_for_enum_fields(void **state) {
     assert_string_equal(json_string_value(json_object_get(j, "dtype")), "fp32");
     assert_int_equal(json_array_size(json_object_get(j, "buckets")), 3);
     json_decref(j);
-    xtts_cache_config_default(&c);
+    xtts_cache_config_defaults(&c);
     j = xtts_cache_config_to_json(&c);
     assert_true(json_is_array(json_object_get(j, "buckets")));
     assert_int_equal(json_array_size(json_object_get(j, "buckets")), 0);
@@ -200,7 +200,7 @@ static void config_json_uses_names_for_enum_fields(void **state) {
 static void config_hash_covers_every_field(void **state) {
     (void)state;
     xtts_cache_config d, a;
-    xtts_cache_config_default(&d);
+    xtts_cache_config_defaults(&d);
     config_all_changed(&a);
     char base[65];
     xtts_cache_config_hash(&d, base);
@@ -252,7 +252,7 @@ static void config_hash_covers_every_field(void **state) {
 static void config_hash_is_sha256_of_sorted_compact_json(void **state) {
     (void)state;
     xtts_cache_config c;
-    xtts_cache_config_default(&c);
+    xtts_cache_config_defaults(&c);
     json_t *j = xtts_cache_config_to_json(&c);
     char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(j);
@@ -297,7 +297,7 @@ static void config_from_json_refuses_missing_wrong_type_and_out_of_range(void **
         {"mel.whisper_post", "\"yes\""}, {"mel.n_mels", NULL}, {"mel.surprise", "0"},
     };
     xtts_cache_config d;
-    xtts_cache_config_default(&d);
+    xtts_cache_config_defaults(&d);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         json_t *j = xtts_cache_config_to_json(&d);
         const char *key = cases[i].key;
@@ -330,7 +330,7 @@ static void config_from_json_refuses_missing_wrong_type_and_out_of_range(void **
 static void padded_frames_picks_smallest_bucket_or_max_frames(void **state) {
     (void)state;
     xtts_cache_config c;
-    xtts_cache_config_default(&c);
+    xtts_cache_config_defaults(&c);
     assert_int_equal(xtts_cache_config_padded_frames(&c, 1), 1024);
     assert_int_equal(xtts_cache_config_padded_frames(&c, 1024), 1024);
     assert_int_equal(xtts_cache_config_padded_frames(&c, 1025), 0);
@@ -350,7 +350,7 @@ static void padded_frames_picks_smallest_bucket_or_max_frames(void **state) {
 
 static json_t *valid_manifest(void) {
     xtts_cache_config c;
-    xtts_cache_config_default(&c);
+    xtts_cache_config_defaults(&c);
     char hash[65];
     xtts_cache_config_hash(&c, hash);
     json_t *m = json_pack("{s:i, s:s, s:i, s:o, s:s, s:[{s:s, s:i, s:i, s:i}, {s:s, s:i, s:i, s:i}], s:{s:i}, s:i, s:[]}",

@@ -119,7 +119,9 @@ static void test_params_check_rejects_inconsistent_fields(void **state) {
     assert_int_equal(xtts_mel_params_check(&p, &err), XTTS_EUSAGE);
     p = base; p.sample_rate = 0;
     assert_int_equal(xtts_mel_params_check(&p, &err), XTTS_EUSAGE);
-    assert_null(xtts_mel_new(&p, &err));
+    xtts_mel *none;
+    xtts_mel_new(&p, &none, &err);
+    assert_null(none);
 }
 
 static void test_frame_counts_follow_centering_padding_and_dropped_frame(void **state) {
@@ -254,7 +256,8 @@ static void test_every_preset_matches_golden_within_1e3_on_every_cell(void **sta
         snprintf(path, sizeof path, GOLDEN_DIR "%s", file);
         float *gold = read_f32(path, n_mels * frames);
         float *x = make_clip(seed, n, p.sample_rate);
-        xtts_mel *m = xtts_mel_new(&p, &err);
+        xtts_mel *m;
+        xtts_mel_new(&p, &m, &err);
         assert_non_null(m);
         size_t stride = frames + 3; /* exercise a stride wider than the clip */
         float *out = malloc(sizeof(float) * n_mels * stride);
@@ -321,7 +324,8 @@ static void test_silence_gives_the_log_floor_everywhere(void **state) {
         xtts_mel_preset(PRESETS[i], &p, &err);
         size_t n = 5000, frames = xtts_mel_n_frames(&p, n);
         float *x = calloc(n, sizeof *x), *out = malloc(sizeof(float) * p.n_mels * frames);
-        xtts_mel *m = xtts_mel_new(&p, &err);
+        xtts_mel *m;
+        xtts_mel_new(&p, &m, &err);
         float pad;
         size_t got;
         assert_int_equal(xtts_mel_compute(m, x, n, out, frames, &got, &pad, &err), XTTS_OK);
@@ -344,7 +348,8 @@ static void test_clip_shorter_than_one_frame_is_rejected(void **state) {
     xtts_mel_params p;
     xtts_error err;
     xtts_mel_preset("xtts", &p, &err);
-    xtts_mel *m = xtts_mel_new(&p, &err);
+    xtts_mel *m;
+    xtts_mel_new(&p, &m, &err);
     float x[512] = {0}, out[80 * 4];
     size_t frames = 99;
     assert_int_equal(xtts_mel_compute(m, x, 512, out, 4, &frames, NULL, &err), XTTS_EINPUT);
@@ -359,7 +364,8 @@ static void test_output_stride_smaller_than_frames_is_refused(void **state) {
     xtts_mel_params p;
     xtts_error err;
     xtts_mel_preset("xtts", &p, &err);
-    xtts_mel *m = xtts_mel_new(&p, &err);
+    xtts_mel *m;
+    xtts_mel_new(&p, &m, &err);
     float *x = make_clip(1, 7000, 22050), *out = malloc(sizeof(float) * 80 * 28);
     size_t frames;
     assert_int_equal(xtts_mel_compute(m, x, 7000, out, 27, &frames, NULL, &err), XTTS_ERANGE);
@@ -378,7 +384,8 @@ static void test_output_bytes_identical_across_contexts_and_threads(void **state
     float *x = make_clip(7, n, p.sample_rate);
     size_t frames = xtts_mel_n_frames(&p, n), cells = (size_t)p.n_mels * frames;
     float *ref = malloc(sizeof(float) * cells);
-    xtts_mel *m = xtts_mel_new(&p, &err);
+    xtts_mel *m;
+    xtts_mel_new(&p, &m, &err);
     assert_int_equal(xtts_mel_compute(m, x, n, ref, frames, NULL, NULL, &err), XTTS_OK);
     float *again = malloc(sizeof(float) * cells);
     assert_int_equal(xtts_mel_compute(m, x, n, again, frames, NULL, NULL, &err), XTTS_OK);
@@ -388,7 +395,8 @@ static void test_output_bytes_identical_across_contexts_and_threads(void **state
 #pragma omp parallel for num_threads(4) reduction(+ : mismatches)
     for (int k = 0; k < 8; k++) {
         xtts_error e;
-        xtts_mel *mk = xtts_mel_new(&p, &e);
+        xtts_mel *mk;
+        xtts_mel_new(&p, &mk, &e);
         float *o = malloc(sizeof(float) * cells);
         if (!mk || !o || xtts_mel_compute(mk, x, n, o, frames, NULL, NULL, &e) != XTTS_OK ||
             memcmp(o, ref, sizeof(float) * cells) != 0)
@@ -408,23 +416,23 @@ static void test_overrides_follow_the_dependent_values(void **state) {
     xtts_mel_overrides ov;
     xtts_mel_params p;
     xtts_error e;
-    xtts_mel_overrides_init(&ov);
+    xtts_mel_overrides_defaults(&ov);
     ov.sample_rate = 16000; /* hifigan's fmax 8000 fits; vits' 11025 is capped at Nyquist */
     assert_int_equal(xtts_mel_params_derive("vits", &ov, &p, &e), XTTS_OK);
     assert_true(p.fmax_hz == 8000.0);
     ov.fmax = 7600; /* given: kept */
     assert_int_equal(xtts_mel_params_derive("vits", &ov, &p, &e), XTTS_OK);
     assert_true(p.fmax_hz == 7600.0);
-    xtts_mel_overrides_init(&ov);
+    xtts_mel_overrides_defaults(&ov);
     ov.n_fft = 512; /* the preset's 1024-sample window no longer fits: capped */
     assert_int_equal(xtts_mel_params_derive("xtts", &ov, &p, &e), XTTS_OK);
     assert_int_equal(p.win_samples, 512);
-    xtts_mel_overrides_init(&ov);
+    xtts_mel_overrides_defaults(&ov);
     ov.n_fft = 800;
     ov.hop = 200; /* hifigan does not center: its reflect padding follows */
     assert_int_equal(xtts_mel_params_derive("hifigan", &ov, &p, &e), XTTS_OK);
     assert_int_equal(p.pad_samples, 300);
-    xtts_mel_overrides_init(&ov);
+    xtts_mel_overrides_defaults(&ov);
     ov.win = 4096; /* larger than n_fft: refused by the check */
     assert_int_equal(xtts_mel_params_derive("xtts", &ov, &p, &e), XTTS_EUSAGE);
     assert_int_equal(xtts_mel_params_derive("nope", &ov, &p, &e), XTTS_EUSAGE);

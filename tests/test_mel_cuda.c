@@ -49,12 +49,15 @@ static void test_context_on_an_unusable_device_is_refused_with_eunsupported(void
     xtts_mel_preset("xtts", &p, &err);
     /* device 4096 never exists, whether or not this machine has a GPU */
     xtts_error_clear(&err);
-    assert_null(xtts_mel_cuda_new(&p, 4096, 4, 1 << 20, &err));
+    xtts_mel_cuda *none;
+    xtts_mel_cuda_new(&p, 4096, 4, 1 << 20, &none, &err);
+    assert_null(none);
     assert_int_equal(err.code, XTTS_EUNSUPPORTED);
     assert_non_null(strstr(err.msg, "cuda:4096"));
     if (!xtts_cuda_device_usable(0, NULL, 0)) {
         xtts_error_clear(&err);
-        assert_null(xtts_mel_cuda_new(&p, 0, 4, 1 << 20, &err));
+        xtts_mel_cuda_new(&p, 0, 4, 1 << 20, &none, &err);
+        assert_null(none);
         assert_int_equal(err.code, XTTS_EUNSUPPORTED);
         assert_non_null(strstr(err.msg, "cuda:0"));
     }
@@ -77,8 +80,10 @@ static void test_cuda_batches_match_the_cpu_path_within_1e3(void **state) {
         float *x[N], *out[N], *ref[N];
         size_t stride[N], frames[N];
         float pad[N];
-        xtts_mel *cpu = xtts_mel_new(&p, &err);
-        xtts_mel_cuda *gpu = xtts_mel_cuda_new(&p, 0, N, 1 << 20, &err);
+        xtts_mel *cpu;
+        xtts_mel_new(&p, &cpu, &err);
+        xtts_mel_cuda *gpu;
+        xtts_mel_cuda_new(&p, 0, N, 1 << 20, &gpu, &err);
         assert_non_null(cpu);
         assert_non_null(gpu);
         for (int k = 0; k < N; k++) {
@@ -153,7 +158,8 @@ static void test_cuda_batch_of_many_groups_matches_the_cpu_path_in_any_order(voi
         float *x[N], *out[N], *ref[N];
         size_t stride[N], frames[N];
         float ref_pad[N];
-        xtts_mel *cpu = xtts_mel_new(&p, &err);
+        xtts_mel *cpu;
+        xtts_mel_new(&p, &cpu, &err);
         assert_non_null(cpu);
         for (int k = 0; k < N; k++) {
             x[k] = make_clip(101 + k, n[k], p.sample_rate);
@@ -165,7 +171,8 @@ static void test_cuda_batch_of_many_groups_matches_the_cpu_path_in_any_order(voi
             total += n[k];
             total_frames += frames[k];
         }
-        xtts_mel_cuda *gpu = xtts_mel_cuda_new(&p, 0, N, total, &err);
+        xtts_mel_cuda *gpu;
+        xtts_mel_cuda_new(&p, 0, N, total, &gpu, &err);
         assert_non_null(gpu);
         for (int pass = 0; pass < 2; pass++) {
             /* pass 1 hands the same clips over in reverse order */

@@ -24,8 +24,8 @@ typedef struct {
  * when open fails (err then holds the message). */
 static int read_rows(xtts_meta_format f, const char *name, const char *text, row *rows, int max, xtts_error *err,
                      xtts_meta_format *chosen) {
-    xtts_meta_opts o;
-    xtts_meta_opts_init(&o);
+    xtts_meta_options o;
+    xtts_meta_options_defaults(&o);
     o.path = name;
     o.data = text;
     o.len = strlen(text);
@@ -223,8 +223,8 @@ static void test_long_lines_and_nul_bytes_are_rejected_records(void **state) {
     assert_int_equal(n, 2);
     assert_non_null(strstr(r[0].reject, "line longer than"));
     assert_string_equal(r[1].id, "a2");
-    xtts_meta_opts o;
-    xtts_meta_opts_init(&o);
+    xtts_meta_options o;
+    xtts_meta_options_defaults(&o);
     o.path = "m.csv";
     o.data = "a|b\0c|\nd|e|\n";
     o.len = 12;
@@ -270,7 +270,7 @@ static void test_token_stream_split_field(void **state) {
     assert_true(fd >= 0);
     FILE *f = fdopen(fd, "w+");
     xtts_tokens_header h;
-    xtts_tokens_header_init(&h);
+    xtts_tokens_header_defaults(&h);
     strcpy(h.tokenizer, "bytes");
     strcpy(h.vocab_hash, "sha256:0000000000000000000000000000000000000000000000000000000000000000");
     h.vocab_size = 288;

@@ -21,7 +21,7 @@ typedef struct {
 static void check_cases(const char *lang, const norm_case *cases, int lowercase) {
     int l = xtts_lang_index(lang);
     assert_true(l >= 0);
-    xtts_normalize_opts o = {lowercase, 1, XTTS_NORM_SPOKEN};
+    xtts_normalize_options o = {lowercase, 1, XTTS_NORM_SPOKEN};
     int bad = 0;
     for (const norm_case *c = cases; c->in; c++) {
         char *out = NULL;
@@ -242,7 +242,7 @@ static void test_unicode_whitespace_quotes_and_case_are_unified(void **s) {
 
 static void test_languages_without_expansion_keep_digits_and_say_so(void **s) {
     (void)s;
-    xtts_normalize_opts o = {1, 1, XTTS_NORM_SPOKEN};
+    xtts_normalize_options o = {1, 1, XTTS_NORM_SPOKEN};
     char *out;
     unsigned flags;
     xtts_error err;
@@ -279,7 +279,7 @@ static void test_num2words_languages_read_numbers(void **s) {
         {"ko", "50 \xeb\xaa\x85, 3\xeb\xb2\x88", "\xec\x98\xa4\xec\x8b\xad \xeb\xaa\x85, \xec\x84\xb8 "
          "\xeb\xb2\x88\xec\xa7\xb8"},
     };
-    xtts_normalize_opts o = {0, 1, XTTS_NORM_SPOKEN};
+    xtts_normalize_options o = {0, 1, XTTS_NORM_SPOKEN};
     int checked = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const xtts_n2w_lang *n = xtts_n2w_find(cases[i].lang);
@@ -302,7 +302,7 @@ static void test_num2words_languages_read_numbers(void **s) {
 
 static void test_expansion_can_be_turned_off(void **s) {
     (void)s;
-    xtts_normalize_opts o = {0, 0, XTTS_NORM_SPOKEN};
+    xtts_normalize_options o = {0, 0, XTTS_NORM_SPOKEN};
     char *out;
     unsigned flags;
     xtts_error err;
@@ -314,7 +314,7 @@ static void test_expansion_can_be_turned_off(void **s) {
 
 static void test_invalid_utf8_is_an_input_error(void **s) {
     (void)s;
-    xtts_normalize_opts o = {1, 1, XTTS_NORM_SPOKEN};
+    xtts_normalize_options o = {1, 1, XTTS_NORM_SPOKEN};
     char *out = (char *)1;
     unsigned flags;
     xtts_error err;

@@ -46,7 +46,7 @@ static void tmp_make(tmpdir_t *t) {
 
 static void tmp_remove(tmpdir_t *t) { nftw(t->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
-static void build(const char *dir, const fixture_opts *o) { assert_int_equal(fixture_build(dir, o), 0); }
+static void build(const char *dir, const fixture_options *o) { assert_int_equal(fixture_build(dir, o), 0); }
 
 /* Faults collected from xtts_verify_cache. */
 typedef struct {
@@ -74,7 +74,7 @@ static void dump_faults(const faults_t *fs) {
 
 static xtts_status verify(const char *dir, int deep, faults_t *fs, xtts_verify_report *rep) {
     xtts_verify_options o;
-    xtts_verify_options_default(&o);
+    xtts_verify_options_defaults(&o);
     o.recompute_fn = xtts_recompute_record;
     o.deep = deep;
     o.on_fault = collect;
@@ -139,8 +139,8 @@ static void test_reader_returns_every_record_as_written(void **state) {
     (void)state;
     tmpdir_t t;
     tmp_make(&t);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     build(t.dir, &o);
     xtts_cache *c;
     xtts_error e;
@@ -191,8 +191,8 @@ static void test_reader_fp16_shuffled_cache_decodes_within_half_precision(void *
     (void)state;
     tmpdir_t t;
     tmp_make(&t);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     o.dtype = XTTS_DTYPE_F16;
     o.shuffle = 1;
     build(t.dir, &o);
@@ -218,8 +218,8 @@ static void test_find_returns_global_index_across_shards_and_notfound_for_unknow
     (void)state;
     tmpdir_t t;
     tmp_make(&t);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     build(t.dir, &o);
     xtts_cache *c;
     xtts_error e;
@@ -255,8 +255,8 @@ static void test_batch_is_fixed_shape_and_padded(void **state) {
     (void)state;
     tmpdir_t t;
     tmp_make(&t);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     build(t.dir, &o);
     xtts_cache *c;
     xtts_error e;
@@ -302,8 +302,8 @@ static void test_readers_in_parallel_threads_agree(void **state) {
     (void)state;
     tmpdir_t t;
     tmp_make(&t);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     build(t.dir, &o);
     xtts_cache *c;
     xtts_error e;
@@ -337,8 +337,8 @@ static void test_reader_opens_a_cache_on_a_read_only_directory_without_lock_file
     (void)state;
     tmpdir_t t;
     tmp_make(&t);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     build(t.dir, &o);
     char p[4200];
     for (int s = 0; s < 3; s++) {
@@ -373,8 +373,8 @@ static void test_verify_passes_intact_cache_and_digest_ignores_shard_boundaries(
     snprintf(a, sizeof a, "%s/a", t.dir);
     snprintf(b, sizeof b, "%s/b", t.dir);
     snprintf(d, sizeof d, "%s/d", t.dir);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     build(a, &o);
     o.per_shard = 7;
     build(b, &o);
@@ -404,7 +404,7 @@ static void test_verify_passes_intact_cache_and_digest_ignores_shard_boundaries(
     /* Another content, another digest. */
     char f[4200];
     snprintf(f, sizeof f, "%s/f", t.dir);
-    fixture_default(&o);
+    fixture_defaults(&o);
     o.records = 39;
     build(f, &o);
     xtts_verify_report rf;
@@ -418,8 +418,8 @@ static void test_digest_matches_an_independent_computation(void **state) {
     /* The canonical bytes of docs/xtts-cache-verify.md "Content digest", spelled out here. */
     tmpdir_t t;
     tmp_make(&t);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     o.records = 3;
     build(t.dir, &o);
     xtts_sha256 s;
@@ -464,8 +464,8 @@ static void test_missing_shard_fails_open_naming_it_and_verify_reports_it(void *
     (void)state;
     tmpdir_t t;
     tmp_make(&t);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     build(t.dir, &o);
     char p[4200];
     snprintf(p, sizeof p, "%s/shard-00001", t.dir);
@@ -503,8 +503,8 @@ static void test_manifest_from_another_build_is_a_mismatch(void **state) {
     char a[4200], b[4200], ma[4300], mb[4300];
     snprintf(a, sizeof a, "%s/a", t.dir);
     snprintf(b, sizeof b, "%s/b", t.dir);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     build(a, &o);
     o.n_fft = 512; /* another configuration, same record counts */
     build(b, &o);
@@ -529,8 +529,8 @@ static void test_truncated_data_file_is_reported_not_crashed_on(void **state) {
     (void)state;
     tmpdir_t t;
     tmp_make(&t);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     build(t.dir, &o);
     char p[4200];
     snprintf(p, sizeof p, "%s/shard-00002/data.mdb", t.dir);
@@ -559,8 +559,8 @@ static void test_bit_flip_inside_a_record_is_reported_with_shard_index_and_id(vo
     (void)state;
     tmpdir_t t;
     tmp_make(&t);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     build(t.dir, &o);
     /* Find record 20's bytes in shard-00001's data.mdb. */
     char p[4200];
@@ -621,8 +621,8 @@ static void test_random_bit_flips_anywhere_never_crash(void **state) {
     tmpdir_t t;
     tmp_make(&t);
     for (int big = 0; big < 2; big++) {
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     o.records = 30;
     o.per_shard = 30;
     if (big) { /* records on overflow pages, a two-level records tree */
@@ -677,8 +677,8 @@ static void test_lengths_beyond_padded_shape_with_valid_crc_are_reported(void **
     (void)state;
     tmpdir_t t;
     tmp_make(&t);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     build(t.dir, &o);
     xtts_cache *c;
     xtts_error e;
@@ -730,14 +730,15 @@ static void test_verify_reports_nan_duplicate_ids_bad_ids_index_and_tables(void 
     (void)state;
     tmpdir_t t;
     tmp_make(&t);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     o.nan_at = 17;
     build(t.dir, &o);
     char p[4200];
     snprintf(p, sizeof p, "%s/shard-00002", t.dir);
     /* Record 31 re-encoded with record 2's id and a speaker outside the table. */
-    xtts_record_encoder *enc = xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0);
+    xtts_record_encoder *enc;
+    xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0, &enc);
     int32_t tok[24] = {1, 2, 3};
     float mel[16 * 24];
     for (int i = 0; i < 16 * 24; i++) mel[i] = -1.0f;
@@ -776,12 +777,13 @@ static void test_verify_finds_an_id_stored_by_two_shards(void **state) {
     (void)state;
     tmpdir_t t;
     tmp_make(&t);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     build(t.dir, &o);
     char p[4200];
     snprintf(p, sizeof p, "%s/shard-00002", t.dir);
-    xtts_record_encoder *enc = xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0);
+    xtts_record_encoder *enc;
+    xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0, &enc);
     int32_t tok[24] = {1, 2, 3};
     float mel[16 * 24];
     for (int i = 0; i < 16 * 24; i++) mel[i] = -1.0f;
@@ -811,8 +813,8 @@ static void test_verify_deep_checks_manifest_stats_and_totals(void **state) {
     (void)state;
     tmpdir_t t;
     tmp_make(&t);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     o.dtype = XTTS_DTYPE_F16;
     build(t.dir, &o);
     faults_t fs;
@@ -843,8 +845,8 @@ static void test_verify_checks_manifest_splits_and_rejects_counts(void **state) 
     (void)state;
     tmpdir_t t;
     tmp_make(&t);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     build(t.dir, &o);
     char mp[4200];
     snprintf(mp, sizeof mp, "%s/manifest.json", t.dir);
@@ -884,8 +886,8 @@ static void test_recompute_matches_stored_mels_and_finds_changed_audio(void **st
     tmp_make(&t);
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/cache", t.dir);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     o.max_frames = 64;
     o.dtype = XTTS_DTYPE_F16;
     xtts_cache_config cfg;
@@ -895,14 +897,17 @@ static void test_recompute_matches_stored_mels_and_finds_changed_audio(void **st
     snprintf(ao.resampler, sizeof ao.resampler, "%s", cfg.resampler);
     snprintf(ao.quality, sizeof ao.quality, "%s", cfg.resample_quality);
     xtts_error e;
-    xtts_audio *a = xtts_audio_new(&ao, &e);
+    xtts_audio *a;
+    xtts_audio_new(&ao, &a, &e);
     assert_non_null(a);
-    xtts_mel *m = xtts_mel_new(&cfg.mel, &e);
+    xtts_mel *m;
+    xtts_mel_new(&cfg.mel, &m, &e);
     assert_non_null(m);
     xtts_cache_writer_options wo = {.dir = dir, .part = -1, .shard_bytes = 1 << 20, .commit_every = 2};
     xtts_cache_writer *w;
     assert_int_equal(xtts_cache_writer_open(&wo, &cfg, &w, &e), XTTS_OK);
-    xtts_record_encoder *enc = xtts_record_encoder_new(XTTS_DTYPE_F16, 3, 0);
+    xtts_record_encoder *enc;
+    xtts_record_encoder_new(XTTS_DTYPE_F16, 3, 0, &enc);
     char wav[4][4300];
     for (int i = 0; i < 4; i++) {
         snprintf(wav[i], sizeof wav[i], "%s/tone%d.wav", t.dir, i);
@@ -950,7 +955,7 @@ static void test_recompute_matches_stored_mels_and_finds_changed_audio(void **st
         assert_int_equal(fixture_put(shard, "meta", key, (size_t)n, wav[i], strlen(wav[i])), 0);
     }
     xtts_verify_options vo;
-    xtts_verify_options_default(&vo);
+    xtts_verify_options_defaults(&vo);
     vo.recompute_fn = xtts_recompute_record;
     faults_t fs;
     memset(&fs, 0, sizeof fs);
@@ -989,8 +994,8 @@ static void test_writer_built_caches_verify_clean_with_the_same_digest(void **st
     snprintf(w1, sizeof w1, "%s/whole", t.dir);
     snprintf(w3, sizeof w3, "%s/parts", t.dir);
     snprintf(wr, sizeof wr, "%s/rejects", t.dir);
-    fixture_opts o;
-    fixture_default(&o);
+    fixture_options o;
+    fixture_defaults(&o);
     o.dtype = XTTS_DTYPE_F16;
     build(a, &o);
     assert_int_equal(fixture_build_writer(w1, &o, 4096, 1, NULL), 0);  /* rotates to several shards */
@@ -1071,7 +1076,7 @@ static void test_png_export_is_frames_wide_mels_high_low_bins_at_bottom(void **s
     for (int c = 0; c < 4; c++)
         for (int tt = 0; tt < 6; tt++) m[c * 6 + tt] = c == 0 ? 1.0f : -1.0f;
     xtts_png_options po;
-    xtts_png_options_default(&po);
+    xtts_png_options_defaults(&po);
     po.scale = 2;
     xtts_error e;
     assert_int_equal(xtts_png_write_mel(p, m, 4, 6, 6, &po, &e), XTTS_OK);
@@ -1138,8 +1143,8 @@ static void test_histogram_bins_cover_min_to_max(void **state) {
 int main(int argc, char **argv) {
     xtts_cache_guard_faults(); /* damaged shards become errors, not signals */
     if (argc >= 3 && !strcmp(argv[1], "--make-cache")) {
-        fixture_opts o;
-        fixture_default(&o);
+        fixture_options o;
+        fixture_defaults(&o);
         if (argc > 3) o.records = atoi(argv[3]);
         if (argc > 4) o.per_shard = atoi(argv[4]);
         if (argc > 5) o.dtype = xtts_dtype_parse(argv[5]) < 0 ? XTTS_DTYPE_F32 : xtts_dtype_parse(argv[5]);

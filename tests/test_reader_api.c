@@ -25,7 +25,7 @@ static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *
 
 typedef struct {
     char dir[256];
-    fixture_opts o;
+    fixture_options o;
 } fx_t;
 
 static int setup(void **state) {
@@ -33,7 +33,7 @@ static int setup(void **state) {
     const char *base = getenv("TMPDIR");
     snprintf(fx.dir, sizeof fx.dir, "%s/xtts-reader-api-XXXXXX", base && *base ? base : "/tmp");
     if (!mkdtemp(fx.dir)) return -1;
-    fixture_default(&fx.o);
+    fixture_defaults(&fx.o);
     fx.o.dtype = XTTS_DTYPE_F16;
     fx.o.shuffle = 1;
     if (fixture_build(fx.dir, &fx.o)) return -1;

@@ -62,7 +62,8 @@ static void sample_free(sample *s) {
 /* Encode and return a malloc'd copy (the encoder's buffer is reused by the next call). */
 static uint8_t *encode_copy_level(xtts_dtype dtype, int level, unsigned flags, const xtts_record_input *in,
                                   size_t *len) {
-    xtts_record_encoder *enc = xtts_record_encoder_new(dtype, level, flags);
+    xtts_record_encoder *enc;
+    xtts_record_encoder_new(dtype, level, flags, &enc);
     assert_non_null(enc);
     const uint8_t *out;
     xtts_error err;
@@ -142,7 +143,8 @@ static void check_round_trip(xtts_dtype dtype, unsigned flags) {
     assert_int_equal(h.id_len, 10);
     assert_string_equal(h.id, "LJ001-0001");
 
-    xtts_record_decoder *dec = xtts_record_decoder_new();
+    xtts_record_decoder *dec;
+    xtts_record_decoder_new(&dec);
     assert_non_null(dec);
     /* into float32 */
     int32_t tokens[64];
@@ -187,7 +189,8 @@ static void shuffled_and_plain_records_decode_to_the_same_mel(void **state) {
     uint8_t *a = encode_copy(XTTS_DTYPE_F16, 0, &s.in, &la);
     uint8_t *b = encode_copy(XTTS_DTYPE_F16, XTTS_RECORD_SHUFFLED, &s.in, &lb);
     float ma[16 * 32], mb[16 * 32];
-    xtts_record_decoder *dec = xtts_record_decoder_new();
+    xtts_record_decoder *dec;
+    xtts_record_decoder_new(&dec);
     xtts_error err;
     assert_int_equal(xtts_record_decode(dec, a, la, NULL, NULL, 0, ma, XTTS_DTYPE_F32, 16, 32, &err), XTTS_OK);
     assert_int_equal(xtts_record_decode(dec, b, lb, NULL, NULL, 0, mb, XTTS_DTYPE_F32, 16, 32, &err), XTTS_OK);
@@ -204,7 +207,8 @@ static void shuffled_and_plain_records_decode_to_the_same_mel(void **state) {
 static void shuffled_fp16_decodes_like_plain_for_every_width_and_output_dtype(void **state) {
     (void)state;
     static const uint32_t frames[] = {1, 7, 15, 16, 17, 31, 32, 33, 47, 64, 100};
-    xtts_record_decoder *dec = xtts_record_decoder_new();
+    xtts_record_decoder *dec;
+    xtts_record_decoder_new(&dec);
     for (size_t f = 0; f < sizeof frames / sizeof frames[0]; f++) {
         uint32_t fp = frames[f], cap = fp + 5, nm = 3;
         sample s;
@@ -251,7 +255,9 @@ static void shuffled_fp16_decodes_like_plain_for_every_width_and_output_dtype(vo
 static void streaming_decode_writes_the_same_values_at_any_alignment(void **state) {
     (void)state;
     static const uint32_t frames[] = {1, 9, 16, 33, 70};
-    xtts_record_decoder *plain = xtts_record_decoder_new(), *stream = xtts_record_decoder_new();
+    xtts_record_decoder *plain, *stream;
+    xtts_record_decoder_new(&plain);
+    xtts_record_decoder_new(&stream);
     assert_non_null(plain);
     assert_non_null(stream);
     xtts_record_decoder_set_streaming(stream, 1);
@@ -316,7 +322,8 @@ static void decoding_into_larger_buffers_pads_columns_and_leaves_the_rest(void *
         for (int i = 0; i < TCAP; i++) tokens[i] = -777;
         float mel[CCAP * FCAP];
         for (int i = 0; i < CCAP * FCAP; i++) mel[i] = 1234.5f;
-        xtts_record_decoder *dec = xtts_record_decoder_new();
+        xtts_record_decoder *dec;
+        xtts_record_decoder_new(&dec);
         xtts_error err;
         assert_int_equal(xtts_record_decode(dec, rec, len, NULL, tokens, TCAP, mel, XTTS_DTYPE_F32, CCAP, FCAP, &err),
                          XTTS_OK);
@@ -352,7 +359,8 @@ static void decoding_into_larger_buffers_pads_columns_and_leaves_the_rest(void *
 static void one_decoder_serves_records_of_growing_and_shrinking_size(void **state) {
     (void)state;
     static const uint32_t frames[] = {16, 1024, 8, 512, 1};
-    xtts_record_decoder *dec = xtts_record_decoder_new();
+    xtts_record_decoder *dec;
+    xtts_record_decoder_new(&dec);
     float *mel = malloc(80 * 1024 * sizeof(float));
     int32_t tokens[256];
     for (size_t k = 0; k < sizeof frames / sizeof frames[0]; k++) {
@@ -381,7 +389,8 @@ static void empty_token_list_and_empty_id_round_trip(void **state) {
     uint8_t *rec = encode_copy(XTTS_DTYPE_F32, 0, &s.in, &len);
     xtts_record_header h;
     float mel[2 * 4];
-    xtts_record_decoder *dec = xtts_record_decoder_new();
+    xtts_record_decoder *dec;
+    xtts_record_decoder_new(&dec);
     xtts_error err;
     assert_int_equal(xtts_record_decode(dec, rec, len, &h, NULL, 0, mel, XTTS_DTYPE_F32, 2, 4, &err), XTTS_OK);
     assert_string_equal(h.id, "");
@@ -398,7 +407,8 @@ static void encoder_rejects_lengths_beyond_padding_and_limits(void **state) {
     (void)state;
     sample s;
     sample_make(&s, "bad", 4, 8, 4, 8, 4);
-    xtts_record_encoder *enc = xtts_record_encoder_new(XTTS_DTYPE_F16, 3, 0);
+    xtts_record_encoder *enc;
+    xtts_record_encoder_new(XTTS_DTYPE_F16, 3, 0, &enc);
     const uint8_t *out;
     size_t len;
     xtts_error err;
@@ -469,7 +479,8 @@ static void every_single_byte_change_is_detected(void **state) {
     sample s;
     sample_make(&s, "flip-me", 6, 8, 10, 12, 4);
     static const uint8_t masks[] = {0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0xff};
-    xtts_record_decoder *dec = xtts_record_decoder_new();
+    xtts_record_decoder *dec;
+    xtts_record_decoder_new(&dec);
     size_t tried = 0;
     for (int dt = 0; dt < 2; dt++)
         for (unsigned flags = 0; flags <= XTTS_RECORD_SHUFFLED; flags++) {
@@ -511,7 +522,8 @@ static void every_frame_header_bit_of_a_large_record_is_covered(void **state) {
     uint8_t *good = encode_copy_level(XTTS_DTYPE_F32, 1, 0, &s.in, &len);
     uint8_t *bad = malloc(len);
     assert_non_null(bad);
-    xtts_record_decoder *dec = xtts_record_decoder_new();
+    xtts_record_decoder *dec;
+    xtts_record_decoder_new(&dec);
     float *mel = malloc(80 * 4096 * sizeof(float));
     int32_t tokens[128];
     xtts_error err;
@@ -536,7 +548,8 @@ static void every_truncation_and_extension_is_detected(void **state) {
     (void)state;
     sample s;
     sample_make(&s, "truncate-me", 6, 8, 10, 12, 4);
-    xtts_record_decoder *dec = xtts_record_decoder_new();
+    xtts_record_decoder *dec;
+    xtts_record_decoder_new(&dec);
     for (unsigned flags = 0; flags <= XTTS_RECORD_SHUFFLED; flags++) {
         size_t len;
         uint8_t *good = encode_copy(XTTS_DTYPE_F16, flags, &s.in, &len);
@@ -573,7 +586,8 @@ static void buffers_too_small_are_refused_without_writing(void **state) {
     sample_make(&s, "big", 30, 32, 60, 64, 16);
     size_t len;
     uint8_t *rec = encode_copy(XTTS_DTYPE_F16, 0, &s.in, &len);
-    xtts_record_decoder *dec = xtts_record_decoder_new();
+    xtts_record_decoder *dec;
+    xtts_record_decoder_new(&dec);
     static const size_t caps[][3] = {{31, 16, 64}, {32, 15, 64}, {32, 16, 63}, {0, 0, 0}, {1, 1, 1}};
     for (size_t k = 0; k < sizeof caps / sizeof caps[0]; k++) {
         guarded_out o;
@@ -612,7 +626,8 @@ static void forged_headers_with_valid_crc_are_refused(void **state) {
     size_t len;
     uint8_t *good = encode_copy(XTTS_DTYPE_F16, 0, &s.in, &len);
     uint8_t *bad = malloc(len);
-    xtts_record_decoder *dec = xtts_record_decoder_new();
+    xtts_record_decoder *dec;
+    xtts_record_decoder_new(&dec);
     struct {
         const char *what;
         size_t off;
@@ -678,7 +693,8 @@ static void header_claiming_a_payload_over_the_limit_is_refused(void **state) {
     xtts_error_clear(&err);
     assert_int_equal(xtts_record_parse_header(rec, len, NULL, &err), XTTS_ECORRUPT);
     assert_non_null(strstr(err.msg, "over the limit"));
-    xtts_record_decoder *dec = xtts_record_decoder_new();
+    xtts_record_decoder *dec;
+    xtts_record_decoder_new(&dec);
     assert_int_equal(xtts_record_decode(dec, rec, len, NULL, NULL, 0, NULL, XTTS_DTYPE_F32, 0, 0, &err), XTTS_ECORRUPT);
     xtts_record_decoder_delete(dec);
     free(rec);
@@ -705,7 +721,8 @@ static void frame_swapped_in_from_another_record_is_refused(void **state) {
     reseal(mix);
     int32_t tokens[8];
     float mel[4 * 12];
-    xtts_record_decoder *dec = xtts_record_decoder_new();
+    xtts_record_decoder *dec;
+    xtts_record_decoder_new(&dec);
     xtts_error err;
     assert_int_equal(xtts_record_decode(dec, mix, XTTS_RECORD_HEADER_BYTES + 1 + fb, NULL, tokens, 8, mel,
                                         XTTS_DTYPE_F32, 4, 12, &err),
@@ -723,7 +740,8 @@ static void frame_swapped_in_from_another_record_is_refused(void **state) {
 static void random_bytes_never_decode(void **state) {
     (void)state;
     uint64_t x = 0x9E3779B97F4A7C15ULL;
-    xtts_record_decoder *dec = xtts_record_decoder_new();
+    xtts_record_decoder *dec;
+    xtts_record_decoder_new(&dec);
     for (int k = 0; k < 2000; k++) {
         size_t len = (size_t)(k % 200) + 1;
         uint8_t *buf = malloc(len);

@@ -61,7 +61,8 @@ static void sample_make(sample *s, uint32_t n_tokens, uint32_t n_frames, uint32_
 }
 
 static uint8_t *encode(const sample *s, xtts_dtype dtype, unsigned flags, xtts_audio_store audio, size_t *len) {
-    xtts_record_encoder *enc = xtts_record_encoder_new(dtype, 3, flags);
+    xtts_record_encoder *enc;
+    xtts_record_encoder_new(dtype, 3, flags, &enc);
     assert_non_null(enc);
     xtts_record_encoder_set_audio(enc, audio);
     const uint8_t *out;
@@ -94,7 +95,8 @@ static void round_trip(xtts_dtype dtype, unsigned flags, xtts_audio_store audio)
     assert_int_equal(h.sections[1].raw_bytes, 8 * 23 * xtts_dtype_size(dtype));
     assert_int_equal(h.sections[0].raw_bytes, 4 * 11);
 
-    xtts_record_decoder *dec = xtts_record_decoder_new();
+    xtts_record_decoder *dec;
+    xtts_record_decoder_new(&dec);
     int32_t tok[40];
     float mel[8 * 48];
     for (int i = 0; i < 40; i++) tok[i] = -77;
@@ -175,7 +177,8 @@ static void every_byte_is_covered(void **state) {
         xtts_record_header h;
         xtts_error err;
         assert_int_equal(xtts_record_parse_header(rec, len, &h, &err), XTTS_OK);
-        xtts_record_decoder *dec = xtts_record_decoder_new();
+        xtts_record_decoder *dec;
+        xtts_record_decoder_new(&dec);
         float mel[8 * 40];
         for (size_t i = 0; i < len; i++)
             for (int bit = 0; bit < 8; bit += 3) {
@@ -205,7 +208,8 @@ static void version_one_still_reads_and_unknown_versions_are_refused(void **stat
     (void)state;
     sample s;
     sample_make(&s, 6, 17, 0);
-    xtts_record_encoder *enc = xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0);
+    xtts_record_encoder *enc;
+    xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0, &enc);
     xtts_error err;
     assert_int_equal(xtts_record_encoder_set_version(enc, 3, &err), XTTS_EUSAGE);
     assert_int_equal(xtts_record_encoder_set_version(enc, 1, &err), XTTS_OK);
@@ -218,7 +222,8 @@ static void version_one_still_reads_and_unknown_versions_are_refused(void **stat
     xtts_record_encoder_delete(enc);
     size_t len2;
     uint8_t *v2 = encode(&s, XTTS_DTYPE_F32, 0, XTTS_AUDIO_NONE, &len2);
-    xtts_record_decoder *dec = xtts_record_decoder_new();
+    xtts_record_decoder *dec;
+    xtts_record_decoder_new(&dec);
     int32_t t1[32], t2[32];
     float m1[8 * 40], m2[8 * 40];
     xtts_record_header h1, h2;
@@ -248,8 +253,8 @@ static void lengths_index_matches_every_header(void **state) {
     for (int format = 1; format <= 2; format++) {
         char dir[4096];
         tmp_dir(dir, sizeof dir);
-        fixture_opts o;
-        fixture_default(&o);
+        fixture_options o;
+        fixture_defaults(&o);
         o.format = format;
         o.audio = format == 2 ? XTTS_AUDIO_INT16 : XTTS_AUDIO_NONE;
         assert_int_equal(fixture_build_writer(dir, &o, 8192, 1, NULL), 0); /* several shards */
@@ -287,7 +292,7 @@ static void lengths_index_matches_every_header(void **state) {
         xtts_cache_close(c);
         /* verify: clean, then a lengths entry that disagrees with its record is a fault */
         xtts_verify_options vo;
-        xtts_verify_options_default(&vo);
+        xtts_verify_options_defaults(&vo);
         vo.recompute_fn = xtts_recompute_record;
         xtts_verify_report rep;
         assert_int_equal(xtts_verify_cache(dir, &vo, &rep, &e), XTTS_OK);
@@ -315,7 +320,7 @@ static void segment_matches_mel_of_the_slice(const char *preset) {
     char dir[4096];
     tmp_dir(dir, sizeof dir);
     xtts_cache_config cfg;
-    xtts_cache_config_default(&cfg);
+    xtts_cache_config_defaults(&cfg);
     xtts_error e;
     assert_int_equal(xtts_mel_preset(preset, &cfg.mel, &e), XTTS_OK);
     cfg.dtype = XTTS_DTYPE_F32;
@@ -334,7 +339,8 @@ static void segment_matches_mel_of_the_slice(const char *preset) {
         x[i] = (float)(0.4 * sin(2 * M_PI * (200 * t + 900 * t * t)) + noise);
     }
     xtts_wave_to_int16(x, n, wave, x);
-    xtts_mel *m = xtts_mel_new(p, &e);
+    xtts_mel *m;
+    xtts_mel_new(p, &m, &e);
     assert_non_null(m);
     size_t frames = xtts_mel_n_frames(p, n), got;
     assert_true(frames > 0 && frames <= 400);
@@ -343,7 +349,8 @@ static void segment_matches_mel_of_the_slice(const char *preset) {
     assert_int_equal(xtts_mel_compute(m, x, n, mel, 400, &got, &pad, &e), XTTS_OK);
     assert_int_equal(got, frames);
     int32_t tok[8] = {1, 2, 3, 0, 0, 0, 0, 0};
-    xtts_record_encoder *enc = xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0);
+    xtts_record_encoder *enc;
+    xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0, &enc);
     xtts_record_encoder_set_audio(enc, XTTS_AUDIO_INT16);
     xtts_record_input in = {.id = "chirp", .n_samples = (uint32_t)n, .n_tokens = 3, .tokens_padded = 8,
                             .n_frames = (uint32_t)frames, .frames_padded = 400, .n_mels = (uint16_t)p->n_mels,
@@ -353,7 +360,7 @@ static void segment_matches_mel_of_the_slice(const char *preset) {
     size_t len;
     assert_int_equal(xtts_record_encode(enc, &in, &rec, &len, &e), XTTS_OK);
     xtts_cache_writer_options wo;
-    xtts_cache_writer_options_default(&wo, dir);
+    xtts_cache_writer_options_defaults(&wo, dir);
     xtts_cache_writer *w;
     assert_int_equal(xtts_cache_writer_open(&wo, &cfg, &w, &e), XTTS_OK);
     assert_int_equal(xtts_cache_writer_put(w, 0, "chirp", rec, len, &e), XTTS_OK);
@@ -402,7 +409,7 @@ static void segment_matches_mel_of_the_slice(const char *preset) {
     xtts_cache_reader_delete(r);
     xtts_cache_close(c);
     xtts_verify_options vo;
-    xtts_verify_options_default(&vo);
+    xtts_verify_options_defaults(&vo);
     vo.recompute_fn = xtts_recompute_record;
     xtts_verify_report rep;
     assert_int_equal(xtts_verify_cache(dir, &vo, &rep, &e), XTTS_OK);

@@ -30,7 +30,7 @@ static void test_bytes_tokenizer_wraps_utf8_bytes_in_start_lang_stop(void **s) {
     assert_int_equal(xtts_tokenizer_encode(t, "x", 17, &ids, &err), XTTS_EINPUT);
     assert_true(xtts_tokenizer_wants_lowercase(t));
     xtts_tokens_header h;
-    xtts_tokens_header_init(&h);
+    xtts_tokens_header_defaults(&h);
     assert_int_equal(xtts_tokenizer_fill_header(t, &h, &err), XTTS_OK);
     assert_string_equal(h.tokenizer, "bytes");
     assert_int_equal(h.vocab_size, 288);

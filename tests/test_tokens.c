@@ -15,7 +15,7 @@
 #define HEADER "#xtts-tokens 1\ttokenizer=bytes\tvocab_hash=" HASH "\tvocab_size=288\tlang=en\tmax_tokens=512\tpad_id=0\n"
 
 static void make_header(xtts_tokens_header *h) {
-    xtts_tokens_header_init(h);
+    xtts_tokens_header_defaults(h);
     strcpy(h->tokenizer, "bytes");
     strcpy(h->vocab_hash, HASH);
     h->vocab_size = 288;

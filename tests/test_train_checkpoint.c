@@ -172,7 +172,7 @@ static void save_leaves_no_temporary_file_behind(void **state) {
 static void schedule_warms_up_linearly_then_decays_by_cosine_to_the_floor(void **state) {
     (void)state;
     xtts_optim_config o;
-    xtts_optim_config_default(&o);
+    xtts_optim_config_defaults(&o);
     o.lr = 1.0f, o.warmup_steps = 10, o.total_steps = 110, o.min_lr_frac = 0.1f;
     assert_true(fabsf(xtts_lr_at(&o, 0) - 0.1f) < 1e-7f);
     assert_true(fabsf(xtts_lr_at(&o, 9) - 1.0f) < 1e-7f);
@@ -196,7 +196,7 @@ static void clipping_scales_gradients_to_the_max_norm(void **state) {
 static void adamw_first_step_moves_each_weight_by_lr_against_its_gradient_sign(void **state) {
     (void)state;
     xtts_optim_config o;
-    xtts_optim_config_default(&o);
+    xtts_optim_config_defaults(&o);
     o.weight_decay = 0.0f;
     float p[3] = {1.0f, 1.0f, 1.0f}, g[3] = {0.5f, -2.0f, 1e-3f}, m[3] = {0}, v[3] = {0};
     xtts_adamw_step(p, g, m, v, 3, 1, 0.01f, &o);

@@ -58,7 +58,7 @@ static void cuda_step_matches_the_cpu_step_and_pytorch_loss(void **state) {
     xtts_cuda_trainer *gpu;
     assert_int_equal(xtts_cuda_trainer_new(m, 0, &gpu, &err), XTTS_OK);
     xtts_optim_config o;
-    xtts_optim_config_default(&o);
+    xtts_optim_config_defaults(&o);
     float loss, ml, sl, norm;
     assert_int_equal(xtts_cuda_trainer_stage(gpu, &bt, &err), XTTS_OK);
     assert_int_equal(xtts_cuda_trainer_step(gpu, 1, 1e-3f, &o, &loss, &ml, &sl, &norm, &err), XTTS_OK);

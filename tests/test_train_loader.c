@@ -37,7 +37,7 @@ static int setup_with(void **state, int bucketed) {
     snprintf(f->dir, sizeof f->dir, "%s/test_train_loader.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(f->dir)) return -1;
     xtts_synth_options so;
-    xtts_synth_options_default(&so);
+    xtts_synth_options_defaults(&so);
     so.n_records = 50;
     so.n_mels = 8;
     so.min_tokens = 2;

@@ -48,7 +48,7 @@ static int setup(void **state) {
     const char *tmp = getenv("TMPDIR");
     snprintf(f->dir, sizeof f->dir, "%s/test_writer.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(f->dir)) return -1;
-    f->enc = xtts_record_encoder_new(XTTS_DTYPE_F16, 3, 0);
+    xtts_record_encoder_new(XTTS_DTYPE_F16, 3, 0, &f->enc);
     *state = f;
     return 0;
 }
@@ -68,7 +68,7 @@ static uint64_t rng_next(uint64_t *s) {
 
 /* The test configuration: 8 mels, 16 tokens, frames in buckets of 8 up to 64. */
 static void test_config(xtts_cache_config *c) {
-    xtts_cache_config_default(c);
+    xtts_cache_config_defaults(c);
     c->mel.n_mels = N_MELS;
     c->max_tokens = 16;
     c->max_frames = 64;
@@ -100,7 +100,7 @@ static void make_record(xtts_record_encoder *enc, uint64_t i, const uint8_t **bu
 
 static xtts_cache_writer_options opts_for(const char *dir) {
     xtts_cache_writer_options o;
-    xtts_cache_writer_options_default(&o, dir);
+    xtts_cache_writer_options_defaults(&o, dir);
     return o;
 }
 
@@ -438,7 +438,8 @@ static void writer_refuses_bad_ids_and_non_records(void **state) {
     long_id[sizeof long_id - 1] = '\0';
     assert_int_equal(xtts_cache_writer_put(w, 0, long_id, buf, len, &err), XTTS_ERANGE);
     /* a record of another shape than the configuration's */
-    xtts_record_encoder *f32 = xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0);
+    xtts_record_encoder *f32;
+    xtts_record_encoder_new(XTTS_DTYPE_F32, 3, 0, &f32);
     make_record(f32, 0, &buf, &len);
     assert_int_equal(xtts_cache_writer_put(w, 0, "utt000000", buf, len, &err), XTTS_EINPUT);
     assert_non_null(strstr(err.msg, "does not match the cache configuration"));

@@ -22,8 +22,7 @@
 static char *norm(const char *in, size_t n, xtts_status *st, xtts_error *err) {
     xtts_sb o = {0};
     *st = xtts_zh_numbers_normalize(in, n, &o, err);
-    xtts_sb_putn(&o, "", 0);
-    return o.s;
+    return xtts_sb_cstr(&o);
 }
 
 static void test_golden_rows_equal_coqui(void **s) {

@@ -91,6 +91,7 @@ xtts_status xtts_dataset_scan(xtts_cache *cache, int skip_corrupt, xtts_dataset 
 }
 
 void xtts_dataset_free(xtts_dataset *ds) {
+    if (!ds) return;
     free(ds->train);
     free(ds->val);
     free(ds->train_bucket);

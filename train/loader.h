@@ -53,6 +53,7 @@ typedef struct {
  * XTTS_ECORRUPT is skipped with skip_corrupt: an unreadable shard's other fault, or a record
  * version this build does not read, XTTS_EMISMATCH, still stops the scan). */
 xtts_status xtts_dataset_scan(xtts_cache *cache, int skip_corrupt, xtts_dataset *ds, xtts_error *err);
+/* NULL is allowed. */
 void xtts_dataset_free(xtts_dataset *ds);
 
 /* One batch slot. */
@@ -88,7 +89,7 @@ typedef struct xtts_loader xtts_loader;
  * XTTS_ENOMEM, XTTS_EIO (a thread cannot be started). */
 xtts_status xtts_loader_new(xtts_cache *cache, const xtts_dataset *ds, const xtts_loader_options *opt,
                             xtts_loader **out, xtts_error *err);
-/* Stop the threads and free everything. */
+/* Stop the threads and free everything. NULL is allowed. */
 void xtts_loader_delete(xtts_loader *l);
 
 /* Batches per epoch of the loader's split. */

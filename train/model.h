@@ -142,6 +142,7 @@ typedef struct {
  * XTTS_ENOMEM. */
 xtts_status xtts_model_new(const xtts_model_config *cfg, int B_max, int T_max, uint64_t seed,
                            xtts_model **out, xtts_error *err);
+/* NULL is allowed. */
 void xtts_model_delete(xtts_model *m);
 
 /* Number of parameters of a model of this config. */

@@ -5,7 +5,7 @@
 
 #include "train/train_math.h"
 
-void xtts_optim_config_default(xtts_optim_config *o) {
+void xtts_optim_config_defaults(xtts_optim_config *o) {
     o->lr = 3e-4f;
     o->min_lr_frac = 0.1f;
     o->warmup_steps = 100;

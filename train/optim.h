@@ -20,7 +20,7 @@ typedef struct {
 } xtts_optim_config;
 
 /* Defaults: lr 3e-4, min_lr_frac 0.1, warmup 100, betas 0.9/0.95, eps 1e-8, wd 0.01, clip 1. */
-void xtts_optim_config_default(xtts_optim_config *o);
+void xtts_optim_config_defaults(xtts_optim_config *o);
 
 /* Learning rate for step (0-based). */
 float xtts_lr_at(const xtts_optim_config *o, long step);

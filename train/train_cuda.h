@@ -37,6 +37,7 @@ typedef struct xtts_cuda_trainer xtts_cuda_trainer;
  * Errors: XTTS_ENOMEM (host memory), besides the common ones. On an error after the host
  * object exists, *out is set and xtts_cuda_trainer_delete frees it. */
 xtts_status xtts_cuda_trainer_new(const xtts_model *m, int ordinal, xtts_cuda_trainer **out, xtts_error *err);
+/* NULL is allowed. */
 void xtts_cuda_trainer_delete(xtts_cuda_trainer *t);
 
 /* Page-lock host memory that batches are copied from (a loader slot's buffers).

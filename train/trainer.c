@@ -25,12 +25,12 @@
 #include "train/model.h"
 #include "train/train_cuda.h"
 
-void xtts_train_options_default(xtts_train_options *o) {
+void xtts_train_options_defaults(xtts_train_options *o) {
     memset(o, 0, sizeof *o);
     o->model_size = "tiny";
     o->steps = 1000;
     o->batch_size = 8;
-    xtts_optim_config_default(&o->optim);
+    xtts_optim_config_defaults(&o->optim);
     o->optim.warmup_steps = -1;
     o->stop_pos_weight = 5.0f;
     o->seed = 1337;

@@ -35,7 +35,7 @@ typedef struct {
     const char *device;          /* "auto", "cpu", "cuda", "cuda:N" */
 } xtts_train_options;
 
-void xtts_train_options_default(xtts_train_options *o);
+void xtts_train_options_defaults(xtts_train_options *o);
 
 /* Run training (or, with loader_only, the loader alone). Prints progress and the summary
  * on stderr. Returns XTTS_OK, or a status with err naming what stopped the run.

@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
         {"help", no_argument, 0, O_HELP},               {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0}};
     xtts_train_options o;
-    xtts_train_options_default(&o);
+    xtts_train_options_defaults(&o);
     int c;
     long v;
     double d;

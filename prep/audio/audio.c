@@ -83,10 +83,12 @@ xtts_status xtts_audio_options_check(const xtts_audio_options *opt, xtts_error *
     return XTTS_OK;
 }
 
-xtts_audio *xtts_audio_new(const xtts_audio_options *opt, xtts_error *err) {
-    if (xtts_audio_options_check(opt, err)) return NULL;
+xtts_status xtts_audio_new(const xtts_audio_options *opt, xtts_audio **out, xtts_error *err) {
+    *out = NULL;
+    xtts_status st = xtts_audio_options_check(opt, err);
+    if (st) return st;
     xtts_audio *a = calloc(1, sizeof *a);
-    if (!a) { xtts_error_set(err, XTTS_ENOMEM, "audio: out of memory"); return NULL; }
+    if (!a) return xtts_error_set(err, XTTS_ENOMEM, "audio: out of memory");
     a->opt = *opt;
     a->soxr_recipe = SOXR_HQ;
     a->src_converter = -1;
@@ -97,7 +99,8 @@ xtts_audio *xtts_audio_new(const xtts_audio_options *opt, xtts_error *err) {
         snprintf(a->opt.resampler, sizeof a->opt.resampler, "soxr");
         if (opt->quality[0]) lookup(SOXR_QUALITIES, opt->quality, &a->soxr_recipe);
     }
-    return a;
+    *out = a;
+    return XTTS_OK;
 }
 
 void xtts_audio_delete(xtts_audio *a) {

@@ -45,8 +45,10 @@ typedef struct xtts_audio xtts_audio;
  * Errors: XTTS_EUSAGE only. */
 xtts_status xtts_audio_options_check(const xtts_audio_options *opt, xtts_error *err);
 
-/* A context for opt (checked; copied). NULL on failure with err set. */
-xtts_audio *xtts_audio_new(const xtts_audio_options *opt, xtts_error *err);
+/* A context for opt (checked; copied) in *out, NULL on failure.
+ * Errors: XTTS_EUSAGE (as xtts_audio_options_check), XTTS_ENOMEM. */
+xtts_status xtts_audio_new(const xtts_audio_options *opt, xtts_audio **out, xtts_error *err);
+/* NULL is allowed. */
 void xtts_audio_delete(xtts_audio *a);
 
 /* Decode path, downmix, resample to opt->target_rate, trim. On XTTS_OK *samples points to

@@ -66,7 +66,7 @@ const char *xtts_meta_format_list(void) {
     return "auto ljspeech tsv coqui vctk libritts commonvoice mailabs nemo lhotse";
 }
 
-void xtts_meta_opts_init(xtts_meta_opts *o) {
+void xtts_meta_options_defaults(xtts_meta_options *o) {
     memset(o, 0, sizeof *o);
     o->path = "-";
     o->format = XTTS_META_AUTO;
@@ -317,7 +317,7 @@ enum { C_ID, C_AUDIO, C_TEXT, C_SPEAKER, C_LANG, C_SPLIT, N_COLS };
 typedef struct { char *key; char *path; double duration; } rec_entry; /* lhotse recordings */
 
 struct xtts_meta_reader {
-    xtts_meta_opts o;
+    xtts_meta_options o;
     xtts_meta_format fmt;
     char *base;           /* absolute directory relative audio paths resolve against */
     char *root;           /* tree formats: the dataset root */
@@ -973,7 +973,7 @@ static xtts_status open_tree(xtts_meta_reader *r, xtts_error *err) {
 /* lhotse: which manifest (CutSet, SupervisionSet; a RecordingSet is refused) from its first
  * line, and a SupervisionSet's recordings from the *recordings* file beside it */
 static xtts_status open_lhotse(xtts_meta_reader *r, const char *path, const char *first, int have_first, xtts_error *err) {
-    const xtts_meta_opts *o = &r->o;
+    const xtts_meta_options *o = &r->o;
     /* lhotse paths are relative to the working directory, as lhotse itself reads them */
     free(r->base);
     r->base = abs_path(o->audio_dir ? o->audio_dir : ".");
@@ -1058,7 +1058,7 @@ static xtts_status open_tree_format(xtts_meta_reader *r, int fmt, xtts_error *er
 /* a metadata file (or buffer): its first non-empty line decides auto and is read again as
  * data or header */
 static xtts_status open_file_format(xtts_meta_reader *r, int fmt, xtts_error *err) {
-    const xtts_meta_opts *o = &r->o;
+    const xtts_meta_options *o = &r->o;
     const char *path = o->path;
     char why[200] = "";
     xtts_status st = ls_open(&r->ls, path, o->data, o->len, err);
@@ -1091,7 +1091,7 @@ static xtts_status open_file_format(xtts_meta_reader *r, int fmt, xtts_error *er
     return read_header(r, path, fmt, first, rc == 1, err);
 }
 
-xtts_status xtts_meta_open(const xtts_meta_opts *o, xtts_meta_reader **out, xtts_error *err) {
+xtts_status xtts_meta_open(const xtts_meta_options *o, xtts_meta_reader **out, xtts_error *err) {
     *out = NULL;
     xtts_meta_reader *r = calloc(1, sizeof *r);
     if (!r) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");

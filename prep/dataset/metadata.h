@@ -54,7 +54,7 @@ typedef struct {
     int original_text;       /* libritts: the original text instead of the normalized one */
     const char *vctk_mic;    /* vctk 0.92: "mic1" (default) or "mic2" */
     int quiet;               /* no notices on stderr */
-} xtts_meta_opts;
+} xtts_meta_options;
 
 /* One record. Strings are never NULL ("" when the format has no such field). When reject
  * is not NULL the record is malformed: it says why, and only line and whatever fields were
@@ -69,7 +69,7 @@ typedef struct {
 
 typedef struct xtts_meta_reader xtts_meta_reader;
 
-void xtts_meta_opts_init(xtts_meta_opts *o);
+void xtts_meta_options_defaults(xtts_meta_options *o);
 
 /* Open a reader. With format auto, recognises the format from the path and its first
  * lines, or fails (XTTS_EINPUT) naming what it saw when unsure. Errors: unreadable path,
@@ -78,7 +78,7 @@ void xtts_meta_opts_init(xtts_meta_opts *o);
  * XTTS_EINPUT (format not recognised, a directory given to a file format, empty input, a bad
  * or missing header row, a lhotse set without its companion, a tree without transcripts,
  * a file over the size limit), XTTS_ENOMEM. */
-xtts_status xtts_meta_open(const xtts_meta_opts *o, xtts_meta_reader **out, xtts_error *err);
+xtts_status xtts_meta_open(const xtts_meta_options *o, xtts_meta_reader **out, xtts_error *err);
 
 /* The format being read (auto resolved). */
 xtts_meta_format xtts_meta_reader_format(const xtts_meta_reader *r);
@@ -90,7 +90,7 @@ int xtts_meta_reader_has_lang(const xtts_meta_reader *r);
  * "file:line: what"). A malformed record is not an error: it comes back with e->reject. */
 int xtts_meta_next(xtts_meta_reader *r, xtts_meta_entry *e, xtts_error *err);
 
-/* Free the reader (NULL allowed). */
+/* Free the reader (NULL is allowed). */
 void xtts_meta_close(xtts_meta_reader *r);
 
 

@@ -17,6 +17,7 @@ void xtts_record_builder_audio_options(const xtts_cache_config *c, xtts_audio_op
 }
 
 void xtts_record_builder_free(xtts_record_builder *b) {
+    if (!b) return;
     xtts_audio_delete(b->audio);
     xtts_mel_delete(b->mel);
     xtts_record_encoder_delete(b->enc);
@@ -29,15 +30,15 @@ xtts_status xtts_record_builder_init(xtts_record_builder *b, const xtts_cache_co
     memset(b, 0, sizeof *b);
     xtts_audio_options ao;
     xtts_record_builder_audio_options(c, &ao);
-    b->audio = xtts_audio_new(&ao, err);
-    if (!b->audio) return err && err->code ? err->code : XTTS_ENOMEM;
-    b->mel = xtts_mel_new(&c->mel, err);
-    if (!b->mel) {
+    xtts_status st = xtts_audio_new(&ao, &b->audio, err);
+    if (st) return st;
+    st = xtts_mel_new(&c->mel, &b->mel, err);
+    if (st) {
         xtts_record_builder_free(b);
-        return err && err->code ? err->code : XTTS_ENOMEM;
+        return st;
     }
     if (!with_encoder) return XTTS_OK;
-    b->enc = xtts_record_encoder_new((xtts_dtype)c->dtype, c->zstd_level, c->shuffle ? XTTS_RECORD_SHUFFLED : 0);
+    xtts_record_encoder_new((xtts_dtype)c->dtype, c->zstd_level, c->shuffle ? XTTS_RECORD_SHUFFLED : 0, &b->enc);
     if (b->enc) xtts_record_encoder_set_audio(b->enc, (xtts_audio_store)c->audio);
     b->tok_buf = malloc((size_t)(c->max_tokens > 0 ? c->max_tokens : 1) * sizeof(int32_t));
     if (!b->enc || !b->tok_buf) {

@@ -34,10 +34,11 @@ void xtts_record_builder_audio_options(const xtts_cache_config *c, xtts_audio_op
 /* Make a builder for configuration c (with_encoder: also the record encoder and the token
  * buffer). XTTS_ENOMEM, or the audio front end's or the mel kernel's error (XTTS_EUSAGE for
  * parameters they refuse). On error *b holds nothing to free.
- * Errors: XTTS_EUSAGE (audio options or mel parameters refused; reported as XTTS_ENOMEM when
- * err is NULL), XTTS_ENOMEM (also an FFTW plan that cannot be made). */
+ * Errors: XTTS_EUSAGE (audio options or mel parameters refused), XTTS_ENOMEM (also an FFTW
+ * plan that cannot be made). */
 xtts_status xtts_record_builder_init(xtts_record_builder *b, const xtts_cache_config *c, int with_encoder,
                                      xtts_error *err);
+/* NULL is allowed. */
 void xtts_record_builder_free(xtts_record_builder *b);
 
 #ifdef __cplusplus

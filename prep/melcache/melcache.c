@@ -34,9 +34,9 @@
 #define INPUTS_KEY "melcache-inputs"
 #define STATS_MAGIC 0x58535431u /* "XST1" */
 
-void xtts_melcache_options_default(xtts_melcache_options *o) {
+void xtts_melcache_options_defaults(xtts_melcache_options *o) {
     memset(o, 0, sizeof *o);
-    xtts_cache_config_default(&o->cfg);
+    xtts_cache_config_defaults(&o->cfg);
     o->cfg.shuffle = 1; /* byte planes compress better and decode faster (docs/benchmarks.md) */
     o->part = -1;
     o->n_parts = 1;
@@ -869,8 +869,8 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, c
     if (!strncmp(res->device, "cuda:", 5)) {
         size_t max_samples = chunk * ((size_t)xtts_cache_config_max_padded_frames(&o.cfg) + 2) * (size_t)o.cfg.mel.hop_samples +
                              chunk * (size_t)o.cfg.mel.n_fft;
-        gpu = xtts_mel_cuda_new(&o.cfg.mel, atoi(res->device + 5), chunk, max_samples, err);
-        if (!gpu) { st = err && err->code ? err->code : XTTS_EUNSUPPORTED; goto out; }
+        st = xtts_mel_cuda_new(&o.cfg.mel, atoi(res->device + 5), chunk, max_samples, &gpu, err);
+        if (st) goto out;
     }
 
     write_pipe wp;

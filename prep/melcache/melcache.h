@@ -49,7 +49,7 @@ typedef struct {
     uint64_t val_by_fraction;   /* records --val-fraction put in val (the others' fallback) */
 } xtts_melcache_result;
 
-void xtts_melcache_options_default(xtts_melcache_options *o);
+void xtts_melcache_options_defaults(xtts_melcache_options *o);
 
 /* Run a build. tokens_name names the stream in messages ("-" for stdin). A record whose audio
  * fails is rejected (counted in res), not an error.

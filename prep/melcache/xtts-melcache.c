@@ -109,11 +109,11 @@ int main(int argc, char **argv) {
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
 
     xtts_melcache_options o;
-    xtts_melcache_options_default(&o);
+    xtts_melcache_options_defaults(&o);
     const char *preset = "xtts";
     /* overrides are applied after the preset, whatever their order on the command line */
     xtts_mel_overrides ov;
-    xtts_mel_overrides_init(&ov);
+    xtts_mel_overrides_defaults(&ov);
     const char *rejects_path = NULL, *rq = NULL;
     int strict = 0, max_frames_given = 0;
     xtts_error err;

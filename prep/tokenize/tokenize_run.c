@@ -38,7 +38,7 @@ typedef struct {
     size_t line_len;
 } record;
 
-void xtts_tokenize_opts_init(xtts_tokenize_opts *o) {
+void xtts_tokenize_options_defaults(xtts_tokenize_options *o) {
     memset(o, 0, sizeof *o);
     o->input = "-";
     o->format = XTTS_META_AUTO;
@@ -151,7 +151,7 @@ static int resolve_lang(const xtts_tokenizer *tok, const char *tag) {
 
 static void reject(record *r, const char *why) { if (!r->reject && !r->reject_msg) r->reject = why; }
 
-static void report_reject(const xtts_tokenize_opts *o, FILE *rej, const record *r) {
+static void report_reject(const xtts_tokenize_options *o, FILE *rej, const record *r) {
     const char *name = r->source ? r->source : o->input;
     const char *why = r->reject_msg ? r->reject_msg : r->reject;
     char idbuf[64];
@@ -346,8 +346,8 @@ static xtts_status record_fill(record *r, const xtts_meta_entry *e, strlist_t *s
 
 /* The state both passes share. */
 typedef struct {
-    const xtts_tokenize_opts *o;
-    xtts_meta_opts mo;
+    const xtts_tokenize_options *o;
+    xtts_meta_options mo;
     xtts_meta_reader *mr;
     strlist_t sources;
     record *recs;           /* one chunk */
@@ -363,7 +363,7 @@ typedef struct {
     int *detect;            /* per chunk record: 1 when its language is detected */
     FILE *rej;              /* --rejects */
     char extra_langs[224];  /* languages beyond XTTS's 17 the stream names */
-    xtts_normalize_opts nopts;
+    xtts_normalize_options nopts;
 } run_t;
 
 static xtts_status pass_open(run_t *R, xtts_error *err) {
@@ -522,7 +522,7 @@ static xtts_status slurp_stdin(run_t *R, xtts_error *err) {
 /* Read the id lists, open the metadata (standard input read once into memory), resolve a
  * forced language. */
 static xtts_status run_setup(run_t *R, xtts_error *err) {
-    const xtts_tokenize_opts *o = R->o;
+    const xtts_tokenize_options *o = R->o;
     R->threads = o->threads > 0 ? o->threads : omp_get_max_threads();
     xtts_langid_prior_init(&R->prior);
     R->recs = calloc(CHUNK_RECORDS, sizeof *R->recs);
@@ -536,7 +536,7 @@ static xtts_status run_setup(run_t *R, xtts_error *err) {
     xtts_status st = read_id_list(o->val_list, &R->val_buf, &R->val_ids, err);
     if (!st) st = read_id_list(o->test_list, &R->test_buf, &R->test_ids, err);
     if (st) return st;
-    xtts_meta_opts_init(&R->mo);
+    xtts_meta_options_defaults(&R->mo);
     R->mo.path = o->input;
     R->mo.data = o->input_data;
     R->mo.len = o->input_len;
@@ -601,16 +601,16 @@ static xtts_status pass_prior(run_t *R, xtts_error *err) {
 /* The normalization (--normalize, else xtts for XTTS vocabularies, else spoken; Coqui's
  * cleaners lowercase by themselves) and the stream's header line. */
 static xtts_status write_header(run_t *R, FILE *out, xtts_error *err) {
-    const xtts_tokenize_opts *o = R->o;
+    const xtts_tokenize_options *o = R->o;
     xtts_norm_mode mode = o->normalize >= 0 ? (xtts_norm_mode)o->normalize
                         : xtts_tokenizer_is_xtts(o->tok) ? XTTS_NORM_XTTS : XTTS_NORM_SPOKEN;
     if (!o->expand) mode = XTTS_NORM_NONE;
     static const char *const mode_names[] = {"spoken-" XTTS_NORMALIZER_VERSION, "xtts-" XTTS_NORMALIZER_VERSION,
                                              "none-" XTTS_NORMALIZER_VERSION};
     int lower = mode == XTTS_NORM_XTTS ? 1 : o->lowercase >= 0 ? o->lowercase : xtts_tokenizer_wants_lowercase(o->tok);
-    R->nopts = (xtts_normalize_opts){lower, mode != XTTS_NORM_NONE, mode};
+    R->nopts = (xtts_normalize_options){lower, mode != XTTS_NORM_NONE, mode};
     xtts_tokens_header h;
-    xtts_tokens_header_init(&h);
+    xtts_tokens_header_defaults(&h);
     h.max_tokens = o->max_tokens;
     xtts_status st = xtts_tokenizer_fill_header(o->tok, &h, err);
     if (st) return st;
@@ -634,7 +634,7 @@ static xtts_status write_header(run_t *R, FILE *out, xtts_error *err) {
 /* Normalize, tokenize and format the chunk's records of this part, in parallel. Returns the
  * records that kept digits. */
 static size_t encode_chunk(run_t *R) {
-    const xtts_tokenize_opts *o = R->o;
+    const xtts_tokenize_options *o = R->o;
     size_t digits_kept = 0;
     #pragma omp parallel num_threads(R->threads) reduction(+ : digits_kept)
     {
@@ -759,7 +759,7 @@ static void run_free(run_t *R) {
     xtts_meta_close(R->mr);
 }
 
-xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_tokenize_stats *stats, xtts_error *err) {
+xtts_status xtts_tokenize_run(const xtts_tokenize_options *o, FILE *out, xtts_tokenize_stats *stats, xtts_error *err) {
     memset(stats, 0, sizeof *stats);
     stats->majority_lang = -1;
     if (o->shard_n < 1 || o->shard_k < 0 || o->shard_k >= o->shard_n)

@@ -40,7 +40,7 @@ typedef struct {
     int lowercase;              /* -1: as the tokenizer wants, 0 no, 1 yes */
     int quiet;                  /* no per-record reject lines on stderr */
     int keep_text;              /* write the original transcript as the optional 7th field */
-} xtts_tokenize_opts;
+} xtts_tokenize_options;
 
 typedef struct {
     size_t records;      /* data lines in the input (all shards) */
@@ -53,7 +53,7 @@ typedef struct {
     size_t per_lang[XTTS_N_LANGS];
 } xtts_tokenize_stats;
 
-void xtts_tokenize_opts_init(xtts_tokenize_opts *o);
+void xtts_tokenize_options_defaults(xtts_tokenize_options *o);
 
 /* Run. Writes the header and records to out. Rejected records are reported (stderr and
  * rejects file) and counted, not errors. Returns XTTS_OK when the run finished (check
@@ -67,7 +67,7 @@ void xtts_tokenize_opts_init(xtts_tokenize_opts *o);
  * rejects file or out, cannot read standard input, a temporary file for the ids fails),
  * XTTS_ENOMEM, and those of writing the header (xtts_tokens_header_set: XTTS_EINPUT,
  * XTTS_ERANGE; xtts_tokens_write_header). */
-xtts_status xtts_tokenize_run(const xtts_tokenize_opts *o, FILE *out, xtts_tokenize_stats *stats, xtts_error *err);
+xtts_status xtts_tokenize_run(const xtts_tokenize_options *o, FILE *out, xtts_tokenize_stats *stats, xtts_error *err);
 
 #ifdef __cplusplus
 }

@@ -56,8 +56,8 @@ int main(int argc, char **argv) {
     /* many small per-record buffers: keep freed memory instead of trimming the heap each time */
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    xtts_tokenize_opts o;
-    xtts_tokenize_opts_init(&o);
+    xtts_tokenize_options o;
+    xtts_tokenize_options_defaults(&o);
     const char *tokenizer = "bytes", *vocab = NULL;
     int strict = 0, allow_unk = 0;
     static const struct option longopts[] = {

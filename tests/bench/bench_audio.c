@@ -37,7 +37,8 @@ int main(int argc, char **argv) {
             snprintf(ao.resampler, sizeof ao.resampler, "%s", opts[o][0]);
             snprintf(ao.quality, sizeof ao.quality, "%s", opts[o][1]);
             xtts_error err;
-            xtts_audio *a = xtts_audio_new(&ao, &err);
+            xtts_audio *a;
+            xtts_audio_new(&ao, &a, &err);
             if (!a) { fprintf(stderr, "%s\n", err.msg); return 2; }
             const float *y = NULL;
             size_t m = 0;

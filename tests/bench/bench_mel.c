@@ -97,7 +97,8 @@ int main(int argc, char **argv) {
         size_t clip = (size_t)(clip_seconds * p.sample_rate), n_clips = n / clip;
         size_t frames = xtts_mel_n_frames(&p, clip);
         float *out = malloc(sizeof(float) * frames * p.n_mels);
-        xtts_mel *m = xtts_mel_new(&p, &err);
+        xtts_mel *m;
+        xtts_mel_new(&p, &m, &err);
         /* Rounds alternate the four measurements and keep each one's best, so a burst of
          * other load on the machine hits them alike. */
         double mel_s = 1e30, floor_bare = 1e30, floor_wp = 1e30, floor_wp_measure = 1e30, v;

@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!a) {
         xtts_audio_options o = {.target_rate = 16000, .resampler = "soxr", .quality = "quick", .trim_db = 40.0,
                                  .max_seconds = 30.0};
-        a = xtts_audio_new(&o, NULL);
+        xtts_audio_new(&o, &a, NULL);
         if (!a) return 0;
     }
     const float *samples;

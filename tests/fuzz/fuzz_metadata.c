@@ -20,8 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (!sink) abort();
     }
     if (size < 1) return 0;
-    xtts_tokenize_opts o;
-    xtts_tokenize_opts_init(&o);
+    xtts_tokenize_options o;
+    xtts_tokenize_options_defaults(&o);
     o.input = "fuzz";
     o.input_data = (const char *)data + 1;
     o.input_len = size - 1;

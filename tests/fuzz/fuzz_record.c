@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static float *mel32;
     static uint16_t *mel16;
     if (!dec) {
-        dec = xtts_record_decoder_new();
+        xtts_record_decoder_new(&dec);
         tokens = malloc(TOK_CAP * sizeof *tokens);
         mel32 = malloc((size_t)MEL_CAP * FRAMES_CAP * sizeof *mel32);
         mel16 = malloc((size_t)MEL_CAP * FRAMES_CAP * sizeof *mel16);

@@ -18,7 +18,7 @@ static int num(const char *s, long lo, long hi, int *out) {
 
 int main(int argc, char **argv) {
     xtts_synth_options so;
-    xtts_synth_options_default(&so);
+    xtts_synth_options_defaults(&so);
     const char *dir = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--records") && i + 1 < argc) {

@@ -245,6 +245,7 @@ void xtts_langid_detect(const char *text, size_t len, xtts_langid_result *r) {
 void xtts_langid_prior_init(xtts_langid_prior *p) { memset(p, 0, sizeof *p); }
 
 void xtts_langid_prior_free(xtts_langid_prior *p) {
+    if (!p) return;
     for (size_t i = 0; i < p->n_spk; i++) free(p->names[i]);
     free(p->names);
     free(p->sc);

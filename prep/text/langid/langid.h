@@ -74,6 +74,7 @@ void xtts_langid_prior_add(xtts_langid_prior *p, const xtts_langid_result *r, co
 void xtts_langid_prior_done(xtts_langid_prior *p);
 /* The language chosen for one record, -1 when it has no letters and no record is sure. */
 int xtts_langid_prior_choose(const xtts_langid_prior *p, const xtts_langid_result *r, const char *speaker);
+/* NULL is allowed. */
 void xtts_langid_prior_free(xtts_langid_prior *p);
 
 #ifdef __cplusplus

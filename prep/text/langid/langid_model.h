@@ -22,6 +22,7 @@ typedef struct xtts_langid_model xtts_langid_model;
  * length or cost, trailing bytes, a floor out of range), XTTS_ENOMEM. */
 xtts_status xtts_langid_model_parse(const uint8_t *data, size_t len, const char *name, xtts_langid_model **out,
                                     xtts_error *err);
+/* NULL is allowed. */
 void xtts_langid_model_delete(xtts_langid_model *m);
 
 /* The compiled-in table, parsed once (thread-safe). NULL only if it failed to parse, which

@@ -488,7 +488,7 @@ xtts_status xtts_normalize_basic(const char *text, size_t len, char **out, xtts_
     xtts_status st = nfc_unify(text, len, &u, err);
     if (!st) {
         collapse(u.s ? u.s : "", u.len, &c);
-        xtts_sb_putn(&c, "", 0);
+        xtts_sb_cstr(&c);
         if (c.failed) st = xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     }
     xtts_sb_free(&u);
@@ -497,14 +497,14 @@ xtts_status xtts_normalize_basic(const char *text, size_t len, char **out, xtts_
     return XTTS_OK;
 }
 
-xtts_status xtts_normalize(const char *text, size_t len, int lang, const xtts_normalize_opts *opts, char **out,
+xtts_status xtts_normalize(const char *text, size_t len, int lang, const xtts_normalize_options *opts, char **out,
                            unsigned *flags, xtts_error *err) {
     xtts_sb u = {0}, e = {0}, c = {0}, l = {0};
     *out = NULL;
     *flags = 0;
     xtts_status st = nfc_unify(text, len, &u, err);
     if (st) { xtts_sb_free(&u); return st; }
-    xtts_sb_putn(&u, "", 0);
+    xtts_sb_cstr(&u);
     if (opts->mode == XTTS_NORM_XTTS && opts->expand) {
         st = xtts_text_prepare(u.s, u.len, xtts_lang_code(lang) ? xtts_lang_code(lang) : "", out, err);
         xtts_sb_free(&u);
@@ -516,23 +516,23 @@ xtts_status xtts_normalize(const char *text, size_t len, int lang, const xtts_no
         for (const xtts_lang_words *p = xtts_lang_words_table; p->lang >= 0; p++)
             if (p->lang == lang) w = p;
         scanner sc = {u.s, u.len, lang, w, &e};
-        xtts_sb_putn(&e, "", 0);
+        xtts_sb_cstr(&e);
         expand(&sc);
         cur = &e;
     } else {
         /* languages numbers.c lacks: num2words' words (prep/text/normalize/xtts_text.c) */
         if (opts->expand && opts->mode == XTTS_NORM_SPOKEN && lang >= 0 && lang < XTTS_N_LANGS) {
-            xtts_sb_putn(&e, "", 0);
+            xtts_sb_cstr(&e);
             if (!xtts_text_spoken_numbers(u.s, u.len, xtts_lang_codes[lang], &e)) cur = &e;
         }
         for (size_t i = 0; i < cur->len; i++)
             if (is_digit(cur->s[i])) { *flags |= XTTS_NORM_DIGITS_KEPT; break; }
     }
     collapse(cur->s, cur->len, &c);
-    xtts_sb_putn(&c, "", 0);
+    xtts_sb_cstr(&c);
     cur = &c;
     if (opts->lowercase) {
-        xtts_sb_putn(&l, "", 0);
+        xtts_sb_cstr(&l);
         lowercase(c.s, c.len, &l);
         cur = &l;
     }

@@ -35,14 +35,14 @@ typedef struct {
     int lowercase; /* lowercase the result (full Unicode lowercasing) */
     int expand;    /* expand numbers, abbreviations and symbols (default on); 0 acts as XTTS_NORM_NONE */
     xtts_norm_mode mode; /* XTTS_NORM_SPOKEN when zero-initialized */
-} xtts_normalize_opts;
+} xtts_normalize_options;
 
 /* Normalize text (UTF-8, len bytes) for language lang (an XTTS language index). On success
  * *out is a malloc'd NUL-terminated string the caller frees (possibly empty) and *flags
  * holds XTTS_NORM_* bits. Fails with XTTS_EINPUT for invalid UTF-8 and XTTS_ENOMEM.
  * Errors: XTTS_EINPUT (invalid UTF-8, Unicode normalization fails), XTTS_ENOMEM; with
  * XTTS_NORM_XTTS also those of xtts_text_prepare (XTTS_EINPUT, XTTS_EUNSUPPORTED). */
-xtts_status xtts_normalize(const char *text, size_t len, int lang, const xtts_normalize_opts *opts, char **out,
+xtts_status xtts_normalize(const char *text, size_t len, int lang, const xtts_normalize_options *opts, char **out,
                            unsigned *flags, xtts_error *err);
 
 /* NFC, unification and whitespace only (no expansion, no lowercasing): what language

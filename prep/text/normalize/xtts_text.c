@@ -185,8 +185,7 @@ static void strip_separators(xtts_sb *t, int commas) {
         }
     }
     if (o.failed) { t->failed = 1; xtts_sb_free(&o); return; }
-    xtts_sb_free(t);
-    *t = o;
+    xtts_sb_move(t, &o);
 }
 
 /* ---- numbers -------------------------------------------------------------------------- */
@@ -290,8 +289,7 @@ static int expand_currency(ctx *c, xtts_sb *t, int which) {
         i = e;
     }
     if (o.failed) { t->failed = 1; xtts_sb_free(&o); return 0; }
-    xtts_sb_free(t);
-    *t = o;
+    xtts_sb_move(t, &o);
     return 0;
 }
 
@@ -336,8 +334,7 @@ static void expand_decimals(ctx *c, xtts_sb *t) {
         xtts_sb_putc(&o, s[i++]);
     }
     if (o.failed) t->failed = 1;
-    xtts_sb_free(t);
-    *t = o;
+    xtts_sb_move(t, &o);
 }
 
 /* Coqui's _ordinal_re: suffixes tried in order after a run of ASCII digits. A suffix "\\."
@@ -409,8 +406,7 @@ static void expand_integers(ctx *c, xtts_sb *t, const ordinal_rule *rule) {
         i = q + sl;
     }
     if (o.failed) t->failed = 1;
-    xtts_sb_free(t);
-    *t = o;
+    xtts_sb_move(t, &o);
 }
 
 static void expand_numbers(ctx *c, xtts_sb *t) {
@@ -428,9 +424,8 @@ static void expand_numbers(ctx *c, xtts_sb *t) {
     if (!c->failed && !t->failed && !c->keep_case) {
         xtts_sb low = {0};
         py_lower(t->s, t->len, &low);
-        xtts_sb_putn(&low, "", 0);
-        xtts_sb_free(t);
-        *t = low;
+        xtts_sb_cstr(&low);
+        xtts_sb_move(t, &low);
     }
 }
 
@@ -556,8 +551,7 @@ static void expand_abbreviations(xtts_sb *t, const char *lang) {
             }
         }
         if (o.failed) t->failed = 1;
-        xtts_sb_free(t);
-        *t = o;
+        xtts_sb_move(t, &o);
     }
 }
 
@@ -598,8 +592,7 @@ static void collapse_whitespace(xtts_sb *t) {
         }
     }
     if (o.failed) t->failed = 1;
-    xtts_sb_free(t);
-    *t = o;
+    xtts_sb_move(t, &o);
 }
 
 /* ---- the whole preparation ---------------------------------------------------------- */
@@ -631,7 +624,7 @@ xtts_status xtts_text_prepare(const char *text, size_t len, const char *lang_in,
     xtts_status st = XTTS_OK;
     if (is_one_of(lang, multilingual)) {
         ctx c = {lang, xtts_n2w_find(lang), err, 0, 0};
-        xtts_sb_putn(&t, "", 0);
+        xtts_sb_cstr(&t);
         for (size_t i = 0; i < len; i++)
             if (text[i] != '"') xtts_sb_putc(&t, text[i]);
         if (!strcmp(lang, "tr")) {
@@ -641,17 +634,16 @@ xtts_status xtts_text_prepare(const char *text, size_t len, const char *lang_in,
         }
         xtts_sb low = {0};
         py_lower(t.s, t.len, &low);
-        xtts_sb_putn(&low, "", 0);
-        xtts_sb_free(&t);
-        t = low;
+        xtts_sb_cstr(&low);
+        xtts_sb_move(&t, &low);
         if (!strcmp(lang, "zh")) {
             /* expand_numbers_multilingual for zh: zh_num2words' TextNorm (prep/text/normalize/zh_numbers.c) */
             xtts_sb z = {0};
             xtts_status zs = xtts_zh_numbers_normalize(t.s, t.len, &z, err);
             xtts_sb_free(&t);
             if (zs != XTTS_OK) { xtts_sb_free(&z); return zs; }
-            xtts_sb_putn(&z, "", 0);
-            t = z;
+            xtts_sb_cstr(&z);
+            xtts_sb_move(&t, &z);
         } else if (has_ascii_digit(&t) || strstr(t.s, "\xe2\x82\xac") || strchr(t.s, '$') || strstr(t.s, "\xc2\xa3")) {
             if (!c.n2w || !c.n2w->cardinal) {
                 if (has_ascii_digit(&t)) {
@@ -673,8 +665,7 @@ xtts_status xtts_text_prepare(const char *text, size_t len, const char *lang_in,
                 xtts_sb_free(&r);
                 st = xtts_error_set(err, XTTS_EUNSUPPORTED, "--normalize xtts: no romanization for '%s' in this build", lang);
             } else {
-                xtts_sb_free(&t);
-                t = r;
+                xtts_sb_move(&t, &r);
             }
         }
     } else if (!strcmp(lang, "ja")) {
@@ -686,7 +677,7 @@ xtts_status xtts_text_prepare(const char *text, size_t len, const char *lang_in,
         } else if (rc) {
             st = xtts_error_set(err, XTTS_EINPUT, "--normalize xtts: ja: %s", why);
         } else {
-            xtts_sb_putn(&r, "", 0);
+            xtts_sb_cstr(&r);
             py_lower(r.s, r.len, &t);
         }
         xtts_sb_free(&r);
@@ -696,13 +687,13 @@ xtts_status xtts_text_prepare(const char *text, size_t len, const char *lang_in,
          * [xx] token then trains on text prepared the way XTTS prepares hi (a departure,
          * docs/xtts-tokenize.md) */
         py_lower(text, len, &t);
-        xtts_sb_putn(&t, "", 0);
+        xtts_sb_cstr(&t);
         collapse_whitespace(&t);
     } else {
         return xtts_error_set(err, XTTS_EUNSUPPORTED, "--normalize xtts: no language given");
     }
     if (st != XTTS_OK) { xtts_sb_free(&t); return st; }
-    xtts_sb_putn(&t, "", 0);
+    xtts_sb_cstr(&t);
     if (t.failed) { xtts_sb_free(&t); return xtts_error_set(err, XTTS_ENOMEM, "out of memory"); }
     *out = t.s;
     return XTTS_OK;
@@ -715,7 +706,7 @@ int xtts_text_spoken_numbers(const char *text, size_t len, const char *lang, xtt
     ctx c = {lang, n, &err, 0, 1};
     xtts_sb t = {0};
     for (size_t i = 0; i < len; i++) xtts_sb_putc(&t, text[i]);
-    xtts_sb_putn(&t, "", 0);
+    xtts_sb_cstr(&t);
     expand_numbers(&c, &t);
     if (c.failed || t.failed) {
         /* a number num2words cannot say: the text keeps its digits */

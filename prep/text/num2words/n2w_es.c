@@ -146,14 +146,12 @@ static void replace_into(const char *s, size_t len, const char *from, const char
 static void fix_part(const char *s, const char *const (*pairs)[2], size_t n, xtts_sb *out) {
     xtts_sb a = {0}, b = {0};
     xtts_sb_puts(&a, s);
-    xtts_sb_putn(&a, "", 0);
+    xtts_sb_cstr(&a);
     for (size_t i = 0; i < n; i++) {
         xtts_sb_clear(&b);
-        xtts_sb_putn(&b, "", 0);
+        xtts_sb_cstr(&b);
         replace_into(a.s, a.len, pairs[i][0], pairs[i][1], &b);
-        xtts_sb t = a;
-        a = b;
-        b = t;
+        xtts_sb_swap(&a, &b);
     }
     if (a.failed) out->failed = 1;
     xtts_sb_puts(out, a.s ? a.s : "");

@@ -319,7 +319,7 @@ static void word_features(word *w, const char *feat, int kana_field) {
     const char *p = feat;
     for (;;) {
         xtts_sb_clear(&cur);
-        xtts_sb_putn(&cur, "", 0);
+        xtts_sb_cstr(&cur);
         if (*p == '"') {
             p++;
             for (; *p; p++) {
@@ -337,7 +337,7 @@ static void word_features(word *w, const char *feat, int kana_field) {
         for (int j = 0; j < 5; j++)
             if (want[j] == idx) {
                 xtts_sb_putn(&w->f[j], cur.s, cur.len);
-                xtts_sb_putn(&w->f[j], "", 0);
+                xtts_sb_cstr(&w->f[j]);
                 w->has[j] = 1;
             }
         idx++;
@@ -458,7 +458,7 @@ static int tokens_build(word *w, size_t nw, xtts_sb *out, char *why, size_t whyn
             continue;
         }
         xtts_sb_clear(&roma);
-        xtts_sb_putn(&roma, "", 0);
+        xtts_sb_cstr(&roma);
         if (romaji_word(wd, &roma, why, whyn)) { rc = -2; break; }
         if (roma.len && po && ends_with_sokuon(&po->s)) {
             size_t adv;
@@ -500,7 +500,7 @@ static int tokens_build(word *w, size_t nw, xtts_sb *out, char *why, size_t whyn
     }
     if (rc == 0) {
         xtts_sb j = {0};
-        xtts_sb_putn(&j, "", 0);
+        xtts_sb_cstr(&j);
         for (size_t i = 0; i < nt; i++) {
             for (size_t b = 0; b < t[i].s.len;) {
                 if (b + 3 <= t[i].s.len && !memcmp(t[i].s.s + b, "っ", 3)) { b += 3; continue; }
@@ -530,7 +530,7 @@ static char *normalize(const char *text, size_t len) {
                                       UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT);
     if (n < 0) return NULL;
     xtts_sb o = {0};
-    xtts_sb_putn(&o, "", 0);
+    xtts_sb_cstr(&o);
     for (utf8proc_ssize_t i = 0; i < n;) {
         if (i + 3 <= n && d[i] == 0xE2 && d[i + 1] == 0x80 && (d[i + 2] == 0x98 || d[i + 2] == 0x99 || d[i + 2] == 0x9D)) {
             xtts_sb_putc(&o, d[i + 2] == 0x98 ? '`' : d[i + 2] == 0x99 ? '\'' : '"');

@@ -796,7 +796,7 @@ static xtts_status apply_normalizers(const xtts_bpe *b, const char *s, size_t n,
     for (int i = 0; i < b->n_norm; i++) {
         if (b->norm[i] == NORM_LOWER) {
             xtts_sb l = {0};
-            xtts_sb_putn(&l, "", 0);
+            xtts_sb_cstr(&l);
             for (size_t p = 0; p < len;) {
                 size_t k;
                 int32_t c = cp_at(cur, len, p, &k);

@@ -171,7 +171,7 @@ const char *xtts_phonemizer_hash(const xtts_phonemizer *p) { return p->hash; }
 /* IPA from this process's espeak-ng. */
 static xtts_status ipa_local(xtts_phonemizer *p, const char *text, int lang, char **ipa, xtts_error *err) {
     xtts_sb b = {0};
-    xtts_sb_putn(&b, "", 0);
+    xtts_sb_cstr(&b);
     pthread_mutex_lock(&espeak_lock);
     if (p->voice != lang) {
         char name[16];

@@ -31,6 +31,7 @@ typedef struct xtts_tokenizer xtts_tokenizer;
  * those of xtts_bpe_open (XTTS_ENOTFOUND for a missing file, XTTS_EIO, XTTS_ERANGE,
  * XTTS_EINPUT, XTTS_ENOMEM) and of xtts_phonemizer_new (XTTS_EIO, XTTS_ENOMEM). */
 xtts_status xtts_tokenizer_open(const char *name, const char *vocab_path, xtts_tokenizer **out, xtts_error *err);
+/* NULL is allowed. */
 void xtts_tokenizer_close(xtts_tokenizer *t);
 
 xtts_tokenizer_kind xtts_tokenizer_kind_of(const xtts_tokenizer *t);
@@ -85,6 +86,7 @@ typedef struct xtts_bpe xtts_bpe;
  * past 1 GiB, XTTS_ENOMEM) and of open_buffer. */
 xtts_status xtts_bpe_open(const char *path, xtts_bpe **out, xtts_error *err);
 xtts_status xtts_bpe_open_buffer(const char *json, size_t len, const char *name, xtts_bpe **out, xtts_error *err);
+/* NULL is allowed. */
 void xtts_bpe_close(xtts_bpe *b);
 /* Encode raw text exactly as the HF tokenizers library does for this tokenizer.json
  * (added tokens, normalizer subset, pre-tokenizer, BPE model), no XTTS formatting.
@@ -103,6 +105,7 @@ int xtts_bpe_has_piece(const xtts_bpe *b, const char *s, size_t n);
 typedef struct xtts_phonemizer xtts_phonemizer;
 /* Errors: XTTS_EIO (espeak-ng cannot initialize), XTTS_ENOMEM. */
 xtts_status xtts_phonemizer_new(xtts_phonemizer **out, xtts_error *err);
+/* NULL is allowed. */
 void xtts_phonemizer_delete(xtts_phonemizer *p);
 int xtts_phonemizer_has_lang(const xtts_phonemizer *p, int lang);
 /* Fork n worker processes (at least one), each with its own espeak-ng, so that n threads
