@@ -47,22 +47,6 @@ enum {
     O_WD, O_CLIP, O_STOPW, O_SEED, O_THREADS, O_LTHREADS, O_CKPT, O_CKPT_EVERY, O_RESUME, O_EVAL, O_JSON,
     O_LOG_EVERY, O_SKIP, O_LOADER_ONLY, O_DEVICE, O_HELP, O_VERSION
 };
-static const struct option longopts[] = {
-    {"cache", required_argument, 0, O_CACHE},       {"model", required_argument, 0, O_MODEL},
-    {"layers", required_argument, 0, O_LAYERS},     {"width", required_argument, 0, O_WIDTH},
-    {"heads", required_argument, 0, O_HEADS},       {"steps", required_argument, 0, O_STEPS},
-    {"stop-after", required_argument, 0, O_STOP_AFTER}, {"batch-size", required_argument, 0, O_BATCH},
-    {"lr", required_argument, 0, O_LR},             {"min-lr-frac", required_argument, 0, O_MINLR},
-    {"warmup", required_argument, 0, O_WARMUP},     {"weight-decay", required_argument, 0, O_WD},
-    {"clip", required_argument, 0, O_CLIP},         {"stop-weight", required_argument, 0, O_STOPW},
-    {"seed", required_argument, 0, O_SEED},         {"threads", required_argument, 0, O_THREADS},
-    {"loader-threads", required_argument, 0, O_LTHREADS}, {"ckpt", required_argument, 0, O_CKPT},
-    {"ckpt-every", required_argument, 0, O_CKPT_EVERY}, {"resume", required_argument, 0, O_RESUME},
-    {"eval-every", required_argument, 0, O_EVAL},   {"log-json", required_argument, 0, O_JSON},
-    {"log-every", required_argument, 0, O_LOG_EVERY}, {"skip-corrupt", no_argument, 0, O_SKIP},
-    {"loader-only", no_argument, 0, O_LOADER_ONLY}, {"device", required_argument, 0, O_DEVICE},
-    {"help", no_argument, 0, O_HELP},               {"version", no_argument, 0, O_VERSION},
-    {0, 0, 0, 0}};
 
 /* main's answer from a step that may end the program: go on, or exit with the code. */
 enum { GO_ON = -1 };
@@ -86,9 +70,9 @@ enum { GO_ON = -1 };
         dst = (float)d;                                                                              \
     } while (0)
 
-/* One option of the command line (its argument in optarg): GO_ON, or the exit code (0 after
- * --help and --version). */
-static int parse_option(int c, xtts_train_options *o) {
+/* One option c of the command line, its argument in optarg (longopts names it in messages):
+ * GO_ON, or the exit code (0 after --help and --version). */
+static int parse_option(int c, const struct option *longopts, xtts_train_options *o) {
     long v;
     double d;
     switch (c) {
@@ -137,9 +121,25 @@ static int parse_option(int c, xtts_train_options *o) {
 
 /* The command line into o: GO_ON, or the exit code. */
 static int parse_args(int argc, char **argv, xtts_train_options *o) {
+    static const struct option longopts[] = {
+        {"cache", required_argument, 0, O_CACHE},       {"model", required_argument, 0, O_MODEL},
+        {"layers", required_argument, 0, O_LAYERS},     {"width", required_argument, 0, O_WIDTH},
+        {"heads", required_argument, 0, O_HEADS},       {"steps", required_argument, 0, O_STEPS},
+        {"stop-after", required_argument, 0, O_STOP_AFTER}, {"batch-size", required_argument, 0, O_BATCH},
+        {"lr", required_argument, 0, O_LR},             {"min-lr-frac", required_argument, 0, O_MINLR},
+        {"warmup", required_argument, 0, O_WARMUP},     {"weight-decay", required_argument, 0, O_WD},
+        {"clip", required_argument, 0, O_CLIP},         {"stop-weight", required_argument, 0, O_STOPW},
+        {"seed", required_argument, 0, O_SEED},         {"threads", required_argument, 0, O_THREADS},
+        {"loader-threads", required_argument, 0, O_LTHREADS}, {"ckpt", required_argument, 0, O_CKPT},
+        {"ckpt-every", required_argument, 0, O_CKPT_EVERY}, {"resume", required_argument, 0, O_RESUME},
+        {"eval-every", required_argument, 0, O_EVAL},   {"log-json", required_argument, 0, O_JSON},
+        {"log-every", required_argument, 0, O_LOG_EVERY}, {"skip-corrupt", no_argument, 0, O_SKIP},
+        {"loader-only", no_argument, 0, O_LOADER_ONLY}, {"device", required_argument, 0, O_DEVICE},
+        {"help", no_argument, 0, O_HELP},               {"version", no_argument, 0, O_VERSION},
+        {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
-        int rc = parse_option(c, o);
+        int rc = parse_option(c, longopts, o);
         if (rc != GO_ON) return rc;
     }
     if (optind < argc) {
