@@ -539,9 +539,10 @@ static void reset_loaded(xtts_cache_writer *w) {
     memset(&w->ids, 0, sizeof w->ids);
 }
 
-xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const xtts_cache_config *cfg,
-                                   xtts_cache_writer **out, xtts_error *err) {
-    *out = NULL;
+/* The options a writer cannot start from, and a configuration the manifest could not hold
+ * (refused now, not after the build); then the directory, made when missing. */
+static xtts_status check_open_options(const xtts_cache_writer_options *opt, const xtts_cache_config *cfg,
+                                      xtts_error *err) {
     if (!opt || !opt->dir || !opt->dir[0] || !cfg)
         return xtts_error_set(err, XTTS_EUSAGE, "cache writer: no output directory given");
     if (opt->part < -1 || opt->part >= XTTS_MAX_PARTS)
@@ -550,7 +551,6 @@ xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const x
         return xtts_error_set(err, XTTS_EUSAGE, "%s: part %d of %d parts: the part must be below the number of parts",
                               opt->dir, opt->part, opt->n_parts);
     if (strlen(opt->dir) > 3000) return xtts_error_set(err, XTTS_ERANGE, "%.80s...: directory path too long", opt->dir);
-    /* Refuse a configuration the manifest could not hold now, not after the build. */
     json_t *cj = xtts_cache_config_to_json(cfg);
     xtts_cache_config checked;
     xtts_error cerr;
@@ -558,18 +558,22 @@ xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const x
     json_decref(cj);
     if (st == XTTS_ENOMEM) return xtts_error_set(err, st, "%s: out of memory", opt->dir);
     if (st) return xtts_error_set(err, XTTS_EUSAGE, "invalid cache configuration: %s", cerr.msg);
-    if ((st = xtts_mkdir_p(opt->dir, err))) return st;
-    xtts_cache_writer *w = calloc(1, sizeof *w);
+    return xtts_mkdir_p(opt->dir, err);
+}
+
+/* A writer with the options' sizes and the configuration's hash, holding nothing yet. *out is
+ * set whenever it was allocated, for the caller to free on failure. */
+static xtts_status writer_new(const xtts_cache_writer_options *opt, const xtts_cache_config *cfg,
+                              xtts_cache_writer **out, xtts_error *err) {
+    xtts_cache_writer *w = *out = calloc(1, sizeof *w);
     if (!w) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", opt->dir);
     w->lock_fd = w->part_lock_fd = -1;
     w->dir = strdup(opt->dir);
     w->rejects = json_array();
     w->shard_rejects = json_array();
     w->rejects_pending = json_array();
-    if (!w->dir || !w->rejects || !w->shard_rejects || !w->rejects_pending) {
-        writer_free(w);
+    if (!w->dir || !w->rejects || !w->shard_rejects || !w->rejects_pending)
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", opt->dir);
-    }
     w->part = opt->part;
     w->n_parts = opt->part >= 0 ? opt->n_parts : 0;
     w->part_first = opt->part_first;
@@ -582,10 +586,14 @@ xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const x
     w->map_bytes0 = (w->map_bytes0 + (uint64_t)page - 1) / (uint64_t)page * (uint64_t)page;
     w->cfg = *cfg;
     xtts_cache_config_hash(cfg, w->hash);
+    return XTTS_OK;
+}
 
-    /* A whole build or a merge holds the directory lock exclusively; part builds share
-     * it (so parts run side by side but never beside a whole build or a merge) and
-     * hold their own part lock exclusively. */
+/* A whole build or a merge holds the directory lock exclusively; part builds share it (so
+ * parts run side by side but never beside a whole build or a merge) and hold their own part
+ * lock exclusively. */
+static xtts_status writer_lock(xtts_cache_writer *w, xtts_error *err) {
+    xtts_status st;
     if (w->part < 0) {
         st = xtts_lock(w->dir, XTTS_LOCK_NAME, 1, &w->lock_fd, "another build or merge is running in this directory", err);
     } else {
@@ -598,72 +606,102 @@ xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const x
             st = xtts_lock(w->dir, name, 1, &w->part_lock_fd, what, err);
         }
     }
-    if (st) { writer_free(w); return st; }
+    if (st) return st;
     /* this process is now the one writer of its manifest: drop what a killed one left */
     xtts_remove_manifest_temps(w->dir, w->part);
+    return XTTS_OK;
+}
 
-    xtts_dir_listing l;
-    if ((st = xtts_dir_list(w->dir, &l, err))) { writer_free(w); return st; }
-    char why[1024] = "";
+/* Why the directory cannot be resumed as it is, into why (left "" when it can): what it holds
+ * besides this build's own shards, and a manifest of another configuration. */
+static void foreign_contents(const xtts_cache_writer *w, const xtts_dir_listing *l, char *why, size_t why_cap) {
     char path[4096];
-    /* What the directory holds besides this build's own shards. */
     if (w->part < 0) {
-        for (size_t i = 0; i < l.n_shards; i++)
-            if (l.shards[i].part >= 0) {
-                why_add(why, sizeof why, "it holds shards of a build in parts (shard-%05d-%05d)", l.shards[i].part,
-                        l.shards[i].number);
+        for (size_t i = 0; i < l->n_shards; i++)
+            if (l->shards[i].part >= 0) {
+                why_add(why, why_cap, "it holds shards of a build in parts (shard-%05d-%05d)", l->shards[i].part,
+                        l->shards[i].number);
                 break;
             }
-        if (l.n_parts) why_add(why, sizeof why, "it holds partial manifests (manifest.part-%05d.json)", l.parts[0]);
+        if (l->n_parts) why_add(why, why_cap, "it holds partial manifests (manifest.part-%05d.json)", l->parts[0]);
     } else {
-        for (size_t i = 0; i < l.n_shards; i++)
-            if (l.shards[i].part < 0) {
-                why_add(why, sizeof why, "it holds shards of a whole build (shard-%05d)", l.shards[i].number);
+        for (size_t i = 0; i < l->n_shards; i++)
+            if (l->shards[i].part < 0) {
+                why_add(why, why_cap, "it holds shards of a whole build (shard-%05d)", l->shards[i].number);
                 break;
             }
-        for (size_t i = 0; i < l.n_parts; i++)
-            if (l.parts[i] == w->part) {
+        for (size_t i = 0; i < l->n_parts; i++)
+            if (l->parts[i] == w->part) {
                 char name[40], h[65];
                 xtts_manifest_name(name, w->part);
                 snprintf(path, sizeof path, "%s/%s", w->dir, name);
                 manifest_hash(path, h);
-                if (strcmp(h, w->hash)) why_add(why, sizeof why, "%s has config_hash %.12s..., this build %.12s...", path, h[0] ? h : "(unreadable)", w->hash);
+                if (strcmp(h, w->hash)) why_add(why, why_cap, "%s has config_hash %.12s..., this build %.12s...", path, h[0] ? h : "(unreadable)", w->hash);
             }
     }
-    if (l.has_manifest) {
+    if (l->has_manifest) {
         char h[65];
         snprintf(path, sizeof path, "%s/manifest.json", w->dir);
         manifest_hash(path, h);
         if (strcmp(h, w->hash)) {
             char diff[400];
-            config_differences(path, cfg, diff, sizeof diff);
-            why_add(why, sizeof why, "%s has config_hash %.12s..., this build %.12s...%s%s", path,
+            config_differences(path, &w->cfg, diff, sizeof diff);
+            why_add(why, why_cap, "%s has config_hash %.12s..., this build %.12s...%s%s", path,
                     h[0] ? h : "(unreadable)", w->hash, diff[0] ? ": " : "", diff);
         }
     }
+}
+
+/* Resume the own shards when nothing stands against it; otherwise (or on request) replace
+ * what the directory holds when forced, and refuse when not. */
+static xtts_status resume_or_replace(xtts_cache_writer *w, const xtts_cache_writer_options *opt,
+                                     const xtts_dir_listing *l, char *why, size_t why_cap, xtts_error *err) {
+    xtts_status st = XTTS_OK;
     if (!why[0]) {
-        st = open_existing(w, &l, why, sizeof why, err);
+        st = open_existing(w, l, why, why_cap, err);
         if (st == XTTS_ECORRUPT && opt->force) { /* --force replaces a damaged build too */
-            why_add(why, sizeof why, "%s", err ? err->msg : "damaged shards");
+            why_add(why, why_cap, "%s", err ? err->msg : "damaged shards");
             st = XTTS_OK;
         } else if (st == XTTS_ECORRUPT && err && strlen(err->msg) < sizeof err->msg - 40) {
             strcat(err->msg, "; use --force to rebuild the cache");
         }
     }
-    if (!st && opt->replace && (l.n_shards || l.has_manifest || l.n_parts))
-        why_add(why, sizeof why, "replaced on request");
-    if (!st && why[0]) {
-        if (!opt->force && !opt->replace) {
-            st = xtts_error_set(err, XTTS_EMISMATCH,
-                                "%s: holds a cache built with another configuration or layout (%s); use --force to replace it",
-                                w->dir, why);
-        } else {
-            reset_loaded(w);
-            st = remove_old(w, &l, err);
-        }
-    }
+    if (!st && opt->replace && (l->n_shards || l->has_manifest || l->n_parts))
+        why_add(why, why_cap, "replaced on request");
+    if (st || !why[0]) return st;
+    if (!opt->force && !opt->replace)
+        return xtts_error_set(err, XTTS_EMISMATCH,
+                              "%s: holds a cache built with another configuration or layout (%s); use --force to replace it",
+                              w->dir, why);
+    reset_loaded(w);
+    return remove_old(w, l, err);
+}
+
+/* What the directory holds decides: resume, start empty, replace, or refuse. */
+static xtts_status writer_take_dir(xtts_cache_writer *w, const xtts_cache_writer_options *opt, xtts_error *err) {
+    xtts_dir_listing l;
+    xtts_status st = xtts_dir_list(w->dir, &l, err);
+    if (st) return st;
+    char why[1024] = "";
+    foreign_contents(w, &l, why, sizeof why);
+    st = resume_or_replace(w, opt, &l, why, sizeof why, err);
     xtts_dir_listing_free(&l);
-    if (st) { writer_free(w); return st; }
+    return st;
+}
+
+xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const xtts_cache_config *cfg,
+                                   xtts_cache_writer **out, xtts_error *err) {
+    *out = NULL;
+    xtts_status st = check_open_options(opt, cfg, err);
+    if (st) return st;
+    xtts_cache_writer *w = NULL;
+    st = writer_new(opt, cfg, &w, err);
+    if (!st) st = writer_lock(w, err);
+    if (!st) st = writer_take_dir(w, opt, err);
+    if (st) {
+        writer_free(w);
+        return st;
+    }
     *out = w;
     return XTTS_OK;
 }

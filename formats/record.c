@@ -268,6 +268,36 @@ static float get_f32(const uint8_t *p) {
     return v;
 }
 
+/* The header fields both record versions share; the version's own (bytes 11 and 44..51, 56)
+ * are the caller's, then header_seal. */
+static void header_common(uint8_t *h, const xtts_record_encoder *e, const xtts_record_input *in, int version,
+                          size_t id_len) {
+    memset(h, 0, XTTS_RECORD_HEADER_BYTES);
+    memcpy(h, XTTS_RECORD_MAGIC, 4);
+    xtts_put_le16(h + 4, (uint16_t)version);
+    h[6] = (uint8_t)e->dtype;
+    h[7] = (uint8_t)e->flags;
+    xtts_put_le16(h + 8, in->n_mels);
+    h[10] = in->split;
+    xtts_put_le16(h + 12, (uint16_t)id_len);
+    xtts_put_le32(h + 16, in->n_tokens);
+    xtts_put_le32(h + 20, in->tokens_padded);
+    xtts_put_le32(h + 24, in->n_frames);
+    xtts_put_le32(h + 28, in->frames_padded);
+    xtts_put_le32(h + 32, in->speaker_id);
+    xtts_put_le32(h + 36, in->lang_id);
+    xtts_put_le32(h + 40, in->n_samples);
+    put_f32(h + 52, in->pad_value);
+}
+
+/* The id after the header, and the header CRC over both. */
+static void header_seal(uint8_t *h, const char *id, size_t id_len) {
+    memcpy(h + XTTS_RECORD_HEADER_BYTES, id, id_len);
+    uint32_t crc = xtts_crc32(0, h, 60);
+    crc = xtts_crc32(crc, h + XTTS_RECORD_HEADER_BYTES, id_len);
+    xtts_put_le32(h + 60, crc);
+}
+
 static xtts_status encode_v2(xtts_record_encoder *e, const xtts_record_input *in, const uint8_t **out,
                              size_t *out_len, xtts_error *err);
 
@@ -309,29 +339,11 @@ xtts_status xtts_record_encode(xtts_record_encoder *e, const xtts_record_input *
         return xtts_error_set(err, XTTS_EIO, "record '%s': zstd: %s", id, ZSTD_getErrorName(fsz));
 
     uint8_t *h = e->out;
-    memset(h, 0, XTTS_RECORD_HEADER_BYTES);
-    memcpy(h, XTTS_RECORD_MAGIC, 4);
-    xtts_put_le16(h + 4, 1);
-    h[6] = (uint8_t)e->dtype;
-    h[7] = (uint8_t)e->flags;
-    xtts_put_le16(h + 8, in->n_mels);
-    h[10] = in->split;
-    xtts_put_le16(h + 12, (uint16_t)id_len);
-    xtts_put_le32(h + 16, in->n_tokens);
-    xtts_put_le32(h + 20, in->tokens_padded);
-    xtts_put_le32(h + 24, in->n_frames);
-    xtts_put_le32(h + 28, in->frames_padded);
-    xtts_put_le32(h + 32, in->speaker_id);
-    xtts_put_le32(h + 36, in->lang_id);
-    xtts_put_le32(h + 40, in->n_samples);
+    header_common(h, e, in, 1, id_len);
     xtts_put_le32(h + 44, (uint32_t)payload);
     xtts_put_le32(h + 48, (uint32_t)fsz);
-    put_f32(h + 52, in->pad_value);
     xtts_put_le32(h + 56, xtts_crc32(0, e->out + head, fsz));
-    memcpy(h + XTTS_RECORD_HEADER_BYTES, id, id_len);
-    uint32_t crc = xtts_crc32(0, h, 60);
-    crc = xtts_crc32(crc, h + XTTS_RECORD_HEADER_BYTES, id_len);
-    xtts_put_le32(h + 60, crc);
+    header_seal(h, id, id_len);
     *out = e->out;
     *out_len = head + fsz;
     return XTTS_OK;
@@ -359,6 +371,20 @@ static xtts_status check_input(const xtts_record_input *in, const char *id, xtts
     return XTTS_OK;
 }
 
+/* The table entry at e->out + tab of a section whose stored body is e->out[pos..pos+stored)
+ * and raw_len bytes decoded. */
+static void put_section_entry(xtts_record_encoder *e, size_t tab, int kind, int codec, int flags, size_t pos,
+                              size_t stored, size_t raw_len) {
+    uint8_t *t = e->out + tab;
+    t[0] = (uint8_t)kind;
+    t[1] = (uint8_t)codec;
+    t[2] = (uint8_t)flags;
+    t[3] = 0;
+    xtts_put_le32(t + 4, (uint32_t)stored);
+    xtts_put_le32(t + 8, (uint32_t)raw_len);
+    xtts_put_le32(t + 12, xtts_crc32(0, e->out + pos, stored));
+}
+
 /* Append one section body compressed from raw[0..raw_len) at e->out + *pos, and fill its
  * table entry at e->out + tab. */
 static xtts_status put_zstd_section(xtts_record_encoder *e, const char *id, size_t tab, size_t *pos, int kind,
@@ -369,53 +395,66 @@ static xtts_status put_zstd_section(xtts_record_encoder *e, const char *id, size
     size_t fsz = ZSTD_compress2(e->cctx, e->out + *pos, bound, raw, raw_len);
     if (ZSTD_isError(fsz))
         return xtts_error_set(err, XTTS_EIO, "record '%s': zstd: %s", id, ZSTD_getErrorName(fsz));
-    uint8_t *t = e->out + tab;
-    t[0] = (uint8_t)kind;
-    t[1] = XTTS_CODEC_ZSTD;
-    t[2] = (uint8_t)flags;
-    t[3] = 0;
-    xtts_put_le32(t + 4, (uint32_t)fsz);
-    xtts_put_le32(t + 8, (uint32_t)raw_len);
-    xtts_put_le32(t + 12, xtts_crc32(0, e->out + *pos, fsz));
+    put_section_entry(e, tab, kind, XTTS_CODEC_ZSTD, flags, *pos, fsz, raw_len);
     *pos += fsz;
     return XTTS_OK;
 }
 
-static xtts_status encode_v2(xtts_record_encoder *e, const xtts_record_input *in, const uint8_t **out,
-                             size_t *out_len, xtts_error *err) {
-    const char *id = in->id ? in->id : "";
+/* A version-2 record being encoded: its sizes, and where in e->out its next section goes. */
+typedef struct {
+    const char *id, *text, *norm;  /* norm: the normalized text */
+    size_t id_len, text_len, norm_len;
+    size_t esize, n_mel, mel_bytes, wave_bytes;
+    int n_sec;
+    size_t tab;                    /* the section table */
+    size_t pos;                    /* the next section body */
+} v2_record;
+
+/* Check the input against the limits, size the record, and make room for the largest
+ * section's raw bytes and for the header and section table. */
+static xtts_status v2_plan(xtts_record_encoder *e, const xtts_record_input *in, v2_record *r, xtts_error *err) {
+    const char *id = r->id = in->id ? in->id : "";
     xtts_status st = check_input(in, id, err);
     if (st) return st;
-    size_t id_len = strlen(id);
-    const char *text = in->text ? in->text : "", *norm = in->text_norm ? in->text_norm : "";
-    size_t text_len = strlen(text), norm_len = strlen(norm);
-    if (text_len > XTTS_RECORD_MAX_TEXT || norm_len > XTTS_RECORD_MAX_TEXT)
+    r->id_len = strlen(id);
+    r->text = in->text ? in->text : "";
+    r->norm = in->text_norm ? in->text_norm : "";
+    r->text_len = strlen(r->text);
+    r->norm_len = strlen(r->norm);
+    if (r->text_len > XTTS_RECORD_MAX_TEXT || r->norm_len > XTTS_RECORD_MAX_TEXT)
         return xtts_error_set(err, XTTS_ERANGE, "record '%s': text longer than %d bytes", id, XTTS_RECORD_MAX_TEXT);
     if (e->audio != XTTS_AUDIO_NONE && !in->wave && in->n_samples)
         return xtts_error_set(err, XTTS_EUSAGE, "record '%s': the cache stores waveforms but none was given", id);
-    size_t esize = xtts_dtype_size(e->dtype);
-    size_t n_mel = (size_t)in->n_mels * in->n_frames;
-    size_t mel_bytes = n_mel * esize, wave_bytes = (size_t)in->n_samples * 2;
-    if (mel_bytes > PAYLOAD_MAX || (e->audio != XTTS_AUDIO_NONE && wave_bytes > PAYLOAD_MAX))
+    r->esize = xtts_dtype_size(e->dtype);
+    r->n_mel = (size_t)in->n_mels * in->n_frames;
+    r->mel_bytes = r->n_mel * r->esize;
+    r->wave_bytes = (size_t)in->n_samples * 2;
+    if (r->mel_bytes > PAYLOAD_MAX || (e->audio != XTTS_AUDIO_NONE && r->wave_bytes > PAYLOAD_MAX))
         return xtts_error_set(err, XTTS_ERANGE, "record '%s': a section over %zu bytes", id, (size_t)PAYLOAD_MAX);
-    int n_sec = e->audio != XTTS_AUDIO_NONE ? 4 : 3;
-    size_t tab = XTTS_RECORD_HEADER_BYTES + id_len;
-    size_t pos = tab + (size_t)V2_ENTRY * n_sec;
+    r->n_sec = e->audio != XTTS_AUDIO_NONE ? 4 : 3;
+    r->tab = XTTS_RECORD_HEADER_BYTES + r->id_len;
+    r->pos = r->tab + (size_t)V2_ENTRY * r->n_sec;
     size_t scratch = 4 * (size_t)in->n_tokens;
-    if (scratch < 2 * mel_bytes) scratch = 2 * mel_bytes;
-    if (scratch < 4 + text_len + norm_len) scratch = 4 + text_len + norm_len;
-    if (e->audio == XTTS_AUDIO_INT16 && scratch < wave_bytes) scratch = wave_bytes;
-    if (grow(&e->raw, &e->raw_cap, scratch ? scratch : 1) || grow(&e->out, &e->out_cap, pos))
+    if (scratch < 2 * r->mel_bytes) scratch = 2 * r->mel_bytes;
+    if (scratch < 4 + r->text_len + r->norm_len) scratch = 4 + r->text_len + r->norm_len;
+    if (e->audio == XTTS_AUDIO_INT16 && scratch < r->wave_bytes) scratch = r->wave_bytes;
+    if (grow(&e->raw, &e->raw_cap, scratch ? scratch : 1) || grow(&e->out, &e->out_cap, r->pos))
         return xtts_error_set(err, XTTS_ENOMEM, "record '%s': out of memory", id);
+    return XTTS_OK;
+}
+
+/* tokens: the true ids only */
+static xtts_status v2_put_tokens(xtts_record_encoder *e, const xtts_record_input *in, v2_record *r, xtts_error *err) {
     uint8_t *raw = e->raw;
-
-    /* tokens: the true ids only */
     for (size_t i = 0; i < in->n_tokens; i++) xtts_put_le32(raw + 4 * i, (uint32_t)in->tokens[i]);
-    if ((st = put_zstd_section(e, id, tab, &pos, XTTS_SECTION_TOKENS, 0, raw, 4 * (size_t)in->n_tokens, err)))
-        return st;
+    return put_zstd_section(e, r->id, r->tab, &r->pos, XTTS_SECTION_TOKENS, 0, raw, 4 * (size_t)in->n_tokens, err);
+}
 
-    /* mel: the true frames of each row, rows of n_frames */
-    uint8_t *mel_tmp = (e->flags & XTTS_RECORD_SHUFFLED) ? raw + mel_bytes : raw;
+/* mel: the true frames of each row, rows of n_frames */
+static xtts_status v2_put_mel(xtts_record_encoder *e, const xtts_record_input *in, v2_record *r, xtts_error *err) {
+    uint8_t *raw = e->raw;
+    size_t esize = r->esize;
+    uint8_t *mel_tmp = (e->flags & XTTS_RECORD_SHUFFLED) ? raw + r->mel_bytes : raw;
     for (size_t c = 0; c < in->n_mels; c++) {
         const float *row = in->mel + c * in->frames_padded;
         uint8_t *dst = mel_tmp + c * in->n_frames * esize;
@@ -424,80 +463,77 @@ static xtts_status encode_v2(xtts_record_encoder *e, const xtts_record_input *in
         else
             for (size_t t = 0; t < in->n_frames; t++) put_f32(dst + 4 * t, row[t]);
     }
-    if (e->flags & XTTS_RECORD_SHUFFLED) shuffle_bytes(raw, mel_tmp, n_mel, esize);
-    if ((st = put_zstd_section(e, id, tab + V2_ENTRY, &pos, XTTS_SECTION_MEL, (int)(e->flags & XTTS_RECORD_SHUFFLED),
-                               raw, mel_bytes, err)))
-        return st;
+    if (e->flags & XTTS_RECORD_SHUFFLED) shuffle_bytes(raw, mel_tmp, r->n_mel, esize);
+    return put_zstd_section(e, r->id, r->tab + V2_ENTRY, &r->pos, XTTS_SECTION_MEL,
+                            (int)(e->flags & XTTS_RECORD_SHUFFLED), raw, r->mel_bytes, err);
+}
 
-    /* text: u32 original length, original, normalized */
-    xtts_put_le32(raw, (uint32_t)text_len);
-    memcpy(raw + 4, text, text_len);
-    memcpy(raw + 4 + text_len, norm, norm_len);
-    if ((st = put_zstd_section(e, id, tab + 2 * V2_ENTRY, &pos, XTTS_SECTION_TEXT, 0, raw, 4 + text_len + norm_len,
-                               err)))
-        return st;
+/* text: u32 original length, original, normalized */
+static xtts_status v2_put_text(xtts_record_encoder *e, v2_record *r, xtts_error *err) {
+    uint8_t *raw = e->raw;
+    xtts_put_le32(raw, (uint32_t)r->text_len);
+    memcpy(raw + 4, r->text, r->text_len);
+    memcpy(raw + 4 + r->text_len, r->norm, r->norm_len);
+    return put_zstd_section(e, r->id, r->tab + 2 * V2_ENTRY, &r->pos, XTTS_SECTION_TEXT, 0, raw,
+                            4 + r->text_len + r->norm_len, err);
+}
 
-    /* waveform */
-    if (e->audio == XTTS_AUDIO_INT16) {
-        uint8_t *lo = raw, *hi = raw + in->n_samples;
-        for (size_t i = 0; i < in->n_samples; i++) {
-            uint16_t v = (uint16_t)in->wave[i];
-            lo[i] = (uint8_t)(v & 0xff);
-            hi[i] = (uint8_t)(v >> 8);
-        }
-        if ((st = put_zstd_section(e, id, tab + 3 * V2_ENTRY, &pos, XTTS_SECTION_WAVE, XTTS_RECORD_SHUFFLED, raw,
-                                   wave_bytes, err)))
-            return st;
-    } else if (e->audio == XTTS_AUDIO_FLAC) {
-        uint8_t *fl = NULL;
-        size_t fl_len = 0;
-        if ((st = xtts_flac_encode_i16(in->wave, in->n_samples, (int)in->sample_rate, &fl, &fl_len, err))) return st;
-        if (fl_len > UINT32_MAX || grow(&e->out, &e->out_cap, pos + fl_len)) {
-            free(fl);
-            return xtts_error_set(err, XTTS_ENOMEM, "record '%s': out of memory", id);
-        }
-        memcpy(e->out + pos, fl, fl_len);
-        free(fl);
-        uint8_t *t = e->out + tab + 3 * V2_ENTRY;
-        t[0] = XTTS_SECTION_WAVE;
-        t[1] = XTTS_CODEC_FLAC;
-        t[2] = 0;
-        t[3] = 0;
-        xtts_put_le32(t + 4, (uint32_t)fl_len);
-        xtts_put_le32(t + 8, (uint32_t)wave_bytes);
-        xtts_put_le32(t + 12, xtts_crc32(0, e->out + pos, fl_len));
-        pos += fl_len;
+/* waveform, --audio int16: low bytes then high bytes, zstd */
+static xtts_status v2_put_wave_int16(xtts_record_encoder *e, const xtts_record_input *in, v2_record *r,
+                                     xtts_error *err) {
+    uint8_t *lo = e->raw, *hi = e->raw + in->n_samples;
+    for (size_t i = 0; i < in->n_samples; i++) {
+        uint16_t v = (uint16_t)in->wave[i];
+        lo[i] = (uint8_t)(v & 0xff);
+        hi[i] = (uint8_t)(v >> 8);
     }
-    if (pos > UINT32_MAX)
-        return xtts_error_set(err, XTTS_ERANGE, "record '%s': %zu bytes, over the 4 GiB record limit", id, pos);
+    return put_zstd_section(e, r->id, r->tab + 3 * V2_ENTRY, &r->pos, XTTS_SECTION_WAVE, XTTS_RECORD_SHUFFLED, e->raw,
+                            r->wave_bytes, err);
+}
 
+/* waveform, --audio flac */
+static xtts_status v2_put_wave_flac(xtts_record_encoder *e, const xtts_record_input *in, v2_record *r,
+                                    xtts_error *err) {
+    uint8_t *fl = NULL;
+    size_t fl_len = 0;
+    xtts_status st = xtts_flac_encode_i16(in->wave, in->n_samples, (int)in->sample_rate, &fl, &fl_len, err);
+    if (st) return st;
+    if (fl_len > UINT32_MAX || grow(&e->out, &e->out_cap, r->pos + fl_len)) {
+        free(fl);
+        return xtts_error_set(err, XTTS_ENOMEM, "record '%s': out of memory", r->id);
+    }
+    memcpy(e->out + r->pos, fl, fl_len);
+    free(fl);
+    put_section_entry(e, r->tab + 3 * V2_ENTRY, XTTS_SECTION_WAVE, XTTS_CODEC_FLAC, 0, r->pos, fl_len, r->wave_bytes);
+    r->pos += fl_len;
+    return XTTS_OK;
+}
+
+static void v2_put_header(xtts_record_encoder *e, const xtts_record_input *in, const v2_record *r) {
     uint8_t *h = e->out;
-    memset(h, 0, XTTS_RECORD_HEADER_BYTES);
-    memcpy(h, XTTS_RECORD_MAGIC, 4);
-    xtts_put_le16(h + 4, 2);
-    h[6] = (uint8_t)e->dtype;
-    h[7] = (uint8_t)e->flags;
-    xtts_put_le16(h + 8, in->n_mels);
-    h[10] = in->split;
-    h[11] = (uint8_t)n_sec;
-    xtts_put_le16(h + 12, (uint16_t)id_len);
-    xtts_put_le32(h + 16, in->n_tokens);
-    xtts_put_le32(h + 20, in->tokens_padded);
-    xtts_put_le32(h + 24, in->n_frames);
-    xtts_put_le32(h + 28, in->frames_padded);
-    xtts_put_le32(h + 32, in->speaker_id);
-    xtts_put_le32(h + 36, in->lang_id);
-    xtts_put_le32(h + 40, in->n_samples);
+    header_common(h, e, in, 2, r->id_len);
+    h[11] = (uint8_t)r->n_sec;
     xtts_put_le32(h + 44, in->pad_token);
     xtts_put_le32(h + 48, in->trim_start);
-    put_f32(h + 52, in->pad_value);
-    xtts_put_le32(h + 56, xtts_crc32(0, h + tab, (size_t)V2_ENTRY * n_sec));
-    memcpy(h + XTTS_RECORD_HEADER_BYTES, id, id_len);
-    uint32_t crc = xtts_crc32(0, h, 60);
-    crc = xtts_crc32(crc, h + XTTS_RECORD_HEADER_BYTES, id_len);
-    xtts_put_le32(h + 60, crc);
+    xtts_put_le32(h + 56, xtts_crc32(0, h + r->tab, (size_t)V2_ENTRY * r->n_sec));
+    header_seal(h, r->id, r->id_len);
+}
+
+static xtts_status encode_v2(xtts_record_encoder *e, const xtts_record_input *in, const uint8_t **out,
+                             size_t *out_len, xtts_error *err) {
+    v2_record r;
+    xtts_status st = v2_plan(e, in, &r, err);
+    if (!st) st = v2_put_tokens(e, in, &r, err);
+    if (!st) st = v2_put_mel(e, in, &r, err);
+    if (!st) st = v2_put_text(e, &r, err);
+    if (!st && e->audio == XTTS_AUDIO_INT16) st = v2_put_wave_int16(e, in, &r, err);
+    if (!st && e->audio == XTTS_AUDIO_FLAC) st = v2_put_wave_flac(e, in, &r, err);
+    if (st) return st;
+    if (r.pos > UINT32_MAX)
+        return xtts_error_set(err, XTTS_ERANGE, "record '%s': %zu bytes, over the 4 GiB record limit", r.id, r.pos);
+    v2_put_header(e, in, &r);
     *out = e->out;
-    *out_len = pos;
+    *out_len = r.pos;
     return XTTS_OK;
 }
 

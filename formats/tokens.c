@@ -457,14 +457,8 @@ static int record_error(xtts_tokens_reader *r, xtts_error *err, const char *what
     return -1;
 }
 
-int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts_error *err) {
-    size_t n;
-    int rc = read_line(r, &n, err);
-    if (rc <= 0) return rc;
-    char *line = r->line;
-    if (n == 0) return record_error(r, err, "empty line", NULL);
-    if (memchr(line, 0, n)) return record_error(r, err, "NUL byte in line", NULL);
-    char *f[8];
+/* Cut a line at its tabs into the stream's fields; -1 when it has another number of them. */
+static int split_fields(xtts_tokens_reader *r, char *line, char *f[8], xtts_error *err) {
     int nf = 0;
     const int want = r->n_fields;
     f[nf++] = line;
@@ -484,10 +478,16 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
         snprintf(msg, sizeof msg, "expected %d tab-separated fields, found %d", want, nf);
         return record_error(r, err, msg, NULL);
     }
+    return 0;
+}
+
+/* Every field but the token ids valid UTF-8 with its escapes undone; id, audio path and text
+ * not empty. */
+static int check_fields(xtts_tokens_reader *r, char *f[8], xtts_error *err) {
     const char *names[8] = {"id", "speaker", "lang", "audio_path", "tokens", "text", "", ""};
     if (r->split_field >= 0) names[r->split_field] = "split";
     if (r->text_field >= 0) names[r->text_field] = "original text";
-    for (int i = 0; i < want; i++) {
+    for (int i = 0; i < r->n_fields; i++) {
         if (i == 4) continue;
         if (!xtts_utf8_valid(f[i], strlen(f[i]))) return record_error(r, err, "invalid UTF-8 in ", names[i]);
         if (unescape(f[i])) return record_error(r, err, "bad escape or control character in ", names[i]);
@@ -495,7 +495,12 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
     if (!*f[0]) return record_error(r, err, "empty id", NULL);
     if (!*f[3]) return record_error(r, err, "empty audio_path", NULL);
     if (!*f[5]) return record_error(r, err, "empty text", NULL);
-    rec->reject = NULL;
+    return 0;
+}
+
+/* What makes a lenient reader reject this record alone, into r->reject: an unknown language
+ * (an error for a strict reader) or an over-long id. */
+static int note_reject_reason(xtts_tokens_reader *r, char *f[8], xtts_error *err) {
     r->reject[0] = 0;
     if (!xtts_lang_tag_valid(f[2])) {
         if (r->lenient) snprintf(r->reject, sizeof r->reject, "unknown language '%.40s'", f[2]);
@@ -503,14 +508,15 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
     }
     if (r->lenient && !r->reject[0] && strlen(f[0]) > XTTS_ID_MAX_BYTES)
         snprintf(r->reject, sizeof r->reject, "id of %zu bytes, longer than %d", strlen(f[0]), XTTS_ID_MAX_BYTES);
-    const char *split = r->split_field >= 0 ? f[r->split_field] : NULL;
-    if (split && *split && strcmp(split, "train") && strcmp(split, "val") && strcmp(split, "test"))
-        return record_error(r, err, "split must be train, val, test or empty", NULL);
-    /* Token ids: decimal, single spaces between. */
-    size_t count = 0;
-    const char *p = f[4];
+    return 0;
+}
+
+/* Token ids: decimal, single spaces between, below vocab_size, max_tokens of them at most into
+ * r->ids (a lenient reader counts those beyond for the reject reason); *count: how many. */
+static int parse_token_ids(xtts_tokens_reader *r, const char *p, size_t *count, xtts_error *err) {
     const int vocab = r->header.vocab_size;
     const size_t max_ids = (size_t)r->header.max_tokens;
+    *count = 0;
     if (!*p) return record_error(r, err, "no token ids", NULL);
     for (;;) {
         if (*p < '0' || *p > '9') return record_error(r, err, "token ids must be decimal numbers separated by single spaces", NULL);
@@ -523,18 +529,18 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
             }
             p++;
         }
-        if (count >= max_ids && r->lenient) {
-            count++;
+        if (*count >= max_ids && r->lenient) {
+            (*count)++;
             if (!*p) break;
             if (*p != ' ') return record_error(r, err, "token ids must be decimal numbers separated by single spaces", NULL);
             p++;
             continue;
         }
-        if (count >= max_ids) {
+        if (*count >= max_ids) {
             xtts_error_set(err, XTTS_EINPUT, "%s:%zu: more than max_tokens=%zu token ids", r->name, r->line_no, max_ids);
             return -1;
         }
-        if (count >= r->ids_cap) {
+        if (*count >= r->ids_cap) {
             size_t nc = r->ids_cap ? r->ids_cap * 2 : 256;
             if (nc > max_ids) nc = max_ids;
             int32_t *ni = realloc(r->ids, nc * sizeof *ni);
@@ -542,11 +548,30 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
             r->ids = ni;
             r->ids_cap = nc;
         }
-        r->ids[count++] = (int32_t)v;
+        r->ids[(*count)++] = (int32_t)v;
         if (!*p) break;
         if (*p != ' ') return record_error(r, err, "token ids must be decimal numbers separated by single spaces", NULL);
         p++;
     }
+    return 0;
+}
+
+int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts_error *err) {
+    size_t n;
+    int rc = read_line(r, &n, err);
+    if (rc <= 0) return rc;
+    char *line = r->line;
+    if (n == 0) return record_error(r, err, "empty line", NULL);
+    if (memchr(line, 0, n)) return record_error(r, err, "NUL byte in line", NULL);
+    char *f[8];
+    if (split_fields(r, line, f, err) || check_fields(r, f, err)) return -1;
+    rec->reject = NULL;
+    if (note_reject_reason(r, f, err)) return -1;
+    const char *split = r->split_field >= 0 ? f[r->split_field] : NULL;
+    if (split && *split && strcmp(split, "train") && strcmp(split, "val") && strcmp(split, "test"))
+        return record_error(r, err, "split must be train, val, test or empty", NULL);
+    size_t count;
+    if (parse_token_ids(r, f[4], &count, err)) return -1;
     rec->id = f[0];
     rec->speaker = f[1];
     rec->lang = f[2];
@@ -556,6 +581,7 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
     rec->orig_text = r->text_field >= 0 ? f[r->text_field] : NULL;
     rec->tokens = r->ids;
     rec->n_tokens = count;
+    const size_t max_ids = (size_t)r->header.max_tokens;
     if (r->lenient && !r->reject[0] && count > max_ids)
         snprintf(r->reject, sizeof r->reject, "%zu tokens, more than max_tokens=%zu", count, max_ids);
     if (r->reject[0]) {

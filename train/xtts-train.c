@@ -42,35 +42,15 @@ static void usage(FILE *f) {
             "Exit: 0 done, 1 usage, 2 the run stopped (bad cache, checkpoint mismatch, no device).\n");
 }
 
-int main(int argc, char **argv) {
-    xtts_cache_guard_faults(); /* damaged shards become errors, not signals */
-    xtts_check_stdout_at_exit("xtts-train");
-    enum {
-        O_CACHE = 256, O_MODEL, O_LAYERS, O_WIDTH, O_HEADS, O_STEPS, O_STOP_AFTER, O_BATCH, O_LR, O_MINLR, O_WARMUP,
-        O_WD, O_CLIP, O_STOPW, O_SEED, O_THREADS, O_LTHREADS, O_CKPT, O_CKPT_EVERY, O_RESUME, O_EVAL, O_JSON,
-        O_LOG_EVERY, O_SKIP, O_LOADER_ONLY, O_DEVICE, O_HELP, O_VERSION
-    };
-    static const struct option longopts[] = {
-        {"cache", required_argument, 0, O_CACHE},       {"model", required_argument, 0, O_MODEL},
-        {"layers", required_argument, 0, O_LAYERS},     {"width", required_argument, 0, O_WIDTH},
-        {"heads", required_argument, 0, O_HEADS},       {"steps", required_argument, 0, O_STEPS},
-        {"stop-after", required_argument, 0, O_STOP_AFTER}, {"batch-size", required_argument, 0, O_BATCH},
-        {"lr", required_argument, 0, O_LR},             {"min-lr-frac", required_argument, 0, O_MINLR},
-        {"warmup", required_argument, 0, O_WARMUP},     {"weight-decay", required_argument, 0, O_WD},
-        {"clip", required_argument, 0, O_CLIP},         {"stop-weight", required_argument, 0, O_STOPW},
-        {"seed", required_argument, 0, O_SEED},         {"threads", required_argument, 0, O_THREADS},
-        {"loader-threads", required_argument, 0, O_LTHREADS}, {"ckpt", required_argument, 0, O_CKPT},
-        {"ckpt-every", required_argument, 0, O_CKPT_EVERY}, {"resume", required_argument, 0, O_RESUME},
-        {"eval-every", required_argument, 0, O_EVAL},   {"log-json", required_argument, 0, O_JSON},
-        {"log-every", required_argument, 0, O_LOG_EVERY}, {"skip-corrupt", no_argument, 0, O_SKIP},
-        {"loader-only", no_argument, 0, O_LOADER_ONLY}, {"device", required_argument, 0, O_DEVICE},
-        {"help", no_argument, 0, O_HELP},               {"version", no_argument, 0, O_VERSION},
-        {0, 0, 0, 0}};
-    xtts_train_options o;
-    xtts_train_options_defaults(&o);
-    int c;
-    long v;
-    double d;
+enum {
+    O_CACHE = 256, O_MODEL, O_LAYERS, O_WIDTH, O_HEADS, O_STEPS, O_STOP_AFTER, O_BATCH, O_LR, O_MINLR, O_WARMUP,
+    O_WD, O_CLIP, O_STOPW, O_SEED, O_THREADS, O_LTHREADS, O_CKPT, O_CKPT_EVERY, O_RESUME, O_EVAL, O_JSON,
+    O_LOG_EVERY, O_SKIP, O_LOADER_ONLY, O_DEVICE, O_HELP, O_VERSION
+};
+
+/* main's answer from a step that may end the program: go on, or exit with the code. */
+enum { GO_ON = -1 };
+
 #define LONG_ARG(lo, hi, dst)                                                                        \
     do {                                                                                             \
         if (xtts_parse_long(optarg, lo, hi, &v)) {                                                   \
@@ -89,59 +69,102 @@ int main(int argc, char **argv) {
         }                                                                                            \
         dst = (float)d;                                                                              \
     } while (0)
+
+/* One option c of the command line, its argument in optarg (longopts names it in messages):
+ * GO_ON, or the exit code (0 after --help and --version). */
+static int parse_option(int c, const struct option *longopts, xtts_train_options *o) {
+    long v;
+    double d;
+    switch (c) {
+    case O_CACHE: o->cache_dir = optarg; break;
+    case O_MODEL: o->model_size = optarg; break;
+    case O_LAYERS: LONG_ARG(1, 256, o->n_layer); break;
+    case O_WIDTH: LONG_ARG(1, 16384, o->channels); break;
+    case O_HEADS: LONG_ARG(1, 1024, o->n_head); break;
+    case O_STEPS: LONG_ARG(1, 1000000000L, o->steps); break;
+    case O_STOP_AFTER: LONG_ARG(1, 1000000000L, o->stop_after); break;
+    case O_BATCH: LONG_ARG(1, 65536, o->batch_size); break;
+    case O_LR: DOUBLE_ARG(0, 10, o->optim.lr); break;
+    case O_MINLR: DOUBLE_ARG(0, 1, o->optim.min_lr_frac); break;
+    case O_WARMUP: LONG_ARG(0, 1000000000L, o->optim.warmup_steps); break;
+    case O_WD: DOUBLE_ARG(0, 10, o->optim.weight_decay); break;
+    case O_CLIP: DOUBLE_ARG(0, 1e9, o->optim.clip); break;
+    case O_STOPW: DOUBLE_ARG(0, 1e6, o->stop_pos_weight); break;
+    case O_SEED: {
+        char *end;
+        errno = 0;
+        unsigned long long s = strtoull(optarg, &end, 10);
+        if (!*optarg || *end || optarg[0] == '-') {
+            fprintf(stderr, "xtts-train: --seed %s: expected a non-negative integer\n", optarg);
+            return 1;
+        }
+        o->seed = s;
+        break;
+    }
+    case 'j': /* -j is --threads, and its messages name --threads */
+        c = O_THREADS;
+        /* fall through */
+    case O_THREADS: LONG_ARG(1, 4096, o->threads); break;
+    case O_LTHREADS: LONG_ARG(1, 256, o->loader_threads); break;
+    case O_CKPT: o->ckpt_dir = optarg; break;
+    case O_CKPT_EVERY: LONG_ARG(1, 1000000000L, o->ckpt_every); break;
+    case O_RESUME: o->resume = optarg; break;
+    case O_EVAL: LONG_ARG(1, 1000000000L, o->eval_every); break;
+    case O_JSON: o->log_json = optarg; break;
+    case O_LOG_EVERY: LONG_ARG(1, 1000000000L, o->log_every); break;
+    case O_SKIP: o->skip_corrupt = 1; break;
+    case O_LOADER_ONLY: o->loader_only = 1; break;
+    case O_DEVICE: o->device = optarg; break;
+    case O_HELP: usage(stdout); return 0;
+    case O_VERSION: printf("xtts-train %s\n", XTTS_VERSION); return 0;
+    default: xtts_usage_hint("xtts-train"); return 1;
+    }
+    return GO_ON;
+}
+
+/* The command line into o: GO_ON, or the exit code. */
+static int parse_args(int argc, char **argv, xtts_train_options *o) {
+    static const struct option longopts[] = {
+        {"cache", required_argument, 0, O_CACHE},       {"model", required_argument, 0, O_MODEL},
+        {"layers", required_argument, 0, O_LAYERS},     {"width", required_argument, 0, O_WIDTH},
+        {"heads", required_argument, 0, O_HEADS},       {"steps", required_argument, 0, O_STEPS},
+        {"stop-after", required_argument, 0, O_STOP_AFTER}, {"batch-size", required_argument, 0, O_BATCH},
+        {"lr", required_argument, 0, O_LR},             {"min-lr-frac", required_argument, 0, O_MINLR},
+        {"warmup", required_argument, 0, O_WARMUP},     {"weight-decay", required_argument, 0, O_WD},
+        {"clip", required_argument, 0, O_CLIP},         {"stop-weight", required_argument, 0, O_STOPW},
+        {"seed", required_argument, 0, O_SEED},         {"threads", required_argument, 0, O_THREADS},
+        {"loader-threads", required_argument, 0, O_LTHREADS}, {"ckpt", required_argument, 0, O_CKPT},
+        {"ckpt-every", required_argument, 0, O_CKPT_EVERY}, {"resume", required_argument, 0, O_RESUME},
+        {"eval-every", required_argument, 0, O_EVAL},   {"log-json", required_argument, 0, O_JSON},
+        {"log-every", required_argument, 0, O_LOG_EVERY}, {"skip-corrupt", no_argument, 0, O_SKIP},
+        {"loader-only", no_argument, 0, O_LOADER_ONLY}, {"device", required_argument, 0, O_DEVICE},
+        {"help", no_argument, 0, O_HELP},               {"version", no_argument, 0, O_VERSION},
+        {0, 0, 0, 0}};
+    int c;
     while ((c = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
-        switch (c) {
-        case O_CACHE: o.cache_dir = optarg; break;
-        case O_MODEL: o.model_size = optarg; break;
-        case O_LAYERS: LONG_ARG(1, 256, o.n_layer); break;
-        case O_WIDTH: LONG_ARG(1, 16384, o.channels); break;
-        case O_HEADS: LONG_ARG(1, 1024, o.n_head); break;
-        case O_STEPS: LONG_ARG(1, 1000000000L, o.steps); break;
-        case O_STOP_AFTER: LONG_ARG(1, 1000000000L, o.stop_after); break;
-        case O_BATCH: LONG_ARG(1, 65536, o.batch_size); break;
-        case O_LR: DOUBLE_ARG(0, 10, o.optim.lr); break;
-        case O_MINLR: DOUBLE_ARG(0, 1, o.optim.min_lr_frac); break;
-        case O_WARMUP: LONG_ARG(0, 1000000000L, o.optim.warmup_steps); break;
-        case O_WD: DOUBLE_ARG(0, 10, o.optim.weight_decay); break;
-        case O_CLIP: DOUBLE_ARG(0, 1e9, o.optim.clip); break;
-        case O_STOPW: DOUBLE_ARG(0, 1e6, o.stop_pos_weight); break;
-        case O_SEED: {
-            char *end;
-            errno = 0;
-            unsigned long long s = strtoull(optarg, &end, 10);
-            if (!*optarg || *end || optarg[0] == '-') {
-                fprintf(stderr, "xtts-train: --seed %s: expected a non-negative integer\n", optarg);
-                return 1;
-            }
-            o.seed = s;
-            break;
-        }
-        case 'j': case O_THREADS: LONG_ARG(1, 4096, o.threads); break;
-        case O_LTHREADS: LONG_ARG(1, 256, o.loader_threads); break;
-        case O_CKPT: o.ckpt_dir = optarg; break;
-        case O_CKPT_EVERY: LONG_ARG(1, 1000000000L, o.ckpt_every); break;
-        case O_RESUME: o.resume = optarg; break;
-        case O_EVAL: LONG_ARG(1, 1000000000L, o.eval_every); break;
-        case O_JSON: o.log_json = optarg; break;
-        case O_LOG_EVERY: LONG_ARG(1, 1000000000L, o.log_every); break;
-        case O_SKIP: o.skip_corrupt = 1; break;
-        case O_LOADER_ONLY: o.loader_only = 1; break;
-        case O_DEVICE: o.device = optarg; break;
-        case O_HELP: usage(stdout); return 0;
-        case O_VERSION: printf("xtts-train %s\n", XTTS_VERSION); return 0;
-        default: xtts_usage_hint("xtts-train"); return 1;
-        }
+        int rc = parse_option(c, longopts, o);
+        if (rc != GO_ON) return rc;
     }
     if (optind < argc) {
         fprintf(stderr, "xtts-train: unexpected argument '%s' (the cache is given with --cache)\n", argv[optind]);
         return 1;
     }
-    xtts_error err;
-    xtts_error_clear(&err);
-    if (!o.cache_dir) {
+    if (!o->cache_dir) {
         fprintf(stderr, "xtts-train: --cache DIR is required (see --help)\n");
         return 1;
     }
+    return GO_ON;
+}
+
+int main(int argc, char **argv) {
+    xtts_cache_guard_faults(); /* damaged shards become errors, not signals */
+    xtts_check_stdout_at_exit("xtts-train");
+    xtts_train_options o;
+    xtts_train_options_defaults(&o);
+    int rc = parse_args(argc, argv, &o);
+    if (rc != GO_ON) return rc;
+    xtts_error err;
+    xtts_error_clear(&err);
     xtts_status st = xtts_train_run(&o, &err);
     if (st) {
         xtts_error_print("xtts-train", &err);

@@ -1143,30 +1143,139 @@ static const char *lang_of_name(const char *name) {
 
 /* ---- next ---------------------------------------------------------------------------------------------- */
 
-int xtts_meta_next(xtts_meta_reader *r, xtts_meta_entry *e, xtts_error *err) {
+/* The next line of the input, the tree formats going on to their next transcript file at the
+ * end of one: 1, 0 at the end of the input, -1 on an error. */
+static int next_line(xtts_meta_reader *r, char **line, xtts_error *err) {
     for (;;) {
         if (!r->ls_open) {
             int t = tree_next_file(r, err);
             if (t < 0) { if (!err || !err->msg[0]) xtts_error_set(err, XTTS_ENOMEM, "out of memory"); return -1; }
             if (t == 0) return 0;
         }
-        char *line;
         size_t len;
-        int rc = ls_next(&r->ls, &line, &len);
+        int rc = ls_next(&r->ls, line, &len);
         if (rc < 0) { ls_error(&r->ls, r->source, err); return -1; }
-        if (rc == 0) {
-            if (formats[r->fmt].kind == KIND_TREE && !r->o.data) {
-                ls_close(&r->ls);
-                r->ls_open = 0;
-                continue;
-            }
-            return 0;
+        if (rc == 1) return 1;
+        if (formats[r->fmt].kind != KIND_TREE || r->o.data) return 0;
+        ls_close(&r->ls);
+        r->ls_open = 0;
+    }
+}
+
+static int is_blank(const char *line) {
+    for (const char *q = line; *q; q++)
+        if (*q != ' ' && *q != '\t') return 0;
+    return 1;
+}
+
+/* A LibriTTS <id>.normalized.txt: its text as the record of a transcript line "id, text, text". */
+static void libritts_text_record(xtts_meta_reader *r, const char *text) {
+    char *id = stem(r->source);
+    char *dot = id ? strchr(id, '.') : NULL; /* <id>.normalized.txt */
+    if (dot) *dot = 0;
+    xtts_sb l2 = {0};
+    xtts_sb_puts(&l2, id ? id : "");
+    xtts_sb_putc(&l2, '\t');
+    xtts_sb_puts(&l2, text);
+    xtts_sb_putc(&l2, '\t');
+    xtts_sb_puts(&l2, text);
+    char *dir = dir_of(r->source);
+    if (l2.s && dir && !l2.failed) libritts_tsv_line(r, l2.s, dir);
+    free(dir);
+    free(id);
+    xtts_sb_free(&l2);
+}
+
+/* A one-record file (VCTK, LibriTTS's per-clip text): the whole file, from its first line,
+ * is the transcript; the file is done after it. */
+static int parse_whole_file(xtts_meta_reader *r, const char *line, xtts_meta_entry *e, xtts_error *err) {
+    xtts_sb text = {0};
+    xtts_sb_puts(&text, line);
+    char *more;
+    size_t ml;
+    while (ls_next(&r->ls, &more, &ml) == 1 && !r->ls.too_long && !r->ls.has_nul) {
+        xtts_sb_putc(&text, ' ');
+        xtts_sb_puts(&text, more);
+        if (text.len > XTTS_META_MAX_LINE) break;
+    }
+    if (text.failed || !text.s) { xtts_sb_free(&text); xtts_error_set(err, XTTS_ENOMEM, "out of memory"); return -1; }
+    trim(text.s);
+    e->line = 1;
+    if (r->fmt == XTTS_META_VCTK) vctk_record(r, text.s);
+    else libritts_text_record(r, text.s);
+    xtts_sb_free(&text);
+    if (r->ls_open) { ls_close(&r->ls); r->ls_open = 0; }
+    if (r->o.data) r->ls_open = 1, r->ls.eof = 1, r->ls.cpos = r->ls.cend = 0;
+    return 0;
+}
+
+/* One line of a format with a record a line, into the reader's fields. */
+static int parse_format_line(xtts_meta_reader *r, char *line, xtts_error *err) {
+    switch (r->fmt) {
+    case XTTS_META_LJSPEECH: parse_pipe_line(r, line, r->base); break;
+    case XTTS_META_MAILABS: {
+        char *dir = r->o.data ? strdup(r->base) : dir_of(r->source);
+        if (!dir) { xtts_error_set(err, XTTS_ENOMEM, "out of memory"); return -1; }
+        parse_pipe_line(r, line, r->o.audio_dir ? r->base : dir);
+        free(dir);
+        if (!r->reject[0]) {
+            if (r->lang_dir[0]) set(r, C_LANG, r->lang_dir);
+            set(r, C_SPEAKER, r->speaker_dir);
         }
+        break;
+    }
+    case XTTS_META_TSV:
+    case XTTS_META_COQUI:
+    case XTTS_META_COMMONVOICE: parse_columns_line(r, line); break;
+    case XTTS_META_NEMO: parse_nemo_line(r, line); break;
+    case XTTS_META_LHOTSE: parse_lhotse_line(r, line); break;
+    case XTTS_META_LIBRITTS: {
+        char *dir = r->o.data ? strdup(r->root) : dir_of(r->source);
+        if (!dir) { xtts_error_set(err, XTTS_ENOMEM, "out of memory"); return -1; }
+        libritts_tsv_line(r, line, r->o.audio_dir ? r->base : dir);
+        free(dir);
+        break;
+    }
+    default: rejectf(r, "unsupported format%s", "");
+    }
+    return 0;
+}
+
+/* The entry from the reader's fields: the language named in English as its code, the split
+ * as train, val or test. */
+static int fill_entry(xtts_meta_reader *r, xtts_meta_entry *e, xtts_error *err) {
+    for (int i = 0; i < N_COLS; i++)
+        if (r->f[i].failed) { xtts_error_set(err, XTTS_ENOMEM, "out of memory"); return -1; }
+    e->id = r->f[C_ID].s ? r->f[C_ID].s : "";
+    e->audio = r->f[C_AUDIO].s ? r->f[C_AUDIO].s : "";
+    e->text = r->f[C_TEXT].s ? r->f[C_TEXT].s : "";
+    e->speaker = r->f[C_SPEAKER].s ? r->f[C_SPEAKER].s : "";
+    e->lang = r->f[C_LANG].s ? r->f[C_LANG].s : "";
+    e->split = r->f[C_SPLIT].s ? r->f[C_SPLIT].s : "";
+    if (*e->lang) { /* lhotse recipes often name the language in English */
+        const char *code = lang_of_name(e->lang);
+        if (code) { set(r, C_LANG, code); e->lang = r->f[C_LANG].s ? r->f[C_LANG].s : ""; }
+    }
+    if (!r->reject[0] && *e->split) {
+        const char *s = e->split;
+        const char *norm = !strcmp(s, "train") ? "train"
+                         : (!strcmp(s, "val") || !strcmp(s, "dev") || !strcmp(s, "valid") || !strcmp(s, "validation") || !strcmp(s, "eval")) ? "val"
+                         : !strcmp(s, "test") ? "test" : NULL;
+        if (!norm) rejectf(r, "unknown split '%.40s' (train, val or test)", s);
+        else e->split = norm;
+    }
+    e->reject = r->reject[0] ? r->reject : NULL;
+    return 0;
+}
+
+int xtts_meta_next(xtts_meta_reader *r, xtts_meta_entry *e, xtts_error *err) {
+    for (;;) {
+        char *line;
+        int rc = next_line(r, &line, err);
+        if (rc <= 0) return rc;
         int vctk_like = r->fmt == XTTS_META_VCTK ||
                         (r->fmt == XTTS_META_LIBRITTS && !ends_with(r->source, ".trans.tsv") && !r->o.data);
-        int blank = 1;
-        for (char *q = line; *q; q++) if (*q != ' ' && *q != '\t') { blank = 0; break; }
-        if (blank && !r->ls.too_long && !vctk_like) continue;
+        if (is_blank(line) && !r->ls.too_long && !vctk_like) continue;
         for (int i = 0; i < N_COLS; i++) { xtts_sb_clear(&r->f[i]); r->f[i].failed = 0; }
         r->reject[0] = 0;
         memset(e, 0, sizeof *e);
@@ -1174,90 +1283,8 @@ int xtts_meta_next(xtts_meta_reader *r, xtts_meta_entry *e, xtts_error *err) {
         e->line = r->ls.line_no;
         if (r->ls.too_long) rejectf(r, "line longer than %s bytes", "1048576");
         else if (r->ls.has_nul) rejectf(r, "NUL byte in the line (not a text file?)%s", "");
-        else if (vctk_like) {
-            /* the whole (one-line) file is the transcript */
-            xtts_sb text = {0};
-            xtts_sb_puts(&text, line);
-            char *more;
-            size_t ml;
-            while ((rc = ls_next(&r->ls, &more, &ml)) == 1 && !r->ls.too_long && !r->ls.has_nul) {
-                xtts_sb_putc(&text, ' ');
-                xtts_sb_puts(&text, more);
-                if (text.len > XTTS_META_MAX_LINE) break;
-            }
-            if (text.failed || !text.s) { xtts_sb_free(&text); xtts_error_set(err, XTTS_ENOMEM, "out of memory"); return -1; }
-            trim(text.s);
-            e->line = 1;
-            if (r->fmt == XTTS_META_VCTK) vctk_record(r, text.s);
-            else {
-                char *id = stem(r->source);
-                char *dot = id ? strchr(id, '.') : NULL; /* <id>.normalized.txt */
-                if (dot) *dot = 0;
-                xtts_sb l2 = {0};
-                xtts_sb_puts(&l2, id ? id : "");
-                xtts_sb_putc(&l2, '\t');
-                xtts_sb_puts(&l2, text.s);
-                xtts_sb_putc(&l2, '\t');
-                xtts_sb_puts(&l2, text.s);
-                char *dir = dir_of(r->source);
-                if (l2.s && dir && !l2.failed) libritts_tsv_line(r, l2.s, dir);
-                free(dir);
-                free(id);
-                xtts_sb_free(&l2);
-            }
-            xtts_sb_free(&text);
-            if (r->ls_open) { ls_close(&r->ls); r->ls_open = 0; }
-            if (r->o.data) r->ls_open = 1, r->ls.eof = 1, r->ls.cpos = r->ls.cend = 0;
-        } else {
-            switch (r->fmt) {
-            case XTTS_META_LJSPEECH: parse_pipe_line(r, line, r->base); break;
-            case XTTS_META_MAILABS: {
-                char *dir = r->o.data ? strdup(r->base) : dir_of(r->source);
-                if (!dir) { xtts_error_set(err, XTTS_ENOMEM, "out of memory"); return -1; }
-                parse_pipe_line(r, line, r->o.audio_dir ? r->base : dir);
-                free(dir);
-                if (!r->reject[0]) {
-                    if (r->lang_dir[0]) set(r, C_LANG, r->lang_dir);
-                    set(r, C_SPEAKER, r->speaker_dir);
-                }
-                break;
-            }
-            case XTTS_META_TSV:
-            case XTTS_META_COQUI:
-            case XTTS_META_COMMONVOICE: parse_columns_line(r, line); break;
-            case XTTS_META_NEMO: parse_nemo_line(r, line); break;
-            case XTTS_META_LHOTSE: parse_lhotse_line(r, line); break;
-            case XTTS_META_LIBRITTS: {
-                char *dir = r->o.data ? strdup(r->root) : dir_of(r->source);
-                if (!dir) { xtts_error_set(err, XTTS_ENOMEM, "out of memory"); return -1; }
-                libritts_tsv_line(r, line, r->o.audio_dir ? r->base : dir);
-                free(dir);
-                break;
-            }
-            default: rejectf(r, "unsupported format%s", "");
-            }
-        }
-        for (int i = 0; i < N_COLS; i++)
-            if (r->f[i].failed) { xtts_error_set(err, XTTS_ENOMEM, "out of memory"); return -1; }
-        e->id = r->f[C_ID].s ? r->f[C_ID].s : "";
-        e->audio = r->f[C_AUDIO].s ? r->f[C_AUDIO].s : "";
-        e->text = r->f[C_TEXT].s ? r->f[C_TEXT].s : "";
-        e->speaker = r->f[C_SPEAKER].s ? r->f[C_SPEAKER].s : "";
-        e->lang = r->f[C_LANG].s ? r->f[C_LANG].s : "";
-        e->split = r->f[C_SPLIT].s ? r->f[C_SPLIT].s : "";
-        if (*e->lang) { /* lhotse recipes often name the language in English */
-            const char *code = lang_of_name(e->lang);
-            if (code) { set(r, C_LANG, code); e->lang = r->f[C_LANG].s ? r->f[C_LANG].s : ""; }
-        }
-        if (!r->reject[0] && *e->split) {
-            const char *s = e->split;
-            const char *norm = !strcmp(s, "train") ? "train"
-                             : (!strcmp(s, "val") || !strcmp(s, "dev") || !strcmp(s, "valid") || !strcmp(s, "validation") || !strcmp(s, "eval")) ? "val"
-                             : !strcmp(s, "test") ? "test" : NULL;
-            if (!norm) rejectf(r, "unknown split '%.40s' (train, val or test)", s);
-            else e->split = norm;
-        }
-        e->reject = r->reject[0] ? r->reject : NULL;
+        else if (vctk_like ? parse_whole_file(r, line, e, err) : parse_format_line(r, line, err)) return -1;
+        if (fill_entry(r, e, err)) return -1;
         return 1;
     }
 }

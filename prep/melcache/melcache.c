@@ -788,203 +788,310 @@ static void *write_loop(void *arg) {
     return NULL;
 }
 
-xtts_status xtts_melcache_run(const xtts_melcache_options *o_in, FILE *tokens, const char *tokens_name,
-                              xtts_melcache_result *res, xtts_error *err) {
-    xtts_melcache_options o = *o_in;
-    memset(res, 0, sizeof *res);
-    double t0 = xtts_now_s();
-    xtts_status st = xtts_mel_params_check(&o.cfg.mel, err);
-    if (st) return st;
-    if (o.n_parts < 1 || o.part >= o.n_parts) return xtts_error_set(err, XTTS_EUSAGE, "--part: bad part number");
-    st = choose_device(&o, res->device, sizeof res->device, err);
-    if (st) return st;
-
+/* One build, from the options to the result: what the steps of xtts_melcache_run set up,
+ * all of it released in one place (run_free) however far the run got. */
+typedef struct {
+    xtts_melcache_options o;   /* the caller's, with the tokenizer fields taken from the stream */
+    const char *tokens_name;
+    xtts_melcache_result *res;
+    double t0;
     input_set in;
-    st = scan_inputs(tokens, tokens_name, o.cfg.val_fraction, &in, err);
-    if (st) return st;
-    /* the token stream decides the tokenizer fields of the configuration */
-    snprintf(o.cfg.tokenizer, sizeof o.cfg.tokenizer, "%s", in.hdr.tokenizer);
-    snprintf(o.cfg.vocab_hash, sizeof o.cfg.vocab_hash, "%s", in.hdr.vocab_hash);
-    o.cfg.vocab_size = in.hdr.vocab_size;
-    o.cfg.max_tokens = in.hdr.max_tokens;
-    o.cfg.pad_token = in.hdr.pad_id;
-    if (o.cfg.max_tokens <= 0 || o.cfg.max_tokens > XTTS_RECORD_MAX_TOKENS) {
-        input_free(&in);
-        return xtts_error_set(err, XTTS_EINPUT, "%s: header max_tokens=%d out of range", tokens_name, o.cfg.max_tokens);
-    }
-    res->inputs = in.n;
-    res->test_held_out = in.n_test;
-    res->split_given = in.split_given;
-    res->val_by_fraction = in.val_by_fraction;
+    uint64_t lo, hi;           /* this part's block of inputs, [lo, hi) */
+    xtts_cache_writer *w;
+    run_stats *stats;
+    uint64_t start;            /* the first input the writer has not stored */
+    int threads;
+    size_t chunk;              /* records a buffer holds */
+    worker *wk;                /* [threads] */
+    slot_bufs *wbufs;          /* [threads]: the workers' buffers of the CPU path */
+    slot *slots;               /* [2 * chunk]: two buffers, one computed while the other is written */
+    double *sums;              /* the slots' sum and sumsq, [2 * chunk][2][n_mels] */
+    xtts_mel_cuda *gpu;
+    write_pipe wp;
+} melcache_run;
 
-    uint64_t lo = 0, hi = in.n;
-    if (o.part >= 0) xtts_part_block(in.n, o.part, o.n_parts, &lo, &hi);
+static void run_init(melcache_run *r, const xtts_melcache_options *o, const char *tokens_name,
+                     xtts_melcache_result *res) {
+    memset(r, 0, sizeof *r);
+    r->o = *o;
+    r->tokens_name = tokens_name;
+    r->res = res;
+    memset(res, 0, sizeof *res);
+    r->t0 = xtts_now_s();
+}
+
+/* The options, the device, then the first pass over the token stream, whose header
+ * decides the tokenizer fields of the configuration. */
+static xtts_status run_read_inputs(melcache_run *r, FILE *tokens, xtts_error *err) {
+    xtts_melcache_options *o = &r->o;
+    xtts_status st = xtts_mel_params_check(&o->cfg.mel, err);
+    if (st) return st;
+    if (o->n_parts < 1 || o->part >= o->n_parts) return xtts_error_set(err, XTTS_EUSAGE, "--part: bad part number");
+    st = choose_device(o, r->res->device, sizeof r->res->device, err);
+    if (st) return st;
+    st = scan_inputs(tokens, r->tokens_name, o->cfg.val_fraction, &r->in, err);
+    if (st) return st;
+    const xtts_tokens_header *h = &r->in.hdr;
+    snprintf(o->cfg.tokenizer, sizeof o->cfg.tokenizer, "%s", h->tokenizer);
+    snprintf(o->cfg.vocab_hash, sizeof o->cfg.vocab_hash, "%s", h->vocab_hash);
+    o->cfg.vocab_size = h->vocab_size;
+    o->cfg.max_tokens = h->max_tokens;
+    o->cfg.pad_token = h->pad_id;
+    if (o->cfg.max_tokens <= 0 || o->cfg.max_tokens > XTTS_RECORD_MAX_TOKENS)
+        return xtts_error_set(err, XTTS_EINPUT, "%s: header max_tokens=%d out of range", r->tokens_name, o->cfg.max_tokens);
+    r->res->inputs = r->in.n;
+    r->res->test_held_out = r->in.n_test;
+    r->res->split_given = r->in.split_given;
+    r->res->val_by_fraction = r->in.val_by_fraction;
+    return XTTS_OK;
+}
+
+/* Open the part's shard writer, which tells where a previous run stopped, and the statistics
+ * saved up to there. A stored build of another input is refused, or with --force replaced by
+ * an empty one. */
+static xtts_status run_open_or_resume(melcache_run *r, xtts_error *err) {
+    const xtts_melcache_options *o = &r->o;
+    r->lo = 0;
+    r->hi = r->in.n;
+    if (o->part >= 0) xtts_part_block(r->in.n, o->part, o->n_parts, &r->lo, &r->hi);
     xtts_cache_writer_options wo = {
-        .dir = o.out_dir, .part = o.part, .n_parts = o.n_parts, .force = o.force, .part_first = lo, .part_end = hi,
-        .shard_bytes = o.shard_bytes, .commit_every = o.commit_every,
+        .dir = o->out_dir, .part = o->part, .n_parts = o->n_parts, .force = o->force, .part_first = r->lo,
+        .part_end = r->hi, .shard_bytes = o->shard_bytes, .commit_every = o->commit_every,
     };
-    xtts_cache_writer *w = NULL;
-    st = xtts_cache_writer_open(&wo, &o.cfg, &w, err);
-    if (st) { input_free(&in); return st; }
-    run_stats *stats = calloc(1, sizeof *stats);
-    if (!stats) { xtts_cache_writer_abort(w); input_free(&in); return xtts_error_set(err, XTTS_ENOMEM, "out of memory"); }
-    st = stats_load(w, stats, o.cfg.mel.n_mels, err);
-    if (st) { free(stats); xtts_cache_writer_abort(w); input_free(&in); return st; }
-    uint64_t start = xtts_cache_writer_next_input(w);
-    res->resumed_from = start;
-    st = inputs_check(w, &in, start, o.out_dir, tokens_name, err);
-    if (st == XTTS_EMISMATCH && o.force) { /* --force: rebuild from this stream */
-        xtts_cache_writer_abort(w);
-        w = NULL;
+    xtts_status st = xtts_cache_writer_open(&wo, &o->cfg, &r->w, err);
+    if (st) return st;
+    if (!(r->stats = calloc(1, sizeof *r->stats))) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    st = stats_load(r->w, r->stats, o->cfg.mel.n_mels, err);
+    if (st) return st;
+    r->start = xtts_cache_writer_next_input(r->w);
+    r->res->resumed_from = r->start;
+    st = inputs_check(r->w, &r->in, r->start, o->out_dir, r->tokens_name, err);
+    if (st == XTTS_EMISMATCH && o->force) { /* --force: rebuild from this stream */
+        xtts_cache_writer_abort(r->w);
+        r->w = NULL;
         wo.replace = 1;
-        st = xtts_cache_writer_open(&wo, &o.cfg, &w, err);
-        if (!st) st = stats_load(w, stats, o.cfg.mel.n_mels, err);
-        start = w ? xtts_cache_writer_next_input(w) : 0;
-        res->resumed_from = start;
+        st = xtts_cache_writer_open(&wo, &o->cfg, &r->w, err);
+        if (!st) st = stats_load(r->w, r->stats, o->cfg.mel.n_mels, err);
+        r->start = r->w ? xtts_cache_writer_next_input(r->w) : 0;
+        r->res->resumed_from = r->start;
     }
-    if (st) { free(stats); if (w) xtts_cache_writer_abort(w); input_free(&in); return st; }
+    if (st) return st;
     /* A part takes one contiguous block of the input, so the parts' records, joined in part
      * order, are in input order: a cache has the same records at the same indexes however
      * it was built (formats/cache.md, "Builds in parts"). */
-    res->selected = hi - lo;
+    r->res->selected = r->hi - r->lo;
+    return XTTS_OK;
+}
 
-    int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
-    size_t chunk = (size_t)threads * 16;
-    if (chunk < 32) chunk = 32;
-    if (chunk > 1024) chunk = 1024; /* the CUDA batch's bound */
-    xtts_mel_cuda *gpu = NULL;
-    worker *wk = calloc((size_t)threads, sizeof *wk);
-    slot_bufs *wbufs = calloc((size_t)threads, sizeof *wbufs);
-    slot *slots = calloc(2 * chunk, sizeof *slots); /* two buffers: one computed while the other is written */
-    double *sums = calloc(2 * chunk * 2 * (size_t)o.cfg.mel.n_mels, sizeof(double));
-    if (!wk || !wbufs || !slots || !sums) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); goto out; }
-    for (size_t k = 0; k < 2 * chunk; k++) {
-        slots[k].sum = sums + k * 2 * (size_t)o.cfg.mel.n_mels;
-        slots[k].sumsq = slots[k].sum + o.cfg.mel.n_mels;
+/* A record builder per thread, two buffers of slots, and the GPU's batch when the mels are
+ * computed there. */
+static xtts_status run_start_workers(melcache_run *r, xtts_error *err) {
+    const xtts_cache_config *cfg = &r->o.cfg;
+    size_t nm = (size_t)cfg->mel.n_mels;
+    r->threads = r->o.threads > 0 ? r->o.threads : omp_get_max_threads();
+    r->chunk = (size_t)r->threads * 16;
+    if (r->chunk < 32) r->chunk = 32;
+    if (r->chunk > 1024) r->chunk = 1024; /* the CUDA batch's bound */
+    r->wk = calloc((size_t)r->threads, sizeof *r->wk);
+    r->wbufs = calloc((size_t)r->threads, sizeof *r->wbufs);
+    r->slots = calloc(2 * r->chunk, sizeof *r->slots);
+    r->sums = calloc(2 * r->chunk * 2 * nm, sizeof(double));
+    if (!r->wk || !r->wbufs || !r->slots || !r->sums) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    for (size_t k = 0; k < 2 * r->chunk; k++) {
+        r->slots[k].sum = r->sums + k * 2 * nm;
+        r->slots[k].sumsq = r->slots[k].sum + nm;
     }
-    for (int t = 0; t < threads; t++) {
-        st = xtts_record_builder_init(&wk[t], &o.cfg, 1, err);
-        if (st) goto out;
+    for (int t = 0; t < r->threads; t++) {
+        xtts_status st = xtts_record_builder_init(&r->wk[t], cfg, 1, err);
+        if (st) return st;
     }
-    if (!strncmp(res->device, "cuda:", 5)) {
-        size_t max_samples = chunk * ((size_t)xtts_cache_config_max_padded_frames(&o.cfg) + 2) * (size_t)o.cfg.mel.hop_samples +
-                             chunk * (size_t)o.cfg.mel.n_fft;
-        st = xtts_mel_cuda_new(&o.cfg.mel, atoi(res->device + 5), chunk, max_samples, &gpu, err);
-        if (st) goto out;
-    }
+    if (strncmp(r->res->device, "cuda:", 5)) return XTTS_OK;
+    size_t max_samples = r->chunk * ((size_t)xtts_cache_config_max_padded_frames(cfg) + 2) * (size_t)cfg->mel.hop_samples +
+                         r->chunk * (size_t)cfg->mel.n_fft;
+    return xtts_mel_cuda_new(&cfg->mel, atoi(r->res->device + 5), r->chunk, max_samples, &r->gpu, err);
+}
 
-    write_pipe wp;
-    memset(&wp, 0, sizeof wp);
-    pthread_mutex_init(&wp.mu, NULL);
-    pthread_cond_init(&wp.cv, NULL);
-    wp.o = &o; wp.in = &in; wp.tokens_name = tokens_name; wp.w = w; wp.stats = stats;
-    wp.buf[0] = slots; wp.buf[1] = slots + chunk;
-    wp.selected = res->selected;
-    wp.t0 = t0;
-    wp.audio_at_start = stats->audio_seconds;
-    wp.done_sel = start > lo ? (start < hi ? start - lo : hi - lo) : 0;
-    xtts_progress_init(&wp.prog, "xtts-melcache", o.progress);
+/* Start the writer thread over the two buffers; its progress line counts the records of the
+ * part stored before this run as done. */
+static xtts_status pipe_start(melcache_run *r, pthread_t *thread, xtts_error *err) {
+    write_pipe *p = &r->wp;
+    memset(p, 0, sizeof *p);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->o = &r->o; p->in = &r->in; p->tokens_name = r->tokens_name; p->w = r->w; p->stats = r->stats;
+    p->buf[0] = r->slots; p->buf[1] = r->slots + r->chunk;
+    p->selected = r->res->selected;
+    p->t0 = r->t0;
+    p->audio_at_start = r->stats->audio_seconds;
+    p->done_sel = r->start > r->lo ? (r->start < r->hi ? r->start - r->lo : r->hi - r->lo) : 0;
+    xtts_progress_init(&p->prog, "xtts-melcache", r->o.progress);
+    if (pthread_create(thread, NULL, write_loop, p) != 0) {
+        pthread_mutex_destroy(&p->mu); pthread_cond_destroy(&p->cv);
+        return xtts_error_set(err, XTTS_ENOMEM, "cannot start the writer thread");
+    }
+    return XTTS_OK;
+}
+
+/* Wait until the writer is done with buffer b; 1 when it has failed (nothing more is computed). */
+static int pipe_wait_free(write_pipe *p, int b) {
+    pthread_mutex_lock(&p->mu);
+    while (p->ready[b] && !p->st) pthread_cond_wait(&p->cv, &p->mu);
+    int failed = p->st != XTTS_OK;
+    pthread_mutex_unlock(&p->mu);
+    return failed;
+}
+
+static void pipe_hand_over(write_pipe *p, int b, size_t m) {
+    pthread_mutex_lock(&p->mu);
+    p->m[b] = m;
+    p->ready[b] = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* No more buffers: the writer writes what it was handed, then ends; its error is the run's
+ * unless the run already has one. */
+static xtts_status pipe_stop(write_pipe *p, pthread_t thread, xtts_status st, xtts_error *err) {
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(thread, NULL);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    if (!st && p->st) {
+        st = p->st;
+        if (err) *err = p->err;
+    }
+    return st;
+}
+
+/* The part's next inputs into buf, a chunk at most; *m: how many. */
+static xtts_status fill_buffer(melcache_run *r, slot *buf, uint64_t *next, size_t *m, xtts_error *err) {
+    xtts_status st = XTTS_OK;
+    *m = 0;
+    while (*m < r->chunk && *next < r->hi) {
+        if ((st = input_next(&r->in, &buf[*m].rec, err))) break;
+        buf[*m].input = (*next)++;
+        inputs_digest(&r->in, buf[*m].digest);
+        (*m)++;
+    }
+    return st;
+}
+
+/* A buffer's records through load, mel and finish on the worker threads, the mels as one
+ * batch when a GPU computes them. A record that fails is rejected in its slot; a failure of
+ * the GPU stops the run (the writer keeps what is committed, a re-run resumes). */
+static xtts_status compute_buffer(melcache_run *r, slot *buf, size_t m, xtts_error *err) {
+    const xtts_melcache_options *o = &r->o;
+    worker *wk = r->wk;
+    slot_bufs *wbufs = r->wbufs;
+    int threads = r->threads;
+    if (!r->gpu) {
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+        for (size_t k = 0; k < m; k++) {
+            worker *wt = &wk[omp_get_thread_num()];
+            load_one(o, wt, &buf[k], &wbufs[omp_get_thread_num()]);
+            mel_one(wt, &buf[k]);
+            finish_one(o, wt, &buf[k]);
+        }
+        return XTTS_OK;
+    }
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (size_t k = 0; k < m; k++) load_one(o, &wk[omp_get_thread_num()], &buf[k], &buf[k].own);
+    xtts_error ge;
+    xtts_status gs = mel_chunk_cuda(r->gpu, buf, m, &ge);
+    if (gs) {
+        if (err) *err = ge;
+        return gs;
+    }
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (size_t k = 0; k < m; k++) finish_one(o, &wk[omp_get_thread_num()], &buf[k]);
+    return XTTS_OK;
+}
+
+/* The part's inputs not stored yet, a buffer at a time: the workers compute one buffer while
+ * the writer thread writes the other. */
+static xtts_status run_pipeline(melcache_run *r, xtts_error *err) {
     pthread_t writer_thread;
-    if (pthread_create(&writer_thread, NULL, write_loop, &wp) != 0) {
-        st = xtts_error_set(err, XTTS_ENOMEM, "cannot start the writer thread");
-        pthread_mutex_destroy(&wp.mu); pthread_cond_destroy(&wp.cv);
-        goto out;
-    }
-
-    uint64_t next = start > lo ? start : lo;
-    st = inputs_seek(&in, next, err); /* the inputs before this part's, or those already stored */
-    for (int b = 0; !st && next < hi; b ^= 1) {
-        pthread_mutex_lock(&wp.mu);
-        while (wp.ready[b] && !wp.st) pthread_cond_wait(&wp.cv, &wp.mu);
-        int failed = wp.st != XTTS_OK;
-        pthread_mutex_unlock(&wp.mu);
-        if (failed) break;
-        slot *buf = wp.buf[b];
-        size_t m = 0;
-        while (m < chunk && next < hi) {
-            if ((st = input_next(&in, &buf[m].rec, err))) break;
-            buf[m].input = next++;
-            inputs_digest(&in, buf[m].digest);
-            m++;
-        }
+    xtts_status st = pipe_start(r, &writer_thread, err);
+    if (st) return st;
+    uint64_t next = r->start > r->lo ? r->start : r->lo;
+    st = inputs_seek(&r->in, next, err); /* the inputs before this part's, or those already stored */
+    for (int b = 0; !st && next < r->hi; b ^= 1) {
+        if (pipe_wait_free(&r->wp, b)) break;
+        size_t m;
+        st = fill_buffer(r, r->wp.buf[b], &next, &m, err);
+        if (st || m == 0) break;
+        st = compute_buffer(r, r->wp.buf[b], m, err);
         if (st) break;
-        if (m == 0) break;
-        if (gpu) {
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-            for (size_t k = 0; k < m; k++) load_one(&o, &wk[omp_get_thread_num()], &buf[k], &buf[k].own);
-            xtts_error ge;
-            xtts_status gs = mel_chunk_cuda(gpu, buf, m, &ge);
-            if (gs) { /* stop: the writer keeps what is committed, a re-run resumes */
-                st = gs;
-                if (err) *err = ge;
-                break;
-            }
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-            for (size_t k = 0; k < m; k++) finish_one(&o, &wk[omp_get_thread_num()], &buf[k]);
-        } else {
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-            for (size_t k = 0; k < m; k++) {
-                worker *wt = &wk[omp_get_thread_num()];
-                load_one(&o, wt, &buf[k], &wbufs[omp_get_thread_num()]);
-                mel_one(wt, &buf[k]);
-                finish_one(&o, wt, &buf[k]);
-            }
+        pipe_hand_over(&r->wp, b, m);
+    }
+    return pipe_stop(&r->wp, writer_thread, st, err);
+}
+
+/* The last part to finish joins the parts; earlier ones find parts missing. */
+static xtts_status run_join_parts(melcache_run *r, xtts_error *err) {
+    xtts_error me;
+    xtts_status ms = xtts_cache_merge(r->o.out_dir, &me);
+    if (ms == XTTS_OK) r->res->merged = 1;
+    /* parts still missing, or another part merging right now: not this run's business;
+     * anything else (parts built with other options, an id in two parts) is */
+    else if (ms != XTTS_ENOTFOUND && ms != XTTS_EBUSY) return xtts_error_set(err, XTTS_EINPUT, "cannot join the parts: %s", me.msg);
+    return XTTS_OK;
+}
+
+/* Count what the cache (or part) holds, write its manifest with the speakers, languages and
+ * statistics, then join the parts when this was one. */
+static xtts_status run_finish(melcache_run *r, xtts_error *err) {
+    xtts_melcache_result *res = r->res;
+    json_t *extra = manifest_extra(&r->in, r->stats);
+    res->stored = xtts_cache_writer_count(r->w);
+    json_t *rj = xtts_cache_writer_rejects(r->w);
+    res->rejected = rj ? json_array_size(rj) : 0;
+    json_decref(rj);
+    xtts_status st = xtts_cache_writer_finish(r->w, extra, err);
+    r->w = NULL;
+    json_decref(extra);
+    xtts_progress_finish(&r->wp.prog, r->wp.done_sel, res->selected, NULL);
+    if (!st && r->o.part >= 0) st = run_join_parts(r, err);
+    return st;
+}
+
+/* The one cleanup of a run, whichever step it stopped at: an unfinished writer is aborted
+ * (what it committed stays for a re-run). */
+static void run_free(melcache_run *r) {
+    if (r->w) xtts_cache_writer_abort(r->w);
+    if (r->wk)
+        for (int t = 0; t < r->threads; t++) xtts_record_builder_free(&r->wk[t]);
+    if (r->wbufs)
+        for (int t = 0; t < r->threads; t++) slot_bufs_free(&r->wbufs[t]);
+    free(r->wk);
+    free(r->wbufs);
+    if (r->slots)
+        for (size_t k = 0; k < 2 * r->chunk; k++) {
+            free(r->slots[k].bytes);
+            slot_bufs_free(&r->slots[k].own);
+            input_rec_free(&r->slots[k].rec);
         }
-        pthread_mutex_lock(&wp.mu);
-        wp.m[b] = m;
-        wp.ready[b] = 1;
-        pthread_cond_broadcast(&wp.cv);
-        pthread_mutex_unlock(&wp.mu);
-    }
-    pthread_mutex_lock(&wp.mu);
-    wp.stop = 1;
-    pthread_cond_broadcast(&wp.cv);
-    pthread_mutex_unlock(&wp.mu);
-    pthread_join(writer_thread, NULL);
-    pthread_mutex_destroy(&wp.mu);
-    pthread_cond_destroy(&wp.cv);
-    if (!st && wp.st) {
-        st = wp.st;
-        if (err) *err = wp.err;
-    }
-    xtts_progress prog = wp.prog;
-    uint64_t done_sel = wp.done_sel;
-    if (!st) {
-        json_t *extra = manifest_extra(&in, stats);
-        res->stored = xtts_cache_writer_count(w);
-        json_t *rj = xtts_cache_writer_rejects(w);
-        res->rejected = rj ? json_array_size(rj) : 0;
-        json_decref(rj);
-        st = xtts_cache_writer_finish(w, extra, err);
-        w = NULL;
-        json_decref(extra);
-        xtts_progress_finish(&prog, done_sel, res->selected, NULL);
-    }
-    res->audio_seconds = stats->audio_seconds;
-    if (!st && o.part >= 0) {
-        /* The last part to finish joins the parts; earlier ones find parts missing. */
-        xtts_error me;
-        xtts_status ms = xtts_cache_merge(o.out_dir, &me);
-        if (ms == XTTS_OK) res->merged = 1;
-        /* parts still missing, or another part merging right now: not this run's business;
-         * anything else (parts built with other options, an id in two parts) is */
-        else if (ms != XTTS_ENOTFOUND && ms != XTTS_EBUSY) st = xtts_error_set(err, XTTS_EINPUT, "cannot join the parts: %s", me.msg);
-    }
-out:
-    if (w) xtts_cache_writer_abort(w);
-    if (wk)
-        for (int t = 0; t < threads; t++) xtts_record_builder_free(&wk[t]);
-    if (wbufs)
-        for (int t = 0; t < threads; t++) slot_bufs_free(&wbufs[t]);
-    free(wk);
-    free(wbufs);
-    if (slots)
-        for (size_t k = 0; k < 2 * chunk; k++) { free(slots[k].bytes); slot_bufs_free(&slots[k].own); input_rec_free(&slots[k].rec); }
-    xtts_mel_cuda_delete(gpu);
-    free(slots);
-    free(sums);
-    free(stats);
-    input_free(&in);
-    res->wall_seconds = xtts_now_s() - t0;
+    xtts_mel_cuda_delete(r->gpu);
+    free(r->slots);
+    free(r->sums);
+    if (r->stats) r->res->audio_seconds = r->stats->audio_seconds;
+    free(r->stats);
+    input_free(&r->in);
+    r->res->wall_seconds = xtts_now_s() - r->t0;
+}
+
+xtts_status xtts_melcache_run(const xtts_melcache_options *o, FILE *tokens, const char *tokens_name,
+                              xtts_melcache_result *res, xtts_error *err) {
+    melcache_run r;
+    run_init(&r, o, tokens_name, res);
+    xtts_status st = run_read_inputs(&r, tokens, err);
+    if (!st) st = run_open_or_resume(&r, err);
+    if (!st) st = run_start_workers(&r, err);
+    if (!st) st = run_pipeline(&r, err);
+    if (!st) st = run_finish(&r, err);
+    run_free(&r);
     return st;
 }

@@ -87,9 +87,80 @@ enum {
     O_PROGRESS, O_COMMIT, O_AUDIO
 };
 
-int main(int argc, char **argv) {
-    xtts_check_stdout_at_exit("xtts-melcache");
-    xtts_malloc_for_batch();
+/* main's answer from a step that may end the program: go on, or exit with the code. */
+enum { GO_ON = -1 };
+
+/* What the command line asks for besides the build's options. */
+typedef struct {
+    const char *preset;
+    /* overrides are applied after the preset, whatever their order on the command line */
+    xtts_mel_overrides ov;
+    const char *rejects_path, *rq;
+    int strict, max_frames_given;
+    const char *in_name;        /* the token stream, "-" for stdin */
+} melcache_cli;
+
+#define BAD(...) do { fprintf(stderr, "%s: ", PROG); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); return 1; } while (0)
+
+/* One option of the command line: GO_ON, or the exit code (0 after --help and --version). */
+static int parse_option(int c, const char *arg, xtts_melcache_options *o, melcache_cli *cli) {
+    xtts_mel_overrides *ov = &cli->ov;
+    long v;
+    double d;
+    switch (c) {
+    case 'o': o->out_dir = arg; break;
+    case O_PRESET: cli->preset = arg; break;
+    case O_SR: if (xtts_parse_long(arg, 1000, 384000, &ov->sample_rate)) BAD("--sample-rate %s: expected 1000..384000", arg); break;
+    case O_NFFT: if (xtts_parse_long(arg, 16, 65536, &ov->n_fft)) BAD("--n-fft %s: expected 16..65536", arg); break;
+    case O_HOP: if (xtts_parse_long(arg, 1, 65536, &ov->hop)) BAD("--hop %s: expected 1..65536", arg); break;
+    case O_WIN: if (xtts_parse_long(arg, 1, 65536, &ov->win)) BAD("--win %s: expected 1..65536", arg); break;
+    case O_NMELS: if (xtts_parse_long(arg, 1, XTTS_RECORD_MAX_MELS, &ov->n_mels)) BAD("--n-mels %s: expected 1..%d", arg, XTTS_RECORD_MAX_MELS); break;
+    case O_FMIN: if (xtts_parse_double(arg, 0, 1e6, &ov->fmin)) BAD("--fmin %s: expected a frequency in Hz", arg); break;
+    case O_FMAX: if (xtts_parse_double(arg, 1, 1e6, &ov->fmax)) BAD("--fmax %s: expected a frequency in Hz", arg); break;
+    case O_MAXF: if (xtts_parse_long(arg, 1, XTTS_RECORD_MAX_FRAMES, &v)) BAD("--max-frames %s: expected 1..%d", arg, XTTS_RECORD_MAX_FRAMES); o->cfg.max_frames = (int)v; cli->max_frames_given = 1; break;
+    case O_BUCKETS: if (parse_buckets(arg, &o->cfg)) BAD("--buckets %s: expected increasing positive integers, e.g. 256,512,1024", arg); break;
+    case O_DTYPE: { int t = xtts_dtype_parse(arg); if (t < 0) BAD("--dtype %s: expected fp16 or fp32", arg); o->cfg.dtype = t; break; }
+    case O_ZSTD: if (xtts_parse_long(arg, 1, 19, &v)) BAD("--zstd-level %s: expected 1..19", arg); o->cfg.zstd_level = (int)v; break;
+    case O_NOSHUF: o->cfg.shuffle = 0; break;
+    case O_AUDIO: { int a = xtts_audio_store_parse(arg); if (a < 0) BAD("--audio %s: expected none, int16 or flac", arg); o->cfg.audio = a; break; }
+    case O_RESAMPLER:
+        if (strcmp(arg, "soxr") && strcmp(arg, "libsamplerate")) BAD("--resampler %s: expected soxr or libsamplerate", arg);
+        snprintf(o->cfg.resampler, sizeof o->cfg.resampler, "%s", arg);
+        break;
+    case O_RQ: cli->rq = arg; break;
+    case O_TRIM: if (xtts_parse_double(arg, 1, 200, &d)) BAD("--trim-db %s: expected 1..200", arg); o->cfg.trim_db = d; break;
+    case O_VAL: if (xtts_parse_double(arg, 0, 1, &d)) BAD("--val-fraction %s: expected 0..1", arg); o->cfg.val_fraction = d; break;
+    case O_DEVICE: o->device = arg; break;
+    case 'j': if (xtts_parse_long(arg, 1, 4096, &v)) BAD("-j %s: expected a thread count", arg); o->threads = (int)v; break;
+    case O_SHARDSZ: if (parse_size(arg, &o->shard_bytes)) BAD("--shard-size %s: expected bytes >= 64K, e.g. 512M", arg); break;
+    case O_PART: {
+        long k, n;
+        char buf[64];
+        snprintf(buf, sizeof buf, "%s", arg);
+        char *slash = strchr(buf, '/');
+        if (!slash) BAD("--part %s: expected K/N (part K of N, 0 <= K < N)", arg);
+        *slash = '\0';
+        if (xtts_parse_long(buf, 0, 99999, &k) || xtts_parse_long(slash + 1, 1, 100000, &n) || k >= n)
+            BAD("--part %s: expected K/N with 0 <= K < N", arg);
+        o->part = (int)k; o->n_parts = (int)n;
+        break;
+    }
+    case O_FORCE: o->force = 1; break;
+    case O_REJECTS: cli->rejects_path = arg; break;
+    case O_STRICT: cli->strict = 1; break;
+    case O_PROGRESS: o->progress = 1; break;
+    case O_COMMIT: if (xtts_parse_long(arg, 1, 1000000, &v)) BAD("--commit-every %s: expected 1..1000000", arg); o->commit_every = (uint32_t)v; break;
+    case 'q': o->quiet = 1; break;
+    case 'h': usage(stdout); return 0;
+    case 'V': printf("%s %s\n", PROG, XTTS_VERSION); return 0;
+    default: xtts_usage_hint(PROG); return 1;
+    }
+    return GO_ON;
+}
+
+/* The command line into o and cli, the mel parameters derived from the preset and the
+ * overrides: GO_ON, or the exit code. */
+static int parse_args(int argc, char **argv, xtts_melcache_options *o, melcache_cli *cli) {
     static const struct option opts[] = {
         {"out", required_argument, 0, 'o'}, {"preset", required_argument, 0, O_PRESET},
         {"sample-rate", required_argument, 0, O_SR}, {"n-fft", required_argument, 0, O_NFFT},
@@ -107,88 +178,36 @@ int main(int argc, char **argv) {
         {"commit-every", required_argument, 0, O_COMMIT}, {"quiet", no_argument, 0, 'q'},
         {"audio", required_argument, 0, O_AUDIO},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
-
-    xtts_melcache_options o;
-    xtts_melcache_options_defaults(&o);
-    const char *preset = "xtts";
-    /* overrides are applied after the preset, whatever their order on the command line */
-    xtts_mel_overrides ov;
-    xtts_mel_overrides_defaults(&ov);
-    const char *rejects_path = NULL, *rq = NULL;
-    int strict = 0, max_frames_given = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "o:j:qhV", opts, NULL)) != -1) {
+        int rc = parse_option(c, optarg, o, cli);
+        if (rc != GO_ON) return rc;
+    }
+    if (!o->out_dir) BAD("--out DIR is required (try --help)");
+    if (argc - optind > 1) BAD("one token stream at most (got %d)", argc - optind);
     xtts_error err;
     xtts_error_clear(&err);
-    int c;
-    long v;
-    double d;
-#define BAD(...) do { fprintf(stderr, "%s: ", PROG); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); return 1; } while (0)
-    while ((c = getopt_long(argc, argv, "o:j:qhV", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o': o.out_dir = optarg; break;
-        case O_PRESET: preset = optarg; break;
-        case O_SR: if (xtts_parse_long(optarg, 1000, 384000, &ov.sample_rate)) BAD("--sample-rate %s: expected 1000..384000", optarg); break;
-        case O_NFFT: if (xtts_parse_long(optarg, 16, 65536, &ov.n_fft)) BAD("--n-fft %s: expected 16..65536", optarg); break;
-        case O_HOP: if (xtts_parse_long(optarg, 1, 65536, &ov.hop)) BAD("--hop %s: expected 1..65536", optarg); break;
-        case O_WIN: if (xtts_parse_long(optarg, 1, 65536, &ov.win)) BAD("--win %s: expected 1..65536", optarg); break;
-        case O_NMELS: if (xtts_parse_long(optarg, 1, XTTS_RECORD_MAX_MELS, &ov.n_mels)) BAD("--n-mels %s: expected 1..%d", optarg, XTTS_RECORD_MAX_MELS); break;
-        case O_FMIN: if (xtts_parse_double(optarg, 0, 1e6, &ov.fmin)) BAD("--fmin %s: expected a frequency in Hz", optarg); break;
-        case O_FMAX: if (xtts_parse_double(optarg, 1, 1e6, &ov.fmax)) BAD("--fmax %s: expected a frequency in Hz", optarg); break;
-        case O_MAXF: if (xtts_parse_long(optarg, 1, XTTS_RECORD_MAX_FRAMES, &v)) BAD("--max-frames %s: expected 1..%d", optarg, XTTS_RECORD_MAX_FRAMES); o.cfg.max_frames = (int)v; max_frames_given = 1; break;
-        case O_BUCKETS: if (parse_buckets(optarg, &o.cfg)) BAD("--buckets %s: expected increasing positive integers, e.g. 256,512,1024", optarg); break;
-        case O_DTYPE: { int t = xtts_dtype_parse(optarg); if (t < 0) BAD("--dtype %s: expected fp16 or fp32", optarg); o.cfg.dtype = t; break; }
-        case O_ZSTD: if (xtts_parse_long(optarg, 1, 19, &v)) BAD("--zstd-level %s: expected 1..19", optarg); o.cfg.zstd_level = (int)v; break;
-        case O_NOSHUF: o.cfg.shuffle = 0; break;
-        case O_AUDIO: { int a = xtts_audio_store_parse(optarg); if (a < 0) BAD("--audio %s: expected none, int16 or flac", optarg); o.cfg.audio = a; break; }
-        case O_RESAMPLER:
-            if (strcmp(optarg, "soxr") && strcmp(optarg, "libsamplerate")) BAD("--resampler %s: expected soxr or libsamplerate", optarg);
-            snprintf(o.cfg.resampler, sizeof o.cfg.resampler, "%s", optarg);
-            break;
-        case O_RQ: rq = optarg; break;
-        case O_TRIM: if (xtts_parse_double(optarg, 1, 200, &d)) BAD("--trim-db %s: expected 1..200", optarg); o.cfg.trim_db = d; break;
-        case O_VAL: if (xtts_parse_double(optarg, 0, 1, &d)) BAD("--val-fraction %s: expected 0..1", optarg); o.cfg.val_fraction = d; break;
-        case O_DEVICE: o.device = optarg; break;
-        case 'j': if (xtts_parse_long(optarg, 1, 4096, &v)) BAD("-j %s: expected a thread count", optarg); o.threads = (int)v; break;
-        case O_SHARDSZ: if (parse_size(optarg, &o.shard_bytes)) BAD("--shard-size %s: expected bytes >= 64K, e.g. 512M", optarg); break;
-        case O_PART: {
-            long k, n;
-            char buf[64];
-            snprintf(buf, sizeof buf, "%s", optarg);
-            char *slash = strchr(buf, '/');
-            if (!slash) BAD("--part %s: expected K/N (part K of N, 0 <= K < N)", optarg);
-            *slash = '\0';
-            if (xtts_parse_long(buf, 0, 99999, &k) || xtts_parse_long(slash + 1, 1, 100000, &n) || k >= n)
-                BAD("--part %s: expected K/N with 0 <= K < N", optarg);
-            o.part = (int)k; o.n_parts = (int)n;
-            break;
-        }
-        case O_FORCE: o.force = 1; break;
-        case O_REJECTS: rejects_path = optarg; break;
-        case O_STRICT: strict = 1; break;
-        case O_PROGRESS: o.progress = 1; break;
-        case O_COMMIT: if (xtts_parse_long(optarg, 1, 1000000, &v)) BAD("--commit-every %s: expected 1..1000000", optarg); o.commit_every = (uint32_t)v; break;
-        case 'q': o.quiet = 1; break;
-        case 'h': usage(stdout); return 0;
-        case 'V': printf("%s %s\n", PROG, XTTS_VERSION); return 0;
-        default: xtts_usage_hint(PROG); return 1;
-        }
-    }
-    if (!o.out_dir) BAD("--out DIR is required (try --help)");
-    if (argc - optind > 1) BAD("one token stream at most (got %d)", argc - optind);
-    if (xtts_mel_params_derive(preset, &ov, &o.cfg.mel, &err)) { xtts_error_print(PROG, &err); return 1; }
-    xtts_melcache_config_finish(&o.cfg, rq, max_frames_given);
+    if (xtts_mel_params_derive(cli->preset, &cli->ov, &o->cfg.mel, &err)) { xtts_error_print(PROG, &err); return 1; }
+    xtts_melcache_config_finish(&o->cfg, cli->rq, cli->max_frames_given);
+    cli->in_name = optind < argc ? argv[optind] : "-";
+    return GO_ON;
+}
 
-    const char *in_name = optind < argc ? argv[optind] : "-";
+/* Open the token stream and the rejects file, build, close them: GO_ON, or the exit code. */
+static int run(xtts_melcache_options *o, const melcache_cli *cli, xtts_melcache_result *res) {
+    const char *in_name = cli->in_name;
     FILE *in = strcmp(in_name, "-") == 0 ? stdin : fopen(in_name, "r");
     if (!in) { fprintf(stderr, "%s: %s: cannot open: %m\n", PROG, in_name); return 2; }
-    if (rejects_path) {
-        o.rejects = fopen(rejects_path, "w");
-        if (!o.rejects) { fprintf(stderr, "%s: %s: cannot create: %m\n", PROG, rejects_path); return 2; }
+    if (cli->rejects_path) {
+        o->rejects = fopen(cli->rejects_path, "w");
+        if (!o->rejects) { fprintf(stderr, "%s: %s: cannot create: %m\n", PROG, cli->rejects_path); return 2; }
     }
-    xtts_melcache_result res;
-    xtts_status st = xtts_melcache_run(&o, in, in_name, &res, &err);
+    xtts_error err;
+    xtts_error_clear(&err);
+    xtts_status st = xtts_melcache_run(o, in, in_name, res, &err);
     if (in != stdin) fclose(in);
-    if (o.rejects && fclose(o.rejects) != 0 && !st) {
-        fprintf(stderr, "%s: %s: write failed\n", PROG, rejects_path);
+    if (o->rejects && fclose(o->rejects) != 0 && !st) {
+        fprintf(stderr, "%s: %s: write failed\n", PROG, cli->rejects_path);
         return 2;
     }
     if (st) {
@@ -196,21 +215,41 @@ int main(int argc, char **argv) {
         if (st == XTTS_EMISMATCH && !strstr(err.msg, "--force")) fprintf(stderr, "%s: use --force to replace it, or another --out\n", PROG);
         return xtts_exit_code(st);
     }
+    return GO_ON;
+}
+
+/* The summary on stderr; the exit code. */
+static int report(const xtts_melcache_options *o, const xtts_melcache_result *res, int strict) {
     fprintf(stderr,
             "%s: %llu records in, %llu selected, %llu stored, %llu rejected, %.3f h of audio, %.1f s (%s)%s%s\n",
-            PROG, (unsigned long long)res.inputs, (unsigned long long)res.selected, (unsigned long long)res.stored,
-            (unsigned long long)res.rejected, res.audio_seconds / 3600.0, res.wall_seconds, res.device,
-            res.resumed_from ? ", resumed" : "", res.merged ? ", parts merged into manifest.json" : "");
-    if (res.test_held_out)
-        fprintf(stderr, "%s: %llu records of the test split held out of the cache\n", PROG, (unsigned long long)res.test_held_out);
-    if (o.cfg.val_fraction > 0 && res.val_by_fraction == 0 && res.split_given < res.inputs)
-        fprintf(stderr, "%s: warning: --val-fraction %g selected no record for validation\n", PROG, o.cfg.val_fraction);
-    if (res.stored == 0 && res.rejected > 0 && (o.n_parts <= 1 || res.merged)) {
+            PROG, (unsigned long long)res->inputs, (unsigned long long)res->selected, (unsigned long long)res->stored,
+            (unsigned long long)res->rejected, res->audio_seconds / 3600.0, res->wall_seconds, res->device,
+            res->resumed_from ? ", resumed" : "", res->merged ? ", parts merged into manifest.json" : "");
+    if (res->test_held_out)
+        fprintf(stderr, "%s: %llu records of the test split held out of the cache\n", PROG, (unsigned long long)res->test_held_out);
+    if (o->cfg.val_fraction > 0 && res->val_by_fraction == 0 && res->split_given < res->inputs)
+        fprintf(stderr, "%s: warning: --val-fraction %g selected no record for validation\n", PROG, o->cfg.val_fraction);
+    if (res->stored == 0 && res->rejected > 0 && (o->n_parts <= 1 || res->merged)) {
         /* nothing usable was built: not a success with rejections (verify refuses it too) */
         fprintf(stderr, "%s: %s: every record was rejected; the cache holds none (see the reasons above or --rejects)\n",
-                PROG, o.out_dir);
+                PROG, o->out_dir);
         return 2;
     }
-    if (res.rejected) return strict ? 2 : 3;
+    if (res->rejected) return strict ? 2 : 3;
     return 0;
+}
+
+int main(int argc, char **argv) {
+    xtts_check_stdout_at_exit("xtts-melcache");
+    xtts_malloc_for_batch();
+    xtts_melcache_options o;
+    xtts_melcache_options_defaults(&o);
+    melcache_cli cli = {.preset = "xtts"};
+    xtts_mel_overrides_defaults(&cli.ov);
+    int rc = parse_args(argc, argv, &o, &cli);
+    if (rc != GO_ON) return rc;
+    xtts_melcache_result res;
+    rc = run(&o, &cli, &res);
+    if (rc != GO_ON) return rc;
+    return report(&o, &res, cli.strict);
 }

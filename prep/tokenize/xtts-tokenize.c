@@ -51,15 +51,93 @@ static const char usage[] =
     "\n"
     "Exit: 0 ok, 1 usage, 2 input or environment error, 3 finished with rejected records.\n";
 
-int main(int argc, char **argv) {
-    xtts_check_stdout_at_exit("xtts-tokenize");
-    /* many small per-record buffers: keep freed memory instead of trimming the heap each time */
-    mallopt(M_TRIM_THRESHOLD, 64 << 20);
-    mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    xtts_tokenize_options o;
-    xtts_tokenize_options_defaults(&o);
-    const char *tokenizer = "bytes", *vocab = NULL;
-    int strict = 0, allow_unk = 0;
+/* main's answer from a step that may end the program: go on, or exit with the code. */
+enum { GO_ON = -1 };
+
+/* What the command line asks for besides the run's options. */
+typedef struct {
+    const char *tokenizer, *vocab;
+    int strict, allow_unk;
+} tokenize_cli;
+
+/* One option of the command line: GO_ON, or the exit code (0 after --help and --version). */
+static int parse_option(int c, char *arg, xtts_tokenize_options *o, tokenize_cli *cli) {
+    long v;
+    switch (c) {
+    case 'f':
+    {
+        int f = xtts_meta_format_parse(arg);
+        if (f == -2) { fprintf(stderr, "xtts-tokenize: --format must be one of: %s\n", xtts_meta_format_list()); return 1; }
+        o->format = (xtts_meta_format)f;
+        break;
+    }
+    case 1001: o->val_list = arg; break;
+    case 1002: o->test_list = arg; break;
+    case 1003:
+        if (!strcmp(arg, "original")) o->original_text = 1;
+        else if (!strcmp(arg, "normalized")) o->original_text = 0;
+        else { fprintf(stderr, "xtts-tokenize: --text must be normalized or original\n"); return 1; }
+        break;
+    case 1004:
+        if (strcmp(arg, "mic1") && strcmp(arg, "mic2")) { fprintf(stderr, "xtts-tokenize: --vctk-mic must be mic1 or mic2\n"); return 1; }
+        o->vctk_mic = arg;
+        break;
+    case 'a': o->audio_dir = arg; break;
+    case 'l':
+        /* checked against the tokenizer by xtts_tokenize_run */
+        o->lang = -1;
+        o->lang_tag = strcmp(arg, "auto") ? arg : NULL;
+        break;
+    case 't': cli->tokenizer = arg; break;
+    case 'v': cli->vocab = arg; break;
+    case 'm':
+        if (xtts_parse_long(arg, 1, 1 << 20, &v)) { fprintf(stderr, "xtts-tokenize: --max-tokens must be in 1..1048576\n"); return 1; }
+        o->max_tokens = (int)v;
+        break;
+    case 'E': o->expand = 0; break;
+    case 'N':
+        if (!strcmp(arg, "xtts")) o->normalize = XTTS_NORM_XTTS;
+        else if (!strcmp(arg, "spoken")) o->normalize = XTTS_NORM_SPOKEN;
+        else if (!strcmp(arg, "none")) o->normalize = XTTS_NORM_NONE;
+        else { fprintf(stderr, "xtts-tokenize: --normalize must be xtts, spoken or none\n"); return 1; }
+        break;
+    case 'U': cli->allow_unk = 1; break;
+    case 'L':
+        if (!strcmp(arg, "yes")) o->lowercase = 1;
+        else if (!strcmp(arg, "no")) o->lowercase = 0;
+        else { fprintf(stderr, "xtts-tokenize: --lowercase must be yes or no\n"); return 1; }
+        break;
+    case 's': {
+        char *slash = strchr(arg, '/');
+        long k, n;
+        if (!slash) { fprintf(stderr, "xtts-tokenize: --part must be K/N\n"); return 1; }
+        *slash = 0;
+        if (xtts_parse_long(arg, 0, 1 << 20, &k) || xtts_parse_long(slash + 1, 1, 1 << 20, &n) || k >= n) {
+            fprintf(stderr, "xtts-tokenize: --part K/N needs 0 <= K < N\n");
+            return 1;
+        }
+        o->shard_k = (int)k;
+        o->shard_n = (int)n;
+        break;
+    }
+    case 'j':
+        if (xtts_parse_long(arg, 1, 1024, &v)) { fprintf(stderr, "xtts-tokenize: -j must be in 1..1024\n"); return 1; }
+        o->threads = (int)v;
+        break;
+    case 'r': o->rejects_path = arg; break;
+    case 'S': cli->strict = 1; break;
+    case 'q': o->quiet = 1; break;
+    case 'K': o->keep_text = 1; break;
+    case 'P': o->progress = 1; break;
+    case 'h': fputs(usage, stdout); return 0;
+    case 'V': printf("xtts-tokenize %s\n", XTTS_VERSION); return 0;
+    default: xtts_usage_hint("xtts-tokenize"); return 1;
+    }
+    return GO_ON;
+}
+
+/* The command line into o and cli: GO_ON, or the exit code. */
+static int parse_args(int argc, char **argv, xtts_tokenize_options *o, tokenize_cli *cli) {
     static const struct option longopts[] = {
         {"format", required_argument, 0, 'f'}, {"audio-dir", required_argument, 0, 'a'},
         {"lang", required_argument, 0, 'l'},   {"tokenizer", required_argument, 0, 't'},
@@ -76,104 +154,59 @@ int main(int argc, char **argv) {
         {"keep-text", no_argument, 0, 'K'},
         {0, 0, 0, 0}};
     int c;
-    long v;
     while ((c = getopt_long(argc, argv, "f:l:t:j:qhV", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'f':
-        {
-            int f = xtts_meta_format_parse(optarg);
-            if (f == -2) { fprintf(stderr, "xtts-tokenize: --format must be one of: %s\n", xtts_meta_format_list()); return 1; }
-            o.format = (xtts_meta_format)f;
-            break;
-        }
-        case 1001: o.val_list = optarg; break;
-        case 1002: o.test_list = optarg; break;
-        case 1003:
-            if (!strcmp(optarg, "original")) o.original_text = 1;
-            else if (!strcmp(optarg, "normalized")) o.original_text = 0;
-            else { fprintf(stderr, "xtts-tokenize: --text must be normalized or original\n"); return 1; }
-            break;
-        case 1004:
-            if (strcmp(optarg, "mic1") && strcmp(optarg, "mic2")) { fprintf(stderr, "xtts-tokenize: --vctk-mic must be mic1 or mic2\n"); return 1; }
-            o.vctk_mic = optarg;
-            break;
-        case 'a': o.audio_dir = optarg; break;
-        case 'l':
-            /* checked against the tokenizer by xtts_tokenize_run */
-            o.lang = -1;
-            o.lang_tag = strcmp(optarg, "auto") ? optarg : NULL;
-            break;
-        case 't': tokenizer = optarg; break;
-        case 'v': vocab = optarg; break;
-        case 'm':
-            if (xtts_parse_long(optarg, 1, 1 << 20, &v)) { fprintf(stderr, "xtts-tokenize: --max-tokens must be in 1..1048576\n"); return 1; }
-            o.max_tokens = (int)v;
-            break;
-        case 'E': o.expand = 0; break;
-        case 'N':
-            if (!strcmp(optarg, "xtts")) o.normalize = XTTS_NORM_XTTS;
-            else if (!strcmp(optarg, "spoken")) o.normalize = XTTS_NORM_SPOKEN;
-            else if (!strcmp(optarg, "none")) o.normalize = XTTS_NORM_NONE;
-            else { fprintf(stderr, "xtts-tokenize: --normalize must be xtts, spoken or none\n"); return 1; }
-            break;
-        case 'U': allow_unk = 1; break;
-        case 'L':
-            if (!strcmp(optarg, "yes")) o.lowercase = 1;
-            else if (!strcmp(optarg, "no")) o.lowercase = 0;
-            else { fprintf(stderr, "xtts-tokenize: --lowercase must be yes or no\n"); return 1; }
-            break;
-        case 's': {
-            char *slash = strchr(optarg, '/');
-            long k, n;
-            if (!slash) { fprintf(stderr, "xtts-tokenize: --part must be K/N\n"); return 1; }
-            *slash = 0;
-            if (xtts_parse_long(optarg, 0, 1 << 20, &k) || xtts_parse_long(slash + 1, 1, 1 << 20, &n) || k >= n) {
-                fprintf(stderr, "xtts-tokenize: --part K/N needs 0 <= K < N\n");
-                return 1;
-            }
-            o.shard_k = (int)k;
-            o.shard_n = (int)n;
-            break;
-        }
-        case 'j':
-            if (xtts_parse_long(optarg, 1, 1024, &v)) { fprintf(stderr, "xtts-tokenize: -j must be in 1..1024\n"); return 1; }
-            o.threads = (int)v;
-            break;
-        case 'r': o.rejects_path = optarg; break;
-        case 'S': strict = 1; break;
-        case 'q': o.quiet = 1; break;
-        case 'K': o.keep_text = 1; break;
-        case 'P': o.progress = 1; break;
-        case 'h': fputs(usage, stdout); return 0;
-        case 'V': printf("xtts-tokenize %s\n", XTTS_VERSION); return 0;
-        default: xtts_usage_hint("xtts-tokenize"); return 1;
-        }
+        int rc = parse_option(c, optarg, o, cli);
+        if (rc != GO_ON) return rc;
     }
     if (optind + 1 < argc) { fprintf(stderr, "xtts-tokenize: one METADATA file at most\n"); xtts_usage_hint("xtts-tokenize"); return 1; }
-    if (optind < argc) o.input = argv[optind];
+    if (optind < argc) o->input = argv[optind];
+    return GO_ON;
+}
 
-    xtts_error err;
+/* The tokenizer the options name, the run over it to standard output, the tokenizer closed. */
+static xtts_status run(xtts_tokenize_options *o, const tokenize_cli *cli, xtts_tokenize_stats *s, xtts_error *err) {
     xtts_tokenizer *tok = NULL;
-    xtts_status st = xtts_tokenizer_open(tokenizer, vocab, &tok, &err);
-    if (st) { xtts_error_print("xtts-tokenize", &err); return xtts_exit_code(st); }
-    st = xtts_tokenizer_set_threads(tok, o.threads, &err);
-    if (st) { xtts_error_print("xtts-tokenize", &err); xtts_tokenizer_close(tok); return xtts_exit_code(st); }
-    xtts_tokenizer_set_allow_unk(tok, allow_unk);
-    o.tok = tok;
-    xtts_tokenize_stats s;
-    st = xtts_tokenize_run(&o, stdout, &s, &err);
+    xtts_status st = xtts_tokenizer_open(cli->tokenizer, cli->vocab, &tok, err);
+    if (st) return st;
+    st = xtts_tokenizer_set_threads(tok, o->threads, err);
+    if (!st) {
+        xtts_tokenizer_set_allow_unk(tok, cli->allow_unk);
+        o->tok = tok;
+        st = xtts_tokenize_run(o, stdout, s, err);
+        if (st && ferror(stdout)) xtts_stdout_error_reported(); /* the error printed is that one */
+    }
     xtts_tokenizer_close(tok);
+    return st;
+}
+
+/* The summary on stderr; the exit code. */
+static int report(const xtts_tokenize_stats *s, int strict) {
+    fprintf(stderr, "xtts-tokenize: %zu records read, %zu written, %zu rejected", s->selected, s->written, s->rejected);
+    if (s->majority_lang >= 0)
+        fprintf(stderr, ", majority language %s (%zu records decided by the dataset/speaker prior)", xtts_lang_codes[s->majority_lang], s->lang_fallback);
+    fputc('\n', stderr);
+    if (s->digits_kept)
+        fprintf(stderr, "xtts-tokenize: warning: %zu records in languages without number expansion kept their digits\n", s->digits_kept);
+    if (s->rejected) return strict ? 2 : 3;
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    xtts_check_stdout_at_exit("xtts-tokenize");
+    /* many small per-record buffers: keep freed memory instead of trimming the heap each time */
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    xtts_tokenize_options o;
+    xtts_tokenize_options_defaults(&o);
+    tokenize_cli cli = {.tokenizer = "bytes"};
+    int rc = parse_args(argc, argv, &o, &cli);
+    if (rc != GO_ON) return rc;
+    xtts_error err;
+    xtts_tokenize_stats s;
+    xtts_status st = run(&o, &cli, &s, &err);
     if (st) {
-        if (ferror(stdout)) xtts_stdout_error_reported();
         xtts_error_print("xtts-tokenize", &err);
         return xtts_exit_code(st);
     }
-    fprintf(stderr, "xtts-tokenize: %zu records read, %zu written, %zu rejected", s.selected, s.written, s.rejected);
-    if (s.majority_lang >= 0)
-        fprintf(stderr, ", majority language %s (%zu records decided by the dataset/speaker prior)", xtts_lang_codes[s.majority_lang], s.lang_fallback);
-    fputc('\n', stderr);
-    if (s.digits_kept)
-        fprintf(stderr, "xtts-tokenize: warning: %zu records in languages without number expansion kept their digits\n", s.digits_kept);
-    if (s.rejected) return strict ? 2 : 3;
-    return 0;
+    return report(&s, cli.strict);
 }

@@ -17,6 +17,7 @@ expect 0 "$T" --version;  grep -q "^xtts-train " "$W/out.txt"
 expect 1 "$T";            grep -q "cache DIR is required" "$W/err.txt"
 expect 1 "$T" --cache x --bogus
 expect 1 "$T" --cache x --steps 0
+expect 1 "$T" --cache x -j 0; grep -q -- "--threads 0: expected an integer" "$W/err.txt"   # -j names --threads (it crashed)
 expect 1 "$T" --cache x extra-arg
 expect 2 "$T" --cache "$W/none"; grep -q "$W/none" "$W/err.txt"
 

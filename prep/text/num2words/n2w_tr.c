@@ -36,133 +36,169 @@ static int trip(xtts_sb *w, int ord, int k) {
     return 0;
 }
 
-/* to_cardinal (ord = 0) or to_ordinal (ord = 1) of the digit string S, after the checks. */
-static int tr_read(const char *S, int ord, xtts_sb *w) {
+/* The number being read, named as the library names them: S, its length L, its triplets T,
+ * the digits D before the first full triplet, the trailing zeros Z; ord: to_ordinal. */
+typedef struct {
+    const char *S;
+    int ord, L, T, D, Z;
+    xtts_sb *w;              /* the words so far */
+} tr_number;
+
+/* What a step of the reading returns besides -1 (the library's KeyError or IndexError). */
+enum { TR_GO_ON = 0, TR_DONE = 1 };
+
+/* The reading ends with the word of a triplet (-1 where the library has none). */
+static int tr_end(int trip_rc) { return trip_rc ? -1 : TR_DONE; }
+
+static tr_number tr_number_of(const char *S, int ord, xtts_sb *w) {
     int L = (int)strlen(S);
-    int T = L % 3 ? L / 3 + 1 : L / 3, D = L % 3, Z = 0;
+    tr_number n = {S, ord, L, L % 3 ? L / 3 + 1 : L / 3, L % 3, 0, w};
     for (int i = 0, found = 0; i < L - 1; i++) {
         if (S[L - 1 - i] == '0' && !found)
-            Z = i + 1;
+            n.Z = i + 1;
         else
             found = 1;
     }
-    if (Z >= L) return 0;
-    if (T == 1) {
-        if (D == 2) {
-            if (Z == 1) {
-                xtts_sb_puts(w, digit(ord ? ORD_TENS : TENS, S[0]));
-                return 0;
-            }
-            if (Z == 0) {
-                xtts_sb_puts(w, digit(TENS, S[0]));
-                xtts_sb_puts(w, digit(ord ? ORD_ONES : ONES, S[1]));
-            }
-            return 0;
-        }
-        if (D == 1) {
-            if (Z == 0) {
-                if (S[0] == '0') {
-                    xtts_sb_puts(w, ord ? "sıfırıncı" : "sıfır");
-                    return 0;
-                }
-                xtts_sb_puts(w, digit(ord ? ORD_ONES : ONES, S[0]));
-            }
-            return 0;
-        }
-        /* D == 0 */
-        xtts_sb_puts(w, digit(HUNDREDS, S[0]));
-        if (Z == 2) {
-            xtts_sb_puts(w, ord ? ORD_HUNDRED : HUNDRED);
-            return 0;
-        }
-        xtts_sb_puts(w, HUNDRED);
+    return n;
+}
+
+/* A number of one triplet (up to three digits). */
+static int tr_read_short(const tr_number *n) {
+    const char *S = n->S;
+    int ord = n->ord, D = n->D, Z = n->Z;
+    xtts_sb *w = n->w;
+    if (D == 2) {
         if (Z == 1) {
-            xtts_sb_puts(w, digit(ord ? ORD_TENS : TENS, S[1]));
+            xtts_sb_puts(w, digit(ord ? ORD_TENS : TENS, S[0]));
             return 0;
         }
         if (Z == 0) {
-            xtts_sb_puts(w, digit(TENS, S[1]));
-            if (!ord)
-                xtts_sb_puts(w, digit(ONES, S[2]));
-            else if (S[2] != '0')
-                xtts_sb_puts(w, digit(ORD_ONES, S[2]));
+            xtts_sb_puts(w, digit(TENS, S[0]));
+            xtts_sb_puts(w, digit(ord ? ORD_ONES : ONES, S[1]));
         }
         return 0;
     }
-    /* T >= 2: the first, partial or full, triplet */
+    if (D == 1) {
+        if (Z == 0) {
+            if (S[0] == '0') {
+                xtts_sb_puts(w, ord ? "sıfırıncı" : "sıfır");
+                return 0;
+            }
+            xtts_sb_puts(w, digit(ord ? ORD_ONES : ONES, S[0]));
+        }
+        return 0;
+    }
+    /* D == 0 */
+    xtts_sb_puts(w, digit(HUNDREDS, S[0]));
+    if (Z == 2) {
+        xtts_sb_puts(w, ord ? ORD_HUNDRED : HUNDRED);
+        return 0;
+    }
+    xtts_sb_puts(w, HUNDRED);
+    if (Z == 1) {
+        xtts_sb_puts(w, digit(ord ? ORD_TENS : TENS, S[1]));
+        return 0;
+    }
+    if (Z == 0) {
+        xtts_sb_puts(w, digit(TENS, S[1]));
+        if (!ord)
+            xtts_sb_puts(w, digit(ONES, S[2]));
+        else if (S[2] != '0')
+            xtts_sb_puts(w, digit(ORD_ONES, S[2]));
+    }
+    return 0;
+}
+
+/* T >= 2: the first, partial or full, triplet. */
+static int tr_read_first_triplet(const tr_number *n) {
+    const char *S = n->S;
+    int ord = n->ord, L = n->L, T = n->T, D = n->D, Z = n->Z;
+    xtts_sb *w = n->w;
     if (D == 2) {
         xtts_sb_puts(w, digit(TENS, S[0]));
-        if (Z == L - 1) return trip(w, ord, T - 1);
+        if (Z == L - 1) return tr_end(trip(w, ord, T - 1));
         xtts_sb_puts(w, digit(ONES, S[1]));
-        if (Z == L - 2) return trip(w, ord, T - 1);
-        if (trip(w, 0, T - 1)) return -1;
+        if (Z == L - 2) return tr_end(trip(w, ord, T - 1));
     } else if (D == 1) {
         if (!(T == 2 && S[0] == '1')) xtts_sb_puts(w, digit(ONES, S[0]));
-        if (Z == L - 1) return trip(w, ord, T - 1);
-        if (trip(w, 0, T - 1)) return -1;
+        if (Z == L - 1) return tr_end(trip(w, ord, T - 1));
     } else {
         xtts_sb_puts(w, digit(HUNDREDS, S[0]));
         xtts_sb_puts(w, HUNDRED);
-        if (Z == L - 1) return trip(w, ord, T - 1);
+        if (Z == L - 1) return tr_end(trip(w, ord, T - 1));
         xtts_sb_puts(w, digit(TENS, S[1]));
-        if (Z == L - 2) return trip(w, ord, T - 1);
+        if (Z == L - 2) return tr_end(trip(w, ord, T - 1));
         if (Z == L - 3) {
             xtts_sb_puts(w, digit(ONES, S[2]));
-            return trip(w, ord, T - 1);
+            return tr_end(trip(w, ord, T - 1));
         }
         if (!(T == 2 && S[2] == '1')) xtts_sb_puts(w, digit(ONES, S[2]));
-        if (trip(w, 0, T - 1)) return -1;
     }
-    /* the following triplets */
-    for (int i = T - 1; i >= 1; i--) {
-        int r = T - i, lr = D == 0 ? r * 3 : (r - 1) * 3 + D;
-        if (lr + 2 >= L) return -1; /* IndexError */
-        if (!memcmp(S + lr, "000", 3)) continue;
-        if (S[lr] != '0') {
-            xtts_sb_puts(w, digit(HUNDREDS, S[lr]));
-            if (Z == L - lr - 1) {
-                if (i == 1) {
-                    xtts_sb_puts(w, ord ? ORD_HUNDRED : HUNDRED);
-                    return 0;
-                }
-                xtts_sb_puts(w, HUNDRED);
-                return trip(w, ord, i - 1);
+    return trip(w, 0, T - 1) ? -1 : TR_GO_ON;
+}
+
+/* One of the following triplets, i counting down to 1 (the last). */
+static int tr_read_triplet(const tr_number *n, int i) {
+    const char *S = n->S;
+    int ord = n->ord, L = n->L, T = n->T, D = n->D, Z = n->Z;
+    xtts_sb *w = n->w;
+    int r = T - i, lr = D == 0 ? r * 3 : (r - 1) * 3 + D;
+    if (lr + 2 >= L) return -1; /* IndexError */
+    if (!memcmp(S + lr, "000", 3)) return TR_GO_ON;
+    if (S[lr] != '0') {
+        xtts_sb_puts(w, digit(HUNDREDS, S[lr]));
+        if (Z == L - lr - 1) {
+            if (i == 1) {
+                xtts_sb_puts(w, ord ? ORD_HUNDRED : HUNDRED);
+                return TR_DONE;
             }
             xtts_sb_puts(w, HUNDRED);
+            return tr_end(trip(w, ord, i - 1));
         }
-        if (S[lr + 1] != '0') {
-            if (Z == L - lr - 2) {
-                if (i == 1) {
-                    xtts_sb_puts(w, digit(ord ? ORD_TENS : TENS, S[lr + 1]));
-                    return 0;
-                }
-                xtts_sb_puts(w, digit(TENS, S[lr + 1]));
-                return trip(w, ord, i - 1);
+        xtts_sb_puts(w, HUNDRED);
+    }
+    if (S[lr + 1] != '0') {
+        if (Z == L - lr - 2) {
+            if (i == 1) {
+                xtts_sb_puts(w, digit(ord ? ORD_TENS : TENS, S[lr + 1]));
+                return TR_DONE;
             }
             xtts_sb_puts(w, digit(TENS, S[lr + 1]));
+            return tr_end(trip(w, ord, i - 1));
         }
-        if (S[lr + 2] != '0') {
-            int zz = S[lr] == '0' && S[lr + 1] == '0';
-            if (Z == L - lr - 3) {
-                if (i == 1) {
-                    xtts_sb_puts(w, digit(ord ? ORD_ONES : ONES, S[lr + 2]));
-                    return 0;
-                }
-                if (i == 2) {
-                    if (!zz || S[lr + 2] != '1') xtts_sb_puts(w, digit(ONES, S[lr + 2]));
-                    return trip(w, ord, 1);
-                }
-                xtts_sb_puts(w, digit(ONES, S[lr + 2]));
-                return trip(w, ord, i - 1);
-            }
-            if (!zz)
-                xtts_sb_puts(w, digit(ONES, S[lr + 2]));
-            else if ((ord || i == 2) && S[lr + 2] != '1')
-                xtts_sb_puts(w, digit(ONES, S[lr + 2]));
-        }
-        if (trip(w, 0, i - 1)) return -1;
+        xtts_sb_puts(w, digit(TENS, S[lr + 1]));
     }
-    return 0;
+    if (S[lr + 2] != '0') {
+        int zz = S[lr] == '0' && S[lr + 1] == '0';
+        if (Z == L - lr - 3) {
+            if (i == 1) {
+                xtts_sb_puts(w, digit(ord ? ORD_ONES : ONES, S[lr + 2]));
+                return TR_DONE;
+            }
+            if (i == 2) {
+                if (!zz || S[lr + 2] != '1') xtts_sb_puts(w, digit(ONES, S[lr + 2]));
+                return tr_end(trip(w, ord, 1));
+            }
+            xtts_sb_puts(w, digit(ONES, S[lr + 2]));
+            return tr_end(trip(w, ord, i - 1));
+        }
+        if (!zz)
+            xtts_sb_puts(w, digit(ONES, S[lr + 2]));
+        else if ((ord || i == 2) && S[lr + 2] != '1')
+            xtts_sb_puts(w, digit(ONES, S[lr + 2]));
+    }
+    return trip(w, 0, i - 1) ? -1 : TR_GO_ON;
+}
+
+/* to_cardinal (ord = 0) or to_ordinal (ord = 1) of the digit string S, after the checks:
+ * 0, or -1 where the library raises. */
+static int tr_read(const char *S, int ord, xtts_sb *w) {
+    tr_number n = tr_number_of(S, ord, w);
+    if (n.Z >= n.L) return 0;
+    if (n.T == 1) return tr_read_short(&n);
+    int rc = tr_read_first_triplet(&n);
+    for (int i = n.T - 1; rc == TR_GO_ON && i >= 1; i--) rc = tr_read_triplet(&n, i);
+    return rc < 0 ? -1 : 0;
 }
 
 /* MAXVAL = 10^21 - 1; every int64 is below it */
