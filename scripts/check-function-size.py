@@ -28,7 +28,7 @@ def functions(path):
         j = i
         while j < len(lines) and j < i + 12:
             s = lines[j].rstrip()
-            if s.endswith(";"):
+            if s.endswith(";") or s.endswith("}"):   # a declaration, or a function on one line
                 j = -1
                 break
             if s.endswith("{"):
