@@ -175,10 +175,12 @@ test: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory layers unit e2e
 
-# no include and no call goes up a layer or between rooms of prep/, and no function is over
-# 100 lines (docs/design.md, "Parts and where they live")
+# no include and no call goes up a layer or between rooms of prep/, every symbol libxtts.a
+# exports starts with xtts_, and no function is over 100 lines (docs/design.md, "Parts and
+# where they live")
 layers: $(LIBXTTS)
 	@bash scripts/check-layers.sh $(CURDIR) $(abspath $(BUILD))/obj
+	@bash scripts/check-symbols.sh $(abspath $(LIBXTTS))
 	@$(PYTHON) scripts/check-function-size.py $(CURDIR)
 
 unit: $(TESTS)
