@@ -388,11 +388,6 @@ static void free_by_local(run_t *r) {
     r->by_local = NULL;
 }
 
-static size_t json_array_len_or(const json_t *m, const char *key, size_t dflt) {
-    json_t *a = json_object_get(m, key);
-    return json_is_array(a) ? json_array_size(a) : dflt;
-}
-
 /* Shard directories on disk that the manifest does not list. */
 static void check_unlisted(run_t *r, const char *dir) {
     DIR *d = opendir(dir);
@@ -414,41 +409,29 @@ static void check_unlisted(run_t *r, const char *dir) {
 }
 
 static void check_manifest_counts(run_t *r) {
-    const json_t *m = xtts_cache_manifest(r->cache);
+    const xtts_manifest_info *m = xtts_cache_manifest(r->cache);
     xtts_verify_report *rep = r->rep;
-    json_t *splits = json_object_get(m, "splits");
-    if (json_is_object(splits) && !r->digest_broken) {
-        json_t *tr = json_object_get(splits, "train"), *va = json_object_get(splits, "val");
-        if (json_is_integer(tr) && (uint64_t)json_integer_value(tr) != rep->train)
-            fault(r, "", -1, "", "manifest splits.train is %lld, the records hold %llu", json_integer_value(tr),
+    if (!r->digest_broken) {
+        if (m->has_split_train && (uint64_t)m->split_train != rep->train)
+            fault(r, "", -1, "", "manifest splits.train is %lld, the records hold %llu", (long long)m->split_train,
                   (unsigned long long)rep->train);
-        if (json_is_integer(va) && (uint64_t)json_integer_value(va) != rep->val)
-            fault(r, "", -1, "", "manifest splits.val is %lld, the records hold %llu", json_integer_value(va),
+        if (m->has_split_val && (uint64_t)m->split_val != rep->val)
+            fault(r, "", -1, "", "manifest splits.val is %lld, the records hold %llu", (long long)m->split_val,
                   (unsigned long long)rep->val);
     }
-    json_t *rejected = json_object_get(m, "rejected"), *rejects = json_object_get(m, "rejects");
-    if (json_is_integer(rejected) && json_is_array(rejects) &&
-        (size_t)json_integer_value(rejected) < json_array_size(rejects))
-        fault(r, "", -1, "", "manifest lists %zu rejects but \"rejected\" is %lld", json_array_size(rejects),
-              json_integer_value(rejected));
+    if (m->has_rejected && m->has_rejects && m->rejected < m->n_rejects)
+        fault(r, "", -1, "", "manifest lists %zu rejects but \"rejected\" is %lld", m->n_rejects,
+              (long long)m->rejected);
     if (!r->opt->deep || r->digest_broken) return;
-    json_t *totals = json_object_get(m, "totals");
-    json_t *tf = json_object_get(totals, "frames"), *tt = json_object_get(totals, "tokens");
-    if (json_is_integer(tf) && (uint64_t)json_integer_value(tf) != rep->frames)
-        fault(r, "", -1, "", "manifest totals.frames is %lld, the records hold %llu", json_integer_value(tf),
+    if (m->has_total_frames && (uint64_t)m->total_frames != rep->frames)
+        fault(r, "", -1, "", "manifest totals.frames is %lld, the records hold %llu", (long long)m->total_frames,
               (unsigned long long)rep->frames);
-    if (json_is_integer(tt) && (uint64_t)json_integer_value(tt) != rep->tokens)
-        fault(r, "", -1, "", "manifest totals.tokens is %lld, the records hold %llu", json_integer_value(tt),
+    if (m->has_total_tokens && (uint64_t)m->total_tokens != rep->tokens)
+        fault(r, "", -1, "", "manifest totals.tokens is %lld, the records hold %llu", (long long)m->total_tokens,
               (unsigned long long)rep->tokens);
-    json_t *stats = json_object_get(m, "stats");
-    json_t *mean = json_object_get(stats, "mel_mean"), *sd = json_object_get(stats, "mel_std");
+    /* the means and deviations hold one value per channel when present (formats/manifest.c) */
     size_t C = (size_t)r->cfg->mel.n_mels;
-    if (!r->mel_sum || !json_is_array(mean) || !json_is_array(sd)) return;
-    if (json_array_size(mean) != C || json_array_size(sd) != C) {
-        fault(r, "", -1, "", "manifest stats have %zu means and %zu deviations for %zu channels",
-              json_array_size(mean), json_array_size(sd), C);
-        return;
-    }
+    if (!r->mel_sum || !m->mel_mean || !m->mel_std) return;
     if (rep->frames == 0) return;
     /* Stored values may be fp16; the manifest's figures come from the full-precision mel. */
     double tol = r->cfg->dtype == XTTS_DTYPE_F16 ? 2e-2 : 1e-3;
@@ -456,7 +439,7 @@ static void check_manifest_counts(run_t *r) {
         double mu = r->mel_sum[c] / (double)rep->frames;
         double var = r->mel_sumsq[c] / (double)rep->frames - mu * mu;
         double s = sqrt(var > 0 ? var : 0);
-        double m0 = json_number_value(json_array_get(mean, c)), s0 = json_number_value(json_array_get(sd, c));
+        double m0 = m->mel_mean[c], s0 = m->mel_std[c];
         if (fabs(mu - m0) > tol * (1 + fabs(m0)) || fabs(s - s0) > tol * (1 + fabs(s0))) {
             fault(r, "", -1, "", "manifest stats channel %zu: mean %g std %g, the records give %g and %g", c, m0, s0,
                   mu, s);
@@ -627,11 +610,10 @@ xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, x
         goto done;
     }
     r.cfg = xtts_cache_get_config(r.cache);
-    const json_t *m = xtts_cache_manifest(r.cache);
-    json_t *mr = json_object_get(m, "records");
-    rep->manifest_records = json_is_integer(mr) ? (uint64_t)json_integer_value(mr) : 0;
-    r.n_speakers = json_array_len_or(m, "speakers", 0);
-    r.n_langs = json_array_len_or(m, "languages", XTTS_N_LANGS);
+    const xtts_manifest_info *m = xtts_cache_manifest(r.cache);
+    rep->manifest_records = m->records;
+    r.n_speakers = m->n_speakers;
+    r.n_langs = m->has_languages ? m->n_languages : XTTS_N_LANGS;
     if (opt->deep) {
         r.mel_sum = calloc((size_t)r.cfg->mel.n_mels, sizeof(double));
         r.mel_sumsq = calloc((size_t)r.cfg->mel.n_mels, sizeof(double));

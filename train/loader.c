@@ -14,18 +14,13 @@
 /* ---- dataset scan --------------------------------------------------------------------- */
 
 static xtts_status read_stats(const xtts_cache *cache, xtts_dataset *ds) {
-    const json_t *man = xtts_cache_manifest(cache);
-    const json_t *stats = man ? json_object_get(man, "stats") : NULL;
-    const json_t *mean = stats ? json_object_get(stats, "mel_mean") : NULL;
-    const json_t *std = stats ? json_object_get(stats, "mel_std") : NULL;
+    /* the manifest's mean and std hold n_mels values each when present (formats/manifest.c) */
+    const xtts_manifest_info *man = xtts_cache_manifest(cache);
     for (int c = 0; c < ds->n_mels; c++) ds->mel_mean[c] = 0.0f, ds->mel_std[c] = 1.0f;
-    if (!json_is_array(mean) || !json_is_array(std) || json_array_size(mean) != (size_t)ds->n_mels ||
-        json_array_size(std) != (size_t)ds->n_mels)
-        return XTTS_OK;
+    if (!man->mel_mean || !man->mel_std) return XTTS_OK;
     for (int c = 0; c < ds->n_mels; c++) {
-        double m = json_number_value(json_array_get(mean, c)), s = json_number_value(json_array_get(std, c));
-        if (!json_is_number(json_array_get(mean, c)) || !json_is_number(json_array_get(std, c)) || !(s > 1e-6))
-            return XTTS_OK; /* unusable stats: train on raw log-mels */
+        double m = man->mel_mean[c], s = man->mel_std[c];
+        if (!(s > 1e-6)) return XTTS_OK; /* unusable stats: train on raw log-mels */
         ds->mel_mean[c] = (float)m;
         ds->mel_std[c] = (float)s;
     }
@@ -44,11 +39,8 @@ xtts_status xtts_dataset_scan(xtts_cache *cache, int skip_corrupt, xtts_dataset 
     if (n > UINT32_MAX)
         return xtts_error_set(err, XTTS_EINPUT, "%llu records: the loader reads caches of at most %lu records",
                               (unsigned long long)n, (unsigned long)UINT32_MAX);
-    {
-        const json_t *man = xtts_cache_manifest(cache);
-        size_t nl = json_array_size(man ? json_object_get(man, "languages") : NULL);
-        ds->n_langs = nl > XTTS_N_LANGS && nl <= XTTS_MAX_LANGS ? (int)nl : XTTS_N_LANGS;
-    }
+    size_t nl = xtts_cache_manifest(cache)->n_languages;
+    ds->n_langs = nl > XTTS_N_LANGS && nl <= XTTS_MAX_LANGS ? (int)nl : XTTS_N_LANGS;
     ds->train = malloc((n ? n : 1) * sizeof(uint32_t));
     ds->val = malloc((n ? n : 1) * sizeof(uint32_t));
     ds->train_bucket = malloc((n ? n : 1) * sizeof(uint32_t));
