@@ -355,7 +355,6 @@ static void shard_open(xtts_cache *c, shard_t *s) {
     shard_open_databases(c, s);
 }
 
-
 void xtts_cache_guard_faults(void) { pthread_once(&guard_once, guard_install); }
 
 xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out, xtts_error *err) {
@@ -399,7 +398,7 @@ xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out
         s->bytes = ms->bytes;
         s->manifest_first = ms->first_index;
         s->name = dup_str(ms->name);
-        s->path = malloc(strlen(dir) + strlen(s->name) + 2);
+        s->path = malloc(strlen(dir) + strlen(ms->name) + 2);
         if (!s->name || !s->path) {
             st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
             goto fail;
