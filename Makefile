@@ -4,6 +4,7 @@
 #   common/ formats/ kernels/ cache/ prep/*/ train/  *.c *.cc -> build/lib/libxtts.a
 #   <folder>/xtts-*.c                                         -> build/bin/xtts-*
 #   tests/test_*.c                                            -> build/tests/test_* (cmocka)
+#   tests/*.c (the others: code the tests share)              -> build/tests/libxtts-test.a
 #   tests/e2e/*.sh                                            -> end-to-end shell tests
 #   kernels/*.cu (when nvcc is found and CUDA != 0)           -> into libxtts.a
 #   common/ formats/ cache/ (the reader's part), -fPIC         -> build/lib/libxtts-reader.so
@@ -101,6 +102,10 @@ TESTS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 # test helpers (not installed): build/tests/tools/NAME from tests/tools/NAME.c
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOLS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TOOL_SRCS))
+# code the tests and the test helpers share (tests/*.c other than test_*.c, e.g. the synthetic
+# cache tests/synth.c), kept out of libxtts.a and out of the installed headers
+TESTLIB_SRCS := $(filter-out $(TEST_SRCS),$(wildcard tests/*.c))
+TESTLIB   := $(BUILD)/tests/libxtts-test.a
 
 .PHONY: all test layers typecheck unit e2e asan demo bench scale cache install install-built clean deps fuzz gpu-check cuda-check help
 .DEFAULT_GOAL := all
@@ -160,9 +165,14 @@ $(OBJ)/$(basename $(notdir $(1))).o: $(1)
 endef
 $(foreach p,$(PROG_SRCS),$(eval $(call PROG_RULE,$(p))))
 
-$(BUILD)/tests/%: $(OBJ)/tests/%.o $(LIBXTTS)
+$(TESTLIB): $(patsubst %.c,$(OBJ)/%.o,$(TESTLIB_SRCS))
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $< $(LIBXTTS) $(LIBS) -o $@
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/tests/%: $(OBJ)/tests/%.o $(TESTLIB) $(LIBXTTS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $< $(TESTLIB) $(LIBXTTS) $(LIBS) -o $@
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
@@ -175,10 +185,12 @@ test: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory layers typecheck unit e2e
 
-# no include and no call goes up a layer or between rooms of prep/, and no function is over
-# 100 lines (docs/design.md, "Parts and where they live")
+# no include and no call goes up a layer or between rooms of prep/, every symbol libxtts.a
+# exports starts with xtts_, and no function is over 100 lines (docs/design.md, "Parts and
+# where they live")
 layers: $(LIBXTTS)
 	@bash scripts/check-layers.sh $(CURDIR) $(abspath $(BUILD))/obj
+	@bash scripts/check-symbols.sh $(abspath $(LIBXTTS))
 	@$(PYTHON) scripts/check-function-size.py $(CURDIR)
 
 # the Python package (python/xtts_prep) under mypy --strict, configured in python/pyproject.toml

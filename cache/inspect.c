@@ -72,11 +72,61 @@ static json_t *copy_or_null(const json_t *m, const char *key) {
     return v ? json_deep_copy(v) : json_null();
 }
 
-xtts_status xtts_inspect_summary(xtts_cache *c, int with_lengths, json_t **out, xtts_error *err) {
+/* Frame and token length histograms from every record's header, into the summary s. */
+static xtts_status add_lengths(xtts_cache *c, json_t *s, xtts_error *err) {
+    uint64_t n = xtts_cache_count(c);
+    uint32_t *frames = malloc((n ? n : 1) * sizeof *frames), *tokens = malloc((n ? n : 1) * sizeof *tokens);
+    xtts_cache_reader *r = NULL;
+    if (!frames || !tokens || xtts_cache_reader_new(c, &r, err)) {
+        free(frames);
+        free(tokens);
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", xtts_cache_dir(c));
+    }
+    size_t k = 0;
+    uint64_t unreadable = 0;
+    json_t *errors = json_array();
+    xtts_progress p;
+    xtts_progress_init(&p, "headers", 0);
+    for (uint64_t i = 0; i < n; i++) {
+        xtts_record_header h;
+        xtts_error e;
+        if (xtts_cache_reader_header(r, i, &h, &e)) {
+            unreadable++;
+            if (json_array_size(errors) < 20) json_array_append_new(errors, json_string(e.msg));
+            continue;
+        }
+        frames[k] = h.n_frames;
+        tokens[k++] = h.n_tokens;
+        if ((i & 1023) == 0) xtts_progress_update(&p, i, n, NULL);
+    }
+    xtts_progress_finish(&p, n, n, NULL);
+    xtts_histogram hf, ht;
+    xtts_histogram_build(frames, k, &hf);
+    xtts_histogram_build(tokens, k, &ht);
+    json_object_set_new(s, "frames_histogram", xtts_histogram_json(&hf));
+    json_object_set_new(s, "tokens_histogram", xtts_histogram_json(&ht));
+    json_object_set_new(s, "unreadable", json_integer((json_int_t)unreadable));
+    json_object_set_new(s, "errors", errors);
+    xtts_cache_reader_delete(r);
+    free(frames);
+    free(tokens);
+    return XTTS_OK;
+}
+
+xtts_status xtts_inspect_summary(xtts_cache *c, unsigned flags, json_t **out, xtts_error *err) {
     *out = NULL;
-    const json_t *m = xtts_cache_manifest(c);
+    /* The summary reprints parts of the manifest as they are: read it again as JSON (the
+     * reader keeps only its values). */
+    char path[4200];
+    snprintf(path, sizeof path, "%s/manifest.json", xtts_cache_dir(c));
+    json_t *m = NULL;
+    xtts_status st = xtts_manifest_load(path, &m, err);
+    if (st) return st;
     json_t *s = json_object();
-    if (!s) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    if (!s) {
+        json_decref(m);
+        return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    }
     json_object_set_new(s, "dir", json_string(xtts_cache_dir(c)));
     json_object_set_new(s, "records", json_integer((json_int_t)xtts_cache_count(c)));
     json_object_set_new(s, "config_hash", json_string(xtts_cache_config_hash_hex(c)));
@@ -86,12 +136,14 @@ xtts_status xtts_inspect_summary(xtts_cache *c, int with_lengths, json_t **out, 
     json_object_set_new(s, "speakers", copy_or_null(m, "speakers"));
     json_object_set_new(s, "languages", copy_or_null(m, "languages"));
     json_object_set_new(s, "tool_version", copy_or_null(m, "tool_version"));
+    if (flags & XTTS_INSPECT_STATS) json_object_set(s, "stats", json_object_get(m, "stats"));
     json_t *rejects = json_object_get(m, "rejects");
     json_t *rejected = json_object_get(m, "rejected");
     json_object_set_new(s, "rejected", json_integer(json_is_integer(rejected) ? json_integer_value(rejected)
                                                     : json_is_array(rejects) ? (json_int_t)json_array_size(rejects)
                                                                              : 0));
     json_object_set_new(s, "rejects", json_is_array(rejects) ? json_deep_copy(rejects) : json_array());
+    json_decref(m);
     json_t *shards = json_array();
     for (size_t i = 0; i < xtts_cache_n_shards(c); i++) {
         xtts_cache_shard sh;
@@ -102,44 +154,9 @@ xtts_status xtts_inspect_summary(xtts_cache *c, int with_lengths, json_t **out, 
         json_array_append_new(shards, o);
     }
     json_object_set_new(s, "shards", shards);
-    if (with_lengths) {
-        uint64_t n = xtts_cache_count(c);
-        uint32_t *frames = malloc((n ? n : 1) * sizeof *frames), *tokens = malloc((n ? n : 1) * sizeof *tokens);
-        xtts_cache_reader *r = NULL;
-        if (!frames || !tokens || xtts_cache_reader_new(c, &r, err)) {
-            free(frames);
-            free(tokens);
-            json_decref(s);
-            return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", xtts_cache_dir(c));
-        }
-        size_t k = 0;
-        uint64_t unreadable = 0;
-        json_t *errors = json_array();
-        xtts_progress p;
-        xtts_progress_init(&p, "headers", 0);
-        for (uint64_t i = 0; i < n; i++) {
-            xtts_record_header h;
-            xtts_error e;
-            if (xtts_cache_reader_header(r, i, &h, &e)) {
-                unreadable++;
-                if (json_array_size(errors) < 20) json_array_append_new(errors, json_string(e.msg));
-                continue;
-            }
-            frames[k] = h.n_frames;
-            tokens[k++] = h.n_tokens;
-            if ((i & 1023) == 0) xtts_progress_update(&p, i, n, NULL);
-        }
-        xtts_progress_finish(&p, n, n, NULL);
-        xtts_histogram hf, ht;
-        xtts_histogram_build(frames, k, &hf);
-        xtts_histogram_build(tokens, k, &ht);
-        json_object_set_new(s, "frames_histogram", xtts_histogram_json(&hf));
-        json_object_set_new(s, "tokens_histogram", xtts_histogram_json(&ht));
-        json_object_set_new(s, "unreadable", json_integer((json_int_t)unreadable));
-        json_object_set_new(s, "errors", errors);
-        xtts_cache_reader_delete(r);
-        free(frames);
-        free(tokens);
+    if ((flags & XTTS_INSPECT_LENGTHS) && (st = add_lengths(c, s, err))) {
+        json_decref(s);
+        return st;
     }
     *out = s;
     return XTTS_OK;
@@ -239,18 +256,15 @@ void xtts_inspect_print_summary(FILE *f, const json_t *s) {
     }
 }
 
-void xtts_inspect_print_stats(FILE *f, const json_t *m) {
-    const json_t *st = json_object_get(m, "stats");
-    const json_t *mean = json_object_get(st, "mel_mean"), *sd = json_object_get(st, "mel_std");
-    if (!json_is_array(mean) || !json_is_array(sd)) {
+void xtts_inspect_print_stats(FILE *f, const xtts_cache *c) {
+    const xtts_manifest_info *m = xtts_cache_manifest(c);
+    if (!m->mel_mean || !m->mel_std) {
         fprintf(f, "stats: none in the manifest\n");
         return;
     }
-    fprintf(f, "mel statistics over %lld frames\nchannel        mean         std\n",
-            json_integer_value(json_object_get(st, "frames")));
-    for (size_t c = 0; c < json_array_size(mean); c++)
-        fprintf(f, "%7zu %11.5f %11.5f\n", c, json_number_value(json_array_get(mean, c)),
-                json_number_value(json_array_get(sd, c)));
+    fprintf(f, "mel statistics over %lld frames\nchannel        mean         std\n", (long long)m->stats_frames);
+    for (size_t ch = 0; ch < (size_t)m->config.mel.n_mels; ch++)
+        fprintf(f, "%7zu %11.5f %11.5f\n", ch, m->mel_mean[ch], m->mel_std[ch]);
 }
 
 /* ---- .npy ---------------------------------------------------------------------------------- */
@@ -439,17 +453,18 @@ xtts_status xtts_wav_write_i16(const char *path, const int16_t *x, size_t n, int
 
 /* ---- one record ------------------------------------------------------------------------ */
 
-static const char *table_name(const xtts_cache *c, const char *table, uint32_t i) {
-    return json_string_value(json_array_get(json_object_get(xtts_cache_manifest(c), table), i));
-}
+/* Entry i of a table of the manifest (speakers, languages), or NULL past its end. */
+static const char *table_name(char *const *names, size_t n, uint32_t i) { return i < n ? names[i] : NULL; }
 
 json_t *xtts_inspect_record_json(const xtts_cache *c, const xtts_inspect_record *r) {
     const xtts_record_header *h = r->h;
+    const xtts_manifest_info *m = xtts_cache_manifest(c);
     json_t *toks = json_array();
     for (uint32_t i = 0; toks && i < h->n_tokens; i++) json_array_append_new(toks, json_integer(r->tokens[i]));
     json_t *j = json_pack("{s:I, s:s, s:s?, s:s?, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:s, s:f, s:o}",
-                          "index", (json_int_t)r->index, "id", h->id, "speaker", table_name(c, "speakers", h->speaker_id),
-                          "lang", table_name(c, "languages", h->lang_id), "speaker_id", (json_int_t)h->speaker_id,
+                          "index", (json_int_t)r->index, "id", h->id, "speaker",
+                          table_name(m->speakers, m->n_speakers, h->speaker_id), "lang",
+                          table_name(m->languages, m->n_languages, h->lang_id), "speaker_id", (json_int_t)h->speaker_id,
                           "lang_id", (json_int_t)h->lang_id, "split", h->split ? "val" : "train", "n_tokens",
                           (json_int_t)h->n_tokens, "tokens_padded", (json_int_t)h->tokens_padded, "n_frames",
                           (json_int_t)h->n_frames, "frames_padded", (json_int_t)h->frames_padded, "n_mels",
@@ -469,7 +484,9 @@ json_t *xtts_inspect_record_json(const xtts_cache *c, const xtts_inspect_record 
 
 void xtts_inspect_print_record(FILE *f, const xtts_cache *c, const xtts_inspect_record *r) {
     const xtts_record_header *h = r->h;
-    const char *spk = table_name(c, "speakers", h->speaker_id), *lang = table_name(c, "languages", h->lang_id);
+    const xtts_manifest_info *m = xtts_cache_manifest(c);
+    const char *spk = table_name(m->speakers, m->n_speakers, h->speaker_id);
+    const char *lang = table_name(m->languages, m->n_languages, h->lang_id);
     fprintf(f, "index: %llu (%s)\nid: %s\nspeaker: %u (%s)\nlanguage: %u (%s)\nsplit: %s\n",
             (unsigned long long)r->index, xtts_cache_shard_of(c, r->index), h->id, h->speaker_id, spk ? spk : "?",
             h->lang_id, lang ? lang : "?", h->split ? "val" : "train");

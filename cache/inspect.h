@@ -25,18 +25,24 @@ typedef struct {
     int bins;
 } xtts_histogram;
 
+/* What a summary adds to what it always holds. */
+#define XTTS_INSPECT_LENGTHS 0x1u /* frame and token length histograms */
+#define XTTS_INSPECT_STATS 0x2u   /* the manifest's "stats" as it is */
+
 /* Summary of a cache as JSON (new reference): records, hours, configuration and its hash,
- * shards, rejects, splits, speakers and languages, and, when with_lengths is set, frame
- * and token length histograms from every record's header (no decompression). A record
- * whose header cannot be read is counted in "unreadable" and named in "errors".
- * Errors: XTTS_ENOMEM only (unreadable records and shards are reported in the summary). */
-xtts_status xtts_inspect_summary(xtts_cache *c, int with_lengths, json_t **out, xtts_error *err);
+ * shards, rejects, splits, speakers and languages as dir/manifest.json holds them, and with
+ * XTTS_INSPECT_LENGTHS frame and token length histograms from every record's header (no
+ * decompression); a record whose header cannot be read is counted in "unreadable" and named
+ * in "errors". With XTTS_INSPECT_STATS the manifest's "stats" too.
+ * Errors: those of xtts_manifest_load (the manifest is read again); XTTS_ENOMEM (unreadable
+ * records and shards are reported in the summary). */
+xtts_status xtts_inspect_summary(xtts_cache *c, unsigned flags, json_t **out, xtts_error *err);
 
 /* Print the summary JSON as text. */
 void xtts_inspect_print_summary(FILE *f, const json_t *summary);
 
 /* Per-channel mel mean/std of the manifest as text (one line per channel). */
-void xtts_inspect_print_stats(FILE *f, const json_t *manifest);
+void xtts_inspect_print_stats(FILE *f, const xtts_cache *c);
 
 /* One record, as `xtts-cache-inspect --id/--index` shows it: its header fields with the
  * speaker and language names of the manifest, its shard, token ids and (version 2) texts,

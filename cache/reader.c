@@ -120,7 +120,7 @@ typedef struct {
 
 struct xtts_cache {
     char *dir;
-    json_t *manifest;
+    xtts_manifest_info manifest;
     xtts_cache_config cfg;
     char hash[65];
     size_t n_shards;
@@ -145,14 +145,6 @@ static char *dup_str(const char *s) {
     char *p = malloc(n);
     if (p) memcpy(p, s, n);
     return p;
-}
-
-static int shard_name_ok(const char *s) {
-    size_t n = strlen(s);
-    if (n == 0 || n > 255 || !strcmp(s, ".") || !strcmp(s, "..")) return 0;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] == '/' || (unsigned char)s[i] < 0x20) return 0;
-    return 1;
 }
 
 static xtts_status shard_fail(shard_t *s, xtts_status code, const char *fmt, const char *detail) {
@@ -363,13 +355,6 @@ static void shard_open(xtts_cache *c, shard_t *s) {
     shard_open_databases(c, s);
 }
 
-static xtts_status get_u64(const json_t *o, const char *key, uint64_t *out) {
-    json_t *v = json_object_get(o, key);
-    if (!json_is_integer(v) || json_integer_value(v) < 0) return XTTS_EINPUT;
-    *out = (uint64_t)json_integer_value(v);
-    return XTTS_OK;
-}
-
 void xtts_cache_guard_faults(void) { pthread_once(&guard_once, guard_install); }
 
 xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out, xtts_error *err) {
@@ -381,20 +366,15 @@ xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out
     }
     char path[4200];
     say(path, sizeof path, "%s/manifest.json", dir);
-    xtts_status st = xtts_manifest_load(path, &c->manifest, err);
+    /* every key and its type is checked here, once (formats/manifest.c) */
+    xtts_status st = xtts_manifest_info_init(&c->manifest, path, err);
     if (st == XTTS_ENOTFOUND) {
         char why[600];
         if (xtts_cache_unfinished(dir, why, sizeof why)) st = xtts_error_set(err, XTTS_ENOTFOUND, "%s", why);
     }
     if (st) goto fail;
-    st = xtts_cache_config_from_json(json_object_get(c->manifest, "config"), &c->cfg, path, err);
-    if (st) goto fail;
-    json_t *h = json_object_get(c->manifest, "config_hash");
-    if (!json_is_string(h) || strlen(json_string_value(h)) != 64) {
-        st = xtts_error_set(err, XTTS_EINPUT, "%s: \"config_hash\" is not 64 hex characters", path);
-        goto fail;
-    }
-    memcpy(c->hash, json_string_value(h), 65);
+    c->cfg = c->manifest.config;
+    memcpy(c->hash, c->manifest.config_hash, 65);
     if (c->cfg.mel.n_mels <= 0 || c->cfg.mel.n_mels > XTTS_RECORD_MAX_MELS || c->cfg.max_tokens <= 0 ||
         c->cfg.max_tokens > XTTS_RECORD_MAX_TOKENS || c->cfg.max_frames <= 0 ||
         c->cfg.max_frames > XTTS_RECORD_MAX_FRAMES) {
@@ -403,13 +383,8 @@ xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out
     }
     c->max_frames = (size_t)xtts_cache_config_max_padded_frames(&c->cfg);
 
-    json_t *shards = json_object_get(c->manifest, "shards");
-    uint64_t total = 0;
-    if (!json_is_array(shards) || get_u64(c->manifest, "records", &total)) {
-        st = xtts_error_set(err, XTTS_EINPUT, "%s: \"shards\" must be an array and \"records\" a count", path);
-        goto fail;
-    }
-    c->n_shards = json_array_size(shards);
+    uint64_t total = c->manifest.records;
+    c->n_shards = c->manifest.n_shards;
     c->shards = calloc(c->n_shards ? c->n_shards : 1, sizeof *c->shards);
     if (!c->shards) {
         st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
@@ -418,17 +393,12 @@ xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out
     uint64_t first = 0;
     for (size_t i = 0; i < c->n_shards; i++) {
         shard_t *s = &c->shards[i];
-        json_t *o = json_array_get(shards, i);
-        json_t *name = json_object_get(o, "name");
-        if (!json_is_string(name) || !shard_name_ok(json_string_value(name)) || get_u64(o, "records", &s->records) ||
-            get_u64(o, "bytes", &s->bytes) || get_u64(o, "first_index", &s->manifest_first)) {
-            st = xtts_error_set(err, XTTS_EINPUT,
-                                "%s: shards[%zu] needs a plain \"name\" and counts \"records\", \"bytes\", \"first_index\"",
-                                path, i);
-            goto fail;
-        }
-        s->name = dup_str(json_string_value(name));
-        s->path = malloc(strlen(dir) + strlen(s->name) + 2);
+        const xtts_manifest_shard *ms = &c->manifest.shards[i];
+        s->records = ms->records;
+        s->bytes = ms->bytes;
+        s->manifest_first = ms->first_index;
+        s->name = dup_str(ms->name);
+        s->path = malloc(strlen(dir) + strlen(ms->name) + 2);
         if (!s->name || !s->path) {
             st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
             goto fail;
@@ -476,7 +446,7 @@ void xtts_cache_close(xtts_cache *c) {
         free(c->shards[i].path);
     }
     free(c->shards);
-    json_decref(c->manifest);
+    xtts_manifest_info_free(&c->manifest);
     free(c->dir);
     free(c);
 }
@@ -484,7 +454,7 @@ void xtts_cache_close(xtts_cache *c) {
 uint64_t xtts_cache_count(const xtts_cache *c) { return c->count; }
 const xtts_cache_config *xtts_cache_get_config(const xtts_cache *c) { return &c->cfg; }
 const char *xtts_cache_config_hash_hex(const xtts_cache *c) { return c->hash; }
-const json_t *xtts_cache_manifest(const xtts_cache *c) { return c->manifest; }
+const xtts_manifest_info *xtts_cache_manifest(const xtts_cache *c) { return &c->manifest; }
 const char *xtts_cache_dir(const xtts_cache *c) { return c->dir; }
 size_t xtts_cache_max_frames(const xtts_cache *c) { return c->max_frames; }
 size_t xtts_cache_n_shards(const xtts_cache *c) { return c->n_shards; }

@@ -19,7 +19,6 @@
 #ifndef XTTS_CACHE_READER_H
 #define XTTS_CACHE_READER_H
 
-#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,8 +55,9 @@ void xtts_cache_close(xtts_cache *c);
 uint64_t xtts_cache_count(const xtts_cache *c);
 const xtts_cache_config *xtts_cache_get_config(const xtts_cache *c);
 const char *xtts_cache_config_hash_hex(const xtts_cache *c);
-/* The parsed manifest (borrowed; valid until close). */
-const json_t *xtts_cache_manifest(const xtts_cache *c);
+/* The manifest as plain values (formats/manifest.h): record counts, the speaker and language
+ * tables, splits, totals, the mel statistics. Borrowed; valid until close. */
+const xtts_manifest_info *xtts_cache_manifest(const xtts_cache *c);
 /* Shard name (e.g. "shard-00000") holding index, or NULL when out of range. */
 const char *xtts_cache_shard_of(const xtts_cache *c, uint64_t index);
 

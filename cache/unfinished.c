@@ -19,12 +19,7 @@ int xtts_cache_unfinished(const char *dir, char *msg, size_t cap) {
             if (!n_parts) {
                 char path[4400];
                 snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-                json_error_t je;
-                json_t *j = json_load_file(path, 0, &je);
-                json_t *n = j ? json_object_get(j, "n_parts") : NULL;
-                if (json_is_integer(n) && json_integer_value(n) > 0 && json_integer_value(n) < 1000000)
-                    n_parts = (int)json_integer_value(n);
-                json_decref(j);
+                n_parts = xtts_manifest_part_count(path);
             }
         }
     }

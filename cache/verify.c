@@ -72,6 +72,7 @@ typedef struct {
     /* current shard */
     const char *shard;
     uint64_t first, expect_local, bytes, seen, records;
+    uint64_t in_shards; /* records the shards hold by the manifest, summed */
     char **by_local; /* this shard's "ids": local index -> id (NULL when none) */
     xtts_lengths *lens; /* format 2: this shard's "lengths" entries by local index */
     uint8_t *lens_have;
@@ -388,11 +389,6 @@ static void free_by_local(run_t *r) {
     r->by_local = NULL;
 }
 
-static size_t json_array_len_or(const json_t *m, const char *key, size_t dflt) {
-    json_t *a = json_object_get(m, key);
-    return json_is_array(a) ? json_array_size(a) : dflt;
-}
-
 /* Shard directories on disk that the manifest does not list. */
 static void check_unlisted(run_t *r, const char *dir) {
     DIR *d = opendir(dir);
@@ -414,41 +410,29 @@ static void check_unlisted(run_t *r, const char *dir) {
 }
 
 static void check_manifest_counts(run_t *r) {
-    const json_t *m = xtts_cache_manifest(r->cache);
+    const xtts_manifest_info *m = xtts_cache_manifest(r->cache);
     xtts_verify_report *rep = r->rep;
-    json_t *splits = json_object_get(m, "splits");
-    if (json_is_object(splits) && !r->digest_broken) {
-        json_t *tr = json_object_get(splits, "train"), *va = json_object_get(splits, "val");
-        if (json_is_integer(tr) && (uint64_t)json_integer_value(tr) != rep->train)
-            fault(r, "", -1, "", "manifest splits.train is %lld, the records hold %llu", json_integer_value(tr),
+    if (!r->digest_broken) {
+        if (m->has_split_train && (uint64_t)m->split_train != rep->train)
+            fault(r, "", -1, "", "manifest splits.train is %lld, the records hold %llu", (long long)m->split_train,
                   (unsigned long long)rep->train);
-        if (json_is_integer(va) && (uint64_t)json_integer_value(va) != rep->val)
-            fault(r, "", -1, "", "manifest splits.val is %lld, the records hold %llu", json_integer_value(va),
+        if (m->has_split_val && (uint64_t)m->split_val != rep->val)
+            fault(r, "", -1, "", "manifest splits.val is %lld, the records hold %llu", (long long)m->split_val,
                   (unsigned long long)rep->val);
     }
-    json_t *rejected = json_object_get(m, "rejected"), *rejects = json_object_get(m, "rejects");
-    if (json_is_integer(rejected) && json_is_array(rejects) &&
-        (size_t)json_integer_value(rejected) < json_array_size(rejects))
-        fault(r, "", -1, "", "manifest lists %zu rejects but \"rejected\" is %lld", json_array_size(rejects),
-              json_integer_value(rejected));
+    if (m->has_rejected && m->has_rejects && m->rejected < m->n_rejects)
+        fault(r, "", -1, "", "manifest lists %zu rejects but \"rejected\" is %lld", m->n_rejects,
+              (long long)m->rejected);
     if (!r->opt->deep || r->digest_broken) return;
-    json_t *totals = json_object_get(m, "totals");
-    json_t *tf = json_object_get(totals, "frames"), *tt = json_object_get(totals, "tokens");
-    if (json_is_integer(tf) && (uint64_t)json_integer_value(tf) != rep->frames)
-        fault(r, "", -1, "", "manifest totals.frames is %lld, the records hold %llu", json_integer_value(tf),
+    if (m->has_total_frames && (uint64_t)m->total_frames != rep->frames)
+        fault(r, "", -1, "", "manifest totals.frames is %lld, the records hold %llu", (long long)m->total_frames,
               (unsigned long long)rep->frames);
-    if (json_is_integer(tt) && (uint64_t)json_integer_value(tt) != rep->tokens)
-        fault(r, "", -1, "", "manifest totals.tokens is %lld, the records hold %llu", json_integer_value(tt),
+    if (m->has_total_tokens && (uint64_t)m->total_tokens != rep->tokens)
+        fault(r, "", -1, "", "manifest totals.tokens is %lld, the records hold %llu", (long long)m->total_tokens,
               (unsigned long long)rep->tokens);
-    json_t *stats = json_object_get(m, "stats");
-    json_t *mean = json_object_get(stats, "mel_mean"), *sd = json_object_get(stats, "mel_std");
+    /* the means and deviations hold one value per channel when present (formats/manifest.c) */
     size_t C = (size_t)r->cfg->mel.n_mels;
-    if (!r->mel_sum || !json_is_array(mean) || !json_is_array(sd)) return;
-    if (json_array_size(mean) != C || json_array_size(sd) != C) {
-        fault(r, "", -1, "", "manifest stats have %zu means and %zu deviations for %zu channels",
-              json_array_size(mean), json_array_size(sd), C);
-        return;
-    }
+    if (!r->mel_sum || !m->mel_mean || !m->mel_std) return;
     if (rep->frames == 0) return;
     /* Stored values may be fp16; the manifest's figures come from the full-precision mel. */
     double tol = r->cfg->dtype == XTTS_DTYPE_F16 ? 2e-2 : 1e-3;
@@ -456,7 +440,7 @@ static void check_manifest_counts(run_t *r) {
         double mu = r->mel_sum[c] / (double)rep->frames;
         double var = r->mel_sumsq[c] / (double)rep->frames - mu * mu;
         double s = sqrt(var > 0 ? var : 0);
-        double m0 = json_number_value(json_array_get(mean, c)), s0 = json_number_value(json_array_get(sd, c));
+        double m0 = m->mel_mean[c], s0 = m->mel_std[c];
         if (fabs(mu - m0) > tol * (1 + fabs(m0)) || fabs(s - s0) > tol * (1 + fabs(s0))) {
             fault(r, "", -1, "", "manifest stats channel %zu: mean %g std %g, the records give %g and %g", c, m0, s0,
                   mu, s);
@@ -605,6 +589,160 @@ static void check_duplicate_ids(run_t *r) {
     free(shard);
 }
 
+/* ---- the steps of a run -------------------------------------------------------------------- */
+
+/* The readers, the decoder, the manifest's figures and (deep) the per-channel sums. */
+static xtts_status run_begin(run_t *r, const char *dir, xtts_error *err) {
+    if (xtts_record_decoder_new(&r->dec) != XTTS_OK || xtts_cache_reader_new(r->cache, &r->reader, err) != XTTS_OK ||
+        xtts_cache_reader_new(r->cache, &r->lookup, err) != XTTS_OK)
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
+    r->cfg = xtts_cache_get_config(r->cache);
+    const xtts_manifest_info *m = xtts_cache_manifest(r->cache);
+    r->rep->manifest_records = m->records;
+    r->n_speakers = m->n_speakers;
+    r->n_langs = m->has_languages ? m->n_languages : XTTS_N_LANGS;
+    if (r->opt->deep) {
+        r->mel_sum = calloc((size_t)r->cfg->mel.n_mels, sizeof(double));
+        r->mel_sumsq = calloc((size_t)r->cfg->mel.n_mels, sizeof(double));
+        if (!r->mel_sum || !r->mel_sumsq) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
+    }
+    return XTTS_OK;
+}
+
+/* Shard i's "ids": its local index -> id table, checked against its record count. */
+static void walk_ids(run_t *r, size_t i, const xtts_cache_shard *s) {
+    xtts_error e;
+    ids_ctx x = {r, 0};
+    xtts_status st = xtts_cache_reader_foreach(r->reader, i, "ids", on_id, &x, &e);
+    r->ids_walked[i] = st == XTTS_OK;
+    if (st) fault(r, s->name, -1, "", "%s", e.msg);
+    else if (x.n != s->records)
+        fault(r, s->name, -1, "", "\"ids\" has %llu entries for %llu records", (unsigned long long)x.n,
+              (unsigned long long)s->records);
+    r->rep->ids += x.n;
+}
+
+/* Format 2: shard i's "lengths" entries by local index, for the records walk to compare.
+ * -1 when out of memory. */
+static int walk_lengths(run_t *r, size_t i, const xtts_cache_shard *s) {
+    xtts_error e;
+    r->lens = calloc(s->records ? s->records : 1, sizeof *r->lens);
+    r->lens_have = calloc(s->records ? s->records : 1, 1);
+    if (!r->lens || !r->lens_have) {
+        r->oom = 1;
+        return -1;
+    }
+    if (xtts_cache_reader_foreach(r->reader, i, "lengths", on_length, r, &e)) fault(r, s->name, -1, "", "%s", e.msg);
+    return 0;
+}
+
+/* Shard i's records as counted by the walk, against the manifest's counts; its "next_input". */
+static void check_shard_counts(run_t *r, size_t i, const xtts_cache_shard *s) {
+    xtts_error e;
+    if (r->seen != s->records) {
+        fault(r, s->name, -1, "", "%llu records read, the manifest says %llu", (unsigned long long)r->seen,
+              (unsigned long long)s->records);
+        r->digest_broken = 1;
+    } else if (r->bytes != s->bytes) {
+        fault(r, s->name, -1, "", "records hold %llu bytes, the manifest says %llu", (unsigned long long)r->bytes,
+              (unsigned long long)s->bytes);
+    }
+    char *next = NULL;
+    size_t nlen = 0;
+    if (xtts_cache_reader_meta(r->reader, i, "next_input", &next, &nlen, &e) == XTTS_OK && nlen != 8)
+        fault(r, s->name, -1, "", "meta \"next_input\" is %zu bytes, expected 8", nlen);
+    free(next);
+}
+
+/* Shard i: its place in the manifest, then its "ids", "lengths" and "records" walks. */
+static void verify_shard(run_t *r, size_t i) {
+    xtts_cache_shard s;
+    xtts_cache_shard_get(r->cache, i, &s);
+    r->in_shards += s.records;
+    r->shard = s.name;
+    r->first = s.first_index;
+    r->expect_local = 0;
+    r->bytes = 0;
+    r->seen = 0;
+    if (s.manifest_first != s.first_index)
+        fault(r, s.name, -1, "", "manifest first_index %llu, the shards before it hold %llu records",
+              (unsigned long long)s.manifest_first, (unsigned long long)s.first_index);
+    if (s.status != XTTS_OK) {
+        fault(r, s.name, -1, "", "%s", s.error);
+        r->digest_broken = 1;
+        return;
+    }
+    r->records = s.records;
+    if (!(r->by_local = calloc(s.records ? s.records : 1, sizeof *r->by_local))) {
+        r->oom = 1;
+        return;
+    }
+    walk_ids(r, i, &s);
+    int lengths_ok = r->cfg->format_version < 2 || walk_lengths(r, i, &s) == 0;
+    xtts_error e;
+    xtts_status st = lengths_ok ? xtts_cache_reader_foreach(r->reader, i, "records", on_record, r, &e) : XTTS_OK;
+    free_by_local(r);
+    free(r->lens);
+    free(r->lens_have);
+    r->lens = NULL;
+    r->lens_have = NULL;
+    if (st) {
+        fault(r, s.name, -1, "", "%s", e.msg);
+        r->digest_broken = 1;
+    }
+    if (r->oom) return;
+    check_shard_counts(r, i, &s);
+    r->rep->shards_ok++;
+}
+
+/* Every shard, then the ids across them. */
+static xtts_status walk_shards(run_t *r, const char *dir, xtts_error *err) {
+    r->rep->shards = xtts_cache_n_shards(r->cache);
+    if (!(r->ids_walked = calloc(r->rep->shards ? r->rep->shards : 1, 1)))
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
+    for (size_t i = 0; i < r->rep->shards && !r->oom; i++) verify_shard(r, i);
+    if (!r->oom) check_duplicate_ids(r);
+    if (r->oom) {
+        xtts_status st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory during verification", dir);
+        fault(r, "", -1, "", "%s", err->msg);
+        return st;
+    }
+    return XTTS_OK;
+}
+
+/* What the whole cache holds against the manifest; then the records to rebuild. */
+static void check_totals(run_t *r) {
+    xtts_verify_report *rep = r->rep;
+    if (r->in_shards != rep->manifest_records) {
+        fault(r, "", -1, "", "manifest \"records\" is %llu, its shards list %llu", (unsigned long long)rep->manifest_records,
+              (unsigned long long)r->in_shards);
+        r->digest_broken = 1;
+    }
+    if (rep->records_checked != rep->manifest_records) r->digest_broken = 1;
+    if (rep->manifest_records == 0 && r->in_shards == 0)
+        fault(r, "", -1, "", "the cache holds no record (every record of its build was rejected)");
+    check_manifest_counts(r);
+    xtts_progress_finish(&r->progress, rep->records_checked, rep->manifest_records, NULL);
+    if (r->opt->recompute) run_recompute(r);
+}
+
+/* The digest into the report, and everything the run holds freed. */
+static void run_end(run_t *r, xtts_status st) {
+    uint8_t d[32];
+    xtts_sha256_final(&r->digest, d);
+    xtts_hex(d, 32, r->rep->digest);
+    r->rep->digest_complete = !r->digest_broken && st == XTTS_OK;
+    free(r->tokens);
+    free(r->mel);
+    free(r->mel_sum);
+    free(r->mel_sumsq);
+    xtts_record_decoder_delete(r->dec);
+    xtts_cache_reader_delete(r->reader);
+    xtts_cache_reader_delete(r->lookup);
+    free(r->ids_walked);
+    xtts_cache_close(r->cache);
+}
+
 xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, xtts_verify_report *rep,
                               xtts_error *err) {
     xtts_verify_options dflt;
@@ -620,131 +758,13 @@ xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, x
         fault(&r, "", -1, "", "%s", err->msg);
         return st;
     }
-    if (xtts_record_decoder_new(&r.dec) != XTTS_OK ||
-        xtts_cache_reader_new(r.cache, &r.reader, err) != XTTS_OK ||
-        xtts_cache_reader_new(r.cache, &r.lookup, err) != XTTS_OK) {
-        st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
-        goto done;
+    st = run_begin(&r, dir, err);
+    if (!st) {
+        xtts_progress_init(&r.progress, "verify", opt->progress);
+        check_unlisted(&r, dir);
+        st = walk_shards(&r, dir, err);
     }
-    r.cfg = xtts_cache_get_config(r.cache);
-    const json_t *m = xtts_cache_manifest(r.cache);
-    json_t *mr = json_object_get(m, "records");
-    rep->manifest_records = json_is_integer(mr) ? (uint64_t)json_integer_value(mr) : 0;
-    r.n_speakers = json_array_len_or(m, "speakers", 0);
-    r.n_langs = json_array_len_or(m, "languages", XTTS_N_LANGS);
-    if (opt->deep) {
-        r.mel_sum = calloc((size_t)r.cfg->mel.n_mels, sizeof(double));
-        r.mel_sumsq = calloc((size_t)r.cfg->mel.n_mels, sizeof(double));
-        if (!r.mel_sum || !r.mel_sumsq) {
-            st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
-            goto done;
-        }
-    }
-    xtts_progress_init(&r.progress, "verify", opt->progress);
-    check_unlisted(&r, dir);
-    uint64_t in_shards = 0;
-    rep->shards = xtts_cache_n_shards(r.cache);
-    if (!(r.ids_walked = calloc(rep->shards ? rep->shards : 1, 1))) {
-        st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
-        goto done;
-    }
-    for (size_t i = 0; i < rep->shards && !r.oom; i++) {
-        xtts_cache_shard s;
-        xtts_cache_shard_get(r.cache, i, &s);
-        in_shards += s.records;
-        r.shard = s.name;
-        r.first = s.first_index;
-        r.expect_local = 0;
-        r.bytes = 0;
-        r.seen = 0;
-        if (s.manifest_first != s.first_index)
-            fault(&r, s.name, -1, "", "manifest first_index %llu, the shards before it hold %llu records",
-                  (unsigned long long)s.manifest_first, (unsigned long long)s.first_index);
-        if (s.status != XTTS_OK) {
-            fault(&r, s.name, -1, "", "%s", s.error);
-            r.digest_broken = 1;
-            continue;
-        }
-        xtts_error e;
-        r.records = s.records;
-        if (!(r.by_local = calloc(s.records ? s.records : 1, sizeof *r.by_local))) {
-            r.oom = 1;
-            break;
-        }
-        ids_ctx x = {&r, 0};
-        st = xtts_cache_reader_foreach(r.reader, i, "ids", on_id, &x, &e);
-        r.ids_walked[i] = st == XTTS_OK;
-        if (st) fault(&r, s.name, -1, "", "%s", e.msg);
-        else if (x.n != s.records)
-            fault(&r, s.name, -1, "", "\"ids\" has %llu entries for %llu records", (unsigned long long)x.n,
-                  (unsigned long long)s.records);
-        rep->ids += x.n;
-        if (r.cfg->format_version >= 2) {
-            r.lens = calloc(s.records ? s.records : 1, sizeof *r.lens);
-            r.lens_have = calloc(s.records ? s.records : 1, 1);
-            if (!r.lens || !r.lens_have) {
-                r.oom = 1;
-                break;
-            }
-            if (xtts_cache_reader_foreach(r.reader, i, "lengths", on_length, &r, &e)) fault(&r, s.name, -1, "", "%s", e.msg);
-        }
-        st = xtts_cache_reader_foreach(r.reader, i, "records", on_record, &r, &e);
-        free_by_local(&r);
-        free(r.lens);
-        free(r.lens_have);
-        r.lens = NULL;
-        r.lens_have = NULL;
-        if (st) {
-            fault(&r, s.name, -1, "", "%s", e.msg);
-            r.digest_broken = 1;
-        }
-        if (r.oom) break;
-        if (r.seen != s.records) {
-            fault(&r, s.name, -1, "", "%llu records read, the manifest says %llu", (unsigned long long)r.seen,
-                  (unsigned long long)s.records);
-            r.digest_broken = 1;
-        } else if (r.bytes != s.bytes) {
-            fault(&r, s.name, -1, "", "records hold %llu bytes, the manifest says %llu", (unsigned long long)r.bytes,
-                  (unsigned long long)s.bytes);
-        }
-        char *next = NULL;
-        size_t nlen = 0;
-        if (xtts_cache_reader_meta(r.reader, i, "next_input", &next, &nlen, &e) == XTTS_OK && nlen != 8)
-            fault(&r, s.name, -1, "", "meta \"next_input\" is %zu bytes, expected 8", nlen);
-        free(next);
-        rep->shards_ok += s.status == XTTS_OK;
-    }
-    st = XTTS_OK;
-    if (!r.oom) check_duplicate_ids(&r);
-    if (r.oom) {
-        st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory during verification", dir);
-        fault(&r, "", -1, "", "%s", err->msg);
-        goto done;
-    }
-    if (in_shards != rep->manifest_records) {
-        fault(&r, "", -1, "", "manifest \"records\" is %llu, its shards list %llu", (unsigned long long)rep->manifest_records,
-              (unsigned long long)in_shards);
-        r.digest_broken = 1;
-    }
-    if (rep->records_checked != rep->manifest_records) r.digest_broken = 1;
-    if (rep->manifest_records == 0 && in_shards == 0)
-        fault(&r, "", -1, "", "the cache holds no record (every record of its build was rejected)");
-    check_manifest_counts(&r);
-    xtts_progress_finish(&r.progress, rep->records_checked, rep->manifest_records, NULL);
-    if (opt->recompute) run_recompute(&r);
-done:;
-    uint8_t d[32];
-    xtts_sha256_final(&r.digest, d);
-    xtts_hex(d, 32, rep->digest);
-    rep->digest_complete = !r.digest_broken && st == XTTS_OK;
-    free(r.tokens);
-    free(r.mel);
-    free(r.mel_sum);
-    free(r.mel_sumsq);
-    xtts_record_decoder_delete(r.dec);
-    xtts_cache_reader_delete(r.reader);
-    xtts_cache_reader_delete(r.lookup);
-    free(r.ids_walked);
-    xtts_cache_close(r.cache);
+    if (!st) check_totals(&r);
+    run_end(&r, st);
     return st;
 }

@@ -140,14 +140,14 @@ static int show_summary(xtts_cache *cache, const args_t *a) {
     xtts_error e;
     xtts_error_clear(&e);
     json_t *s = NULL;
-    if (xtts_inspect_summary(cache, a->lengths, &s, &e)) return fail(&e);
+    unsigned what = (a->lengths ? XTTS_INSPECT_LENGTHS : 0) | (a->json && a->stats ? XTTS_INSPECT_STATS : 0);
+    if (xtts_inspect_summary(cache, what, &s, &e)) return fail(&e);
     if (a->json) {
-        if (a->stats) json_object_set(s, "stats", json_object_get(xtts_cache_manifest(cache), "stats"));
         json_dumpf(s, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
         putchar('\n');
     } else {
         xtts_inspect_print_summary(stdout, s);
-        if (a->stats) xtts_inspect_print_stats(stdout, xtts_cache_manifest(cache));
+        if (a->stats) xtts_inspect_print_stats(stdout, cache);
     }
     int rc = 0;
     for (size_t i = 0; i < xtts_cache_n_shards(cache); i++) {

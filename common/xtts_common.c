@@ -1,5 +1,6 @@
 /* xtts_common.c — errors, CRC-32, FNV-1a, SHA-256, fp16, atomic files, progress. */
 #include "common/xtts_common.h"
+#include "common/xtts_common_internal.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -99,9 +99,6 @@ void *xtts_renew(void *buf, size_t *cap, size_t need, size_t elem);
 
 /* CRC-32 (IEEE 802.3, reflected 0xEDB88320), continued from crc (start with 0). */
 uint32_t xtts_crc32(uint32_t crc, const void *data, size_t len);
-/* The same CRC by tables only (slicing-by-8): the reference xtts_crc32's carry-less
- * multiplication path (PCLMULQDQ, where the build targets it) is tested against. */
-uint32_t xtts_crc32_table(uint32_t crc, const void *data, size_t len);
 
 /* 64-bit FNV-1a, continued from h (start with XTTS_FNV64_INIT). Cheap and stable:
  * used for deterministic splits and hash tables, never as a content digest. */

@@ -8,6 +8,7 @@
 #include "formats/manifest.h"
 
 #include <ctype.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -483,4 +484,107 @@ xtts_status xtts_manifest_write(const char *path, const json_t *manifest, xtts_e
     xtts_status st = xtts_write_file_atomic(path, t, n + 1, err);
     free(t);
     return st;
+}
+
+/* ---- the manifest as plain values ---------------------------------------------- */
+
+/* A copy of an array of strings (checked by check_manifest); *n 0 and NULL when absent. */
+static int copy_strings(const json_t *a, size_t *n, char ***out) {
+    *n = json_array_size(a);
+    *out = NULL;
+    if (!json_is_array(a)) return 0;
+    if (!(*out = calloc(*n ? *n : 1, sizeof **out))) return -1;
+    for (size_t i = 0; i < *n; i++)
+        if (!((*out)[i] = strdup(json_string_value(json_array_get(a, i))))) return -1;
+    return 0;
+}
+
+static int copy_numbers(const json_t *a, size_t n, double **out) {
+    *out = NULL;
+    if (!json_is_array(a)) return 0;
+    if (!(*out = malloc((n ? n : 1) * sizeof **out))) return -1;
+    for (size_t i = 0; i < n; i++) (*out)[i] = json_number_value(json_array_get(a, i));
+    return 0;
+}
+
+/* An integer member of o: 1 with its value, 0 when absent or not an integer. */
+static int int_member(const json_t *o, const char *key, int64_t *v) {
+    json_t *j = json_object_get(o, key);
+    *v = json_is_integer(j) ? json_integer_value(j) : 0;
+    return json_is_integer(j);
+}
+
+/* Everything of a manifest that passed check_manifest, typed. Fails only for memory. */
+static int info_from_json(const json_t *m, xtts_manifest_info *info) {
+    info->format_version = (int)json_integer_value(json_object_get(m, "format_version"));
+    info->records = (uint64_t)json_integer_value(json_object_get(m, "records"));
+    snprintf(info->config_hash, sizeof info->config_hash, "%s", json_string_value(json_object_get(m, "config_hash")));
+    const json_t *shards = json_object_get(m, "shards");
+    info->n_shards = json_array_size(shards);
+    if (!(info->shards = calloc(info->n_shards ? info->n_shards : 1, sizeof *info->shards))) return -1;
+    for (size_t i = 0; i < info->n_shards; i++) {
+        const json_t *o = json_array_get(shards, i);
+        xtts_manifest_shard *s = &info->shards[i];
+        snprintf(s->name, sizeof s->name, "%s", json_string_value(json_object_get(o, "name")));
+        s->records = (uint64_t)json_integer_value(json_object_get(o, "records"));
+        s->bytes = (uint64_t)json_integer_value(json_object_get(o, "bytes"));
+        s->first_index = (uint64_t)json_integer_value(json_object_get(o, "first_index"));
+    }
+    const json_t *languages = json_object_get(m, "languages");
+    info->has_languages = languages != NULL;
+    if (copy_strings(json_object_get(m, "speakers"), &info->n_speakers, &info->speakers) ||
+        copy_strings(languages, &info->n_languages, &info->languages))
+        return -1;
+    const json_t *splits = json_object_get(m, "splits"), *totals = json_object_get(m, "totals");
+    info->has_split_train = int_member(splits, "train", &info->split_train);
+    info->has_split_val = int_member(splits, "val", &info->split_val);
+    info->has_total_frames = int_member(totals, "frames", &info->total_frames);
+    info->has_total_tokens = int_member(totals, "tokens", &info->total_tokens);
+    int64_t v;
+    info->has_rejected = int_member(m, "rejected", &v);
+    info->rejected = (uint64_t)v;
+    const json_t *rejects = json_object_get(m, "rejects");
+    info->has_rejects = json_is_array(rejects);
+    info->n_rejects = json_array_size(rejects);
+    const json_t *stats = json_object_get(m, "stats");
+    int_member(stats, "frames", &v);
+    info->stats_frames = (uint64_t)v;
+    size_t n_mels = (size_t)info->config.mel.n_mels;
+    if (copy_numbers(json_object_get(stats, "mel_mean"), n_mels, &info->mel_mean) ||
+        copy_numbers(json_object_get(stats, "mel_std"), n_mels, &info->mel_std))
+        return -1;
+    return 0;
+}
+
+xtts_status xtts_manifest_info_init(xtts_manifest_info *info, const char *path, xtts_error *err) {
+    memset(info, 0, sizeof *info);
+    json_t *m = NULL;
+    xtts_status st = xtts_manifest_load(path, &m, err);
+    if (!st) st = xtts_cache_config_from_json(json_object_get(m, "config"), &info->config, path, err);
+    if (!st && info_from_json(m, info)) st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
+    json_decref(m);
+    return st;
+}
+
+void xtts_manifest_info_free(xtts_manifest_info *info) {
+    if (!info) return;
+    for (size_t i = 0; info->speakers && i < info->n_speakers; i++) free(info->speakers[i]);
+    for (size_t i = 0; info->languages && i < info->n_languages; i++) free(info->languages[i]);
+    free(info->speakers);
+    free(info->languages);
+    free(info->shards);
+    free(info->mel_mean);
+    free(info->mel_std);
+    memset(info, 0, sizeof *info);
+}
+
+int xtts_manifest_part_count(const char *path) {
+    json_error_t je;
+    json_t *j = json_load_file(path, 0, &je);
+    json_t *n = j ? json_object_get(j, "n_parts") : NULL;
+    int parts = json_is_integer(n) && json_integer_value(n) > 0 && json_integer_value(n) < 1000000
+                    ? (int)json_integer_value(n)
+                    : 0;
+    json_decref(j);
+    return parts;
 }

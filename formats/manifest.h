@@ -5,12 +5,17 @@
  * "format_version", "records", "config", "config_hash", "shards", "stats". The
  * configuration hash covers every option that changes stored bytes, plus
  * XTTS_ALGO_VERSION, which is bumped whenever a code change changes stored output.
+ *
+ * Readers take a loaded manifest as plain C values (xtts_manifest_info); the JSON codec
+ * functions (the ones with a json_t) are for the writers of manifests, which include
+ * <jansson.h> themselves: this header does not, so that nothing above formats/ sees jansson
+ * through it.
  */
 #ifndef XTTS_MANIFEST_H
 #define XTTS_MANIFEST_H
 
-#include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/xtts_common.h"
 #include "kernels/mel.h"
@@ -24,6 +29,8 @@ extern "C" {
 /* Bump when any change to decoding, resampling, mel or record layout changes output. */
 #define XTTS_ALGO_VERSION 2
 #define XTTS_MAX_BUCKETS 16
+
+typedef struct json_t json_t; /* jansson's, as <jansson.h> declares it */
 
 typedef struct {
     xtts_mel_params mel;
@@ -95,6 +102,51 @@ xtts_status xtts_manifest_parse(const char *text, size_t len, const char *name, 
  * Errors: XTTS_ENOMEM (cannot serialize), and those of xtts_write_file_atomic (XTTS_EIO,
  * XTTS_ERANGE for a path too long). */
 xtts_status xtts_manifest_write(const char *path, const json_t *manifest, xtts_error *err);
+
+/* One shard as the manifest lists it. */
+typedef struct {
+    char name[24];                /* "shard-NNNNN" or "shard-KKKKK-NNNNN" */
+    uint64_t records, bytes, first_index;
+} xtts_manifest_shard;
+
+/* A manifest as plain C values: what the readers, the verifier and the trainer take from it
+ * (formats/cache.md, "Manifest"). An optional key the manifest lacks reads as absent: its
+ * has_ flag 0, its count 0, its array NULL. */
+typedef struct {
+    int format_version;
+    uint64_t records;                   /* "records" */
+    xtts_cache_config config;           /* "config" */
+    char config_hash[65];               /* "config_hash" (checked against config) */
+    size_t n_shards;                    /* "shards", in order */
+    xtts_manifest_shard *shards;
+    size_t n_speakers;                  /* "speakers": the name of each speaker id */
+    char **speakers;
+    int has_languages;                  /* "languages": the code of each language id */
+    size_t n_languages;
+    char **languages;
+    int has_split_train, has_split_val; /* "splits": the records the build put in each */
+    int64_t split_train, split_val;
+    int has_rejected;                   /* "rejected": inputs the build rejected */
+    uint64_t rejected;
+    int has_rejects;                    /* "rejects": the list of them, n_rejects long */
+    size_t n_rejects;
+    int has_total_frames, has_total_tokens; /* "totals": sums over the stored records */
+    int64_t total_frames, total_tokens;
+    uint64_t stats_frames;              /* "stats"."frames" (0 when absent) */
+    double *mel_mean, *mel_std;         /* "stats"."mel_mean" / "mel_std": config.mel.n_mels
+                                           values each */
+} xtts_manifest_info;
+
+/* Load path as xtts_manifest_load does (every check above) and fill info with its values.
+ * The caller frees info with xtts_manifest_info_free, also after a failure.
+ * Errors: those of xtts_manifest_load; XTTS_ENOMEM. */
+xtts_status xtts_manifest_info_init(xtts_manifest_info *info, const char *path, xtts_error *err);
+void xtts_manifest_info_free(xtts_manifest_info *info);
+
+/* "n_parts" of a partial manifest (manifest.part-KKKKK.json) at path, read without the
+ * checks above (it serves a message about an unfinished build): 1..999999, or 0 when the
+ * file cannot be read or parsed or holds no such count. */
+int xtts_manifest_part_count(const char *path);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include "formats/record.h"
 #include "formats/flac_mem.h"
+#include "formats/record_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -121,9 +121,6 @@ typedef struct xtts_record_decoder xtts_record_decoder;
 xtts_status xtts_record_encoder_new(xtts_dtype dtype, int zstd_level, unsigned flags, xtts_record_encoder **out);
 /* NULL is allowed. */
 void xtts_record_encoder_delete(xtts_record_encoder *enc);
-/* Record version to write: 2 (the default) or 1 (for caches of version 1 and tests).
- * Errors: XTTS_EUSAGE (a version this build does not write). */
-xtts_status xtts_record_encoder_set_version(xtts_record_encoder *enc, int version, xtts_error *err);
 /* How version 2 stores the waveform (XTTS_AUDIO_NONE by default). */
 void xtts_record_encoder_set_audio(xtts_record_encoder *enc, xtts_audio_store audio);
 

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "kernels/mel_fftw_wisdom.h"
+#include "kernels/mel_internal.h"
 #include "kernels/mel_math.h"
 
 /* The 8-lane vectors are only passed between static inline functions of this file and

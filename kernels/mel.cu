@@ -21,6 +21,7 @@
 // Every per-element formula is a function of kernels/mel_math.h, the ones the CPU golden
 // tests run; the host code here only sizes buffers, fills descriptors and copies.
 #include "kernels/mel_cuda.h"
+#include "kernels/mel_internal.h"
 #include "kernels/mel_math.h"
 
 #include <cuda_runtime.h>

@@ -101,10 +101,6 @@ void xtts_mel_delete(xtts_mel *m);
 xtts_status xtts_mel_compute(xtts_mel *m, const float *samples, size_t n_samples, float *out,
                              size_t out_stride, size_t *n_frames, float *pad_value, xtts_error *err);
 
-/* The dense filterbank [n_mels][n_fft/2+1] (as torchaudio/librosa build it), for tests.
- * Errors: XTTS_EUSAGE (p fails xtts_mel_params_check). */
-xtts_status xtts_mel_filterbank(const xtts_mel_params *p, float *fb, xtts_error *err);
-
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,7 @@
 #include "common/xtts_common.h"
 #include "formats/manifest.h"
 #include "formats/record.h"
+#include "formats/record_internal.h"
 #include "cache/writer.h"
 
 typedef struct {

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "prep/text/tokenizer/tokenizer.h"
+#include "prep/text/tokenizer/tokenizer_internal.h"
 
 #define GOLDEN_DIR "tests/golden/"
 

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "common/xtts_common.h"
+#include "common/xtts_common_internal.h"
 
 #if defined(__FLT16_MAX__) && !defined(__clang__)
 #define HAVE_FLOAT16 1

@@ -24,6 +24,7 @@
 #include "prep/text/langid/langid.h"
 #include "prep/text/langid/langid_model.h"
 #include "prep/text/tokenizer/tokenizer.h"
+#include "prep/text/tokenizer/tokenizer_internal.h"
 #include "train/loader.h"
 #include "train/model.h"
 #include "train/train_cuda.h"

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <ftw.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

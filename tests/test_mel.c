@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "kernels/mel.h"
+#include "kernels/mel_internal.h"
 #include "kernels/mel_math.h"
 
 #pragma GCC diagnostic ignored "-Wpsabi" /* 8-lane vectors between static inline functions only */

@@ -15,6 +15,7 @@
 
 #include "common/xtts_common.h"
 #include "formats/record.h"
+#include "formats/record_internal.h"
 
 /* ---- a test record ------------------------------------------------------------- */
 

@@ -20,6 +20,7 @@
 #include "prep/melcache/recompute.h"
 #include "cache/writer.h"
 #include "formats/record.h"
+#include "formats/record_internal.h"
 #include "kernels/mel.h"
 #include "tests/cache_fixture.h"
 

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "prep/text/tokenizer/tokenizer.h"
+#include "prep/text/tokenizer/tokenizer_internal.h"
 
 static void test_bytes_tokenizer_wraps_utf8_bytes_in_start_lang_stop(void **s) {
     (void)s;

@@ -65,7 +65,7 @@ static double dot(const float *a, const float *b, size_t n) {
 typedef struct { int B, T, C, OC; float *inp, *w, *b, *out, *r; } mm_ctx;
 static double mm_loss(void *p) {
     mm_ctx *c = p;
-    matmul_forward(c->out, c->inp, c->w, c->b, c->B, c->T, c->C, c->OC);
+    xtts_matmul_forward(c->out, c->inp, c->w, c->b, c->B, c->T, c->C, c->OC);
     return dot(c->out, c->r, (size_t)c->B * c->T * c->OC);
 }
 static void matmul_backward_matches_finite_differences(void **state) {
@@ -75,7 +75,7 @@ static void matmul_backward_matches_finite_differences(void **state) {
     c.inp = rand_buf(ni, 1), c.w = rand_buf(c.OC * c.C, 1), c.b = rand_buf(c.OC, 1);
     c.out = malloc(no * 4), c.r = rand_buf(no, 1);
     float *di = calloc(ni, 4), *dw = calloc(c.OC * c.C, 4), *db = calloc(c.OC, 4);
-    matmul_backward(di, dw, db, c.r, c.inp, c.w, c.B, c.T, c.C, c.OC);
+    xtts_matmul_backward(di, dw, db, c.r, c.inp, c.w, c.B, c.T, c.C, c.OC);
     assert_true(check_grad("inp", mm_loss, &c, c.inp, di, ni) < TOL);
     assert_true(check_grad("weight", mm_loss, &c, c.w, dw, c.OC * c.C) < TOL);
     assert_true(check_grad("bias", mm_loss, &c, c.b, db, c.OC) < TOL);
@@ -86,7 +86,7 @@ static void matmul_backward_matches_finite_differences(void **state) {
 typedef struct { int B, T, C; float *inp, *w, *b, *out, *mean, *rstd, *r; } ln_ctx;
 static double ln_loss(void *p) {
     ln_ctx *c = p;
-    layernorm_forward(c->out, c->mean, c->rstd, c->inp, c->w, c->b, c->B, c->T, c->C);
+    xtts_layernorm_forward(c->out, c->mean, c->rstd, c->inp, c->w, c->b, c->B, c->T, c->C);
     return dot(c->out, c->r, (size_t)c->B * c->T * c->C);
 }
 static void layernorm_backward_matches_finite_differences(void **state) {
@@ -97,7 +97,7 @@ static void layernorm_backward_matches_finite_differences(void **state) {
     c.mean = malloc(c.B * c.T * 4), c.rstd = malloc(c.B * c.T * 4), c.r = rand_buf(n, 1);
     float *di = calloc(n, 4), *dw = calloc(c.C, 4), *db = calloc(c.C, 4);
     ln_loss(&c);
-    layernorm_backward(di, dw, db, c.r, c.inp, c.w, c.mean, c.rstd, c.B, c.T, c.C);
+    xtts_layernorm_backward(di, dw, db, c.r, c.inp, c.w, c.mean, c.rstd, c.B, c.T, c.C);
     assert_true(check_grad("inp", ln_loss, &c, c.inp, di, n) < TOL);
     assert_true(check_grad("weight", ln_loss, &c, c.w, dw, c.C) < TOL);
     assert_true(check_grad("bias", ln_loss, &c, c.b, db, c.C) < TOL);
@@ -109,7 +109,7 @@ static void layernorm_backward_matches_finite_differences(void **state) {
 typedef struct { int B, T, C, NH; float *inp, *att, *out, *r; } att_ctx;
 static double att_loss(void *p) {
     att_ctx *c = p;
-    attention_forward(c->out, c->att, c->inp, c->B, c->T, c->C, c->NH);
+    xtts_attention_forward(c->out, c->att, c->inp, c->B, c->T, c->C, c->NH);
     return dot(c->out, c->r, (size_t)c->B * c->T * c->C);
 }
 static void attention_backward_matches_finite_differences(void **state) {
@@ -120,7 +120,7 @@ static void attention_backward_matches_finite_differences(void **state) {
     c.r = rand_buf(no, 1);
     float *di = calloc(ni, 4);
     att_loss(&c);
-    attention_backward(di, c.r, c.inp, c.att, c.B, c.T, c.C, c.NH);
+    xtts_attention_backward(di, c.r, c.inp, c.att, c.B, c.T, c.C, c.NH);
     assert_true(check_grad("qkv", att_loss, &c, c.inp, di, ni) < TOL);
     /* causality: the output at t = 0 does not depend on later positions */
     float before = c.out[0];
@@ -134,14 +134,14 @@ static void attention_backward_matches_finite_differences(void **state) {
 typedef struct { size_t n; float *inp, *out, *r; } gelu_ctx;
 static double gelu_loss(void *p) {
     gelu_ctx *c = p;
-    gelu_forward(c->out, c->inp, c->n);
+    xtts_gelu_forward(c->out, c->inp, c->n);
     return dot(c->out, c->r, c->n);
 }
 static void gelu_backward_matches_finite_differences(void **state) {
     (void)state;
     gelu_ctx c = {40, rand_buf(40, 3), malloc(40 * 4), rand_buf(40, 1)};
     float *di = calloc(c.n, 4);
-    gelu_backward(di, c.inp, c.r, c.n);
+    xtts_gelu_backward(di, c.inp, c.r, c.n);
     assert_true(check_grad("inp", gelu_loss, &c, c.inp, di, c.n) < TOL);
     free(c.inp), free(c.out), free(c.r), free(di);
 }
@@ -154,8 +154,8 @@ typedef struct {
 } enc_ctx;
 static double enc_loss(void *p) {
     enc_ctx *c = p;
-    encoder_forward(c->out, &c->bt, c->wte, c->wpe_text, c->wpe_mel, c->melin_w, c->melin_b, c->mel_start, ENC_C,
-                    ENC_M);
+    xtts_encoder_forward(c->out, &c->bt, c->wte, c->wpe_text, c->wpe_mel, c->melin_w, c->melin_b, c->mel_start, ENC_C,
+                         ENC_M);
     return dot(c->out, c->r, (size_t)c->bt.B * c->bt.T * ENC_C);
 }
 static void encoder_backward_matches_finite_differences(void **state) {
@@ -172,7 +172,7 @@ static void encoder_backward_matches_finite_differences(void **state) {
     c.out = malloc(no * 4), c.r = rand_buf(no, 1);
     float *dwte = calloc(nwte, 4), *dwt = calloc(ENC_PT * ENC_C, 4), *dwm = calloc(ENC_PM * ENC_C, 4);
     float *dmw = calloc(ENC_C * ENC_M, 4), *dmb = calloc(ENC_C, 4), *dms = calloc(ENC_M, 4);
-    encoder_backward(dwte, dwt, dwm, dmw, dmb, dms, c.r, &c.bt, c.mel_start, c.melin_w, ENC_C, ENC_M);
+    xtts_encoder_backward(dwte, dwt, dwm, dmw, dmb, dms, c.r, &c.bt, c.mel_start, c.melin_w, ENC_C, ENC_M);
     /* only the rows the batch uses have gradients; check the tables whole anyway */
     double worst = 0.0;
     float *bufs[] = {c.wpe_text, c.melin_w, c.melin_b, c.mel_start};
@@ -195,7 +195,7 @@ typedef struct { xtts_model_batch bt; float *head; } loss_ctx;
 static double loss_loss(void *p) {
     loss_ctx *c = p;
     float ml, sl;
-    mel_stop_loss_forward_backward(&ml, &sl, NULL, c->head, &c->bt, ENC_M, 2.5f);
+    xtts_mel_stop_loss_forward_backward(&ml, &sl, NULL, c->head, &c->bt, ENC_M, 2.5f);
     return (double)ml + sl;
 }
 static void mel_and_stop_loss_backward_matches_finite_differences(void **state) {
@@ -214,7 +214,7 @@ static void mel_and_stop_loss_backward_matches_finite_differences(void **state) 
                 if (fabsf(*h - y) < 0.1f) *h = y + 0.5f;
             }
     float *dh = malloc((size_t)2 * T * M1 * 4), ml, sl;
-    int frames = mel_stop_loss_forward_backward(&ml, &sl, dh, c.head, &c.bt, ENC_M, 2.5f);
+    int frames = xtts_mel_stop_loss_forward_backward(&ml, &sl, dh, c.head, &c.bt, ENC_M, 2.5f);
     assert_int_equal(frames, 7);
     assert_true(check_grad("head", loss_loss, &c, c.head, dh, (size_t)2 * T * M1) < TOL);
     /* padding and text positions get no gradient */

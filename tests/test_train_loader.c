@@ -18,7 +18,7 @@
 
 #include "cache/reader.h"
 #include "train/loader.h"
-#include "cache/synth.h"
+#include "tests/synth.h"
 
 static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
     (void)sb, (void)flag, (void)ftw;

@@ -14,18 +14,13 @@
 /* ---- dataset scan --------------------------------------------------------------------- */
 
 static xtts_status read_stats(const xtts_cache *cache, xtts_dataset *ds) {
-    const json_t *man = xtts_cache_manifest(cache);
-    const json_t *stats = man ? json_object_get(man, "stats") : NULL;
-    const json_t *mean = stats ? json_object_get(stats, "mel_mean") : NULL;
-    const json_t *std = stats ? json_object_get(stats, "mel_std") : NULL;
+    /* the manifest's mean and std hold n_mels values each when present (formats/manifest.c) */
+    const xtts_manifest_info *man = xtts_cache_manifest(cache);
     for (int c = 0; c < ds->n_mels; c++) ds->mel_mean[c] = 0.0f, ds->mel_std[c] = 1.0f;
-    if (!json_is_array(mean) || !json_is_array(std) || json_array_size(mean) != (size_t)ds->n_mels ||
-        json_array_size(std) != (size_t)ds->n_mels)
-        return XTTS_OK;
+    if (!man->mel_mean || !man->mel_std) return XTTS_OK;
     for (int c = 0; c < ds->n_mels; c++) {
-        double m = json_number_value(json_array_get(mean, c)), s = json_number_value(json_array_get(std, c));
-        if (!json_is_number(json_array_get(mean, c)) || !json_is_number(json_array_get(std, c)) || !(s > 1e-6))
-            return XTTS_OK; /* unusable stats: train on raw log-mels */
+        double m = man->mel_mean[c], s = man->mel_std[c];
+        if (!(s > 1e-6)) return XTTS_OK; /* unusable stats: train on raw log-mels */
         ds->mel_mean[c] = (float)m;
         ds->mel_std[c] = (float)s;
     }
@@ -44,11 +39,8 @@ xtts_status xtts_dataset_scan(xtts_cache *cache, int skip_corrupt, xtts_dataset 
     if (n > UINT32_MAX)
         return xtts_error_set(err, XTTS_EINPUT, "%llu records: the loader reads caches of at most %lu records",
                               (unsigned long long)n, (unsigned long)UINT32_MAX);
-    {
-        const json_t *man = xtts_cache_manifest(cache);
-        size_t nl = json_array_size(man ? json_object_get(man, "languages") : NULL);
-        ds->n_langs = nl > XTTS_N_LANGS && nl <= XTTS_MAX_LANGS ? (int)nl : XTTS_N_LANGS;
-    }
+    size_t nl = xtts_cache_manifest(cache)->n_languages;
+    ds->n_langs = nl > XTTS_N_LANGS && nl <= XTTS_MAX_LANGS ? (int)nl : XTTS_N_LANGS;
     ds->train = malloc((n ? n : 1) * sizeof(uint32_t));
     ds->val = malloc((n ? n : 1) * sizeof(uint32_t));
     ds->train_bucket = malloc((n ? n : 1) * sizeof(uint32_t));
@@ -380,6 +372,126 @@ static void *worker_main(void *arg) {
 
 /* ---- the ring ---------------------------------------------------------------------- */
 
+static xtts_status out_of_memory(const xtts_loader *l, xtts_error *err) {
+    return xtts_error_set(err, XTTS_ENOMEM, "loader: out of memory for %d batch slots of %d rows", XTTS_LOADER_SLOTS,
+                          l->opt.batch_size);
+}
+
+/* Where bucket v sits in value[0..n) (ascending): its index, or where it would go. */
+static size_t bucket_position(const uint32_t *value, size_t n, uint32_t v) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (value[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The distinct buckets of buckets[0..n), ascending, into *value with their record counts in
+ * *count (l->n_buckets of them; the caller frees both, also after a failure). -1 when out
+ * of memory. */
+static int count_buckets(xtts_loader *l, const uint32_t *buckets, size_t n, uint32_t **value, size_t **count) {
+    size_t cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t lo = bucket_position(*value, l->n_buckets, buckets[i]);
+        if (lo == l->n_buckets || (*value)[lo] != buckets[i]) {
+            if (l->n_buckets == cap) {
+                cap = cap ? 2 * cap : 16;
+                uint32_t *v = realloc(*value, cap * sizeof *v);
+                if (v) *value = v;
+                size_t *c = v ? realloc(*count, cap * sizeof *c) : NULL;
+                if (c) *count = c;
+                if (!v || !c) return -1;
+            }
+            memmove(*value + lo + 1, *value + lo, (l->n_buckets - lo) * sizeof **value);
+            memmove(*count + lo + 1, *count + lo, (l->n_buckets - lo) * sizeof **count);
+            (*value)[lo] = buckets[i];
+            (*count)[lo] = 0;
+            l->n_buckets++;
+        }
+        (*count)[lo]++;
+    }
+    return 0;
+}
+
+/* The split's records grouped by bucket, index order within one, with each bucket's first
+ * record and first canonical batch (the layout struct xtts_loader describes). */
+static xtts_status group_records(xtts_loader *l, const uint32_t *records, const uint32_t *buckets,
+                                 xtts_error *err) {
+    size_t n = l->n_records;
+    uint32_t *value = NULL;
+    size_t *count = NULL;
+    xtts_status st = XTTS_OK;
+    if (count_buckets(l, buckets, n, &value, &count)) {
+        st = out_of_memory(l, err);
+        goto done;
+    }
+    l->grouped = malloc(n * sizeof *l->grouped);
+    l->bucket_first = malloc((l->n_buckets + 1) * sizeof *l->bucket_first);
+    l->batch_first = malloc((l->n_buckets + 1) * sizeof *l->batch_first);
+    if (!l->grouped || !l->bucket_first || !l->batch_first) {
+        st = out_of_memory(l, err);
+        goto done;
+    }
+    l->bucket_first[0] = 0;
+    l->batch_first[0] = 0;
+    size_t B = (size_t)l->opt.batch_size;
+    for (size_t j = 0; j < l->n_buckets; j++) { /* count[] becomes each bucket's fill cursor */
+        l->bucket_first[j + 1] = l->bucket_first[j] + count[j];
+        l->batch_first[j + 1] = l->batch_first[j] + (count[j] + B - 1) / B;
+        count[j] = l->bucket_first[j];
+    }
+    for (size_t i = 0; i < n; i++) l->grouped[count[bucket_position(value, l->n_buckets, buckets[i])]++] = records[i];
+    l->batches_per_epoch = l->batch_first[l->n_buckets];
+done:
+    free(value);
+    free(count);
+    return st;
+}
+
+/* The three batch slots, each with rows for a full batch. */
+static xtts_status alloc_slots(xtts_loader *l, xtts_error *err) {
+    size_t B = (size_t)l->opt.batch_size, M = (size_t)l->ds->n_mels;
+    for (int k = 0; k < XTTS_LOADER_SLOTS; k++) {
+        xtts_loader_batch *s = &l->slots[k];
+        s->text = calloc(B * l->text_stride, sizeof(int32_t));
+        s->n_text = calloc(B, sizeof(int));
+        s->n_frames = calloc(B, sizeof(int));
+        s->mel = calloc(B * l->mel_stride * M, sizeof(float));
+        s->index = calloc(B, sizeof(uint64_t));
+        if (!s->text || !s->n_text || !s->n_frames || !s->mel || !s->index) return out_of_memory(l, err);
+        s->view = (xtts_model_batch){0, 0, l->text_stride, l->mel_stride, s->text, s->n_text, s->n_frames, s->mel};
+    }
+    return XTTS_OK;
+}
+
+/* The decoding threads, each with its own reader and scratch. The workers' array is the
+ * loader's from the start, so that xtts_loader_delete frees what a failure leaves. */
+static xtts_status start_workers(xtts_loader *l, xtts_cache *cache, xtts_error *err) {
+    int n = l->opt.n_threads;
+    const xtts_dataset *ds = l->ds;
+    l->threads = calloc(n, sizeof(pthread_t));
+    worker *ws = l->workers_memory = calloc(n, sizeof(worker));
+    if (!l->threads || !ws) return out_of_memory(l, err);
+    for (int i = 0; i < n; i++) {
+        worker *w = &ws[i];
+        w->l = l;
+        w->tokens_cap = (size_t)(ds->max_tokens > 0 ? ds->max_tokens : 1);
+        w->tokens = malloc(w->tokens_cap * sizeof(int32_t));
+        w->mel = malloc((size_t)ds->n_mels * (size_t)ds->max_frames * sizeof(float));
+        if (!w->tokens || !w->mel) return xtts_error_set(err, XTTS_ENOMEM, "loader: out of memory");
+        xtts_status st = xtts_cache_reader_new(cache, &w->reader, err);
+        if (st) return st;
+    }
+    for (int i = 0; i < n; i++) {
+        if (pthread_create(&l->threads[i], NULL, worker_main, &ws[i]) != 0)
+            return xtts_error_set(err, XTTS_EIO, "loader: cannot start thread %d", i);
+        l->n_threads++;
+    }
+    return XTTS_OK;
+}
+
 xtts_status xtts_loader_new(xtts_cache *cache, const xtts_dataset *ds, const xtts_loader_options *opt,
                             xtts_loader **out, xtts_error *err) {
     *out = NULL;
@@ -394,142 +506,26 @@ xtts_status xtts_loader_new(xtts_cache *cache, const xtts_dataset *ds, const xtt
     l->cache = cache;
     l->ds = ds;
     l->opt = *opt;
-    const uint32_t *records = val ? ds->val : ds->train, *buckets = val ? ds->val_bucket : ds->train_bucket;
     l->n_records = n;
     l->text_stride = ds->max_tokens + 1;
     l->mel_stride = ds->max_frames;
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->cv, NULL);
-    /* distinct buckets, ascending, with their record counts */
-    size_t cap = 0;
-    uint32_t *value = NULL;
-    size_t *count = NULL;
-    for (size_t i = 0; i < n; i++) {
-        size_t lo = 0, hi = l->n_buckets;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (value[mid] < buckets[i]) lo = mid + 1;
-            else hi = mid;
-        }
-        if (lo == l->n_buckets || value[lo] != buckets[i]) {
-            if (l->n_buckets == cap) {
-                cap = cap ? 2 * cap : 16;
-                uint32_t *v = realloc(value, cap * sizeof *v);
-                if (v) value = v;
-                size_t *c = v ? realloc(count, cap * sizeof *c) : NULL;
-                if (c) count = c;
-                if (!v || !c) {
-                    free(value);
-                    free(count);
-                    goto oom;
-                }
-            }
-            memmove(value + lo + 1, value + lo, (l->n_buckets - lo) * sizeof *value);
-            memmove(count + lo + 1, count + lo, (l->n_buckets - lo) * sizeof *count);
-            value[lo] = buckets[i];
-            count[lo] = 0;
-            l->n_buckets++;
-        }
-        count[lo]++;
-    }
-    /* the records grouped by bucket (count[] becomes each bucket's fill cursor) */
-    l->grouped = malloc(n * sizeof *l->grouped);
-    l->bucket_first = malloc((l->n_buckets + 1) * sizeof *l->bucket_first);
-    l->batch_first = malloc((l->n_buckets + 1) * sizeof *l->batch_first);
-    if (!l->grouped || !l->bucket_first || !l->batch_first) {
-        free(value);
-        free(count);
-        goto oom;
-    }
-    l->bucket_first[0] = 0;
-    l->batch_first[0] = 0;
-    for (size_t j = 0; j < l->n_buckets; j++) {
-        l->bucket_first[j + 1] = l->bucket_first[j] + count[j];
-        l->batch_first[j + 1] = l->batch_first[j] + (count[j] + opt->batch_size - 1) / opt->batch_size;
-        count[j] = l->bucket_first[j];
-    }
-    for (size_t i = 0; i < n; i++) {
-        size_t lo = 0, hi = l->n_buckets;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (value[mid] < buckets[i]) lo = mid + 1;
-            else hi = mid;
-        }
-        l->grouped[count[lo]++] = records[i];
-    }
-    free(value);
-    free(count);
-    l->batches_per_epoch = l->batch_first[l->n_buckets];
+    xtts_status st = group_records(l, val ? ds->val : ds->train, val ? ds->val_bucket : ds->train_bucket, err);
+    if (st) goto fail;
     l->end_seq = val ? l->batches_per_epoch : UINT64_MAX;
     if (val) l->opt.start_epoch = 0, l->opt.start_batch = 0;
-    if (l->opt.start_batch >= l->batches_per_epoch) {
-        /* a position from a checkpoint of a cache with another record count */
-        xtts_loader_delete(l);
-        return xtts_error_set(err, XTTS_EMISMATCH, "loader: start batch %llu beyond the %llu batches of an epoch",
-                              (unsigned long long)opt->start_batch, (unsigned long long)l->batches_per_epoch);
+    if (l->opt.start_batch >= l->batches_per_epoch) { /* a checkpoint of a cache with another record count */
+        st = xtts_error_set(err, XTTS_EMISMATCH, "loader: start batch %llu beyond the %llu batches of an epoch",
+                            (unsigned long long)opt->start_batch, (unsigned long long)l->batches_per_epoch);
+        goto fail;
     }
-    size_t B = (size_t)opt->batch_size, M = (size_t)ds->n_mels;
-    for (int k = 0; k < XTTS_LOADER_SLOTS; k++) {
-        xtts_loader_batch *s = &l->slots[k];
-        s->text = calloc(B * l->text_stride, sizeof(int32_t));
-        s->n_text = calloc(B, sizeof(int));
-        s->n_frames = calloc(B, sizeof(int));
-        s->mel = calloc(B * l->mel_stride * M, sizeof(float));
-        s->index = calloc(B, sizeof(uint64_t));
-        if (!s->text || !s->n_text || !s->n_frames || !s->mel || !s->index) goto oom;
-        s->view = (xtts_model_batch){0, 0, l->text_stride, l->mel_stride, s->text, s->n_text, s->n_frames, s->mel};
-    }
-    l->threads = calloc(opt->n_threads, sizeof(pthread_t));
-    worker *ws = calloc(opt->n_threads, sizeof(worker));
-    if (!l->threads || !ws) {
-        free(ws);
-        goto oom;
-    }
-    /* workers live in an array placed after the threads so that delete frees them */
-    for (int i = 0; i < opt->n_threads; i++) {
-        worker *w = &ws[i];
-        w->l = l;
-        w->tokens_cap = (size_t)(ds->max_tokens > 0 ? ds->max_tokens : 1);
-        w->tokens = malloc(w->tokens_cap * sizeof(int32_t));
-        w->mel = malloc(M * (size_t)ds->max_frames * sizeof(float));
-        xtts_status st = w->tokens && w->mel ? xtts_cache_reader_new(cache, &w->reader, err)
-                                             : xtts_error_set(err, XTTS_ENOMEM, "loader: out of memory");
-        if (st) {
-            for (int j = 0; j <= i; j++) {
-                if (ws[j].reader) xtts_cache_reader_delete(ws[j].reader);
-                free(ws[j].tokens);
-                free(ws[j].mel);
-            }
-            free(ws);
-            xtts_loader_delete(l);
-            return st;
-        }
-    }
-    for (int i = 0; i < opt->n_threads; i++) {
-        if (pthread_create(&l->threads[i], NULL, worker_main, &ws[i]) != 0) {
-            pthread_mutex_lock(&l->mu);
-            l->stop = 1;
-            pthread_cond_broadcast(&l->cv);
-            pthread_mutex_unlock(&l->mu);
-            for (int j = 0; j < i; j++) pthread_join(l->threads[j], NULL);
-            for (int j = 0; j < opt->n_threads; j++) {
-                xtts_cache_reader_delete(ws[j].reader);
-                free(ws[j].tokens);
-                free(ws[j].mel);
-            }
-            free(ws);
-            xtts_loader_delete(l);
-            return xtts_error_set(err, XTTS_EIO, "loader: cannot start thread %d", i);
-        }
-        l->n_threads++;
-    }
-    l->workers_memory = ws;
+    if ((st = alloc_slots(l, err)) || (st = start_workers(l, cache, err))) goto fail;
     *out = l;
     return XTTS_OK;
-oom:
+fail:
     xtts_loader_delete(l);
-    return xtts_error_set(err, XTTS_ENOMEM, "loader: out of memory for %d batch slots of %d rows", XTTS_LOADER_SLOTS,
-                          opt->batch_size);
+    return st;
 }
 
 void xtts_loader_delete(xtts_loader *l) {

@@ -104,9 +104,9 @@ static float max_of(const float *x, int n) {
 
 /* out is (B,T,C). Text positions: wte[token] + wpe_text[t]. Mel position j:
  * melin_w . frame(j-1) + melin_b + wpe_mel[j], frame(-1) = mel_start. Padding: 0. */
-void encoder_forward(float *out, const xtts_model_batch *bt, const float *wte, const float *wpe_text,
-                     const float *wpe_mel, const float *melin_w, const float *melin_b, const float *mel_start,
-                     int C, int M) {
+void xtts_encoder_forward(float *out, const xtts_model_batch *bt, const float *wte, const float *wpe_text,
+                          const float *wpe_mel, const float *melin_w, const float *melin_b, const float *mel_start,
+                          int C, int M) {
     int B = bt->B, T = bt->T;
     /* melin_w^T (M,C): a frame's projection then runs along contiguous channels, the same
      * sums in the same order as the dot products (without the memory: the dot products) */
@@ -149,9 +149,9 @@ void encoder_forward(float *out, const xtts_model_batch *bt, const float *wte, c
     free(wt);
 }
 
-void encoder_backward(float *dwte, float *dwpe_text, float *dwpe_mel, float *dmelin_w, float *dmelin_b,
-                      float *dmel_start, const float *dout, const xtts_model_batch *bt, const float *mel_start,
-                      const float *melin_w, int C, int M) {
+void xtts_encoder_backward(float *dwte, float *dwpe_text, float *dwpe_mel, float *dmelin_w, float *dmelin_b,
+                           float *dmel_start, const float *dout, const xtts_model_batch *bt, const float *mel_start,
+                           const float *melin_w, int C, int M) {
     int B = bt->B, T = bt->T;
     /* Embedding tables: rows are shared between positions, so sum serially in (b,t) order. */
     for (int b = 0; b < B; b++) {
@@ -197,8 +197,8 @@ void encoder_backward(float *dwte, float *dwpe_text, float *dwpe_mel, float *dme
 /* ---- layernorm ------------------------------------------------------------------------ */
 
 /* inp, out are (B,T,C); mean, rstd are (B,T); weight, bias are (C). */
-void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
-                       const float *bias, int B, int T, int C) {
+void xtts_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                            const float *bias, int B, int T, int C) {
     const float eps = 1e-5f;
 #pragma omp parallel for schedule(static)
     for (int bt = 0; bt < B * T; bt++) {
@@ -213,8 +213,8 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, c
     }
 }
 
-void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                        const float *weight, const float *mean, const float *rstd, int B, int T, int C) {
+void xtts_layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                             const float *weight, const float *mean, const float *rstd, int B, int T, int C) {
     int N = B * T;
 #pragma omp parallel for schedule(static)
     for (int bt = 0; bt < N; bt++) {
@@ -495,14 +495,14 @@ static void gemm_acc(int n, int m, int k, const float *a, size_t ars, size_t aps
 }
 
 /* inp is (B,T,C), weight is (OC,C), bias is (OC) or NULL, out is (B,T,OC). */
-void matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int B, int T,
-                    int C, int OC) {
+void xtts_matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int B, int T,
+                         int C, int OC) {
     /* out (N,OC) = bias + inp (N,C) . weight^T (C,OC) */
     gemm(B * T, C, OC, inp, (size_t)C, 1, weight, 1, (size_t)C, out, (size_t)OC, GEMM_SET, bias);
 }
 
-void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                     const float *weight, int B, int T, int C, int OC) {
+void xtts_matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                          const float *weight, int B, int T, int C, int OC) {
     int N = B * T;
     /* dinp (N,C) += dout (N,OC) . weight (OC,C) */
     gemm_acc(N, OC, C, dout, (size_t)OC, 1, weight, (size_t)C, 1, dinp, (size_t)C, GEMM_FULL);
@@ -529,7 +529,7 @@ void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dou
 /* inp is (B,T,3C) holding q,k,v; att is (B,NH,T,T); out is (B,T,C).
  * Per (b,h): S = q k^T (the tiles on or below the diagonal, then masked), P = softmax of
  * the causal part of each row (zeros above the diagonal), out = P v over that part. */
-void attention_forward(float *out, float *att, const float *inp, int B, int T, int C, int NH) {
+void xtts_attention_forward(float *out, float *att, const float *inp, int B, int T, int C, int NH) {
     size_t C3 = 3 * (size_t)C;
     int hs = C / NH;
     float scale = 1.0f / sqrtf((float)hs);
@@ -558,8 +558,8 @@ void attention_forward(float *out, float *att, const float *inp, int B, int T, i
 }
 
 /* dinp is (B,T,3C); each (b,h) adds into its own q,k,v columns. */
-void attention_backward(float *dinp, const float *dout, const float *inp, const float *att, int B, int T,
-                        int C, int NH) {
+void xtts_attention_backward(float *dinp, const float *dout, const float *inp, const float *att, int B, int T,
+                             int C, int NH) {
     size_t C3 = 3 * (size_t)C;
     int hs = C / NH;
     float scale = 1.0f / sqrtf((float)hs);
@@ -596,17 +596,17 @@ void attention_backward(float *dinp, const float *dout, const float *inp, const 
 
 /* ---- pointwise ---------------------------------------------------------------------- */
 
-WIDE_VECTORS void gelu_forward(float *out, const float *inp, size_t N) {
+WIDE_VECTORS void xtts_gelu_forward(float *out, const float *inp, size_t N) {
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < N; i++) out[i] = xtts_gelu(inp[i]);
 }
 
-WIDE_VECTORS void gelu_backward(float *dinp, const float *inp, const float *dout, size_t N) {
+WIDE_VECTORS void xtts_gelu_backward(float *dinp, const float *inp, const float *dout, size_t N) {
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < N; i++) dinp[i] += xtts_gelu_grad(inp[i]) * dout[i];
 }
 
-void residual_forward(float *out, const float *inp1, const float *inp2, size_t N) {
+void xtts_residual_forward(float *out, const float *inp1, const float *inp2, size_t N) {
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < N; i++) out[i] = inp1[i] + inp2[i];
 }
@@ -614,8 +614,8 @@ void residual_forward(float *out, const float *inp1, const float *inp2, size_t N
 /* ---- loss ------------------------------------------------------------------------------ */
 
 /* head is (B,T,M+1): M mel predictions and a stop logit per position. */
-int mel_stop_loss_forward_backward(float *mel_loss, float *stop_loss, float *dhead, const float *head,
-                                   const xtts_model_batch *bt, int M, float pos_weight) {
+int xtts_mel_stop_loss_forward_backward(float *mel_loss, float *stop_loss, float *dhead, const float *head,
+                                        const xtts_model_batch *bt, int M, float pos_weight) {
     int B = bt->B, T = bt->T, M1 = M + 1;
     int frames = 0;
     for (int b = 0; b < B; b++) frames += bt->n_frames[b];
@@ -894,7 +894,7 @@ void xtts_model_forward(xtts_model *m, const xtts_model_batch *bt) {
     xtts_param_tensors *p = &m->params;
     xtts_activations *a = &m->acts;
 
-    encoder_forward(a->encoded, bt, p->wte, p->wpe_text, p->wpe_mel, p->melin_w, p->melin_b, p->mel_start, C, M);
+    xtts_encoder_forward(a->encoded, bt, p->wte, p->wpe_text, p->wpe_mel, p->melin_w, p->melin_b, p->mel_start, C, M);
     for (int l = 0; l < L; l++) {
         const float *residual = l == 0 ? a->encoded : a->residual3 + (size_t)(l - 1) * BT * C;
         float *l_ln1 = a->ln1 + l * BT * C, *l_ln1_mean = a->ln1_mean + l * BT, *l_ln1_rstd = a->ln1_rstd + l * BT;
@@ -907,22 +907,22 @@ void xtts_model_forward(xtts_model *m, const xtts_model_batch *bt) {
         /* attention output projection and MLP output go into scratch before the residual add */
         float *tmp = m->scratch.dln; /* (B,T,C), free during forward */
 
-        layernorm_forward(l_ln1, l_ln1_mean, l_ln1_rstd, residual, p->ln1w + l * C, p->ln1b + l * C, B, T, C);
-        matmul_forward(l_qkv, l_ln1, p->qkvw + (size_t)l * 3 * C * C, p->qkvb + l * 3 * C, B, T, C, 3 * C);
-        attention_forward(l_atty, l_att, l_qkv, B, T, C, NH);
-        matmul_forward(tmp, l_atty, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, B, T, C, C);
-        residual_forward(l_residual2, residual, tmp, BT * C);
-        layernorm_forward(l_ln2, l_ln2_mean, l_ln2_rstd, l_residual2, p->ln2w + l * C, p->ln2b + l * C, B, T, C);
-        matmul_forward(l_fch, l_ln2, p->fcw + (size_t)l * 4 * C * C, p->fcb + l * 4 * C, B, T, C, 4 * C);
-        gelu_forward(l_fch_gelu, l_fch, BT * 4 * C);
-        matmul_forward(tmp, l_fch_gelu, p->fcprojw + (size_t)l * C * 4 * C, p->fcprojb + l * C, B, T, 4 * C, C);
-        residual_forward(l_residual3, l_residual2, tmp, BT * C);
+        xtts_layernorm_forward(l_ln1, l_ln1_mean, l_ln1_rstd, residual, p->ln1w + l * C, p->ln1b + l * C, B, T, C);
+        xtts_matmul_forward(l_qkv, l_ln1, p->qkvw + (size_t)l * 3 * C * C, p->qkvb + l * 3 * C, B, T, C, 3 * C);
+        xtts_attention_forward(l_atty, l_att, l_qkv, B, T, C, NH);
+        xtts_matmul_forward(tmp, l_atty, p->attprojw + (size_t)l * C * C, p->attprojb + l * C, B, T, C, C);
+        xtts_residual_forward(l_residual2, residual, tmp, BT * C);
+        xtts_layernorm_forward(l_ln2, l_ln2_mean, l_ln2_rstd, l_residual2, p->ln2w + l * C, p->ln2b + l * C, B, T, C);
+        xtts_matmul_forward(l_fch, l_ln2, p->fcw + (size_t)l * 4 * C * C, p->fcb + l * 4 * C, B, T, C, 4 * C);
+        xtts_gelu_forward(l_fch_gelu, l_fch, BT * 4 * C);
+        xtts_matmul_forward(tmp, l_fch_gelu, p->fcprojw + (size_t)l * C * 4 * C, p->fcprojb + l * C, B, T, 4 * C, C);
+        xtts_residual_forward(l_residual3, l_residual2, tmp, BT * C);
     }
     const float *last = a->residual3 + (size_t)(L - 1) * BT * C;
-    layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, last, p->lnfw, p->lnfb, B, T, C);
-    matmul_forward(a->head, a->lnf, p->headw, p->headb, B, T, C, M + 1);
-    m->n_frames_total = mel_stop_loss_forward_backward(&m->mel_loss, &m->stop_loss, NULL, a->head, bt, M,
-                                                       m->stop_pos_weight);
+    xtts_layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, last, p->lnfw, p->lnfb, B, T, C);
+    xtts_matmul_forward(a->head, a->lnf, p->headw, p->headb, B, T, C, M + 1);
+    m->n_frames_total = xtts_mel_stop_loss_forward_backward(&m->mel_loss, &m->stop_loss, NULL, a->head, bt, M,
+                                                            m->stop_pos_weight);
     m->loss = m->mel_loss + m->stop_loss;
 }
 
@@ -936,13 +936,13 @@ void xtts_model_backward(xtts_model *m, const xtts_model_batch *bt) {
     xtts_activations *a = &m->acts;
     xtts_grad_scratch *s = &m->scratch;
     float ml, sl;
-    mel_stop_loss_forward_backward(&ml, &sl, s->dhead, a->head, bt, M, m->stop_pos_weight);
+    xtts_mel_stop_loss_forward_backward(&ml, &sl, s->dhead, a->head, bt, M, m->stop_pos_weight);
 
     memset(s->dln, 0, BT * C * sizeof(float));
-    matmul_backward(s->dln, g->headw, g->headb, s->dhead, a->lnf, p->headw, B, T, C, M + 1);
+    xtts_matmul_backward(s->dln, g->headw, g->headb, s->dhead, a->lnf, p->headw, B, T, C, M + 1);
     memset(s->dresidual, 0, BT * C * sizeof(float));
-    layernorm_backward(s->dresidual, g->lnfw, g->lnfb, s->dln, a->residual3 + (size_t)(L - 1) * BT * C, p->lnfw,
-                       a->lnf_mean, a->lnf_rstd, B, T, C);
+    xtts_layernorm_backward(s->dresidual, g->lnfw, g->lnfb, s->dln, a->residual3 + (size_t)(L - 1) * BT * C, p->lnfw,
+                            a->lnf_mean, a->lnf_rstd, B, T, C);
     for (int l = L - 1; l >= 0; l--) {
         const float *residual = l == 0 ? a->encoded : a->residual3 + (size_t)(l - 1) * BT * C;
         const float *l_ln1 = a->ln1 + l * BT * C, *l_ln1_mean = a->ln1_mean + l * BT,
@@ -956,27 +956,27 @@ void xtts_model_backward(xtts_model *m, const xtts_model_batch *bt) {
 
         /* residual3 = residual2 + fcproj: dresidual flows to both */
         memset(s->dfch_gelu, 0, BT * 4 * C * sizeof(float));
-        matmul_backward(s->dfch_gelu, g->fcprojw + (size_t)l * C * 4 * C, g->fcprojb + l * C, s->dresidual,
-                        l_fch_gelu, p->fcprojw + (size_t)l * C * 4 * C, B, T, 4 * C, C);
+        xtts_matmul_backward(s->dfch_gelu, g->fcprojw + (size_t)l * C * 4 * C, g->fcprojb + l * C, s->dresidual,
+                             l_fch_gelu, p->fcprojw + (size_t)l * C * 4 * C, B, T, 4 * C, C);
         memset(s->dfch, 0, BT * 4 * C * sizeof(float));
-        gelu_backward(s->dfch, l_fch, s->dfch_gelu, BT * 4 * C);
+        xtts_gelu_backward(s->dfch, l_fch, s->dfch_gelu, BT * 4 * C);
         memset(s->dln, 0, BT * C * sizeof(float));
-        matmul_backward(s->dln, g->fcw + (size_t)l * 4 * C * C, g->fcb + l * 4 * C, s->dfch, l_ln2,
-                        p->fcw + (size_t)l * 4 * C * C, B, T, C, 4 * C);
-        layernorm_backward(s->dresidual, g->ln2w + l * C, g->ln2b + l * C, s->dln, l_residual2, p->ln2w + l * C,
-                           l_ln2_mean, l_ln2_rstd, B, T, C);
+        xtts_matmul_backward(s->dln, g->fcw + (size_t)l * 4 * C * C, g->fcb + l * 4 * C, s->dfch, l_ln2,
+                             p->fcw + (size_t)l * 4 * C * C, B, T, C, 4 * C);
+        xtts_layernorm_backward(s->dresidual, g->ln2w + l * C, g->ln2b + l * C, s->dln, l_residual2, p->ln2w + l * C,
+                                l_ln2_mean, l_ln2_rstd, B, T, C);
         /* residual2 = residual + attproj */
         memset(s->datty, 0, BT * C * sizeof(float));
-        matmul_backward(s->datty, g->attprojw + (size_t)l * C * C, g->attprojb + l * C, s->dresidual, l_atty,
-                        p->attprojw + (size_t)l * C * C, B, T, C, C);
+        xtts_matmul_backward(s->datty, g->attprojw + (size_t)l * C * C, g->attprojb + l * C, s->dresidual, l_atty,
+                             p->attprojw + (size_t)l * C * C, B, T, C, C);
         memset(s->dqkv, 0, BT * 3 * C * sizeof(float));
-        attention_backward(s->dqkv, s->datty, l_qkv, l_att, B, T, C, NH);
+        xtts_attention_backward(s->dqkv, s->datty, l_qkv, l_att, B, T, C, NH);
         memset(s->dln, 0, BT * C * sizeof(float));
-        matmul_backward(s->dln, g->qkvw + (size_t)l * 3 * C * C, g->qkvb + l * 3 * C, s->dqkv, l_ln1,
-                        p->qkvw + (size_t)l * 3 * C * C, B, T, C, 3 * C);
-        layernorm_backward(s->dresidual, g->ln1w + l * C, g->ln1b + l * C, s->dln, residual, p->ln1w + l * C,
-                           l_ln1_mean, l_ln1_rstd, B, T, C);
+        xtts_matmul_backward(s->dln, g->qkvw + (size_t)l * 3 * C * C, g->qkvb + l * 3 * C, s->dqkv, l_ln1,
+                             p->qkvw + (size_t)l * 3 * C * C, B, T, C, 3 * C);
+        xtts_layernorm_backward(s->dresidual, g->ln1w + l * C, g->ln1b + l * C, s->dln, residual, p->ln1w + l * C,
+                                l_ln1_mean, l_ln1_rstd, B, T, C);
     }
-    encoder_backward(g->wte, g->wpe_text, g->wpe_mel, g->melin_w, g->melin_b, g->mel_start, s->dresidual, bt,
-                     p->mel_start, p->melin_w, C, M);
+    xtts_encoder_backward(g->wte, g->wpe_text, g->wpe_mel, g->melin_w, g->melin_b, g->mel_start, s->dresidual, bt,
+                          p->mel_start, p->melin_w, C, M);
 }

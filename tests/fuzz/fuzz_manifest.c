@@ -4,6 +4,7 @@
  * configuration round trip (from_json -> to_json -> from_json -> same hash) and the
  * padded-frame lookup. Build: clang -fsanitize=fuzzer,address,undefined with libxtts.
  */
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "prep/text/tokenizer/tokenizer.h"
+#include "prep/text/tokenizer/tokenizer_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     xtts_bpe *b;

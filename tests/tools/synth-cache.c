@@ -1,4 +1,4 @@
-/* synth-cache — test helper: writes a small synthetic cache (cache/synth.h) for the trainer's
+/* synth-cache — test helper: writes a small synthetic cache (tests/synth.h) for the trainer's
  * and the readers' smoke tests and benchmarks. Not installed.
  *   synth-cache DIR [--records N] [--frames N]
  * N records (default 64) padded to N frames (default 96); exit 0, 1 usage, 2 write error. */
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache/synth.h"
+#include "tests/synth.h"
 
 static int num(const char *s, long lo, long hi, int *out) {
     char *end;

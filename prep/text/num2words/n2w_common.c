@@ -17,7 +17,7 @@ static int digits_value(const char *s, size_t n, int64_t *v) {
     return 0;
 }
 
-int n2w_parse_repr(const char *repr, n2w_repr *r) {
+int xtts_n2w_parse_repr(const char *repr, n2w_repr *r) {
     memset(r, 0, sizeof *r);
     const char *p = repr;
     if (*p == '-') {
@@ -35,7 +35,7 @@ int n2w_parse_repr(const char *repr, n2w_repr *r) {
     return 0;
 }
 
-int n2w_money_parts(const char *repr, int64_t *units, int *cents, int *neg) {
+int xtts_n2w_money_parts(const char *repr, int64_t *units, int *cents, int *neg) {
     double x = strtod(repr, NULL);
     if (!isfinite(x)) return -1;
     *neg = signbit(x) && x != 0.0; /* Decimal(-0.0) quantized is -0.00, which is not < 0 */
@@ -60,6 +60,6 @@ int n2w_money_parts(const char *repr, int64_t *units, int *cents, int *neg) {
     return 0;
 }
 
-void n2w_repeat(xtts_sb *out, const char *s, int n) {
+void xtts_n2w_repeat(xtts_sb *out, const char *s, int n) {
     for (int i = 0; i < n; i++) xtts_sb_puts(out, s);
 }

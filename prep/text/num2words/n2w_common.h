@@ -19,13 +19,13 @@ typedef struct {
     char frac[40];    /* the digits after the point, as written */
     int nfrac;        /* their count */
 } n2w_repr;
-int n2w_parse_repr(const char *repr, n2w_repr *r);
+int xtts_n2w_parse_repr(const char *repr, n2w_repr *r);
 
 /* num2words' parse_currency_parts for a Python float: Decimal(x) quantized to cents with
  * ROUND_HALF_UP on the exact binary value. Returns -1 when |x| >= 2^63 or x is not finite. */
-int n2w_money_parts(const char *repr, int64_t *units, int *cents, int *neg);
+int xtts_n2w_money_parts(const char *repr, int64_t *units, int *cents, int *neg);
 
 /* Appends s n times. */
-void n2w_repeat(xtts_sb *out, const char *s, int n);
+void xtts_n2w_repeat(xtts_sb *out, const char *s, int n);
 
 #endif

@@ -33,12 +33,12 @@ static const n2w_slavic CS = {
     .pointword = "celá",
 };
 
-static int cs_cardinal(int64_t n, xtts_sb *out) { return n2w_slavic_int(&CS, n, 0, out); }
-static int cs_float(const char *repr, xtts_sb *out) { return n2w_slavic_float(&CS, repr, out); }
+static int cs_cardinal(int64_t n, xtts_sb *out) { return xtts_n2w_slavic_int(&CS, n, 0, out); }
+static int cs_float(const char *repr, xtts_sb *out) { return xtts_n2w_slavic_float(&CS, repr, out); }
 static int cs_currency(const char *repr, const char *cur, xtts_sb *out) {
     static const char *const EURO[3] = {"euro", "euro", "euro"}, *const CENT[3] = {"cent", "centy", "centů"};
     if (strcmp(cur, "EUR")) return -1;
-    return n2w_slavic_currency(&CS, repr, EURO, CENT, 0, 0, out);
+    return xtts_n2w_slavic_currency(&CS, repr, EURO, CENT, 0, 0, out);
 }
 
 const xtts_n2w_lang xtts_n2w_cs = {"cs", cs_cardinal, NULL, cs_float, cs_currency};

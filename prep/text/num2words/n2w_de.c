@@ -26,7 +26,7 @@ static void de_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtt
         xtts_sb_puts(o, ct);
         if (nn >= 1000000) xtts_sb_putc(o, ' ');
         xtts_sb_puts(o, nt);
-        if (nn >= 1000000 && cn > 1) xtts_sb_puts(o, n2w_endswith(nt, strlen(nt), "e") ? "n" : "en");
+        if (nn >= 1000000 && cn > 1) xtts_sb_puts(o, xtts_n2w_endswith(nt, strlen(nt), "e") ? "n" : "en");
         *on = cn * nn;
         return;
     }
@@ -44,12 +44,12 @@ static void de_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtt
 
 static const n2w_eu de_lang = {de_cards, sizeof de_cards / sizeof de_cards[0], de_merge, "minus"};
 
-static int de_cardinal(int64_t n, xtts_sb *out) { return n2w_eu_cardinal(&de_lang, n, out); }
+static int de_cardinal(int64_t n, xtts_sb *out) { return xtts_n2w_eu_cardinal(&de_lang, n, out); }
 
 /* " <[a-z]+(illion|illiard)ste>" at the end of s: the offset of that space, or -1. */
 static long big_ordinal_word(const char *s, size_t len) {
-    if (!n2w_endswith(s, len, "illionste") && !n2w_endswith(s, len, "illiardste")) return -1;
-    size_t suf = n2w_endswith(s, len, "illionste") ? 9 : 10;
+    if (!xtts_n2w_endswith(s, len, "illionste") && !xtts_n2w_endswith(s, len, "illiardste")) return -1;
+    size_t suf = xtts_n2w_endswith(s, len, "illionste") ? 9 : 10;
     size_t i = len;
     while (i > 0 && s[i - 1] >= 'a' && s[i - 1] <= 'z') i--;
     if (len - i <= suf || i == 0 || s[i - 1] != ' ') return -1;
@@ -67,7 +67,7 @@ static int de_ordinal(int64_t n, xtts_sb *out) {
         if (w.s[i] >= 'A' && w.s[i] <= 'Z') w.s[i] = (char)(w.s[i] - 'A' + 'a');
     size_t i, n_ords = sizeof ords / sizeof ords[0];
     for (i = 0; i < n_ords; i++)
-        if (n2w_endswith(w.s, w.len, ords[i][0])) break;
+        if (xtts_n2w_endswith(w.s, w.len, ords[i][0])) break;
     if (i < n_ords) {
         w.s[w.len - strlen(ords[i][0])] = 0;
         xtts_sb_puts(&r, w.s);
@@ -92,7 +92,7 @@ static int de_ordinal(int64_t n, xtts_sb *out) {
     return 0;
 }
 
-static int de_float(const char *repr, xtts_sb *out) { return n2w_generic_float(repr, "Komma", de_cardinal, out); }
+static int de_float(const char *repr, xtts_sb *out) { return xtts_n2w_generic_float(repr, "Komma", de_cardinal, out); }
 
 static int de_currency(const char *repr, const char *cur, xtts_sb *out) {
     static const char *const eur[4] = {"Euro", "Euro", "Cent", "Cent"};
@@ -101,7 +101,7 @@ static int de_currency(const char *repr, const char *cur, xtts_sb *out) {
     const char *const *f = !strcmp(cur, "EUR") ? eur : !strcmp(cur, "USD") ? usd : !strcmp(cur, "GBP") ? gbp : NULL;
     if (!f) return -1;
     xtts_sb t = {0};
-    int rc = n2w_generic_currency(repr, de_cardinal, f, " und", &t);
+    int rc = xtts_n2w_generic_currency(repr, de_cardinal, f, " und", &t);
     if (!rc && !t.failed) {
         /* result.replace("eins ", "ein ") */
         const char *p = t.s;

@@ -28,7 +28,7 @@ static void en_merge(const char *lt, int64_t ln, const char *rt, int64_t rn, xtt
 
 static const n2w_eu en_lang = {en_cards, sizeof en_cards / sizeof en_cards[0], en_merge, "minus"};
 
-static int en_cardinal(int64_t n, xtts_sb *out) { return n2w_eu_cardinal(&en_lang, n, out); }
+static int en_cardinal(int64_t n, xtts_sb *out) { return xtts_n2w_eu_cardinal(&en_lang, n, out); }
 
 static int en_ordinal(int64_t n, xtts_sb *out) {
     static const char *const ords[][2] = {
@@ -57,14 +57,14 @@ static int en_ordinal(int64_t n, xtts_sb *out) {
     return 0;
 }
 
-static int en_float(const char *repr, xtts_sb *out) { return n2w_generic_float(repr, "point", en_cardinal, out); }
+static int en_float(const char *repr, xtts_sb *out) { return xtts_n2w_generic_float(repr, "point", en_cardinal, out); }
 
 static int en_currency(const char *repr, const char *cur, xtts_sb *out) {
     static const char *const eur[4] = {"euro", "euro", "cent", "cents"};
     static const char *const usd[4] = {"dollar", "dollars", "cent", "cents"};
     static const char *const gbp[4] = {"pound sterling", "pounds sterling", "penny", "pence"};
     const char *const *f = !strcmp(cur, "EUR") ? eur : !strcmp(cur, "USD") ? usd : !strcmp(cur, "GBP") ? gbp : NULL;
-    return f ? n2w_generic_currency(repr, en_cardinal, f, ",", out) : -1;
+    return f ? xtts_n2w_generic_currency(repr, en_cardinal, f, ",", out) : -1;
 }
 
 const xtts_n2w_lang xtts_n2w_en = {"en", en_cardinal, en_ordinal, en_float, en_currency};

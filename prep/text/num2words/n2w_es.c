@@ -62,7 +62,7 @@ static void es_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtt
 
 static const n2w_eu es_lang = {es_cards, sizeof es_cards / sizeof es_cards[0], es_merge, "menos"};
 
-static int es_cardinal(int64_t n, xtts_sb *out) { return n2w_eu_cardinal(&es_lang, n, out); }
+static int es_cardinal(int64_t n, xtts_sb *out) { return xtts_n2w_eu_cardinal(&es_lang, n, out); }
 
 static const char *es_ord_stem(int64_t v) {
     static const struct { int64_t v; const char *w; } t[] = {
@@ -132,7 +132,7 @@ static int es_ordinal(int64_t n, xtts_sb *out) {
     return 0;
 }
 
-static int es_float(const char *repr, xtts_sb *out) { return n2w_generic_float(repr, "punto", es_cardinal, out); }
+static int es_float(const char *repr, xtts_sb *out) { return xtts_n2w_generic_float(repr, "punto", es_cardinal, out); }
 
 static void replace_into(const char *s, size_t len, const char *from, const char *to, xtts_sb *o) {
     size_t fl = strlen(from);
@@ -168,7 +168,7 @@ static int es_currency(const char *repr, const char *cur, xtts_sb *out) {
     const char *const *f = !strcmp(cur, "EUR") ? eur : !strcmp(cur, "USD") ? usd : fem ? gbp : NULL;
     if (!f) return -1;
     xtts_sb t = {0};
-    int rc = n2w_generic_currency(repr, es_cardinal, f, " con", &t);
+    int rc = xtts_n2w_generic_currency(repr, es_cardinal, f, " con", &t);
     if (rc || t.failed) { xtts_sb_free(&t); return -1; }
     char *sep = strstr(t.s, " con ");
     if (sep) *sep = 0;

@@ -123,11 +123,11 @@ static int clean(n2w_tree *t, int val, int depth) {
     return t->failed ? val : t->n[val].k[0];
 }
 
-int n2w_eu_cardinal(const n2w_eu *L, int64_t n, xtts_sb *out) {
+int xtts_n2w_eu_cardinal(const n2w_eu *L, int64_t n, xtts_sb *out) {
     if (n < 0) {
         if (n == INT64_MIN || !L->negword) return -1;
         xtts_sb pos = {0};
-        int rc = n2w_eu_cardinal(L, -n, &pos);
+        int rc = xtts_n2w_eu_cardinal(L, -n, &pos);
         if (!rc && !pos.failed) {
             xtts_sb_puts(out, L->negword);
             xtts_sb_putc(out, ' ');
@@ -150,7 +150,7 @@ int n2w_eu_cardinal(const n2w_eu *L, int64_t n, xtts_sb *out) {
     return rc;
 }
 
-int n2w_endswith(const char *s, size_t len, const char *suffix) {
+int xtts_n2w_endswith(const char *s, size_t len, const char *suffix) {
     size_t k = strlen(suffix);
     return len >= k && !memcmp(s + len - k, suffix, k);
 }
@@ -168,7 +168,7 @@ static int repr_exponent(const char *repr) {
     return ex - frac;
 }
 
-int n2w_float2tuple(const char *repr, int64_t *pre, char *post, int *precision, int *is_integer) {
+int xtts_n2w_float2tuple(const char *repr, int64_t *pre, char *post, int *precision, int *is_integer) {
     char *end;
     double v = strtod(repr, &end);
     if (end == repr || !isfinite(v) || fabs(v) >= 9.2e18) return -1;
@@ -193,7 +193,7 @@ int n2w_float2tuple(const char *repr, int64_t *pre, char *post, int *precision, 
     return 0;
 }
 
-int n2w_currency_parts(const char *repr, int64_t *units, int64_t *cents) {
+int xtts_n2w_currency_parts(const char *repr, int64_t *units, int64_t *cents) {
     char *end;
     double v = strtod(repr, &end);
     if (end == repr || !isfinite(v) || fabs(v) >= 9.2e18) return -1;
@@ -210,11 +210,11 @@ int n2w_currency_parts(const char *repr, int64_t *units, int64_t *cents) {
     return 0;
 }
 
-int n2w_generic_float(const char *repr, const char *pointword, int (*cardinal)(int64_t, xtts_sb *), xtts_sb *out) {
+int xtts_n2w_generic_float(const char *repr, const char *pointword, int (*cardinal)(int64_t, xtts_sb *), xtts_sb *out) {
     int64_t pre;
     char post[32];
     int prec, isint;
-    if (n2w_float2tuple(repr, &pre, post, &prec, &isint)) return -1;
+    if (xtts_n2w_float2tuple(repr, &pre, post, &prec, &isint)) return -1;
     if (pre < 0) return -1;
     xtts_sb o = {0};
     int rc = cardinal(pre, &o);
@@ -235,10 +235,10 @@ int n2w_generic_float(const char *repr, const char *pointword, int (*cardinal)(i
     return rc || failed ? -1 : 0;
 }
 
-int n2w_generic_currency(const char *repr, int (*cardinal)(int64_t, xtts_sb *), const char *const forms[4],
-                         const char *separator, xtts_sb *out) {
+int xtts_n2w_generic_currency(const char *repr, int (*cardinal)(int64_t, xtts_sb *), const char *const forms[4],
+                              const char *separator, xtts_sb *out) {
     int64_t u, c;
-    if (n2w_currency_parts(repr, &u, &c)) return -1;
+    if (xtts_n2w_currency_parts(repr, &u, &c)) return -1;
     xtts_sb o = {0};
     int rc = cardinal(u, &o);
     xtts_sb_putc(&o, ' ');

@@ -29,28 +29,28 @@ typedef struct {
 /* to_cardinal(n): negword, a space and the words of |n| for n < 0 (as Num2Word_Base; -1 for
  * INT64_MIN); -1 when n is beyond what is handled here (>= 10^19 is never passed: callers
  * give int64). */
-int n2w_eu_cardinal(const n2w_eu *L, int64_t n, xtts_sb *out);
+int xtts_n2w_eu_cardinal(const n2w_eu *L, int64_t n, xtts_sb *out);
 
 /* float2tuple: integer part, the digits after the point as num2words counts them (a string
  * of exactly *precision digits in post, at most 31) and whether the value is an integer.
  * -1 when the repr cannot be read or is too large. */
-int n2w_float2tuple(const char *repr, int64_t *pre, char *post, int *precision, int *is_integer);
+int xtts_n2w_float2tuple(const char *repr, int64_t *pre, char *post, int *precision, int *is_integer);
 
 /* parse_currency_parts for a float given as its repr: ROUND_HALF_UP to cents on the exact
  * binary value. -1 when too large. */
-int n2w_currency_parts(const char *repr, int64_t *units, int64_t *cents);
+int xtts_n2w_currency_parts(const char *repr, int64_t *units, int64_t *cents);
 
 /* The generic to_cardinal of a float: "<pre> <pointword> <d> <d> ..." with cardinal() for
  * each part, or the integer's words when the float is integral. */
-int n2w_generic_float(const char *repr, const char *pointword, int (*cardinal)(int64_t, xtts_sb *), xtts_sb *out);
+int xtts_n2w_generic_float(const char *repr, const char *pointword, int (*cardinal)(int64_t, xtts_sb *), xtts_sb *out);
 
 /* Num2Word_Base.to_currency: "<units> <form> <separator> <cents> <form>"; forms are the
  * singular and plural unit, then singular and plural cent (pass the same word twice where
  * the language does not inflect). */
-int n2w_generic_currency(const char *repr, int (*cardinal)(int64_t, xtts_sb *), const char *const forms[4],
-                         const char *separator, xtts_sb *out);
+int xtts_n2w_generic_currency(const char *repr, int (*cardinal)(int64_t, xtts_sb *), const char *const forms[4],
+                              const char *separator, xtts_sb *out);
 
 /* 1 if s ends with suffix. */
-int n2w_endswith(const char *s, size_t len, const char *suffix);
+int xtts_n2w_endswith(const char *s, size_t len, const char *suffix);
 
 #endif

@@ -41,15 +41,15 @@ static void fr_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtt
 
 static const n2w_eu fr_lang = {fr_cards, sizeof fr_cards / sizeof fr_cards[0], fr_merge, "moins"};
 
-static int fr_cardinal(int64_t n, xtts_sb *out) { return n2w_eu_cardinal(&fr_lang, n, out); }
+static int fr_cardinal(int64_t n, xtts_sb *out) { return xtts_n2w_eu_cardinal(&fr_lang, n, out); }
 
 static int fr_ordinal(int64_t n, xtts_sb *out) {
     if (n < 0) return -1;
     if (n == 1) { xtts_sb_puts(out, "premier"); return 0; }
     xtts_sb w = {0};
     if (fr_cardinal(n, &w) || w.failed) { xtts_sb_free(&w); return -1; }
-    if (n2w_endswith(w.s, w.len, "cinq")) { xtts_sb_putn(out, w.s, w.len - 4); xtts_sb_puts(out, "cinqui\xc3\xa8me"); }
-    else if (n2w_endswith(w.s, w.len, "neuf")) { xtts_sb_putn(out, w.s, w.len - 4); xtts_sb_puts(out, "neuvi\xc3\xa8me"); }
+    if (xtts_n2w_endswith(w.s, w.len, "cinq")) { xtts_sb_putn(out, w.s, w.len - 4); xtts_sb_puts(out, "cinqui\xc3\xa8me"); }
+    else if (xtts_n2w_endswith(w.s, w.len, "neuf")) { xtts_sb_putn(out, w.s, w.len - 4); xtts_sb_puts(out, "neuvi\xc3\xa8me"); }
     else {
         size_t l = w.len;
         if (l && w.s[l - 1] == 'e') l--;
@@ -60,14 +60,14 @@ static int fr_ordinal(int64_t n, xtts_sb *out) {
     return 0;
 }
 
-static int fr_float(const char *repr, xtts_sb *out) { return n2w_generic_float(repr, "virgule", fr_cardinal, out); }
+static int fr_float(const char *repr, xtts_sb *out) { return xtts_n2w_generic_float(repr, "virgule", fr_cardinal, out); }
 
 static int fr_currency(const char *repr, const char *cur, xtts_sb *out) {
     static const char *const eur[4] = {"euro", "euros", "centime", "centimes"};
     static const char *const usd[4] = {"dollar", "dollars", "cent", "cents"};
     static const char *const gbp[4] = {"livre", "livres", "penny", "pence"};
     const char *const *f = !strcmp(cur, "EUR") ? eur : !strcmp(cur, "USD") ? usd : !strcmp(cur, "GBP") ? gbp : NULL;
-    return f ? n2w_generic_currency(repr, fr_cardinal, f, " et", out) : -1;
+    return f ? xtts_n2w_generic_currency(repr, fr_cardinal, f, " et", out) : -1;
 }
 
 const xtts_n2w_lang xtts_n2w_fr = {"fr", fr_cardinal, fr_ordinal, fr_float, fr_currency};

@@ -179,7 +179,7 @@ static int hu_float(const char *repr, xtts_sb *out) {
         return card_top((int64_t)x, 1, out);
     }
     n2w_repr r;
-    if (n2w_parse_repr(repr, &r)) return -1;
+    if (xtts_n2w_parse_repr(repr, &r)) return -1;
     static const char *const FRACTION[4] = {NULL, "tized", "század", "ezred"};
     if (r.nfrac < 1 || r.nfrac > 3) return -1; /* cards[10**len] is missing or has no ordinal */
     xtts_sb w = {0};
@@ -211,7 +211,7 @@ static int hu_currency(const char *repr, const char *cur, xtts_sb *out) {
     if (f < 0) return -1;
     int64_t units;
     int cents, neg;
-    if (n2w_money_parts(repr, &units, &cents, &neg)) return -1;
+    if (xtts_n2w_money_parts(repr, &units, &cents, &neg)) return -1;
     xtts_sb w = {0};
     if (neg) xtts_sb_puts(&w, "mínusz  ");
     int rc = card_top(units, 0, &w);

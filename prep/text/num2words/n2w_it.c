@@ -208,7 +208,7 @@ static int it_currency(const char *repr, const char *cur, xtts_sb *out) {
     const char *const *f = !strcmp(cur, "EUR") ? eur : !strcmp(cur, "USD") ? usd : gb ? gbp : NULL;
     if (!f) return -1;
     xtts_sb t = {0};
-    if (n2w_generic_currency(repr, it_cardinal, f, " e", &t) || t.failed) { xtts_sb_free(&t); return -1; }
+    if (xtts_n2w_generic_currency(repr, it_cardinal, f, " e", &t) || t.failed) { xtts_sb_free(&t); return -1; }
     if (gb && !strncmp(t.s, "uno ", 4)) { t.s[2] = 'a'; }
     xtts_sb_replace(&t, "uno", "un", -1);
     int rc = t.failed ? -1 : 0;

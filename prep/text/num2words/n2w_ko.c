@@ -55,11 +55,11 @@ static void ko_merge(const char *lt, int64_t ln, const char *rt, int64_t rn, xtt
     xtts_sb_puts(o, rt);
 }
 
-/* negword "마이너스 " (n2w_eu_cardinal puts the space) */
+/* negword "마이너스 " (xtts_n2w_eu_cardinal puts the space) */
 static const n2w_eu ko_lang = {ko_cards, sizeof ko_cards / sizeof ko_cards[0], ko_merge,
                                "\xeb\xa7\x88\xec\x9d\xb4\xeb\x84\x88\xec\x8a\xa4"};
 
-static int ko_cardinal(int64_t n, xtts_sb *out) { return n2w_eu_cardinal(&ko_lang, n, out); }
+static int ko_cardinal(int64_t n, xtts_sb *out) { return xtts_n2w_eu_cardinal(&ko_lang, n, out); }
 
 #define KO_SIP "\xec\x8b\xad" /* 십 */
 #define KO_BAEK "\xeb\xb0\xb1" /* 백 */
@@ -164,7 +164,7 @@ static int ko_ordinal(int64_t n, xtts_sb *out) {
 }
 
 static int ko_float(const char *repr, xtts_sb *out) {
-    return n2w_generic_float(repr, "\xec\xa0\x90", ko_cardinal, out); /* 점 */
+    return xtts_n2w_generic_float(repr, "\xec\xa0\x90", ko_cardinal, out); /* 점 */
 }
 
 /* to_currency(val, currency): cents=False, so a float's cents are always said */
@@ -172,7 +172,7 @@ static int ko_currency(const char *repr, const char *cur, xtts_sb *out) {
     if (strcmp(cur, "USD")) return -1; /* only KRW, USD, JPY are known */
     int64_t units;
     int cents, neg;
-    if (n2w_money_parts(repr, &units, &cents, &neg)) return -1;
+    if (xtts_n2w_money_parts(repr, &units, &cents, &neg)) return -1;
     xtts_sb u = {0}, w = {0};
     int rc = ko_cardinal(units, &u);
     if (rc == 0) {

@@ -33,7 +33,7 @@ static void nl_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtt
         /* units first: "een" + "en"/"ën" + tens */
         const char *u = nn == 1 ? "een" : nt;
         xtts_sb_puts(o, u);
-        xtts_sb_puts(o, n2w_endswith(u, strlen(u), "e") ? "\xc3\xabn" : "en");
+        xtts_sb_puts(o, xtts_n2w_endswith(u, strlen(u), "e") ? "\xc3\xabn" : "en");
         xtts_sb_puts(o, ct);
         return;
     }
@@ -44,7 +44,7 @@ static void nl_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtt
 
 static const n2w_eu nl_lang = {nl_cards, sizeof nl_cards / sizeof nl_cards[0], nl_merge, "min"};
 
-static int nl_cardinal(int64_t n, xtts_sb *out) { return n2w_eu_cardinal(&nl_lang, n, out); }
+static int nl_cardinal(int64_t n, xtts_sb *out) { return xtts_n2w_eu_cardinal(&nl_lang, n, out); }
 
 static int nl_ordinal(int64_t n, xtts_sb *out) {
     static const char *const ords[][2] = {
@@ -57,7 +57,7 @@ static int nl_ordinal(int64_t n, xtts_sb *out) {
     if (n < 0 || nl_cardinal(n, &w) || w.failed) { xtts_sb_free(&w); return -1; }
     size_t i, n_ords = sizeof ords / sizeof ords[0];
     for (i = 0; i < n_ords; i++)
-        if (n2w_endswith(w.s, w.len, ords[i][0])) break;
+        if (xtts_n2w_endswith(w.s, w.len, ords[i][0])) break;
     if (i < n_ords) {
         size_t k = strlen(ords[i][0]);
         xtts_sb_putn(out, w.s, w.len > k ? w.len - k : 0);
@@ -68,14 +68,14 @@ static int nl_ordinal(int64_t n, xtts_sb *out) {
     return 0;
 }
 
-static int nl_float(const char *repr, xtts_sb *out) { return n2w_generic_float(repr, "komma", nl_cardinal, out); }
+static int nl_float(const char *repr, xtts_sb *out) { return xtts_n2w_generic_float(repr, "komma", nl_cardinal, out); }
 
 static int nl_currency(const char *repr, const char *cur, xtts_sb *out) {
     static const char *const eur[4] = {"euro", "euro", "cent", "cent"};
     static const char *const usd[4] = {"dollar", "dollar", "cent", "cent"};
     static const char *const gbp[4] = {"pond", "pond", "penny", "penny"};
     const char *const *f = !strcmp(cur, "EUR") ? eur : !strcmp(cur, "USD") ? usd : !strcmp(cur, "GBP") ? gbp : NULL;
-    return f ? n2w_generic_currency(repr, nl_cardinal, f, ",", out) : -1;
+    return f ? xtts_n2w_generic_currency(repr, nl_cardinal, f, ",", out) : -1;
 }
 
 const xtts_n2w_lang xtts_n2w_nl = {"nl", nl_cardinal, nl_ordinal, nl_float, nl_currency};

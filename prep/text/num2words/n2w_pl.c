@@ -83,7 +83,7 @@ static const char *const HUNDREDS_ORD[10][2] = {
 };
 static const char *const LEVEL_ORD[4] = {"", "tysięczny", "milionowy", "milairdowy"};
 
-static int pl_cardinal(int64_t n, xtts_sb *out) { return n2w_slavic_int(&PL, n, 0, out); }
+static int pl_cardinal(int64_t n, xtts_sb *out) { return xtts_n2w_slavic_int(&PL, n, 0, out); }
 
 static void add(xtts_sb *w, const char *s) {
     if (w->len) xtts_sb_putc(w, ' ');
@@ -130,7 +130,7 @@ static int pl_ordinal(int64_t n, xtts_sb *out) {
     int last = (int)(v % 1000);
     xtts_sb w = {0};
     int rc = 0;
-    if (v >= 1000) rc = n2w_slavic_int(&PL, n - (int64_t)last * scale, 0, &w);
+    if (v >= 1000) rc = xtts_n2w_slavic_int(&PL, n - (int64_t)last * scale, 0, &w);
     if (rc == 0) rc = last_fragment(last, level ? 1 : 0, &w);
     if (rc == 0) {
         if (last == 1 && level > 0 && w.len) xtts_sb_putc(&w, ' ');
@@ -142,12 +142,12 @@ static int pl_ordinal(int64_t n, xtts_sb *out) {
     return rc;
 }
 
-static int pl_float(const char *repr, xtts_sb *out) { return n2w_slavic_float(&PL, repr, out); }
+static int pl_float(const char *repr, xtts_sb *out) { return xtts_n2w_slavic_float(&PL, repr, out); }
 
 static int pl_currency(const char *repr, const char *cur, xtts_sb *out) {
     static const char *const EURO[3] = {"euro", "euro", "euro"}, *const CENT[3] = {"cent", "centy", "centów"};
     if (strcmp(cur, "EUR")) return -1;
-    return n2w_slavic_currency(&PL, repr, EURO, CENT, 0, 0, out);
+    return xtts_n2w_slavic_currency(&PL, repr, EURO, CENT, 0, 0, out);
 }
 
 const xtts_n2w_lang xtts_n2w_pl = {"pl", pl_cardinal, pl_ordinal, pl_float, pl_currency};

@@ -91,7 +91,7 @@ static void pt_fix(xtts_sb *b) {
 static int pt_cardinal(int64_t n, xtts_sb *out) {
     xtts_sb b = {0};
     xtts_sb_puts(&b, "");
-    int rc = n2w_eu_cardinal(&pt_lang, n, &b);
+    int rc = xtts_n2w_eu_cardinal(&pt_lang, n, &b);
     if (!rc) pt_fix(&b);
     if (b.failed) rc = -1;
     if (!rc) xtts_sb_puts(out, b.s);
@@ -143,7 +143,7 @@ static int pt_ordinal(int64_t n, xtts_sb *out) {
 static int pt_float(const char *repr, xtts_sb *out) {
     xtts_sb b = {0};
     xtts_sb_puts(&b, "");
-    int rc = n2w_generic_float(repr, "v\xc3\xadrgula", pt_cardinal, &b);
+    int rc = xtts_n2w_generic_float(repr, "v\xc3\xadrgula", pt_cardinal, &b);
     if (!rc) pt_fix(&b);
     if (b.failed) rc = -1;
     if (!rc) xtts_sb_puts(out, b.s);
@@ -161,7 +161,7 @@ static int pt_currency(const char *repr, const char *cur, xtts_sb *out) {
     if (!f) return -1;
     xtts_sb t = {0};
     xtts_sb_puts(&t, "");
-    if (n2w_generic_currency(repr, pt_cardinal, f, " e", &t) || t.failed) { xtts_sb_free(&t); return -1; }
+    if (xtts_n2w_generic_currency(repr, pt_cardinal, f, " e", &t) || t.failed) { xtts_sb_free(&t); return -1; }
     for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
         /* re.match('.*EXT (?=PLURAL)') */
         char pat[64], to[64];

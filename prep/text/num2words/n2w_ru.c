@@ -36,15 +36,15 @@ static const n2w_slavic RU = {
     .pointword = "запятая",
 };
 
-static int ru_cardinal(int64_t n, xtts_sb *out) { return n2w_slavic_int(&RU, n, 0, out); }
-static int ru_float(const char *repr, xtts_sb *out) { return n2w_slavic_float(&RU, repr, out); }
+static int ru_cardinal(int64_t n, xtts_sb *out) { return xtts_n2w_slavic_int(&RU, n, 0, out); }
+static int ru_float(const char *repr, xtts_sb *out) { return xtts_n2w_slavic_float(&RU, repr, out); }
 
 static int ru_currency(const char *repr, const char *cur, xtts_sb *out) {
     static const char *const EURO[3] = {"евро", "евро", "евро"};
     static const char *const USD[3] = {"доллар", "доллара", "долларов"};
     static const char *const CENT[3] = {"цент", "цента", "центов"};
-    if (!strcmp(cur, "EUR")) return n2w_slavic_currency(&RU, repr, EURO, CENT, 0, 0, out);
-    if (!strcmp(cur, "USD")) return n2w_slavic_currency(&RU, repr, USD, CENT, 0, 0, out);
+    if (!strcmp(cur, "EUR")) return xtts_n2w_slavic_currency(&RU, repr, EURO, CENT, 0, 0, out);
+    if (!strcmp(cur, "USD")) return xtts_n2w_slavic_currency(&RU, repr, USD, CENT, 0, 0, out);
     return -1;
 }
 
@@ -94,7 +94,7 @@ static void set(char *dst, const char *a, size_t alen, const char *b) {
 static int ru_ordinal(int64_t n, xtts_sb *out) {
     if (n < 0) return -1;
     xtts_sb card = {0};
-    if (n2w_slavic_int(&RU, n, 0, &card) || card.failed) {
+    if (xtts_n2w_slavic_int(&RU, n, 0, &card) || card.failed) {
         int f = card.failed;
         xtts_sb_free(&card);
         if (f) out->failed = 1;

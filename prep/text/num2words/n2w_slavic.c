@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-int n2w_slavic_form(const n2w_slavic *L, int64_t n) {
+int xtts_n2w_slavic_form(const n2w_slavic *L, int64_t n) {
     int64_t m10 = n % 10, m100 = n % 100;
     if (L->ru_plural) {
         if (m100 < 10 || m100 > 20) {
@@ -56,13 +56,13 @@ static int int_words(const n2w_slavic *L, int64_t n, int feminine, xtts_sb *w) {
         }
         if (i > 0) {
             if (i >= L->nscales) return -1;
-            word(w, L->scales[i][n2w_slavic_form(L, x)]);
+            word(w, L->scales[i][xtts_n2w_slavic_form(L, x)]);
         }
     }
     return 0;
 }
 
-int n2w_slavic_int(const n2w_slavic *L, int64_t n, int feminine, xtts_sb *out) {
+int xtts_n2w_slavic_int(const n2w_slavic *L, int64_t n, int feminine, xtts_sb *out) {
     xtts_sb w = {0};
     int rc = int_words(L, n, feminine, &w);
     if (rc == 0 && !w.failed) xtts_sb_puts(out, w.s);
@@ -71,11 +71,11 @@ int n2w_slavic_int(const n2w_slavic *L, int64_t n, int feminine, xtts_sb *out) {
     return rc;
 }
 
-int n2w_slavic_float(const n2w_slavic *L, const char *repr, xtts_sb *out) {
+int xtts_n2w_slavic_float(const n2w_slavic *L, const char *repr, xtts_sb *out) {
     n2w_repr r;
-    if (n2w_parse_repr(repr, &r)) return -1;
+    if (xtts_n2w_parse_repr(repr, &r)) return -1;
     xtts_sb w = {0};
-    int rc = n2w_slavic_int(L, r.neg ? -r.ipart : r.ipart, 0, &w);
+    int rc = xtts_n2w_slavic_int(L, r.neg ? -r.ipart : r.ipart, 0, &w);
     if (rc == 0) {
         xtts_sb_putc(&w, ' ');
         xtts_sb_puts(&w, L->pointword);
@@ -86,7 +86,7 @@ int n2w_slavic_float(const n2w_slavic *L, const char *repr, xtts_sb *out) {
             xtts_sb_puts(&w, L->zero);
             xtts_sb_putc(&w, ' ');
         }
-        rc = n2w_slavic_int(L, r.fpart, 0, &w);
+        rc = xtts_n2w_slavic_int(L, r.fpart, 0, &w);
     }
     if (rc == 0 && !w.failed) xtts_sb_puts(out, w.s);
     if (w.failed) out->failed = 1;
@@ -94,24 +94,24 @@ int n2w_slavic_float(const n2w_slavic *L, const char *repr, xtts_sb *out) {
     return rc;
 }
 
-int n2w_slavic_currency(const n2w_slavic *L, const char *repr, const char *const unit[3],
-                        const char *const cent[3], int fem_units, int fem_cents, xtts_sb *out) {
+int xtts_n2w_slavic_currency(const n2w_slavic *L, const char *repr, const char *const unit[3],
+                             const char *const cent[3], int fem_units, int fem_cents, xtts_sb *out) {
     int64_t units;
     int cents, neg;
-    if (n2w_money_parts(repr, &units, &cents, &neg)) return -1;
+    if (xtts_n2w_money_parts(repr, &units, &cents, &neg)) return -1;
     xtts_sb w = {0};
     if (neg) { /* "%s " % negword, then the words */
         xtts_sb_puts(&w, L->negword);
         xtts_sb_putc(&w, ' ');
     }
-    int rc = n2w_slavic_int(L, units, fem_units, &w);
+    int rc = xtts_n2w_slavic_int(L, units, fem_units, &w);
     if (rc == 0) {
         xtts_sb_putc(&w, ' ');
-        xtts_sb_puts(&w, unit[n2w_slavic_form(L, units)]);
+        xtts_sb_puts(&w, unit[xtts_n2w_slavic_form(L, units)]);
         xtts_sb_puts(&w, ", ");
-        rc = n2w_slavic_int(L, cents, fem_cents, &w);
+        rc = xtts_n2w_slavic_int(L, cents, fem_cents, &w);
         xtts_sb_putc(&w, ' ');
-        xtts_sb_puts(&w, cent[n2w_slavic_form(L, cents)]);
+        xtts_sb_puts(&w, cent[xtts_n2w_slavic_form(L, cents)]);
     }
     if (rc == 0 && !w.failed) xtts_sb_puts(out, w.s);
     if (w.failed) out->failed = 1;

@@ -25,13 +25,13 @@ typedef struct {
 } n2w_slavic;
 
 /* Which of the three forms goes with n. */
-int n2w_slavic_form(const n2w_slavic *L, int64_t n);
+int xtts_n2w_slavic_form(const n2w_slavic *L, int64_t n);
 /* _int2word(n, feminine): -1 where num2words raises (a negative number without negword). */
-int n2w_slavic_int(const n2w_slavic *L, int64_t n, int feminine, xtts_sb *out);
+int xtts_n2w_slavic_int(const n2w_slavic *L, int64_t n, int feminine, xtts_sb *out);
 /* num2words(float): "<int> <pointword> <zero for each leading zero> <frac>". */
-int n2w_slavic_float(const n2w_slavic *L, const char *repr, xtts_sb *out);
+int xtts_n2w_slavic_float(const n2w_slavic *L, const char *repr, xtts_sb *out);
 /* to_currency for a Python float, with the forms of this currency (units and cents). */
-int n2w_slavic_currency(const n2w_slavic *L, const char *repr, const char *const unit[3],
-                        const char *const cent[3], int fem_units, int fem_cents, xtts_sb *out);
+int xtts_n2w_slavic_currency(const n2w_slavic *L, const char *repr, const char *const unit[3],
+                             const char *const cent[3], int fem_units, int fem_cents, xtts_sb *out);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "common/strbuf.h"
 #include "prep/text/tokenizer/tokenizer.h"
+#include "prep/text/tokenizer/tokenizer_internal.h"
 
 /* ---- string -> id and pair -> merge hash tables (open addressing) ---------------------- */
 

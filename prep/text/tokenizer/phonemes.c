@@ -25,6 +25,7 @@
 
 #include "common/strbuf.h"
 #include "prep/text/tokenizer/tokenizer.h"
+#include "prep/text/tokenizer/tokenizer_internal.h"
 
 /* espeak-ng voice per XTTS language (xtts_lang_codes order). */
 static const char *const voice_of_lang[XTTS_N_LANGS] = {"en-us", "es", "fr", "de", "it", "pt-br", "pl", "tr", "ru",

@@ -2,6 +2,7 @@
  * table of back ends (struct backend), one row each,
  * and the bytes tokenizer itself (formats/tokens.md, "The bytes tokenizer"). */
 #include "prep/text/tokenizer/tokenizer.h"
+#include "prep/text/tokenizer/tokenizer_internal.h"
 
 #include <omp.h>
 #include <stdio.h>

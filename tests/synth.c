@@ -1,5 +1,5 @@
-/* synth.c — the synthetic cache (see synth.h). */
-#include "cache/synth.h"
+/* synth.c — the synthetic cache of the tests (see synth.h). */
+#include "tests/synth.h"
 
 #include <jansson.h>
 #include <math.h>

@@ -1,13 +1,15 @@
 /* synth.h — a small synthetic cache for smoke tests and benchmarks of the trainer and the
  * readers (the test helper build/tests/tools/synth-cache writes one from the command line).
+ * Test code, not part of the library: compiled into build/tests/libxtts-test.a, which the
+ * tests and the test helpers link.
  *
  * Records are made by code, not audio: each token id has its own smooth log-mel pattern,
  * held for frames_per_token frames and blended into the next, so a model that learns
  * text -> mel has something real to learn. Written through the cache writer and the
  * record codec, so it is a cache like any other (manifest, LMDB shards, zstd records).
  */
-#ifndef XTTS_CACHE_SYNTH_H
-#define XTTS_CACHE_SYNTH_H
+#ifndef XTTS_TESTS_SYNTH_H
+#define XTTS_TESTS_SYNTH_H
 
 #include <stdint.h>
 
