@@ -7,7 +7,7 @@
  * ones, which later cardinals then use; these functions give what a fresh converter gives
  * (masculine cardinals). Its currency ignores the currency code: EUR, USD and GBP all come
  * out in riyals and halalas, as in the library. */
-#include "prep/text/num2words/n2w_common.h"
+#include "prep/text/num2words/n2w_common_internal.h"
 #include "prep/text/num2words/num2words.h"
 
 #include <math.h>

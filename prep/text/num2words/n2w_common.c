@@ -1,5 +1,5 @@
-/* n2w_common.c — helpers shared by the num2words languages (n2w_common.h). */
-#include "prep/text/num2words/n2w_common.h"
+/* n2w_common.c — helpers shared by the num2words languages (n2w_common_internal.h). */
+#include "prep/text/num2words/n2w_common_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* n2w_cs.c — num2words 0.5.12's number words for "cs" (the library's "cz"; see num2words.h).
  * Cardinals read groups of three (n2w_slavic.c); the library has no Czech ordinals (they
  * raise) and its currency knows EUR only. Negative numbers raise, as in the library. */
-#include "prep/text/num2words/n2w_slavic.h"
+#include "prep/text/num2words/n2w_slavic_internal.h"
 #include "prep/text/num2words/num2words.h"
 
 #include <string.h>

@@ -3,7 +3,7 @@
  * "hundertste"/"millionste" exceptions) and currency forms ("ein Euro"). */
 #include <string.h>
 
-#include "prep/text/num2words/n2w_eu.h"
+#include "prep/text/num2words/n2w_eu_internal.h"
 #include "prep/text/num2words/num2words.h"
 
 static const n2w_card de_cards[] = {

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "prep/text/num2words/n2w_eu.h"
+#include "prep/text/num2words/n2w_eu_internal.h"
 #include "prep/text/num2words/num2words.h"
 
 static const n2w_card es_cards[] = {

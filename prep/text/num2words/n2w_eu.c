@@ -1,7 +1,7 @@
-/* n2w_eu.c — num2words' shared algorithm (n2w_eu.h). splitnum builds a small tree of
+/* n2w_eu.c — num2words' shared algorithm (n2w_eu_internal.h). splitnum builds a small tree of
  * (words, value) pairs and clean() folds it left to right with the language's merge; the
  * order of the folds decides the words, so it is kept exactly. */
-#include "prep/text/num2words/n2w_eu.h"
+#include "prep/text/num2words/n2w_eu_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * scale (million, milliard, billion, ...), its merge, ordinals and currency forms. */
 #include <string.h>
 
-#include "prep/text/num2words/n2w_eu.h"
+#include "prep/text/num2words/n2w_eu_internal.h"
 #include "prep/text/num2words/num2words.h"
 
 static const n2w_card fr_cards[] = {

@@ -8,7 +8,7 @@
  * library has: from a million up it counts the characters of str(x) ("10000000.0") to choose
  * the power of a thousand, which can recurse without end (the library raises
  * RecursionError); the same count and a depth limit give the same results here. */
-#include "prep/text/num2words/n2w_common.h"
+#include "prep/text/num2words/n2w_common_internal.h"
 #include "prep/text/num2words/num2words.h"
 
 #include <math.h>

@@ -22,8 +22,8 @@
  */
 #include <string.h>
 
-#include "prep/text/num2words/n2w_common.h"
-#include "prep/text/num2words/n2w_eu.h"
+#include "prep/text/num2words/n2w_common_internal.h"
+#include "prep/text/num2words/n2w_eu_internal.h"
 #include "prep/text/num2words/num2words.h"
 
 static const n2w_card ko_cards[] = {

@@ -2,7 +2,7 @@
  * of three (n2w_slavic.c); ordinals change the last group, or join it to the ordinal of its
  * power of a thousand ("dwutysięczny"); currency knows EUR only (USD and GBP raise). The
  * library's own spellings are kept as they are ("dziewięćdzisiąty", "milairdowy"). */
-#include "prep/text/num2words/n2w_slavic.h"
+#include "prep/text/num2words/n2w_slavic_internal.h"
 #include "prep/text/num2words/num2words.h"
 
 #include <string.h>

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "prep/text/num2words/n2w_eu.h"
+#include "prep/text/num2words/n2w_eu_internal.h"
 #include "prep/text/num2words/num2words.h"
 
 static const n2w_card pt_cards[] = {

@@ -2,7 +2,7 @@
  * of three with feminine ones before "тысяча" (n2w_slavic.c); ordinals rewrite the last one or
  * two words of the cardinal by the library's suffix rules, which are followed here as they are
  * ("двадцать  тысячный" keeps its double space). Currency knows EUR and USD (GBP raises). */
-#include "prep/text/num2words/n2w_slavic.h"
+#include "prep/text/num2words/n2w_slavic_internal.h"
 #include "prep/text/num2words/num2words.h"
 
 #include <string.h>

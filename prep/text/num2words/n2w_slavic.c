@@ -1,6 +1,6 @@
 /* n2w_slavic.c — Polish, Czech and Russian number groups as num2words 0.5.12 reads them
- * (n2w_slavic.h). */
-#include "prep/text/num2words/n2w_slavic.h"
+ * (n2w_slavic_internal.h). */
+#include "prep/text/num2words/n2w_slavic_internal.h"
 
 #include <string.h>
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "prep/text/romanize/romanize.h"
-#include "prep/text/romanize/romanize_int.h"
+#include "prep/text/romanize/romanize_internal.h"
 
 int xtts_romanize_why(const char *text, size_t len, const char *lang, xtts_sb *out, char *why, size_t why_size) {
     if (why && why_size) *why = 0;

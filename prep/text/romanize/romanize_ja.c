@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 #include <utf8proc.h>
 
-#include "prep/text/romanize/romanize_int.h"
+#include "prep/text/romanize/romanize_internal.h"
 
 /* ---- the kana table (Hepburn) -------------------------------------------------------- */
 

@@ -6,7 +6,7 @@
  * and an initial in more than one way (e.g. n+g vs ng). Everything else is copied as is. */
 #include <string.h>
 
-#include "prep/text/romanize/romanize_int.h"
+#include "prep/text/romanize/romanize_internal.h"
 
 static const char *const KO_INI[19] = {"g", "kk", "n", "d", "tt", "l", "m", "b", "pp", "s",
                                        "ss", "", "j", "jj", "ch", "k", "t", "p", "h"};

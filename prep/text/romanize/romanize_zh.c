@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prep/text/romanize/romanize_int.h"
+#include "prep/text/romanize/romanize_internal.h"
 
 extern const size_t xtts_zh_nsyl;
 extern const char *const xtts_zh_syl[];

@@ -1,4 +1,4 @@
-/* n2w_common.h — helpers shared by the num2words languages (prep/n2w_*.c): reading the repr of
+/* n2w_common_internal.h — helpers shared by the num2words languages (prep/n2w_*.c): reading the repr of
  * a Python float the way num2words does, and the rounding of currency amounts. Internal to
  * prep/. */
 #ifndef XTTS_N2W_COMMON_H

@@ -1,4 +1,4 @@
-/* n2w_eu.h — the machinery num2words 0.5.12 shares between its European languages
+/* n2w_eu_internal.h — the machinery num2words 0.5.12 shares between its European languages
  * (Num2Word_Base.splitnum/clean with a per-language merge, float2tuple, the currency parts),
  * reproduced so that every n2w_<lang>.c only holds its words and its merge rule.
  */

@@ -1,4 +1,4 @@
-/* romanize_int.h — the per-language romanizers behind xtts_romanize (romanize.h), and the
+/* romanize_internal.h — the per-language romanizers behind xtts_romanize (romanize.h), and the
  * UTF-8 decoding they share. Internal to prep/romanize*.c. */
 #ifndef XTTS_ROMANIZE_INT_H
 #define XTTS_ROMANIZE_INT_H

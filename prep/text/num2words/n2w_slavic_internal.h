@@ -1,4 +1,4 @@
-/* n2w_slavic.h — the number reading that num2words 0.5.12 shares between Polish, Czech and
+/* n2w_slavic_internal.h — the number reading that num2words 0.5.12 shares between Polish, Czech and
  * Russian: groups of three digits, each said as hundreds, tens and ones, then the name of
  * its power of a thousand in one of three plural forms. Internal to prep/. */
 #ifndef XTTS_N2W_SLAVIC_H
@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "prep/text/num2words/n2w_common.h"
+#include "prep/text/num2words/n2w_common_internal.h"
 #include "common/strbuf.h"
 
 typedef struct {
