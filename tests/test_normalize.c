@@ -336,6 +336,58 @@ static void test_huge_and_odd_numbers_do_not_break_the_text(void **s) {
     check_cases("en", cases, 0);
 }
 
+static char *normalize_mode(const char *lang, const char *in, xtts_norm_mode mode) {
+    xtts_normalize_options o = {1, 1, mode};
+    char *out = NULL;
+    unsigned flags;
+    xtts_error err;
+    assert_int_equal(xtts_normalize(in, strlen(in), xtts_lang_index(lang), &o, &out, &flags, &err), XTTS_OK);
+    return out;
+}
+
+/* --normalize xtts is Coqui's preprocess_text on the text as given: quotes, dashes, ellipses,
+ * NFD and invisible characters reach Coqui's steps unchanged (XTTS's vocabulary has « » “ ” ‘ ’
+ * „ – — … as tokens); XTTS_NORM_XTTS_UNIFIED (--unify) is the unification first, as before. */
+static void test_xtts_mode_reads_the_text_as_given_and_unify_is_the_old_way(void **s) {
+    (void)s;
+    static const struct { const char *lang, *in, *xtts, *unified; } cases[] = {
+        {"es", "\xc2\xabSolo\xc2\xbb \xe2\x80\x94 \xe2\x80\x9chola\xe2\x80\x9d\xe2\x80\xa6",
+         "\xc2\xabsolo\xc2\xbb \xe2\x80\x94 \xe2\x80\x9chola\xe2\x80\x9d\xe2\x80\xa6", "solo - hola..."},
+        /* zh: Coqui's TextNorm makes the quotes commas */
+        {"zh-cn", "\xe5\x9c\xa8\xe2\x80\x9cHTML\xe9\xa1\xb5\xe9\x9d\xa2\xe6\xa0\xb7\xe5\xbc\x8f\xe2\x80\x9d\xe4\xb8\xad",
+         "zai4,htmlye4mian4yang4shi4,zhong1", "zai4htmlye4mian4yang4shi4zhong1"},
+        {"ko", "\xe2\x80\x9c\xec\x95\x88\xeb\x85\x95\xe2\x80\x9d\xec\x9d\xb4\xeb\x9d\xbc\xea\xb3\xa0",
+         "\xe2\x80\x9c" "annyeong\xe2\x80\x9dilago", "annyeong-ilago"},
+        /* NFD Hangul (안녕) passes Coqui as jamo; NFC makes syllables of them */
+        {"ko", "\xe1\x84\x8b\xe1\x85\xa1\xe1\x86\xab\xe1\x84\x82\xe1\x85\xa7\xe1\x86\xbc",
+         "\xe1\x84\x8b\xe1\x85\xa1\xe1\x86\xab\xe1\x84\x82\xe1\x85\xa7\xe1\x86\xbc", "annyeong"},
+        /* soft hyphen, zero-width space, BOM and a direction mark stay; NFD e + U+0301 stays */
+        {"fr", "Caf\x65\xcc\x81 \xe2\x80\x8b\xef\xbb\xbfnon\xc2\xad\xe2\x80\x8e! \xe2\x80\x93 l\xe2\x80\x99" "ami",
+         "caf\x65\xcc\x81 \xe2\x80\x8b\xef\xbb\xbfnon\xc2\xad\xe2\x80\x8e! \xe2\x80\x93 l\xe2\x80\x99" "ami",
+         "caf\xc3\xa9 non! - l'ami"},
+        {"de", "\xe2\x80\x9eJa\xe2\x80\x9c, sagte er \xe2\x80\x92 \xe2\x88\x92" "5",
+         "\xe2\x80\x9eja\xe2\x80\x9c, sagte er \xe2\x80\x92 \xe2\x88\x92" "f\xc3\xbcnf", "ja, sagte er - -f\xc3\xbcnf"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *x = normalize_mode(cases[i].lang, cases[i].in, XTTS_NORM_XTTS);
+        char *u = normalize_mode(cases[i].lang, cases[i].in, XTTS_NORM_XTTS_UNIFIED);
+        if (strcmp(x, cases[i].xtts) || strcmp(u, cases[i].unified))
+            print_error("[%s] '%s'\n   xtts '%s' (want '%s')\n  unify '%s' (want '%s')\n", cases[i].lang, cases[i].in, x,
+                        cases[i].xtts, u, cases[i].unified);
+        assert_string_equal(x, cases[i].xtts);
+        assert_string_equal(u, cases[i].unified);
+        free(x);
+        free(u);
+    }
+    /* the unified mode is the spoken mode's steps 1 and 2 then Coqui's: what xtts mode did before */
+    xtts_normalize_options o = {1, 1, XTTS_NORM_XTTS};
+    char *out = (char *)1;
+    unsigned flags;
+    xtts_error err;
+    assert_int_equal(xtts_normalize("ab\xC3", 3, 0, &o, &out, &flags, &err), XTTS_EINPUT);
+    assert_null(out);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_english_numbers_money_times_years_and_abbreviations),
@@ -351,6 +403,7 @@ int main(void) {
         cmocka_unit_test(test_expansion_can_be_turned_off),
         cmocka_unit_test(test_invalid_utf8_is_an_input_error),
         cmocka_unit_test(test_huge_and_odd_numbers_do_not_break_the_text),
+        cmocka_unit_test(test_xtts_mode_reads_the_text_as_given_and_unify_is_the_old_way),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,7 @@
 #include "prep/text/langid/langid.h"
 #include "prep/dataset/metadata.h"
 #include "prep/text/normalize/normalize.h"
+#include "prep/text/normalize/xtts_text.h"
 
 #define CHUNK_RECORDS 8192
 
@@ -34,6 +35,9 @@ typedef struct {
     char *reject_msg;       /* malloc'd reason, or NULL */
     int lang;
     int lang_sure;
+    size_t chars;           /* code points of the text, when over_limit */
+    int over_limit;         /* XTTS's character limit of its language when the text is longer */
+    int long_rejected;      /* rejected by --max-chars */
     char *line_out;         /* formatted token stream line */
     size_t line_len;
 } record;
@@ -605,9 +609,12 @@ static xtts_status write_header(run_t *R, FILE *out, xtts_error *err) {
     xtts_norm_mode mode = o->normalize >= 0 ? (xtts_norm_mode)o->normalize
                         : xtts_tokenizer_is_xtts(o->tok) ? XTTS_NORM_XTTS : XTTS_NORM_SPOKEN;
     if (!o->expand) mode = XTTS_NORM_NONE;
-    static const char *const mode_names[] = {"spoken-" XTTS_NORMALIZER_VERSION, "xtts-" XTTS_NORMALIZER_VERSION,
-                                             "none-" XTTS_NORMALIZER_VERSION};
-    int lower = mode == XTTS_NORM_XTTS ? 1 : o->lowercase >= 0 ? o->lowercase : xtts_tokenizer_wants_lowercase(o->tok);
+    if (mode == XTTS_NORM_XTTS && o->unify) mode = XTTS_NORM_XTTS_UNIFIED;
+    static const char *const mode_names[] = {"spoken-" XTTS_NORMALIZER_VERSION, "xtts-" XTTS_NORMALIZER_VERSION_XTTS,
+                                             "none-" XTTS_NORMALIZER_VERSION,
+                                             "xtts-unify-" XTTS_NORMALIZER_VERSION_XTTS};
+    int lower = mode == XTTS_NORM_XTTS || mode == XTTS_NORM_XTTS_UNIFIED ? 1
+              : o->lowercase >= 0 ? o->lowercase : xtts_tokenizer_wants_lowercase(o->tok);
     R->nopts = (xtts_normalize_options){lower, mode != XTTS_NORM_NONE, mode};
     xtts_tokens_header h;
     xtts_tokens_header_defaults(&h);
@@ -643,6 +650,24 @@ static size_t encode_chunk(run_t *R) {
         for (size_t k = 0; k < R->n; k++) {
             record *r = &R->recs[k];
             if (!in_shard(R, R->base + k) || r->reject || r->reject_msg) continue;
+            /* Coqui's check_input_length: len() of the raw text against its language's limit */
+            size_t tl = strlen(r->text);
+            int limit = xtts_text_char_limit(xtts_lang_code(r->lang));
+            size_t chars = tl > (size_t)limit || o->max_chars > 0 ? xtts_text_char_count(r->text, tl) : 0;
+            if (chars > (size_t)limit) {
+                r->over_limit = limit;
+                r->chars = chars;
+            }
+            if (o->max_chars && chars > (size_t)(o->max_chars < 0 ? limit : o->max_chars)) {
+                r->long_rejected = 1;
+                r->reject_msg = malloc(120);
+                if (!r->reject_msg) reject(r, "too many characters");
+                else if (o->max_chars < 0)
+                    snprintf(r->reject_msg, 120, "%zu characters, more than XTTS's limit of %d for '%s' "
+                             "(--max-chars auto)", chars, limit, xtts_lang_code(r->lang));
+                else snprintf(r->reject_msg, 120, "%zu characters, more than --max-chars %d", chars, o->max_chars);
+                continue;
+            }
             xtts_error e;
             char *norm = NULL;
             unsigned flags = 0;
@@ -687,6 +712,13 @@ static xtts_status write_chunk(run_t *R, FILE *out, xtts_tokenize_stats *stats, 
     for (size_t k = 0; k < R->n; k++) {
         record *r = &R->recs[k];
         if (!in_shard(R, R->base + k)) continue;
+        if (r->over_limit) {
+            stats->over_char_limit++;
+            if (R->o->verbose && !r->long_rejected)
+                fprintf(stderr, "xtts-tokenize: %s:%zu: %s: warning: %zu characters, more than XTTS's limit of %d "
+                        "for '%s' (this might cause truncated audio)\n", r->source ? r->source : R->o->input, r->line,
+                        r->id, r->chars, r->over_limit, xtts_lang_code(r->lang));
+        }
         if (r->reject || r->reject_msg) {
             stats->rejected++;
             report_reject(R->o, R->rej, r);
@@ -766,6 +798,7 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_options *o, FILE *out, xtts_to
         return xtts_error_set(err, XTTS_EUSAGE, "--shard K/N needs 0 <= K < N");
     if (o->max_tokens < 1 || o->max_tokens > XTTS_TOKENS_MAX_IDS)
         return xtts_error_set(err, XTTS_EUSAGE, "--max-tokens must be in 1..%d", XTTS_TOKENS_MAX_IDS);
+    if (o->max_chars < -1) return xtts_error_set(err, XTTS_EUSAGE, "--max-chars must be auto or a positive number");
     run_t R;
     memset(&R, 0, sizeof R);
     R.o = o;

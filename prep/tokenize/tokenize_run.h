@@ -30,6 +30,8 @@ typedef struct {
     const char *test_list;      /* file of ids for the test split, or NULL */
     const xtts_tokenizer *tok;
     int max_tokens;             /* records with more ids are rejected */
+    int max_chars;              /* 0: none; -1: reject records longer than XTTS's character limit of
+                                   their language (--max-chars auto); N: longer than N characters */
     int shard_k, shard_n;       /* keep records i with i % shard_n == shard_k */
     int threads;                /* 0: OpenMP default */
     const char *rejects_path;   /* NULL: none */
@@ -37,8 +39,10 @@ typedef struct {
     int expand;                 /* expand numbers/abbreviations/symbols; 0 acts as normalize none */
     int normalize;              /* an xtts_norm_mode (prep/text/normalize/normalize.h), or -1: xtts with an XTTS
                                    vocabulary, spoken otherwise */
+    int unify;                  /* normalize xtts: NFC and unification before Coqui's steps */
     int lowercase;              /* -1: as the tokenizer wants, 0 no, 1 yes */
     int quiet;                  /* no per-record reject lines on stderr */
+    int verbose;                /* a warning line on stderr per record over XTTS's character limit */
     int keep_text;              /* write the original transcript as the optional 7th field */
 } xtts_tokenize_options;
 
@@ -48,6 +52,7 @@ typedef struct {
     size_t written;
     size_t rejected;
     size_t digits_kept;  /* records in languages without number expansion that kept digits */
+    size_t over_char_limit; /* records longer than XTTS's character limit of their language */
     size_t lang_fallback;/* detected records whose language the dataset/speaker prior changed */
     int majority_lang;   /* most frequent detected language; -1 when not auto */
     size_t per_lang[XTTS_N_LANGS];

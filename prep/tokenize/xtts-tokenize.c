@@ -34,9 +34,16 @@ static const char usage[] =
     "  -t, --tokenizer NAME       bytes (default, built in), bpe (needs --vocab), phonemes (espeak-ng)\n"
     "      --vocab FILE           tokenizer.json for --tokenizer bpe\n"
     "      --max-tokens N         reject records with more than N ids (default 512)\n"
+    "      --max-chars auto|N     reject records longer than XTTS's character limit of their\n"
+    "                             language (auto: en 250, de 253, fr 273, es 239, it 213, pt 203,\n"
+    "                             pl 224, zh 82, ar 166, cs 186, ru 182, nl 251, tr 226, ja 71,\n"
+    "                             hu 224, ko 95, others 250) or than N characters (code points of\n"
+    "                             the text as given); without it they are counted in the summary\n"
     "      --normalize MODE       xtts: Coqui XTTS's own text cleaning (default with an XTTS\n"
     "                             vocabulary); spoken: our reading of numbers, abbreviations and\n"
     "                             symbols (default otherwise); none: Unicode and whitespace only\n"
+    "      --unify                xtts: NFC, quotes, dashes, ellipses and invisible characters\n"
+    "                             unified before Coqui's steps, as spoken and none do (changes ids)\n"
     "      --no-expand            same as --normalize none\n"
     "      --allow-unk            keep records whose ids hold [UNK] (XTTS vocabularies reject them)\n"
     "      --lowercase yes|no     override the tokenizer's choice\n"
@@ -45,6 +52,7 @@ static const char usage[] =
     "      --rejects FILE         write one 'id<TAB>reason' line per rejected record\n"
     "      --strict               exit 2 instead of 3 when any record is rejected\n"
     "  -q, --quiet                no per-record reject lines on stderr\n"
+    "  -v, --verbose              a warning line per record over XTTS's character limit\n"
     "      --keep-text            add the original transcript as a 7th field (stored by xtts-melcache)\n"
     "      --progress             show the progress line even when stderr is not a terminal\n"
     "  -h, --help, -V, --version\n"
@@ -89,11 +97,17 @@ static int parse_option(int c, char *arg, xtts_tokenize_options *o, tokenize_cli
         o->lang_tag = strcmp(arg, "auto") ? arg : NULL;
         break;
     case 't': cli->tokenizer = arg; break;
-    case 'v': cli->vocab = arg; break;
+    case 1005: cli->vocab = arg; break;
     case 'm':
         if (xtts_parse_long(arg, 1, 1 << 20, &v)) { fprintf(stderr, "xtts-tokenize: --max-tokens must be in 1..1048576\n"); return 1; }
         o->max_tokens = (int)v;
         break;
+    case 1006:
+        if (!strcmp(arg, "auto")) o->max_chars = -1;
+        else if (xtts_parse_long(arg, 1, 1 << 20, &v)) { fprintf(stderr, "xtts-tokenize: --max-chars must be auto or in 1..1048576\n"); return 1; }
+        else o->max_chars = (int)v;
+        break;
+    case 1007: o->unify = 1; break;
     case 'E': o->expand = 0; break;
     case 'N':
         if (!strcmp(arg, "xtts")) o->normalize = XTTS_NORM_XTTS;
@@ -127,6 +141,7 @@ static int parse_option(int c, char *arg, xtts_tokenize_options *o, tokenize_cli
     case 'r': o->rejects_path = arg; break;
     case 'S': cli->strict = 1; break;
     case 'q': o->quiet = 1; break;
+    case 'v': o->verbose = 1; break;
     case 'K': o->keep_text = 1; break;
     case 'P': o->progress = 1; break;
     case 'h': fputs(usage, stdout); return 0;
@@ -141,12 +156,13 @@ static int parse_args(int argc, char **argv, xtts_tokenize_options *o, tokenize_
     static const struct option longopts[] = {
         {"format", required_argument, 0, 'f'}, {"audio-dir", required_argument, 0, 'a'},
         {"lang", required_argument, 0, 'l'},   {"tokenizer", required_argument, 0, 't'},
-        {"vocab", required_argument, 0, 'v'},  {"max-tokens", required_argument, 0, 'm'},
+        {"vocab", required_argument, 0, 1005}, {"max-tokens", required_argument, 0, 'm'},
         {"no-expand", no_argument, 0, 'E'},    {"lowercase", required_argument, 0, 'L'},
         {"shard", required_argument, 0, 's'},  {"part", required_argument, 0, 's'},
         {"threads", required_argument, 0, 'j'}, {"val-list", required_argument, 0, 1001},
         {"test-list", required_argument, 0, 1002}, {"text", required_argument, 0, 1003},
-        {"vctk-mic", required_argument, 0, 1004},
+        {"vctk-mic", required_argument, 0, 1004}, {"max-chars", required_argument, 0, 1006},
+        {"unify", no_argument, 0, 1007},       {"verbose", no_argument, 0, 'v'},
         {"rejects", required_argument, 0, 'r'}, {"strict", no_argument, 0, 'S'},
         {"quiet", no_argument, 0, 'q'},        {"progress", no_argument, 0, 'P'},
         {"normalize", required_argument, 0, 'N'}, {"allow-unk", no_argument, 0, 'U'},
@@ -154,7 +170,7 @@ static int parse_args(int argc, char **argv, xtts_tokenize_options *o, tokenize_
         {"keep-text", no_argument, 0, 'K'},
         {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "f:l:t:j:qhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "f:l:t:j:qvhV", longopts, NULL)) != -1) {
         int rc = parse_option(c, optarg, o, cli);
         if (rc != GO_ON) return rc;
     }
@@ -180,8 +196,10 @@ static xtts_status run(xtts_tokenize_options *o, const tokenize_cli *cli, xtts_t
 }
 
 /* The summary on stderr; the exit code. */
-static int report(const xtts_tokenize_stats *s, int strict) {
+static int report(const xtts_tokenize_stats *s, const xtts_tokenize_options *o, int strict) {
     fprintf(stderr, "xtts-tokenize: %zu records read, %zu written, %zu rejected", s->selected, s->written, s->rejected);
+    fprintf(stderr, ", %zu over XTTS's character limit of their language", s->over_char_limit);
+    if (s->over_char_limit && !o->verbose && !o->max_chars) fputs(" (-v names them, --max-chars auto rejects them)", stderr);
     if (s->majority_lang >= 0)
         fprintf(stderr, ", majority language %s (%zu records decided by the dataset/speaker prior)", xtts_lang_codes[s->majority_lang], s->lang_fallback);
     fputc('\n', stderr);
@@ -208,5 +226,5 @@ int main(int argc, char **argv) {
         xtts_error_print("xtts-tokenize", &err);
         return xtts_exit_code(st);
     }
-    return report(&s, cli.strict);
+    return report(&s, &o, cli.strict);
 }

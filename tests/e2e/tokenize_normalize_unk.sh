@@ -15,12 +15,12 @@ printf 'n1|the 3 dogs sleep|\n' > num.csv
 "$BIN" -l en num.csv > bytes.tsv 2>/dev/null
 [ "$(hdr bytes.tsv normalize)" = spoken-1 ] || fail "bytes default: $(head -1 bytes.tsv)"
 "$BIN" -l en -t bpe --vocab "$VOCAB" --allow-unk num.csv > bpe.tsv 2>/dev/null
-[ "$(hdr bpe.tsv normalize)" = xtts-1 ] || fail "xtts vocabulary default: $(head -1 bpe.tsv)"
+[ "$(hdr bpe.tsv normalize)" = xtts-2 ] || fail "xtts vocabulary default: $(head -1 bpe.tsv)"
 [ "$(hdr bpe.tsv lowercase)" = 1 ] || fail "xtts mode lowercases"
 # explicit modes and the --no-expand alias
-for m in spoken none xtts; do
-  "$BIN" -l en --normalize $m num.csv > $m.tsv 2>/dev/null
-  [ "$(hdr $m.tsv normalize)" = $m-1 ] || fail "--normalize $m: $(head -1 $m.tsv)"
+for m in spoken-1 none-1 xtts-2; do
+  "$BIN" -l en --normalize ${m%-*} num.csv > ${m%-*}.tsv 2>/dev/null
+  [ "$(hdr ${m%-*}.tsv normalize)" = $m ] || fail "--normalize ${m%-*}: $(head -1 ${m%-*}.tsv)"
 done
 "$BIN" -l en --no-expand num.csv > noexp.tsv 2>/dev/null
 cmp -s noexp.tsv none.tsv || fail "--no-expand differs from --normalize none"

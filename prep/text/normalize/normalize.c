@@ -502,10 +502,15 @@ xtts_status xtts_normalize(const char *text, size_t len, int lang, const xtts_no
     xtts_sb u = {0}, e = {0}, c = {0}, l = {0};
     *out = NULL;
     *flags = 0;
+    if (opts->mode == XTTS_NORM_XTTS && opts->expand) {
+        /* XTTS's cleaners see the text as the dataset holds it: no NFC, no unification */
+        if (!xtts_utf8_valid(text, len)) return xtts_error_set(err, XTTS_EINPUT, "text is not valid UTF-8");
+        return xtts_text_prepare(text, len, xtts_lang_code(lang) ? xtts_lang_code(lang) : "", out, err);
+    }
     xtts_status st = nfc_unify(text, len, &u, err);
     if (st) { xtts_sb_free(&u); return st; }
     xtts_sb_cstr(&u);
-    if (opts->mode == XTTS_NORM_XTTS && opts->expand) {
+    if (opts->mode == XTTS_NORM_XTTS_UNIFIED && opts->expand) {
         st = xtts_text_prepare(u.s, u.len, xtts_lang_code(lang) ? xtts_lang_code(lang) : "", out, err);
         xtts_sb_free(&u);
         return st;

@@ -1,7 +1,8 @@
 /* normalize.h — text normalization before tokenizing.
  *
- * Steps, in order: Unicode NFC (utf8proc); quotes, dashes, ellipses and invisible
- * characters unified; per-language expansion of abbreviations, symbols and numbers
+ * Steps, in order (XTTS_NORM_XTTS has its own, prep/text/normalize/xtts_text.h): Unicode NFC
+ * (utf8proc); quotes, dashes, ellipses and invisible characters unified; per-language
+ * expansion of abbreviations, symbols and numbers
  * (cardinals, ordinals, decimals, negatives, percentages, currency, times, English years)
  * for en es fr de it pt; whitespace collapsed and trimmed; lowercasing when asked.
  * The rules live in tables (prep/text/normalize/normalize_rules.c) that a reader can extend.
@@ -20,15 +21,21 @@ extern "C" {
 #endif
 
 #define XTTS_NORMALIZER_VERSION "1"
+/* --normalize xtts: 2 since it reads the text as given (1 applied NFC and unification first,
+ * now XTTS_NORM_XTTS_UNIFIED, recorded as xtts-unify-2) */
+#define XTTS_NORMALIZER_VERSION_XTTS "2"
 
 /* Flags returned by xtts_normalize. */
 #define XTTS_NORM_DIGITS_KEPT 0x1u /* the language has no number expansion; digits stayed */
 
-/* What normalization does beyond NFC and whitespace (xtts-tokenize --normalize). */
+/* What normalization does (xtts-tokenize --normalize). Spoken and none start with NFC and
+ * unification; xtts does not. */
 typedef enum {
     XTTS_NORM_SPOKEN = 0, /* our own reading: years as years, per-language expansion (numbers.c) */
-    XTTS_NORM_XTTS = 1,   /* Coqui XTTS's own text preparation, exactly (prep/text/normalize/xtts_text.c) */
+    XTTS_NORM_XTTS = 1,   /* Coqui XTTS's own text preparation, exactly (prep/text/normalize/xtts_text.c),
+                             on the text as given: no NFC, no unification */
     XTTS_NORM_NONE = 2,   /* NFC, unification and whitespace only (was --no-expand) */
+    XTTS_NORM_XTTS_UNIFIED = 3, /* NFC and unification, then Coqui's steps (--normalize xtts --unify) */
 } xtts_norm_mode;
 
 typedef struct {

@@ -273,16 +273,22 @@ static int expand_currency(ctx *c, xtts_sb *t, int which) {
             return -1;
         }
         size_t wl = w.len;
-        /* Departure (pt): num2words pt already leaves out "e zero cêntimos", so Coqui's cut
-         * at the last " e " would take "vinte e cinco euros" down to "vinte". */
-        int trim = strcmp(c->lang, "pt") != 0;
         double amt = strtod(repr, NULL);
-        if (trim && ((isfinite(amt) && amt == floor(amt)) || strchr(repr, 'e'))) {
+        if ((isfinite(amt) && amt == floor(amt)) || strchr(repr, 'e')) {
             /* amount.is_integer(): cut at the last "and" */
             const char *ae = and_equivalent(c->lang);
             size_t al = strlen(ae);
             for (size_t k = wl; k-- > 0;)
-                if (k + al <= w.len && !memcmp(w.s + k, ae, al)) { wl = k; break; }
+                if (k + al <= w.len && !memcmp(w.s + k, ae, al)) {
+                    /* Departure (pt): num2words pt already leaves out "e zero cêntimos" (EUR,
+                     * USD), so there the last " e " is inside the number and Coqui's cut would
+                     * take "vinte e cinco euros" down to "vinte". The cut is made only where
+                     * it removes the zero cents ("trinta libras e zero pence" -> "trinta
+                     * libras", as in Coqui). */
+                    if (!strcmp(c->lang, "pt") && strncmp(w.s + k + al, "zero ", 5)) break;
+                    wl = k;
+                    break;
+                }
         }
         xtts_sb_putn(&o, w.s, wl);
         xtts_sb_free(&w);
@@ -697,6 +703,32 @@ xtts_status xtts_text_prepare(const char *text, size_t len, const char *lang_in,
     if (t.failed) { xtts_sb_free(&t); return xtts_error_set(err, XTTS_ENOMEM, "out of memory"); }
     *out = t.s;
     return XTTS_OK;
+}
+
+/* VoiceBpeTokenizer.char_limits; check_input_length takes the code before its first '-'
+ * and 250 for a language the table lacks. */
+int xtts_text_char_limit(const char *lang) {
+    static const struct { const char *lang; int limit; } limits[] = {
+        {"en", 250}, {"de", 253}, {"fr", 273}, {"es", 239}, {"it", 213}, {"pt", 203},
+        {"pl", 224}, {"zh", 82},  {"ar", 166}, {"cs", 186}, {"ru", 182}, {"nl", 251},
+        {"tr", 226}, {"ja", 71},  {"hu", 224}, {"ko", 95},
+    };
+    size_t n = lang ? strcspn(lang, "-") : 0;
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++)
+        if (strlen(limits[i].lang) == n && !strncmp(limits[i].lang, lang, n)) return limits[i].limit;
+    return 250;
+}
+
+/* len(txt) of Python: code points (a malformed byte counts as one). */
+size_t xtts_text_char_count(const char *text, size_t len) {
+    size_t n = 0;
+    for (size_t i = 0; i < len;) {
+        size_t k;
+        cp_at(text, len, i, &k);
+        i += k;
+        n++;
+    }
+    return n;
 }
 
 int xtts_text_spoken_numbers(const char *text, size_t len, const char *lang, xtts_sb *out) {
