@@ -8,6 +8,7 @@
 #include <sndfile.h>
 
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <png.h>
 #include <stdlib.h>
@@ -56,7 +57,7 @@ void xtts_histogram_print(FILE *f, const char *title, const xtts_histogram *h) {
     }
 }
 
-json_t *xtts_histogram_json(const xtts_histogram *h) {
+static json_t *histogram_json(const xtts_histogram *h) {
     json_t *bins = json_array();
     for (int b = 0; b < h->bins; b++)
         json_array_append_new(bins, json_pack("{s:I, s:I, s:I}", "lo", (json_int_t)h->lo[b], "hi",
@@ -103,8 +104,8 @@ static xtts_status add_lengths(xtts_cache *c, json_t *s, xtts_error *err) {
     xtts_histogram hf, ht;
     xtts_histogram_build(frames, k, &hf);
     xtts_histogram_build(tokens, k, &ht);
-    json_object_set_new(s, "frames_histogram", xtts_histogram_json(&hf));
-    json_object_set_new(s, "tokens_histogram", xtts_histogram_json(&ht));
+    json_object_set_new(s, "frames_histogram", histogram_json(&hf));
+    json_object_set_new(s, "tokens_histogram", histogram_json(&ht));
     json_object_set_new(s, "unreadable", json_integer((json_int_t)unreadable));
     json_object_set_new(s, "errors", errors);
     xtts_cache_reader_delete(r);
@@ -113,7 +114,8 @@ static xtts_status add_lengths(xtts_cache *c, json_t *s, xtts_error *err) {
     return XTTS_OK;
 }
 
-xtts_status xtts_inspect_summary(xtts_cache *c, unsigned flags, json_t **out, xtts_error *err) {
+/* The summary as JSON (a new reference in *out), what both forms print. */
+static xtts_status summary_json(xtts_cache *c, unsigned flags, json_t **out, xtts_error *err) {
     *out = NULL;
     /* The summary reprints parts of the manifest as they are: read it again as JSON (the
      * reader keeps only its values). */
@@ -180,7 +182,7 @@ static void print_hist_json(FILE *f, const char *title, const json_t *j) {
     xtts_histogram_print(f, title, &h);
 }
 
-void xtts_inspect_print_summary(FILE *f, const json_t *s) {
+static void print_summary_text(FILE *f, const json_t *s) {
     const json_t *cfg = json_object_get(s, "config");
     const json_t *mel = json_object_get(cfg, "mel");
     const json_t *totals = json_object_get(s, "totals");
@@ -254,6 +256,23 @@ void xtts_inspect_print_summary(FILE *f, const json_t *s) {
                 fprintf(f, "  %s\n", json_string_value(json_array_get(errs, i)));
         }
     }
+}
+
+xtts_status xtts_inspect_print_summary(FILE *f, xtts_cache *c, unsigned flags, uint64_t *unreadable,
+                                       xtts_error *err) {
+    if (unreadable) *unreadable = 0;
+    json_t *s = NULL;
+    xtts_status st = summary_json(c, flags, &s, err);
+    if (st) return st;
+    if (flags & XTTS_INSPECT_JSON) {
+        json_dumpf(s, f, JSON_INDENT(2) | JSON_SORT_KEYS);
+        fputc('\n', f);
+    } else {
+        print_summary_text(f, s);
+    }
+    if (unreadable) *unreadable = (uint64_t)json_integer_value(json_object_get(s, "unreadable"));
+    json_decref(s);
+    return XTTS_OK;
 }
 
 void xtts_inspect_print_stats(FILE *f, const xtts_cache *c) {
@@ -456,7 +475,7 @@ xtts_status xtts_wav_write_i16(const char *path, const int16_t *x, size_t n, int
 /* Entry i of a table of the manifest (speakers, languages), or NULL past its end. */
 static const char *table_name(char *const *names, size_t n, uint32_t i) { return i < n ? names[i] : NULL; }
 
-json_t *xtts_inspect_record_json(const xtts_cache *c, const xtts_inspect_record *r) {
+static json_t *record_json(const xtts_cache *c, const xtts_inspect_record *r) {
     const xtts_record_header *h = r->h;
     const xtts_manifest_info *m = xtts_cache_manifest(c);
     json_t *toks = json_array();
@@ -480,6 +499,13 @@ json_t *xtts_inspect_record_json(const xtts_cache *c, const xtts_inspect_record 
         json_object_set_new(j, "trim_start", json_integer(h->trim_start));
     }
     return j;
+}
+
+void xtts_inspect_print_record_json(FILE *f, const xtts_cache *c, const xtts_inspect_record *r) {
+    json_t *j = record_json(c, r);
+    if (j) json_dumpf(j, f, JSON_INDENT(2) | JSON_SORT_KEYS);
+    fputc('\n', f);
+    json_decref(j);
 }
 
 void xtts_inspect_print_record(FILE *f, const xtts_cache *c, const xtts_inspect_record *r) {

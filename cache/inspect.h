@@ -5,7 +5,6 @@
 #ifndef XTTS_CACHE_INSPECT_H
 #define XTTS_CACHE_INSPECT_H
 
-#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,21 +24,24 @@ typedef struct {
     int bins;
 } xtts_histogram;
 
-/* What a summary adds to what it always holds. */
+/* What a summary adds to what it always holds, and its form. */
 #define XTTS_INSPECT_LENGTHS 0x1u /* frame and token length histograms */
-#define XTTS_INSPECT_STATS 0x2u   /* the manifest's "stats" as it is */
+#define XTTS_INSPECT_STATS 0x2u   /* (JSON) the manifest's "stats" as it is */
+#define XTTS_INSPECT_JSON 0x4u    /* JSON instead of text */
 
-/* Summary of a cache as JSON (new reference): records, hours, configuration and its hash,
- * shards, rejects, splits, speakers and languages as dir/manifest.json holds them, and with
+/* Print the summary of a cache to f: records, hours, configuration and its hash, shards,
+ * rejects, splits, speakers and languages as dir/manifest.json holds them, and with
  * XTTS_INSPECT_LENGTHS frame and token length histograms from every record's header (no
- * decompression); a record whose header cannot be read is counted in "unreadable" and named
- * in "errors". With XTTS_INSPECT_STATS the manifest's "stats" too.
+ * decompression); a record whose header cannot be read is counted ("unreadable") and named
+ * (the first 20, "errors"). As text, one "key: value" line each and the histograms drawn;
+ * with XTTS_INSPECT_JSON as one JSON object (indented by 2, sorted keys, a newline after it),
+ * holding with XTTS_INSPECT_STATS the manifest's "stats" too. *unreadable (NULL is allowed)
+ * gets the count of unreadable records (0 without XTTS_INSPECT_LENGTHS). Nothing is printed
+ * on error.
  * Errors: those of xtts_manifest_load (the manifest is read again); XTTS_ENOMEM (unreadable
  * records and shards are reported in the summary). */
-xtts_status xtts_inspect_summary(xtts_cache *c, unsigned flags, json_t **out, xtts_error *err);
-
-/* Print the summary JSON as text. */
-void xtts_inspect_print_summary(FILE *f, const json_t *summary);
+xtts_status xtts_inspect_print_summary(FILE *f, xtts_cache *c, unsigned flags, uint64_t *unreadable,
+                                       xtts_error *err);
 
 /* Per-channel mel mean/std of the manifest as text (one line per channel). */
 void xtts_inspect_print_stats(FILE *f, const xtts_cache *c);
@@ -54,15 +56,15 @@ typedef struct {
     const char *text, *norm;
 } xtts_inspect_record;
 
-/* As a JSON object (a new reference; NULL when out of memory). */
-json_t *xtts_inspect_record_json(const xtts_cache *c, const xtts_inspect_record *r);
 /* As text, one "key: value" line each. */
 void xtts_inspect_print_record(FILE *f, const xtts_cache *c, const xtts_inspect_record *r);
+/* As one JSON object (indented by 2, sorted keys) and a newline; out of memory, the newline
+ * alone. */
+void xtts_inspect_print_record_json(FILE *f, const xtts_cache *c, const xtts_inspect_record *r);
 
 /* Histogram of values (equal-width bins between min and max). */
 void xtts_histogram_build(const uint32_t *values, size_t n, xtts_histogram *h);
 void xtts_histogram_print(FILE *f, const char *title, const xtts_histogram *h);
-json_t *xtts_histogram_json(const xtts_histogram *h);
 
 /* Write float32 [rows][cols] (row stride `stride` floats) as a version 1.0 .npy file,
  * C order, little-endian '<f4'. path "-" is stdout.

@@ -30,6 +30,7 @@
 #include "cache/writer.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1105,7 +1106,13 @@ xtts_status xtts_cache_writer_get_state(xtts_cache_writer *w, const char *key, v
     return xtts_error_set(err, XTTS_ENOTFOUND, "%s: no writer state '%s'", w->dir, key);
 }
 
-json_t *xtts_cache_writer_rejects(xtts_cache_writer *w) {
+uint64_t xtts_cache_writer_rejected(const xtts_cache_writer *w) {
+    return json_array_size(w->rejects) + json_array_size(w->rejects_pending);
+}
+
+/* Rejects so far, committed and pending, as a JSON array (a new reference; NULL when out of
+ * memory). */
+static json_t *all_rejects(const xtts_cache_writer *w) {
     json_t *all = json_deep_copy(w->rejects);
     if (all) json_array_extend(all, w->rejects_pending);
     return all;
@@ -1121,22 +1128,13 @@ void xtts_part_block(uint64_t n, int part, int n_parts, uint64_t *first, uint64_
 
 /* ---- finish, abort ------------------------------------------------------------ */
 
-/* Keys the writer fills; extra cannot replace them. */
-static int writer_key(const char *k) {
-    static const char *const keys[] = {"format_version", "tool_version", "records", "config", "config_hash",
-                                       "shards", "rejects", "rejected", "part", "n_parts", "part_inputs"};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        if (!strcmp(k, keys[i])) return 1;
-    return 0;
-}
-
-static json_t *build_manifest(xtts_cache_writer *w, const json_t *extra) {
-    json_t *m = json_object();
+/* The manifest: what the build adds (extra), then the keys the writer fills. */
+static json_t *build_manifest(xtts_cache_writer *w, const xtts_manifest_extra *extra) {
+    json_t *m = xtts_manifest_extra_to_json(extra);
     json_t *shards = json_array();
-    json_t *langs = json_array();
     json_t *cfg = xtts_cache_config_to_json(&w->cfg);
-    json_t *rejects = xtts_cache_writer_rejects(w);
-    if (!m || !shards || !langs || !cfg || !rejects) goto oom;
+    json_t *rejects = all_rejects(w);
+    if (!m || !shards || !cfg || !rejects) goto oom;
     uint64_t first = 0;
     for (size_t i = 0; i < w->n_shards; i++) {
         char name[32];
@@ -1145,17 +1143,6 @@ static json_t *build_manifest(xtts_cache_writer *w, const json_t *extra) {
                               (json_int_t)w->shards[i].bytes, "first_index", (json_int_t)first);
         if (!s || json_array_append_new(shards, s)) goto oom;
         first += w->shards[i].records;
-    }
-    for (int i = 0; i < XTTS_N_LANGS; i++) json_array_append_new(langs, json_string(xtts_lang_codes[i]));
-    json_object_set_new(m, "languages", langs);
-    langs = NULL;
-    json_t *stats = json_pack("{s:i}", "frames", 0);
-    if (!stats) goto oom;
-    json_object_set_new(m, "stats", stats);
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)extra, key, v) {
-        if (!writer_key(key)) json_object_set(m, key, v);
     }
     json_object_set_new(m, "format_version", json_integer(w->cfg.format_version));
     json_object_set_new(m, "tool_version", json_string(XTTS_VERSION));
@@ -1174,20 +1161,16 @@ static json_t *build_manifest(xtts_cache_writer *w, const json_t *extra) {
 oom:
     json_decref(m);
     json_decref(shards);
-    json_decref(langs);
     json_decref(cfg);
     json_decref(rejects);
     return NULL;
 }
 
-xtts_status xtts_cache_writer_finish(xtts_cache_writer *w, const json_t *extra, xtts_error *err) {
+xtts_status xtts_cache_writer_finish(xtts_cache_writer *w, const xtts_manifest_extra *extra, xtts_error *err) {
     xtts_status st = xtts_cache_writer_commit(w, err);
     if (st) { writer_free(w); return st; }
-    if (extra && !json_is_object(extra)) {
-        writer_free(w);
-        return xtts_error_set(err, XTTS_EUSAGE, "cache writer: extra manifest keys must be a JSON object");
-    }
-    json_t *m = build_manifest(w, extra);
+    const xtts_manifest_extra none = {0};
+    json_t *m = build_manifest(w, extra ? extra : &none);
     if (!m) {
         xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory building the manifest", w->dir);
         writer_free(w);
@@ -1196,7 +1179,8 @@ xtts_status xtts_cache_writer_finish(xtts_cache_writer *w, const json_t *extra, 
     char name[40], path[4096];
     xtts_manifest_name(name, w->part);
     snprintf(path, sizeof path, "%s/%s", w->dir, name);
-    /* Never write a manifest that would not load back (e.g. malformed "stats" in extra). */
+    /* Never write a manifest that would not load back (e.g. "stats" in extra of another
+     * n_mels than the configuration's). */
     char *text = json_dumps(m, JSON_COMPACT);
     json_t *check = NULL;
     st = text ? xtts_manifest_parse(text, strlen(text), path, &check, err)

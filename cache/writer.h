@@ -19,7 +19,6 @@
 #ifndef XTTS_CACHE_WRITER_H
 #define XTTS_CACHE_WRITER_H
 
-#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -127,17 +126,20 @@ xtts_status xtts_cache_writer_get_state(xtts_cache_writer *w, const char *key, v
  * XTTS_ECORRUPT) and of a commit (top of this file), and a failed writer's code. */
 xtts_status xtts_cache_writer_commit(xtts_cache_writer *w, xtts_error *err);
 
-/* Rejects so far as a JSON array of {"input": n, "id": ..., "reason": ...} (new reference). */
-json_t *xtts_cache_writer_rejects(xtts_cache_writer *w);
+/* Inputs rejected so far (committed and pending); the manifest lists them as "rejects". */
+uint64_t xtts_cache_writer_rejected(const xtts_cache_writer *w);
 
 /* Commit, then write the manifest (manifest.json, or the part's partial manifest): the
- * writer fills "format_version", "records", "config", "config_hash", "shards" and
- * "rejects"; every key of extra (e.g. "stats", "speakers", "languages", "totals") is
- * copied in. Releases the lock and frees w, also on error.
- * Errors: those of xtts_cache_writer_commit, XTTS_EUSAGE (extra is not an object),
- * XTTS_ENOMEM, those of xtts_manifest_parse (the manifest would not load back, e.g. a
- * malformed "stats" in extra: XTTS_EINPUT) and of xtts_manifest_write (XTTS_EIO). */
-xtts_status xtts_cache_writer_finish(xtts_cache_writer *w, const json_t *extra, xtts_error *err);
+ * writer fills "format_version", "tool_version", "records", "config", "config_hash",
+ * "shards", "rejected" and "rejects" (and a part's "part", "n_parts", "part_inputs"); extra
+ * (formats/manifest.h) adds what the build has ("speakers", "languages", "splits",
+ * "totals", "stats", "token_stream"); NULL adds nothing ("languages" XTTS's 17, "stats"
+ * {"frames": 0}). Releases the lock and frees w, also on error.
+ * Errors: those of xtts_cache_writer_commit, XTTS_ENOMEM, those of xtts_manifest_parse (the
+ * manifest would not load back, e.g. "stats" arrays of another length than the
+ * configuration's n_mels, or a "stats"."frames" over INT64_MAX: XTTS_EINPUT) and of
+ * xtts_manifest_write (XTTS_EIO). */
+xtts_status xtts_cache_writer_finish(xtts_cache_writer *w, const xtts_manifest_extra *extra, xtts_error *err);
 
 /* Abandon: release the lock and free w without writing a manifest (what is committed
  * stays and a re-run resumes from it). NULL is allowed. */

@@ -6,6 +6,7 @@
  * stay, so one part can be rebuilt and the merge run again.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

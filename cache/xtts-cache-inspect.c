@@ -1,7 +1,6 @@
 /* xtts-cache-inspect — summary, length histograms and statistics of a cache; one record's
  * mel as .npy or PNG (docs/xtts-cache-inspect.md). */
 #include <getopt.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,16 +138,11 @@ static int parse_args(int argc, char **argv, args_t *a) {
 static int show_summary(xtts_cache *cache, const args_t *a) {
     xtts_error e;
     xtts_error_clear(&e);
-    json_t *s = NULL;
-    unsigned what = (a->lengths ? XTTS_INSPECT_LENGTHS : 0) | (a->json && a->stats ? XTTS_INSPECT_STATS : 0);
-    if (xtts_inspect_summary(cache, what, &s, &e)) return fail(&e);
-    if (a->json) {
-        json_dumpf(s, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-        putchar('\n');
-    } else {
-        xtts_inspect_print_summary(stdout, s);
-        if (a->stats) xtts_inspect_print_stats(stdout, cache);
-    }
+    unsigned what = (a->lengths ? XTTS_INSPECT_LENGTHS : 0) | (a->json ? XTTS_INSPECT_JSON : 0) |
+                    (a->json && a->stats ? XTTS_INSPECT_STATS : 0);
+    uint64_t unreadable;
+    if (xtts_inspect_print_summary(stdout, cache, what, &unreadable, &e)) return fail(&e);
+    if (!a->json && a->stats) xtts_inspect_print_stats(stdout, cache);
     int rc = 0;
     for (size_t i = 0; i < xtts_cache_n_shards(cache); i++) {
         xtts_cache_shard sh;
@@ -158,8 +152,7 @@ static int show_summary(xtts_cache *cache, const args_t *a) {
             rc = 2;
         }
     }
-    if (json_integer_value(json_object_get(s, "unreadable"))) rc = 2;
-    json_decref(s);
+    if (unreadable) rc = 2;
     return rc;
 }
 
@@ -202,10 +195,7 @@ static int show_record(xtts_cache *cache, const args_t *a) {
         FILE *f = to_stdout ? stderr : stdout;
         xtts_inspect_record ir = {idx, &h, tok, text, norm};
         if (!rc && a->json && !to_stdout) {
-            json_t *j = xtts_inspect_record_json(cache, &ir);
-            if (j) json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-            putchar('\n');
-            json_decref(j);
+            xtts_inspect_print_record_json(stdout, cache, &ir);
         } else if (!rc && !a->npy && !a->png && !a->wav) {
             xtts_inspect_print_record(f, cache, &ir);
         }

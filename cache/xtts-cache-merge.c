@@ -1,6 +1,7 @@
 /* xtts-cache-merge — join the partial manifests that `xtts-melcache --part K` jobs
  * wrote into one cache (DIR/manifest.json). See docs/xtts-cache-merge.md. */
 #include <getopt.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 

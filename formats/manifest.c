@@ -486,6 +486,59 @@ xtts_status xtts_manifest_write(const char *path, const json_t *manifest, xtts_e
     return st;
 }
 
+/* ---- what a build adds ------------------------------------------------------------ */
+
+static json_t *strings_json(const char *const *v, size_t n) {
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++) json_array_append_new(a, json_string(v[i]));
+    return a;
+}
+
+/* "stats": "frames" and the arrays the build has. */
+static json_t *stats_json(const xtts_manifest_extra *x) {
+    static const char *const names[] = {"mel_sum", "mel_sumsq", "mel_mean", "mel_std"};
+    const double *arrays[] = {x->mel_sum, x->mel_sumsq, x->mel_mean, x->mel_std};
+    json_t *st = json_object();
+    if (!st || json_object_set_new(st, "frames", json_integer((json_int_t)x->stats_frames))) {
+        json_decref(st);
+        return NULL;
+    }
+    for (size_t k = 0; k < N_OF(names); k++) {
+        if (!arrays[k]) continue;
+        json_t *a = json_array();
+        for (size_t i = 0; a && i < x->n_mels; i++) json_array_append_new(a, json_real(arrays[k][i]));
+        if (json_object_set_new(st, names[k], a)) {
+            json_decref(st);
+            return NULL;
+        }
+    }
+    return st;
+}
+
+json_t *xtts_manifest_extra_to_json(const xtts_manifest_extra *x) {
+    json_t *m = json_object();
+    json_t *langs = x->languages ? strings_json(x->languages, x->n_languages)
+                                 : strings_json(xtts_lang_codes, XTTS_N_LANGS);
+    const xtts_tokens_header *h = x->token_stream;
+    if (json_object_set_new(m, "languages", langs) || json_object_set_new(m, "stats", stats_json(x)) ||
+        (x->has_speakers && json_object_set_new(m, "speakers", strings_json(x->speakers, x->n_speakers))) ||
+        (x->has_splits && json_object_set_new(m, "splits", json_pack("{s:I,s:I}", "train", (json_int_t)x->split_train,
+                                                                       "val", (json_int_t)x->split_val))) ||
+        (h && json_object_set_new(m, "token_stream",
+                                  json_pack("{s:s,s:s,s:i,s:s}", "tokenizer", h->tokenizer, "vocab_hash",
+                                            h->vocab_hash, "vocab_size", h->vocab_size, "lang", h->lang_mode)))) {
+        json_decref(m);
+        return NULL;
+    }
+    /* a sum that is not finite leaves "totals" out */
+    if (x->has_totals)
+        json_object_set_new(m, "totals",
+                            json_pack("{s:f,s:f,s:I,s:I}", "audio_seconds", x->audio_seconds, "hours",
+                                      x->audio_seconds / 3600.0, "frames", (json_int_t)x->total_frames, "tokens",
+                                      (json_int_t)x->total_tokens));
+    return m;
+}
+
 /* ---- the manifest as plain values ---------------------------------------------- */
 
 /* A copy of an array of strings (checked by check_manifest); *n 0 and NULL when absent. */

@@ -6,8 +6,9 @@
  * configuration hash covers every option that changes stored bytes, plus
  * XTTS_ALGO_VERSION, which is bumped whenever a code change changes stored output.
  *
- * Readers take a loaded manifest as plain C values (xtts_manifest_info); the JSON codec
- * functions (the ones with a json_t) are for the writers of manifests, which include
+ * Readers take a loaded manifest as plain C values (xtts_manifest_info), and a build says
+ * what it adds to the manifest the same way (xtts_manifest_extra); the JSON codec functions
+ * (the ones with a json_t) are for the writers of manifests in cache/, which include
  * <jansson.h> themselves: this header does not, so that nothing above formats/ sees jansson
  * through it.
  */
@@ -18,6 +19,7 @@
 #include <stdint.h>
 
 #include "common/xtts_common.h"
+#include "formats/tokens.h"
 #include "kernels/mel.h"
 
 #ifdef __cplusplus
@@ -102,6 +104,37 @@ xtts_status xtts_manifest_parse(const char *text, size_t len, const char *name, 
  * Errors: XTTS_ENOMEM (cannot serialize), and those of xtts_write_file_atomic (XTTS_EIO,
  * XTTS_ERANGE for a path too long). */
 xtts_status xtts_manifest_write(const char *path, const json_t *manifest, xtts_error *err);
+
+/* What a build adds to the manifest beside what the cache writer fills (formats/cache.md,
+ * "Manifest"), as xtts_record_input is a record's: the caller sets what the build has (a
+ * designated initializer) and every field left zero adds nothing; every pointer is the
+ * caller's, read while the manifest is made. */
+typedef struct {
+    int has_speakers;                   /* "speakers": the name of each speaker id */
+    const char *const *speakers;
+    size_t n_speakers;
+    const char *const *languages;       /* "languages": the code of each language id; NULL: XTTS's
+                                           17 (xtts_lang_codes) */
+    size_t n_languages;
+    int has_splits;                     /* "splits": the records put in each split */
+    uint64_t split_train, split_val;
+    int has_totals;                     /* "totals": sums over the stored records; "hours" is
+                                           audio_seconds / 3600 */
+    double audio_seconds;
+    uint64_t total_frames, total_tokens;
+    uint64_t stats_frames;              /* "stats"."frames": the frames the sums cover (0 when
+                                           there are none: "stats" is always written) */
+    size_t n_mels;                      /* values in each "stats" array below */
+    const double *mel_sum, *mel_sumsq;  /* "stats"."mel_sum" / "mel_sumsq" / "mel_mean" / */
+    const double *mel_mean, *mel_std;   /* "mel_std": each NULL: no key */
+    const xtts_tokens_header *token_stream; /* "token_stream": its tokenizer, vocab_hash,
+                                           vocab_size and lang; NULL: no key */
+} xtts_manifest_extra;
+
+/* extra as the JSON object of its manifest keys (a new reference; NULL when out of memory).
+ * A number JSON cannot hold (not finite) is left out: from a "stats" array, which the cache
+ * writer's check of the manifest then refuses by name, or as the whole of "totals". */
+json_t *xtts_manifest_extra_to_json(const xtts_manifest_extra *x);
 
 /* One shard as the manifest lists it. */
 typedef struct {

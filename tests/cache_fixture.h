@@ -146,10 +146,28 @@ static inline int fixture_encode(const fixture_options *o, const xtts_cache_conf
     return rc;
 }
 
-/* The manifest keys besides the writer's own, for records [lo, hi): stats, speakers,
- * languages, splits, totals (new reference). */
-static inline json_t *fixture_extra(const fixture_options *o, int lo, int hi) {
-    double *sum = calloc((size_t)o->n_mels, sizeof *sum), *sumsq = calloc((size_t)o->n_mels, sizeof *sumsq);
+/* What records [lo, hi) add to a manifest besides the writer's own keys: stats, speakers,
+ * languages, splits, totals (x, over the arrays held here; fixture_extra_free frees them). */
+typedef struct {
+    xtts_manifest_extra x;
+    double *sum, *sumsq, *mean, *std;
+} fixture_extra_t;
+
+static const char *const fixture_speakers[] = {"alice", "bob", "carol"};
+static const char *const fixture_languages[] = {"en", "es"};
+
+static inline void fixture_extra_free(fixture_extra_t *fe) {
+    free(fe->sum);
+    free(fe->sumsq);
+    free(fe->mean);
+    free(fe->std);
+}
+
+static inline void fixture_extra(const fixture_options *o, int lo, int hi, fixture_extra_t *fe) {
+    size_t nm = (size_t)o->n_mels;
+    double *sum = fe->sum = calloc(nm, sizeof *sum), *sumsq = fe->sumsq = calloc(nm, sizeof *sumsq);
+    fe->mean = calloc(nm, sizeof *fe->mean);
+    fe->std = calloc(nm, sizeof *fe->std);
     uint64_t frames = 0, tokens = 0, train = 0, val = 0;
     for (int i = lo; i < hi; i++) {
         int nf = fixture_n_frames(o, i);
@@ -165,22 +183,18 @@ static inline json_t *fixture_extra(const fixture_options *o, int lo, int hi) {
         if (i % 5 == 0) val++;
         else train++;
     }
-    json_t *msum = json_array(), *msq = json_array(), *mmean = json_array(), *mstd = json_array();
     for (int c = 0; c < o->n_mels; c++) {
         double mu = frames ? sum[c] / (double)frames : 0, var = frames ? sumsq[c] / (double)frames - mu * mu : 0;
-        json_array_append_new(msum, json_real(sum[c]));
-        json_array_append_new(msq, json_real(sumsq[c]));
-        json_array_append_new(mmean, json_real(mu));
-        json_array_append_new(mstd, json_real(sqrt(var > 0 ? var : 0)));
+        fe->mean[c] = mu;
+        fe->std[c] = sqrt(var > 0 ? var : 0);
     }
-    free(sum);
-    free(sumsq);
-    return json_pack("{s:{s:I, s:I}, s:[sss], s:[ss], s:{s:f, s:f, s:I, s:I}, s:{s:I, s:o, s:o, s:o, s:o}}",
-                     "splits", "train", (json_int_t)train, "val", (json_int_t)val, "speakers", "alice", "bob",
-                     "carol", "languages", "en", "es", "totals", "audio_seconds", (double)frames * 256 / 22050,
-                     "hours", (double)frames * 256 / 22050 / 3600, "frames", (json_int_t)frames, "tokens",
-                     (json_int_t)tokens, "stats", "frames", (json_int_t)frames, "mel_sum", msum, "mel_sumsq", msq,
-                     "mel_mean", mmean, "mel_std", mstd);
+    fe->x = (xtts_manifest_extra){
+        .has_splits = 1, .split_train = train, .split_val = val,
+        .has_speakers = 1, .speakers = fixture_speakers, .n_speakers = 3,
+        .languages = fixture_languages, .n_languages = 2,
+        .has_totals = 1, .audio_seconds = (double)frames * 256 / 22050, .total_frames = frames, .total_tokens = tokens,
+        .stats_frames = frames, .n_mels = nm, .mel_sum = sum, .mel_sumsq = sumsq, .mel_mean = fe->mean,
+        .mel_std = fe->std};
 }
 
 /* Build dir (created) with o's records straight through LMDB. Returns 0 on success. */
@@ -249,7 +263,10 @@ static inline int fixture_build(const char *dir, const fixture_options *o) {
                                                 (json_int_t)bytes, "first_index", s0));
         if (o->records == 0) break;
     }
-    json_t *m = fixture_extra(o, 0, o->records);
+    fixture_extra_t fe;
+    fixture_extra(o, 0, o->records, &fe);
+    json_t *m = xtts_manifest_extra_to_json(&fe.x);
+    fixture_extra_free(&fe);
     json_t *base = json_pack("{s:i, s:s, s:i, s:o, s:s, s:o, s:i, s:[]}", "format_version", o->format, "tool_version",
                              "0.1.0", "records", o->records, "config", xtts_cache_config_to_json(&cfg), "config_hash",
                              hash, "shards", shards, "rejected", 0, "rejects");
@@ -299,9 +316,10 @@ static inline int fixture_build_writer(const char *dir, const fixture_options *o
                 return fixture_fail(id, e.msg);
             }
         }
-        json_t *extra = fixture_extra(o, lo, hi);
-        xtts_status st = xtts_cache_writer_finish(w, extra, &e);
-        json_decref(extra);
+        fixture_extra_t fe;
+        fixture_extra(o, lo, hi, &fe);
+        xtts_status st = xtts_cache_writer_finish(w, &fe.x, &e);
+        fixture_extra_free(&fe);
         if (st) return fixture_fail(dir, e.msg);
     }
     xtts_record_encoder_delete(enc);

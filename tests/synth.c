@@ -1,7 +1,6 @@
 /* synth.c — the synthetic cache of the tests (see synth.h). */
 #include "tests/synth.h"
 
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,17 +129,16 @@ xtts_status xtts_synth_cache_write(const char *dir, const xtts_synth_options *o,
         if (!st) st = xtts_cache_writer_put(w, (uint64_t)i, id, rec, len, err);
         if (st) goto fail;
     }
-    json_t *mean = json_array(), *std = json_array();
+    /* the sums become the mean and the std, in place */
     for (int c = 0; c < o->n_mels; c++) {
         double m = sum[c] / (double)total_frames, var = sumsq[c] / (double)total_frames - m * m;
-        json_array_append_new(mean, json_real(m));
-        json_array_append_new(std, json_real(sqrt(var > 1e-12 ? var : 1e-12)));
+        sum[c] = m;
+        sumsq[c] = sqrt(var > 1e-12 ? var : 1e-12);
     }
-    json_t *extra = json_pack("{s:{s:o, s:o, s:I}}", "stats", "mel_mean", mean, "mel_std", std, "frames",
-                              (json_int_t)total_frames);
-    st = xtts_cache_writer_finish(w, extra, err);
+    xtts_manifest_extra extra = {.stats_frames = total_frames, .n_mels = (size_t)o->n_mels, .mel_mean = sum,
+                                 .mel_std = sumsq};
+    st = xtts_cache_writer_finish(w, &extra, err);
     w = NULL;
-    json_decref(extra);
 fail:
     if (w) xtts_cache_writer_abort(w);
     xtts_record_encoder_delete(enc);

@@ -521,6 +521,50 @@ static void manifest_write_then_load_round_trips_and_leaves_no_temp_file(void **
     nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
+/* A zeroed extra adds the keys every manifest has ("languages": XTTS's 17, "stats" with
+ * "frames" 0) and nothing else; a full one adds each of its keys with the values given, and
+ * "hours" from audio_seconds. */
+static void manifest_extra_writes_what_it_is_given_and_defaults_the_rest(void **state) {
+    (void)state;
+    xtts_manifest_extra none = {0};
+    json_t *j = xtts_manifest_extra_to_json(&none);
+    assert_non_null(j);
+    assert_int_equal(json_object_size(j), 2);
+    assert_int_equal(json_array_size(json_object_get(j, "languages")), XTTS_N_LANGS);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(j, "languages"), 0)), xtts_lang_codes[0]);
+    json_t *stats = json_object_get(j, "stats");
+    assert_int_equal(json_object_size(stats), 1);
+    assert_true(json_is_integer(json_object_get(stats, "frames")));
+    assert_int_equal(json_integer_value(json_object_get(stats, "frames")), 0);
+    json_decref(j);
+
+    static const char *const speakers[] = {"alice", "bob"}, *const langs[] = {"en"};
+    const double sum[2] = {1.5, -2.0}, sq[2] = {3.0, 4.0}, mean[2] = {0.25, -0.5}, sd[2] = {1.0, 2.0};
+    xtts_tokens_header h;
+    xtts_tokens_header_defaults(&h);
+    snprintf(h.tokenizer, sizeof h.tokenizer, "bytes");
+    snprintf(h.vocab_hash, sizeof h.vocab_hash, "sha256:00");
+    h.vocab_size = 288;
+    snprintf(h.lang_mode, sizeof h.lang_mode, "auto");
+    xtts_manifest_extra x = {.has_speakers = 1, .speakers = speakers, .n_speakers = 2, .languages = langs,
+                             .n_languages = 1, .has_splits = 1, .split_train = 7, .split_val = 2, .has_totals = 1,
+                             .audio_seconds = 5400.0, .total_frames = 100, .total_tokens = 40, .stats_frames = 100,
+                             .n_mels = 2, .mel_sum = sum, .mel_sumsq = sq, .mel_mean = mean, .mel_std = sd,
+                             .token_stream = &h};
+    j = xtts_manifest_extra_to_json(&x);
+    assert_non_null(j);
+    char *text = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(text, "{\"languages\":[\"en\"],\"speakers\":[\"alice\",\"bob\"],"
+                              "\"splits\":{\"train\":7,\"val\":2},"
+                              "\"stats\":{\"frames\":100,\"mel_mean\":[0.25,-0.5],\"mel_std\":[1.0,2.0],"
+                              "\"mel_sum\":[1.5,-2.0],\"mel_sumsq\":[3.0,4.0]},"
+                              "\"token_stream\":{\"lang\":\"auto\",\"tokenizer\":\"bytes\",\"vocab_hash\":\"sha256:00\","
+                              "\"vocab_size\":288},"
+                              "\"totals\":{\"audio_seconds\":5400.0,\"frames\":100,\"hours\":1.5,\"tokens\":40}}");
+    free(text);
+    json_decref(j);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(config_default_is_the_xtts_preset),
@@ -537,6 +581,7 @@ int main(void) {
         cmocka_unit_test(manifest_hash_mismatch_and_future_version_are_refused),
         cmocka_unit_test(manifest_partial_needs_part_and_n_parts),
         cmocka_unit_test(manifest_write_then_load_round_trips_and_leaves_no_temp_file),
+        cmocka_unit_test(manifest_extra_writes_what_it_is_given_and_defaults_the_rest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

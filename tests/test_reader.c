@@ -659,8 +659,11 @@ static void test_random_bit_flips_anywhere_never_crash(void **state) {
         xtts_cache *c;
         xtts_error e;
         if (xtts_cache_open_ex(t.dir, XTTS_CACHE_OPEN_TOLERANT, &c, &e) == XTTS_OK) {
-            json_t *s = NULL;
-            if (xtts_inspect_summary(c, 1, &s, &e) == XTTS_OK) json_decref(s);
+            FILE *null = fopen("/dev/null", "w"); /* the summary is made and printed, not read */
+            if (null) {
+                (void)xtts_inspect_print_summary(null, c, XTTS_INSPECT_LENGTHS | XTTS_INSPECT_JSON, NULL, &e);
+                fclose(null);
+            }
             xtts_cache_close(c);
         }
     }
@@ -939,11 +942,12 @@ static void test_recompute_matches_stored_mels_and_finds_changed_audio(void **st
             assert_int_equal(xtts_cache_writer_set_state(w, key, wav[i], strlen(wav[i]), &e), XTTS_OK);
         }
     }
-    json_t *extra = fixture_extra(&o, 0, 0);
-    json_object_del(extra, "splits"); /* the fixture's counts are not these records' */
-    json_object_del(extra, "totals");
-    assert_int_equal(xtts_cache_writer_finish(w, extra, &e), XTTS_OK);
-    json_decref(extra);
+    fixture_extra_t fe;
+    fixture_extra(&o, 0, 0, &fe);
+    fe.x.has_splits = 0; /* the fixture's counts are not these records' */
+    fe.x.has_totals = 0;
+    assert_int_equal(xtts_cache_writer_finish(w, &fe.x, &e), XTTS_OK);
+    fixture_extra_free(&fe);
     xtts_record_encoder_delete(enc);
     xtts_mel_delete(m);
     xtts_audio_delete(a);

@@ -652,44 +652,24 @@ static xtts_status mel_chunk_cuda(xtts_mel_cuda *gpu, slot *slots, size_t m, xtt
 
 /* ---- manifest extras --------------------------------------------------------- */
 
-static json_t *json_doubles(const double *v, size_t n) {
-    json_t *a = json_array();
-    for (size_t i = 0; i < n; i++) json_array_append_new(a, json_real(v[i]));
-    return a;
-}
-
-static json_t *manifest_extra(const input_set *in, const run_stats *s) {
-    size_t nm = s->n_mels;
-    json_t *x = json_object();
-    json_t *spk = json_array();
-    for (size_t i = 0; i < in->n_speakers; i++) json_array_append_new(spk, json_string(in->speakers[i]));
-    json_object_set_new(x, "speakers", spk);
-    json_t *langs = json_array();
-    for (int i = 0; i < in->n_langs; i++) json_array_append_new(langs, json_string(in->langs[i]));
-    json_object_set_new(x, "languages", langs);
-    json_object_set_new(x, "splits", json_pack("{s:I,s:I}", "train", (json_int_t)s->train, "val", (json_int_t)s->val));
-    json_object_set_new(x, "totals",
-                        json_pack("{s:f,s:f,s:I,s:I}", "audio_seconds", s->audio_seconds, "hours",
-                                  s->audio_seconds / 3600.0, "frames", (json_int_t)s->frames, "tokens",
-                                  (json_int_t)s->tokens));
-    double mean[XTTS_RECORD_MAX_MELS], sd[XTTS_RECORD_MAX_MELS];
-    for (size_t c = 0; c < nm; c++) {
+/* What the build adds to the manifest; mean and std are filled here, the rest points into in
+ * and s. */
+static void manifest_extra(const input_set *in, const run_stats *s, const char **langs, double *mean, double *sd,
+                           xtts_manifest_extra *x) {
+    for (int i = 0; i < in->n_langs; i++) langs[i] = in->langs[i];
+    for (size_t c = 0; c < s->n_mels; c++) {
         double n = s->frames ? (double)s->frames : 1.0;
         mean[c] = s->sum[c] / n;
         double var = s->sumsq[c] / n - mean[c] * mean[c];
         sd[c] = var > 0 ? sqrt(var) : 0.0;
     }
-    json_t *st = json_object();
-    json_object_set_new(st, "frames", json_integer((json_int_t)s->frames));
-    json_object_set_new(st, "mel_sum", json_doubles(s->sum, nm));
-    json_object_set_new(st, "mel_sumsq", json_doubles(s->sumsq, nm));
-    json_object_set_new(st, "mel_mean", json_doubles(mean, nm));
-    json_object_set_new(st, "mel_std", json_doubles(sd, nm));
-    json_object_set_new(x, "stats", st);
-    json_object_set_new(x, "token_stream",
-                        json_pack("{s:s,s:s,s:i,s:s}", "tokenizer", in->hdr.tokenizer, "vocab_hash", in->hdr.vocab_hash,
-                                  "vocab_size", in->hdr.vocab_size, "lang", in->hdr.lang_mode));
-    return x;
+    *x = (xtts_manifest_extra){
+        .has_speakers = 1, .speakers = (const char *const *)in->speakers, .n_speakers = in->n_speakers,
+        .languages = langs, .n_languages = (size_t)in->n_langs,
+        .has_splits = 1, .split_train = s->train, .split_val = s->val,
+        .has_totals = 1, .audio_seconds = s->audio_seconds, .total_frames = s->frames, .total_tokens = s->tokens,
+        .stats_frames = s->frames, .n_mels = s->n_mels, .mel_sum = s->sum, .mel_sumsq = s->sumsq,
+        .mel_mean = mean, .mel_std = sd, .token_stream = &in->hdr};
 }
 
 /* ---- device ------------------------------------------------------------------ */
@@ -1045,14 +1025,14 @@ static xtts_status run_join_parts(melcache_run *r, xtts_error *err) {
  * statistics, then join the parts when this was one. */
 static xtts_status run_finish(melcache_run *r, xtts_error *err) {
     xtts_melcache_result *res = r->res;
-    json_t *extra = manifest_extra(&r->in, r->stats);
+    const char *langs[XTTS_MAX_LANGS];
+    double mean[XTTS_RECORD_MAX_MELS], sd[XTTS_RECORD_MAX_MELS];
+    xtts_manifest_extra extra;
+    manifest_extra(&r->in, r->stats, langs, mean, sd, &extra);
     res->stored = xtts_cache_writer_count(r->w);
-    json_t *rj = xtts_cache_writer_rejects(r->w);
-    res->rejected = rj ? json_array_size(rj) : 0;
-    json_decref(rj);
-    xtts_status st = xtts_cache_writer_finish(r->w, extra, err);
+    res->rejected = xtts_cache_writer_rejected(r->w);
+    xtts_status st = xtts_cache_writer_finish(r->w, &extra, err);
     r->w = NULL;
-    json_decref(extra);
     xtts_progress_finish(&r->wp.prog, r->wp.done_sel, res->selected, NULL);
     if (!st && r->o.part >= 0) st = run_join_parts(r, err);
     return st;
