@@ -61,8 +61,6 @@ static ng_entry *ng_find_h(const xtts_langid_model *m, const char *k, size_t n, 
     return NULL;
 }
 
-static ng_entry *ng_find(const xtts_langid_model *m, const char *k, size_t n) { return ng_find_h(m, k, n, ng_hash(k, n)); }
-
 void xtts_langid_model_delete(xtts_langid_model *m) {
     if (!m) return;
     free(m->entries);
@@ -123,9 +121,10 @@ xtts_status xtts_langid_model_parse(const uint8_t *data, size_t len, const char 
         for (uint32_t i = 0; i < n; i++) {
             size_t k = data[pos];
             const char *key = (const char *)data + pos + 1;
-            ng_entry *e = ng_find(m, key, k);
+            size_t h = ng_hash(key, k);
+            ng_entry *e = ng_find_h(m, key, k, h);
             if (!e) {
-                size_t h = ng_hash(key, k), s = h & (m->n_slots - 1);
+                size_t s = h & (m->n_slots - 1);
                 while (m->slots[s]) s = (s + 1) & (m->n_slots - 1);
                 e = &m->entries[m->n_entries++];
                 m->slots[s] = ((uint64_t)h >> 32) << 32 | (uint32_t)m->n_entries;
@@ -138,14 +137,17 @@ xtts_status xtts_langid_model_parse(const uint8_t *data, size_t len, const char 
         }
     }
     /* resolve the absent costs to the floors of the n-gram's order (its code points) */
+    uint8_t fl[NG_ORDERS][XTTS_N_LANGS];
+    for (int o = 0; o < NG_ORDERS; o++)
+        for (int l = 0; l < XTTS_N_LANGS; l++) fl[o][l] = m->floor[l][o];
     for (size_t i = 0; i < m->n_entries; i++) {
         ng_entry *e = &m->entries[i];
         size_t order = 0;
         for (size_t b = 0; b < e->len; b++) order += ((uint8_t)e->key[b] & 0xC0) != 0x80;
         if (order < 1) order = 1;
         if (order > NG_ORDERS) order = NG_ORDERS;
-        for (int l = 0; l < XTTS_N_LANGS; l++)
-            if (e->cost[l] == NG_ABSENT) e->cost[l] = m->floor[l][order - 1];
+        const uint8_t *f = fl[order - 1];
+        for (int l = 0; l < XTTS_N_LANGS; l++) e->cost[l] = e->cost[l] == NG_ABSENT ? f[l] : e->cost[l];
     }
     *out = m;
     return XTTS_OK;
@@ -262,16 +264,23 @@ static size_t score_word_cached(const xtts_langid_model *m, word_cache *wc, cons
     return e->known;
 }
 
-/* NFC leaves ASCII as it is. */
-static int is_ascii(const char *s, size_t n) {
+/* 1 when NFC leaves the text as it is because all its code points are below U+0300 (valid
+ * UTF-8 of one or two bytes): ASCII and most Latin-script text. No character below U+0300
+ * decomposes, and none combines with what precedes it (the combining marks start at
+ * U+0300). */
+static int nfc_as_is(const char *text, size_t n) {
+    const uint8_t *s = (const uint8_t *)text;
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        if (w & 0x8080808080808080ULL) return 0;
+    while (i < n) {
+        if (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if (!(w & 0x8080808080808080ULL)) { i += 8; continue; }
+        }
+        if (s[i] < 0x80) i++;
+        else if (s[i] >= 0xC2 && s[i] <= 0xCB && i + 1 < n && (s[i + 1] & 0xC0) == 0x80) i += 2;
+        else return 0;
     }
-    for (; i < n; i++)
-        if ((uint8_t)s[i] & 0x80) return 0;
     return 1;
 }
 
@@ -281,7 +290,7 @@ size_t xtts_langid_model_score(const xtts_langid_model *m, const char *text, siz
     uint8_t *nfc = NULL;
     const uint8_t *t = (const uint8_t *)text;
     utf8proc_ssize_t r = (utf8proc_ssize_t)len;
-    if (!is_ascii(text, len)) {
+    if (!nfc_as_is(text, len)) {
         r = utf8proc_map((const uint8_t *)text, (utf8proc_ssize_t)len, &nfc, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
         if (r < 0) return 0;
         t = nfc;
