@@ -351,7 +351,10 @@ void xtts_langid_prior_add(xtts_langid_prior *p, const xtts_langid_result *r, co
 }
 
 void xtts_langid_prior_done(xtts_langid_prior *p) {
-    for (int l = 0; l < XTTS_N_LANGS; l++) p->p_ds[l] = (p->ds[l] + PRIOR_ALPHA) / (p->n_sure + PRIOR_ALPHA * XTTS_N_LANGS);
+    for (int l = 0; l < XTTS_N_LANGS; l++) {
+        p->p_ds[l] = (p->ds[l] + PRIOR_ALPHA) / (p->n_sure + PRIOR_ALPHA * XTTS_N_LANGS);
+        p->lp_ds[l] = log(p->p_ds[l]);
+    }
 }
 
 /* score + log prior per language (v), and the best of them */
@@ -361,7 +364,7 @@ static int prior_values(const xtts_langid_prior *p, const xtts_langid_result *r,
     int best = 0;
     double best_v = -1e300;
     for (int l = 0; l < XTTS_N_LANGS; l++) {
-        double lp = c ? log((c[l] + PRIOR_BETA * p->p_ds[l]) / (c[XTTS_N_LANGS] + PRIOR_BETA)) : log(p->p_ds[l]);
+        double lp = c ? log((c[l] + PRIOR_BETA * p->p_ds[l]) / (c[XTTS_N_LANGS] + PRIOR_BETA)) : p->lp_ds[l];
         v[l] = r->score[l] + lp;
         if (v[l] > best_v) { best_v = v[l]; best = l; }
     }

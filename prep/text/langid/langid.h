@@ -72,6 +72,7 @@ size_t xtts_langid_choose(size_t n, const xtts_langid_result *res, const char *c
 typedef struct {
     double ds[XTTS_N_LANGS], n_sure;   /* sure records per language, and in all */
     double p_ds[XTTS_N_LANGS];         /* after xtts_langid_prior_done: the dataset prior */
+    double lp_ds[XTTS_N_LANGS];        /* and its log */
     char **names;                      /* speaker names by index (first appearance) */
     double *sc;                        /* per speaker: sure counts per language, then the total */
     size_t n_spk, cap_spk;
