@@ -7,7 +7,9 @@
 # Environment: BUILD (build dir, default build), THREADS (default: all cores), LINES,
 # METADATA (use this metadata.csv instead of generating one; default under scripts/bench.sh:
 # $BENCH_DATA/text/metadata.csv from scripts/make-bench-data.sh).
-# Prints a markdown table; each time is the median of 3 runs.
+# Prints a markdown table; each time is the median of 3 runs. With the peer installed, the
+# row of the whole `--lang auto` run with BPE on all cores is measured alternated with the
+# peer's encodeBatch (3 pairs) and carries the ratio ours / HF encodeBatch.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${BUILD:-$root/build}"
@@ -50,12 +52,38 @@ echo "Hugging Face tokenizers (Rust, npm binding) encoding the same lines with t
 echo "BPE rows use $VOCAB_NAME, the default --normalize (xtts with an XTTS vocabulary) and"
 echo "--allow-unk, so that every line is written."
 echo
-echo "| run | seconds | lines/s |"
-echo "|---|---|---|"
-row() { printf '| %s | %s | %.0f |\n' "$1" "$2" "$(echo "$LINES / $2" | bc -l)"; }
+peer=0
+if command -v node > /dev/null && [ -d "$root/tests/golden/node_modules/tokenizers" ]; then peer=1; fi
+run_peer() { NODE_PATH="$root/tests/golden/node_modules" node "$root/scripts/bench_tokenize_peer.js" "$VOCAB" "$work/metadata.csv"; }
+median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
+# the whole xtts-tokenize --lang auto with BPE on all cores, and the peer, alternated
+pair_ours=() pair_seq=() pair_batch=()
+if [ "$peer" = 1 ]; then
+  for _ in 1 2 3; do
+    t0=$(date +%s.%N)
+    "$BIN" -q -j "$THREADS" --lang auto --tokenizer bpe --allow-unk --vocab "$VOCAB" "$work/metadata.csv" > /dev/null 2>&1 || true
+    t1=$(date +%s.%N)
+    pair_ours+=("$(echo "$t1 - $t0" | bc -l)")
+    out=$(run_peer)
+    pair_seq+=("$(echo "$out" | sed 's/.*peer_seq_s=\([0-9.]*\).*/\1/')")
+    pair_batch+=("$(echo "$out" | sed 's/.*peer_batch_s=\([0-9.]*\).*/\1/')")
+  done
+  ours_auto=$(printf '%.3f' "$(median "${pair_ours[@]}")")
+  hf_seq=$(printf '%.3f' "$(median "${pair_seq[@]}")")
+  hf_batch=$(printf '%.3f' "$(median "${pair_batch[@]}")")
+fi
+
+echo "| run | seconds | lines/s | ours / HF encodeBatch |"
+echo "|---|---|---|---|"
+row() { printf '| %s | %s | %.0f | %s |\n' "$1" "$2" "$(echo "$LINES / $2" | bc -l)" "${3:-}"; }
 for j in 1 "$THREADS"; do
   s=$(median_of_3 "$BIN" -q -j "$j" --lang auto "$work/metadata.csv"); row "bytes, normalize + language id, -j $j" "$s"
-  s=$(median_of_3 "$BIN" -q -j "$j" --lang auto --tokenizer bpe --allow-unk --vocab "$VOCAB" "$work/metadata.csv"); row "bpe, normalize + language id, -j $j" "$s"
+  if [ "$peer" = 1 ] && [ "$j" = "$THREADS" ]; then
+    row "bpe, normalize + language id, -j $j (alternated with the peer)" "$ours_auto" \
+      "$(printf '%.2f (%s s / %s s)' "$(echo "$ours_auto / $hf_batch" | bc -l)" "$ours_auto" "$hf_batch")"
+  else
+    s=$(median_of_3 "$BIN" -q -j "$j" --lang auto --tokenizer bpe --allow-unk --vocab "$VOCAB" "$work/metadata.csv"); row "bpe, normalize + language id, -j $j" "$s"
+  fi
   s=$(median_of_3 "$BIN" -q -j "$j" --lang en --tokenizer bpe --allow-unk --vocab "$VOCAB" "$work/metadata.csv"); row "bpe, normalize, --lang en, -j $j" "$s"
   s=$(median_of_3 "$BIN" -q -j "$j" --lang auto --tokenizer phonemes "$work/metadata.csv"); row "phonemes, normalize + language id, -j $j" "$s"
   [ "$THREADS" = 1 ] && break
@@ -79,12 +107,9 @@ if [ -n "${XTTS_UNIDIC:-}" ] || [ -f /var/lib/mecab/dic/unidic/sys.dic ]; then
 else
   echo "| bpe, Japanese romanized: skipped (no UniDic; apt-get install unidic-mecab) | - | - |"
 fi
-if command -v node > /dev/null && [ -d "$root/tests/golden/node_modules/tokenizers" ]; then
-  out=$(NODE_PATH="$root/tests/golden/node_modules" node "$root/scripts/bench_tokenize_peer.js" "$VOCAB" "$work/metadata.csv")
-  seq=$(echo "$out" | sed 's/.*peer_seq_s=\([0-9.]*\).*/\1/')
-  batch=$(echo "$out" | sed 's/.*peer_batch_s=\([0-9.]*\).*/\1/')
-  row "HF tokenizers encode(), one call per line (peer)" "$seq"
-  row "HF tokenizers encodeBatch(), all cores (peer)" "$batch"
+if [ "$peer" = 1 ]; then
+  row "HF tokenizers encode(), one call per line (peer)" "$hf_seq"
+  row "HF tokenizers encodeBatch(), all cores (peer)" "$hf_batch" "1"
   "$BIN" -q --lang auto --tokenizer bpe --allow-unk --vocab "$VOCAB" "$work/metadata.csv" > "$work/bpe.tsv" 2>/dev/null || true
   chk=$(NODE_PATH="$root/tests/golden/node_modules" node "$root/scripts/bench_tokenize_peer.js" "$VOCAB" --check "$work/bpe.tsv" || true)
   echo

@@ -367,6 +367,135 @@ static void test_records_without_letters_and_no_sure_record_have_no_language(voi
     assert_int_equal(o3[2], xtts_lang_index("de"));
 }
 
+/* ---- the quick detection and the results kept between passes ----------------------------- */
+
+/* xtts_langid_detect_quick leaves CLD2 out only where lang and sure cannot change, and
+ * where xtts_langid_prior_settles says so the choice is the full scores' choice: on the
+ * three sets, mixed (one prior for all), with one speaker per language, and under the prior
+ * of a large English dataset. */
+static void test_quick_detection_gives_the_same_choices(void **state) {
+    (void)state;
+    const char *sets[] = {"tests/data/langid_eval.tsv", "tests/data/langid_set.tsv", "tests/data/langid_heldout.tsv"};
+    size_t quick = 0, unsettled = 0, all = 0;
+    for (size_t f = 0; f < 3; f++) {
+        eval_set es;
+        eval_load(sets[f], &es);
+        xtts_langid_result *q = malloc(es.n * sizeof *q);
+        const char **spk = malloc(es.n * sizeof *spk);
+        for (size_t i = 0; i < es.n; i++) {
+            char *basic;
+            xtts_error err;
+            assert_int_equal(xtts_normalize_basic(es.text[i], strlen(es.text[i]), &basic, &err), XTTS_OK);
+            xtts_langid_detect_quick(basic, strlen(basic), &q[i]);
+            free(basic);
+            const xtts_langid_result *r = &es.res[i];
+            assert_int_equal(q[i].lang, r->lang);
+            assert_int_equal(q[i].sure, r->sure);
+            assert_string_equal(q[i].method, r->method);
+            assert_true(r->open == 0);
+            if (q[i].open > 0) quick++;
+            else assert_memory_equal(q[i].score, r->score, sizeof r->score);
+            spk[i] = xtts_lang_codes[es.want[i]];
+        }
+        for (int with_speakers = 0; with_speakers < 2; with_speakers++) {
+            xtts_langid_prior pq, pf;
+            xtts_langid_prior_init(&pq);
+            xtts_langid_prior_init(&pf);
+            for (size_t i = 0; i < es.n; i++) {
+                xtts_langid_prior_add(&pq, &q[i], with_speakers ? spk[i] : NULL);
+                xtts_langid_prior_add(&pf, &es.res[i], with_speakers ? spk[i] : NULL);
+            }
+            xtts_langid_prior_done(&pq);
+            xtts_langid_prior_done(&pf);
+            for (size_t i = 0; i < es.n; i++) {
+                const char *s = with_speakers ? spk[i] : NULL;
+                assert_true(xtts_langid_prior_settles(&pf, &es.res[i], s));
+                all++;
+                if (!xtts_langid_prior_settles(&pq, &q[i], s)) { unsettled++; continue; }
+                assert_int_equal(xtts_langid_prior_choose(&pq, &q[i], s), xtts_langid_prior_choose(&pf, &es.res[i], s));
+            }
+            xtts_langid_prior_free(&pq);
+            xtts_langid_prior_free(&pf);
+        }
+        /* a dataset of another language: 5,000 sure English records and this one */
+        xtts_langid_prior pe;
+        xtts_langid_prior_init(&pe);
+        size_t en = 0;
+        while (en < es.n && !(es.res[en].lang == xtts_lang_index("en") && es.res[en].sure)) en++;
+        assert_true(en < es.n);
+        for (int k = 0; k < 5000; k++) xtts_langid_prior_add(&pe, &es.res[en], NULL);
+        xtts_langid_prior_done(&pe);
+        for (size_t i = 0; i < es.n; i++) {
+            assert_true(xtts_langid_prior_settles(&pe, &es.res[i], NULL));
+            all++;
+            if (!xtts_langid_prior_settles(&pe, &q[i], NULL)) { unsettled++; continue; }
+            assert_int_equal(xtts_langid_prior_choose(&pe, &q[i], NULL), xtts_langid_prior_choose(&pe, &es.res[i], NULL));
+        }
+        xtts_langid_prior_free(&pe);
+        free(q);
+        free(spk);
+        eval_free(&es);
+    }
+    print_message("quick: %zu of the texts without CLD2; %zu of %zu choices left open by the prior\n", quick, unsettled, all);
+    assert_true(quick > 0);
+    assert_true(unsettled > 0); /* the English prior leaves some of the other languages' open */
+}
+
+static void assert_same_result(const xtts_langid_result *a, const xtts_langid_result *b) {
+    assert_int_equal(a->lang, b->lang);
+    assert_int_equal(a->sure, b->sure);
+    assert_string_equal(a->method, b->method);
+    assert_memory_equal(a->score, b->score, sizeof a->score);
+    assert_memory_equal(&a->open, &b->open, sizeof a->open);
+}
+
+/* Kept results come back bit for bit, under their keys; a key never put, or put after the
+ * store filled up, is not found, and the keys after it still are. */
+static void test_kept_results_come_back_exactly(void **state) {
+    (void)state;
+    eval_set es;
+    eval_load("tests/data/langid_set.tsv", &es);
+    xtts_langid_result *q = malloc((es.n + 2) * sizeof *q);
+    for (size_t i = 0; i < es.n; i++) {
+        char *basic;
+        xtts_error err;
+        assert_int_equal(xtts_normalize_basic(es.text[i], strlen(es.text[i]), &basic, &err), XTTS_OK);
+        xtts_langid_detect_quick(basic, strlen(basic), &q[i]);
+        free(basic);
+    }
+    xtts_langid_detect("123 !!!", 7, &q[es.n]); /* no letters */
+    q[es.n + 1] = es.res[0];
+    size_t n = es.n + 2;
+    xtts_langid_store st;
+    xtts_langid_store_init(&st, (size_t)1 << 20);
+    for (size_t i = 0; i < n; i++)
+        if (i % 7 != 3) assert_true(xtts_langid_store_put(&st, 1000 * i + 5, &q[i]));
+    assert_false(xtts_langid_store_put(&st, 5, &q[0])); /* keys only increase */
+    for (size_t i = 0; i < n; i++) {
+        xtts_langid_result r;
+        assert_false(xtts_langid_store_get(&st, 1000 * i + 4, &r));
+        if (i % 7 == 3) { assert_false(xtts_langid_store_get(&st, 1000 * i + 5, &r)); continue; }
+        assert_true(xtts_langid_store_get(&st, 1000 * i + 5, &r));
+        assert_same_result(&r, &q[i]);
+    }
+    assert_true(st.len < n * 110);
+    xtts_langid_store_free(&st);
+    /* a store of 2 KiB: the first results are kept, none after the first refused */
+    xtts_langid_store_init(&st, 2048);
+    size_t kept = 0;
+    while (kept < n && xtts_langid_store_put(&st, kept, &q[kept])) kept++;
+    assert_true(kept >= 15 && kept < n);
+    assert_false(xtts_langid_store_put(&st, kept + 1, &q[kept + 1]));
+    for (size_t i = 0; i < kept + 2; i++) {
+        xtts_langid_result r;
+        assert_int_equal(xtts_langid_store_get(&st, i, &r), i < kept);
+        if (i < kept) assert_same_result(&r, &q[i]);
+    }
+    xtts_langid_store_free(&st);
+    free(q);
+    eval_free(&es);
+}
+
 /* ---- the n-gram table ------------------------------------------------------------------ */
 
 static void test_builtin_table_loads_and_separates_languages(void **state) {
@@ -419,6 +548,8 @@ int main(void) {
         cmocka_unit_test(test_balanced_dataset_lets_the_text_decide),
         cmocka_unit_test(test_speaker_prior_decides_between_equal_scores),
         cmocka_unit_test(test_records_without_letters_and_no_sure_record_have_no_language),
+        cmocka_unit_test(test_quick_detection_gives_the_same_choices),
+        cmocka_unit_test(test_kept_results_come_back_exactly),
         cmocka_unit_test(test_builtin_table_loads_and_separates_languages),
         cmocka_unit_test(test_damaged_tables_are_refused_with_a_message),
     };

@@ -50,6 +50,7 @@ static void test_every_destructor_accepts_null(void **state) {
     xtts_meta_close(NULL);
     xtts_record_builder_free(NULL);
     xtts_langid_prior_free(NULL);
+    xtts_langid_store_free(NULL);
     xtts_langid_model_delete(NULL);
     xtts_tokenizer_close(NULL);
     xtts_bpe_close(NULL);

@@ -3,8 +3,9 @@
  * Records come from the metadata reader (prep/dataset/metadata.h), one small block each. Then, in chunks, records are
  * normalized, tokenized and formatted in parallel (OpenMP), and written in input order by
  * one thread, so the output is byte-identical whatever the thread count. With --lang auto a
- * first parallel pass scores every record's language, then a sequential pass combines the
- * scores with the dataset's and the speaker's language distribution (prep/text/langid/langid.h).
+ * first parallel pass scores every record's language (the results are kept, up to
+ * LANGID_KEPT_BYTES), then a sequential pass combines the scores with the dataset's and the
+ * speaker's language distribution (prep/text/langid/langid.h).
  */
 #include "prep/tokenize/tokenize_run.h"
 
@@ -24,6 +25,7 @@
 #include "prep/text/normalize/xtts_text.h"
 
 #define CHUNK_RECORDS 8192
+#define LANGID_KEPT_BYTES ((size_t)64 << 20) /* language id results kept between passes: 650,000 records or more */
 
 typedef struct {
     size_t line;            /* 1-based line number in the input */
@@ -364,7 +366,8 @@ typedef struct {
     int forced_lang, lang_column, has_split, threads;
     xtts_langid_prior prior;
     xtts_langid_result *res;
-    int *detect;            /* per chunk record: 1 when its language is detected */
+    int *detect;            /* per chunk record: 1 when its language is detected, 2 when res[k] is already known */
+    xtts_langid_store kept; /* the results of the prior's pass */
     FILE *rej;              /* --rejects */
     char extra_langs[224];  /* languages beyond XTTS's 17 the stream names */
     xtts_normalize_options nopts;
@@ -436,18 +439,19 @@ static void resolve_record_lang(run_t *R, size_t k, xtts_tokenize_stats *stats) 
     R->detect[k] = 1;
 }
 
-/* Detect the chunk's languages to be detected (parallel). */
-static void detect_chunk(run_t *R) {
+/* Detect the chunk's languages to be detected (parallel); quick: xtts_langid_detect_quick. */
+static void detect_chunk(run_t *R, int quick) {
     #pragma omp parallel for schedule(dynamic, 64) num_threads(R->threads)
     for (size_t k = 0; k < R->n; k++) {
-        if (!R->detect[k]) continue;
+        if (R->detect[k] != 1) continue;
         record *r = &R->recs[k];
         char *basic = NULL;
         xtts_error e;
         memset(&R->res[k], 0, sizeof R->res[k]);
         R->res[k].lang = -1;
         if (xtts_normalize_basic(r->text, strlen(r->text), &basic, &e)) continue;
-        xtts_langid_detect(basic, strlen(basic), &R->res[k]);
+        if (quick) xtts_langid_detect_quick(basic, strlen(basic), &R->res[k]);
+        else xtts_langid_detect(basic, strlen(basic), &R->res[k]);
         free(basic);
     }
 }
@@ -529,6 +533,7 @@ static xtts_status run_setup(run_t *R, xtts_error *err) {
     const xtts_tokenize_options *o = R->o;
     R->threads = o->threads > 0 ? o->threads : omp_get_max_threads();
     xtts_langid_prior_init(&R->prior);
+    xtts_langid_store_init(&R->kept, LANGID_KEPT_BYTES);
     R->recs = calloc(CHUNK_RECORDS, sizeof *R->recs);
     R->res = calloc(CHUNK_RECORDS, sizeof *R->res);
     R->detect = calloc(CHUNK_RECORDS, sizeof *R->detect);
@@ -592,9 +597,12 @@ static xtts_status pass_prior(run_t *R, xtts_error *err) {
         for (size_t k = 0; k < R->n && !st; k++)
             st = note_extra_lang(R, &R->recs[k], R->extra_langs, sizeof R->extra_langs, err);
         for (size_t k = 0; k < R->n; k++) resolve_record_lang(R, k, &scratch);
-        detect_chunk(R);
+        detect_chunk(R, 1);
         for (size_t k = 0; k < R->n; k++)
-            if (R->detect[k]) xtts_langid_prior_add(&R->prior, &R->res[k], R->recs[k].speaker);
+            if (R->detect[k]) {
+                xtts_langid_prior_add(&R->prior, &R->res[k], R->recs[k].speaker);
+                xtts_langid_store_put(&R->kept, R->base + k, &R->res[k]);
+            }
     }
     xtts_langid_prior_done(&R->prior);
     id_store_free(&R->dups);
@@ -746,7 +754,11 @@ static xtts_status pass_output(run_t *R, FILE *out, xtts_tokenize_stats *stats, 
         if ((st = reject_duplicates(R, err))) break;
         for (size_t k = 0; k < R->n; k++) apply_lists(R, &R->recs[k]);
         for (size_t k = 0; k < R->n; k++) resolve_record_lang(R, k, stats);
-        detect_chunk(R);
+        for (size_t k = 0; k < R->n; k++) /* detected again: the results not kept, and those the prior leaves open */
+            if (R->detect[k] && xtts_langid_store_get(&R->kept, R->base + k, &R->res[k]) &&
+                xtts_langid_prior_settles(&R->prior, &R->res[k], R->recs[k].speaker))
+                R->detect[k] = 2;
+        detect_chunk(R, 0);
         for (size_t k = 0; k < R->n; k++) {
             if (!R->detect[k]) continue;
             record *r = &R->recs[k];
@@ -788,6 +800,7 @@ static void run_free(run_t *R) {
     for (size_t i = 0; i < R->sources.n; i++) free(R->sources.v[i]);
     free(R->sources.v);
     xtts_langid_prior_free(&R->prior);
+    xtts_langid_store_free(&R->kept);
     xtts_meta_close(R->mr);
 }
 

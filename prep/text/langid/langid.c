@@ -62,7 +62,11 @@ static int is_latin_lang(int l) { return l == EN || l == ES || l == FR || l == D
 static struct { const char *word; uint32_t langs; } sw_table[SW_SLOTS];
 static pthread_once_t sw_once = PTHREAD_ONCE_INIT;
 
-static size_t sw_slot(const char *w, size_t n) { return xtts_fnv1a64(XTTS_FNV64_INIT, w, n) & (SW_SLOTS - 1); }
+static size_t sw_slot(const char *w, size_t n) {
+    uint64_t h = XTTS_FNV64_INIT; /* xtts_fnv1a64, inline */
+    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)w[i]) * 0x100000001b3ULL;
+    return h & (SW_SLOTS - 1);
+}
 
 static void sw_build(void) {
     for (int l = 0; l < XTTS_N_LANGS; l++) {
@@ -95,15 +99,20 @@ static void word_votes(const char *text, size_t len, int votes[XTTS_N_LANGS]) {
     for (;;) {
         int32_t cp = 0;
         utf8proc_ssize_t k = 0;
-        int end = i >= len;
-        if (!end) {
+        int end = i >= len, letter = 0;
+        if (!end && (uint8_t)text[i] < 0x80) { /* ASCII: letters and the apostrophe */
+            cp = (uint8_t)text[i];
+            k = 1;
+            letter = (uint32_t)((cp | 0x20) - 'a') < 26 || cp == '\'';
+        } else if (!end) {
             k = utf8proc_iterate((const uint8_t *)text + i, (utf8proc_ssize_t)(len - i), &cp);
             if (k <= 0) { k = 1; cp = ' '; }
+            utf8proc_category_t cat = utf8proc_category(cp);
+            letter = (cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_LO) || cat == UTF8PROC_CATEGORY_MN;
         }
-        utf8proc_category_t cat = end ? UTF8PROC_CATEGORY_ZS : utf8proc_category(cp);
-        int letter = !end && ((cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_LO) || cp == '\'' ||
-                              cat == UTF8PROC_CATEGORY_MN);
-        if (letter) {
+        if (letter && cp < 0x80) {
+            if (wl + 1 < sizeof word) word[wl++] = (char)(cp == '\'' ? cp : cp | 0x20);
+        } else if (letter) {
             uint8_t enc[4];
             utf8proc_ssize_t el = utf8proc_encode_char(utf8proc_tolower(cp), enc);
             if (wl + (size_t)el < sizeof word) { memcpy(word + wl, enc, (size_t)el); wl += (size_t)el; }
@@ -148,6 +157,7 @@ static void finish(xtts_langid_result *r, const double *s, const char *method) {
     r->lang = best;
     r->sure = r->score[best] - second >= XTTS_LANGID_SURE;
     r->method = method;
+    r->open = 0;
 }
 
 static void script_decides(xtts_langid_result *r, int lang) {
@@ -156,19 +166,42 @@ static void script_decides(xtts_langid_result *r, int lang) {
     finish(r, s, "script");
 }
 
-void xtts_langid_detect(const char *text, size_t len, xtts_langid_result *r) {
+/* The lead of the best score over the second. */
+static double lead(const double *s) {
+    int best = 0;
+    for (int l = 1; l < XTTS_N_LANGS; l++)
+        if (s[l] > s[best]) best = l;
+    double second = -1e300;
+    for (int l = 0; l < XTTS_N_LANGS; l++)
+        if (l != best && s[l] > second) second = s[l];
+    return s[best] - second;
+}
+
+/* quick: leave CLD2 out when the rest of the evidence leads by QUICK_LEAD or more. Its
+ * bonus (at most P_CLD2, to one language) can then neither change the best language nor
+ * bring the lead under XTTS_LANGID_SURE: lang and sure are those of the full scores. */
+#define QUICK_LEAD (XTTS_LANGID_SURE + 4.0)
+
+static void detect(const char *text, size_t len, xtts_langid_result *r, int quick) {
     r->lang = -1;
     r->sure = 0;
     r->method = "none";
+    r->open = 0;
     for (int l = 0; l < XTTS_N_LANGS; l++) r->score[l] = 0;
     /* writing systems and unique letters */
     int hangul = 0, kana = 0, han = 0, arabic = 0, deva = 0, cyr = 0, latin = 0, letters = 0;
-    int uniq[XTTS_N_LANGS] = {0};
+    int uniq[XTTS_N_LANGS] = {0}, inverted = 0;
     for (size_t i = 0; i < len;) {
+        if ((uint8_t)text[i] < 0x80) { /* ASCII: only the letters count, all Latin */
+            int a = (uint8_t)text[i++] | 0x20;
+            if (a >= 'a' && a <= 'z') letters++, latin++;
+            continue;
+        }
         int32_t c;
         utf8proc_ssize_t k = utf8proc_iterate((const uint8_t *)text + i, (utf8proc_ssize_t)(len - i), &c);
         if (k <= 0) { i++; continue; }
         i += (size_t)k;
+        if (c == 0xBF || c == 0xA1) inverted = 1; /* ¿ ¡ */
         utf8proc_category_t cat = utf8proc_category(c);
         if (!(cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_LO)) continue;
         letters++;
@@ -199,7 +232,7 @@ void xtts_langid_detect(const char *text, size_t len, xtts_langid_result *r) {
         }
     }
     /* ¿ and ¡ are punctuation, not letters */
-    if (memmem(text, len, "\xC2\xBF", 2) || memmem(text, len, "\xC2\xA1", 2)) uniq[ES]++;
+    if (inverted) uniq[ES]++;
     if (!letters) return;
     struct { int n, lang; } scripts[] = {{hangul, KO}, {kana, JA}, {arabic, AR}, {deva, HI}, {cyr, RU}};
     if (kana) { script_decides(r, JA); return; } /* Japanese mixes kana with Han */
@@ -220,6 +253,17 @@ void xtts_langid_detect(const char *text, size_t len, xtts_langid_result *r) {
     for (int l = 0; l < XTTS_N_LANGS; l++)
         if (uniq[l]) { n_uniq++; uniq_lang = l; }
     if (n_uniq == 1) s[uniq_lang] += P_LETTERS;
+    int votes[XTTS_N_LANGS];
+    word_votes(text, len, votes);
+    if (quick) {
+        double t[XTTS_N_LANGS];
+        for (int l = 0; l < XTTS_N_LANGS; l++) t[l] = s[l] + P_WORDS * votes[l];
+        if (lead(t) >= QUICK_LEAD) {
+            finish(r, t, "text");
+            r->open = P_CLD2;
+            return;
+        }
+    }
     xtts_cld2_guess g[3];
     xtts_cld2_detect(text, len, "en,es,fr,de,it,pt,pl,tr,nl,cs,hu", g);
     for (int i = 0; i < 3; i++) {
@@ -228,12 +272,14 @@ void xtts_langid_detect(const char *text, size_t len, xtts_langid_result *r) {
             if (!strcmp(g[i].code, cld2_map[m].cld2) && is_latin_lang(cld2_map[m].lang)) { cld = cld2_map[m].lang; break; }
         if (cld >= 0) { s[cld] += P_CLD2 * (i == 0 ? 1.0 : 0.5); break; }
     }
-    int votes[XTTS_N_LANGS];
-    word_votes(text, len, votes);
     for (int l = 0; l < XTTS_N_LANGS; l++) s[l] += P_WORDS * votes[l];
     (void)known;
     finish(r, s, "text");
 }
+
+void xtts_langid_detect(const char *text, size_t len, xtts_langid_result *r) { detect(text, len, r, 0); }
+
+void xtts_langid_detect_quick(const char *text, size_t len, xtts_langid_result *r) { detect(text, len, r, 1); }
 
 /* ---- the dataset and speaker prior ---------------------------------------------------- */
 
@@ -306,21 +352,42 @@ void xtts_langid_prior_add(xtts_langid_prior *p, const xtts_langid_result *r, co
 }
 
 void xtts_langid_prior_done(xtts_langid_prior *p) {
-    for (int l = 0; l < XTTS_N_LANGS; l++) p->p_ds[l] = (p->ds[l] + PRIOR_ALPHA) / (p->n_sure + PRIOR_ALPHA * XTTS_N_LANGS);
+    for (int l = 0; l < XTTS_N_LANGS; l++) {
+        p->p_ds[l] = (p->ds[l] + PRIOR_ALPHA) / (p->n_sure + PRIOR_ALPHA * XTTS_N_LANGS);
+        p->lp_ds[l] = log(p->p_ds[l]);
+    }
 }
 
-int xtts_langid_prior_choose(const xtts_langid_prior *p, const xtts_langid_result *r, const char *speaker) {
-    if (r->lang < 0 && p->n_sure == 0) return -1;
+/* score + log prior per language (v), and the best of them */
+static int prior_values(const xtts_langid_prior *p, const xtts_langid_result *r, const char *speaker, double v[XTTS_N_LANGS]) {
     long k = p->failed ? -1 : speaker_index((xtts_langid_prior *)p, speaker, 0);
     const double *c = k >= 0 ? p->sc + (size_t)k * (XTTS_N_LANGS + 1) : NULL;
     int best = 0;
     double best_v = -1e300;
     for (int l = 0; l < XTTS_N_LANGS; l++) {
-        double lp = c ? log((c[l] + PRIOR_BETA * p->p_ds[l]) / (c[XTTS_N_LANGS] + PRIOR_BETA)) : log(p->p_ds[l]);
-        double v = r->score[l] + lp;
-        if (v > best_v) { best_v = v; best = l; }
+        double lp = c ? log((c[l] + PRIOR_BETA * p->p_ds[l]) / (c[XTTS_N_LANGS] + PRIOR_BETA)) : p->lp_ds[l];
+        v[l] = r->score[l] + lp;
+        if (v[l] > best_v) { best_v = v[l]; best = l; }
     }
     return best;
+}
+
+int xtts_langid_prior_choose(const xtts_langid_prior *p, const xtts_langid_result *r, const char *speaker) {
+    if (r->lang < 0 && p->n_sure == 0) return -1;
+    double v[XTTS_N_LANGS];
+    return prior_values(p, r, speaker, v);
+}
+
+int xtts_langid_prior_settles(const xtts_langid_prior *p, const xtts_langid_result *r, const char *speaker) {
+    if (!(r->open > 0)) return 1;
+    if (r->lang < 0 && p->n_sure == 0) return 1;
+    double v[XTTS_N_LANGS];
+    int best = prior_values(p, r, speaker, v);
+    /* the full scores differ by the bonus to one language and by rounding (1e-6 is far
+     * above that) */
+    for (int l = 0; l < XTTS_N_LANGS; l++)
+        if (l != best && !(v[best] - v[l] > r->open + 1e-6)) return 0;
+    return 1;
 }
 
 size_t xtts_langid_choose(size_t n, const xtts_langid_result *res, const char *const *speaker, int *out) {
@@ -335,4 +402,112 @@ size_t xtts_langid_choose(size_t n, const xtts_langid_result *res, const char *c
     }
     xtts_langid_prior_free(&p);
     return changed;
+}
+
+/* ---- results kept between two passes ---------------------------------------------------- */
+
+/* An entry: the key's increase over the previous entry's (LEB128), lang + 1, flags (bit 0
+ * sure, bits 1-2 the method: 0 none, 1 script, 2 text; bit 3 open = P_CLD2), then for text
+ * the 11 Latin-script languages' scores and the other languages' common score (doubles as
+ * they are). A script result is rebuilt by script_decides(), which made it. */
+enum { ST_NONE = 0, ST_SCRIPT = 1, ST_TEXT = 2 };
+#define ST_ENTRY_MAX (10 + 2 + 12 * sizeof(double))
+
+void xtts_langid_store_init(xtts_langid_store *s, size_t limit) {
+    memset(s, 0, sizeof *s);
+    s->limit = limit;
+}
+
+void xtts_langid_store_free(xtts_langid_store *s) {
+    if (!s) return;
+    free(s->buf);
+    memset(s, 0, sizeof *s);
+}
+
+int xtts_langid_store_put(xtts_langid_store *s, size_t key, const xtts_langid_result *r) {
+    if (s->full) return 0;
+    if (s->len && key <= s->last_put) return 0;
+    int method = r->method[0] == 's' ? ST_SCRIPT : r->method[0] == 't' ? ST_TEXT : ST_NONE;
+    if (r->lang < -1 || r->lang >= XTTS_N_LANGS || (method == ST_NONE) != (r->lang < 0)) return 0;
+    if (r->open != 0 && !(method == ST_TEXT && r->open == P_CLD2)) return 0;
+    if (method == ST_NONE)
+        for (int l = 0; l < XTTS_N_LANGS; l++)
+            if (r->score[l] != 0 || r->sure) return 0;
+    int rest = -1; /* for text: a language outside the 11, whose score the others share */
+    if (method == ST_TEXT) {
+        for (int l = 0; l < XTTS_N_LANGS; l++) {
+            if (is_latin_lang(l)) continue;
+            if (rest < 0) rest = l;
+            else if (memcmp(&r->score[l], &r->score[rest], sizeof(double))) return 0;
+        }
+    }
+    if (method == ST_SCRIPT) { /* kept only when rebuilding gives it back */
+        xtts_langid_result t;
+        script_decides(&t, r->lang);
+        if (t.sure != r->sure || memcmp(t.score, r->score, sizeof t.score)) return 0;
+    }
+    if (s->cap - s->len < ST_ENTRY_MAX) {
+        if (s->len + ST_ENTRY_MAX > s->limit) { s->full = 1; return 0; }
+        size_t nc = s->cap ? 2 * s->cap : 1 << 16;
+        if (nc > s->limit) nc = s->limit;
+        unsigned char *nb = realloc(s->buf, nc);
+        if (!nb) { s->full = 1; return 0; }
+        s->buf = nb;
+        s->cap = nc;
+    }
+    unsigned char *o = s->buf + s->len;
+    size_t d = s->len ? key - s->last_put : key;
+    do {
+        *o++ = (unsigned char)((d & 0x7f) | (d > 0x7f ? 0x80 : 0));
+        d >>= 7;
+    } while (d);
+    *o++ = (unsigned char)(r->lang + 1);
+    *o++ = (unsigned char)((r->sure ? 1 : 0) | method << 1 | (r->open != 0 ? 8 : 0));
+    if (method == ST_TEXT) {
+        for (int l = 0; l < XTTS_N_LANGS; l++)
+            if (is_latin_lang(l)) { memcpy(o, &r->score[l], sizeof(double)); o += sizeof(double); }
+        memcpy(o, &r->score[rest], sizeof(double));
+        o += sizeof(double);
+    }
+    s->len = (size_t)(o - s->buf);
+    s->last_put = key;
+    return 1;
+}
+
+int xtts_langid_store_get(xtts_langid_store *s, size_t key, xtts_langid_result *r) {
+    while (s->pos < s->len) {
+        const unsigned char *q = s->buf + s->pos;
+        size_t d = 0;
+        for (int sh = 0;; sh += 7) {
+            d |= (size_t)(*q & 0x7f) << sh;
+            if (!(*q++ & 0x80)) break;
+        }
+        size_t k = s->pos ? s->last_got + d : d;
+        if (k > key) return 0;
+        int lang = q[0] - 1, flags = q[1], method = flags >> 1 & 3;
+        q += 2;
+        if (k == key) {
+            if (method == ST_SCRIPT) script_decides(r, lang);
+            else {
+                r->lang = lang;
+                r->sure = flags & 1;
+                r->method = method == ST_TEXT ? "text" : "none";
+                for (int l = 0; l < XTTS_N_LANGS; l++) r->score[l] = 0;
+                if (method == ST_TEXT) {
+                    double rest;
+                    memcpy(&rest, q + 11 * sizeof(double), sizeof rest);
+                    for (int l = 0; l < XTTS_N_LANGS; l++)
+                        if (is_latin_lang(l)) { memcpy(&r->score[l], q, sizeof(double)); q += sizeof(double); }
+                        else r->score[l] = rest;
+                }
+                r->open = flags & 8 ? P_CLD2 : 0;
+            }
+        }
+        if (method == ST_TEXT && k != key) q += 12 * sizeof(double);
+        else if (method == ST_TEXT) q += sizeof(double); /* the common score, read above */
+        s->pos = (size_t)(q - s->buf);
+        s->last_got = k;
+        if (k == key) return 1;
+    }
+    return 0;
 }

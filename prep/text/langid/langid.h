@@ -7,7 +7,8 @@
  * to the XTTS language they stand for), for letters only one Latin language uses (ñ ¿ ¡
  * es, ß de, ő ű hu, ł ą ę ś ź ż pl, ř ě ů ... cs, ı ğ ş tr, ã õ pt) and for each
  * language's frequent function words. xtts_langid_choose() adds the dataset's and the
- * speaker's language distribution as a prior. Accuracy per language: docs/langid.md.
+ * speaker's language distribution as a prior. Accuracy per language and the cost:
+ * docs/langid.md.
  * Thread-safe.
  */
 #ifndef XTTS_LANGID_H
@@ -37,6 +38,9 @@ typedef struct {
     const char *method; /* "script" (decided by the writing system), "text" (scores), "none" */
     /* log-posterior per language (natural log, uniform prior; all 0 when lang is -1) */
     double score[XTTS_N_LANGS];
+    /* 0, or (xtts_langid_detect_quick) the most that the evidence left out could add to any
+     * one language's score, in nats */
+    double open;
 } xtts_langid_result;
 
 /* A lead of this many nats (odds of about 150:1) makes a detection sure. */
@@ -44,6 +48,14 @@ typedef struct {
 
 /* Identify the language of UTF-8 text on its own. */
 void xtts_langid_detect(const char *text, size_t len, xtts_langid_result *r);
+
+/* The same, but CLD2 (the costliest part) is left out when the rest of the evidence already
+ * leads by XTTS_LANGID_SURE + 4 nats or more: lang and sure are then exactly those of
+ * xtts_langid_detect, the scores lack CLD2's bonus (r->open = 3, at most that much to one
+ * language). Else the result is xtts_langid_detect's (r->open = 0). For a dataset's first
+ * pass: xtts_langid_prior_settles() tells, once the prior is known, whether the left-out
+ * bonus could change the choice (then score the text again with xtts_langid_detect). */
+void xtts_langid_detect_quick(const char *text, size_t len, xtts_langid_result *r);
 
 /* Choose the languages of a whole dataset: each record's scores (from xtts_langid_detect,
  * in record order) plus the log of a prior, the language distribution of the record's
@@ -60,6 +72,7 @@ size_t xtts_langid_choose(size_t n, const xtts_langid_result *res, const char *c
 typedef struct {
     double ds[XTTS_N_LANGS], n_sure;   /* sure records per language, and in all */
     double p_ds[XTTS_N_LANGS];         /* after xtts_langid_prior_done: the dataset prior */
+    double lp_ds[XTTS_N_LANGS];        /* and its log */
     char **names;                      /* speaker names by index (first appearance) */
     double *sc;                        /* per speaker: sure counts per language, then the total */
     size_t n_spk, cap_spk;
@@ -74,8 +87,36 @@ void xtts_langid_prior_add(xtts_langid_prior *p, const xtts_langid_result *r, co
 void xtts_langid_prior_done(xtts_langid_prior *p);
 /* The language chosen for one record, -1 when it has no letters and no record is sure. */
 int xtts_langid_prior_choose(const xtts_langid_prior *p, const xtts_langid_result *r, const char *speaker);
+/* 1 when xtts_langid_prior_choose(p, r, speaker) is the choice the full scores would give:
+ * always when r->open is 0, else when the choice leads every other language by more than
+ * r->open. 0: score the text with xtts_langid_detect and choose with that result. */
+int xtts_langid_prior_settles(const xtts_langid_prior *p, const xtts_langid_result *r, const char *speaker);
 /* NULL is allowed. */
 void xtts_langid_prior_free(xtts_langid_prior *p);
+
+/* Results kept from a stream's first pass for its second, so that each text is scored once
+ * (xtts-tokenize scores every record while it gathers the prior, and chooses from the kept
+ * results). Kept exactly, in 3 to 101 bytes (the scores of the 11 Latin-script languages
+ * and the common score of the 6 others for text, nothing more for the writing system or no
+ * letters), in record order, up to `limit` bytes: the results put after that are not kept,
+ * and the second pass scores those records again. */
+typedef struct {
+    unsigned char *buf;
+    size_t len, cap, limit;
+    size_t pos;                 /* xtts_langid_store_get: the next entry */
+    size_t last_put, last_got;  /* keys, for the deltas */
+    int full;
+} xtts_langid_store;
+
+void xtts_langid_store_init(xtts_langid_store *s, size_t limit);
+/* Keep r as the result of record `key` (keys increasing). 0 when it was not kept (the store
+ * is full, or out of memory): nothing after it is kept either. */
+int xtts_langid_store_put(xtts_langid_store *s, size_t key, const xtts_langid_result *r);
+/* The kept result of record `key` (keys asked for in increasing order): 1 and *r filled
+ * (r->method as xtts_langid_detect names it), 0 when it was not kept. */
+int xtts_langid_store_get(xtts_langid_store *s, size_t key, xtts_langid_result *r);
+/* NULL is allowed. */
+void xtts_langid_store_free(xtts_langid_store *s);
 
 #ifdef __cplusplus
 }
