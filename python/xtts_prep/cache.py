@@ -108,8 +108,6 @@ class XttsCache:
             raise CacheError("%s: backend='c', but the C library is not available (%s)"
                              % (self.path, _clib.load_error()))
         self.backend = "c" if backend != "python" and _clib.library() is not None else "python"
-        if backend == "auto" and self.backend == "python":
-            _clib.warn_fallback(stacklevel=2)   # once per process, naming where it looked
         self.threads = max(1, int(threads))
         self._chandle: Optional[_clib.CHandle] = None
         mpath = os.path.join(self.path, "manifest.json")
@@ -134,6 +132,8 @@ class XttsCache:
         self._pid: Optional[int] = None
         self._envs: dict[int, _Handles] = {}
         self._dctx: Optional[zstandard.ZstdDecompressor] = None
+        if backend == "auto" and self.backend == "python":
+            _clib.warn_fallback(stacklevel=2)   # once per process, naming where it looked
 
     # -- per-process LMDB handles ----------------------------------------------------------
 
