@@ -107,7 +107,7 @@ TOOLS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TOOL_SRCS))
 TESTLIB_SRCS := $(filter-out $(TEST_SRCS),$(wildcard tests/*.c))
 TESTLIB   := $(BUILD)/tests/libxtts-test.a
 
-.PHONY: all test layers typecheck unit e2e asan demo bench scale cache install install-built clean deps fuzz gpu-check cuda-check help
+.PHONY: all test layers typecheck unit e2e asan demo bench scale cache install install-built wheel clean deps fuzz gpu-check cuda-check help
 .DEFAULT_GOAL := all
 
 all: $(LIBXTTS) $(READER_SO) $(PROGS) $(TESTS) $(TOOLS)
@@ -116,7 +116,7 @@ all: $(CUDA_PLUGIN)
 endif
 
 help:
-	@echo "targets: all test layers typecheck asan demo bench scale cache install clean fuzz gpu-check"
+	@echo "targets: all test layers typecheck asan demo bench scale cache install wheel clean fuzz gpu-check"
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -202,7 +202,9 @@ typecheck:
 unit: $(TESTS)
 	@bash tests/run-unit.sh $(TESTS)
 
-e2e: $(PROGS) $(READER_SO)
+# the wheel too (tests/e2e/python_wheel.sh installs it), except in a sanitizer build, whose
+# library an uninstrumented interpreter cannot load
+e2e: $(PROGS) $(READER_SO) $(if $(SANITIZE),,wheel)
 	@BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) bash tests/run-e2e.sh
 
 # The whole suite again, under AddressSanitizer and UBSan, in its own build dir.
@@ -276,6 +278,16 @@ install-built: $(LIBXTTS) $(READER_SO) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(
 	/usr/bin/python3 -m pip install --no-build-isolation --no-deps --no-index --root-user-action=ignore --upgrade \
 	    --target $(DESTDIR)$(PYTHONDIR) ./python
 	rm -rf python/build python/*.egg-info
+
+# the Python package as a wheel that carries libxtts-reader.so (the portable build's, as make
+# install's), tagged for this platform: $(BUILD)/wheel/xtts_prep-VERSION-py3-none-linux_x86_64.whl;
+# offline, with Debian's setuptools and wheel (scripts/build-wheel.sh)
+WHEEL_DIR ?= $(BUILD)/wheel
+wheel:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/portable CFLAGS_OPT="$(PORTABLE_OPT)" \
+	    $(BUILD)/portable/lib/libxtts-reader.so
+	@bash scripts/build-wheel.sh $(PYTHON) $(BUILD)/portable/lib/libxtts-reader.so $(WHEEL_DIR) \
+	    $(BUILD)/wheel-stage
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz

@@ -12,6 +12,7 @@ PKGS=(
   sox libsox-fmt-all flac vorbis-tools
   python3 python3-numpy python3-lmdb python3-zstandard
   python3-pip python3-setuptools   # pip install ./python (the xtts_prep package), offline
+  python3-wheel python3-venv   # make wheel; tests/e2e/python_wheel.sh installs it into a venv
   python3-mypy   # make typecheck: the xtts_prep package under mypy --strict
   python3-torch   # the Python package's DataLoader tests (fork and spawn workers); they skip without it
 )

@@ -89,6 +89,23 @@ class Sampler(unittest.TestCase):
                           BucketingBatchSampler(self.lengths, max_batch_size=8, num_buckets=8, seed=0)])
         self.assertLess(spread, 100)
 
+    def test_small_dataset_full_batches(self):
+        # 8 records: fewer buckets than num_buckets=10, each filling a batch, so no batch is
+        # smaller than the limits make it (10 quantile buckets gave 8 batches of 1)
+        lengths = np.arange(100, 900, 100)
+        for kw, sizes in ((dict(max_batch_size=4), [4, 4]), (dict(max_batch_size=8), [8]),
+                          (dict(max_frames=1600), [2, 2, 4]), (dict(max_frames=100000, max_batch_size=2), [2] * 4)):
+            s = BucketingBatchSampler(lengths, seed=0, **kw)
+            got = list(s)
+            self.assertEqual(sorted(len(bt) for bt in got), sizes, kw)
+            self.assertEqual(sorted(i for bt in got for i in bt), list(range(8)), kw)
+            self.assertEqual(got, list(BucketingBatchSampler(lengths, seed=0, **kw)), kw)
+            for bt in got:
+                self.assertLessEqual(len(bt) * max(lengths[bt]), kw.get("max_frames", 10 ** 9))
+        # where the data fill them, all the buckets asked for are kept
+        self.assertEqual(BucketingBatchSampler(self.lengths, max_frames=1000).num_buckets, 10)
+        self.assertEqual(BucketingBatchSampler(self.lengths, max_batch_size=8, num_buckets=8).num_buckets, 8)
+
     def test_distributed_split(self):
         whole = BucketingBatchSampler(self.lengths, max_frames=1000, seed=9, world_size=3).batches()
         parts = [list(BucketingBatchSampler(self.lengths, max_frames=1000, seed=9, rank=r, world_size=3))
@@ -319,6 +336,8 @@ class Batches(unittest.TestCase):
             r = subprocess.run([sys.executable, "-c", code, CACHE, npz], env=env, capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertEqual(r.stdout.split(), ["python", "None"], hide)
+            # a library asked for and not found is reported (once); XTTS_PREP_LIB=none is a choice
+            self.assertEqual(r.stderr.count("FallbackWarning"), 0 if hide == "none" else 1, (hide, r.stderr))
             with np.load(npz) as z:
                 got = {k: z[k] for k in z.files}
             assert_same(self, got, XttsCache(CACHE).read_batch(idx), hide)   # C here when it loads

@@ -1,11 +1,12 @@
 """xtts_prep: read an xtts-prep training cache from Python (docs/python-reader.md)."""
 
 from .manifest import CacheError, load_manifest, config_hash
+from ._clib import FallbackWarning
 from .cache import XttsCache, LENGTH_FIELDS
 from .data import (CacheDataset, BucketingBatchSampler, Collate, XttsGptDataset, XttsGptCollate,
                    VocoderSegmentDataset, check_expect)
 
-__all__ = ["CacheError", "load_manifest", "config_hash", "XttsCache", "LENGTH_FIELDS", "CacheDataset",
-           "BucketingBatchSampler", "Collate", "XttsGptDataset", "XttsGptCollate", "VocoderSegmentDataset",
-           "check_expect"]
+__all__ = ["CacheError", "FallbackWarning", "load_manifest", "config_hash", "XttsCache", "LENGTH_FIELDS",
+           "CacheDataset", "BucketingBatchSampler", "Collate", "XttsGptDataset", "XttsGptCollate",
+           "VocoderSegmentDataset", "check_expect"]
 __version__ = "0.1.0"

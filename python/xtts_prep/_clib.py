@@ -5,14 +5,19 @@ XttsCache falls back to the pure-Python reader when it is absent (docs/python-re
 "The C library"). Where it is looked for, first hit wins:
 
 1. XTTS_PREP_LIB: a path to the library file, or a directory holding it; "", "0", "none"
-   or "off" disable the C library (the pure-Python reader is used). When set, nothing
-   else is searched.
-2. The package's own directory (xtts_prep/libxtts-reader.so).
+   or "off" disable the C library (the pure-Python reader is used, without a warning).
+   When set, nothing else is searched.
+2. The package's own directory (xtts_prep/libxtts-reader.so: the wheel `make wheel` builds).
 3. The lib directory of the prefix the package was installed into by `make install`
-   (PREFIX/lib/python3.X/dist-packages/xtts_prep -> PREFIX/lib), then sys.prefix/lib,
-   /usr/local/lib and /usr/lib.
+   (PREFIX/lib/python3.X/dist-packages/xtts_prep -> PREFIX/lib).
+4. The source tree's build/lib, when the package is run from the source tree
+   (PYTHONPATH=python: python/xtts_prep/../../build/lib).
+5. sys.prefix/lib, /usr/local/lib and /usr/lib, then the system's loader path
+   (LD_LIBRARY_PATH, ld.so.cache).
 
-A library whose xtts_api_abi_version() differs from ABI_VERSION is not used.
+A library whose xtts_api_abi_version() differs from ABI_VERSION is not used. When the
+package falls back to Python although the library was not disabled, XttsCache warns once
+per process (FallbackWarning, naming the places looked at and the fixes).
 """
 
 from __future__ import annotations
@@ -20,48 +25,101 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import warnings
 from dataclasses import dataclass
 from typing import Optional, Union
 
 from .manifest import CacheError
 
-__all__ = ["ABI_VERSION", "LIB_NAME", "library", "library_path", "load_error", "CHandle", "MEL_F32", "MEL_F16"]
+__all__ = ["ABI_VERSION", "LIB_NAME", "FallbackWarning", "library", "library_path", "library_version",
+           "load_error", "search_places", "fallback_message", "warn_fallback", "CHandle", "MEL_F32", "MEL_F16"]
 
 ABI_VERSION = 1
 LIB_NAME = "libxtts-reader.so"
 MEL_F32, MEL_F16 = 0, 1
+LOADER_PATH = "the loader's search path (LD_LIBRARY_PATH, ld.so.cache)"
+_DISABLED = ("", "0", "none", "off")
 
+
+class FallbackWarning(RuntimeWarning):
+    """The C library was not found or not loadable: read_batch decodes in Python (slower)."""
 
 
 @dataclass
 class _LibState:
-    """The lookup's outcome: whether it ran, the library and its path, or why none."""
+    """The lookup's outcome: whether it ran, the library and its path, or why none;
+    whether XTTS_PREP_LIB disabled it; whether the fallback was reported (once per process)."""
     tried: bool = False
     lib: Optional[ctypes.CDLL] = None
     path: Optional[str] = None
     error: Optional[str] = None
+    disabled: bool = False
+    warned: bool = False
 
 
 _state = _LibState()
 
 
+def _installed_prefix_lib(here: str) -> Optional[str]:
+    """PREFIX/lib when the package lies in PREFIX/lib/python3.X/{dist,site}-packages."""
+    packages = os.path.dirname(here)
+    pyver = os.path.dirname(packages)
+    if os.path.basename(packages) in ("dist-packages", "site-packages") \
+            and os.path.basename(pyver).startswith("python"):
+        return os.path.dirname(pyver)
+    return None
+
+
+def _source_tree_lib(here: str) -> Optional[str]:
+    """ROOT/build/lib when the package is python/xtts_prep of a source tree ROOT."""
+    root = os.path.dirname(os.path.dirname(here))
+    if os.path.basename(os.path.dirname(here)) == "python" \
+            and os.path.isfile(os.path.join(root, "cache", "reader_api.h")):
+        return os.path.join(root, "build", "lib")
+    return None
+
+
 def _candidates() -> Optional[list[str]]:
+    """The library files to try, in order (LOADER_PATH: ask the dynamic loader), or None
+    when XTTS_PREP_LIB disables the library."""
     env = os.environ.get("XTTS_PREP_LIB")
     if env is not None:
-        if env.strip().lower() in ("", "0", "none", "off"):
+        if env.strip().lower() in _DISABLED:
             return None
         return [os.path.join(env, LIB_NAME) if os.path.isdir(env) else env]
     here = os.path.dirname(os.path.abspath(__file__))
-    out = [os.path.join(here, LIB_NAME), os.path.normpath(os.path.join(here, "..", "..", "..", LIB_NAME))]
-    for prefix in (sys.prefix, "/usr/local", "/usr"):
-        out.append(os.path.join(prefix, "lib", LIB_NAME))
-    seen: set[str] = set()
-    uniq: list[str] = []
-    for p in out:
-        if p not in seen:
-            seen.add(p)
-            uniq.append(p)
-    return uniq
+    dirs = [here, _installed_prefix_lib(here), _source_tree_lib(here)]
+    dirs += [os.path.join(prefix, "lib") for prefix in (sys.prefix, "/usr/local", "/usr")]
+    out: list[str] = []
+    for d in dirs:
+        if d is not None:
+            p = os.path.join(os.path.normpath(d), LIB_NAME)
+            if p not in out:
+                out.append(p)
+    return out + [LOADER_PATH]
+
+
+def search_places() -> list[str]:
+    """Where the library is looked for, in order (empty when XTTS_PREP_LIB disables it)."""
+    return _candidates() or []
+
+
+def _loaded_path(lib: ctypes.CDLL) -> str:
+    """The file the dynamic loader mapped for lib (dladdr of one of its functions)."""
+
+    class DlInfo(ctypes.Structure):
+        _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                    ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+    info = DlInfo()
+    try:
+        libc = ctypes.CDLL(None)
+        addr = ctypes.cast(lib.xtts_api_abi_version, ctypes.c_void_p)
+        if libc.dladdr(addr, ctypes.byref(info)) and info.dli_fname:
+            return os.path.realpath(os.fsdecode(info.dli_fname))
+    except (OSError, AttributeError):
+        pass
+    return LIB_NAME
 
 
 def _bind(lib: ctypes.CDLL) -> None:
@@ -69,7 +127,9 @@ def _bind(lib: ctypes.CDLL) -> None:
     lib.xtts_api_abi_version.restype = c.c_int
     lib.xtts_api_abi_version.argtypes = []
     lib.xtts_api_version.restype = c.c_char_p
+    lib.xtts_api_version.argtypes = []
     lib.xtts_api_last_error.restype = c.c_char_p
+    lib.xtts_api_last_error.argtypes = []
     lib.xtts_api_open.restype = c.c_void_p
     lib.xtts_api_open.argtypes = [c.c_char_p]
     lib.xtts_api_close.restype = None
@@ -87,6 +147,27 @@ def _bind(lib: ctypes.CDLL) -> None:
                                         c.c_void_p, c.c_int]
 
 
+def _try_load(path: str, errors: list[str]) -> Optional[ctypes.CDLL]:
+    """Load and bind one candidate; None (with the reason in errors) when it fails."""
+    try:
+        if path == LOADER_PATH:
+            try:
+                lib = ctypes.CDLL(LIB_NAME)
+            except OSError:
+                return None   # not on the loader's path: not an error worth naming
+        else:
+            lib = ctypes.CDLL(path)
+        _bind(lib)
+        abi: int = lib.xtts_api_abi_version()
+    except (OSError, AttributeError) as e:
+        errors.append("%s: %s" % (path, e))
+        return None
+    if abi != ABI_VERSION:
+        errors.append("%s: ABI version %d, this package needs %d" % (path, abi, ABI_VERSION))
+        return None
+    return lib
+
+
 def library() -> Optional[ctypes.CDLL]:
     """The loaded library (a ctypes.CDLL), or None when it is absent, disabled or of
     another ABI version (load_error() says which)."""
@@ -95,25 +176,18 @@ def library() -> Optional[ctypes.CDLL]:
     _state.tried = True
     cands = _candidates()
     if cands is None:
+        _state.disabled = True
         _state.error = "disabled by XTTS_PREP_LIB=%r" % os.environ.get("XTTS_PREP_LIB")
         return None
     errors: list[str] = []
     for path in cands:
-        if not os.path.isfile(path):
+        if path != LOADER_PATH and not os.path.isfile(path):
             continue
-        try:
-            lib = ctypes.CDLL(path)
-            _bind(lib)
-            abi: int = lib.xtts_api_abi_version()
-        except (OSError, AttributeError) as e:
-            errors.append("%s: %s" % (path, e))
-            continue
-        if abi != ABI_VERSION:
-            errors.append("%s: ABI version %d, this package needs %d" % (path, abi, ABI_VERSION))
-            continue
-        _state.lib, _state.path = lib, path
-        return lib
-    _state.error = "; ".join(errors) if errors else "%s not found (looked in %s)" % (LIB_NAME, ", ".join(cands))
+        lib = _try_load(path, errors)
+        if lib is not None:
+            _state.lib, _state.path = lib, path if path != LOADER_PATH else _loaded_path(lib)
+            return lib
+    _state.error = "; ".join(errors) if errors else "%s not found in %s" % (LIB_NAME, ", ".join(cands))
     return None
 
 
@@ -123,15 +197,45 @@ def library_path() -> Optional[str]:
     return _state.path
 
 
+def library_version() -> Optional[str]:
+    """The project version the loaded library was built from (xtts_api_version), or None."""
+    lib = library()
+    if lib is None:
+        return None
+    v: Optional[bytes] = lib.xtts_api_version()
+    return (v or b"").decode("utf-8", "replace")
+
+
 def load_error() -> Optional[str]:
     """Why no library was loaded (None when one was)."""
     library()
     return _state.error
 
 
+def fallback_message() -> str:
+    """What warn_fallback says: why there is no library, where it was looked for, the fixes."""
+    return ("xtts_prep: the C reader library is not available (%s), so read_batch decodes in pure "
+            "Python, several times slower. To use it: run `make` in the source tree "
+            "(the package finds build/lib/%s), install the wheel `make wheel` writes to build/wheel/ "
+            "(it carries the library), or set XTTS_PREP_LIB to the library or its directory; "
+            "XTTS_PREP_LIB=none chooses the pure-Python reader without this warning."
+            % (load_error(), LIB_NAME))
+
+
+def warn_fallback(stacklevel: int = 2) -> None:
+    """Warn (FallbackWarning) that the pure-Python reader is used because the library was
+    not found or not loadable: once per process, and never when XTTS_PREP_LIB disables it."""
+    if library() is not None or _state.disabled or _state.warned:
+        return
+    _state.warned = True
+    warnings.warn(fallback_message(), FallbackWarning, stacklevel=stacklevel + 1)
+
+
 def _reset() -> None:
-    """Forget the lookup (tests change XTTS_PREP_LIB and look again)."""
+    """Forget the lookup (tests change XTTS_PREP_LIB and look again); a fallback already
+    reported stays reported."""
     _state.tried, _state.lib, _state.path, _state.error = False, None, None, None
+    _state.disabled = False
 
 
 def _last_error(lib: ctypes.CDLL) -> str:

@@ -132,6 +132,8 @@ class XttsCache:
         self._pid: Optional[int] = None
         self._envs: dict[int, _Handles] = {}
         self._dctx: Optional[zstandard.ZstdDecompressor] = None
+        if backend == "auto" and self.backend == "python":
+            _clib.warn_fallback(stacklevel=2)   # once per process, naming where it looked
 
     # -- per-process LMDB handles ----------------------------------------------------------
 

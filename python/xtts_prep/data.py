@@ -198,7 +198,13 @@ class BucketingBatchSampler:
     the same batch list, drops the tail that does not divide evenly (unless drop_last is
     False, in which case the list is padded by repeating its first batches) and takes
     batches rank, rank + world_size, ...: ranks get disjoint batches and the same count.
-    An item longer than max_frames gets a batch of its own."""
+    An item longer than max_frames gets a batch of its own.
+
+    num_buckets is an upper bound: on a small dataset it is lowered (down to one bucket)
+    until every bucket holds at least one full batch, so that splitting into buckets
+    never makes batches smaller than they need to be (8 items with max_batch_size=4 give
+    two batches of 4, not eight of 1). The buckets depend only on the lengths and the
+    limits, so the order stays a function of seed and epoch."""
 
     def __init__(self, lengths: Union[npt.ArrayLike, _HasFrameLengths], max_frames: Optional[int] = None,
                  max_batch_size: Optional[int] = None, num_buckets: int = 10, shuffle: bool = True, seed: int = 0,
@@ -211,16 +217,36 @@ class BucketingBatchSampler:
         if world_size < 1 or not 0 <= rank < world_size:
             raise ValueError("BucketingBatchSampler: rank %d outside world_size %d" % (rank, world_size))
         self.max_frames, self.max_batch_size = max_frames, max_batch_size
-        self.num_buckets = max(1, int(num_buckets))
         self.shuffle, self.seed, self.drop_last = shuffle, int(seed), drop_last
         self.rank, self.world_size = rank, world_size
         self.epoch = 0
-        n = len(self.lengths)
-        if n:
-            qs = np.quantile(self.lengths, np.linspace(0, 1, self.num_buckets + 1)[1:-1])
-            self.bucket_of: npt.NDArray[np.intp] = np.searchsorted(np.unique(qs), self.lengths, side="left")
-        else:
-            self.bucket_of = np.zeros(0, dtype=np.int64)
+        self.num_buckets = max(1, int(num_buckets))
+        self.bucket_of: npt.NDArray[np.intp] = np.zeros(len(self.lengths), dtype=np.intp)
+        for k in range(self.num_buckets, 0, -1):
+            self.num_buckets, self.bucket_of = k, self._buckets(k)
+            if self._buckets_fill_a_batch():
+                break
+
+    def _buckets(self, k: int) -> npt.NDArray[np.intp]:
+        """Each item's bucket among k with boundaries at the length quantiles."""
+        if k == 1 or not len(self.lengths):
+            return np.zeros(len(self.lengths), dtype=np.intp)
+        qs = np.quantile(self.lengths, np.linspace(0, 1, k + 1)[1:-1])
+        return np.searchsorted(np.unique(qs), self.lengths, side="left")
+
+    def _buckets_fill_a_batch(self) -> bool:
+        """Whether every bucket holds at least as many items as one batch of its longest
+        item can take (max_batch_size, max_frames // longest)."""
+        for b in np.unique(self.bucket_of):
+            members = self.lengths[self.bucket_of == b]
+            cap = len(self.lengths)
+            if self.max_batch_size is not None:
+                cap = min(cap, self.max_batch_size)
+            if self.max_frames is not None:
+                cap = min(cap, self.max_frames // max(1, int(members.max())))
+            if len(members) < cap:
+                return False
+        return True
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = int(epoch)

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# The xtts_prep package finds libxtts-reader.so wherever it is installed, and says so when it
+# cannot (docs/python-reader.md, "Install" and "The C library"):
+#   1. the wheel of `make wheel` (built here when $BUILD/wheel has none) installed into a
+#      fresh venv made with --system-site-packages: carries the library, a platform tag, and
+#      `python -m xtts_prep --about` says backend c with the library inside the venv;
+#      read_batch there equals the pure-Python reader's
+#   2. the source tree (PYTHONPATH=python, nothing else): backend c from build/lib (when BUILD
+#      is the source tree's build/)
+#   3. make install's recipe into DESTDIR=... PREFIX=/opt/xtts (install-built, on this build):
+#      backend c from PREFIX/lib
+#   4. the fallback: XTTS_PREP_LIB at an empty directory, and a copy of the package outside
+#      the source tree with no library anywhere: backend python and the FallbackWarning
+#      exactly once per process (even with PYTHONWARNINGS=always); XTTS_PREP_LIB=none and
+#      backend="python" choose Python without a warning
+set -euo pipefail
+: "${BUILD:?}" "${TMPDIR_TEST:?}"
+PY=${PYTHON:-/usr/bin/python3}
+HERE=$(cd "$(dirname "$0")/../.." && pwd)
+T=$TMPDIR_TEST
+die() { echo "FAIL: $*" >&2; exit 1; }
+if ! "$PY" -c 'import numpy, lmdb, zstandard' 2>/dev/null; then
+  echo "skip: $PY lacks numpy, lmdb or zstandard (Debian python3-numpy python3-lmdb python3-zstandard)"
+  exit 0
+fi
+LIB=$BUILD/lib/libxtts-reader.so
+[ -f "$LIB" ] || { echo "skip: $LIB not built"; exit 0; }
+if ldd "$LIB" | grep -q 'lib[a-z]*san'; then
+  echo "skip: $LIB is a sanitizer build (an uninstrumented interpreter cannot load it)"; exit 0
+fi
+# a make run from this test starts clean, not with the options of the make that runs the tests
+clean_make() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES make -s --no-print-directory -C "$HERE" "$@"; }
+# the --about line KEY: VALUE of a run; runs in $T, without the caller's PYTHONPATH and XTTS_PREP_LIB
+field() { sed -n "s/^$1: //p"; }
+run_py() { (cd "$T" && env -u PYTHONPATH -u XTTS_PREP_LIB -u LD_LIBRARY_PATH "$@"); }
+"$BUILD/tests/test_reader" --make-cache "$T/c" 40 15 fp16 >/dev/null
+cat > "$T/same.py" <<'PYEOF'
+import sys, warnings
+import numpy as np
+warnings.simplefilter("error")   # no FallbackWarning where the library is found
+from xtts_prep import XttsCache
+c, p = XttsCache(sys.argv[1]), XttsCache(sys.argv[1], backend="python")
+assert c.backend == "c", c.backend
+idx = [3, 0, 39, 17, 3]
+a, b = c.read_batch(idx), p.read_batch(idx)
+assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+print("same")
+PYEOF
+
+# 1. the wheel in a fresh venv
+shopt -s nullglob
+whl=("$BUILD"/wheel/xtts_prep-*.whl)
+if [ ${#whl[@]} -eq 0 ]; then
+  clean_make BUILD="$BUILD" PYTHON="$PY" wheel >/dev/null
+  whl=("$BUILD"/wheel/xtts_prep-*.whl)
+fi
+[ ${#whl[@]} -eq 1 ] || die "expected one wheel in $BUILD/wheel, found ${#whl[@]}"
+name=$(basename "${whl[0]}")
+case $name in
+  xtts_prep-*-py3-none-linux_*.whl) ;;
+  *) die "$name: not tagged py3-none-<linux platform>" ;;
+esac
+"$PY" -m zipfile -l "${whl[0]}" | grep -q '^xtts_prep/libxtts-reader.so ' || die "$name lacks xtts_prep/libxtts-reader.so"
+"$PY" -m venv --system-site-packages "$T/venv" 2>/dev/null ||
+  { rm -rf "$T/venv"; "$PY" -m venv --system-site-packages --without-pip "$T/venv"; }   # no ensurepip: Debian's pip
+run_py "$T/venv/bin/python" -m pip install -q --no-index --no-deps "${whl[0]}"
+about=$(run_py "$T/venv/bin/python" -m xtts_prep --about)
+echo "$about"
+[ "$(echo "$about" | field backend)" = c ] || die "wheel in a venv: backend is not c"
+vlib=$(echo "$about" | field library)
+case $vlib in "$T"/venv/lib/python3*/site-packages/xtts_prep/libxtts-reader.so) ;; *) die "wheel: library $vlib";; esac
+if ldd "$vlib" | grep 'not found'; then die "$vlib: a dependency is missing"; fi
+[ "$(echo "$about" | field 'library version')" = "$(cat "$HERE/VERSION") (ABI 1)" ] || die "wheel: library version"
+[ "$(run_py "$T/venv/bin/python" "$T/same.py" "$T/c")" = same ]
+
+# 2. the source tree
+if [ "$BUILD" -ef "$HERE/build" ]; then
+  about=$(run_py env PYTHONPATH="$HERE/python" "$PY" -m xtts_prep --about)
+  [ "$(echo "$about" | field backend)" = c ] || { echo "$about"; die "source tree: backend is not c"; }
+  [ "$(echo "$about" | field library)" -ef "$LIB" ] || { echo "$about"; die "source tree: not build/lib's library"; }
+  [ "$(run_py env PYTHONPATH="$HERE/python" "$PY" "$T/same.py" "$T/c")" = same ]
+else
+  echo "skip: BUILD=$BUILD is not the source tree's build/ (the package looks in build/lib)"
+fi
+
+# 3. make install's recipe, into a DESTDIR
+clean_make BUILD="$BUILD" DESTDIR="$T/root" PREFIX=/opt/xtts install-built >/dev/null
+site=$(echo "$T"/root/opt/xtts/lib/python3*/dist-packages)
+[ -f "$site/xtts_prep/__init__.py" ] || die "make install: no package in $site"
+about=$(run_py env PYTHONPATH="$site" "$PY" -m xtts_prep --about)
+[ "$(echo "$about" | field backend)" = c ] || { echo "$about"; die "make install: backend is not c"; }
+[ "$(echo "$about" | field library)" = "$T/root/opt/xtts/lib/libxtts-reader.so" ] || { echo "$about"; die "make install: library"; }
+[ "$(run_py env PYTHONPATH="$site" "$PY" "$T/same.py" "$T/c")" = same ]
+
+# 4. the fallback, reported once per process
+mkdir -p "$T/empty" "$T/outside"
+cp -r "$HERE/python/xtts_prep" "$T/outside/"
+rm -f "$T/outside/xtts_prep/libxtts-reader.so"
+cat > "$T/fallback.py" <<'PYEOF'
+import sys
+from xtts_prep import CacheDataset, XttsCache
+a, b = XttsCache(sys.argv[1]), XttsCache(sys.argv[1])
+ds = CacheDataset(sys.argv[1])
+a.read_batch([0, 1]); ds.read_batch([2])
+print(a.backend, b.backend, ds.cache.backend)
+PYEOF
+check_fallback() {   # WHAT WARNINGS(0|1) env...
+  local what=$1 want=$2; shift 2
+  run_py env PYTHONWARNINGS=always "$@" "$PY" "$T/fallback.py" "$T/c" > "$T/out" 2> "$T/err" || { cat "$T/err"; die "$what: failed"; }
+  [ "$(cat "$T/out")" = "python python python" ] || die "$what: backends $(cat "$T/out")"
+  n=$(grep -c 'FallbackWarning' "$T/err" || true)
+  [ "$n" = "$want" ] || { cat "$T/err"; die "$what: $n fallback warnings, want $want"; }
+  if [ "$want" = 1 ]; then
+    grep -q 'make wheel' "$T/err" && grep -q 'XTTS_PREP_LIB' "$T/err" || die "$what: the warning names no fix"
+  fi
+}
+check_fallback "XTTS_PREP_LIB=empty dir" 1 PYTHONPATH="$HERE/python" XTTS_PREP_LIB="$T/empty"
+grep -q "not found in $T/empty/libxtts-reader.so" "$T/err" || die "the warning does not name $T/empty"
+check_fallback "XTTS_PREP_LIB=none" 0 PYTHONPATH="$HERE/python" XTTS_PREP_LIB=none
+about=$(run_py env PYTHONPATH="$T/outside" "$PY" -m xtts_prep --about)
+if [ "$(echo "$about" | field backend)" = python ]; then
+  check_fallback "outside the source tree" 1 PYTHONPATH="$T/outside"
+  for p in "$T/outside/xtts_prep/libxtts-reader.so" /usr/lib/libxtts-reader.so /usr/local/lib/libxtts-reader.so "the loader's search path"; do
+    grep -qF "$p" "$T/err" || die "the warning does not name $p"
+  done
+  echo "$(echo "$about" | field backend): $(echo "$about" | field library)"
+else
+  echo "skip: a libxtts-reader.so is installed on this machine ($(echo "$about" | field library)): the fallback outside the tree is not checked"
+fi
+# an explicit backend="python" is not a fallback
+run_py env PYTHONPATH="$T/outside" PYTHONWARNINGS=always "$PY" -c \
+  'import sys; from xtts_prep import XttsCache; print(XttsCache(sys.argv[1], backend="python").backend)' "$T/c" \
+  > "$T/out" 2> "$T/err"
+[ "$(cat "$T/out")" = python ] && ! grep -q FallbackWarning "$T/err" || { cat "$T/err"; die "backend=python warned"; }
+echo "ok: $name"
