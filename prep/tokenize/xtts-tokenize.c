@@ -32,7 +32,7 @@ static const char usage[] =
     "      --val-list FILE        ids (one a line) of the val split\n"
     "      --test-list FILE       ids (one a line) of the test split\n"
     "  -t, --tokenizer NAME       bytes (default, built in), bpe (needs --vocab), phonemes (espeak-ng)\n"
-    "      --vocab FILE           tokenizer.json for --tokenizer bpe\n"
+    "      --vocab FILE           tokenizer.json for --tokenizer bpe (--vocab alone implies bpe)\n"
     "      --max-tokens N         reject records with more than N ids (default 512)\n"
     "      --max-chars auto|N     reject records longer than XTTS's character limit of their\n"
     "                             language (auto: en 250, de 253, fr 273, es 239, it 213, pt 203,\n"
@@ -64,7 +64,7 @@ enum { GO_ON = -1 };
 
 /* What the command line asks for besides the run's options. */
 typedef struct {
-    const char *tokenizer, *vocab;
+    const char *tokenizer, *vocab; /* tokenizer NULL: bpe with a vocab, else bytes */
     int strict, allow_unk;
 } tokenize_cli;
 
@@ -179,10 +179,12 @@ static int parse_args(int argc, char **argv, xtts_tokenize_options *o, tokenize_
     return GO_ON;
 }
 
-/* The tokenizer the options name, the run over it to standard output, the tokenizer closed. */
+/* The tokenizer the options name (--vocab alone names bpe), the run over it to standard output,
+ * the tokenizer closed. */
 static xtts_status run(xtts_tokenize_options *o, const tokenize_cli *cli, xtts_tokenize_stats *s, xtts_error *err) {
     xtts_tokenizer *tok = NULL;
-    xtts_status st = xtts_tokenizer_open(cli->tokenizer, cli->vocab, &tok, err);
+    const char *name = cli->tokenizer ? cli->tokenizer : cli->vocab ? "bpe" : "bytes";
+    xtts_status st = xtts_tokenizer_open(name, cli->vocab, &tok, err);
     if (st) return st;
     st = xtts_tokenizer_set_threads(tok, o->threads, err);
     if (!st) {
@@ -216,7 +218,7 @@ int main(int argc, char **argv) {
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     xtts_tokenize_options o;
     xtts_tokenize_options_defaults(&o);
-    tokenize_cli cli = {.tokenizer = "bytes"};
+    tokenize_cli cli = {.tokenizer = NULL};
     int rc = parse_args(argc, argv, &o, &cli);
     if (rc != GO_ON) return rc;
     xtts_error err;
