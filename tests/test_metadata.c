@@ -20,19 +20,11 @@ typedef struct {
     char id[64], audio[256], text[256], speaker[64], lang[16], split[8], reject[200];
 } row;
 
-/* Read a buffer as format f (the name "/data/x/NAME"), into rows; returns the count or -1
- * when open fails (err then holds the message). */
-static int read_rows(xtts_meta_format f, const char *name, const char *text, row *rows, int max, xtts_error *err,
-                     xtts_meta_format *chosen) {
-    xtts_meta_options o;
-    xtts_meta_options_defaults(&o);
-    o.path = name;
-    o.data = text;
-    o.len = strlen(text);
-    o.format = f;
-    o.quiet = 1;
+/* Read what the options name into rows; returns the count, or -1 when open fails or -2 when
+ * reading stops (err then holds the message). */
+static int read_rows_with(const xtts_meta_options *o, row *rows, int max, xtts_error *err, xtts_meta_format *chosen) {
     xtts_meta_reader *r = NULL;
-    if (xtts_meta_open(&o, &r, err)) return -1;
+    if (xtts_meta_open(o, &r, err)) return -1;
     if (chosen) *chosen = xtts_meta_reader_format(r);
     int n = 0, rc;
     xtts_meta_entry e;
@@ -46,9 +38,30 @@ static int read_rows(xtts_meta_format f, const char *name, const char *text, row
         snprintf(w->split, sizeof w->split, "%s", e.split);
         snprintf(w->reject, sizeof w->reject, "%s", e.reject ? e.reject : "");
     }
-    assert_int_equal(rc < 0 ? -1 : 0, 0);
     xtts_meta_close(r);
+    return rc < 0 ? -2 : n;
+}
+
+/* Read a buffer as format f (the name "/data/x/NAME"), with text_column (NULL: none), into
+ * rows; returns the count or -1 when open fails (err then holds the message). */
+static int read_rows_col(xtts_meta_format f, const char *name, const char *text, const char *text_column, row *rows, int max,
+                         xtts_error *err, xtts_meta_format *chosen) {
+    xtts_meta_options o;
+    xtts_meta_options_defaults(&o);
+    o.path = name;
+    o.data = text;
+    o.len = strlen(text);
+    o.format = f;
+    o.quiet = 1;
+    o.text_column = text_column;
+    int n = read_rows_with(&o, rows, max, err, chosen);
+    assert_int_not_equal(n, -2);
     return n;
+}
+
+static int read_rows(xtts_meta_format f, const char *name, const char *text, row *rows, int max, xtts_error *err,
+                     xtts_meta_format *chosen) {
+    return read_rows_col(f, name, text, NULL, rows, max, err, chosen);
 }
 
 static void test_ljspeech_uses_the_normalized_column_and_wavs_dir(void **state) {
@@ -241,6 +254,145 @@ static void test_long_lines_and_nul_bytes_are_rejected_records(void **state) {
     xtts_meta_close(rd);
 }
 
+static void test_several_text_columns_in_a_header(void **state) {
+    (void)state;
+    row r[2];
+    xtts_error err;
+    /* Coqui's formatter reads `text`; `transcription` is not read */
+    const char *csv = "audio_file|text|transcription|speaker_name\nwavs/a.wav|The text.|the transcription|ann\n";
+    assert_int_equal(read_rows(XTTS_META_AUTO, "/d/metadata_train.csv", csv, r, 2, &err, NULL), 1);
+    assert_string_equal(r[0].text, "The text.");
+    assert_string_equal(r[0].speaker, "ann");
+    assert_string_equal(r[0].split, "train");
+    assert_int_equal(read_rows_col(XTTS_META_COQUI, "/d/m.csv", csv, "transcription", r, 2, &err, NULL), 1);
+    assert_string_equal(r[0].text, "the transcription");
+    /* a field pandas' to_csv quoted (it holds a quote) is read as pandas reads it */
+    assert_int_equal(read_rows(XTTS_META_COQUI, "/d/m.csv", "audio_file|text\nwavs/a.wav|\"She said \"\"hi\"\".\"\n", r, 2, &err, NULL), 1);
+    assert_string_equal(r[0].text, "She said \"hi\".");
+    assert_int_equal(read_rows_col(XTTS_META_COQUI, "/d/m.csv", csv, "trans", r, 2, &err, NULL), -1);
+    assert_int_equal(err.code, XTTS_EUSAGE);
+    assert_non_null(strstr(err.msg, "/d/m.csv:1: no column 'trans' (--text-column); the header names: audio_file, text, "
+                                    "transcription, speaker_name"));
+    /* any column of the header, known or not */
+    assert_int_equal(read_rows_col(XTTS_META_TSV, "/d/l.tsv", "audio\ttext\tnorm\na.wav\tDr.\tdoctor\n", "norm", r, 2, &err, NULL), 1);
+    assert_string_equal(r[0].text, "doctor");
+    /* several text columns, none of them `text`: refused, unless one is chosen */
+    const char *tsv = "audio\ttranscription\tsentence\na.wav\tone\ttwo\n";
+    assert_int_equal(read_rows(XTTS_META_TSV, "/d/l.tsv", tsv, r, 2, &err, NULL), -1);
+    assert_int_equal(err.code, XTTS_EINPUT);
+    assert_non_null(strstr(err.msg, "columns 'transcription' and 'sentence' both hold a text: choose one with --text-column"));
+    assert_int_equal(read_rows_col(XTTS_META_TSV, "/d/l.tsv", tsv, "sentence", r, 2, &err, NULL), 1);
+    assert_string_equal(r[0].text, "two");
+    /* other fields named twice are still refused */
+    assert_int_equal(read_rows(XTTS_META_TSV, "/d/l.tsv", "audio\ttext\ttext\n", r, 2, &err, NULL), -1);
+    assert_non_null(strstr(err.msg, "column 'text' named twice"));
+}
+
+static void test_text_column_of_fixed_layouts_and_json(void **state) {
+    (void)state;
+    row r[3];
+    xtts_error err;
+    const char *ljs = "LJ1|It cost $5.|It cost five dollars.\nLJ2|Plain.|\n";
+    assert_int_equal(read_rows_col(XTTS_META_LJSPEECH, "/l/metadata.csv", ljs, "text", r, 3, &err, NULL), 2);
+    assert_string_equal(r[0].text, "It cost $5.");
+    assert_string_equal(r[1].text, "Plain.");
+    assert_int_equal(read_rows_col(XTTS_META_LJSPEECH, "/l/metadata.csv", ljs, "normalized_text", r, 3, &err, NULL), 2);
+    assert_string_equal(r[0].text, "It cost five dollars.");
+    assert_non_null(strstr(r[1].reject, "no normalized_text"));
+    assert_int_equal(read_rows_col(XTTS_META_LJSPEECH, "/l/metadata.csv", ljs, "transcription", r, 3, &err, NULL), -1);
+    assert_int_equal(err.code, XTTS_EUSAGE);
+    assert_non_null(strstr(err.msg, "no text column 'transcription' in --format ljspeech (--text-column); it has: text, normalized_text"));
+    const char *trans = "84_121_000008_000000\tIt was 1803.\tIt was eighteen oh three.\n";
+    assert_int_equal(read_rows_col(XTTS_META_LIBRITTS, "/L/dev-clean/84/121/84_121.trans.tsv", trans, "original_text", r, 3, &err,
+                                   NULL), 1);
+    assert_string_equal(r[0].text, "It was 1803.");
+    assert_int_equal(read_rows_col(XTTS_META_VCTK, "/V/txt/p225/p225_001.txt", "Hi.\n", "normalized_text", r, 3, &err, NULL), -1);
+    assert_non_null(strstr(err.msg, "it has: text"));
+    /* nemo: any key; a line without it is rejected; a key the first record lacks is a usage error */
+    const char *nemo = "{\"audio_filepath\": \"a.wav\", \"text\": \"raw 5\", \"normalized_text\": \"raw five\"}\n"
+                       "{\"audio_filepath\": \"b.wav\", \"text\": \"only raw\"}\n";
+    assert_int_equal(read_rows_col(XTTS_META_AUTO, "/n/m.json", nemo, "normalized_text", r, 3, &err, NULL), 2);
+    assert_string_equal(r[0].text, "raw five");
+    assert_non_null(strstr(r[1].reject, "no \"normalized_text\" string"));
+    assert_int_equal(read_rows_col(XTTS_META_NEMO, "/n/m.json", nemo, "pred_text", r, 3, &err, NULL), -1);
+    assert_int_equal(err.code, XTTS_EUSAGE);
+    assert_non_null(strstr(err.msg, "/n/m.json:1: no \"pred_text\" string in the first record (--text-column); it has: "
+                                    "audio_filepath, text, normalized_text"));
+    /* lhotse: a supervision's key, or one of its custom object */
+    const char *cut = "{\"id\": \"c1\", \"start\": 0, \"duration\": 2.0, \"supervisions\": [{\"id\": \"s\", \"text\": \"norm\", "
+                      "\"custom\": {\"orig_text\": \"Orig!\"}}], \"recording\": {\"id\": \"r\", \"duration\": 2.0, \"sources\": "
+                      "[{\"type\": \"file\", \"source\": \"/x/r.flac\"}]}}\n";
+    assert_int_equal(read_rows_col(XTTS_META_LHOTSE, "/l/cuts.jsonl", cut, "orig_text", r, 3, &err, NULL), 1);
+    assert_string_equal(r[0].text, "Orig!");
+    assert_int_equal(read_rows_col(XTTS_META_LHOTSE, "/l/cuts.jsonl", cut, "custom.orig_text", r, 3, &err, NULL), 1);
+    assert_string_equal(r[0].text, "Orig!");
+    assert_int_equal(read_rows_col(XTTS_META_LHOTSE, "/l/cuts.jsonl", cut, "custom.text", r, 3, &err, NULL), -1);
+    assert_non_null(strstr(err.msg, "it has: id, text, custom, custom.orig_text"));
+}
+
+/* name in dir, holding text */
+static void put_file(const char *dir, const char *name, const char *text) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_dataset_folders(void **state) {
+    (void)state;
+    char dir[] = "/tmp/xtts_test_folder_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    xtts_meta_options o;
+    xtts_meta_options_defaults(&o);
+    o.path = dir;
+    o.quiet = 1;
+    row r[4];
+    xtts_error err;
+    xtts_meta_format f;
+    /* none of the metadata files: refused, naming what was looked for */
+    assert_int_equal(read_rows_with(&o, r, 4, &err, NULL), -1);
+    assert_int_equal(err.code, XTTS_EINPUT);
+    assert_non_null(strstr(err.msg, "no dataset metadata found: looked for metadata_train.csv, metadata_eval.csv"));
+    /* metadata.csv: LJSpeech's */
+    put_file(dir, "metadata.csv", "LJ1|One.|\n");
+    assert_int_equal(read_rows_with(&o, r, 4, &err, &f), 1);
+    assert_int_equal(f, XTTS_META_LJSPEECH);
+    assert_string_equal(r[0].split, "");
+    char want[256];
+    snprintf(want, sizeof want, "%s/wavs/LJ1.wav", dir);
+    assert_string_equal(r[0].audio, want);
+    /* Coqui's split files win over metadata.csv, read in order, each with its header and split */
+    put_file(dir, "metadata_train.csv", "audio_file|text|speaker_name\nwavs/a.wav|Train one.|s\nwavs/b.wav|Train two.|s\n");
+    put_file(dir, "metadata_eval.csv", "audio_file|speaker_name|text\nwavs/c.wav|s|Eval one.\n");
+    assert_int_equal(read_rows_with(&o, r, 4, &err, &f), 3);
+    assert_int_equal(f, XTTS_META_COQUI);
+    assert_string_equal(r[0].text, "Train one.");
+    assert_string_equal(r[1].split, "train");
+    assert_string_equal(r[2].id, "c");
+    assert_string_equal(r[2].text, "Eval one.");
+    assert_string_equal(r[2].split, "val");
+    /* a --text-column the second file lacks stops the read there */
+    o.text_column = "text";
+    put_file(dir, "metadata_eval.csv", "audio_file|speaker_name|sentence\nwavs/c.wav|s|Eval one.\n");
+    assert_int_equal(read_rows_with(&o, r, 4, &err, NULL), -2);
+    assert_int_equal(err.code, XTTS_EUSAGE);
+    assert_non_null(strstr(err.msg, "metadata_eval.csv:1: no column 'text'"));
+    /* the formats that read one file other than ljspeech and coqui refuse a folder */
+    o.text_column = NULL;
+    o.format = XTTS_META_TSV;
+    assert_int_equal(read_rows_with(&o, r, 4, &err, NULL), -1);
+    assert_non_null(strstr(err.msg, "is a directory; --format tsv reads a file"));
+    const char *names[] = {"metadata.csv", "metadata_train.csv", "metadata_eval.csv"};
+    for (size_t i = 0; i < 3; i++) {
+        char p[512];
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
 static void test_language_tags(void **state) {
     (void)state;
     char t[32];
@@ -317,6 +469,9 @@ int main(void) {
         cmocka_unit_test(test_tree_grammars_on_one_file),
         cmocka_unit_test(test_auto_refuses_when_unsure),
         cmocka_unit_test(test_long_lines_and_nul_bytes_are_rejected_records),
+        cmocka_unit_test(test_several_text_columns_in_a_header),
+        cmocka_unit_test(test_text_column_of_fixed_layouts_and_json),
+        cmocka_unit_test(test_dataset_folders),
         cmocka_unit_test(test_language_tags),
         cmocka_unit_test(test_token_stream_split_field),
     };

@@ -316,6 +316,12 @@ enum { C_ID, C_AUDIO, C_TEXT, C_SPEAKER, C_LANG, C_SPLIT, N_COLS };
 
 typedef struct { char *key; char *path; double duration; } rec_entry; /* lhotse recordings */
 
+/* Which of two text columns a fixed layout reads (ljspeech, mailabs; libritts through
+ * original_text): its default, or the one --text-column names. */
+enum { PICK_DEFAULT, PICK_TEXT, PICK_NORMALIZED };
+
+#define FOLDER_MAX_FILES 4
+
 struct xtts_meta_reader {
     xtts_meta_options o;
     xtts_meta_format fmt;
@@ -334,6 +340,9 @@ struct xtts_meta_reader {
     int lhotse_kind;      /* 1 cuts, 2 supervisions */
     rec_entry *recs;      /* lhotse supervisions: recordings by id (open addressing) */
     size_t recs_cap;
+    int text_pick;        /* PICK_*: ljspeech and mailabs */
+    int folder;           /* files are a dataset folder's metadata files, read as one input */
+    const char *folder_split[FOLDER_MAX_FILES]; /* the split of each of them */
     xtts_sb f[N_COLS];    /* the current entry's fields */
     char reject[320];
 };
@@ -380,26 +389,70 @@ static char *next_field(char **p, char sep) {
     return s;
 }
 
+/* names, comma separated, into buf (cut with "..." when it is full) */
+static void list_names(char *buf, size_t cap, char *const *names, int n) {
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && k < cap; i++) {
+        int w = snprintf(buf + k, cap - k, "%s%s", i ? ", " : "", names[i]);
+        if (w < 0 || (size_t)w >= cap - k) {
+            snprintf(buf + (cap > 4 ? cap - 4 : 0), cap > 4 ? 4 : cap, "...");
+            return;
+        }
+        k += (size_t)w;
+    }
+}
+
+/* The text column of a header row: --text-column's, else the one text column, else the one
+ * named `text` (Coqui's formatter reads `text` and ignores `transcription`). */
+static xtts_status pick_text_column(xtts_meta_reader *r, char *const *names, xtts_error *err) {
+    const char *name = r->source, *want = r->o.text_column;
+    int n_text = 0, named_text = -1, other[2] = {-1, -1};
+    for (int i = 0; i < r->n_cols; i++) {
+        if (want) {
+            if (!strcmp(names[i], want)) { r->col[C_TEXT] = i; return XTTS_OK; }
+            continue;
+        }
+        if (column_of(names[i]) != C_TEXT) continue;
+        if (!strcmp(names[i], "text")) named_text = i;
+        else if (other[0] < 0) other[0] = i;
+        else if (other[1] < 0) other[1] = i;
+        n_text++;
+    }
+    if (want) {
+        char cols[300];
+        list_names(cols, sizeof cols, names, r->n_cols);
+        return xtts_error_set(err, XTTS_EUSAGE, "%s:1: no column '%.60s' (--text-column); the header names: %s", name, want, cols);
+    }
+    if (n_text > 1 && named_text < 0)
+        return xtts_error_set(err, XTTS_EINPUT, "%s:1: columns '%s' and '%s' both hold a text: choose one with --text-column", name,
+                              names[other[0]], names[other[1]]);
+    r->col[C_TEXT] = named_text >= 0 ? named_text : other[0];
+    return XTTS_OK;
+}
+
 static xtts_status parse_header(xtts_meta_reader *r, char *line, xtts_error *err) {
     const char *name = r->source;
     char sep = formats[r->fmt].sep;
     for (int i = 0; i < N_COLS; i++) r->col[i] = -1;
     r->n_cols = 0;
-    char *p = line, *f;
-    const char *first_name[N_COLS] = {0};
+    char *p = line, *f, *names[64];
     while ((f = next_field(&p, sep))) {
         if (r->n_cols >= 64) return xtts_error_set(err, XTTS_EINPUT, "%s:1: more than 64 columns", name);
-        int c = column_of(f);
-        if (c >= 0) {
-            if (r->col[c] >= 0) {
-                if (!strcmp(first_name[c], f)) return xtts_error_set(err, XTTS_EINPUT, "%s:1: column '%s' named twice", name, f);
-                return xtts_error_set(err, XTTS_EINPUT, "%s:1: columns '%s' and '%.60s' name the same field", name, first_name[c], f);
-            }
-            r->col[c] = r->n_cols;
-            first_name[c] = f;
-        }
-        r->n_cols++;
+        names[r->n_cols++] = f;
     }
+    for (int i = 0; i < r->n_cols; i++) {
+        int c = column_of(names[i]);
+        if (c < 0) continue;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(names[j], names[i])) return xtts_error_set(err, XTTS_EINPUT, "%s:1: column '%.60s' named twice", name, names[i]);
+        if (c == C_TEXT) continue;
+        if (r->col[c] >= 0)
+            return xtts_error_set(err, XTTS_EINPUT, "%s:1: columns '%s' and '%.60s' name the same field", name, names[r->col[c]], names[i]);
+        r->col[c] = i;
+    }
+    xtts_status st = pick_text_column(r, names, err);
+    if (st) return st;
     if (r->col[C_AUDIO] < 0 || r->col[C_TEXT] < 0) {
         if (r->fmt == XTTS_META_COQUI)
             return xtts_error_set(err, XTTS_EINPUT, "%s:1: the header row must name the columns 'audio_file' and 'text' (|-separated)", name);
@@ -434,7 +487,8 @@ static void rejectf(xtts_meta_reader *r, const char *fmt, const char *a) {
     snprintf(r->reject, sizeof r->reject, fmt, a);
 }
 
-/* Common Voice writes a field holding quotes CSV-style: "..." with inner quotes doubled. */
+/* Common Voice, and pandas' to_csv that writes Coqui's CSVs, write a field holding quotes
+ * CSV-style: "..." with inner quotes doubled. */
 static void unquote(char *s) {
     size_t n = strlen(s);
     if (n < 2 || s[0] != '"' || s[n - 1] != '"') return;
@@ -484,15 +538,22 @@ static void trim(char *s) {
 
 /* ---- per-format line parsers ---------------------------------------------------------------------- */
 
-/* ljspeech and mailabs: id|text|normalized_text, audio at <dir>/wavs/<id>.wav. */
+/* ljspeech and mailabs: id|text|normalized_text, audio at <dir>/wavs/<id>.wav; the text is the
+ * normalized_text where it is given, else the text, unless --text-column names one. */
 static void parse_pipe_line(xtts_meta_reader *r, char *line, const char *dir) {
     char *q = line, *f[4];
     int nf = 0;
     while (nf < 4 && (f[nf] = next_field(&q, '|'))) nf++;
     if (nf < 2 || nf > 3) { rejectf(r, "expected id|text|normalized_text (2 or 3 |-separated fields)%s", ""); return; }
     set(r, C_ID, f[0]);
-    set(r, C_TEXT, nf == 3 && *f[2] ? f[2] : f[1]);
+    int norm = nf == 3 && *f[2];
+    if (r->text_pick == PICK_NORMALIZED && !norm) {
+        rejectf(r, "no normalized_text (its third field is empty or missing; --text-column normalized_text)%s", "");
+        return;
+    }
+    set(r, C_TEXT, norm && r->text_pick != PICK_TEXT ? f[2] : f[1]);
     if (!*f[0]) { rejectf(r, "missing id%s", ""); return; }
+    if (r->split) set(r, C_SPLIT, r->split); /* a dataset folder's metadata_train.csv, ... */
     if (r->o.audio_dir && r->fmt == XTTS_META_LJSPEECH) {
         char *p = malloc(strlen(f[0]) + 5);
         if (p) { sprintf(p, "%s.wav", f[0]); set_audio(r, r->base, p); free(p); }
@@ -518,7 +579,7 @@ static void parse_columns_line(xtts_meta_reader *r, char *line) {
         if (r->col[C_ID] >= 0 && r->col[C_ID] < nf && nf <= 64) set(r, C_ID, f[r->col[C_ID]]);
         return;
     }
-    if (r->fmt == XTTS_META_COMMONVOICE) for (int i = 0; i < nf; i++) unquote(f[i]);
+    if (r->fmt == XTTS_META_COMMONVOICE || r->fmt == XTTS_META_COQUI) for (int i = 0; i < nf; i++) unquote(f[i]);
     for (int c = 0; c < N_COLS; c++)
         if (r->col[c] >= 0) set(r, c, f[r->col[c]]);
     const char *audio = f[r->col[C_AUDIO]];
@@ -547,10 +608,11 @@ static void parse_nemo_line(xtts_meta_reader *r, const char *line) {
     json_t *o = json_loads(line, 0, &je);
     if (!o || !json_is_object(o)) { json_decref(o); rejectf(r, "not a JSON object (NeMo manifests hold one object a line)%s", ""); return; }
     const char *audio = json_str(o, "audio_filepath");
-    const char *text = json_str(o, "text");
-    if (!text) text = json_str(o, "normalized_text");
+    const char *key = r->o.text_column ? r->o.text_column : "text";
+    const char *text = json_str(o, key);
+    if (!text && !r->o.text_column) text = json_str(o, "normalized_text");
     if (!audio || !*audio) { json_decref(o); rejectf(r, "no \"audio_filepath\" string%s", ""); return; }
-    if (!text) { set(r, C_AUDIO, audio); set_id_from_audio(r); json_decref(o); rejectf(r, "no \"text\" string%s", ""); return; }
+    if (!text) { set(r, C_AUDIO, audio); set_id_from_audio(r); json_decref(o); rejectf(r, "no \"%.200s\" string", key); return; }
     set_audio(r, r->base, audio);
     set_id_from_audio(r);
     set(r, C_TEXT, text);
@@ -601,9 +663,18 @@ static double json_num(json_t *o, const char *key, double dflt) {
     return json_is_number(v) ? json_number_value(v) : dflt;
 }
 
+/* A supervision's text: its "text", or --text-column's key at its top level or in its "custom"
+ * object ("custom.KEY" names only the latter). */
+static const char *sup_text(const xtts_meta_reader *r, json_t *sup) {
+    const char *key = r->o.text_column ? r->o.text_column : "text";
+    if (!strncmp(key, "custom.", 7)) return json_str(json_object_get(sup, "custom"), key + 7);
+    const char *t = json_str(sup, key);
+    return t || !r->o.text_column ? t : json_str(json_object_get(sup, "custom"), key);
+}
+
 static void lhotse_fill_supervision(xtts_meta_reader *r, json_t *sup) {
-    const char *text = json_str(sup, "text");
-    if (!text) { rejectf(r, "supervision without \"text\"%s", ""); return; }
+    const char *text = sup_text(r, sup);
+    if (!text) { rejectf(r, "supervision without \"%.200s\"", r->o.text_column ? r->o.text_column : "text"); return; }
     set(r, C_TEXT, text);
     const char *spk = json_str(sup, "speaker");
     if (spk) set(r, C_SPEAKER, spk);
@@ -646,8 +717,8 @@ static void parse_lhotse_line(xtts_meta_reader *r, const char *line) {
                 }
             xtts_sb_clear(&r->f[C_TEXT]);
             for (size_t i = 0; i < ns; i++) {
-                const char *t = json_str(json_array_get(sups, order[i]), "text");
-                if (!t) { rejectf(r, "supervision without \"text\"%s", ""); break; }
+                const char *t = sup_text(r, json_array_get(sups, order[i]));
+                if (!t) { rejectf(r, "supervision without \"%.200s\"", r->o.text_column ? r->o.text_column : "text"); break; }
                 if (i) xtts_sb_putc(&r->f[C_TEXT], ' ');
                 xtts_sb_puts(&r->f[C_TEXT], t);
             }
@@ -858,16 +929,46 @@ static int dir_has_libritts(const char *dir) {
     return yes;
 }
 
-/* Recognise the format of a directory. */
+/* The metadata files a dataset folder is read through, in the order they are read: the split
+ * files of Coqui's recipes (metadata_eval.csv from its XTTS fine-tuning, metadata_val.csv from
+ * its LJSpeech recipe), and metadata.csv where there are none. */
+static const struct { const char *name, *split; } folder_files[] = {
+    {"metadata_train.csv", "train"}, {"metadata_eval.csv", "val"}, {"metadata_val.csv", "val"}, {"metadata.csv", NULL},
+};
+#define FOLDER_SPLIT_FILES 3
+
+/* Whether dir/name is a file. */
+static int sub_is_file(const char *dir, const char *name) {
+    char *p = path_join(dir, name);
+    int r = p && is_file(p);
+    free(p);
+    return r;
+}
+
+static int folder_has_metadata(const char *dir) {
+    for (size_t i = 0; i < sizeof folder_files / sizeof *folder_files; i++)
+        if (sub_is_file(dir, folder_files[i].name)) return 1;
+    return 0;
+}
+
+/* detect_dir's answer for a folder read through its metadata files */
+#define DETECT_FOLDER XTTS_META_N_FORMATS
+
+/* Recognise the format of a directory: a tree format, DETECT_FOLDER, or XTTS_META_AUTO with
+ * the reason in why. */
 static int detect_dir(const char *dir, char *why, size_t whylen) {
     if (sub_is_dir(dir, "txt") && (sub_is_dir(dir, "wav48") || sub_is_dir(dir, "wav48_silence_trimmed"))) return XTTS_META_VCTK;
     if (has_by_book(dir)) return XTTS_META_MAILABS;
+    if (folder_has_metadata(dir)) return DETECT_FOLDER;
     if (sub_is_dir(dir, "clips")) {
-        snprintf(why, whylen, "a Common Voice directory: give one of its .tsv files (validated.tsv, train.tsv, ...)");
+        snprintf(why, whylen, "cannot tell the dataset format: a Common Voice directory: give one of its .tsv files "
+                 "(validated.tsv, train.tsv, ...)");
         return XTTS_META_AUTO;
     }
     if (dir_has_libritts(dir)) return XTTS_META_LIBRITTS;
-    snprintf(why, whylen, "a directory that is neither a VCTK, LibriTTS nor M-AILABS tree");
+    snprintf(why, whylen, "no dataset metadata found: looked for metadata_train.csv, metadata_eval.csv, metadata_val.csv, "
+             "metadata.csv, a VCTK tree (txt/ and wav48*/), an M-AILABS tree (by_book/) and a LibriTTS tree (*.trans.tsv, "
+             "*.normalized.txt); give the metadata file, or --format");
     return XTTS_META_AUTO;
 }
 
@@ -1043,10 +1144,81 @@ static xtts_status read_header(xtts_meta_reader *r, const char *path, int fmt, c
     return XTTS_OK;
 }
 
+/* --text-column for the layouts whose columns are fixed: ljspeech and mailabs
+ * (id|text|normalized_text), libritts (original_text, normalized_text: --text), vctk (text).
+ * Header rows and JSON keys are checked where they are read. */
+static xtts_status resolve_text_column(xtts_meta_reader *r, const char *path, xtts_error *err) {
+    const char *want = r->o.text_column, *has = NULL;
+    if (!want) return XTTS_OK;
+    switch (r->fmt) {
+    case XTTS_META_LJSPEECH:
+    case XTTS_META_MAILABS:
+        if (!strcmp(want, "text")) r->text_pick = PICK_TEXT;
+        else if (!strcmp(want, "normalized_text")) r->text_pick = PICK_NORMALIZED;
+        else has = "text, normalized_text (id|text|normalized_text)";
+        break;
+    case XTTS_META_LIBRITTS:
+        if (!strcmp(want, "original_text") || !strcmp(want, "normalized_text")) {
+            int original = want[0] == 'o';
+            if (r->o.original_text && !original)
+                return xtts_error_set(err, XTTS_EUSAGE, "--text original and --text-column normalized_text disagree");
+            r->o.original_text = original;
+        } else {
+            has = "original_text, normalized_text";
+        }
+        break;
+    case XTTS_META_VCTK:
+        if (strcmp(want, "text")) has = "text (one transcript file per utterance)";
+        break;
+    default: break;
+    }
+    if (has)
+        return xtts_error_set(err, XTTS_EUSAGE, "%s: no text column '%.60s' in --format %s (--text-column); it has: %s", path, want,
+                              formats[r->fmt].name, has);
+    return XTTS_OK;
+}
+
+/* The keys of a JSON object, comma separated, into buf; prefix before each. */
+static void list_keys(char *buf, size_t cap, json_t *obj, const char *prefix) {
+    const char *k;
+    json_t *v;
+    size_t n = strlen(buf);
+    json_object_foreach(obj, k, v) {
+        if (n + 1 >= cap) break;
+        int w = snprintf(buf + n, cap - n, "%s%s%s", n ? ", " : "", prefix, k);
+        if (w < 0 || (size_t)w >= cap - n) { snprintf(buf + (cap > 4 ? cap - 4 : 0), cap > 4 ? 4 : cap, "..."); break; }
+        n += (size_t)w;
+    }
+}
+
+/* --text-column for nemo and lhotse: the first record (lhotse: its first supervision) must have
+ * the key as a string; the error lists the keys it has. A first line that is no such object is
+ * left to be that record's rejection. */
+static xtts_status check_text_key(xtts_meta_reader *r, const char *path, const char *first, int have_first, xtts_error *err) {
+    const char *want = r->o.text_column;
+    if (!want || !have_first || (r->fmt != XTTS_META_NEMO && r->fmt != XTTS_META_LHOTSE)) return XTTS_OK;
+    json_error_t je;
+    json_t *o = json_loads(first, 0, &je), *obj = o;
+    if (r->fmt == XTTS_META_LHOTSE && json_object_get(o, "supervisions")) obj = json_array_get(json_object_get(o, "supervisions"), 0);
+    xtts_status st = XTTS_OK;
+    if (json_is_object(obj) && !(r->fmt == XTTS_META_NEMO ? json_str(obj, want) : sup_text(r, obj))) {
+        char keys[300] = "";
+        list_keys(keys, sizeof keys, obj, "");
+        if (r->fmt == XTTS_META_LHOTSE && json_is_object(json_object_get(obj, "custom")))
+            list_keys(keys, sizeof keys, json_object_get(obj, "custom"), "custom.");
+        st = xtts_error_set(err, XTTS_EUSAGE, "%s:%zu: no \"%.60s\" string in the first %s (--text-column); it has: %s", path,
+                            r->ls.line_no, want, r->fmt == XTTS_META_NEMO ? "record" : "supervision", keys);
+    }
+    json_decref(o);
+    return st;
+}
+
 /* a dataset directory in a tree format (LibriTTS, VCTK, ...) */
 static xtts_status open_tree_format(xtts_meta_reader *r, int fmt, xtts_error *err) {
     r->fmt = (xtts_meta_format)fmt;
-    xtts_status st = open_tree(r, err);
+    xtts_status st = resolve_text_column(r, r->o.path, err);
+    if (st) return st;
+    st = open_tree(r, err);
     if (st) return st;
     r->base = r->o.audio_dir ? abs_path(r->o.audio_dir) : strdup(r->root);
     if (!r->base) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
@@ -1055,11 +1227,10 @@ static xtts_status open_tree_format(xtts_meta_reader *r, int fmt, xtts_error *er
     return XTTS_OK;
 }
 
-/* a metadata file (or buffer): its first non-empty line decides auto and is read again as
- * data or header */
-static xtts_status open_file_format(xtts_meta_reader *r, int fmt, xtts_error *err) {
+/* a metadata file (or buffer) at path: its first non-empty line decides auto and is read again
+ * as data or header */
+static xtts_status open_file_format(xtts_meta_reader *r, int fmt, const char *path, xtts_error *err) {
     const xtts_meta_options *o = &r->o;
-    const char *path = o->path;
     char why[200] = "";
     xtts_status st = ls_open(&r->ls, path, o->data, o->len, err);
     if (st) return st;
@@ -1079,6 +1250,7 @@ static xtts_status open_file_format(xtts_meta_reader *r, int fmt, xtts_error *er
         if (!o->quiet) fprintf(stderr, "xtts-tokenize: %s: reading as --format %s\n", path, formats[fmt].name);
     }
     r->fmt = (xtts_meta_format)fmt;
+    if ((st = resolve_text_column(r, path, err)) || (st = check_text_key(r, path, first, rc == 1, err))) return st;
     if (formats[fmt].kind == KIND_TREE) { /* a buffer in a tree format: one transcript file */
         r->root = dir_of(path);
         if (!r->root) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
@@ -1091,6 +1263,61 @@ static xtts_status open_file_format(xtts_meta_reader *r, int fmt, xtts_error *er
     return read_header(r, path, fmt, first, rc == 1, err);
 }
 
+/* The i-th metadata file of a dataset folder, opened in format fmt (auto for the first), with
+ * the split its name stands for. */
+static xtts_status open_folder_file(xtts_meta_reader *r, int fmt, size_t i, xtts_error *err) {
+    if (r->ls_open) ls_close(&r->ls);
+    r->ls_open = 0;
+    free(r->base);
+    free(r->root);
+    free(r->source);
+    r->base = r->root = NULL;
+    r->split = NULL;
+    r->source = strdup(r->files.v[i]);
+    if (!r->source) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    xtts_status st = open_file_format(r, fmt, r->files.v[i], err);
+    if (!st && r->folder_split[i]) r->split = r->folder_split[i];
+    return st;
+}
+
+/* The notice that says which files of a dataset folder are read, as what. */
+static void folder_notice(const xtts_meta_reader *r) {
+    fprintf(stderr, "xtts-tokenize: %s: reading ", r->o.path);
+    for (size_t i = 0; i < r->files.n; i++) {
+        fprintf(stderr, "%s%s", i == 0 ? "" : i + 1 < r->files.n ? ", " : " and ", base_of(r->files.v[i]));
+        if (r->folder_split[i]) fprintf(stderr, " (%s)", r->folder_split[i]);
+    }
+    fprintf(stderr, " as --format %s", formats[r->fmt].name);
+    if (r->folder_split[0] && sub_is_file(r->o.path, "metadata.csv")) fputs("; metadata.csv is not read", stderr);
+    fputc('\n', stderr);
+}
+
+/* A dataset folder read through its metadata files (folder_files: the split files, else
+ * metadata.csv) as one input: the first opened now, the others by next_line in turn. */
+static xtts_status open_folder(xtts_meta_reader *r, int fmt, xtts_error *err) {
+    const char *dir = r->o.path;
+    for (size_t i = 0; i < sizeof folder_files / sizeof *folder_files; i++) {
+        if (i == FOLDER_SPLIT_FILES && r->files.n) break;
+        char *p = path_join(dir, folder_files[i].name);
+        if (!p) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+        if (!is_file(p)) { free(p); continue; }
+        r->folder_split[r->files.n] = folder_files[i].split;
+        sl_add(&r->files, p);
+    }
+    if (r->files.failed) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    if (!r->files.n)
+        return xtts_error_set(err, XTTS_EINPUT, "%s: a directory without metadata_train.csv, metadata_eval.csv, metadata_val.csv "
+                              "or metadata.csv; give the metadata file", dir);
+    r->folder = 1;
+    r->file_i = 1;
+    int quiet = r->o.quiet;
+    r->o.quiet = 1; /* the folder's own notice says the format */
+    xtts_status st = open_folder_file(r, fmt, 0, err);
+    r->o.quiet = quiet;
+    if (!st && !quiet) folder_notice(r);
+    return st;
+}
+
 xtts_status xtts_meta_open(const xtts_meta_options *o, xtts_meta_reader **out, xtts_error *err) {
     *out = NULL;
     xtts_meta_reader *r = calloc(1, sizeof *r);
@@ -1101,22 +1328,23 @@ xtts_status xtts_meta_open(const xtts_meta_options *o, xtts_meta_reader **out, x
     xtts_status st = XTTS_OK;
     const char *path = r->o.path;
     int fmt = o->format;
-    char why[200] = "";
+    char why[400] = "";
     int path_is_dir = !o->data && strcmp(path, "-") && is_dir(path);
     r->source = strdup(path);
     if (!r->source) st = xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     if (!st && fmt == XTTS_META_AUTO && path_is_dir) {
         fmt = detect_dir(path, why, sizeof why);
-        if (fmt == XTTS_META_AUTO)
-            st = xtts_error_set(err, XTTS_EINPUT, "%s: cannot tell the dataset format: %s; give --format", path, why);
+        if (fmt == XTTS_META_AUTO) st = xtts_error_set(err, XTTS_EINPUT, "%s: %s", path, why);
     }
     if (!st) {
-        if (fmt != XTTS_META_AUTO && formats[fmt].kind == KIND_TREE && !o->data)
+        if (fmt == DETECT_FOLDER || (path_is_dir && (fmt == XTTS_META_LJSPEECH || fmt == XTTS_META_COQUI)))
+            st = open_folder(r, fmt == DETECT_FOLDER ? XTTS_META_AUTO : fmt, err);
+        else if (fmt != XTTS_META_AUTO && formats[fmt].kind == KIND_TREE && !o->data)
             st = open_tree_format(r, fmt, err);
         else if (path_is_dir)
             st = xtts_error_set(err, XTTS_EINPUT, "%s: is a directory; --format %s reads a file", path, formats[fmt].name);
         else
-            st = open_file_format(r, fmt, err);
+            st = open_file_format(r, fmt, path, err);
     }
     if (st) {
         xtts_meta_close(r);
@@ -1156,6 +1384,10 @@ static int next_line(xtts_meta_reader *r, char **line, xtts_error *err) {
         int rc = ls_next(&r->ls, line, &len);
         if (rc < 0) { ls_error(&r->ls, r->source, err); return -1; }
         if (rc == 1) return 1;
+        if (r->folder && r->file_i < r->files.n) { /* a dataset folder's next metadata file */
+            if (open_folder_file(r, r->fmt, r->file_i++, err)) return -1;
+            continue;
+        }
         if (formats[r->fmt].kind != KIND_TREE || r->o.data) return 0;
         ls_close(&r->ls);
         r->ls_open = 0;

@@ -53,6 +53,8 @@ typedef struct {
     const char *audio_dir;   /* overrides where relative audio paths resolve */
     int original_text;       /* libritts: the original text instead of the normalized one */
     const char *vctk_mic;    /* vctk 0.92: "mic1" (default) or "mic2" */
+    const char *text_column; /* if not NULL: the column (or JSON key) the text is read from, where a
+                                layout has several (docs/datasets.md, "Text columns") */
     int quiet;               /* no notices on stderr */
 } xtts_meta_options;
 
@@ -72,12 +74,16 @@ typedef struct xtts_meta_reader xtts_meta_reader;
 void xtts_meta_options_defaults(xtts_meta_options *o);
 
 /* Open a reader. With format auto, recognises the format from the path and its first
- * lines, or fails (XTTS_EINPUT) naming what it saw when unsure. Errors: unreadable path,
- * a missing or bad header row, an unrecognisable tree.
+ * lines, or fails (XTTS_EINPUT) naming what it saw when unsure. A directory that is no tree
+ * format is read through its metadata files: metadata_train.csv, metadata_eval.csv and
+ * metadata_val.csv as the train and val splits, else metadata.csv; which files are read
+ * is said on stderr unless quiet.
  * Errors: XTTS_EIO (path cannot be opened, a missing path included, or a read error),
- * XTTS_EINPUT (format not recognised, a directory given to a file format, empty input, a bad
- * or missing header row, a lhotse set without its companion, a tree without transcripts,
- * a file over the size limit), XTTS_ENOMEM. */
+ * XTTS_EINPUT (format not recognised, a directory without metadata files or given to a format
+ * that reads one file, empty input, a bad or missing header row, a header naming several text
+ * columns none of which is `text`, a lhotse set without its companion, a tree without
+ * transcripts, a file over the size limit), XTTS_EUSAGE (a text_column the format or the
+ * header does not have, or one that contradicts original_text), XTTS_ENOMEM. */
 xtts_status xtts_meta_open(const xtts_meta_options *o, xtts_meta_reader **out, xtts_error *err);
 
 /* The format being read (auto resolved). */

@@ -382,6 +382,7 @@ static xtts_status pass_open(run_t *R, xtts_error *err) {
     R->n = 0;
     xtts_status st = xtts_meta_open(&R->mo, &R->mr, err);
     if (!st) R->lang_column = xtts_meta_reader_has_lang(R->mr);
+    R->mo.quiet = 1; /* the reader's notices (format chosen, files read) once, not once a pass */
     return st;
 }
 
@@ -553,6 +554,7 @@ static xtts_status run_setup(run_t *R, xtts_error *err) {
     R->mo.audio_dir = o->audio_dir;
     R->mo.original_text = o->original_text;
     if (o->vctk_mic) R->mo.vctk_mic = o->vctk_mic;
+    R->mo.text_column = o->text_column;
     R->mo.quiet = o->quiet;
     if (!o->input_data && o->input && !strcmp(o->input, "-") && (st = slurp_stdin(R, err))) return st;
     R->forced_lang = o->lang;

@@ -26,6 +26,7 @@ typedef struct {
     const char *lang_tag;       /* if not NULL: force this language code (any the tokenizer serves) */
     int original_text;          /* libritts: original instead of normalized text */
     const char *vctk_mic;       /* vctk 0.92: mic1 (default) or mic2 */
+    const char *text_column;    /* NULL: the format's text; else the column (or JSON key) to read it from */
     const char *val_list;       /* file of ids for the val split, or NULL */
     const char *test_list;      /* file of ids for the test split, or NULL */
     const xtts_tokenizer *tok;
@@ -64,7 +65,8 @@ void xtts_tokenize_options_defaults(xtts_tokenize_options *o);
  * rejects file) and counted, not errors. Returns XTTS_OK when the run finished (check
  * stats->rejected), or the status that stopped it (unreadable input, bad header row, write
  * failure) with err set.
- * Errors: XTTS_EUSAGE (shard K/N, max_tokens, or a --lang the tokenizer does not serve),
+ * Errors: XTTS_EUSAGE (shard K/N, max_tokens, a --lang the tokenizer does not serve, or a
+ * text_column the metadata does not have),
  * those of xtts_read_file for the val/test id lists (XTTS_ENOTFOUND, XTTS_EIO, XTTS_ERANGE,
  * XTTS_ENOMEM; XTTS_EINPUT for a NUL byte), those of xtts_meta_open and of reading the
  * metadata (XTTS_EIO, XTTS_EINPUT, XTTS_ENOMEM), XTTS_EINPUT (too many languages beyond

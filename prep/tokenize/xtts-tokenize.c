@@ -16,14 +16,18 @@ static const char usage[] =
     "\n"
     "  -f, --format NAME          auto (default: recognised from the path and first lines, and said\n"
     "                             on stderr), ljspeech, tsv, coqui, vctk, libritts, commonvoice,\n"
-    "                             mailabs, nemo, lhotse (docs/datasets.md). METADATA is a file or,\n"
-    "                             for vctk, libritts and mailabs, the dataset's directory.\n"
+    "                             mailabs, nemo, lhotse (docs/datasets.md). METADATA is a file or a\n"
+    "                             dataset directory (a tree, or a folder with metadata.csv, or with\n"
+    "                             metadata_train.csv and metadata_eval.csv read as train and val);\n"
     "                             ljspeech: id|text|normalized_text, audio <dir>/wavs/<id>.wav;\n"
     "                             tsv: a header row naming audio and text columns (and id,\n"
     "                             speaker, lang, split; aliases in docs/datasets.md)\n"
     "      --audio-dir DIR        ljspeech: audio at DIR/<id>.wav; others: relative paths resolve here\n"
     "      --text normalized|original  libritts: which transcript (default normalized)\n"
     "      --vctk-mic mic1|mic2   VCTK 0.92 (wav48_silence_trimmed): which microphone (default mic1)\n"
+    "      --text-column NAME     the text where a layout has several: a header column (default the\n"
+    "                             one named text), text or normalized_text (ljspeech), original_text\n"
+    "                             (libritts), a JSON key (nemo, lhotse)\n"
     "  -l, --lang CODE|auto       force a language, or detect per record (default auto; a language\n"
     "                             field in the input wins over detection). Any language the\n"
     "                             tokenizer serves (bytes: any ISO 639 code; phonemes: espeak-ng's\n"
@@ -32,7 +36,7 @@ static const char usage[] =
     "      --val-list FILE        ids (one a line) of the val split\n"
     "      --test-list FILE       ids (one a line) of the test split\n"
     "  -t, --tokenizer NAME       bytes (default, built in), bpe (needs --vocab), phonemes (espeak-ng)\n"
-    "      --vocab FILE           tokenizer.json for --tokenizer bpe\n"
+    "      --vocab FILE           tokenizer.json for --tokenizer bpe (--vocab alone implies bpe)\n"
     "      --max-tokens N         reject records with more than N ids (default 512)\n"
     "      --max-chars auto|N     reject records longer than XTTS's character limit of their\n"
     "                             language (auto: en 250, de 253, fr 273, es 239, it 213, pt 203,\n"
@@ -64,7 +68,7 @@ enum { GO_ON = -1 };
 
 /* What the command line asks for besides the run's options. */
 typedef struct {
-    const char *tokenizer, *vocab;
+    const char *tokenizer, *vocab; /* tokenizer NULL: bpe with a vocab, else bytes */
     int strict, allow_unk;
 } tokenize_cli;
 
@@ -90,6 +94,7 @@ static int parse_option(int c, char *arg, xtts_tokenize_options *o, tokenize_cli
         if (strcmp(arg, "mic1") && strcmp(arg, "mic2")) { fprintf(stderr, "xtts-tokenize: --vctk-mic must be mic1 or mic2\n"); return 1; }
         o->vctk_mic = arg;
         break;
+    case 1008: o->text_column = arg; break;
     case 'a': o->audio_dir = arg; break;
     case 'l':
         /* checked against the tokenizer by xtts_tokenize_run */
@@ -167,7 +172,7 @@ static int parse_args(int argc, char **argv, xtts_tokenize_options *o, tokenize_
         {"quiet", no_argument, 0, 'q'},        {"progress", no_argument, 0, 'P'},
         {"normalize", required_argument, 0, 'N'}, {"allow-unk", no_argument, 0, 'U'},
         {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
-        {"keep-text", no_argument, 0, 'K'},
+        {"keep-text", no_argument, 0, 'K'},    {"text-column", required_argument, 0, 1008},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "f:l:t:j:qvhV", longopts, NULL)) != -1) {
@@ -179,10 +184,12 @@ static int parse_args(int argc, char **argv, xtts_tokenize_options *o, tokenize_
     return GO_ON;
 }
 
-/* The tokenizer the options name, the run over it to standard output, the tokenizer closed. */
+/* The tokenizer the options name (--vocab alone names bpe), the run over it to standard output,
+ * the tokenizer closed. */
 static xtts_status run(xtts_tokenize_options *o, const tokenize_cli *cli, xtts_tokenize_stats *s, xtts_error *err) {
     xtts_tokenizer *tok = NULL;
-    xtts_status st = xtts_tokenizer_open(cli->tokenizer, cli->vocab, &tok, err);
+    const char *name = cli->tokenizer ? cli->tokenizer : cli->vocab ? "bpe" : "bytes";
+    xtts_status st = xtts_tokenizer_open(name, cli->vocab, &tok, err);
     if (st) return st;
     st = xtts_tokenizer_set_threads(tok, o->threads, err);
     if (!st) {
@@ -216,7 +223,7 @@ int main(int argc, char **argv) {
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     xtts_tokenize_options o;
     xtts_tokenize_options_defaults(&o);
-    tokenize_cli cli = {.tokenizer = "bytes"};
+    tokenize_cli cli = {.tokenizer = NULL};
     int rc = parse_args(argc, argv, &o, &cli);
     if (rc != GO_ON) return rc;
     xtts_error err;

@@ -2,7 +2,8 @@
  * normalization, language identification and the bytes tokenizer, through xtts_tokenize_run
  * on a buffer. For the tree formats (vctk, libritts, mailabs) the buffer stands for one of
  * their transcript files. The first byte picks the format (byte % 10: ljspeech tsv coqui vctk
- * libritts commonvoice mailabs nemo lhotse, 9 = auto) and the language mode (byte / 10).
+ * libritts commonvoice mailabs nemo lhotse, 9 = auto) and the language mode (byte / 10); a first
+ * byte from 200 up also reads the text from --text-column normalized_text.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     o.quiet = 1;
     o.max_tokens = 64 + (data[0] >> 4) * 64;
     o.expand = 1;
+    o.text_column = data[0] >= 200 ? "normalized_text" : NULL;
     xtts_tokenize_stats st;
     xtts_error err;
     xtts_tokenize_run(&o, sink, &st, &err);
