@@ -28,7 +28,7 @@ static const char *usage_text =
     "  --no-lengths     skip the length histograms (they read every record's header)\n"
     "  --json           print the summary (or the selected record) as JSON\n"
     "  -h, --help       this text\n"
-    "  --version        print the version\n"
+    "  -V, --version    print the version\n"
     "FILE may be '-' for stdout. Exit status: 0 success, 1 usage error, 2 the cache or\n"
     "the record could not be read.\n";
 
@@ -47,7 +47,7 @@ typedef struct {
 /* Options into a; returns -1 to go on, else the exit status (0 for --help/--version). */
 static int parse_args(int argc, char **argv, args_t *a) {
     enum { O_ID = 256, O_INDEX, O_NPY, O_PNG, O_CMAP, O_SCALE, O_WIDTH, O_HEIGHT, O_RANGE, O_STATS, O_NOLEN, O_JSON,
-           O_VERSION, O_WAV };
+           O_WAV };
     static const struct option opts[] = {
         {"id", required_argument, 0, O_ID},        {"index", required_argument, 0, O_INDEX},
         {"npy", required_argument, 0, O_NPY},      {"png", required_argument, 0, O_PNG},
@@ -55,7 +55,7 @@ static int parse_args(int argc, char **argv, args_t *a) {
         {"width", required_argument, 0, O_WIDTH},  {"height", required_argument, 0, O_HEIGHT},
         {"range", required_argument, 0, O_RANGE},  {"stats", no_argument, 0, O_STATS},
         {"no-lengths", no_argument, 0, O_NOLEN},   {"json", no_argument, 0, O_JSON},
-        {"help", no_argument, 0, 'h'},             {"version", no_argument, 0, O_VERSION},
+        {"help", no_argument, 0, 'h'},             {"version", no_argument, 0, 'V'},
         {"wav", required_argument, 0, O_WAV},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
@@ -64,7 +64,7 @@ static int parse_args(int argc, char **argv, args_t *a) {
     xtts_png_options_defaults(&a->po);
     long v;
     int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
         switch (c) {
         case O_ID: a->id = optarg; break;
         case O_INDEX:
@@ -108,7 +108,7 @@ static int parse_args(int argc, char **argv, args_t *a) {
         case O_STATS: a->stats = 1; break;
         case O_NOLEN: a->lengths = 0; break;
         case O_JSON: a->json = 1; break;
-        case O_VERSION: printf("xtts-cache-inspect %s\n", XTTS_VERSION); return 0;
+        case 'V': printf("xtts-cache-inspect %s\n", XTTS_VERSION); return 0;
         case 'h': fputs(usage_text, stdout); return 0;
         default: xtts_usage_hint("xtts-cache-inspect"); return 1;
         }
