@@ -379,6 +379,9 @@ static xtts_status pass_open(run_t *R, xtts_error *err) {
     R->n = 0;
     xtts_status st = xtts_meta_open(&R->mo, &R->mr, err);
     if (!st) R->lang_column = xtts_meta_reader_has_lang(R->mr);
+    /* the reader's notices (the format it recognised, speakers without transcripts) are
+     * the input's, not the pass's: the first of the three passes says them */
+    R->mo.quiet = 1;
     return st;
 }
 
