@@ -120,7 +120,7 @@ static xtts_status summary_json(xtts_cache *c, unsigned flags, json_t **out, xtt
     /* The summary reprints parts of the manifest as they are: read it again as JSON (the
      * reader keeps only its values). */
     char path[4200];
-    snprintf(path, sizeof path, "%s/manifest.json", xtts_cache_dir(c));
+    xtts_path_join(path, sizeof path, xtts_cache_dir(c), "manifest.json");
     json_t *m = NULL;
     xtts_status st = xtts_manifest_load(path, &m, err);
     if (st) return st;

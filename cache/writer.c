@@ -112,7 +112,7 @@ struct xtts_cache_writer {
 static void shard_path(const xtts_cache_writer *w, int number, char *out, size_t cap) {
     char name[32];
     xtts_shard_name(name, w->part, number);
-    snprintf(out, cap, "%s/%s", w->dir, name);
+    xtts_path_join(out, cap, w->dir, name);
 }
 
 static void blobs_free(state_blob *b, size_t n) {
@@ -441,16 +441,16 @@ static xtts_status remove_old(xtts_cache_writer *w, const xtts_dir_listing *l, x
         if (w->part >= 0 && s->part >= 0 && s->part != w->part) continue;
         char name[32];
         xtts_shard_name(name, s->part, s->number);
-        snprintf(path, sizeof path, "%s/%s", w->dir, name);
+        xtts_path_join(path, sizeof path, w->dir, name);
         if ((st = xtts_remove_shard_dir(path, err))) return st;
     }
-    snprintf(path, sizeof path, "%s/manifest.json", w->dir);
+    xtts_path_join(path, sizeof path, w->dir, "manifest.json");
     if ((st = xtts_remove_file(path, err))) return st;
     for (size_t i = 0; i < l->n_parts; i++) {
         if (w->part >= 0 && l->parts[i] != w->part) continue;
         char name[40];
         xtts_manifest_name(name, l->parts[i]);
-        snprintf(path, sizeof path, "%s/%s", w->dir, name);
+        xtts_path_join(path, sizeof path, w->dir, name);
         if ((st = xtts_remove_file(path, err))) return st;
     }
     return XTTS_OK;
@@ -635,14 +635,14 @@ static void foreign_contents(const xtts_cache_writer *w, const xtts_dir_listing 
             if (l->parts[i] == w->part) {
                 char name[40], h[65];
                 xtts_manifest_name(name, w->part);
-                snprintf(path, sizeof path, "%s/%s", w->dir, name);
+                xtts_path_join(path, sizeof path, w->dir, name);
                 manifest_hash(path, h);
                 if (strcmp(h, w->hash)) why_add(why, why_cap, "%s has config_hash %.12s..., this build %.12s...", path, h[0] ? h : "(unreadable)", w->hash);
             }
     }
     if (l->has_manifest) {
         char h[65];
-        snprintf(path, sizeof path, "%s/manifest.json", w->dir);
+        xtts_path_join(path, sizeof path, w->dir, "manifest.json");
         manifest_hash(path, h);
         if (strcmp(h, w->hash)) {
             char diff[400];
@@ -1178,7 +1178,7 @@ xtts_status xtts_cache_writer_finish(xtts_cache_writer *w, const xtts_manifest_e
     }
     char name[40], path[4096];
     xtts_manifest_name(name, w->part);
-    snprintf(path, sizeof path, "%s/%s", w->dir, name);
+    xtts_path_join(path, sizeof path, w->dir, name);
     /* Never write a manifest that would not load back (e.g. "stats" in extra of another
      * n_mels than the configuration's). */
     char *text = json_dumps(m, JSON_COMPACT);

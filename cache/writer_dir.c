@@ -110,7 +110,7 @@ void xtts_dir_listing_free(xtts_dir_listing *l) {
 xtts_status xtts_lock(const char *dir, const char *name, int exclusive, int *fd_out, const char *what, xtts_error *err) {
     *fd_out = -1;
     char path[4096];
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
+    if (xtts_path_join(path, sizeof path, dir, name) >= sizeof path)
         return xtts_error_set(err, XTTS_ERANGE, "%s: path too long", dir);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return xtts_error_set(err, XTTS_EIO, "%s: cannot open lock file: %s", path, strerror(errno));
@@ -150,7 +150,7 @@ void xtts_remove_manifest_temps(const char *dir, int part) {
     char path[4096];
     while ((e = readdir(d)))
         if (!strncmp(e->d_name, prefix, strlen(prefix)) &&
-            (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < sizeof path)
+            xtts_path_join(path, sizeof path, dir, e->d_name) < sizeof path)
             unlink(path);
     closedir(d);
 }
@@ -179,7 +179,7 @@ xtts_status xtts_remove_shard_dir(const char *path, xtts_error *err) {
     xtts_status st = XTTS_OK;
     while ((e = readdir(d)) != NULL) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        if ((size_t)snprintf(p, sizeof p, "%s/%s", path, e->d_name) >= sizeof p) {
+        if (xtts_path_join(p, sizeof p, path, e->d_name) >= sizeof p) {
             st = xtts_error_set(err, XTTS_ERANGE, "%s: path too long", path);
             break;
         }
