@@ -394,6 +394,12 @@ static xtts_status run_start(train_run *R, xtts_error *err) {
             R->mc.n_layer, R->mc.channels, R->mc.n_head, R->model->num_parameters, o->batch_size, R->T_max,
             omp_get_max_threads(), o->loader_threads,
             R->ds.normalized ? "" : "; the manifest has no mel statistics, mels are not normalized");
+    if (o->eval_every > 0 && R->ds.n_val == 0)
+        fprintf(stderr,
+                "xtts-train: warning: --eval-every %ld: %s has no validation records, so no validation loss is "
+                "computed; build the cache with some (xtts-melcache --val-fraction F, e.g. 0.05, or a val split "
+                "from xtts-tokenize --val-list FILE)\n",
+                o->eval_every, o->cache_dir);
     R->end = o->steps;
     if (o->stop_after > 0 && R->step + o->stop_after < R->end) R->end = R->step + o->stop_after;
     R->skipped_total = (long)R->ds.n_skipped;
