@@ -434,6 +434,14 @@ static void why_add(char *why, size_t cap, const char *fmt, ...) {
 static xtts_status remove_old(xtts_cache_writer *w, const xtts_dir_listing *l, xtts_error *err) {
     char path[4096];
     xtts_status st;
+    /* every shard to remove holds LMDB's files alone, checked before the first goes */
+    for (size_t i = 0; i < l->n_shards; i++) {
+        if (w->part >= 0 && l->shards[i].part >= 0 && l->shards[i].part != w->part) continue;
+        char name[32];
+        xtts_shard_name(name, l->shards[i].part, l->shards[i].number);
+        xtts_path_join(path, sizeof path, w->dir, name);
+        if ((st = xtts_shard_dir_check(path, err))) return st;
+    }
     /* Newest first: a kill part way leaves shards 0..k, which a re-run reads again. */
     for (size_t i = l->n_shards; i-- > 0;) {
         const xtts_dir_shard *s = &l->shards[i];
@@ -695,6 +703,7 @@ xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const x
     *out = NULL;
     xtts_status st = check_open_options(opt, cfg, err);
     if (st) return st;
+    if ((st = xtts_dir_check_cache_or_empty(opt->dir, err))) return st;
     xtts_cache_writer *w = NULL;
     st = writer_new(opt, cfg, &w, err);
     if (!st) st = writer_lock(w, err);

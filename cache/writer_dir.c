@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,56 @@ xtts_status xtts_dir_list(const char *dir, xtts_dir_listing *out, xtts_error *er
     return XTTS_OK;
 }
 
+/* A manifest.json a cache build wrote: a JSON object with a config_hash (a NeMo manifest,
+ * say, is JSON lines and has none). */
+static int is_cache_manifest(const char *dir) {
+    char path[4096];
+    if (xtts_path_join(path, sizeof path, dir, "manifest.json") >= sizeof path) return 0;
+    json_error_t je;
+    json_t *m = json_load_file(path, 0, &je);
+    int yes = json_is_string(json_object_get(m, "config_hash"));
+    json_decref(m);
+    return yes;
+}
+
+/* The names a build puts in its directory besides shards and manifests: the locks and the
+ * temporary files of an atomic write. */
+static int is_build_scratch(const char *n) {
+    return !strncmp(n, XTTS_LOCK_NAME, strlen(XTTS_LOCK_NAME)) ||
+           (!strncmp(n, "manifest", 8) && strstr(n, ".json.tmp."));
+}
+
+xtts_status xtts_dir_check_cache_or_empty(const char *dir, xtts_error *err) {
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (errno == ENOENT) return XTTS_OK;
+        return xtts_error_set(err, errno == ENOTDIR ? XTTS_EINPUT : XTTS_EIO, "%s: cannot open directory: %s", dir,
+                              strerror(errno));
+    }
+    char foreign[256] = "";
+    int ours = 0, bad_manifest = 0, a, b;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        if (!strcmp(n, ".") || !strcmp(n, "..") || is_build_scratch(n)) continue;
+        size_t len = strlen(n);
+        int is_ours = xtts_shard_name_parse(n, &a, &b) ||
+                      (len == 24 && !strncmp(n, "manifest.part-", 14) && !strcmp(n + 19, ".json"));
+        int manifest = !strcmp(n, "manifest.json");
+        if (manifest) is_ours = is_cache_manifest(dir);
+        ours |= is_ours;
+        if (!is_ours && (!foreign[0] || manifest)) snprintf(foreign, sizeof foreign, "%s", n);
+        bad_manifest |= manifest && !is_ours;
+    }
+    closedir(d);
+    if (foreign[0] && (!ours || bad_manifest))
+        return xtts_error_set(err, XTTS_EINPUT,
+                              "%s: not empty and not a cache (it holds %s%s): give an empty or new directory, or "
+                              "a cache to resume or replace; nothing in it was changed",
+                              dir, foreign, bad_manifest ? ", which is no cache manifest" : "");
+    return XTTS_OK;
+}
+
 void xtts_dir_listing_free(xtts_dir_listing *l) {
     if (!l) return;
     free(l->shards);
@@ -167,25 +218,37 @@ xtts_status xtts_remove_file(const char *path, xtts_error *err) {
     return XTTS_OK;
 }
 
-xtts_status xtts_remove_shard_dir(const char *path, xtts_error *err) {
+xtts_status xtts_shard_dir_check(const char *path, xtts_error *err) {
     DIR *d = opendir(path);
     if (!d) {
         if (errno == ENOENT) return XTTS_OK;
-        if (errno == ENOTDIR) return xtts_remove_file(path, err);
+        if (errno == ENOTDIR)
+            return xtts_error_set(err, XTTS_EINPUT, "%s: a file, not a shard directory: left as it is", path);
         return xtts_error_set(err, XTTS_EIO, "%s: cannot open: %s", path, strerror(errno));
     }
     struct dirent *e;
-    char p[4096];
     xtts_status st = XTTS_OK;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        if (xtts_path_join(p, sizeof p, path, e->d_name) >= sizeof p) {
-            st = xtts_error_set(err, XTTS_ERANGE, "%s: path too long", path);
-            break;
-        }
-        if ((st = xtts_remove_file(p, err))) break;
+    while (!st && (e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        if (strcmp(n, ".") && strcmp(n, "..") && strcmp(n, "data.mdb") && strcmp(n, "lock.mdb"))
+            st = xtts_error_set(err, XTTS_EINPUT, "%s: holds %s, which is not the cache's: the shard is left as it is",
+                                path, n);
     }
     closedir(d);
+    return st;
+}
+
+xtts_status xtts_remove_shard_dir(const char *path, xtts_error *err) {
+    /* only LMDB's two files: anything else in it is not the cache's, and stops the removal
+     * before any file is gone */
+    xtts_status st = xtts_shard_dir_check(path, err);
+    if (st) return st;
+    char p[4096];
+    static const char *const files[] = {"data.mdb", "lock.mdb"};
+    for (int i = 0; i < 2 && !st; i++) {
+        if (xtts_path_join(p, sizeof p, path, files[i]) >= sizeof p) return xtts_error_set(err, XTTS_ERANGE, "%s: path too long", path);
+        st = xtts_remove_file(p, err);
+    }
     if (st) return st;
     if (rmdir(path) != 0 && errno != ENOENT)
         return xtts_error_set(err, XTTS_EIO, "%s: cannot remove directory: %s", path, strerror(errno));

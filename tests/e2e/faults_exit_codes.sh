@@ -96,9 +96,10 @@ cmp -s "$T/part.tsv" "$T/shard.tsv" || die "tokenize --part and --shard differ"
 expect_rc 0 "$trn" --cache "$T/c" --steps 1 --width 32 --heads 2 --batch-size 4 -j 1
 
 # ---- --force never removes a file that is not part of a cache ------------------------------
+# (a non-empty folder that is no cache is refused: tests/e2e/melcache_out_not_cache.sh)
+expect_rc 0 "$mc" -q --out "$T/mine" "$T/good.tsv"
 mkdir -p "$T/mine/sub"
 echo "my notes" > "$T/mine/notes.txt"; echo x > "$T/mine/sub/keep"; echo y > "$T/mine/shard-notes"
-expect_rc 0 "$mc" -q --out "$T/mine" "$T/good.tsv"
 expect_rc 0 "$mc" -q --out "$T/mine" --force --dtype fp32 "$T/good.tsv"   # replaces the cache
 [ "$(cat "$T/mine/notes.txt")" = "my notes" ] && [ -f "$T/mine/sub/keep" ] && [ -f "$T/mine/shard-notes" ] ||
   die "--force removed a file that is not part of the cache"
