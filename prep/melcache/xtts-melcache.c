@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/xtts_common.h"
 #include "formats/record.h"
@@ -197,6 +199,15 @@ static int parse_args(int argc, char **argv, xtts_melcache_options *o, melcache_
 /* Open the token stream and the rejects file, build, close them: GO_ON, or the exit code. */
 static int run(xtts_melcache_options *o, const melcache_cli *cli, xtts_melcache_result *res) {
     const char *in_name = cli->in_name;
+    struct stat sb;
+    if (strcmp(in_name, "-") && stat(in_name, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "%s: %s: a directory, not a token stream; a dataset folder is read by xtts-tokenize, which "
+                "writes the token stream: xtts-tokenize %s | xtts-melcache --out DIR\n", PROG, in_name, in_name);
+        return 2;
+    }
+    if (!strcmp(in_name, "-") && isatty(STDIN_FILENO))
+        fprintf(stderr, "%s: reading the token stream from standard input (a terminal): end it with Ctrl-D, stop "
+                "with Ctrl-C, or give the file xtts-tokenize wrote: xtts-melcache --out DIR TOKENS\n", PROG);
     FILE *in = strcmp(in_name, "-") == 0 ? stdin : fopen(in_name, "r");
     if (!in) { fprintf(stderr, "%s: %s: cannot open: %m\n", PROG, in_name); return 2; }
     if (cli->rejects_path) {
