@@ -241,7 +241,7 @@ static void print_summary_text(FILE *f, const json_t *s) {
     fprintf(f, "rejected: %lld\n", json_integer_value(json_object_get(s, "rejected")));
     for (size_t i = 0; i < json_array_size(rejects) && i < 20; i++) {
         const json_t *o = json_array_get(rejects, i);
-        fprintf(f, "  input %lld  %s  %s\n", json_integer_value(json_object_get(o, "input")),
+        fprintf(f, "  record %lld (%s): %s\n", json_integer_value(json_object_get(o, "input")) + 1,
                 json_string_value(json_object_get(o, "id")), json_string_value(json_object_get(o, "reason")));
     }
     if (json_array_size(rejects) > 20) fprintf(f, "  ... %zu more\n", json_array_size(rejects) - 20);

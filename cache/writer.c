@@ -898,7 +898,7 @@ static xtts_status commit_pending(xtts_cache_writer *w, xtts_error *err) {
         char hint[160] = "";
         commit_failure_hint(w, path, rc, hint, sizeof hint);
         return fail(w, err, xtts_mdb_status(rc),
-                    "%s: commit of %zu records failed: %s%s; the cache holds every input before input %llu, "
+                    "%s: commit of %zu records failed: %s%s; the cache holds the first %llu records of the input, "
                     "re-run to resume",
                     path, w->n_pend, mdb_strerror(rc), hint, (unsigned long long)w->next_input);
     }
@@ -958,9 +958,9 @@ static xtts_status check_input(xtts_cache_writer *w, uint64_t input_index, const
     xtts_status st = check_failed(w, err);
     if (st) return st;
     if (input_index < w->next_input_pending)
-        return xtts_error_set(err, XTTS_EUSAGE, "%s: record '%s': input index %llu is not after the last one stored (%llu)",
-                              w->dir, id ? id : "", (unsigned long long)input_index,
-                              (unsigned long long)w->next_input_pending - 1);
+        return xtts_error_set(err, XTTS_EUSAGE, "%s: record %llu (%s): not after the last record stored (record %llu)",
+                              w->dir, (unsigned long long)input_index + 1, id ? id : "",
+                              (unsigned long long)w->next_input_pending);
     return XTTS_OK;
 }
 
@@ -984,7 +984,7 @@ static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const 
     xtts_status st = check_input(w, input_index, id, err);
     if (st) return st;
     size_t id_len = id ? strlen(id) : 0;
-    if (id_len == 0) return xtts_error_set(err, XTTS_EINPUT, "%s: input %llu: empty record id", w->dir, (unsigned long long)input_index);
+    if (id_len == 0) return xtts_error_set(err, XTTS_EINPUT, "%s: record %llu: empty id", w->dir, (unsigned long long)input_index + 1);
     if (id_len > XTTS_ID_MAX_BYTES)
         return xtts_error_set(err, XTTS_ERANGE, "%s: record '%.40s...': id of %zu bytes, the store keeps ids up to %d bytes",
                               w->dir, id, id_len, XTTS_ID_MAX_BYTES);
@@ -1022,8 +1022,8 @@ static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const 
         uint64_t at = 0;
         if ((st = id_stored(w, id, &found, &at, err))) return st;
         if (found)
-            return xtts_error_set(err, XTTS_EINPUT, "%s: record '%s' (input %llu): duplicate id, already stored at index %llu",
-                                  w->dir, id, (unsigned long long)input_index, (unsigned long long)at);
+            return xtts_error_set(err, XTTS_EINPUT, "%s: record %llu (%s): duplicate id, already stored at index %llu",
+                                  w->dir, (unsigned long long)input_index + 1, id, (unsigned long long)at);
     }
     /* Rotate when this record would take a non-empty shard past shard_bytes. */
     if (w->n_shards) {

@@ -187,8 +187,8 @@ static xtts_status check_tiling(const char *dir, const xtts_dir_listing *l, json
         json_int_t pfirst = json_integer_value(json_array_get(pin, 0)), pend = json_integer_value(json_array_get(pin, 1));
         if (pfirst != next_first) {
             return xtts_error_set(err, XTTS_EMISMATCH,
-                                "%s: takes inputs %lld..%lld but the part before ends at input %lld: the parts were built "
-                                "from streams of different lengths", path, (long long)pfirst, (long long)pend - 1,
+                                "%s: takes records %lld..%lld but the part before ends at record %lld: the parts were built "
+                                "from streams of different lengths", path, (long long)pfirst + 1, (long long)pend,
                                 (long long)next_first);
         }
         next_first = pend;

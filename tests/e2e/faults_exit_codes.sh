@@ -33,7 +33,7 @@ expect_rc 1 "$mc" --out "$T/x" --part 3/2 "$T/good.tsv";             one_line_er
 # ---- xtts-tokenize ------------------------------------------------------------------------
 expect_rc 0 "$tok" --lang en "$T/data/good.csv"
 expect_rc 3 "$tok" --lang en "$T/data/metadata.csv"
-grep -q "metadata.csv:[0-9]*: bad_notext" "$T/err.txt" || die "tokenize: rejection names no line"
+grep -q "metadata.csv:[0-9]*: record [0-9]* (bad_notext): rejected: " "$T/err.txt" || die "tokenize: rejection names no line and record"
 expect_rc 2 "$tok" --lang en --strict "$T/data/metadata.csv"
 expect_rc 2 "$tok" --lang en "$T/nowhere.csv";  one_line_error "nowhere.csv"
 rc=0; "$tok" --lang en "$T/data/good.csv" >/dev/full 2>"$T/err.txt" || rc=$?
