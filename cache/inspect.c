@@ -371,7 +371,6 @@ void xtts_colormap_rgb(xtts_colormap cm, double x, uint8_t rgb[3]) {
 void xtts_png_options_defaults(xtts_png_options *o) {
     memset(o, 0, sizeof *o);
     o->cmap = XTTS_CMAP_VIRIDIS;
-    o->scale = 1;
 }
 
 typedef struct {
@@ -525,4 +524,21 @@ void xtts_inspect_print_record(FILE *f, const xtts_cache *c, const xtts_inspect_
     fprintf(f, "token ids:");
     for (uint32_t i = 0; i < h->n_tokens; i++) fprintf(f, " %d", r->tokens[i]);
     fputc('\n', f);
+}
+
+xtts_status xtts_inspect_write_png(const char *path, const xtts_cache *c, const xtts_inspect_record *r,
+                                   const float *mel, size_t stride, const xtts_png_options *o, xtts_error *err) {
+    const xtts_record_header *h = r->h;
+    if (o->bare) return xtts_png_write_mel(path, mel, h->n_mels, h->n_frames, stride, o, err);
+    const xtts_manifest_info *m = xtts_cache_manifest(c);
+    const xtts_mel_params *mp = &xtts_cache_get_config(c)->mel;
+    const char *spk = table_name(m->speakers, m->n_speakers, h->speaker_id);
+    const char *lang = table_name(m->languages, m->n_languages, h->lang_id);
+    char title[700];
+    snprintf(title, sizeof title, "%.300s | speaker %.200s | %.40s | %u frames, %.2f s | %s | %.16s %d Hz", h->id,
+             spk ? spk : "?", lang ? lang : "?", h->n_frames,
+             mp->sample_rate > 0 ? (double)h->n_frames * mp->hop_samples / mp->sample_rate : 0.0,
+             h->split ? "val" : "train", mp->preset, mp->sample_rate);
+    xtts_png_labels l = {title, mp};
+    return xtts_png_write_figure(path, mel, h->n_mels, h->n_frames, stride, &l, o, err);
 }
