@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,15 +100,27 @@ xtts_status xtts_dir_list(const char *dir, xtts_dir_listing *out, xtts_error *er
     return XTTS_OK;
 }
 
-/* A manifest.json a cache build wrote: a JSON object with a config_hash (a NeMo manifest,
- * say, is JSON lines and has none). */
+/* A manifest.json a cache build wrote, even a damaged one: it names a "config_hash" (a NeMo
+ * manifest, say, has none). */
 static int is_cache_manifest(const char *dir) {
     char path[4096];
     if (xtts_path_join(path, sizeof path, dir, "manifest.json") >= sizeof path) return 0;
-    json_error_t je;
-    json_t *m = json_load_file(path, 0, &je);
-    int yes = json_is_string(json_object_get(m, "config_hash"));
-    json_decref(m);
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    static const char key[] = "\"config_hash\"";
+    const size_t k = sizeof key - 1;
+    char buf[65536 + sizeof key];
+    size_t have = 0, n;
+    int yes = 0;
+    while (!yes && (n = fread(buf + have, 1, 65536, f)) > 0) {
+        have += n;
+        yes = memmem(buf, have, key, k) != NULL;
+        if (have >= k - 1) { /* keep the tail, where the key may start */
+            memmove(buf, buf + have - (k - 1), k - 1);
+            have = k - 1;
+        }
+    }
+    fclose(f);
     return yes;
 }
 

@@ -35,8 +35,8 @@ xtts_status xtts_dir_list(const char *dir, xtts_dir_listing *out, xtts_error *er
 void xtts_dir_listing_free(xtts_dir_listing *l);
 
 /* Before a build writes into dir: it is missing, empty (but for a build's lock and temporary
- * files) or a cache (it holds shards, partial manifests or a manifest.json with a
- * config_hash; other files beside them are the user's and left alone). Otherwise, and
+ * files) or a cache (it holds shards, partial manifests or a manifest.json naming a
+ * config_hash, damaged or not; other files beside them are the user's and left alone). Otherwise, and
  * whenever it holds a manifest.json that is not a cache's, XTTS_EINPUT naming dir and an
  * entry, so that a build never writes into (or --force removes from) a folder of the user's.
  * Errors: XTTS_EINPUT (as said, or dir is not a directory), XTTS_EIO (cannot be listed). */

@@ -37,4 +37,8 @@ one_line_error "$T/empty/shard-00000: holds notes.txt, which is not the cache's"
 rm "$T/empty/shard-00000/notes.txt"
 expect_rc 3 "$mc" -q --force --dtype fp32 --out "$T/empty" "$T/tokens.tsv"
 expect_rc 0 "$BIN/xtts-cache-verify" "$T/empty"
+# a damaged cache manifest (cut short, its config_hash still in it) is the cache's: --force rebuilds
+truncate -s 2000 "$T/empty/manifest.json"
+expect_rc 3 "$mc" -q --force --out "$T/empty" "$T/tokens.tsv"
+expect_rc 0 "$BIN/xtts-cache-verify" "$T/empty"
 echo ok
