@@ -173,6 +173,9 @@ $(TESTLIB): $(patsubst %.c,$(OBJ)/%.o,$(TESTLIB_SRCS))
 $(BUILD)/tests/%: $(OBJ)/tests/%.o $(TESTLIB) $(LIBXTTS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $< $(TESTLIB) $(LIBXTTS) $(LIBS) -o $@
+# A test's object is reached through this pattern rule only, which makes it an intermediate
+# file that GNU make deletes after linking (and rebuilds on the next make): keep it.
+.SECONDARY: $(patsubst $(BUILD)/tests/%,$(OBJ)/tests/%.o,$(TESTS) $(TOOLS))
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 

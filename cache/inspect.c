@@ -120,7 +120,7 @@ static xtts_status summary_json(xtts_cache *c, unsigned flags, json_t **out, xtt
     /* The summary reprints parts of the manifest as they are: read it again as JSON (the
      * reader keeps only its values). */
     char path[4200];
-    snprintf(path, sizeof path, "%s/manifest.json", xtts_cache_dir(c));
+    xtts_path_join(path, sizeof path, xtts_cache_dir(c), "manifest.json");
     json_t *m = NULL;
     xtts_status st = xtts_manifest_load(path, &m, err);
     if (st) return st;
@@ -241,7 +241,7 @@ static void print_summary_text(FILE *f, const json_t *s) {
     fprintf(f, "rejected: %lld\n", json_integer_value(json_object_get(s, "rejected")));
     for (size_t i = 0; i < json_array_size(rejects) && i < 20; i++) {
         const json_t *o = json_array_get(rejects, i);
-        fprintf(f, "  input %lld  %s  %s\n", json_integer_value(json_object_get(o, "input")),
+        fprintf(f, "  record %lld (%s): %s\n", json_integer_value(json_object_get(o, "input")) + 1,
                 json_string_value(json_object_get(o, "id")), json_string_value(json_object_get(o, "reason")));
     }
     if (json_array_size(rejects) > 20) fprintf(f, "  ... %zu more\n", json_array_size(rejects) - 20);
@@ -371,7 +371,6 @@ void xtts_colormap_rgb(xtts_colormap cm, double x, uint8_t rgb[3]) {
 void xtts_png_options_defaults(xtts_png_options *o) {
     memset(o, 0, sizeof *o);
     o->cmap = XTTS_CMAP_VIRIDIS;
-    o->scale = 1;
 }
 
 typedef struct {
@@ -525,4 +524,21 @@ void xtts_inspect_print_record(FILE *f, const xtts_cache *c, const xtts_inspect_
     fprintf(f, "token ids:");
     for (uint32_t i = 0; i < h->n_tokens; i++) fprintf(f, " %d", r->tokens[i]);
     fputc('\n', f);
+}
+
+xtts_status xtts_inspect_write_png(const char *path, const xtts_cache *c, const xtts_inspect_record *r,
+                                   const float *mel, size_t stride, const xtts_png_options *o, xtts_error *err) {
+    const xtts_record_header *h = r->h;
+    if (o->bare) return xtts_png_write_mel(path, mel, h->n_mels, h->n_frames, stride, o, err);
+    const xtts_manifest_info *m = xtts_cache_manifest(c);
+    const xtts_mel_params *mp = &xtts_cache_get_config(c)->mel;
+    const char *spk = table_name(m->speakers, m->n_speakers, h->speaker_id);
+    const char *lang = table_name(m->languages, m->n_languages, h->lang_id);
+    char title[700];
+    snprintf(title, sizeof title, "%.300s | speaker %.200s | %.40s | %u frames, %.2f s | %s | %.16s %d Hz", h->id,
+             spk ? spk : "?", lang ? lang : "?", h->n_frames,
+             mp->sample_rate > 0 ? (double)h->n_frames * mp->hop_samples / mp->sample_rate : 0.0,
+             h->split ? "val" : "train", mp->preset, mp->sample_rate);
+    xtts_png_labels l = {title, mp};
+    return xtts_png_write_figure(path, mel, h->n_mels, h->n_frames, stride, &l, o, err);
 }

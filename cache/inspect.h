@@ -85,20 +85,48 @@ void xtts_colormap_rgb(xtts_colormap cm, double x, uint8_t rgb[3]);
 
 typedef struct {
     xtts_colormap cmap;
-    int width, height;   /* picture size in pixels; 0 = frames x n_mels times scale */
-    int scale;           /* pixels per frame and per channel when width/height are 0 (>= 1) */
+    int width, height;   /* the mel's area in pixels; 0 = frames x n_mels times scale */
+    int scale;           /* pixels per frame and per channel when width/height are 0; 0 = automatic:
+                            1 for the bare picture, at least 800 x 320 pixels for the figure */
     int fixed_range;     /* 1: map [vmin, vmax]; 0: the mel's own min..max */
     double vmin, vmax;
+    int bare;            /* xtts_inspect_write_png: 1 writes the bare picture (xtts_png_write_mel) */
 } xtts_png_options;
 
 void xtts_png_options_defaults(xtts_png_options *o);
 
-/* Write mel float32 [n_mels][stride] (first n_frames columns) as an RGB PNG: time left to
- * right, low frequencies at the bottom. path "-" is stdout.
+/* Write mel float32 [n_mels][stride] (first n_frames columns) as an RGB PNG of the mel's
+ * pixels alone: time left to right, low frequencies at the bottom. path "-" is stdout.
  * Errors: XTTS_EINPUT (n_mels or n_frames 0), XTTS_ERANGE (the picture is too large),
  * XTTS_ENOMEM, XTTS_EIO (cannot open or write path, a libpng error). */
 xtts_status xtts_png_write_mel(const char *path, const float *mel, size_t n_mels, size_t n_frames, size_t stride,
                                const xtts_png_options *o, xtts_error *err);
+
+/* What a figure says besides the mel. */
+typedef struct {
+    const char *title;          /* one line above the mel (characters outside ASCII drawn as '?'); NULL: none */
+    const xtts_mel_params *mel; /* the axes: seconds from sample_rate and hop, Hz where the preset's mel
+                                   scale puts them (fmin..fmax), the colour bar's unit from the log kind;
+                                   NULL: frames, channels and "stored value" */
+} xtts_png_labels;
+
+/* Write the mel as a readable figure (cache/figure.c): the spectrogram (scaled as
+ * xtts_png_options says) in a frame, a time axis in seconds below it, a frequency axis in Hz
+ * left of it with ticks where those frequencies fall on the mel scale, a colour bar with
+ * ticks in the stored units and the unit's name right of it, the title above; black on
+ * white, drawn with a built-in 5x7 font at twice its size.
+ * Errors: XTTS_EINPUT (n_mels or n_frames 0), XTTS_ERANGE (over 60 million pixels),
+ * XTTS_ENOMEM, XTTS_EIO (cannot open or write path, a libpng error). */
+xtts_status xtts_png_write_figure(const char *path, const float *mel, size_t n_mels, size_t n_frames, size_t stride,
+                                  const xtts_png_labels *labels, const xtts_png_options *o, xtts_error *err);
+
+/* The record's mel (float32 [n_mels][stride], its first h->n_frames columns) as the figure of
+ * xtts_png_write_figure, titled with the record's id, speaker, language, frames and seconds,
+ * split and the preset, on the axes of the cache's mel configuration; with o->bare the bare
+ * picture of xtts_png_write_mel.
+ * Errors: those of xtts_png_write_figure and xtts_png_write_mel. */
+xtts_status xtts_inspect_write_png(const char *path, const xtts_cache *c, const xtts_inspect_record *r,
+                                   const float *mel, size_t stride, const xtts_png_options *o, xtts_error *err);
 
 #ifdef __cplusplus
 }

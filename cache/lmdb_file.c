@@ -38,7 +38,7 @@ const char *xtts_lmdb_meta_pages(int fd, uint64_t file_bytes, uint8_t m[2][XTTS_
 
 xtts_status xtts_lmdb_file_check(const char *shard_dir, xtts_error *err) {
     char path[4200];
-    snprintf(path, sizeof path, "%s/data.mdb", shard_dir);
+    xtts_path_join(path, sizeof path, shard_dir, "data.mdb");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT) return XTTS_OK; /* a new shard: liblmdb creates it */

@@ -205,7 +205,7 @@ static int shard_open_files(shard_t *s) {
     char detail[300];
     struct stat st;
     char data_path[4200];
-    say(data_path, sizeof data_path, "%s/data.mdb", s->path);
+    xtts_path_join(data_path, sizeof data_path, s->path, "data.mdb");
     if (stat(s->path, &st) != 0 || !S_ISDIR(st.st_mode)) {
         say(detail, sizeof detail, "%s: %s", s->path, errno ? strerror(errno) : "not a directory");
         shard_fail(s, XTTS_ENOTFOUND, "%s: shard missing (%s)", detail);
@@ -365,7 +365,7 @@ xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
     }
     char path[4200];
-    say(path, sizeof path, "%s/manifest.json", dir);
+    xtts_path_join(path, sizeof path, dir, "manifest.json");
     /* every key and its type is checked here, once (formats/manifest.c) */
     xtts_status st = xtts_manifest_info_init(&c->manifest, path, err);
     if (st == XTTS_ENOTFOUND) {
@@ -403,7 +403,7 @@ xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out
             st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
             goto fail;
         }
-        sprintf(s->path, "%s/%s", dir, s->name);
+        xtts_path_join(s->path, strlen(dir) + strlen(ms->name) + 2, dir, s->name);
         s->first = first;
         if (s->records > UINT64_MAX - first) {
             st = xtts_error_set(err, XTTS_EINPUT, "%s: shard record counts overflow", path);

@@ -18,7 +18,7 @@ int xtts_cache_unfinished(const char *dir, char *msg, size_t cap) {
             parts_done++;
             if (!n_parts) {
                 char path[4400];
-                snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+                xtts_path_join(path, sizeof path, dir, e->d_name);
                 n_parts = xtts_manifest_part_count(path);
             }
         }

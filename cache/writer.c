@@ -112,7 +112,7 @@ struct xtts_cache_writer {
 static void shard_path(const xtts_cache_writer *w, int number, char *out, size_t cap) {
     char name[32];
     xtts_shard_name(name, w->part, number);
-    snprintf(out, cap, "%s/%s", w->dir, name);
+    xtts_path_join(out, cap, w->dir, name);
 }
 
 static void blobs_free(state_blob *b, size_t n) {
@@ -434,6 +434,14 @@ static void why_add(char *why, size_t cap, const char *fmt, ...) {
 static xtts_status remove_old(xtts_cache_writer *w, const xtts_dir_listing *l, xtts_error *err) {
     char path[4096];
     xtts_status st;
+    /* every shard to remove holds LMDB's files alone, checked before the first goes */
+    for (size_t i = 0; i < l->n_shards; i++) {
+        if (w->part >= 0 && l->shards[i].part >= 0 && l->shards[i].part != w->part) continue;
+        char name[32];
+        xtts_shard_name(name, l->shards[i].part, l->shards[i].number);
+        xtts_path_join(path, sizeof path, w->dir, name);
+        if ((st = xtts_shard_dir_check(path, err))) return st;
+    }
     /* Newest first: a kill part way leaves shards 0..k, which a re-run reads again. */
     for (size_t i = l->n_shards; i-- > 0;) {
         const xtts_dir_shard *s = &l->shards[i];
@@ -441,16 +449,16 @@ static xtts_status remove_old(xtts_cache_writer *w, const xtts_dir_listing *l, x
         if (w->part >= 0 && s->part >= 0 && s->part != w->part) continue;
         char name[32];
         xtts_shard_name(name, s->part, s->number);
-        snprintf(path, sizeof path, "%s/%s", w->dir, name);
+        xtts_path_join(path, sizeof path, w->dir, name);
         if ((st = xtts_remove_shard_dir(path, err))) return st;
     }
-    snprintf(path, sizeof path, "%s/manifest.json", w->dir);
+    xtts_path_join(path, sizeof path, w->dir, "manifest.json");
     if ((st = xtts_remove_file(path, err))) return st;
     for (size_t i = 0; i < l->n_parts; i++) {
         if (w->part >= 0 && l->parts[i] != w->part) continue;
         char name[40];
         xtts_manifest_name(name, l->parts[i]);
-        snprintf(path, sizeof path, "%s/%s", w->dir, name);
+        xtts_path_join(path, sizeof path, w->dir, name);
         if ((st = xtts_remove_file(path, err))) return st;
     }
     return XTTS_OK;
@@ -635,14 +643,14 @@ static void foreign_contents(const xtts_cache_writer *w, const xtts_dir_listing 
             if (l->parts[i] == w->part) {
                 char name[40], h[65];
                 xtts_manifest_name(name, w->part);
-                snprintf(path, sizeof path, "%s/%s", w->dir, name);
+                xtts_path_join(path, sizeof path, w->dir, name);
                 manifest_hash(path, h);
                 if (strcmp(h, w->hash)) why_add(why, why_cap, "%s has config_hash %.12s..., this build %.12s...", path, h[0] ? h : "(unreadable)", w->hash);
             }
     }
     if (l->has_manifest) {
         char h[65];
-        snprintf(path, sizeof path, "%s/manifest.json", w->dir);
+        xtts_path_join(path, sizeof path, w->dir, "manifest.json");
         manifest_hash(path, h);
         if (strcmp(h, w->hash)) {
             char diff[400];
@@ -695,6 +703,7 @@ xtts_status xtts_cache_writer_open(const xtts_cache_writer_options *opt, const x
     *out = NULL;
     xtts_status st = check_open_options(opt, cfg, err);
     if (st) return st;
+    if ((st = xtts_dir_check_cache_or_empty(opt->dir, err))) return st;
     xtts_cache_writer *w = NULL;
     st = writer_new(opt, cfg, &w, err);
     if (!st) st = writer_lock(w, err);
@@ -889,7 +898,7 @@ static xtts_status commit_pending(xtts_cache_writer *w, xtts_error *err) {
         char hint[160] = "";
         commit_failure_hint(w, path, rc, hint, sizeof hint);
         return fail(w, err, xtts_mdb_status(rc),
-                    "%s: commit of %zu records failed: %s%s; the cache holds every input before input %llu, "
+                    "%s: commit of %zu records failed: %s%s; the cache holds the first %llu records of the input, "
                     "re-run to resume",
                     path, w->n_pend, mdb_strerror(rc), hint, (unsigned long long)w->next_input);
     }
@@ -949,9 +958,9 @@ static xtts_status check_input(xtts_cache_writer *w, uint64_t input_index, const
     xtts_status st = check_failed(w, err);
     if (st) return st;
     if (input_index < w->next_input_pending)
-        return xtts_error_set(err, XTTS_EUSAGE, "%s: record '%s': input index %llu is not after the last one stored (%llu)",
-                              w->dir, id ? id : "", (unsigned long long)input_index,
-                              (unsigned long long)w->next_input_pending - 1);
+        return xtts_error_set(err, XTTS_EUSAGE, "%s: record %llu (%s): not after the last record stored (record %llu)",
+                              w->dir, (unsigned long long)input_index + 1, id ? id : "",
+                              (unsigned long long)w->next_input_pending);
     return XTTS_OK;
 }
 
@@ -975,7 +984,7 @@ static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const 
     xtts_status st = check_input(w, input_index, id, err);
     if (st) return st;
     size_t id_len = id ? strlen(id) : 0;
-    if (id_len == 0) return xtts_error_set(err, XTTS_EINPUT, "%s: input %llu: empty record id", w->dir, (unsigned long long)input_index);
+    if (id_len == 0) return xtts_error_set(err, XTTS_EINPUT, "%s: record %llu: empty id", w->dir, (unsigned long long)input_index + 1);
     if (id_len > XTTS_ID_MAX_BYTES)
         return xtts_error_set(err, XTTS_ERANGE, "%s: record '%.40s...': id of %zu bytes, the store keeps ids up to %d bytes",
                               w->dir, id, id_len, XTTS_ID_MAX_BYTES);
@@ -1013,8 +1022,8 @@ static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const 
         uint64_t at = 0;
         if ((st = id_stored(w, id, &found, &at, err))) return st;
         if (found)
-            return xtts_error_set(err, XTTS_EINPUT, "%s: record '%s' (input %llu): duplicate id, already stored at index %llu",
-                                  w->dir, id, (unsigned long long)input_index, (unsigned long long)at);
+            return xtts_error_set(err, XTTS_EINPUT, "%s: record %llu (%s): duplicate id, already stored at index %llu",
+                                  w->dir, (unsigned long long)input_index + 1, id, (unsigned long long)at);
     }
     /* Rotate when this record would take a non-empty shard past shard_bytes. */
     if (w->n_shards) {
@@ -1178,7 +1187,7 @@ xtts_status xtts_cache_writer_finish(xtts_cache_writer *w, const xtts_manifest_e
     }
     char name[40], path[4096];
     xtts_manifest_name(name, w->part);
-    snprintf(path, sizeof path, "%s/%s", w->dir, name);
+    xtts_path_join(path, sizeof path, w->dir, name);
     /* Never write a manifest that would not load back (e.g. "stats" in extra of another
      * n_mels than the configuration's). */
     char *text = json_dumps(m, JSON_COMPACT);

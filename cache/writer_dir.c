@@ -100,6 +100,68 @@ xtts_status xtts_dir_list(const char *dir, xtts_dir_listing *out, xtts_error *er
     return XTTS_OK;
 }
 
+/* A manifest.json a cache build wrote, even a damaged one: it names a "config_hash" (a NeMo
+ * manifest, say, has none). */
+static int is_cache_manifest(const char *dir) {
+    char path[4096];
+    if (xtts_path_join(path, sizeof path, dir, "manifest.json") >= sizeof path) return 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    static const char key[] = "\"config_hash\"";
+    const size_t k = sizeof key - 1;
+    char buf[65536 + sizeof key];
+    size_t have = 0, n;
+    int yes = 0;
+    while (!yes && (n = fread(buf + have, 1, 65536, f)) > 0) {
+        have += n;
+        yes = memmem(buf, have, key, k) != NULL;
+        if (have >= k - 1) { /* keep the tail, where the key may start */
+            memmove(buf, buf + have - (k - 1), k - 1);
+            have = k - 1;
+        }
+    }
+    fclose(f);
+    return yes;
+}
+
+/* The names a build puts in its directory besides shards and manifests: the locks and the
+ * temporary files of an atomic write. */
+static int is_build_scratch(const char *n) {
+    return !strncmp(n, XTTS_LOCK_NAME, strlen(XTTS_LOCK_NAME)) ||
+           (!strncmp(n, "manifest", 8) && strstr(n, ".json.tmp."));
+}
+
+xtts_status xtts_dir_check_cache_or_empty(const char *dir, xtts_error *err) {
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (errno == ENOENT) return XTTS_OK;
+        return xtts_error_set(err, errno == ENOTDIR ? XTTS_EINPUT : XTTS_EIO, "%s: cannot open directory: %s", dir,
+                              strerror(errno));
+    }
+    char foreign[256] = "";
+    int ours = 0, bad_manifest = 0, a, b;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        if (!strcmp(n, ".") || !strcmp(n, "..") || is_build_scratch(n)) continue;
+        size_t len = strlen(n);
+        int is_ours = xtts_shard_name_parse(n, &a, &b) ||
+                      (len == 24 && !strncmp(n, "manifest.part-", 14) && !strcmp(n + 19, ".json"));
+        int manifest = !strcmp(n, "manifest.json");
+        if (manifest) is_ours = is_cache_manifest(dir);
+        ours |= is_ours;
+        if (!is_ours && (!foreign[0] || manifest)) snprintf(foreign, sizeof foreign, "%s", n);
+        bad_manifest |= manifest && !is_ours;
+    }
+    closedir(d);
+    if (foreign[0] && (!ours || bad_manifest))
+        return xtts_error_set(err, XTTS_EINPUT,
+                              "%s: not empty and not a cache (it holds %s%s): give an empty or new directory, or "
+                              "a cache to resume or replace; nothing in it was changed",
+                              dir, foreign, bad_manifest ? ", which is no cache manifest" : "");
+    return XTTS_OK;
+}
+
 void xtts_dir_listing_free(xtts_dir_listing *l) {
     if (!l) return;
     free(l->shards);
@@ -110,7 +172,7 @@ void xtts_dir_listing_free(xtts_dir_listing *l) {
 xtts_status xtts_lock(const char *dir, const char *name, int exclusive, int *fd_out, const char *what, xtts_error *err) {
     *fd_out = -1;
     char path[4096];
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
+    if (xtts_path_join(path, sizeof path, dir, name) >= sizeof path)
         return xtts_error_set(err, XTTS_ERANGE, "%s: path too long", dir);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return xtts_error_set(err, XTTS_EIO, "%s: cannot open lock file: %s", path, strerror(errno));
@@ -150,7 +212,7 @@ void xtts_remove_manifest_temps(const char *dir, int part) {
     char path[4096];
     while ((e = readdir(d)))
         if (!strncmp(e->d_name, prefix, strlen(prefix)) &&
-            (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < sizeof path)
+            xtts_path_join(path, sizeof path, dir, e->d_name) < sizeof path)
             unlink(path);
     closedir(d);
 }
@@ -167,25 +229,37 @@ xtts_status xtts_remove_file(const char *path, xtts_error *err) {
     return XTTS_OK;
 }
 
-xtts_status xtts_remove_shard_dir(const char *path, xtts_error *err) {
+xtts_status xtts_shard_dir_check(const char *path, xtts_error *err) {
     DIR *d = opendir(path);
     if (!d) {
         if (errno == ENOENT) return XTTS_OK;
-        if (errno == ENOTDIR) return xtts_remove_file(path, err);
+        if (errno == ENOTDIR)
+            return xtts_error_set(err, XTTS_EINPUT, "%s: a file, not a shard directory: left as it is", path);
         return xtts_error_set(err, XTTS_EIO, "%s: cannot open: %s", path, strerror(errno));
     }
     struct dirent *e;
-    char p[4096];
     xtts_status st = XTTS_OK;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        if ((size_t)snprintf(p, sizeof p, "%s/%s", path, e->d_name) >= sizeof p) {
-            st = xtts_error_set(err, XTTS_ERANGE, "%s: path too long", path);
-            break;
-        }
-        if ((st = xtts_remove_file(p, err))) break;
+    while (!st && (e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        if (strcmp(n, ".") && strcmp(n, "..") && strcmp(n, "data.mdb") && strcmp(n, "lock.mdb"))
+            st = xtts_error_set(err, XTTS_EINPUT, "%s: holds %s, which is not the cache's: the shard is left as it is",
+                                path, n);
     }
     closedir(d);
+    return st;
+}
+
+xtts_status xtts_remove_shard_dir(const char *path, xtts_error *err) {
+    /* only LMDB's two files: anything else in it is not the cache's, and stops the removal
+     * before any file is gone */
+    xtts_status st = xtts_shard_dir_check(path, err);
+    if (st) return st;
+    char p[4096];
+    static const char *const files[] = {"data.mdb", "lock.mdb"};
+    for (int i = 0; i < 2 && !st; i++) {
+        if (xtts_path_join(p, sizeof p, path, files[i]) >= sizeof p) return xtts_error_set(err, XTTS_ERANGE, "%s: path too long", path);
+        st = xtts_remove_file(p, err);
+    }
     if (st) return st;
     if (rmdir(path) != 0 && errno != ENOENT)
         return xtts_error_set(err, XTTS_EIO, "%s: cannot remove directory: %s", path, strerror(errno));

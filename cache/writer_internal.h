@@ -34,6 +34,14 @@ xtts_status xtts_dir_list(const char *dir, xtts_dir_listing *out, xtts_error *er
 /* NULL is allowed. */
 void xtts_dir_listing_free(xtts_dir_listing *l);
 
+/* Before a build writes into dir: it is missing, empty (but for a build's lock and temporary
+ * files) or a cache (it holds shards, partial manifests or a manifest.json naming a
+ * config_hash, damaged or not; other files beside them are the user's and left alone). Otherwise, and
+ * whenever it holds a manifest.json that is not a cache's, XTTS_EINPUT naming dir and an
+ * entry, so that a build never writes into (or --force removes from) a folder of the user's.
+ * Errors: XTTS_EINPUT (as said, or dir is not a directory), XTTS_EIO (cannot be listed). */
+xtts_status xtts_dir_check_cache_or_empty(const char *dir, xtts_error *err);
+
 /* "shard-NNNNN" (part < 0) or "shard-KKKKK-NNNNN". */
 void xtts_shard_name(char out[32], int part, int number);
 /* 1 when n is a shard directory's name ("shard-NNNNN": *part = -1, or "shard-KKKKK-NNNNN"),
@@ -53,7 +61,12 @@ void xtts_unlock(int fd);
  * that makes this process the manifest's one writer. Best effort. */
 void xtts_remove_manifest_temps(const char *dir, int part);
 
-/* Remove a shard directory (its files, then itself). Missing is fine. */
+/* A shard directory holds LMDB's data.mdb and lock.mdb alone (missing is fine).
+ * Errors: XTTS_EINPUT when it holds anything else or is a file (not the cache's), naming
+ * it; XTTS_EIO (cannot be listed). */
+xtts_status xtts_shard_dir_check(const char *path, xtts_error *err);
+/* Remove a shard directory: LMDB's data.mdb and lock.mdb, then the directory. Missing is
+ * fine. Errors: those of xtts_shard_dir_check, nothing removed; XTTS_EIO, XTTS_ERANGE. */
 xtts_status xtts_remove_shard_dir(const char *path, xtts_error *err);
 /* unlink() that accepts a missing file. */
 xtts_status xtts_remove_file(const char *path, xtts_error *err);

@@ -124,7 +124,7 @@ static xtts_status load_parts(const char *dir, const xtts_dir_listing *l, json_t
     for (size_t i = 0; i < l->n_parts; i++) {
         char name[40];
         xtts_manifest_name(name, l->parts[i]);
-        snprintf(path, sizeof path, "%s/%s", dir, name);
+        xtts_path_join(path, sizeof path, dir, name);
         if ((st = xtts_manifest_load(path, &parts[i], err))) return st;
         json_t *m = parts[i];
         json_t *jp = json_object_get(m, "part"), *jn = json_object_get(m, "n_parts");
@@ -176,7 +176,7 @@ static xtts_status check_tiling(const char *dir, const xtts_dir_listing *l, json
     for (size_t i = 0; i < l->n_parts; i++) {
         char name[40];
         xtts_manifest_name(name, l->parts[i]);
-        snprintf(path, sizeof path, "%s/%s", dir, name);
+        xtts_path_join(path, sizeof path, dir, name);
         json_t *pin = json_object_get(parts[i], "part_inputs");
         if (!json_is_array(pin) || json_array_size(pin) != 2 || !json_is_integer(json_array_get(pin, 0)) ||
             !json_is_integer(json_array_get(pin, 1))) {
@@ -187,8 +187,8 @@ static xtts_status check_tiling(const char *dir, const xtts_dir_listing *l, json
         json_int_t pfirst = json_integer_value(json_array_get(pin, 0)), pend = json_integer_value(json_array_get(pin, 1));
         if (pfirst != next_first) {
             return xtts_error_set(err, XTTS_EMISMATCH,
-                                "%s: takes inputs %lld..%lld but the part before ends at input %lld: the parts were built "
-                                "from streams of different lengths", path, (long long)pfirst, (long long)pend - 1,
+                                "%s: takes records %lld..%lld but the part before ends at record %lld: the parts were built "
+                                "from streams of different lengths", path, (long long)pfirst + 1, (long long)pend,
                                 (long long)next_first);
         }
         next_first = pend;
@@ -273,9 +273,11 @@ static xtts_status merge_part(merge_t *M, size_t i, xtts_error *err) {
         const char *sname = json_string_value(json_object_get(s, "name"));
         char prefix[16];
         snprintf(prefix, sizeof prefix, "shard-%05d-", part);
-        if (strncmp(sname, prefix, strlen(prefix)))
-            return xtts_error_set(err, XTTS_EINPUT, "%s/%s: lists shard %s, which is not one of part %d's", M->dir, name, sname, part);
-        snprintf(path, sizeof path, "%s/%s", M->dir, sname);
+        if (strncmp(sname, prefix, strlen(prefix))) {
+            xtts_path_join(path, sizeof path, M->dir, name);
+            return xtts_error_set(err, XTTS_EINPUT, "%s: lists shard %s, which is not one of part %d's", path, sname, part);
+        }
+        xtts_path_join(path, sizeof path, M->dir, sname);
         uint64_t have;
         xtts_status st = xtts_shard_count_records(path, &have, err);
         if (st) return st;
@@ -320,7 +322,7 @@ static xtts_status merge_finish(merge_t *M, xtts_error *err) {
     if (!stats) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", M->dir);
     json_object_set_new(out, "stats", stats);
     char path[4096];
-    snprintf(path, sizeof path, "%s/manifest.json", M->dir);
+    xtts_path_join(path, sizeof path, M->dir, "manifest.json");
     char *text = json_dumps(out, JSON_COMPACT);
     json_t *check = NULL;
     xtts_status st = text ? xtts_manifest_parse(text, strlen(text), path, &check, err)

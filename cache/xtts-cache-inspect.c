@@ -16,19 +16,21 @@ static const char *usage_text =
     "  --id ID          select the record with this utterance id\n"
     "  --index N        select the record at global index N\n"
     "  --npy FILE       write the selected record's unpadded mel, float32 [n_mels, frames]\n"
-    "  --png FILE       write it as a spectrogram picture (time left to right, low\n"
-    "                   frequencies at the bottom)\n"
+    "  --png FILE       write it as a spectrogram figure: time axis in seconds, frequency\n"
+    "                   axis in Hz (mel-spaced), colour bar in the stored units, a title\n"
+    "  --bare           with --png: the mel's pixels alone (no axes, title or colour bar)\n"
     "  --wav FILE       write its stored waveform as a 16-bit mono WAV file (caches built\n"
     "                   with --audio int16 or flac)\n"
     "  --colormap NAME  viridis (default), magma or gray\n"
-    "  --scale N        pixels per frame and per mel channel (default 1)\n"
-    "  --width W, --height H   picture size in pixels (override --scale)\n"
+    "  --scale N        pixels per frame and per mel channel (default: at least 800 x 320\n"
+    "                   pixels of mel in the figure, 1 with --bare)\n"
+    "  --width W, --height H   size of the mel's area in pixels (override --scale)\n"
     "  --range LO:HI    map values LO..HI to the colormap (default: the mel's min..max)\n"
     "  --stats          print the per-channel mel mean and std of the manifest\n"
     "  --no-lengths     skip the length histograms (they read every record's header)\n"
     "  --json           print the summary (or the selected record) as JSON\n"
     "  -h, --help       this text\n"
-    "  --version        print the version\n"
+    "  -V, --version    print the version\n"
     "FILE may be '-' for stdout. Exit status: 0 success, 1 usage error, 2 the cache or\n"
     "the record could not be read.\n";
 
@@ -47,7 +49,7 @@ typedef struct {
 /* Options into a; returns -1 to go on, else the exit status (0 for --help/--version). */
 static int parse_args(int argc, char **argv, args_t *a) {
     enum { O_ID = 256, O_INDEX, O_NPY, O_PNG, O_CMAP, O_SCALE, O_WIDTH, O_HEIGHT, O_RANGE, O_STATS, O_NOLEN, O_JSON,
-           O_VERSION, O_WAV };
+           O_WAV, O_BARE };
     static const struct option opts[] = {
         {"id", required_argument, 0, O_ID},        {"index", required_argument, 0, O_INDEX},
         {"npy", required_argument, 0, O_NPY},      {"png", required_argument, 0, O_PNG},
@@ -55,8 +57,8 @@ static int parse_args(int argc, char **argv, args_t *a) {
         {"width", required_argument, 0, O_WIDTH},  {"height", required_argument, 0, O_HEIGHT},
         {"range", required_argument, 0, O_RANGE},  {"stats", no_argument, 0, O_STATS},
         {"no-lengths", no_argument, 0, O_NOLEN},   {"json", no_argument, 0, O_JSON},
-        {"help", no_argument, 0, 'h'},             {"version", no_argument, 0, O_VERSION},
-        {"wav", required_argument, 0, O_WAV},
+        {"help", no_argument, 0, 'h'},             {"version", no_argument, 0, 'V'},
+        {"wav", required_argument, 0, O_WAV},      {"bare", no_argument, 0, O_BARE},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->index = -1;
@@ -64,7 +66,7 @@ static int parse_args(int argc, char **argv, args_t *a) {
     xtts_png_options_defaults(&a->po);
     long v;
     int c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
         switch (c) {
         case O_ID: a->id = optarg; break;
         case O_INDEX:
@@ -108,7 +110,8 @@ static int parse_args(int argc, char **argv, args_t *a) {
         case O_STATS: a->stats = 1; break;
         case O_NOLEN: a->lengths = 0; break;
         case O_JSON: a->json = 1; break;
-        case O_VERSION: printf("xtts-cache-inspect %s\n", XTTS_VERSION); return 0;
+        case O_BARE: a->po.bare = 1; break;
+        case 'V': printf("xtts-cache-inspect %s\n", XTTS_VERSION); return 0;
         case 'h': fputs(usage_text, stdout); return 0;
         default: xtts_usage_hint("xtts-cache-inspect"); return 1;
         }
@@ -179,7 +182,8 @@ static int show_record(xtts_cache *cache, const args_t *a) {
         rc = fail(&e);
     } else {
         if (a->npy && xtts_npy_write_f32(a->npy, mel, h.n_mels, h.n_frames, T, &e)) rc = fail(&e);
-        if (!rc && a->png && xtts_png_write_mel(a->png, mel, h.n_mels, h.n_frames, T, &a->po, &e)) rc = fail(&e);
+        xtts_inspect_record ir = {idx, &h, tok, NULL, NULL};
+        if (!rc && a->png && xtts_inspect_write_png(a->png, cache, &ir, mel, T, &a->po, &e)) rc = fail(&e);
         if (!rc && a->wav) {
             int16_t *w = malloc((h.n_samples ? h.n_samples : 1) * sizeof *w);
             if (!w) xtts_error_set(&e, XTTS_ENOMEM, "out of memory");
@@ -193,7 +197,8 @@ static int show_record(xtts_cache *cache, const args_t *a) {
         int to_stdout = (a->npy && !strcmp(a->npy, "-")) || (a->png && !strcmp(a->png, "-")) ||
                         (a->wav && !strcmp(a->wav, "-"));
         FILE *f = to_stdout ? stderr : stdout;
-        xtts_inspect_record ir = {idx, &h, tok, text, norm};
+        ir.text = text;
+        ir.norm = norm;
         if (!rc && a->json && !to_stdout) {
             xtts_inspect_print_record_json(stdout, cache, &ir);
         } else if (!rc && !a->npy && !a->png && !a->wav) {

@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
     }
     if (!quiet) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/manifest.json", dir);
+        xtts_path_join(path, sizeof path, dir, "manifest.json");
         json_t *m = NULL;
         if (xtts_manifest_load(path, &m, &err) == XTTS_OK) {
             fprintf(stderr, "xtts-cache-merge: %s: %zu shards, %lld records, %lld rejected\n", path,

@@ -23,7 +23,7 @@ static const char *usage_text =
     "  --json           print the report as one JSON object instead of text\n"
     "  --progress       show a progress line on stderr even when it is not a terminal\n"
     "  -h, --help       this text\n"
-    "  --version        print the version\n"
+    "  -V, --version    print the version\n"
     "Exit status: 0 all checks hold; 1 usage error; 2 a fault was found or the cache\n"
     "could not be read.\n";
 
@@ -62,7 +62,7 @@ static int parse_args(int argc, char **argv, xtts_verify_options *vo, out_ctx *o
     int c;
     long v;
     double dv;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
         switch (c) {
         case 'd': vo->deep = 1; break;
         case 'r':

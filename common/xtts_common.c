@@ -572,6 +572,14 @@ xtts_status xtts_read_file(const char *path, size_t max_bytes, char **out, size_
     return XTTS_OK;
 }
 
+size_t xtts_path_join(char *out, size_t cap, const char *dir, const char *name) {
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') n--;
+    const char *sep = n == 0 || dir[n - 1] == '/' ? "" : "/";
+    int k = snprintf(out, cap, "%.*s%s%s", (int)n, dir, sep, name);
+    return k < 0 ? cap : (size_t)k;
+}
+
 xtts_status xtts_mkdir_p(const char *path, xtts_error *err) {
     char buf[4096];
     size_t n = strlen(path);

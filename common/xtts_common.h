@@ -203,6 +203,12 @@ xtts_status xtts_read_file(const char *path, size_t max_bytes, char **out, size_
  * created, or path is not a directory at the end). */
 xtts_status xtts_mkdir_p(const char *path, xtts_error *err);
 
+/* dir and name joined by one '/' into out (cap bytes, always terminated when cap > 0),
+ * however many slashes dir ends with: "ckpt/" and "ckpt" both give "ckpt/train.ckpt"; the
+ * root "/" gives "/name", an empty dir name alone. Returns the joined length, as snprintf
+ * does: cap or more when it was cut. */
+size_t xtts_path_join(char *out, size_t cap, const char *dir, const char *name);
+
 /* Monotonic clock in seconds. */
 double xtts_now_s(void);
 

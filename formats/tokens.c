@@ -354,8 +354,11 @@ static xtts_status parse_header(xtts_tokens_reader *r, char *line, xtts_error *e
     h->pad_id = -1;
     size_t ml = strlen(XTTS_TOKENS_MAGIC);
     if (strncmp(line, XTTS_TOKENS_MAGIC, ml) || line[ml] != ' ')
-        return xtts_error_set(err, XTTS_EINPUT, "%s:1: not a token stream (first line must start with '%s 1')",
-                              r->name, XTTS_TOKENS_MAGIC);
+        return xtts_error_set(err, XTTS_EINPUT,
+                              "%.140s:1: not a token stream (first line must start with '%s 1'); a metadata file or "
+                              "dataset folder is read by xtts-tokenize, which writes the token stream: "
+                              "xtts-tokenize %.140s | xtts-melcache --out DIR",
+                              r->name, XTTS_TOKENS_MAGIC, strcmp(r->name, "-") ? r->name : "METADATA");
     char *p = line + ml + 1;
     char *tab = strchr(p, '\t');
     if (tab) *tab = 0;

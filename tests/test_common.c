@@ -512,6 +512,25 @@ static void mkdir_p_creates_nested_directories_and_is_idempotent(void **state) {
     assert_int_equal(xtts_mkdir_p("/", &err), XTTS_OK);
 }
 
+static void path_join_puts_one_slash_between_dir_and_name(void **state) {
+    (void)state;
+    char out[64];
+    assert_int_equal(xtts_path_join(out, sizeof out, "ckpt", "train.ckpt"), 15);
+    assert_string_equal(out, "ckpt/train.ckpt");
+    xtts_path_join(out, sizeof out, "ckpt/", "train.ckpt");
+    assert_string_equal(out, "ckpt/train.ckpt");
+    xtts_path_join(out, sizeof out, "a/b///", "manifest.json");
+    assert_string_equal(out, "a/b/manifest.json");
+    xtts_path_join(out, sizeof out, "/", "x");
+    assert_string_equal(out, "/x");
+    xtts_path_join(out, sizeof out, "", "x");
+    assert_string_equal(out, "x");
+    /* cut: the length it needed, the output terminated */
+    char small[8];
+    assert_int_equal(xtts_path_join(small, sizeof small, "cache/", "manifest.json"), 19);
+    assert_string_equal(small, "cache/m");
+}
+
 static void mkdir_p_through_a_regular_file_fails_with_its_name(void **state) {
     (void)state;
     char file[512], path[600];
@@ -773,6 +792,7 @@ int main(void) {
         cmocka_unit_test(read_file_of_empty_file_gives_empty_string),
         cmocka_unit_test(mkdir_p_creates_nested_directories_and_is_idempotent),
         cmocka_unit_test(mkdir_p_through_a_regular_file_fails_with_its_name),
+        cmocka_unit_test(path_join_puts_one_slash_between_dir_and_name),
         cmocka_unit_test(parse_long_accepts_whole_numbers_in_range),
         cmocka_unit_test(parse_long_rejects_junk_and_leaves_output_untouched),
         cmocka_unit_test(parse_double_accepts_finite_numbers_in_range),

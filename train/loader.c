@@ -253,7 +253,7 @@ static xtts_status decode_row(worker *w, xtts_loader_batch *s, size_t r, uint64_
     if (h.n_mels != ds->n_mels || h.n_frames == 0 || (int)h.n_frames > l->mel_stride ||
         (int)h.n_tokens + 1 > l->text_stride || h.lang_id >= (uint32_t)ds->n_langs)
         return xtts_error_set(err, XTTS_ECORRUPT,
-                              "%s: record %llu (%s): shape outside the cache configuration (%u mels, %u frames, "
+                              "%s: index %llu (%s): shape outside the cache configuration (%u mels, %u frames, "
                               "%u tokens, language %u)",
                               shard ? shard : "?", (unsigned long long)idx, h.id, h.n_mels, h.n_frames, h.n_tokens,
                               h.lang_id);
@@ -261,7 +261,7 @@ static xtts_status decode_row(worker *w, xtts_loader_batch *s, size_t r, uint64_
     text[0] = ds->vocab_size + (int32_t)h.lang_id;
     for (uint32_t i = 0; i < h.n_tokens; i++) {
         if (w->tokens[i] < 0 || w->tokens[i] >= ds->vocab_size)
-            return xtts_error_set(err, XTTS_ECORRUPT, "%s: record %llu (%s): token %d outside the vocabulary (%d)",
+            return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu (%s): token %d outside the vocabulary (%d)",
                                   shard ? shard : "?", (unsigned long long)idx, h.id, (int)w->tokens[i],
                                   ds->vocab_size);
         text[1 + i] = w->tokens[i];

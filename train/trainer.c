@@ -171,7 +171,7 @@ static xtts_status run_loader_only(xtts_cache *cache, const xtts_dataset *ds, co
 static void ckpt_path(const char *dir_or_file, char *out, size_t n) {
     struct stat sb;
     if (stat(dir_or_file, &sb) == 0 && S_ISDIR(sb.st_mode))
-        snprintf(out, n, "%s/%s", dir_or_file, XTTS_CKPT_FILE);
+        xtts_path_join(out, n, dir_or_file, XTTS_CKPT_FILE);
     else
         snprintf(out, n, "%s", dir_or_file);
 }
@@ -191,7 +191,7 @@ static void remove_stale_checkpoint_temps(const char *dir) {
         if (end == digits || *end || pid <= 0 || pid == (long)getpid()) continue;
         if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to judge */
         char path[4096];
-        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path) continue;
+        if (xtts_path_join(path, sizeof path, dir, e->d_name) >= sizeof path) continue;
         if (unlink(path) == 0) fprintf(stderr, "xtts-train: removed %s, left by an interrupted run\n", path);
     }
     closedir(d);
@@ -204,7 +204,7 @@ static xtts_status save_checkpoint(const xtts_train_options *o, xtts_model *mode
         if (st) return st;
     }
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", o->ckpt_dir, XTTS_CKPT_FILE);
+    xtts_path_join(path, sizeof path, o->ckpt_dir, XTTS_CKPT_FILE);
     xtts_ckpt_header h;
     memset(&h, 0, sizeof h);
     h.model = model->config;
@@ -394,6 +394,12 @@ static xtts_status run_start(train_run *R, xtts_error *err) {
             R->mc.n_layer, R->mc.channels, R->mc.n_head, R->model->num_parameters, o->batch_size, R->T_max,
             omp_get_max_threads(), o->loader_threads,
             R->ds.normalized ? "" : "; the manifest has no mel statistics, mels are not normalized");
+    if (o->eval_every > 0 && R->ds.n_val == 0)
+        fprintf(stderr,
+                "xtts-train: warning: --eval-every %ld: %s has no validation records, so no validation loss is "
+                "computed; build the cache with some (xtts-melcache --val-fraction F, e.g. 0.05, or a val split "
+                "from xtts-tokenize --val-list FILE)\n",
+                o->eval_every, o->cache_dir);
     R->end = o->steps;
     if (o->stop_after > 0 && R->step + o->stop_after < R->end) R->end = R->step + o->stop_after;
     R->skipped_total = (long)R->ds.n_skipped;
@@ -514,7 +520,9 @@ static xtts_status run_loop(train_run *R, xtts_error *err) {
     if (o->ckpt_dir) {
         xtts_status st = save_checkpoint(o, R->model, R->gpu, R->adam_m, R->adam_v, R->step, R->loader, R->hash, err);
         if (st) return st;
-        fprintf(stderr, "xtts-train: checkpoint %s/%s at step %ld\n", o->ckpt_dir, XTTS_CKPT_FILE, R->step);
+        char path[4096];
+        xtts_path_join(path, sizeof path, o->ckpt_dir, XTTS_CKPT_FILE);
+        fprintf(stderr, "xtts-train: checkpoint %s at step %ld\n", path, R->step);
     }
     return XTTS_OK;
 }

@@ -32,13 +32,14 @@ static void usage(FILE *f) {
             "  --ckpt DIR             write DIR/train.ckpt at the end and every --ckpt-every steps\n"
             "  --ckpt-every N         checkpoint period in steps (default: only at the end)\n"
             "  --resume PATH          continue from a checkpoint file or a --ckpt directory\n"
-            "  --eval-every N         validation loss on the cache's val split every N steps\n"
+            "  --eval-every N         validation loss on the cache's val split every N steps (a cache\n"
+            "                         without one: xtts-melcache --val-fraction F builds one)\n"
             "  --log-json FILE        one JSON object per step, then a summary (- = stdout)\n"
             "  --log-every N          a line on stderr every N steps (default 1)\n"
             "  --skip-corrupt         skip a corrupt record with a counted warning instead of stopping\n"
             "  --loader-only          run the loader alone for --steps batches and report its rate\n"
             "  --device auto|cpu|cuda[:N]  (default auto: the CPU when no CUDA path or device is usable)\n"
-            "  --help, --version\n"
+            "  -h, --help, -V, --version\n"
             "Exit: 0 done, 1 usage, 2 the run stopped (bad cache, checkpoint mismatch, no device).\n");
 }
 
@@ -115,7 +116,9 @@ static int parse_option(int c, const struct option *longopts, xtts_train_options
     case O_SKIP: o->skip_corrupt = 1; break;
     case O_LOADER_ONLY: o->loader_only = 1; break;
     case O_DEVICE: o->device = optarg; break;
+    case 'h':
     case O_HELP: usage(stdout); return 0;
+    case 'V':
     case O_VERSION: printf("xtts-train %s\n", XTTS_VERSION); return 0;
     default: xtts_usage_hint("xtts-train"); return 1;
     }
@@ -141,7 +144,7 @@ static int parse_args(int argc, char **argv, xtts_train_options *o) {
         {"help", no_argument, 0, O_HELP},               {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "j:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "j:hV", longopts, NULL)) != -1) {
         int rc = parse_option(c, longopts, o);
         if (rc != GO_ON) return rc;
     }

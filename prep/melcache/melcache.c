@@ -358,7 +358,7 @@ static xtts_status inputs_check(xtts_cache_writer *w, input_set *in, uint64_t st
     snprintf(last, sizeof last, "%.*s", (int)(len - 32 > 400 ? 400 : len - 32), (const char *)data + 32);
     if (start > in->n) {
         free(data);
-        return xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of %llu inputs (the last '%s'), %s has only %zu; "
+        return xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of %llu records (the last '%s'), %s has only %zu; "
                               "use --force to rebuild from this stream", dir, (unsigned long long)start, last, name, in->n);
     }
     st = inputs_seek(in, start - 1, err);
@@ -371,10 +371,10 @@ static xtts_status inputs_check(xtts_cache_writer *w, input_set *in, uint64_t st
     free(data);
     if (same) { input_rec_free(&x); return XTTS_OK; }
     if (strcmp(x.id, last))
-        st = xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of another input: its input %llu is '%s', %s's is '%.200s'; "
-                            "use --force to rebuild from this stream", dir, (unsigned long long)(start - 1), last, name, x.id);
+        st = xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of another input: its record %llu is '%s', %s's is '%.200s'; "
+                            "use --force to rebuild from this stream", dir, (unsigned long long)start, last, name, x.id);
     else
-        st = xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of another input: the first %llu inputs of %s differ from "
+        st = xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of another input: the first %llu records of %s differ from "
                             "those stored (ids, speakers, languages, audio paths or token ids); use --force to rebuild from this stream",
                             dir, (unsigned long long)start, name);
     input_rec_free(&x);

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/xtts_common.h"
 #include "formats/record.h"
@@ -16,7 +18,8 @@ static void usage(FILE *f) {
             "Read a token stream (from xtts-tokenize; '-' or none = stdin); for each record decode the\n"
             "audio, downmix, resample, compute the log-mel, pad to a fixed shape, compress and store it.\n"
             "\n"
-            "  -o, --out DIR             cache directory (created; resumed when it holds the same build)\n"
+            "  -o, --out DIR             cache directory: new, empty or a cache (resumed when it holds the\n"
+            "                            same build); a non-empty folder that is no cache is refused\n"
             "      --preset NAME         xtts (default), hifigan, vits, tacotron2, whisper, linear\n"
             "                            (linear: VITS's linear magnitude spectrogram, 513 bins)\n"
             "      --sample-rate HZ --n-fft N --hop N --win N --n-mels N --fmin HZ --fmax HZ\n"
@@ -38,7 +41,7 @@ static void usage(FILE *f) {
             "      --shard-size BYTES    bound on a shard (default 1G; suffixes K M G)\n"
             "      --part K/N            build part K of N (the K-th of N blocks of the input); the last part\n"
             "                            to finish joins the parts (or run xtts-cache-merge DIR)\n"
-            "      --force               replace a cache built with another configuration\n"
+            "      --force               replace a cache built with another configuration (its own files only)\n"
             "      --rejects FILE        write 'id<TAB>reason' for every rejected record\n"
             "      --strict              exit 2 (not 3) when any record is rejected\n"
             "      --progress            progress line even when stderr is not a terminal\n"
@@ -196,6 +199,15 @@ static int parse_args(int argc, char **argv, xtts_melcache_options *o, melcache_
 /* Open the token stream and the rejects file, build, close them: GO_ON, or the exit code. */
 static int run(xtts_melcache_options *o, const melcache_cli *cli, xtts_melcache_result *res) {
     const char *in_name = cli->in_name;
+    struct stat sb;
+    if (strcmp(in_name, "-") && stat(in_name, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "%s: %s: a directory, not a token stream; a dataset folder is read by xtts-tokenize, which "
+                "writes the token stream: xtts-tokenize %s | xtts-melcache --out DIR\n", PROG, in_name, in_name);
+        return 2;
+    }
+    if (!strcmp(in_name, "-") && isatty(STDIN_FILENO))
+        fprintf(stderr, "%s: reading the token stream from standard input (a terminal): end it with Ctrl-D, stop "
+                "with Ctrl-C, or give the file xtts-tokenize wrote: xtts-melcache --out DIR TOKENS\n", PROG);
     FILE *in = strcmp(in_name, "-") == 0 ? stdin : fopen(in_name, "r");
     if (!in) { fprintf(stderr, "%s: %s: cannot open: %m\n", PROG, in_name); return 2; }
     if (cli->rejects_path) {

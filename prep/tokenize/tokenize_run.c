@@ -157,13 +157,23 @@ static int resolve_lang(const xtts_tokenizer *tok, const char *tag) {
 
 static void reject(record *r, const char *why) { if (!r->reject && !r->reject_msg) r->reject = why; }
 
-static void report_reject(const xtts_tokenize_options *o, FILE *rej, const record *r) {
-    const char *name = r->source ? r->source : o->input;
+/* A record named in a message: "FILE:LINE: record N (ID)" (N counts the input's records from
+ * 1, as every program does; docs/design.md, "Naming records"). */
+static void print_record_name(const xtts_tokenize_options *o, const record *r, size_t index) {
+    const char *name = r->source ? r->source : o->input ? o->input : "-";
+    fprintf(stderr, "xtts-tokenize: %s:%zu: record %zu", name, r->line, index + 1);
+    if (r->id && *r->id) fprintf(stderr, " (%s)", r->id);
+}
+
+static void report_reject(const xtts_tokenize_options *o, FILE *rej, const record *r, size_t index) {
     const char *why = r->reject_msg ? r->reject_msg : r->reject;
     char idbuf[64];
     const char *id = r->id && *r->id ? r->id : NULL;
     if (!id) { snprintf(idbuf, sizeof idbuf, "line:%zu", r->line); id = idbuf; }
-    if (!o->quiet) fprintf(stderr, "xtts-tokenize: %s:%zu: %s: %s\n", name, r->line, id, why);
+    if (!o->quiet) {
+        print_record_name(o, r, index);
+        fprintf(stderr, ": rejected: %s\n", why);
+    }
     if (rej) {
         for (const char *p = id; *p; p++) fputc(*p == '\t' || *p == '\n' ? ' ' : *p, rej);
         fprintf(rej, "\t%s\n", why);
@@ -382,7 +392,9 @@ static xtts_status pass_open(run_t *R, xtts_error *err) {
     R->n = 0;
     xtts_status st = xtts_meta_open(&R->mo, &R->mr, err);
     if (!st) R->lang_column = xtts_meta_reader_has_lang(R->mr);
-    R->mo.quiet = 1; /* the reader's notices (format chosen, files read) once, not once a pass */
+    /* the reader's notices (the format it recognised, the files read, speakers without
+     * transcripts) are the input's, not the pass's: the first of the three passes says them */
+    R->mo.quiet = 1;
     return st;
 }
 
@@ -724,14 +736,15 @@ static xtts_status write_chunk(run_t *R, FILE *out, xtts_tokenize_stats *stats, 
         if (!in_shard(R, R->base + k)) continue;
         if (r->over_limit) {
             stats->over_char_limit++;
-            if (R->o->verbose && !r->long_rejected)
-                fprintf(stderr, "xtts-tokenize: %s:%zu: %s: warning: %zu characters, more than XTTS's limit of %d "
-                        "for '%s' (this might cause truncated audio)\n", r->source ? r->source : R->o->input, r->line,
-                        r->id, r->chars, r->over_limit, xtts_lang_code(r->lang));
+            if (R->o->verbose && !r->long_rejected) {
+                print_record_name(R->o, r, R->base + k);
+                fprintf(stderr, ": warning: %zu characters, more than XTTS's limit of %d for '%s' (this might cause "
+                        "truncated audio)\n", r->chars, r->over_limit, xtts_lang_code(r->lang));
+            }
         }
         if (r->reject || r->reject_msg) {
             stats->rejected++;
-            report_reject(R->o, R->rej, r);
+            report_reject(R->o, R->rej, r, R->base + k);
             continue;
         }
         if (r->line_out) {

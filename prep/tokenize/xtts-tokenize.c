@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/xtts_common.h"
 #include "prep/text/normalize/normalize.h"
@@ -226,6 +227,10 @@ int main(int argc, char **argv) {
     tokenize_cli cli = {.tokenizer = NULL};
     int rc = parse_args(argc, argv, &o, &cli);
     if (rc != GO_ON) return rc;
+    if ((!o.input || !strcmp(o.input, "-")) && isatty(STDIN_FILENO))
+        fputs("xtts-tokenize: reading the metadata from standard input (a terminal): end it with Ctrl-D, stop with "
+              "Ctrl-C, or give a metadata file or dataset folder: xtts-tokenize [OPTIONS] METADATA\n",
+              stderr);
     xtts_error err;
     xtts_tokenize_stats s;
     xtts_status st = run(&o, &cli, &s, &err);

@@ -48,7 +48,7 @@ rc=0; mc --out "$T/pk" --part 1/3 "$T/s.tsv" 2>/dev/null || rc=$?
 cp -r "$T/p3" "$T/mixed"; rm -f "$T/mixed/manifest.json"
 rc=0; "$BIN/xtts-melcache" -q --out "$T/mixed" --part 2/3 --force "$T/longer.tsv" 2>"$T/err.txt" || rc=$?
 expect_rc 2 "$BIN/xtts-cache-merge" "$T/mixed"
-one_line_error "part_inputs|takes inputs"
+one_line_error "part_inputs|takes records"
 # a partial manifest without part_inputs (an older build that took every N-th input)
 cp -r "$T/p3" "$T/old"; rm -f "$T/old/manifest.json"
 "$PY" - "$T/old/manifest.part-00001.json" <<'PYEOF'

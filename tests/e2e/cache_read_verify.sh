@@ -69,10 +69,11 @@ PYEOF
 "$I" --index 3 "$T/a" | grep -q '^id: utt-00003$' || die "inspect --index"
 "$I" --id utt-00022 --json "$T/a" > "$T/r22.json"
 "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['index']==22 and j['id']=='utt-00022' and j['shard']=='shard-00001' and len(j['tokens'])==j['n_tokens'], j" "$T/r22.json"
-"$I" --id utt-00022 --npy "$T/r22.npy" --png "$T/r22.png" --scale 3 --colormap magma "$T/a"
+"$I" --id utt-00022 --npy "$T/r22.npy" --png "$T/r22.png" --bare --scale 3 --colormap magma "$T/a"
 "$I" --index 22 --npy - "$T/a" > "$T/r22s.npy"
 cmp -s "$T/r22.npy" "$T/r22s.npy" || die "--npy - differs from --npy FILE"
-"$I" --index 22 --png - --width 100 --height 40 "$T/a" > "$T/r22s.png"
+"$I" --index 22 --png - --bare --width 100 --height 40 "$T/a" > "$T/r22s.png"
+"$I" --index 22 --png "$T/r22f.png" "$T/a"   # the figure: axes, colour bar and title around the mel
 "$PY" - "$T" <<'PYEOF'
 import json, struct, sys
 import numpy as np
@@ -86,6 +87,8 @@ def png_size(p):
     return struct.unpack(">II", b[16:24])
 assert png_size(t + "/r22.png") == (3 * r["n_frames"], 3 * 16), png_size(t + "/r22.png")
 assert png_size(t + "/r22s.png") == (100, 40)
+fw, fh = png_size(t + "/r22f.png")
+assert fw > 800 and fh > 320, (fw, fh)   # at least 800 x 320 pixels of mel, margins around
 PYEOF
 set +e; "$I" --id no-such-id "$T/a" >/dev/null 2>"$T/err.txt"; rc=$?; set -e
 [ $rc -eq 2 ] && grep -q "no-such-id" "$T/err.txt" || die "unknown id must exit 2 naming it"

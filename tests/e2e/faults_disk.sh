@@ -30,7 +30,7 @@ for case in "64 4" "$((data_kb / 2)) 4" "$((data_kb - 64)) 4" "$((data_kb / 2)) 
   set -- $case; kib=$1; every=$2
   rm -rf "$T/lim"
   expect_rc 2 limited "$kib" "$T/lim" --commit-every "$every"
-  one_line_error "shard-00000: commit of [0-9]+ records failed: .*\(file size limit of $((kib * 1024)) bytes\); the cache holds every input before input [0-9]+, re-run to resume"
+  one_line_error "shard-00000: commit of [0-9]+ records failed: .*\(file size limit of $((kib * 1024)) bytes\); the cache holds the first [0-9]+ records of the input, re-run to resume"
   [ ! -f "$T/lim/manifest.json" ] || die "a failed build left a manifest"
   expect_rc 2 "$BIN/xtts-cache-verify" "$T/lim"
   expect_rc 3 "$BIN/xtts-melcache" --out "$T/lim" -j 2 -q --commit-every "$every" "$T/tokens.tsv"
@@ -74,7 +74,7 @@ for kb in 256 $((used / 2)) $((used - 24)) $((used - 12)) $((used - 8)) $((used 
   rc=0; "$BIN/xtts-melcache" --out "$mnt/c" -j 2 -q --commit-every 8 "$T/tokens.tsv" >"$T/out.txt" 2>"$T/err.txt" || rc=$?
   case $rc in
     3) kinds="$kinds ${kb}k:fits" ;;
-    2) if grep -q "commit of [0-9]* records failed: .*(disk full: [0-9]* bytes free); the cache holds every input before input [0-9]*, re-run to resume" "$T/err.txt"; then
+    2) if grep -q "commit of [0-9]* records failed: .*(disk full: [0-9]* bytes free); the cache holds the first [0-9]* records of the input, re-run to resume" "$T/err.txt"; then
          kinds="$kinds ${kb}k:commit"
        else
          one_line_error "manifest.json.tmp.[0-9]+: write failed: No space left on device"

@@ -33,7 +33,7 @@ expect_rc 1 "$mc" --out "$T/x" --part 3/2 "$T/good.tsv";             one_line_er
 # ---- xtts-tokenize ------------------------------------------------------------------------
 expect_rc 0 "$tok" --lang en "$T/data/good.csv"
 expect_rc 3 "$tok" --lang en "$T/data/metadata.csv"
-grep -q "metadata.csv:[0-9]*: bad_notext" "$T/err.txt" || die "tokenize: rejection names no line"
+grep -q "metadata.csv:[0-9]*: record [0-9]* (bad_notext): rejected: " "$T/err.txt" || die "tokenize: rejection names no line and record"
 expect_rc 2 "$tok" --lang en --strict "$T/data/metadata.csv"
 expect_rc 2 "$tok" --lang en "$T/nowhere.csv";  one_line_error "nowhere.csv"
 rc=0; "$tok" --lang en "$T/data/good.csv" >/dev/full 2>"$T/err.txt" || rc=$?
@@ -96,9 +96,10 @@ cmp -s "$T/part.tsv" "$T/shard.tsv" || die "tokenize --part and --shard differ"
 expect_rc 0 "$trn" --cache "$T/c" --steps 1 --width 32 --heads 2 --batch-size 4 -j 1
 
 # ---- --force never removes a file that is not part of a cache ------------------------------
+# (a non-empty folder that is no cache is refused: tests/e2e/melcache_out_not_cache.sh)
+expect_rc 0 "$mc" -q --out "$T/mine" "$T/good.tsv"
 mkdir -p "$T/mine/sub"
 echo "my notes" > "$T/mine/notes.txt"; echo x > "$T/mine/sub/keep"; echo y > "$T/mine/shard-notes"
-expect_rc 0 "$mc" -q --out "$T/mine" "$T/good.tsv"
 expect_rc 0 "$mc" -q --out "$T/mine" --force --dtype fp32 "$T/good.tsv"   # replaces the cache
 [ "$(cat "$T/mine/notes.txt")" = "my notes" ] && [ -f "$T/mine/sub/keep" ] && [ -f "$T/mine/shard-notes" ] ||
   die "--force removed a file that is not part of the cache"

@@ -32,11 +32,11 @@ mc=("$BIN/xtts-melcache" -q -j 2)
 expect_rc 0 "${mc[@]}" --out "$T/r" "$T/A.tsv"
 d_a=$(digest "$T/r"); [ -n "$d_a" ] || die "cache A does not verify"
 expect_rc 2 "${mc[@]}" --out "$T/r" "$T/B.tsv"
-grep -q "holds a build of another input: its input 7 is '[^']*', $T/B.tsv's is 'N8'" "$T/err.txt" || { cat "$T/err.txt"; die "B: no difference named"; }
+grep -q "holds a build of another input: its record 8 is '[^']*', $T/B.tsv's is 'N8'" "$T/err.txt" || { cat "$T/err.txt"; die "B: no difference named"; }
 expect_rc 2 "${mc[@]}" --out "$T/r" "$T/A2.tsv"
-grep -q "the first 8 inputs of $T/A2.tsv differ from those stored" "$T/err.txt" || { cat "$T/err.txt"; die "A2: not refused"; }
+grep -q "the first 8 records of $T/A2.tsv differ from those stored" "$T/err.txt" || { cat "$T/err.txt"; die "A2: not refused"; }
 expect_rc 2 "${mc[@]}" --out "$T/r" "$T/Ashort.tsv"
-grep -q "holds a build of 8 inputs .* has only 4" "$T/err.txt" || { cat "$T/err.txt"; die "short stream: not refused"; }
+grep -q "holds a build of 8 records .* has only 4" "$T/err.txt" || { cat "$T/err.txt"; die "short stream: not refused"; }
 [ "$(digest "$T/r")" = "$d_a" ] || die "a refused resume changed the cache"
 expect_rc 0 "${mc[@]}" --out "$T/r" "$T/A.tsv"   # the same stream still resumes (finished: nothing to do)
 [ "$(digest "$T/r")" = "$d_a" ] || die "re-run with the same stream changed the cache"
@@ -44,7 +44,7 @@ expect_rc 0 "${mc[@]}" --out "$T/r" --force "$T/B.tsv"
 "$BIN/xtts-cache-inspect" "$T/r" --id N8 >/dev/null 2>&1 || die "--force did not rebuild from B"
 
 # ---- 2. one id in two parts ------------------------------------------------------------------
-{ echo "$H"; sed -n 2,8p "$T/tokens.tsv"; sed -n 2p "$T/tokens.tsv"; } > "$T/dup.tsv"   # input 7 (part 1) repeats input 0 (part 0)
+{ echo "$H"; sed -n 2,8p "$T/tokens.tsv"; sed -n 2p "$T/tokens.tsv"; } > "$T/dup.tsv"   # record 8 (part 1) repeats record 1 (part 0)
 id0=$(sed -n 2p "$T/tokens.tsv" | cut -f1)
 expect_rc 0 "${mc[@]}" --out "$T/p" --part 0/2 "$T/dup.tsv"
 expect_rc 2 "${mc[@]}" --out "$T/p" --part 1/2 "$T/dup.tsv"

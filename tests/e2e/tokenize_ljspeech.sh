@@ -36,7 +36,7 @@ head -1 out1.tsv | grep -q '^#xtts-tokens 1	tokenizer=bytes	vocab_hash=sha256:[0
 grep -q '^BAD001	invalid UTF-8$' rejects.tsv || fail "invalid UTF-8 not rejected"
 grep -q '^EN001	duplicate id$' rejects.tsv || fail "duplicate not rejected"
 grep -q '^line:304	expected id|text' rejects.tsv || fail "short line not rejected: $(cat rejects.tsv)"
-grep -q 'metadata.csv:302: BAD001: invalid UTF-8' err1.txt || fail "stderr lacks file:line: id: reason"
+grep -q 'metadata.csv:302: record 301 (BAD001): rejected: invalid UTF-8' err1.txt || fail "stderr lacks file:line: record N (id): rejected: reason"
 
 "$PYTHON" - out1.tsv "$T/data" <<'PY'
 import sys

@@ -38,11 +38,11 @@ grep -q "warning: " err.txt && fail "warning lines without -v: $(cat err.txt)"
 "$BIN" --format tsv -v list.tsv > outv.tsv 2> errv.txt || fail "-v: exit $?"
 cmp -s out.tsv outv.tsv || fail "-v changes the output"
 [ "$(grep -c 'warning: ' errv.txt)" -eq 3 ] || fail "3 warnings: $(cat errv.txt)"
-grep -q "list.tsv:3: e251: warning: 251 characters, more than XTTS's limit of 250 for 'en' (this might cause truncated audio)" errv.txt \
+grep -q "list.tsv:3: record 2 (e251): warning: 251 characters, more than XTTS's limit of 250 for 'en' (this might cause truncated audio)" errv.txt \
   || fail "e251 warning: $(cat errv.txt)"
-grep -q "list.tsv:5: z83: warning: 83 characters, more than XTTS's limit of 82 for 'zh-cn'" errv.txt || fail "z83 warning"
-grep -q "list.tsv:7: h251: warning: 251 characters, more than XTTS's limit of 250 for 'hi'" errv.txt || fail "h251 warning"
-[ "$(grep 'warning: ' errv.txt | cut -d: -f4 | tr -d ' ' | tr '\n' ,)" = "e251,z83,h251," ] || fail "order: $(cat errv.txt)"
+grep -q "list.tsv:5: record 4 (z83): warning: 83 characters, more than XTTS's limit of 82 for 'zh-cn'" errv.txt || fail "z83 warning"
+grep -q "list.tsv:7: record 6 (h251): warning: 251 characters, more than XTTS's limit of 250 for 'hi'" errv.txt || fail "h251 warning"
+[ "$(grep 'warning: ' errv.txt | sed 's/.*(\([^)]*\)): warning:.*/\1/' | tr '\n' ,)" = "e251,z83,h251," ] || fail "order: $(cat errv.txt)"
 
 # --max-chars auto: the three are rejected records (exit 3; --strict: 2)
 set +e

@@ -40,7 +40,7 @@ set -e
 [ $rc -eq 3 ] || fail "expected 3 (rejected records), got $rc"
 grep -q "^u1	characters not in the vocabulary: '☃' U+2603 (--allow-unk keeps such records)$" rej.tsv || fail "u1: $(cat rej.tsv)"
 grep -q "^u3	characters not in the vocabulary: '☃' U+2603, '☂' U+2602 " rej.tsv || fail "u3: $(cat rej.tsv)"
-grep -q "unk.csv:3: u3: characters not in the vocabulary" err.txt || fail "stderr names file and line: $(cat err.txt)"
+grep -q "unk.csv:3: record 3 (u3): rejected: characters not in the vocabulary" err.txt || fail "stderr names file and line: $(cat err.txt)"
 [ "$(tail -n +2 out.tsv | cut -f1)" = u2 ] || fail "only u2 is written"
 "$BIN" -l en -t bpe --vocab "$VOCAB" --normalize spoken --allow-unk unk.csv > allow.tsv 2>/dev/null
 [ "$(tail -n +2 allow.tsv | wc -l)" -eq 3 ] || fail "--allow-unk keeps all three"
