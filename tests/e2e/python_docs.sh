@@ -4,8 +4,9 @@
 #
 # Every block is written to a file of its own and run with the package on PYTHONPATH, after
 # these changes, and no others:
-#   - the cache paths: "cache-xtts/" and "cache/" name the xtts cache, "cache-hifigan/" the
-#     hifigan one (the paths the examples use, relative to where they run)
+#   - the cache paths: "cache-xtts/", "cache/" and README's "build/real-use/cache" (where its
+#     real-use block writes) name the xtts cache, "cache-hifigan/" the hifigan one (the paths
+#     the examples use, relative to where they run)
 #   - "for epoch in range(N):" runs one epoch
 #   - a prelude defines the names an example leaves to its reader (generator, discriminators
 #     and their losses, mel_of, model, the optimizers, VOCAB_SHA256 (the cache's vocab hash),
@@ -128,7 +129,7 @@ for k, (src, code) in enumerate(todo):
     if "torch" in code and not have_torch:
         print("skip: %s: torch is not installed" % name)
         continue
-    body = re.sub(r'"cache/"', '"cache-xtts/"', code)
+    body = re.sub(r'"(cache/|build/real-use/cache)"', '"cache-xtts/"', code)
     body = re.sub(r"(for epoch in range\()\d+(\):)", r"\g<1>1\g<2>", body)
     script = os.path.join(run, "example_%d.py" % (k + 1))
     with open(script, "w", encoding="utf-8") as f:

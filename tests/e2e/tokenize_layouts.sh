@@ -88,7 +88,7 @@ tok -q --lang en --val-list val.txt ft > f2.tsv 2>/dev/null
 # a record's messages name its own file
 printf 'wavs/e2.wav|one|two|three\n' >> ft/metadata_eval.csv
 rc=0; tok --lang en ft > /dev/null 2> f3.err || rc=$?
-[ $rc -eq 3 ] && grep -q 'ft/metadata_eval.csv:3: line:3: expected 3 |-separated fields, found 4' f3.err || fail "reject names the file: $(cat f3.err)"
+[ $rc -eq 3 ] && grep -q 'ft/metadata_eval.csv:3: record 4: rejected: expected 3 |-separated fields, found 4' f3.err || fail "reject names the file: $(cat f3.err)"
 sed -i '$d' ft/metadata_eval.csv
 # the splits reach the cache
 "$BIN/xtts-melcache" -q --out cache f1.tsv 2>/dev/null
