@@ -19,7 +19,8 @@ command -v git >/dev/null && git -C "$HERE" rev-parse --git-dir >/dev/null 2>&1 
 src=$T/xtts-prep
 git clone -q "$HERE" "$src"
 cd "$src"
-make -j2 CUDA=0 demo > "$T/demo.log" 2>&1 || { tail -n 30 "$T/demo.log" >&2; die "make demo failed on a clean clone"; }
+nb() { env -u BUILD -u DEMO_DIR -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$@"; }   # as a newcomer's shell: no build of ours
+nb make -j2 CUDA=0 demo > "$T/demo.log" 2>&1 || { tail -n 30 "$T/demo.log" >&2; die "make demo failed on a clean clone"; }
 [ -f build/demo/data/metadata.csv ] || die "make demo wrote no demo dataset where the README's block looks"
 
 awk '/^## Real use/ {on = 1; next} on && /^```sh$/ {inb = 1; next} inb && /^```$/ {exit} inb {print}' README.md > "$T/block.sh"
@@ -28,13 +29,13 @@ awk '/^## Real use/ {on = 1; next} on && /^```sh$/ {inb = 1; next} inb && /^```$
   echo 'trap '\''rc=$?; if [ $rc -ne 3 ]; then echo "FAIL: exit $rc: $BASH_COMMAND" >&2; exit 1; fi'\'' ERR'
   cat "$T/block.sh"
 } > "$T/run.sh"
-env -u DATA -u VOCAB -u OUT STEPS=2 OMP_NUM_THREADS=2 bash "$T/run.sh" > "$T/block.out" 2> "$T/block.err" \
+nb env -u DATA -u VOCAB -u OUT STEPS=2 OMP_NUM_THREADS=2 bash "$T/run.sh" > "$T/block.out" 2> "$T/block.err" \
   || { tail -n 30 "$T/block.err" >&2; die "README's real-use block failed as pasted after make demo"; }
 cache=$src/build/real-use/cache
 [ -f "$cache/manifest.json" ] || die "the block wrote no cache at build/real-use/cache"
 grep -q '^result: OK$' "$T/block.out" || die "xtts-cache-verify did not say OK"
 
-make -j2 CUDA=0 wheel > "$T/wheel.log" 2>&1 || { tail -n 30 "$T/wheel.log" >&2; die "make wheel failed"; }
+nb make -j2 CUDA=0 wheel > "$T/wheel.log" 2>&1 || { tail -n 30 "$T/wheel.log" >&2; die "make wheel failed"; }
 whl=$(ls build/wheel/*.whl)
 "$PY" -m venv --system-site-packages "$T/venv"
 "$T/venv/bin/pip" install -q --no-index --no-deps "$whl" > "$T/pip.log" 2>&1 || { cat "$T/pip.log" >&2; die "pip install of $whl failed"; }
