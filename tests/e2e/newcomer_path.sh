@@ -69,5 +69,6 @@ if __name__ == "__main__":
 EOF
 "$T/venv/bin/python" "$T/loader.py" "$cache" > "$T/loader.out" 2>&1 || { cat "$T/loader.out" >&2; die "DataLoader over the wheel's package failed"; }
 grep -q '^fork ok' "$T/loader.out" && grep -q '^spawn ok' "$T/loader.out" || { cat "$T/loader.out" >&2; die "fork or spawn did not run"; }
-"$T/venv/bin/python" -m xtts_prep --about | grep -q '^backend: c$' || die "--about does not say backend c in the venv"
+"$T/venv/bin/python" -m xtts_prep --about > "$T/about.txt"
+grep -q '^backend: c$' "$T/about.txt" || { cat "$T/about.txt" >&2; die "--about does not say backend c in the venv"; }
 echo ok
