@@ -256,12 +256,20 @@ gpu-check: all
 # ---- install ---------------------------------------------------------------
 PYTHONDIR ?= $(PREFIX)/lib/$(shell /usr/bin/python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])')/dist-packages
 # make install builds its own copy for a baseline that every x86-64 machine of the last decade
-# runs (x86-64-v2), so an install works on any node of a cluster; the hot kernels (mel, CRC,
-# fp16 conversion) pick AVX2 or AVX-512 at run time. PORTABLE_OPT= overrides it, e.g.
-# `make install PORTABLE_OPT="-O2 -march=native"` for one machine.
+# runs (x86-64-v2), so an install works on any node of a cluster; the hot code (the mel, CRC
+# and fp16 kernels, the trainer's loops) picks AVX2 or AVX-512 at run time (docs/building.md).
+# PORTABLE_OPT= overrides it, e.g. `make install PORTABLE_OPT="-O2 -march=native"` for one
+# machine. `make portable` builds that copy in $(BUILD)/portable without installing it (make
+# bench times it against the native build).
 PORTABLE_OPT ?= -O2 -march=x86-64-v2 -mtune=generic
+.PHONY: portable portable-built
 install:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/portable CFLAGS_OPT="$(PORTABLE_OPT)" install-built
+
+portable:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/portable CFLAGS_OPT="$(PORTABLE_OPT)" portable-built
+
+portable-built: $(LIBXTTS) $(READER_SO) $(PROGS)
 
 install-built: $(LIBXTTS) $(READER_SO) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN))
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/man/man1 \

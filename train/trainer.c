@@ -21,6 +21,7 @@
 #include "cache/reader.h"
 #include "kernels/mel_cuda.h"
 #include "train/checkpoint.h"
+#include "train/cpu_level.h"
 #include "train/loader.h"
 #include "train/model.h"
 #include "train/train_cuda.h"
@@ -263,7 +264,7 @@ static xtts_status gpu_setup(xtts_model *model, int ordinal, xtts_loader *loader
  * fills the ring, so it is left out of the medians. */
 static xtts_status print_summary(const step_stats *stats, long ran, double first_loss, double last_loss,
                                  double samples_total, double time_total, long skipped_total, FILE *jlog,
-                                 const xtts_train_options *o, xtts_error *err) {
+                                 const xtts_train_options *o, int on_cpu, xtts_error *err) {
     size_t skip = stats->n > 1 ? 1 : 0, n = stats->n - skip;
     double med_ms = median(stats->step_ms + skip, n), med_stall = median(stats->stall_pct + skip, n);
     double mean = 0.0, var = 0.0, mean_stall = 0.0;
@@ -282,9 +283,10 @@ static xtts_status print_summary(const step_stats *stats, long ran, double first
         fprintf(jlog,
                 "{\"summary\":{\"steps\":%ld,\"first_loss\":%.9g,\"last_loss\":%.9g,\"median_step_ms\":%.3f,"
                 "\"step_ms_cv\":%.4f,\"samples_per_s\":%.3f,\"median_input_stall_pct\":%.4f,"
-                "\"mean_input_stall_pct\":%.4f,\"skipped_records\":%ld,\"threads\":%d,\"loader_threads\":%d}}\n",
+                "\"mean_input_stall_pct\":%.4f,\"skipped_records\":%ld,\"threads\":%d,\"loader_threads\":%d,"
+                "\"cpu_loops\":\"%s\"}}\n",
                 ran, first_loss, last_loss, med_ms, cv, sps, med_stall, mean_stall, skipped_total, omp_get_max_threads(),
-                o->loader_threads);
+                o->loader_threads, on_cpu ? xtts_cpu_level_name(xtts_cpu_level_current()) : "none");
     if (jlog && (fflush(jlog) != 0 || ferror(jlog)))
         return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log summary: %s", o->log_json, strerror(errno));
     return XTTS_OK;
@@ -389,10 +391,11 @@ static xtts_status run_start(train_run *R, xtts_error *err) {
     }
     fprintf(stderr,
             "xtts-train: %s: %zu train / %zu val records, %llu batches per epoch; model %d layers, width %d, "
-            "%d heads, %zu parameters; batch %d, up to %d positions; %d threads, %d loader threads%s\n",
+            "%d heads, %zu parameters; batch %d, up to %d positions; %d threads, %d loader threads%s%s%s\n",
             o->cache_dir, R->ds.n_train, R->ds.n_val, (unsigned long long)xtts_loader_batches_per_epoch(R->loader),
             R->mc.n_layer, R->mc.channels, R->mc.n_head, R->model->num_parameters, o->batch_size, R->T_max,
-            omp_get_max_threads(), o->loader_threads,
+            omp_get_max_threads(), o->loader_threads, R->ordinal < 0 ? "; CPU loops: " : "",
+            R->ordinal < 0 ? xtts_cpu_level_name(xtts_cpu_level_current()) : "",
             R->ds.normalized ? "" : "; the manifest has no mel statistics, mels are not normalized");
     if (o->eval_every > 0 && R->ds.n_val == 0)
         fprintf(stderr,
@@ -547,7 +550,8 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
     memset(&R, 0, sizeof R);
     R.o = *opt;
     R.ordinal = -1;
-    xtts_status st = xtts_device_choose(R.o.device, "xtts-train", &R.ordinal, err);
+    xtts_status st = xtts_cpu_level_init(err); /* XTTS_CPU, read once */
+    if (!st) st = xtts_device_choose(R.o.device, "xtts-train", &R.ordinal, err);
     if (st) return st;
     if (R.o.steps < 1 || R.o.batch_size < 1 || R.o.loader_threads < 1)
         return xtts_error_set(err, XTTS_EUSAGE, "--steps, --batch-size and --loader-threads must be at least 1");
@@ -561,6 +565,6 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
     if (!st) st = run_loop(&R, err);
     if (!st)
         st = print_summary(&R.stats, R.ran, R.first_loss, R.last_loss, R.samples_total, R.time_total, R.skipped_total,
-                           R.jlog, &R.o, err);
+                           R.jlog, &R.o, R.ordinal < 0, err);
     return run_free(&R, st, err);
 }

@@ -40,6 +40,8 @@ static void usage(FILE *f) {
             "  --loader-only          run the loader alone for --steps batches and report its rate\n"
             "  --device auto|cpu|cuda[:N]  (default auto: the CPU when no CUDA path or device is usable)\n"
             "  -h, --help, -V, --version\n"
+            "Environment: XTTS_CPU=avx512|avx2|baseline caps the instruction set of the CPU loops (default:\n"
+            "the widest the CPU has; every level computes the same bits).\n"
             "Exit: 0 done, 1 usage, 2 the run stopped (bad cache, checkpoint mismatch, no device).\n");
 }
 
