@@ -562,8 +562,10 @@ static void gemm(int n, int m, int k, const float *a, size_t ars, size_t aps, co
         int j_begin = by_cols ? begin * NR : 0, j_end = by_cols ? (end * NR < k ? end * NR : k) : k;
         int kc_max = m < KC ? m : KC, nc_max = j_end - j_begin < NC ? j_end - j_begin : NC;
         nc_max = (nc_max + NR - 1) / NR * NR;
-        /* cache-line aligned, so that no vector load of the micro-kernel straddles two lines */
-        float *bpack = begin < end ? aligned_alloc(64, (size_t)kc_max * nc_max * sizeof(float)) : NULL;
+        /* cache-line aligned, so that no vector load of the micro-kernel straddles two lines
+         * (aligned_alloc wants a size that is a multiple of the alignment) */
+        size_t bpack_bytes = ((size_t)kc_max * nc_max * sizeof(float) + 63) / 64 * 64;
+        float *bpack = begin < end ? aligned_alloc(64, bpack_bytes) : NULL;
         float apack[MR * KC] __attribute__((aligned(64)));
         float tile[MR * NR] __attribute__((aligned(64)));
         if (begin < end && !bpack) {
