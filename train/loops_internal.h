@@ -379,7 +379,7 @@ static void layernorm_backward(float *dinp, float *dweight, float *dbias, const 
 #if defined(__clang__)
 #define GEMM_FMA
 #else
-#define GEMM_FMA __attribute__((optimize("fp-contract=fast")))
+#define GEMM_FMA __attribute__((optimize("fp-contract=fast", "expensive-optimizations")))
 #endif
 #define MADD(s, x, b) ((s) + (x) * (b))
 #else
