@@ -3,14 +3,13 @@
  * frequencies fall on the preset's mel scale), a colour bar in the stored units and a title,
  * drawn into an RGB canvas with a built-in 5x7 bitmap font and written with libpng.
  */
-#include <errno.h>
 #include <math.h>
-#include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cache/inspect.h"
+#include "cache/png_internal.h"
 #include "kernels/mel_math.h"
 
 /* ---- font: printable ASCII, 5 columns x 7 rows, bit 4 the leftmost column ----------------- */
@@ -382,67 +381,16 @@ static int colorbar_label_width(const figure *f) {
 
 /* ---- PNG ------------------------------------------------------------------------------------- */
 
-typedef struct {
-    const char *path;
-    xtts_error *err;
-} png_ctx;
-
-static void on_png_error(png_structp p, png_const_charp msg) {
-    png_ctx *ctx = png_get_error_ptr(p);
-    xtts_error_set(ctx->err, XTTS_EIO, "%s: libpng: %s", ctx->path, msg);
-    png_longjmp(p, 1);
+static const uint8_t *canvas_row(void *ctx, size_t y, uint8_t *scratch) {
+    (void)scratch;
+    const canvas *c = ctx;
+    return c->px + y * (size_t)c->w * 3;
 }
 
-static void on_png_warning(png_structp p, png_const_charp msg) {
-    (void)p;
-    (void)msg;
-}
-
-static xtts_status write_canvas(const canvas *c, const char *path, xtts_error *err) {
-    int to_stdout = !strcmp(path, "-");
-    FILE *volatile f = to_stdout ? stdout : fopen(path, "wb");
-    if (!f) return xtts_error_set(err, XTTS_EIO, "%s: %s", path, strerror(errno));
-    png_ctx ctx = {path, err};
-    png_structp p = png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, on_png_error, on_png_warning);
-    png_infop info = p ? png_create_info_struct(p) : NULL;
-    if (!p || !info) {
-        png_destroy_write_struct(&p, NULL);
-        if (!to_stdout) fclose(f);
-        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
-    }
-    if (setjmp(png_jmpbuf(p))) {
-        png_destroy_write_struct(&p, &info);
-        if (!to_stdout) fclose(f);
-        return err ? err->code : XTTS_EIO;
-    }
-    png_init_io(p, f);
-    png_set_IHDR(p, info, (png_uint_32)c->w, (png_uint_32)c->h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    png_write_info(p, info);
-    for (int y = 0; y < c->h; y++) png_write_row(p, c->px + (size_t)y * (size_t)c->w * 3);
-    png_write_end(p, info);
-    png_destroy_write_struct(&p, &info);
-    int bad = ferror(f);
-    bad |= to_stdout ? fflush(f) != 0 : fclose(f) != 0;
-    return bad ? xtts_error_set(err, XTTS_EIO, "%s: write failed", path) : XTTS_OK;
-}
-
-/* The value range the colours span: --range, else the mel's finite min..max. */
+/* The value range the colours span (--range, else the mel's finite min..max), widened when
+ * it is a single value so that the colour bar has a scale. */
 static void value_range(figure *f) {
-    if (f->o->fixed_range) {
-        f->lo = f->o->vmin;
-        f->hi = f->o->vmax;
-        return;
-    }
-    f->lo = INFINITY, f->hi = -INFINITY;
-    for (size_t c = 0; c < f->n_mels; c++)
-        for (size_t t = 0; t < f->n_frames; t++) {
-            double v = f->mel[c * f->stride + t];
-            if (!isfinite(v)) continue;
-            if (v < f->lo) f->lo = v;
-            if (v > f->hi) f->hi = v;
-        }
-    if (!(f->lo <= f->hi)) f->lo = 0, f->hi = 1;
+    xtts_png_value_range(f->mel, f->n_mels, f->n_frames, f->stride, f->o, &f->lo, &f->hi);
     if (f->hi == f->lo) f->lo -= 0.5, f->hi += 0.5;
 }
 
@@ -480,7 +428,7 @@ xtts_status xtts_png_write_figure(const char *path, const float *mel, size_t n_m
         drawable(labels->title, c.w - 20, t, sizeof t);
         text(&c, text_width(t) <= c.w - f.x0 - 10 ? f.x0 : 10, 12, t, 0); /* over the mel when it fits */
     }
-    xtts_status st = write_canvas(&c, path, err);
+    xtts_status st = xtts_png_write_rgb(path, (size_t)c.w, (size_t)c.h, canvas_row, &c, err);
     free(c.px);
     return st;
 }

@@ -4,6 +4,7 @@
  * tables (perceptually uniform; within about 1/100 of the tables), gray as a ramp.
  */
 #include "cache/inspect.h"
+#include "cache/png_internal.h"
 
 #include <sndfile.h>
 
@@ -390,6 +391,73 @@ static void png_warn(png_structp p, png_const_charp msg) {
     (void)msg;
 }
 
+xtts_status xtts_png_write_rgb(const char *path, size_t w, size_t h, xtts_png_row_fn row, void *ctx, xtts_error *err) {
+    uint8_t *scratch = malloc(w * 3);
+    if (!scratch) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
+    FILE *volatile f = open_out(path, err);
+    if (!f) {
+        free(scratch);
+        return XTTS_EIO;
+    }
+    png_io io = {f, path, err};
+    png_structp p = png_create_write_struct(PNG_LIBPNG_VER_STRING, &io, png_err, png_warn);
+    png_infop info = p ? png_create_info_struct(p) : NULL;
+    if (!p || !info) {
+        png_destroy_write_struct(&p, NULL);
+        free(scratch);
+        if (f != stdout) fclose(f);
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
+    }
+    if (setjmp(png_jmpbuf(p))) {
+        png_destroy_write_struct(&p, &info);
+        free(scratch);
+        if (f != stdout) fclose(f);
+        return err ? err->code : XTTS_EIO;
+    }
+    png_init_io(p, f);
+    png_set_IHDR(p, info, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(p, info);
+    for (size_t y = 0; y < h; y++) png_write_row(p, row(ctx, y, scratch));
+    png_write_end(p, info);
+    png_destroy_write_struct(&p, &info);
+    free(scratch);
+    return close_out(f, path, err);
+}
+
+void xtts_png_value_range(const float *mel, size_t n_mels, size_t n_frames, size_t stride, const xtts_png_options *o,
+                          double *lo, double *hi) {
+    if (o->fixed_range) {
+        *lo = o->vmin, *hi = o->vmax;
+        return;
+    }
+    *lo = INFINITY, *hi = -INFINITY;
+    for (size_t c = 0; c < n_mels; c++)
+        for (size_t t = 0; t < n_frames; t++) {
+            double v = mel[c * stride + t];
+            if (!isfinite(v)) continue;
+            if (v < *lo) *lo = v;
+            if (v > *hi) *hi = v;
+        }
+    if (!(*lo <= *hi)) *lo = 0, *hi = 1;
+}
+
+/* The bare picture: one pixel block per (frame, channel), scaled to W x H. */
+typedef struct {
+    const float *mel;
+    size_t n_mels, n_frames, stride, W, H;
+    double lo, span;
+    xtts_colormap cmap;
+} bare_mel;
+
+static const uint8_t *bare_mel_row(void *ctx, size_t y, uint8_t *rgb) {
+    const bare_mel *b = ctx;
+    size_t c = b->n_mels - 1 - (y * b->n_mels / b->H); /* top row of the picture = highest channel */
+    for (size_t x = 0; x < b->W; x++)
+        xtts_colormap_rgb(b->cmap, (b->mel[c * b->stride + x * b->n_frames / b->W] - b->lo) / b->span, rgb + 3 * x);
+    return rgb;
+}
+
 xtts_status xtts_png_write_mel(const char *path, const float *mel, size_t n_mels, size_t n_frames, size_t stride,
                                const xtts_png_options *o, xtts_error *err) {
     if (!n_mels || !n_frames) return xtts_error_set(err, XTTS_EINPUT, "%s: empty mel, nothing to draw", path);
@@ -398,58 +466,10 @@ xtts_status xtts_png_write_mel(const char *path, const float *mel, size_t n_mels
     size_t H = o->height > 0 ? (size_t)o->height : n_mels * (size_t)scale;
     if (W > 100000 || H > 100000)
         return xtts_error_set(err, XTTS_ERANGE, "%s: picture of %zux%zu pixels is too large", path, W, H);
-    double lo = o->vmin, hi = o->vmax;
-    if (!o->fixed_range) {
-        lo = INFINITY, hi = -INFINITY;
-        for (size_t c = 0; c < n_mels; c++)
-            for (size_t t = 0; t < n_frames; t++) {
-                double v = mel[c * stride + t];
-                if (!isfinite(v)) continue;
-                if (v < lo) lo = v;
-                if (v > hi) hi = v;
-            }
-        if (!(lo <= hi)) lo = 0, hi = 1;
-    }
-    double span = hi > lo ? hi - lo : 1;
-    uint8_t *row = malloc(W * 3);
-    if (!row) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
-    FILE *volatile f = open_out(path, err);
-    if (!f) {
-        free(row);
-        return XTTS_EIO;
-    }
-    png_io io = {f, path, err};
-    png_structp p = png_create_write_struct(PNG_LIBPNG_VER_STRING, &io, png_err, png_warn);
-    png_infop info = p ? png_create_info_struct(p) : NULL;
-    if (!p || !info) {
-        png_destroy_write_struct(&p, NULL);
-        free(row);
-        if (f != stdout) fclose(f);
-        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
-    }
-    if (setjmp(png_jmpbuf(p))) {
-        png_destroy_write_struct(&p, &info);
-        free(row);
-        if (f != stdout) fclose(f);
-        return err ? err->code : XTTS_EIO;
-    }
-    png_init_io(p, f);
-    png_set_IHDR(p, info, (png_uint_32)W, (png_uint_32)H, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    png_write_info(p, info);
-    for (size_t y = 0; y < H; y++) {
-        /* top row of the picture = highest channel */
-        size_t c = n_mels - 1 - (y * n_mels / H);
-        for (size_t x = 0; x < W; x++) {
-            size_t t = x * n_frames / W;
-            xtts_colormap_rgb(o->cmap, (mel[c * stride + t] - lo) / span, row + 3 * x);
-        }
-        png_write_row(p, row);
-    }
-    png_write_end(p, info);
-    png_destroy_write_struct(&p, &info);
-    free(row);
-    return close_out(f, path, err);
+    double lo, hi;
+    xtts_png_value_range(mel, n_mels, n_frames, stride, o, &lo, &hi);
+    bare_mel b = {mel, n_mels, n_frames, stride, W, H, lo, hi > lo ? hi - lo : 1, o->cmap};
+    return xtts_png_write_rgb(path, W, H, bare_mel_row, &b, err);
 }
 
 /* ---- .wav --------------------------------------------------------------------------------- */
