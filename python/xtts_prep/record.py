@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import struct
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Optional, Tuple, Union
 
 import numpy as np
@@ -67,8 +67,7 @@ class Section:
     crc: int
 
     def as_dict(self) -> dict[str, int]:
-        return dict(kind=self.kind, codec=self.codec, flags=self.flags, offset=self.offset, stored=self.stored,
-                    raw=self.raw, crc=self.crc)
+        return {name: getattr(self, name) for name in _SECTION_KEYS}
 
 
 @dataclass
@@ -91,10 +90,12 @@ class RecordHeader:
     pad_value: float
 
     def _common(self) -> dict[str, Any]:
-        return dict(id=self.id, version=self.version, dtype=self.dtype, flags=self.flags, n_mels=self.n_mels,
-                    split=self.split, id_len=self.id_len, n_tokens=self.n_tokens, tokens_padded=self.tokens_padded,
-                    n_frames=self.n_frames, frames_padded=self.frames_padded, speaker_id=self.speaker_id,
-                    lang_id=self.lang_id, n_samples=self.n_samples)
+        """The shared fields in their order, pad_value left for each version to place."""
+        return {name: getattr(self, name) for name in _COMMON_KEYS}
+
+
+_SECTION_KEYS = tuple(f.name for f in fields(Section))
+_COMMON_KEYS = tuple(f.name for f in fields(RecordHeader) if f.name != "pad_value")
 
 
 @dataclass
