@@ -49,3 +49,16 @@ one_line_error() {
   [ "$(printf '%s\n' "$lines" | grep -c .)" -eq 1 ] || { cat "$T/err.txt" >&2; die "want one error line"; }
   printf '%s\n' "$lines" | grep -qE -- "$1" || { cat "$T/err.txt" >&2; die "error line lacks /$1/"; }
 }
+
+# README's "Real use" block (the first ```sh block after "## Real use" of README file $1) as
+# $T/block.sh, and as $T/run.sh: the block run by bash where a failing command stops it unless
+# its exit status is 3 (finished with rejected records, as the README says); sed expression
+# $2, when given, rewrites the block in run.sh.
+readme_real_use_script() {
+  awk '/^## Real use/ {on = 1; next} on && /^```sh$/ {inb = 1; next} inb && /^```$/ {exit} inb {print}' "$1" > "$T/block.sh"
+  [ -s "$T/block.sh" ] || die "no sh block under '## Real use' in $1"
+  {
+    echo 'trap '\''rc=$?; if [ $rc -ne 3 ]; then echo "FAIL: exit $rc: $BASH_COMMAND" >&2; exit 1; fi'\'' ERR'
+    sed "${2:-}" "$T/block.sh"
+  } > "$T/run.sh"
+}

@@ -23,12 +23,7 @@ nb() { env -u BUILD -u DEMO_DIR -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$@"; }   # 
 nb make -j2 CUDA=0 demo > "$T/demo.log" 2>&1 || { tail -n 30 "$T/demo.log" >&2; die "make demo failed on a clean clone"; }
 [ -f build/demo/data/metadata.csv ] || die "make demo wrote no demo dataset where the README's block looks"
 
-awk '/^## Real use/ {on = 1; next} on && /^```sh$/ {inb = 1; next} inb && /^```$/ {exit} inb {print}' README.md > "$T/block.sh"
-[ -s "$T/block.sh" ] || die "no sh block under '## Real use' in README.md"
-{
-  echo 'trap '\''rc=$?; if [ $rc -ne 3 ]; then echo "FAIL: exit $rc: $BASH_COMMAND" >&2; exit 1; fi'\'' ERR'
-  cat "$T/block.sh"
-} > "$T/run.sh"
+readme_real_use_script README.md
 nb env -u DATA -u VOCAB -u OUT STEPS=2 OMP_NUM_THREADS=2 bash "$T/run.sh" > "$T/block.out" 2> "$T/block.err" \
   || { tail -n 30 "$T/block.err" >&2; die "README's real-use block failed as pasted after make demo"; }
 cache=$src/build/real-use/cache

@@ -9,16 +9,11 @@
 set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
 readme="$HERE/README.md"
-awk '/^## Real use/ {on = 1; next} on && /^```sh$/ {inb = 1; next} inb && /^```$/ {exit} inb {print}' "$readme" > "$T/block.sh"
-[ -s "$T/block.sh" ] || die "no sh block under '## Real use' in README.md"
+readme_real_use_script "$readme" "s|\$PWD/build/bin|$BUILD/bin|g"
 grep -q 'export PATH=\$PWD/build/bin:\$PATH' "$T/block.sh" || die "the block does not put build/bin on PATH first"
 for v in DATA VOCAB OUT; do grep -q "^$v=\${$v:-" "$T/block.sh" || die "the block does not set $v with a default"; done
 grep -q -- '--vocab "\$VOCAB"' "$T/block.sh" || die "the block does not tokenize with \$VOCAB"
 bash "$HERE/scripts/make-demo-dataset.sh" "$T/data" >/dev/null 2>&1
-{
-  echo 'trap '\''rc=$?; if [ $rc -ne 3 ]; then echo "FAIL: exit $rc: $BASH_COMMAND" >&2; exit 1; fi'\'' ERR'
-  sed "s|\$PWD/build/bin|$BUILD/bin|g" "$T/block.sh"
-} > "$T/run.sh"
 touch "$T/stamp"
 (cd "$HERE" && env DATA="$T/data/metadata.csv" OUT="$T/out" STEPS=2 OMP_NUM_THREADS=2 bash "$T/run.sh") \
   > "$T/stdout.txt" 2> "$T/stderr.txt" || { tail -n 30 "$T/stderr.txt" >&2; die "the README block failed"; }
