@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -116,6 +117,9 @@ typedef struct {
     uint64_t file_bytes; /* size of data.mdb at open */
     xtts_status status;
     char error[XTTS_ERRMSG_MAX];
+    int sys_errno; /* the errno of a failed open of the files (a resource limit, not damage) */
+    int pins;      /* readers holding a read transaction on env (the pool closes only idle ones) */
+    uint64_t used; /* pool clock at the last pin */
 } shard_t;
 
 struct xtts_cache {
@@ -127,11 +131,20 @@ struct xtts_cache {
     shard_t *shards;
     uint64_t count;
     size_t max_frames;
+    /* The pool of open environments: an environment holds a descriptor (data.mdb) and a
+     * map, so at most pool_cap stay open; the least recently used idle one is closed to
+     * open another, and reopened when read again. */
+    pthread_mutex_t pool_mu;
+    size_t pool_cap, pool_open;
+    uint64_t pool_clock;
 };
 
 struct xtts_cache_reader {
     xtts_cache *c;
-    MDB_txn **txn; /* per shard, begun on first use */
+    MDB_txn **txn; /* per shard, begun on first use; each pins its shard's environment */
+    size_t *held;  /* the shards with a transaction, least recently used first */
+    size_t n_held, hold_max;
+    size_t busy;   /* the shard a foreach walks (never released meanwhile), or (size_t)-1 */
     xtts_record_decoder *dec;
     float *seg_mel; /* xtts_cache_reader_segment's scratch */
     size_t seg_mel_cap;
@@ -187,20 +200,37 @@ static int meta_equals(MDB_txn *txn, MDB_dbi dbi, const char *key, const char *w
     return v.mv_size == strlen(want) && !memcmp(p, want, v.mv_size) ? 1 : 0;
 }
 
+/* Failures of the system rather than of the files: a descriptor or memory limit, a
+ * permission. They stop a read with the errno's words and never call a shard damaged. */
+static xtts_status resource_status(int e) { return e == ENOMEM ? XTTS_ENOMEM : XTTS_EIO; }
+
+/* Worth closing an idle environment of the pool and trying again. */
+static int pool_may_relieve(int e) { return e == EMFILE || e == ENFILE || e == ENOMEM; }
+
 /* liblmdb takes its page size from the meta pages and then trusts it: page size and meta
  * locations must agree before mdb_env_open maps the file (cache/lmdb_file.h, the check the
- * writer makes too). NULL when they look sound, else what is wrong. */
-static const char *meta_pages_check(const char *data_path, uint64_t file_bytes) {
+ * writer makes too). 0 when they look sound, -1 (the shard failed, the reason kept). */
+static int meta_pages_check(shard_t *s, const char *data_path) {
     int fd = open(data_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return "data.mdb unreadable";
+    if (fd < 0) {
+        s->sys_errno = errno;
+        char detail[300];
+        say(detail, sizeof detail, "%s: %s", data_path, strerror(s->sys_errno));
+        shard_fail(s, resource_status(s->sys_errno), "%s: cannot open %s", detail);
+        return -1;
+    }
     uint8_t m[2][XTTS_LMDB_META_BYTES];
-    const char *why = xtts_lmdb_meta_pages(fd, file_bytes, m);
+    const char *why = xtts_lmdb_meta_pages(fd, s->file_bytes, m);
     close(fd);
-    return why;
+    if (why) {
+        shard_fail(s, XTTS_ECORRUPT, "%s: damaged meta pages (%s)", why);
+        return -1;
+    }
+    return 0;
 }
 
-/* the shard directory and its data file exist, and its meta pages look sound; 0 or -1
- * (failed, with the reason kept) */
+/* the shard directory and its data file exist, the file can hold the records the manifest
+ * gives it, and its meta pages look sound; 0 or -1 (failed, with the reason kept) */
 static int shard_open_files(shard_t *s) {
     char detail[300];
     struct stat st;
@@ -217,29 +247,47 @@ static int shard_open_files(shard_t *s) {
         return -1;
     }
     s->file_bytes = (uint64_t)st.st_size;
-    const char *why = meta_pages_check(data_path, s->file_bytes);
-    if (why) {
-        shard_fail(s, XTTS_ECORRUPT, "%s: damaged meta pages (%s)", why);
+    /* Every record is a key and a value of at least a record header: a count the file
+     * cannot hold is refused before any work is bounded by it. */
+    uint64_t can_hold = s->file_bytes / (XTTS_RECORD_HEADER_BYTES + 8);
+    if (s->records > can_hold) {
+        say(detail, sizeof detail, "the manifest says %llu records, data.mdb of %llu bytes holds at most %llu",
+            (unsigned long long)s->records, (unsigned long long)s->file_bytes, (unsigned long long)can_hold);
+        shard_fail(s, XTTS_ECORRUPT, "%s: %s", detail);
         return -1;
     }
-    return 0;
+    return meta_pages_check(s, data_path);
 }
 
-/* the LMDB environment, read-only, and the file long enough for its pages; 0 or -1 */
+/* the LMDB environment, read-only, mapping the file as it is (never the size a writer
+ * may grow it to: a reader needs no room to grow), and the file long enough for its
+ * pages; 0 or -1 */
 static int shard_open_env(shard_t *s) {
     char detail[300];
     int rc = mdb_env_create(&s->env);
     if (rc) {
-        shard_fail(s, XTTS_ENOMEM, "%s: %s", mdb_strerror(rc));
+        s->env = NULL;
+        s->sys_errno = rc > 0 ? rc : ENOMEM;
+        shard_fail(s, XTTS_ENOMEM, "%s: cannot make an LMDB environment: %s", mdb_strerror(rc));
         return -1;
     }
     mdb_env_set_maxdbs(s->env, 8);
     mdb_env_set_assert(s->env, guard_assert);
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t map_bytes = (s->file_bytes + page - 1) / page * page;
+    if (map_bytes < page) map_bytes = page;
+    mdb_env_set_mapsize(s->env, (size_t)map_bytes);
     volatile int fault_stage = 0;
     GUARD(sig)
     rc = mdb_env_open(s->env, s->path, MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD | MDB_NOTLS, 0444);
     GUARD_END(sig)
     if (sig) rc = MDB_CORRUPTED, fault_stage = 1;
+    if (rc > 0 && rc != ENOENT) { /* liblmdb's own codes are negative: this is errno */
+        s->sys_errno = rc;
+        say(detail, sizeof detail, "%s/data.mdb: %s", s->path, strerror(rc));
+        shard_fail(s, resource_status(rc), "%s: cannot open %s", detail);
+        return -1;
+    }
     if (rc) {
         say(detail, sizeof detail, "%s%s", fault_stage ? "fault while reading meta pages: " : "",
                  fault_stage ? signame(sig) : mdb_strerror(rc));
@@ -350,9 +398,89 @@ static void shard_open_databases(xtts_cache *c, shard_t *s) {
     }
 }
 
+/* ---- the pool of open environments ---------------------------------------------------- */
+
+/* How many environments may stay open at once: half the descriptors RLIMIT_NOFILE leaves
+ * free when the cache is opened (the other half stays the program's), 1 to 512. */
+static size_t pool_capacity(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= 4096) return 512;
+    size_t limit = (size_t)rl.rlim_cur, used = 0;
+    for (size_t fd = 0; fd < limit; fd++) used += fcntl((int)fd, F_GETFD) != -1;
+    size_t cap = used < limit ? (limit - used) / 2 : 0;
+    return cap < 1 ? 1 : cap > 512 ? 512 : cap;
+}
+
+static void shard_close_env(xtts_cache *c, shard_t *s) {
+    if (!s->env) return;
+    mdb_env_close(s->env);
+    s->env = NULL;
+    s->map = NULL;
+    c->pool_open--;
+}
+
+/* Close the least recently used environment no reader holds; 0 when every open one is
+ * held. pool_mu held (or the cache not yet shared). */
+static int pool_evict(xtts_cache *c) {
+    shard_t *lru = NULL;
+    for (size_t i = 0; i < c->n_shards; i++) {
+        shard_t *s = &c->shards[i];
+        if (s->env && s->pins == 0 && (!lru || s->used < lru->used)) lru = s;
+    }
+    if (!lru) return 0;
+    shard_close_env(c, lru);
+    return 1;
+}
+
+/* Open and check shard s's environment, making room in the pool first; a descriptor or
+ * memory limit met on the way closes another idle environment and tries again. On failure
+ * nothing of the shard stays open and s->status says why (s->sys_errno when it is the
+ * system's). pool_mu held (or the cache not yet shared). */
 static void shard_open(xtts_cache *c, shard_t *s) {
-    if (shard_open_files(s) || shard_open_env(s)) return;
-    shard_open_databases(c, s);
+    while (c->pool_open >= c->pool_cap && pool_evict(c)) {
+    }
+    for (;;) {
+        s->status = XTTS_OK;
+        s->sys_errno = 0;
+        if (!shard_open_files(s) && !shard_open_env(s)) shard_open_databases(c, s);
+        if (s->env) c->pool_open++;
+        if (!s->status) {
+            s->used = ++c->pool_clock;
+            return;
+        }
+        shard_close_env(c, s);
+        if (!s->sys_errno || !pool_may_relieve(s->sys_errno) || !pool_evict(c)) return;
+    }
+}
+
+/* Hold shard si's environment open for a read transaction, reopening it when the pool
+ * closed it. A resource limit met while reopening is returned and not kept as the shard's
+ * fault (a later read tries again). */
+static xtts_status shard_pin(xtts_cache *c, size_t si, xtts_error *err) {
+    shard_t *s = &c->shards[si];
+    xtts_status st = XTTS_OK;
+    pthread_mutex_lock(&c->pool_mu);
+    if (!s->status && !s->env) {
+        shard_open(c, s);
+        if (s->status && s->sys_errno) {
+            st = xtts_error_set(err, s->status, "%s", s->error);
+            s->status = XTTS_OK;
+            s->sys_errno = 0;
+        }
+    }
+    if (!st && s->status) st = xtts_error_set(err, s->status, "%s", s->error);
+    if (!st) {
+        s->pins++;
+        s->used = ++c->pool_clock;
+    }
+    pthread_mutex_unlock(&c->pool_mu);
+    return st;
+}
+
+static void shard_unpin(xtts_cache *c, size_t si) {
+    pthread_mutex_lock(&c->pool_mu);
+    c->shards[si].pins--;
+    pthread_mutex_unlock(&c->pool_mu);
 }
 
 void xtts_cache_guard_faults(void) { pthread_once(&guard_once, guard_install); }
@@ -364,6 +492,7 @@ xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out
         free(c);
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
     }
+    pthread_mutex_init(&c->pool_mu, NULL);
     char path[4200];
     xtts_path_join(path, sizeof path, dir, "manifest.json");
     /* every key and its type is checked here, once (formats/manifest.c) */
@@ -382,6 +511,7 @@ xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out
         goto fail;
     }
     c->max_frames = (size_t)xtts_cache_config_max_padded_frames(&c->cfg);
+    c->pool_cap = pool_capacity();
 
     uint64_t total = c->manifest.records;
     c->n_shards = c->manifest.n_shards;
@@ -416,7 +546,8 @@ xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out
             say(s->error, sizeof s->error, "%s: manifest first_index %llu, the shards before it hold %llu records",
                      s->name, (unsigned long long)s->manifest_first, (unsigned long long)s->first);
         }
-        if (s->status && !(flags & XTTS_CACHE_OPEN_TOLERANT)) {
+        /* a resource limit is the system's, not a fault of the shard: it stops every open */
+        if (s->status && (s->sys_errno || !(flags & XTTS_CACHE_OPEN_TOLERANT))) {
             st = xtts_error_set(err, s->status, "%s: %s", dir, s->error);
             goto fail;
         }
@@ -441,10 +572,11 @@ xtts_status xtts_cache_open(const char *dir, xtts_cache **out, xtts_error *err) 
 void xtts_cache_close(xtts_cache *c) {
     if (!c) return;
     for (size_t i = 0; i < c->n_shards; i++) {
-        if (c->shards[i].env) mdb_env_close(c->shards[i].env);
+        shard_close_env(c, &c->shards[i]);
         free(c->shards[i].name);
         free(c->shards[i].path);
     }
+    pthread_mutex_destroy(&c->pool_mu);
     free(c->shards);
     xtts_manifest_info_free(&c->manifest);
     free(c->dir);
@@ -495,13 +627,18 @@ xtts_status xtts_cache_reader_new(xtts_cache *c, xtts_cache_reader **out, xtts_e
     *out = NULL;
     xtts_cache_reader *r = calloc(1, sizeof *r);
     if (r) r->txn = calloc(c->n_shards ? c->n_shards : 1, sizeof *r->txn);
+    if (r) r->held = calloc(c->n_shards ? c->n_shards : 1, sizeof *r->held);
     if (r) xtts_record_decoder_new(&r->dec);
-    if (!r || !r->txn || !r->dec) {
+    if (!r || !r->txn || !r->held || !r->dec) {
         xtts_cache_reader_delete(r);
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory for a reader", c->dir);
     }
     r->c = c;
     r->batch_streaming = -1;
+    r->busy = (size_t)-1;
+    /* When the pool cannot hold every shard, a reader keeps transactions on two at most,
+     * so that the others' environments can be closed. */
+    r->hold_max = c->pool_cap >= c->n_shards ? c->n_shards : c->pool_cap < 2 ? 1 : 2;
     *out = r;
     return XTTS_OK;
 }
@@ -514,40 +651,76 @@ void xtts_cache_reader_delete(xtts_cache_reader *r) {
     if (!r) return;
     if (r->txn && r->c)
         for (size_t i = 0; i < r->c->n_shards; i++)
-            if (r->txn[i]) mdb_txn_abort(r->txn[i]);
+            if (r->txn[i]) {
+                mdb_txn_abort(r->txn[i]);
+                shard_unpin(r->c, i);
+            }
     free(r->txn);
+    free(r->held);
     xtts_record_decoder_delete(r->dec);
     free(r->seg_mel);
     free(r->seg_wave);
     free(r);
 }
 
-static xtts_status reader_txn(xtts_cache_reader *r, size_t si, MDB_txn **txn, xtts_error *err) {
-    shard_t *s = &r->c->shards[si];
-    if (s->status) return xtts_error_set(err, s->status, "%s", s->error);
-    if (!r->txn[si]) {
-        MDB_txn *volatile t = NULL;
-        int rc;
-        GUARD(sig)
-        rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, (MDB_txn **)&t);
-        GUARD_END(sig)
-        if (sig) return xtts_error_set(err, XTTS_ECORRUPT, "%s: damaged meta pages (%s)", s->name, signame(sig));
-        r->txn[si] = t;
-        if (rc) {
-            r->txn[si] = NULL;
-            return xtts_error_set(err, XTTS_EIO, "%s: cannot begin a read transaction (%s)", s->name,
-                                  mdb_strerror(rc));
+/* End the reader's transaction on shard si, if any, and let the pool close its
+ * environment. */
+static void reader_drop_txn(xtts_cache_reader *r, size_t si) {
+    if (!r->txn[si]) return;
+    mdb_txn_abort(r->txn[si]);
+    r->txn[si] = NULL;
+    shard_unpin(r->c, si);
+    for (size_t i = 0; i < r->n_held; i++)
+        if (r->held[i] == si) {
+            memmove(r->held + i, r->held + i + 1, (r->n_held - i - 1) * sizeof *r->held);
+            r->n_held--;
+            break;
         }
-    }
-    *txn = r->txn[si];
-    return XTTS_OK;
 }
 
-/* After a fault the transaction's cursors may be half-walked: drop it; a later read
- * begins a new one. */
-static void reader_drop_txn(xtts_cache_reader *r, size_t si) {
-    if (r->txn[si]) mdb_txn_abort(r->txn[si]);
-    r->txn[si] = NULL;
+/* Make room for one more transaction: drop the least recently used one that no foreach
+ * is walking; 0 when there is none to drop. */
+static int reader_release_oldest(xtts_cache_reader *r) {
+    for (size_t i = 0; i < r->n_held; i++)
+        if (r->held[i] != r->busy) {
+            reader_drop_txn(r, r->held[i]);
+            return 1;
+        }
+    return 0;
+}
+
+static xtts_status reader_txn(xtts_cache_reader *r, size_t si, MDB_txn **txn, xtts_error *err) {
+    shard_t *s = &r->c->shards[si];
+    if (r->txn[si]) {
+        if (r->hold_max < r->c->n_shards) /* keep the order of use for reader_release_oldest */
+            for (size_t i = 0; i + 1 < r->n_held; i++)
+                if (r->held[i] == si) {
+                    memmove(r->held + i, r->held + i + 1, (r->n_held - i - 1) * sizeof *r->held);
+                    r->held[r->n_held - 1] = si;
+                    break;
+                }
+        *txn = r->txn[si];
+        return XTTS_OK;
+    }
+    while (r->n_held >= r->hold_max && reader_release_oldest(r)) {
+    }
+    xtts_status st = shard_pin(r->c, si, err);
+    if (st) return st;
+    MDB_txn *volatile t = NULL;
+    int rc;
+    GUARD(sig)
+    rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, (MDB_txn **)&t);
+    GUARD_END(sig)
+    if (sig || rc) {
+        shard_unpin(r->c, si);
+        if (sig) return xtts_error_set(err, XTTS_ECORRUPT, "%s: damaged meta pages (%s)", s->name, signame(sig));
+        return xtts_error_set(err, rc > 0 ? resource_status(rc) : XTTS_EIO, "%s: cannot begin a read transaction (%s)",
+                              s->name, mdb_strerror(rc));
+    }
+    r->txn[si] = t;
+    r->held[r->n_held++] = si;
+    *txn = t;
+    return XTTS_OK;
 }
 
 static int in_map(const shard_t *s, const void *p, size_t len) {
@@ -737,6 +910,8 @@ xtts_status xtts_cache_reader_foreach(xtts_cache_reader *r, size_t si, const cha
     if (scan) (void)madvise((void *)s->map, s->file_bytes, MADV_SEQUENTIAL);
     volatile int outside = 0;
     volatile uint64_t n = 0;
+    size_t busy_before = r->busy;
+    r->busy = si; /* the callback may read other shards with this reader: keep this one */
     GUARD(sig)
     MDB_val k, v;
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == MDB_SUCCESS; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
@@ -748,6 +923,7 @@ xtts_status xtts_cache_reader_foreach(xtts_cache_reader *r, size_t si, const cha
         if (cb(ctx, k.mv_data, k.mv_size, v.mv_data, v.mv_size)) break;
     }
     GUARD_END(sig)
+    r->busy = busy_before;
     mdb_cursor_close(cur);
     if (scan) (void)madvise((void *)s->map, s->file_bytes, MADV_RANDOM);
     if (sig) {
@@ -927,7 +1103,6 @@ xtts_status xtts_cache_lengths(xtts_cache_reader *r, xtts_lengths *out, xtts_err
     }
     for (size_t si = 0; si < c->n_shards; si++) {
         shard_t *s = &c->shards[si];
-        if (s->status) return xtts_error_set(err, s->status, "%s", s->error);
         lengths_ctx x = {out, s->first, s->records, 0, s->name, err, XTTS_OK};
         xtts_status st = xtts_cache_reader_foreach(r, si, "lengths", lengths_cb, &x, err);
         if (st) return st;
