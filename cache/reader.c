@@ -499,7 +499,8 @@ xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out
     xtts_status st = xtts_manifest_info_init(&c->manifest, path, err);
     if (st == XTTS_ENOTFOUND) {
         char why[600];
-        if (xtts_cache_unfinished(dir, why, sizeof why)) st = xtts_error_set(err, XTTS_ENOTFOUND, "%s", why);
+        int unfinished = xtts_cache_unfinished(dir, why, sizeof why);
+        if (unfinished) st = xtts_error_set(err, unfinished == 2 ? XTTS_EBUSY : XTTS_ENOTFOUND, "%s", why);
     }
     if (st) goto fail;
     c->cfg = c->manifest.config;

@@ -34,8 +34,8 @@ typedef struct xtts_cache xtts_cache;
 typedef struct xtts_cache_reader xtts_cache_reader;
 
 /* Open dir/manifest.json and every shard it lists.
- * Errors: XTTS_ENOMEM; those of xtts_manifest_load (XTTS_ENOTFOUND, also for an unfinished
- * build, with what it holds; XTTS_EIO, XTTS_ERANGE, XTTS_EINPUT, XTTS_EMISMATCH,
+ * Errors: XTTS_ENOMEM; XTTS_EBUSY (no manifest.json and a build holds the directory's lock);
+ * those of xtts_manifest_load (XTTS_ENOTFOUND, also for an unfinished build, with what it holds; XTTS_EIO, XTTS_ERANGE, XTTS_EINPUT, XTTS_EMISMATCH,
  * XTTS_ECORRUPT); XTTS_EINPUT (shard entries or the config shape out of limits); the first
  * shard's fault: XTTS_ENOTFOUND (shard directory or data.mdb missing), XTTS_ECORRUPT (damaged
  * or truncated data.mdb, a missing database, counts that disagree with the manifest),
@@ -43,11 +43,13 @@ typedef struct xtts_cache_reader xtts_cache_reader;
  * begin or commit a transaction), XTTS_ENOMEM (LMDB cannot make an environment). */
 xtts_status xtts_cache_open(const char *dir, xtts_cache **out, xtts_error *err);
 
-/* For a directory without manifest.json: 1 with msg saying what it holds when it is an
- * unfinished build ("DIR: unfinished: 1 of 2 parts done; ..." for a build in parts, "DIR:
- * unfinished build (no manifest.json, N shard directories); ..." for a whole build stopped
- * before its manifest), else 0. The readers' open uses it for their message
- * (cache/unfinished.c). */
+/* For a directory without manifest.json: 2 with msg "DIR: a build is running in this
+ * directory (lock NAME held by pid P); ..." when a build, a part of one or a merge holds its
+ * lock (from the build's first instant, before anything else is written); 1 with msg saying
+ * what it holds when it is an unfinished build ("DIR: unfinished: 1 of 2 parts done; ..." for
+ * a build in parts, "DIR: unfinished build (no manifest.json, N shard directories); ..." for a
+ * whole build stopped before its manifest), else 0. The readers' open uses it for their
+ * message (cache/unfinished.c): XTTS_EBUSY for 2, XTTS_ENOTFOUND for 1. */
 int xtts_cache_unfinished(const char *dir, char *msg, size_t cap);
 /* NULL is allowed. */
 void xtts_cache_close(xtts_cache *c);

@@ -2,11 +2,11 @@
 
 from .manifest import CacheError, load_manifest, config_hash
 from ._clib import FallbackWarning
-from .cache import XttsCache, LENGTH_FIELDS
+from .cache import XttsCache, CacheResourceError, LENGTH_FIELDS
 from .data import (CacheDataset, BucketingBatchSampler, Collate, XttsGptDataset, XttsGptCollate,
                    VocoderSegmentDataset, check_expect)
 
-__all__ = ["CacheError", "FallbackWarning", "load_manifest", "config_hash", "XttsCache", "LENGTH_FIELDS",
+__all__ = ["CacheError", "CacheResourceError", "FallbackWarning", "load_manifest", "config_hash", "XttsCache", "LENGTH_FIELDS",
            "CacheDataset", "BucketingBatchSampler", "Collate", "XttsGptDataset", "XttsGptCollate",
            "VocoderSegmentDataset", "check_expect"]
 __version__ = "0.1.0"

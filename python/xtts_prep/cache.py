@@ -17,7 +17,10 @@ by the pure-Python reader otherwise; both give identical arrays.
 
 from __future__ import annotations
 
+import collections
+import errno
 import hashlib
+import mmap
 import os
 import struct
 import sys
@@ -43,9 +46,53 @@ from .record import (DTYPE_F16 as DTYPE_F16, DTYPE_F32 as DTYPE_F32, FLAG_SHUFFL
 from .record import (LENGTH_DTYPE, LENGTH_STRUCT, Header, RecordHeaderV2, decode_stored, parse_record_header,
                      record_key, section_bytes, unshuffle)
 
-__all__ = ["XttsCache", "CacheError", "LENGTH_FIELDS"]
+__all__ = ["XttsCache", "CacheError", "CacheResourceError", "LENGTH_FIELDS"]
+
+
+class CacheResourceError(CacheError, OSError):
+    """A shard that cannot be opened for want of a resource of this process or system (a
+    descriptor or memory limit, a permission): not damage. errno and strerror are set."""
+
+
+# errors of the system, not of the files: named with their errno's words, never "damaged"
+_RESOURCE_ERRNOS = (errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EACCES, errno.EPERM, errno.EAGAIN)
+# those that closing an idle environment of the pool may relieve
+_POOL_ERRNOS = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)
+
+
+def _resource_errno(e: BaseException) -> Optional[int]:
+    """The errno of a resource failure behind e (an OSError, or py-lmdb's Error, which
+    carries only strerror's words), else None."""
+    if isinstance(e, OSError):
+        return e.errno if e.errno in _RESOURCE_ERRNOS else None
+    text = str(e)
+    for code in _RESOURCE_ERRNOS:
+        if text.endswith(os.strerror(code)):
+            return code
+    return None
+
+
+def _pool_capacity() -> int:
+    """How many shard environments stay open at once: a quarter of the descriptors
+    RLIMIT_NOFILE leaves free (the C library's pool and the program keep the rest), 1 to
+    256."""
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):
+        return 256
+    if soft == resource.RLIM_INFINITY or soft >= 4096:
+        return 256
+    try:
+        used = len(os.listdir("/proc/self/fd"))
+    except OSError:
+        used = 16
+    return max(1, min(256, (soft - used) // 4))
 
 BACKENDS = ("auto", "c", "python")
+
+# the least a record takes in data.mdb: its 8-byte key and a record header
+_MIN_RECORD_BYTES = 8 + 64
 
 # an open shard: its LMDB environment and named databases (py-lmdb has no type information)
 _Handles = Tuple[Any, Dict[str, Any]]
@@ -130,7 +177,9 @@ class XttsCache:
         self.speakers: list[str] = list(m.get("speakers", []))
         self.languages: list[str] = list(m.get("languages", []))
         self._pid: Optional[int] = None
-        self._envs: dict[int, _Handles] = {}
+        # the open shards, least recently used first, at most _pool_cap of them
+        self._envs: collections.OrderedDict[int, _Handles] = collections.OrderedDict()
+        self._pool_cap = _pool_capacity()
         self._dctx: Optional[zstandard.ZstdDecompressor] = None
         if backend == "auto" and self.backend == "python":
             _clib.warn_fallback(stacklevel=2)   # once per process, naming where it looked
@@ -141,7 +190,7 @@ class XttsCache:
         pid = os.getpid()
         if pid != self._pid:
             # Handles inherited through fork() are dropped, never used: open afresh here.
-            self._envs = {}
+            self._envs = collections.OrderedDict()
             self._dctx = zstandard.ZstdDecompressor()
             self._pid = pid
 
@@ -149,7 +198,33 @@ class XttsCache:
         self._check_process()
         got = self._envs.get(si)
         if got is not None:
+            self._envs.move_to_end(si)
             return got
+        while len(self._envs) >= self._pool_cap:
+            self._evict()
+        while True:
+            try:
+                got = self._open_shard(si)
+                break
+            except CacheResourceError as e:
+                if e.errno not in _POOL_ERRNOS or not self._envs:
+                    raise
+                self._evict()   # a descriptor or memory limit: close an idle shard, try again
+        self._envs[si] = got
+        return got
+
+    def _evict(self) -> None:
+        """Close the least recently used open shard (reopened when read again)."""
+        _, (env, _) = self._envs.popitem(last=False)
+        env.close()
+
+    def _resource_error(self, name: str, what: str, e: BaseException) -> Optional[CacheResourceError]:
+        code = _resource_errno(e)
+        if code is None:
+            return None
+        return CacheResourceError(code, "%s: cannot open %s: %s" % (name, what, os.strerror(code)))
+
+    def _open_shard(self, si: int) -> _Handles:
         s = self.shards[si]
         path = os.path.join(self.path, s.name)
         data = os.path.join(path, "data.mdb")
@@ -159,51 +234,61 @@ class XttsCache:
             size = os.stat(data).st_size
         except OSError as e:
             raise CacheError("%s: shard has no data file (%s)" % (s.name, e)) from None
+        if s.records > size // _MIN_RECORD_BYTES:
+            raise CacheError("%s: the manifest says %d records, data.mdb of %d bytes holds at most %d"
+                             % (s.name, s.records, size, size // _MIN_RECORD_BYTES))
         try:
             check_lmdb_structure(path)
         except CacheError as e:
             raise CacheError("%s: damaged (%s)" % (s.name, e)) from None
         except (OSError, ValueError, struct.error) as e:
-            raise CacheError("%s: cannot read data.mdb (%s)" % (s.name, e)) from None
+            raise self._resource_error(s.name, data, e) or \
+                CacheError("%s: cannot read data.mdb (%s)" % (s.name, e)) from None
+        # map the file as it is: a reader needs none of the room a writer may grow into
+        page = mmap.PAGESIZE
+        map_size = max(page, (size + page - 1) // page * page)
         try:
             env = lmdb.open(path, readonly=True, lock=False, readahead=False, max_dbs=8, max_readers=4096,
-                            subdir=True, create=False)
+                            subdir=True, create=False, map_size=map_size)
         except lmdb.Error as e:
-            raise CacheError("%s: cannot open LMDB environment (%s)" % (s.name, e)) from None
+            raise self._resource_error(s.name, data, e) or \
+                CacheError("%s: cannot open LMDB environment (%s)" % (s.name, e)) from None
         try:
-            need: int = (env.info()["last_pgno"] + 1) * env.stat()["psize"]
-            if need > size:
-                raise CacheError("%s: truncated (data.mdb has %d bytes, its pages reach %d)" % (s.name, size, need))
-            names = ("records", "ids", "meta") + (("lengths",) if self.format_version >= 2 else ())
-            dbs: dict[str, Any] = {n: env.open_db(n.encode(), create=False) for n in names}
-            with env.begin(db=dbs["meta"]) as txn:
-                h = txn.get(b"config_hash")
-                fmt = txn.get(b"format")
-            if h is None or h.decode("ascii", "replace") != self.config_hash:
-                raise CacheError("%s: shard %s (built with another configuration)"
-                                 % (s.name, "has no config_hash" if h is None else
-                                    "config_hash differs from the manifest's"))
-            want = b"xtts-cache %d" % self.manifest["format_version"]
-            if fmt != want:
-                raise CacheError("%s: meta \"format\" is %r, expected %r" % (s.name, fmt, want.decode()))
-            with env.begin() as txn:
-                entries: int = txn.stat(dbs["records"])["entries"]
-            if entries != s.records:
-                raise CacheError("%s: holds %d records, the manifest says %d" % (s.name, entries, s.records))
-            if "lengths" in dbs:
-                with env.begin() as txn:
-                    n_len = txn.stat(dbs["lengths"])["entries"]
-                if n_len != entries:
-                    raise CacheError("%s: \"lengths\" holds %d entries for %d records" % (s.name, n_len, entries))
+            return env, self._check_shard(s, env, size)
         except lmdb.Error as e:
             env.close()
-            raise CacheError("%s: %s" % (s.name, e)) from None
+            raise self._resource_error(s.name, data, e) or CacheError("%s: %s" % (s.name, e)) from None
         except CacheError:
             env.close()
             raise
-        got = (env, dbs)
-        self._envs[si] = got
-        return got
+
+    def _check_shard(self, s: Shard, env: Any, size: int) -> Dict[str, Any]:
+        """The shard's databases, its configuration, format and counts against the manifest."""
+        need: int = (env.info()["last_pgno"] + 1) * env.stat()["psize"]
+        if need > size:
+            raise CacheError("%s: truncated (data.mdb has %d bytes, its pages reach %d)" % (s.name, size, need))
+        names = ("records", "ids", "meta") + (("lengths",) if self.format_version >= 2 else ())
+        dbs: dict[str, Any] = {n: env.open_db(n.encode(), create=False) for n in names}
+        with env.begin(db=dbs["meta"]) as txn:
+            h = txn.get(b"config_hash")
+            fmt = txn.get(b"format")
+        if h is None or h.decode("ascii", "replace") != self.config_hash:
+            raise CacheError("%s: shard %s (built with another configuration)"
+                             % (s.name, "has no config_hash" if h is None else
+                                "config_hash differs from the manifest's"))
+        want = b"xtts-cache %d" % self.manifest["format_version"]
+        if fmt != want:
+            raise CacheError("%s: meta \"format\" is %r, expected %r" % (s.name, fmt, want.decode()))
+        with env.begin() as txn:
+            entries: int = txn.stat(dbs["records"])["entries"]
+        if entries != s.records:
+            raise CacheError("%s: holds %d records, the manifest says %d" % (s.name, entries, s.records))
+        if "lengths" in dbs:
+            with env.begin() as txn:
+                n_len = txn.stat(dbs["lengths"])["entries"]
+            if n_len != entries:
+                raise CacheError("%s: \"lengths\" holds %d entries for %d records" % (s.name, n_len, entries))
+        return dbs
 
     def _decompressor(self) -> zstandard.ZstdDecompressor:
         """This process's zstd decompressor (made by _check_process on the first read)."""
@@ -237,7 +322,7 @@ class XttsCache:
         if self._pid == os.getpid():
             for env, _ in self._envs.values():
                 env.close()
-        self._envs = {}
+        self._envs = collections.OrderedDict()
         if self._chandle is not None:
             self._chandle.close()   # does nothing in a process that did not open it
             self._chandle = None
@@ -245,7 +330,7 @@ class XttsCache:
     def __getstate__(self) -> dict[str, Any]:
         # Pickled into spawn-started workers: no handles travel.
         d = dict(self.__dict__)
-        d["_envs"] = {}
+        d["_envs"] = collections.OrderedDict()
         d["_pid"] = None
         d["_dctx"] = None
         d["_chandle"] = None

@@ -221,9 +221,75 @@ def _count(v: Any) -> bool:
     return _is_int(v) and v >= 0
 
 
+LOCK_NAME = ".xtts-lock"   # a build's lock; a build in parts adds .xtts-lock-part-NNNNN
+
+
+def _proc_locks_holder(st: os.stat_result) -> Optional[int]:
+    """The pid /proc/locks names as holding a lock on the file st describes, 0 when none,
+    None when the table cannot be read."""
+    try:
+        with open("/proc/locks") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    want = "%02x:%02x:%d" % (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
+    for line in lines:
+        f = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 27592 fe:00:11429457 0 EOF"; waiters ("->") hold nothing
+        if len(f) >= 6 and f[1] != "->" and f[5] == want:
+            return int(f[4]) if f[4].isdigit() and int(f[4]) > 0 else 1
+    return 0
+
+
+def _lock_holder(path: str) -> int:
+    """The pid holding the lock file path (1 when not known), 0 when nobody holds it. Looked
+    up without taking the lock (a reader that took it could make a starting build fail),
+    with a non-blocking shared flock() where /proc/locks cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return 0
+    held = _proc_locks_holder(st)
+    if held is not None:
+        return held
+    import fcntl
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return 0
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return 0
+        except OSError:
+            pid = os.pread(fd, 23, 0).split(b"\n")[0].strip()
+            return int(pid) if pid.isdigit() and int(pid) > 0 else 1
+    finally:
+        os.close(fd)
+
+
+def building(cache_dir: _Path) -> Optional[str]:
+    """The C readers' words (cache/unfinished.c) when a build, a part of one or a merge
+    holds the directory's lock: a build in progress from its first instant. Else None."""
+    try:
+        names = sorted(n for n in os.listdir(cache_dir) if n.startswith(LOCK_NAME))
+    except OSError:
+        return None
+    for n in names:
+        pid = _lock_holder(os.path.join(cache_dir, n))
+        if pid:
+            return ("%s: a build is running in this directory (lock %s held%s); read it when the build has "
+                    "finished" % (cache_dir, n, " by pid %d" % pid if pid > 1 else ""))
+    return None
+
+
 def unfinished(cache_dir: _Path) -> Optional[str]:
     """What a cache directory without manifest.json holds, in the C readers' words
-    (cache/unfinished.c), or None when it is not an unfinished build."""
+    (cache/unfinished.c): a build running in it, an unfinished build, or None."""
+    why = building(cache_dir)
+    if why:
+        return why
     try:
         names = os.listdir(cache_dir)
     except OSError:
