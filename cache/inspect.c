@@ -74,9 +74,22 @@ static json_t *copy_or_null(const json_t *m, const char *key) {
     return v ? json_deep_copy(v) : json_null();
 }
 
-/* Frame and token length histograms from every record's header, into the summary s. */
+/* Records of the shards that opened: what the cache holds, whatever its manifest claims
+ * for a shard that did not (a forged count must not make the work or the arrays grow). */
+static uint64_t readable_records(xtts_cache *c) {
+    uint64_t n = 0;
+    for (size_t i = 0; i < xtts_cache_n_shards(c); i++) {
+        xtts_cache_shard sh;
+        xtts_cache_shard_get(c, i, &sh);
+        if (sh.status == XTTS_OK) n += sh.records;
+    }
+    return n;
+}
+
+/* Frame and token length histograms from every record's header, into the summary s. A
+ * shard that did not open counts its records as unreadable at once, with its one error. */
 static xtts_status add_lengths(xtts_cache *c, json_t *s, xtts_error *err) {
-    uint64_t n = xtts_cache_count(c);
+    uint64_t n = readable_records(c);
     uint32_t *frames = malloc((n ? n : 1) * sizeof *frames), *tokens = malloc((n ? n : 1) * sizeof *tokens);
     xtts_cache_reader *r = NULL;
     if (!frames || !tokens || xtts_cache_reader_new(c, &r, err)) {
@@ -85,21 +98,30 @@ static xtts_status add_lengths(xtts_cache *c, json_t *s, xtts_error *err) {
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", xtts_cache_dir(c));
     }
     size_t k = 0;
-    uint64_t unreadable = 0;
+    uint64_t unreadable = 0, done = 0;
     json_t *errors = json_array();
     xtts_progress p;
     xtts_progress_init(&p, "headers", 0);
-    for (uint64_t i = 0; i < n; i++) {
-        xtts_record_header h;
-        xtts_error e;
-        if (xtts_cache_reader_header(r, i, &h, &e)) {
-            unreadable++;
-            if (json_array_size(errors) < 20) json_array_append_new(errors, json_string(e.msg));
+    for (size_t si = 0; si < xtts_cache_n_shards(c); si++) {
+        xtts_cache_shard sh;
+        xtts_cache_shard_get(c, si, &sh);
+        if (sh.status != XTTS_OK) {
+            unreadable += sh.records;
+            if (json_array_size(errors) < 20) json_array_append_new(errors, json_string(sh.error));
             continue;
         }
-        frames[k] = h.n_frames;
-        tokens[k++] = h.n_tokens;
-        if ((i & 1023) == 0) xtts_progress_update(&p, i, n, NULL);
+        for (uint64_t i = sh.first_index; i < sh.first_index + sh.records; i++, done++) {
+            xtts_record_header h;
+            xtts_error e;
+            if (xtts_cache_reader_header(r, i, &h, &e)) {
+                unreadable++;
+                if (json_array_size(errors) < 20) json_array_append_new(errors, json_string(e.msg));
+                continue;
+            }
+            frames[k] = h.n_frames;
+            tokens[k++] = h.n_tokens;
+            if ((done & 1023) == 0) xtts_progress_update(&p, done, n, NULL);
+        }
     }
     xtts_progress_finish(&p, n, n, NULL);
     xtts_histogram hf, ht;

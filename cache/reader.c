@@ -794,6 +794,22 @@ static xtts_status record_error(xtts_cache_reader *r, size_t si, uint64_t index,
                           (unsigned long long)index, id, inner->msg);
 }
 
+/* The ids a record carries index the manifest's tables: each must lie inside its table when
+ * the manifest has one (an empty table holds none; without "languages", the built-in 17). */
+static xtts_status check_table_ids(xtts_cache_reader *r, size_t si, uint64_t index, const xtts_record_header *h,
+                                   xtts_error *err) {
+    const xtts_manifest_info *m = &r->c->manifest;
+    size_t n_langs = m->has_languages ? m->n_languages : XTTS_N_LANGS;
+    const char *what = NULL;
+    uint32_t id = 0;
+    size_t n = 0;
+    if (m->has_speakers && h->speaker_id >= m->n_speakers) what = "speaker", id = h->speaker_id, n = m->n_speakers;
+    else if (h->lang_id >= n_langs) what = "language", id = h->lang_id, n = n_langs;
+    if (!what) return XTTS_OK;
+    return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu, id '%s': %s id %u outside the manifest's %zu %ss",
+                          r->c->shards[si].name, (unsigned long long)index, h->id, what, id, n, what);
+}
+
 xtts_status xtts_cache_reader_header(xtts_cache_reader *r, uint64_t index, xtts_record_header *hdr,
                                      xtts_error *err) {
     size_t si;
@@ -811,12 +827,12 @@ xtts_status xtts_cache_reader_header(xtts_cache_reader *r, uint64_t index, xtts_
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu: fault reading the record (%s)",
                               r->c->shards[si].name, (unsigned long long)index, signame(sig));
     if (st) return record_error(r, si, index, v.mv_data, v.mv_size, &e, err);
-    return XTTS_OK;
+    return check_table_ids(r, si, index, hdr, err);
 }
 
-xtts_status xtts_cache_reader_get(xtts_cache_reader *r, uint64_t index, xtts_record_header *hdr, int32_t *tokens,
-                                  size_t tokens_cap, void *mel, xtts_dtype out_dtype, size_t n_mels_cap,
-                                  size_t frames_cap, xtts_error *err) {
+static xtts_status reader_get(xtts_cache_reader *r, uint64_t index, xtts_record_header *h, int32_t *tokens,
+                              size_t tokens_cap, void *mel, xtts_dtype out_dtype, size_t n_mels_cap, size_t frames_cap,
+                              xtts_error *err) {
     size_t si;
     xtts_status st = locate(r, index, &si, err);
     if (st) return st;
@@ -826,14 +842,21 @@ xtts_status xtts_cache_reader_get(xtts_cache_reader *r, uint64_t index, xtts_rec
     xtts_error e;
     xtts_error_clear(&e);
     GUARD(sig)
-    st = xtts_record_decode(r->dec, v.mv_data, v.mv_size, hdr, tokens, tokens_cap, mel, out_dtype, n_mels_cap,
+    st = xtts_record_decode(r->dec, v.mv_data, v.mv_size, h, tokens, tokens_cap, mel, out_dtype, n_mels_cap,
                             frames_cap, &e);
     GUARD_END(sig)
     if (sig)
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu: fault reading the record (%s)",
                               r->c->shards[si].name, (unsigned long long)index, signame(sig));
     if (st) return record_error(r, si, index, v.mv_data, v.mv_size, &e, err);
-    return XTTS_OK;
+    return check_table_ids(r, si, index, h, err);
+}
+
+xtts_status xtts_cache_reader_get(xtts_cache_reader *r, uint64_t index, xtts_record_header *hdr, int32_t *tokens,
+                                  size_t tokens_cap, void *mel, xtts_dtype out_dtype, size_t n_mels_cap,
+                                  size_t frames_cap, xtts_error *err) {
+    xtts_record_header own; /* without hdr the ids are checked against the manifest's tables all the same */
+    return reader_get(r, index, hdr ? hdr : &own, tokens, tokens_cap, mel, out_dtype, n_mels_cap, frames_cap, err);
 }
 
 xtts_status xtts_cache_reader_find_local(xtts_cache_reader *r, size_t si, const char *id, uint64_t *local,

@@ -69,6 +69,7 @@ typedef struct {
     xtts_sha256 digest;
     int digest_broken;
     size_t n_speakers, n_langs;
+    int has_speakers;
     /* current shard */
     const char *shard;
     uint64_t first, expect_local, bytes, seen, records;
@@ -219,7 +220,8 @@ static void check_id_and_shape(run_t *r, uint64_t index, const char *known, cons
     if (!!(h.flags & XTTS_RECORD_SHUFFLED) != !!cfg->shuffle)
         fault(r, r->shard, gi, h.id, "byte-shuffle flag differs from the configuration");
     if (h.n_frames == 0) fault(r, r->shard, gi, h.id, "no frames");
-    if (r->n_speakers && h.speaker_id >= r->n_speakers)
+    /* a table the manifest has, even an empty one, must hold every id a record carries */
+    if (r->has_speakers && h.speaker_id >= r->n_speakers)
         fault(r, r->shard, gi, h.id, "speaker id %u outside the manifest's %zu speakers", h.speaker_id, r->n_speakers);
     if (h.lang_id >= r->n_langs)
         fault(r, r->shard, gi, h.id, "language id %u outside the manifest's %zu languages", h.lang_id, r->n_langs);
@@ -600,6 +602,7 @@ static xtts_status run_begin(run_t *r, const char *dir, xtts_error *err) {
     const xtts_manifest_info *m = xtts_cache_manifest(r->cache);
     r->rep->manifest_records = m->records;
     r->n_speakers = m->n_speakers;
+    r->has_speakers = m->has_speakers;
     r->n_langs = m->has_languages ? m->n_languages : XTTS_N_LANGS;
     if (r->opt->deep) {
         r->mel_sum = calloc((size_t)r->cfg->mel.n_mels, sizeof(double));

@@ -585,6 +585,7 @@ static int info_from_json(const json_t *m, xtts_manifest_info *info) {
     }
     const json_t *languages = json_object_get(m, "languages");
     info->has_languages = languages != NULL;
+    info->has_speakers = json_object_get(m, "speakers") != NULL;
     if (copy_strings(json_object_get(m, "speakers"), &info->n_speakers, &info->speakers) ||
         copy_strings(languages, &info->n_languages, &info->languages))
         return -1;

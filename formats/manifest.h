@@ -152,6 +152,7 @@ typedef struct {
     char config_hash[65];               /* "config_hash" (checked against config) */
     size_t n_shards;                    /* "shards", in order */
     xtts_manifest_shard *shards;
+    int has_speakers;                   /* "speakers" present (an empty table holds no id) */
     size_t n_speakers;                  /* "speakers": the name of each speaker id */
     char **speakers;
     int has_languages;                  /* "languages": the code of each language id */

@@ -91,6 +91,9 @@ def _pool_capacity() -> int:
 
 BACKENDS = ("auto", "c", "python")
 
+# language ids a cache without a "languages" table may carry (XTTS's 17, formats/record.h)
+_BUILTIN_LANGS = 17
+
 # the least a record takes in data.mdb: its 8-byte key and a record header
 _MIN_RECORD_BYTES = 8 + 64
 
@@ -171,6 +174,7 @@ class XttsCache:
         self.max_frames: int = max([self.config["max_frames"]] + self.config["buckets"])
         self.shards = [Shard(name=s["name"], first=s["first_index"], records=s["records"], bytes=s["bytes"])
                        for s in m["shards"]]
+        self._check_claimed_counts()
         first: int = m["records"]
         self._count = first
         self._firsts = [s.first for s in self.shards]
@@ -183,6 +187,19 @@ class XttsCache:
         self._dctx: Optional[zstandard.ZstdDecompressor] = None
         if backend == "auto" and self.backend == "python":
             _clib.warn_fallback(stacklevel=2)   # once per process, naming where it looked
+
+    def _check_claimed_counts(self) -> None:
+        """Refuse a manifest that gives a shard more records than its data.mdb can hold (a
+        stat, no descriptor kept), so that no work or array is sized by a forged count. A
+        missing data file is reported when the shard is read."""
+        for s in self.shards:
+            try:
+                size = os.stat(os.path.join(self.path, s.name, "data.mdb")).st_size
+            except OSError:
+                continue
+            if s.records > size // _MIN_RECORD_BYTES:
+                raise CacheError("%s: the manifest says %d records, data.mdb of %d bytes holds at most %d"
+                                 % (s.name, s.records, size, size // _MIN_RECORD_BYTES))
 
     # -- per-process LMDB handles ----------------------------------------------------------
 
@@ -401,9 +418,22 @@ class XttsCache:
     def _header(self, index: int) -> Header:
         index, si, buf = self.raw(index)
         try:
-            return parse_record_header(buf)
+            h = parse_record_header(buf)
+            self._check_table_ids(h)
+            return h
         except CacheError as e:
             raise self._error(si, index, buf, e) from None
+
+    def _check_table_ids(self, h: Header) -> None:
+        """The ids a record carries index the manifest's tables: each must lie inside its
+        table when the manifest has one (an empty table holds none; without "languages",
+        the built-in 17), as the C reader checks."""
+        m = self.manifest
+        if "speakers" in m and h.speaker_id >= len(self.speakers):
+            raise CacheError("speaker id %d outside the manifest's %d speakers" % (h.speaker_id, len(self.speakers)))
+        n_langs = len(self.languages) if "languages" in m else _BUILTIN_LANGS
+        if h.lang_id >= n_langs:
+            raise CacheError("language id %d outside the manifest's %d languages" % (h.lang_id, n_langs))
 
     def get(self, index: int, padded: Optional[bool] = None) -> Record:
         """Record index as a dict: index, id, speaker (name or None), lang (code or None),
@@ -416,6 +446,7 @@ class XttsCache:
         index, si, buf = self.raw(index)
         try:
             h, tokens, mel = decode_stored(buf, self._dctx)
+            self._check_table_ids(h)
         except CacheError as e:
             raise self._error(si, index, buf, e) from None
         if h.n_mels != self.n_mels:
@@ -532,6 +563,7 @@ class XttsCache:
             index, si, buf = self.raw(gi)
             try:
                 h, tokens, m = decode_stored(buf, self._dctx)
+                self._check_table_ids(h)
                 if h.n_mels != self.n_mels:
                     raise CacheError("%d mel channels, the batch has %d" % (h.n_mels, self.n_mels))
                 tp, fp = h.tokens_padded, h.frames_padded
@@ -598,6 +630,8 @@ class XttsCache:
         the fields of LENGTH_FIELDS. From the lengths index (one cursor pass per shard)
         when the cache has one; a version-1 cache has none, so each record's header is
         read instead (no decompression)."""
+        for si in range(len(self.shards)):
+            self._shard(si)   # every shard holds the records the manifest says: the array is bounded
         out = np.zeros(self._count, dtype=LENGTH_DTYPE)
         if not self.has_lengths_index():
             for i in range(self._count):
