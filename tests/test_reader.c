@@ -10,6 +10,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -812,6 +814,227 @@ static void test_verify_finds_an_id_stored_by_two_shards(void **state) {
     tmp_remove(&t);
 }
 
+static int open_descriptors(void) {
+    int n = 0;
+    for (int fd = 0; fd < 4096; fd++) n += fcntl(fd, F_GETFD) != -1;
+    return n;
+}
+
+/* 60 shards under a descriptor limit of 12 more than the process holds: two readers read
+ * every record in an order that jumps between shards, walk every "lengths" database, and
+ * verify finds nothing wrong (its duplicate-id merge too); nothing is left open after. */
+static void test_shards_beyond_the_descriptor_limit_are_read_through_the_pool(void **state) {
+    (void)state;
+    tmpdir_t t;
+    tmp_make(&t);
+    fixture_options o;
+    fixture_defaults(&o);
+    o.records = 120;
+    o.per_shard = 2;
+    build(t.dir, &o);
+    struct rlimit saved, lim;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    int before = open_descriptors();
+    lim = saved;
+    lim.rlim_cur = (rlim_t)before + 12;
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &lim), 0);
+    xtts_cache *c;
+    xtts_error e;
+    assert_int_equal(xtts_cache_open(t.dir, &c, &e), XTTS_OK);
+    assert_int_equal(xtts_cache_n_shards(c), 60);
+    xtts_cache_reader *r[2];
+    assert_int_equal(xtts_cache_reader_new(c, &r[0], &e), XTTS_OK);
+    assert_int_equal(xtts_cache_reader_new(c, &r[1], &e), XTTS_OK);
+    float mel[16 * 48];
+    int32_t tok[24];
+    for (int pass = 0; pass < 2; pass++)
+        for (uint64_t k = 0; k < 120; k++) {
+            uint64_t i = (k * 37 + (uint64_t)pass * 11) % 120; /* 37 is prime to 120: each once */
+            xtts_record_header h;
+            xtts_status st = xtts_cache_reader_get(r[k & 1], i, &h, tok, 24, mel, XTTS_DTYPE_F32, 16, 48, &e);
+            if (st) fprintf(stderr, "  %s\n", e.msg);
+            assert_int_equal(st, XTTS_OK);
+            char want[32];
+            snprintf(want, sizeof want, "utt-%05llu", (unsigned long long)i);
+            assert_string_equal(h.id, want);
+        }
+    xtts_lengths *lens = calloc(120, sizeof *lens);
+    assert_int_equal(xtts_cache_lengths(r[0], lens, &e), XTTS_OK);
+    free(lens);
+    assert_true(open_descriptors() <= before + 12);
+    xtts_cache_reader_delete(r[0]);
+    xtts_cache_reader_delete(r[1]);
+    xtts_cache_close(c);
+    faults_t fs;
+    xtts_verify_report rep;
+    assert_int_equal(verify(t.dir, 0, &fs, &rep), XTTS_OK);
+    dump_faults(&fs);
+    assert_int_equal(rep.faults, 0);
+    assert_int_equal(open_descriptors(), before);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+    tmp_remove(&t);
+}
+
+/* The duplicate-id merge reads each shard's ids in batches: shards of 300 records (more
+ * than a batch) verify clean, and an id stored again in the last shard is still found. */
+static void test_duplicate_ids_are_found_across_batches_of_the_id_merge(void **state) {
+    (void)state;
+    tmpdir_t t;
+    tmp_make(&t);
+    fixture_options o;
+    fixture_defaults(&o);
+    o.records = 700;
+    o.per_shard = 300;
+    build(t.dir, &o);
+    faults_t fs;
+    xtts_verify_report rep;
+    assert_int_equal(verify(t.dir, 0, &fs, &rep), XTTS_OK);
+    dump_faults(&fs);
+    assert_int_equal(rep.faults, 0);
+    char p[4200];
+    snprintf(p, sizeof p, "%s/shard-00002", t.dir);
+    uint8_t kb[8];
+    xtts_put_be64(kb, 5); /* local 5 of shard 2 is index 605, whose own id entry is dropped */
+    assert_int_equal(fixture_put(p, "ids", "utt-00605", 9, NULL, 0), 0);
+    assert_int_equal(fixture_put(p, "ids", "utt-00299", 9, kb, 8), 0);
+    assert_int_equal(verify(t.dir, 0, &fs, &rep), XTTS_OK);
+    dump_faults(&fs);
+    assert_true(faults_contain(&fs, "|duplicate id (also at index 299)"));
+    tmp_remove(&t);
+}
+
+/* A forged "records" (billions, the last shard's count raised to match) is refused by the
+ * reader at the shard, before anything is sized by it; verify names the shard and ends. */
+static void test_forged_record_count_is_bounded_by_what_the_shard_can_hold(void **state) {
+    (void)state;
+    tmpdir_t t;
+    tmp_make(&t);
+    fixture_options o;
+    fixture_defaults(&o);
+    build(t.dir, &o); /* 40 records: shards of 15, 15, 10 */
+    char mp[4200];
+    snprintf(mp, sizeof mp, "%s/manifest.json", t.dir);
+    json_t *m;
+    xtts_error e;
+    assert_int_equal(xtts_manifest_load(mp, &m, &e), XTTS_OK);
+    json_object_set_new(m, "records", json_integer(4000000000LL));
+    json_object_set_new(json_array_get(json_object_get(m, "shards"), 2), "records", json_integer(4000000000LL - 30));
+    assert_int_equal(xtts_manifest_write(mp, m, &e), XTTS_OK);
+    json_decref(m);
+    xtts_cache *c;
+    assert_int_equal(xtts_cache_open(t.dir, &c, &e), XTTS_ECORRUPT);
+    assert_non_null(strstr(e.msg, "shard-00002: the manifest says 3999999970 records, data.mdb of"));
+    assert_int_equal(xtts_cache_open_ex(t.dir, XTTS_CACHE_OPEN_TOLERANT, &c, &e), XTTS_OK);
+    xtts_cache_shard sh;
+    xtts_cache_shard_get(c, 2, &sh);
+    assert_int_equal(sh.status, XTTS_ECORRUPT);
+    assert_non_null(strstr(sh.error, "holds at most"));
+    xtts_cache_close(c);
+    faults_t fs;
+    xtts_verify_report rep;
+    assert_int_equal(verify(t.dir, 0, &fs, &rep), XTTS_OK);
+    dump_faults(&fs);
+    assert_true(faults_contain(&fs, "shard-00002|-1||shard-00002: the manifest says 3999999970 records"));
+    assert_int_equal(rep.records_checked, 30);
+    tmp_remove(&t);
+}
+
+/* Every id a record carries is checked against the manifest's tables, an empty table too:
+ * verify faults each record, and the reader refuses it naming shard, index and id. */
+static void test_ids_outside_an_emptied_speakers_table_are_faults(void **state) {
+    (void)state;
+    tmpdir_t t;
+    tmp_make(&t);
+    fixture_options o;
+    fixture_defaults(&o);
+    build(t.dir, &o);
+    char mp[4200];
+    snprintf(mp, sizeof mp, "%s/manifest.json", t.dir);
+    json_t *m;
+    xtts_error e;
+    assert_int_equal(xtts_manifest_load(mp, &m, &e), XTTS_OK);
+    json_object_set_new(m, "speakers", json_array());
+    assert_int_equal(xtts_manifest_write(mp, m, &e), XTTS_OK);
+    json_decref(m);
+    faults_t fs;
+    xtts_verify_report rep;
+    assert_int_equal(verify(t.dir, 0, &fs, &rep), XTTS_OK);
+    assert_int_equal(rep.faults, 40);
+    assert_true(faults_contain(&fs, "shard-00000|0|utt-00000|speaker id 0 outside the manifest's 0 speakers"));
+    assert_true(faults_contain(&fs, "|utt-00001|speaker id 1 outside the manifest's 0 speakers"));
+    xtts_cache *c;
+    assert_int_equal(xtts_cache_open(t.dir, &c, &e), XTTS_OK);
+    xtts_cache_reader *r;
+    assert_int_equal(xtts_cache_reader_new(c, &r, &e), XTTS_OK);
+    xtts_record_header h;
+    assert_int_equal(xtts_cache_reader_header(r, 1, &h, &e), XTTS_ECORRUPT);
+    assert_string_equal(e.msg, "shard-00000: index 1, id 'utt-00001': speaker id 1 outside the manifest's 0 speakers");
+    float mel[16 * 48];
+    assert_int_equal(xtts_cache_reader_get(r, 1, NULL, NULL, 0, mel, XTTS_DTYPE_F32, 16, 48, &e), XTTS_ECORRUPT);
+    xtts_cache_reader_delete(r);
+    xtts_cache_close(c);
+    tmp_remove(&t);
+}
+
+/* A directory whose build lock is held (the build's first instant: no manifest, no shard)
+ * is a build in progress, named with the holder's pid; once free it is not. */
+static void test_a_held_build_lock_is_a_build_in_progress(void **state) {
+    (void)state;
+    tmpdir_t t;
+    tmp_make(&t);
+    char lp[4200], msg[600];
+    snprintf(lp, sizeof lp, "%s/.xtts-lock", t.dir);
+    int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+    assert_int_equal(xtts_cache_unfinished(t.dir, msg, sizeof msg), 2);
+    char want[64];
+    snprintf(want, sizeof want, "(lock .xtts-lock held by pid %ld)", (long)getpid());
+    assert_non_null(strstr(msg, want));
+    xtts_cache *c;
+    xtts_error e;
+    assert_int_equal(xtts_cache_open(t.dir, &c, &e), XTTS_EBUSY);
+    assert_non_null(strstr(e.msg, "a build is running in this directory"));
+    flock(fd, LOCK_UN);
+    close(fd);
+    assert_int_equal(xtts_cache_unfinished(t.dir, msg, sizeof msg), 0);
+    assert_int_equal(xtts_cache_open(t.dir, &c, &e), XTTS_ENOTFOUND);
+    tmp_remove(&t);
+}
+
+/* A reader maps the data file as it is, not the size the writer may grow it to. */
+static void test_reader_maps_no_more_than_the_data_file(void **state) {
+    (void)state;
+    tmpdir_t t;
+    tmp_make(&t);
+    fixture_options o;
+    fixture_defaults(&o);
+    build(t.dir, &o);
+    xtts_cache *c;
+    xtts_error e;
+    assert_int_equal(xtts_cache_open(t.dir, &c, &e), XTTS_OK);
+    xtts_cache_reader *r;
+    assert_int_equal(xtts_cache_reader_new(c, &r, &e), XTTS_OK);
+    const void *raw;
+    size_t len;
+    assert_int_equal(xtts_cache_reader_raw(r, 0, &raw, &len, &e), XTTS_OK);
+    char p[4200];
+    snprintf(p, sizeof p, "%s/shard-00000/data.mdb", t.dir);
+    long file = file_size(p), page = sysconf(_SC_PAGESIZE);
+    FILE *f = fopen("/proc/self/maps", "r");
+    assert_non_null(f);
+    char line[512];
+    unsigned long lo = 0, hi = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && (uintptr_t)raw >= lo && (uintptr_t)raw < hi) break;
+    fclose(f);
+    assert_true((uintptr_t)raw >= lo && (uintptr_t)raw < hi);
+    assert_true((long)(hi - lo) <= (file + page - 1) / page * page);
+    xtts_cache_reader_delete(r);
+    xtts_cache_close(c);
+    tmp_remove(&t);
+}
+
 static void test_verify_deep_checks_manifest_stats_and_totals(void **state) {
     (void)state;
     tmpdir_t t;
@@ -1177,6 +1400,12 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_lengths_beyond_padded_shape_with_valid_crc_are_reported),
         cmocka_unit_test(test_verify_reports_nan_duplicate_ids_bad_ids_index_and_tables),
         cmocka_unit_test(test_verify_finds_an_id_stored_by_two_shards),
+        cmocka_unit_test(test_shards_beyond_the_descriptor_limit_are_read_through_the_pool),
+        cmocka_unit_test(test_duplicate_ids_are_found_across_batches_of_the_id_merge),
+        cmocka_unit_test(test_forged_record_count_is_bounded_by_what_the_shard_can_hold),
+        cmocka_unit_test(test_ids_outside_an_emptied_speakers_table_are_faults),
+        cmocka_unit_test(test_a_held_build_lock_is_a_build_in_progress),
+        cmocka_unit_test(test_reader_maps_no_more_than_the_data_file),
         cmocka_unit_test(test_verify_deep_checks_manifest_stats_and_totals),
         cmocka_unit_test(test_verify_checks_manifest_splits_and_rejects_counts),
         cmocka_unit_test(test_recompute_matches_stored_mels_and_finds_changed_audio),
