@@ -234,10 +234,10 @@ def _proc_locks_holder(st: os.stat_result) -> Optional[int]:
         return None
     want = "%02x:%02x:%d" % (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
     for line in lines:
-        f = line.split()
+        col = line.split()
         # "1: FLOCK  ADVISORY  WRITE 27592 fe:00:11429457 0 EOF"; waiters ("->") hold nothing
-        if len(f) >= 6 and f[1] != "->" and f[5] == want:
-            return int(f[4]) if f[4].isdigit() and int(f[4]) > 0 else 1
+        if len(col) >= 6 and col[1] != "->" and col[5] == want:
+            return int(col[4]) if col[4].isdigit() and int(col[4]) > 0 else 1
     return 0
 
 
