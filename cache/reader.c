@@ -493,12 +493,16 @@ xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
     }
     pthread_mutex_init(&c->pool_mu, NULL);
-    char path[4200];
+    char path[4200], why[600];
+    xtts_status st;
+    if (xtts_cache_build_running(dir, why, sizeof why)) { /* its shards may be changing under us */
+        st = xtts_error_set(err, XTTS_EBUSY, "%s", why);
+        goto fail;
+    }
     xtts_path_join(path, sizeof path, dir, "manifest.json");
     /* every key and its type is checked here, once (formats/manifest.c) */
-    xtts_status st = xtts_manifest_info_init(&c->manifest, path, err);
+    st = xtts_manifest_info_init(&c->manifest, path, err);
     if (st == XTTS_ENOTFOUND) {
-        char why[600];
         int unfinished = xtts_cache_unfinished(dir, why, sizeof why);
         if (unfinished) st = xtts_error_set(err, unfinished == 2 ? XTTS_EBUSY : XTTS_ENOTFOUND, "%s", why);
     }

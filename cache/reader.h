@@ -34,7 +34,7 @@ typedef struct xtts_cache xtts_cache;
 typedef struct xtts_cache_reader xtts_cache_reader;
 
 /* Open dir/manifest.json and every shard it lists.
- * Errors: XTTS_ENOMEM; XTTS_EBUSY (no manifest.json and a build holds the directory's lock);
+ * Errors: XTTS_ENOMEM; XTTS_EBUSY (a build holds the directory's lock: xtts_cache_build_running);
  * those of xtts_manifest_load (XTTS_ENOTFOUND, also for an unfinished build, with what it holds; XTTS_EIO, XTTS_ERANGE, XTTS_EINPUT, XTTS_EMISMATCH,
  * XTTS_ECORRUPT); XTTS_EINPUT (shard entries or the config shape out of limits); the first
  * shard's fault: XTTS_ENOTFOUND (shard directory or data.mdb missing), XTTS_ECORRUPT (damaged
@@ -42,6 +42,13 @@ typedef struct xtts_cache_reader xtts_cache_reader;
  * XTTS_EMISMATCH (a shard built with another configuration or format), XTTS_EIO (LMDB cannot
  * begin or commit a transaction), XTTS_ENOMEM (LMDB cannot make an environment). */
 xtts_status xtts_cache_open(const char *dir, xtts_cache **out, xtts_error *err);
+
+/* 1 with msg "DIR: a build is running in this directory (lock NAME held by pid P); read it
+ * when the build has finished" when another process holds one of the directory's build
+ * locks (a whole build, a part of one, a merge; from the build's first instant, before it
+ * writes anything else, and whether or not a manifest is there yet), else 0. Every open
+ * checks it first (XTTS_EBUSY): a build may be replacing the shards a manifest lists. */
+int xtts_cache_build_running(const char *dir, char *msg, size_t cap);
 
 /* For a directory without manifest.json: 2 with msg "DIR: a build is running in this
  * directory (lock NAME held by pid P); ..." when a build, a part of one or a merge holds its

@@ -1,6 +1,7 @@
-/* unfinished.c — what a cache directory without manifest.json holds, in words (cache/reader.h:
- * xtts_cache_unfinished), so that every reader says "unfinished", or "a build is running",
- * instead of "cannot open".
+/* unfinished.c — a build running in a cache directory, and what a directory without
+ * manifest.json holds, in words (cache/reader.h: xtts_cache_build_running,
+ * xtts_cache_unfinished), so that every reader says "a build is running" or "unfinished"
+ * instead of "cannot open" or reading shards a build is changing.
  *
  * A build takes its lock (XTTS_LOCK_NAME, and a part lock for a build in parts) before it
  * writes anything else into the directory, so a held lock names a build in progress from
@@ -22,8 +23,8 @@
 #include "cache/reader.h"
 #include "cache/writer_internal.h"
 
-/* /proc/locks: the pid holding a lock on the file (dev, ino), 0 when none; -1 when the
- * table cannot be read. */
+/* /proc/locks: the pid of another process holding a lock on the file (dev, ino), 0 when
+ * none; -1 when the table cannot be read. This process's own locks are not another build. */
 static long proc_locks_holder(dev_t dev, ino_t ino) {
     FILE *f = fopen("/proc/locks", "re");
     if (!f) return -1;
@@ -38,7 +39,7 @@ static long proc_locks_holder(dev_t dev, ino_t ino) {
         char kind[16], mode[16], access[16];
         if (strstr(line, "->")) continue;
         if (sscanf(line, "%*d: %15s %15s %15s %ld %x:%x:%llu", kind, mode, access, &pid, &maj, &min, &inode) == 7 &&
-            inode == (unsigned long long)ino && maj == major(dev) && min == minor(dev))
+            inode == (unsigned long long)ino && maj == major(dev) && min == minor(dev) && pid != (long)getpid())
             holder = pid > 0 ? pid : 1;
     }
     fclose(f);
@@ -67,20 +68,35 @@ static long lock_holder(const char *path) {
     return held;
 }
 
-int xtts_cache_unfinished(const char *dir, char *msg, size_t cap) {
+int xtts_cache_build_running(const char *dir, char *msg, size_t cap) {
     DIR *d = opendir(dir);
     if (!d) return 0;
-    int parts_done = 0, n_parts = 0, shards = 0;
     long builder = 0;
     char lock_name[256] = "";
     struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strncmp(e->d_name, "shard-", 6)) shards++;
-        if (!builder && !strncmp(e->d_name, XTTS_LOCK_NAME, strlen(XTTS_LOCK_NAME))) {
+    while (!builder && (e = readdir(d)))
+        if (!strncmp(e->d_name, XTTS_LOCK_NAME, strlen(XTTS_LOCK_NAME))) {
             char path[4400];
             xtts_path_join(path, sizeof path, dir, e->d_name);
             if ((builder = lock_holder(path))) snprintf(lock_name, sizeof lock_name, "%s", e->d_name);
         }
+    closedir(d);
+    if (!builder) return 0;
+    char by[40] = "";
+    if (builder > 1) snprintf(by, sizeof by, " by pid %ld", builder);
+    snprintf(msg, cap, "%s: a build is running in this directory (lock %s held%s); read it when the build has finished",
+             dir, lock_name, by);
+    return 1;
+}
+
+int xtts_cache_unfinished(const char *dir, char *msg, size_t cap) {
+    if (xtts_cache_build_running(dir, msg, cap)) return 2;
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int parts_done = 0, n_parts = 0, shards = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strncmp(e->d_name, "shard-", 6)) shards++;
         if (!strncmp(e->d_name, "manifest.part-", 14) && strstr(e->d_name, ".json") &&
             !strstr(e->d_name, ".tmp")) {
             parts_done++;
@@ -92,13 +108,6 @@ int xtts_cache_unfinished(const char *dir, char *msg, size_t cap) {
         }
     }
     closedir(d);
-    if (builder) {
-        char by[40] = "";
-        if (builder > 1) snprintf(by, sizeof by, " by pid %ld", builder);
-        snprintf(msg, cap, "%s: a build is running in this directory (lock %s held%s); read it when the build has "
-                 "finished", dir, lock_name, by);
-        return 2;
-    }
     if (parts_done) {
         char of[16] = "?";
         if (n_parts) snprintf(of, sizeof of, "%d", n_parts);

@@ -7,12 +7,14 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -976,29 +978,63 @@ static void test_ids_outside_an_emptied_speakers_table_are_faults(void **state) 
     tmp_remove(&t);
 }
 
-/* A directory whose build lock is held (the build's first instant: no manifest, no shard)
- * is a build in progress, named with the holder's pid; once free it is not. */
+/* Hold dir/name as a build does, in a child process (a process's own locks are not
+ * another build); returns the child's pid once the lock is held. */
+static pid_t hold_lock_in_child(const char *dir, const char *name, int op) {
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char lp[4200];
+        snprintf(lp, sizeof lp, "%s/%s", dir, name);
+        int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0 || flock(fd, op) != 0) _exit(1);
+        if (write(ready[1], "x", 1) != 1) _exit(1);
+        pause();
+        _exit(0);
+    }
+    char c;
+    close(ready[1]);
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    return pid;
+}
+
+static void release_lock_child(pid_t pid) {
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+/* A directory whose build lock is held (the build's first instant: no manifest, no shard;
+ * or a build starting over a finished cache) is a build in progress, named with the
+ * holder's pid; once free it is not. */
 static void test_a_held_build_lock_is_a_build_in_progress(void **state) {
     (void)state;
     tmpdir_t t;
     tmp_make(&t);
-    char lp[4200], msg[600];
-    snprintf(lp, sizeof lp, "%s/.xtts-lock", t.dir);
-    int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    assert_true(fd >= 0);
-    assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+    char msg[600], want[64];
+    pid_t pid = hold_lock_in_child(t.dir, ".xtts-lock", LOCK_EX);
     assert_int_equal(xtts_cache_unfinished(t.dir, msg, sizeof msg), 2);
-    char want[64];
-    snprintf(want, sizeof want, "(lock .xtts-lock held by pid %ld)", (long)getpid());
+    snprintf(want, sizeof want, "(lock .xtts-lock held by pid %ld)", (long)pid);
     assert_non_null(strstr(msg, want));
     xtts_cache *c;
     xtts_error e;
     assert_int_equal(xtts_cache_open(t.dir, &c, &e), XTTS_EBUSY);
     assert_non_null(strstr(e.msg, "a build is running in this directory"));
-    flock(fd, LOCK_UN);
-    close(fd);
+    release_lock_child(pid);
     assert_int_equal(xtts_cache_unfinished(t.dir, msg, sizeof msg), 0);
     assert_int_equal(xtts_cache_open(t.dir, &c, &e), XTTS_ENOTFOUND);
+    /* a finished cache whose directory a build (say --force) has just locked */
+    fixture_options o;
+    fixture_defaults(&o);
+    build(t.dir, &o);
+    pid = hold_lock_in_child(t.dir, ".xtts-lock-part-00001", LOCK_EX);
+    assert_int_equal(xtts_cache_open_ex(t.dir, XTTS_CACHE_OPEN_TOLERANT, &c, &e), XTTS_EBUSY);
+    assert_non_null(strstr(e.msg, "(lock .xtts-lock-part-00001 held by pid"));
+    release_lock_child(pid);
+    assert_int_equal(xtts_cache_open(t.dir, &c, &e), XTTS_OK);
+    xtts_cache_close(c);
     tmp_remove(&t);
 }
 

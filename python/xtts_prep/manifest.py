@@ -225,8 +225,8 @@ LOCK_NAME = ".xtts-lock"   # a build's lock; a build in parts adds .xtts-lock-pa
 
 
 def _proc_locks_holder(st: os.stat_result) -> Optional[int]:
-    """The pid /proc/locks names as holding a lock on the file st describes, 0 when none,
-    None when the table cannot be read."""
+    """The pid /proc/locks names as another process holding a lock on the file st
+    describes, 0 when none, None when the table cannot be read."""
     try:
         with open("/proc/locks") as f:
             lines = f.read().splitlines()
@@ -237,7 +237,10 @@ def _proc_locks_holder(st: os.stat_result) -> Optional[int]:
         col = line.split()
         # "1: FLOCK  ADVISORY  WRITE 27592 fe:00:11429457 0 EOF"; waiters ("->") hold nothing
         if len(col) >= 6 and col[1] != "->" and col[5] == want:
-            return int(col[4]) if col[4].isdigit() and int(col[4]) > 0 else 1
+            pid = int(col[4]) if col[4].isdigit() else 0
+            if pid == os.getpid():
+                continue   # this process's own lock is not another build
+            return pid if pid > 0 else 1
     return 0
 
 
@@ -271,7 +274,8 @@ def _lock_holder(path: str) -> int:
 
 def building(cache_dir: _Path) -> Optional[str]:
     """The C readers' words (cache/unfinished.c) when a build, a part of one or a merge
-    holds the directory's lock: a build in progress from its first instant. Else None."""
+    holds the directory's lock: a build in progress from its first instant, whether or not
+    a manifest is there yet (the build may be replacing the shards it lists). Else None."""
     try:
         names = sorted(n for n in os.listdir(cache_dir) if n.startswith(LOCK_NAME))
     except OSError:
@@ -314,7 +318,11 @@ def unfinished(cache_dir: _Path) -> Optional[str]:
 
 
 def load_manifest(path: _Path) -> dict[str, Any]:
-    """Read and check a manifest.json; returns the parsed object."""
+    """Read and check a manifest.json; returns the parsed object. CacheError when a build
+    holds the directory's lock, or the directory is an unfinished build."""
+    why = building(os.path.dirname(path) or ".")
+    if why:
+        raise CacheError(why)
     if not os.path.exists(path):
         why = unfinished(os.path.dirname(path) or ".")
         if why:

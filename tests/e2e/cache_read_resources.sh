@@ -12,8 +12,8 @@
 #    hold);
 # 5. a manifest whose speakers table is emptied: verify exits 2 naming each record, the
 #    readers refuse the record, naming it;
-# 6. a build that has just taken its lock (no manifest, no shard yet), whole and in parts:
-#    every reader says a build is running, exit 2.
+# 6. a build that has just taken its lock (no manifest, no shard yet), whole and in parts,
+#    and one starting over a finished cache: every reader says a build is running, exit 2.
 set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
 export PYTHONPATH="$HERE/python"
@@ -216,5 +216,11 @@ mkdir "$T/part"
 hold_locks "$T/part" .xtts-lock:sh .xtts-lock-part-00001:ex
 readers_say_building "$T/part" '.xtts-lock[-a-z0-9]*'
 kill $holder; wait $holder 2>/dev/null || true
+# a build starting over a finished cache (--force, --update): its shards may be changing
+cp -r "$T/small" "$T/rebuilt"
+hold_locks "$T/rebuilt" .xtts-lock:ex
+readers_say_building "$T/rebuilt" .xtts-lock
+kill $holder; wait $holder 2>/dev/null || true
+expect_rc 0 "$BIN/xtts-cache-verify" "$T/rebuilt"
 echo "6: a build holding its lock is a build in progress for every reader"
 echo ok

@@ -3,7 +3,7 @@
 # holding the directory lock and frozen there with SIGSTOP (deterministic: it cannot
 # finish while we look). Meanwhile a second whole build, a --force build, a part build and
 # xtts-cache-merge must each refuse with exit 2 and one line naming the lock and the
-# holder's pid, and xtts-cache-verify of the unfinished directory fails cleanly. Resumed
+# holder's pid, and xtts-cache-verify names the build in progress. Resumed
 # with SIGCONT, the first build finishes with the content of an undisturbed build.
 set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
@@ -47,9 +47,10 @@ second "another build or merge is running in this directory" \
 second "a whole build or a merge is running in this directory" \
   "$BIN/xtts-melcache" --out "$T/held" --part 0/2 -j 1 -q "$T/tokens.tsv"
 second "or another merge is running in this directory" "$BIN/xtts-cache-merge" "$T/held"
-# a reader of the unfinished directory: exit 2, naming the missing manifest
+# a reader of the directory being built: exit 2, naming the build and its pid
 expect_rc 2 "$BIN/xtts-cache-verify" "$T/held"
-grep -q "manifest.json" "$T/out.txt" "$T/err.txt" || die "verify does not name the missing manifest"
+grep -q "a build is running in this directory (lock .xtts-lock held by pid $pid)" "$T/out.txt" "$T/err.txt" ||
+  die "verify does not name the build in progress"
 kill -0 "$pid" || die "the first build is gone"
 
 kill -CONT "$pid"
