@@ -184,6 +184,7 @@ class XttsCache:
         # the open shards, least recently used first, at most _pool_cap of them
         self._envs: collections.OrderedDict[int, _Handles] = collections.OrderedDict()
         self._pool_cap = _pool_capacity()
+        self._walked: dict[int, tuple[int, int, int, int]] = {}   # shards whose LMDB pages were walked
         self._dctx: Optional[zstandard.ZstdDecompressor] = None
         if backend == "auto" and self.backend == "python":
             _clib.warn_fallback(stacklevel=2)   # once per process, naming where it looked
@@ -248,14 +249,20 @@ class XttsCache:
         if not os.path.isdir(path):
             raise CacheError("%s: shard missing (%s)" % (s.name, path))
         try:
-            size = os.stat(data).st_size
+            st = os.stat(data)
         except OSError as e:
             raise CacheError("%s: shard has no data file (%s)" % (s.name, e)) from None
+        size = st.st_size
         if s.records > size // _MIN_RECORD_BYTES:
             raise CacheError("%s: the manifest says %d records, data.mdb of %d bytes holds at most %d"
                              % (s.name, s.records, size, size // _MIN_RECORD_BYTES))
+        # the page walk reads the whole file: once per file as it is, not at every reopening
+        # of a shard the pool closed
+        ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
         try:
-            check_lmdb_structure(path)
+            if self._walked.get(si) != ident:
+                check_lmdb_structure(path)
+                self._walked[si] = ident
         except CacheError as e:
             raise CacheError("%s: damaged (%s)" % (s.name, e)) from None
         except (OSError, ValueError, struct.error) as e:
