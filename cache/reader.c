@@ -236,13 +236,24 @@ static int shard_open_files(shard_t *s) {
     struct stat st;
     char data_path[4200];
     xtts_path_join(data_path, sizeof data_path, s->path, "data.mdb");
-    if (stat(s->path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        say(detail, sizeof detail, "%s: %s", s->path, errno ? strerror(errno) : "not a directory");
+    const char *failed = NULL;
+    int e = 0, is_dir = 0;
+    if (stat(s->path, &st) != 0) failed = s->path, e = errno;
+    else if (!(is_dir = S_ISDIR(st.st_mode))) e = ENOTDIR;
+    else if (stat(data_path, &st) != 0) failed = data_path, e = errno;
+    if (failed && e != ENOENT && e != ENOTDIR) { /* a permission or the system: not a missing shard */
+        s->sys_errno = e;
+        say(detail, sizeof detail, "%s: %s", failed, strerror(e));
+        shard_fail(s, resource_status(e), "%s: cannot open %s", detail);
+        return -1;
+    }
+    if (!is_dir) {
+        say(detail, sizeof detail, "%s: %s", s->path, failed ? strerror(e) : "not a directory");
         shard_fail(s, XTTS_ENOTFOUND, "%s: shard missing (%s)", detail);
         return -1;
     }
-    if (stat(data_path, &st) != 0) {
-        say(detail, sizeof detail, "%s: %s", data_path, strerror(errno));
+    if (failed) {
+        say(detail, sizeof detail, "%s: %s", data_path, strerror(e));
         shard_fail(s, XTTS_ENOTFOUND, "%s: shard has no data file (%s)", detail);
         return -1;
     }

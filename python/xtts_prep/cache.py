@@ -246,12 +246,18 @@ class XttsCache:
         s = self.shards[si]
         path = os.path.join(self.path, s.name)
         data = os.path.join(path, "data.mdb")
-        if not os.path.isdir(path):
-            raise CacheError("%s: shard missing (%s)" % (s.name, path))
-        try:
-            st = os.stat(data)
-        except OSError as e:
-            raise CacheError("%s: shard has no data file (%s)" % (s.name, e)) from None
+        for what in (path, data):
+            try:
+                st = os.stat(what)
+            except OSError as e:
+                if e.errno not in (errno.ENOENT, errno.ENOTDIR):   # a permission or the system
+                    raise self._resource_error(s.name, what, e) or \
+                        CacheError("%s: cannot open %s: %s" % (s.name, what, e.strerror)) from None
+                if what == path:
+                    raise CacheError("%s: shard missing (%s)" % (s.name, path)) from None
+                raise CacheError("%s: shard has no data file (%s)" % (s.name, e)) from None
+            if what == path and not os.path.isdir(path):
+                raise CacheError("%s: shard missing (%s)" % (s.name, path))
         size = st.st_size
         if s.records > size // _MIN_RECORD_BYTES:
             raise CacheError("%s: the manifest says %d records, data.mdb of %d bytes holds at most %d"

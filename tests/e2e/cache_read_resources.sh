@@ -103,6 +103,12 @@ try:
 except CacheResourceError as e:
     print(e, file=sys.stderr); sys.exit(2)' "$T/noperm"
   grep -q "Permission denied" "$T/err.txt" || die "Python: EACCES not named"
+  # a shard directory that may not be searched: not a "missing" shard either
+  chmod 644 "$T/noperm/shard-00000/data.mdb"; chmod 000 "$T/noperm/shard-00000"
+  expect_rc 2 $as_nobody "$BIN/xtts-cache-verify" "$T/noperm"
+  grep -q "cannot open .*shard-00000/data.mdb: Permission denied" "$T/out.txt" || die "verify: EACCES on the directory not named"
+  grep -qi "missing\|damaged" "$T/out.txt" && die "verify: a permission error called missing or damaged"
+  chmod 755 "$T/noperm/shard-00000"
 else
   echo "skip: cannot switch to nobody (permission case not run)"
 fi
