@@ -3,7 +3,7 @@
  * Made to ride along a cache build at a few per cent of its cost: one pass over the samples
  * (levels, full-scale count, DC, the int16 hash, 10 ms frame energies) in blocks of 32 that
  * the compiler vectorizes, the speech/silence decision from a histogram of frame levels
- * (no sort), and a short FFT of at most one speech frame per half second for the bandwidth.
+ * (no sort), and a short FFT of about one speech frame per second for the bandwidth.
  * Limits: the speech/silence decision is an energy detector, not a voice detector: steady
  * loud noise reads as speech, and a clip without any pause has no noise estimate (its SNR
  * reads low).
@@ -16,6 +16,10 @@
 
 #include "kernels/fftw_internal.h"
 
+/* The 16-lane vectors are only passed between static inline functions of this file; gcc's
+ * note that their calling convention differs without AVX-512 does not apply. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 #define BLOCK 32             /* samples per vector block; frames are whole blocks */
 #define HIST_BINS 1040       /* frame levels from -120 dB to +10 dB in 1/8 dB */
 #define HIST_STEP 0.125f
@@ -24,8 +28,8 @@
 #define SPEECH_RANGE_DB 40.0f /* speech frames: within 40 dB of loud ... */
 #define SPEECH_OVER_NOISE_DB 6.0f /* ... and 6 dB above the noise */
 #define MIN_RUN_FRAMES 3     /* the speech span starts and ends with runs this long */
-#define SPECTRUM_FRAMES 64   /* at most this many FFT frames per clip */
-#define SPECTRUM_EVERY_S 0.5 /* about one FFT frame per this much speech */
+#define SPECTRUM_FRAMES 32   /* at most this many FFT frames per clip */
+#define SPECTRUM_EVERY_S 1.0 /* about one FFT frame per this much speech */
 #define BAND_HZ 250.0        /* the bandwidth's band width */
 #define BANDWIDTH_MARGIN_DB 50.0
 #define REF_LO_HZ 300.0      /* the speech band the bandwidth margin is taken from */
@@ -101,64 +105,109 @@ typedef struct {
     double sum, sumsq;
     float peak;
     size_t n_full;
-    uint32_t lanes[BLOCK]; /* the hash, one chain per position in a block */
+    uint32_t lanes[BLOCK]; /* hash sums: the blocks' in the first 16, the last samples' in all */
 } sample_sums;
 
-/* One block of BLOCK samples: sums, peak, full-scale count, hash lanes. Returns the block's
- * sum of squares. Written so that gcc vectorizes it (no early exits, fixed trip count). */
-static inline float block_pass(const float *x, sample_sums *s, float *sum_out, float *peak_io, int *full_io) {
-    float sm = 0, sq = 0, pk = *peak_io;
-    int full = 0;
-    for (int j = 0; j < BLOCK; j++) {
-        float v = x[j], a = fabsf(v);
-        sm += v;
-        sq += v * v;
-        pk = a > pk ? a : pk;
-        full += a >= XTTS_QUALITY_FULL_SCALE;
-        float c = v < -1.0f ? -1.0f : v > 1.0f ? 1.0f : v;
-        int32_t q = (int32_t)lrintf(c * 32767.0f);
-        uint32_t h = (s->lanes[j] ^ (uint32_t)q) * 0x01000193u;
-        s->lanes[j] = h ^ (h >> 15);
-    }
-    *sum_out = sm;
-    *peak_io = pk;
-    *full_io += full;
-    return sq;
+/* A sample's int16 value as a hash input: x * 32768 rounded to the nearest integer (ties
+ * to even) by adding 1.5 * 2^23, which leaves the integer in the low mantissa bits; its low
+ * 16 bits are kept. The product by a power of two is exact, so the vector and the scalar
+ * code, with or without FMA, give the same bits. (Samples beyond +-128 give bits that are
+ * still deterministic.) */
+#define ROUND_MAGIC 12582912.0f
+static inline uint32_t int16_bits(float v) {
+    float t = v * 32768.0f + ROUND_MAGIC;
+    uint32_t bits;
+    memcpy(&bits, &t, sizeof bits);
+    return bits & 0xffffu;
 }
 
-/* Frame powers into st->frame_pow (frame_len samples each, a multiple of BLOCK) and the
- * whole-clip sums; the samples past the last whole block are summed one by one. */
+/* The hash term of one sample: its int16 value and its position, mixed. The terms are
+ * summed per lane (no chain of dependent multiplies, so the lanes run at vector speed). */
+#define POS_STEP 0x9e3779b9u
+static inline uint32_t hash_term(uint32_t q, uint32_t pos) {
+    uint32_t h = (q ^ pos) * 0x85ebca6bu;
+    return h ^ (h >> 15);
+}
+
+/* Sixteen lanes in one vector (GCC's vector extension: one AVX-512 register, or four SSE
+ * ones in a baseline build); a block is two of them. Accumulators held in these types stay
+ * in registers across a frame, where arrays would go through memory on every block. */
+typedef float vf16 __attribute__((vector_size(64)));
+typedef int32_t vi16 __attribute__((vector_size(64)));
+typedef uint32_t vu16 __attribute__((vector_size(64)));
+#define HALF (BLOCK / 2)
+
+/* The int16 bits (int16_bits) of a vector of samples, its level sums into sum and sq, its
+ * magnitudes into peak. */
+static inline vu16 block_lanes(vf16 v, vf16 *sum, vf16 *sq, vf16 *peak) {
+    const vf16 zero = {0};
+    vf16 m = (vf16)((vu16)v & 0x7fffffffu);
+    vi16 louder = m > *peak;
+    *sum += v;
+    *sq += v * v;
+    *peak = (vf16)((louder & (vi16)m) | (~louder & (vi16)*peak));
+    return (vu16)(v * 32768.0f + (zero + ROUND_MAGIC)) & 0xffffu;
+}
+
+/* The sum of the 32 square lanes, pairwise by halves (a chain of 31 dependent scalar adds
+ * per frame would cost more than the frame's vector work). */
+static inline float lanes_sum(const vf16 *sq) {
+    vf16 t = sq[0] + sq[1];
+    t += __builtin_shuffle(t, (vi16){8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7});
+    t += __builtin_shuffle(t, (vi16){4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11});
+    t += __builtin_shuffle(t, (vi16){2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13});
+    t += __builtin_shuffle(t, (vi16){1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14});
+    return t[0];
+}
+
+/* Frame powers into frame_pow (frame_len samples each, a multiple of BLOCK) and the
+ * whole-clip sums. The accumulators are local vectors, which stay in registers; lane j of
+ * the hash takes samples j and j + 16 of every block (two int16 in one 32-bit word). */
 static void sample_pass(const float *x, size_t n, size_t frame_len, float *frame_pow, sample_sums *s) {
-    size_t n_frames = n / frame_len, i = 0;
-    float peak = 0;
-    int full = 0;
-    for (size_t f = 0; f < n_frames; f++) {
-        float fsq = 0, fsum = 0;
-        for (size_t b = 0; b < frame_len; b += BLOCK, i += BLOCK) {
-            float bs;
-            fsq += block_pass(x + i, s, &bs, &peak, &full);
-            fsum += bs;
+    const vf16 zero = {0};
+    vf16 sum0 = zero, sum1 = zero, sq_all = zero, pk0 = zero, pk1 = zero;
+    vu16 hash = {0}, pos;
+    for (int j = 0; j < HALF; j++) pos[j] = (uint32_t)j * 0x27d4eb2fu;
+    size_t n_blocks = n / BLOCK, per_frame = frame_len / BLOCK, i = 0;
+    for (size_t b0 = 0; b0 < n_blocks; b0 += per_frame) {
+        size_t b1 = b0 + per_frame <= n_blocks ? b0 + per_frame : n_blocks; /* the last: a part frame */
+        vf16 sq0 = zero, sq1 = zero;
+        for (size_t b = b0; b < b1; b++, i += BLOCK) {
+            vf16 v0, v1;
+            memcpy(&v0, x + i, sizeof v0);
+            memcpy(&v1, x + i + HALF, sizeof v1);
+            vu16 q0 = block_lanes(v0, &sum0, &sq0, &pk0), q1 = block_lanes(v1, &sum1, &sq1, &pk1);
+            vu16 t = ((q0 | (q1 << 16)) ^ pos) * 0x85ebca6bu;
+            hash += t ^ (t >> 15);
+            pos += POS_STEP;
         }
-        frame_pow[f] = fsq / (float)frame_len;
-        s->sum += fsum;
-        s->sumsq += fsq;
+        vf16 sq[2] = {sq0, sq1};
+        float fsq = lanes_sum(sq);
+        if (b1 - b0 == per_frame) frame_pow[b0 / per_frame] = fsq / (float)frame_len;
+        sq_all += sq0 + sq1;
     }
-    for (; i + BLOCK <= n; i += BLOCK) {
-        float bs;
-        s->sumsq += block_pass(x + i, s, &bs, &peak, &full);
-        s->sum += bs;
+    vf16 sums[2] = {sum0, sum1}, sqs[2] = {sq_all, zero};
+    s->sum = lanes_sum(sums);
+    s->sumsq = lanes_sum(sqs);
+    float peak = 0;
+    for (int j = 0; j < HALF; j++) {
+        peak = pk0[j] > peak ? pk0[j] : peak;
+        peak = pk1[j] > peak ? pk1[j] : peak;
+        s->lanes[j] = hash[j];
+        s->lanes[j + HALF] = 0; /* lanes HALF.. take the last samples only */
     }
     for (; i < n; i++) {
-        float v = x[i], a = fabsf(v), c = v < -1.0f ? -1.0f : v > 1.0f ? 1.0f : v;
+        float v = x[i], m = fabsf(v);
         s->sum += v;
         s->sumsq += (double)v * v;
-        if (a > peak) peak = a;
-        full += a >= XTTS_QUALITY_FULL_SCALE;
-        uint32_t h = (s->lanes[i % BLOCK] ^ (uint32_t)(int32_t)lrintf(c * 32767.0f)) * 0x01000193u;
-        s->lanes[i % BLOCK] = h ^ (h >> 15);
+        peak = m > peak ? m : peak;
+        s->lanes[i % BLOCK] += hash_term(int16_bits(v), (uint32_t)i * POS_STEP);
     }
     s->peak = peak;
-    s->n_full = (size_t)full;
+    /* full-scale samples: counted only where the peak reaches full scale (rarely) */
+    s->n_full = 0;
+    if (peak >= XTTS_QUALITY_FULL_SCALE)
+        for (i = 0; i < n; i++) s->n_full += fabsf(x[i]) >= XTTS_QUALITY_FULL_SCALE;
 }
 
 static uint64_t mix64(uint64_t z) {
@@ -187,8 +236,16 @@ typedef struct {
     size_t first, last; /* the speech span [first, last] in frames; first > last: none */
 } frame_stats;
 
-static int level_bin(float db) {
-    int b = (int)((db - XTTS_QUALITY_FLOOR_DBFS) / HIST_STEP);
+/* The histogram bin of a frame power: its level in dB from the float's exponent and a
+ * quadratic fit of log2 over the mantissa (error under 0.02 dB, a sixth of a bin), so that
+ * a frame costs no logarithm. */
+static int level_bin(float p) {
+    if (!(p > 1e-12f)) return 0;
+    uint32_t bits;
+    memcpy(&bits, &p, sizeof bits);
+    float frac = (float)(bits & 0x7fffffu) * (1.0f / 8388608.0f);
+    float log2p = (float)((int)(bits >> 23) - 127) + frac + 0.346607f * frac * (1.0f - frac);
+    int b = (int)((3.0103f * log2p - XTTS_QUALITY_FLOOR_DBFS) / HIST_STEP);
     return b < 0 ? 0 : b >= HIST_BINS ? HIST_BINS - 1 : b;
 }
 
@@ -216,13 +273,14 @@ static long find_run(const float *fp, size_t n_frames, double thr_pow, long from
 
 static void classify_frames(const float *fp, size_t n_frames, frame_stats *fs) {
     uint32_t hist[HIST_BINS] = {0};
-    for (size_t f = 0; f < n_frames; f++) hist[level_bin(db_of_power(fp[f]))]++;
+    for (size_t f = 0; f < n_frames; f++) hist[level_bin(fp[f])]++;
     fs->loud_db = level_percentile(hist, n_frames, LOUD_FRACTION);
     float noise_edge = level_percentile(hist, n_frames, NOISE_FRACTION);
+    float noise_edge_pow = noise_edge <= XTTS_QUALITY_FLOOR_DBFS + HIST_STEP ? 1e-12f : (float)pow(10.0, noise_edge / 10.0);
     double noise_sum = 0, speech_sum = 0;
     size_t n_noise = 0;
     for (size_t f = 0; f < n_frames; f++)
-        if (db_of_power(fp[f]) < noise_edge) noise_sum += fp[f], n_noise++;
+        if (fp[f] < noise_edge_pow) noise_sum += fp[f], n_noise++;
     fs->noise_pow = n_noise ? noise_sum / (double)n_noise : 0;
     fs->noise_db = db_of_power(fs->noise_pow);
     float thr = fs->loud_db - SPEECH_RANGE_DB;
@@ -247,13 +305,13 @@ static void classify_frames(const float *fp, size_t n_frames, frame_stats *fs) {
 
 /* ---- bandwidth ------------------------------------------------------------------------- */
 
-/* Mean power spectrum of speech frames of the span (about one per SPECTRUM_EVERY_S, at most
- * SPECTRUM_FRAMES), then the highest band within the margin of the speech band. */
+/* Mean power spectrum of speech frames of the span (4 and about one per SPECTRUM_EVERY_S, at
+ * most SPECTRUM_FRAMES), then the highest band within the margin of the speech band. */
 static float measure_bandwidth(xtts_quality_state *st, const float *x, size_t n, size_t frame_len,
                                const frame_stats *fs, double thr_pow, int sample_rate) {
     int nf = st->n_fft, nb = nf / 2 + 1;
     size_t span = fs->last - fs->first + 1;
-    size_t want = (size_t)((double)span * (double)frame_len / sample_rate / SPECTRUM_EVERY_S) + 1;
+    size_t want = (size_t)((double)span * (double)frame_len / sample_rate / SPECTRUM_EVERY_S) + 4;
     if (want > SPECTRUM_FRAMES) want = SPECTRUM_FRAMES;
     size_t stride = span / want ? span / want : 1, used = 0;
     memset(st->spectrum, 0, (size_t)nb * sizeof(double));

@@ -257,14 +257,14 @@ static void test_hash_sees_int16_values_not_float_noise(void **state) {
     size_t n = SR;
     float *x = calloc(n, sizeof *x), *y = calloc(n, sizeof *y);
     add_bursts(x, 0, n, 0, 0, 0.01, 6);
-    for (size_t i = 0; i < n; i++) x[i] = (float)lrintf(x[i] * 32767.0f) / 32767.0f;
+    for (size_t i = 0; i < n; i++) x[i] = (float)lrintf(x[i] * 32768.0f) / 32768.0f;
     memcpy(y, x, n * sizeof *x);
     xtts_quality_metrics a, b;
     measure(x, n, &a);
-    for (size_t i = 0; i < n; i++) y[i] += 0.2f / 32767.0f; /* under half a step: same int16 */
+    for (size_t i = 0; i < n; i++) y[i] += 0.2f / 32768.0f; /* under half a step: same int16 */
     measure(y, n, &b);
     assert_memory_equal(a.audio_hash, b.audio_hash, sizeof a.audio_hash);
-    y[n / 2] += 1.0f / 32767.0f; /* one step in one sample */
+    y[n / 2] += 1.0f / 32768.0f; /* one step in one sample */
     measure(y, n, &b);
     assert_true(a.audio_hash[0] != b.audio_hash[0] && a.audio_hash[1] != b.audio_hash[1]);
     measure(x, n - 1, &b); /* one sample shorter */
