@@ -36,7 +36,8 @@
 #define REF_HI_HZ 3400.0
 
 struct xtts_quality_state {
-    float *frame_pow; /* [n_frames] mean power of each frame */
+    float *frame_pow; /* [n_frames] mean power of each frame (about the clip's mean, later) */
+    float *frame_sum; /* [n_frames] sum of each frame's samples */
     size_t cap_frames;
     int fft_rate;     /* the sample rate the FFT below was made for; 0 none */
     int n_fft;
@@ -70,6 +71,7 @@ void xtts_quality_state_delete(xtts_quality_state *st) {
     if (!st) return;
     free_fft(st);
     free(st->frame_pow);
+    free(st->frame_sum);
     free(st);
 }
 
@@ -163,7 +165,8 @@ static inline float lanes_sum(const vf16 *sq) {
 /* Frame powers into frame_pow (frame_len samples each, a multiple of BLOCK) and the
  * whole-clip sums. The accumulators are local vectors, which stay in registers; lane j of
  * the hash takes samples j and j + 16 of every block (two int16 in one 32-bit word). */
-static void sample_pass(const float *x, size_t n, size_t frame_len, float *frame_pow, sample_sums *s) {
+static void sample_pass(const float *x, size_t n, size_t frame_len, float *frame_pow, float *frame_sum,
+                        sample_sums *s) {
     const vf16 zero = {0};
     vf16 sum0 = zero, sum1 = zero, sq_all = zero, pk0 = zero, pk1 = zero;
     vu16 hash = {0}, pos;
@@ -171,20 +174,24 @@ static void sample_pass(const float *x, size_t n, size_t frame_len, float *frame
     size_t n_blocks = n / BLOCK, per_frame = frame_len / BLOCK, i = 0;
     for (size_t b0 = 0; b0 < n_blocks; b0 += per_frame) {
         size_t b1 = b0 + per_frame <= n_blocks ? b0 + per_frame : n_blocks; /* the last: a part frame */
-        vf16 sq0 = zero, sq1 = zero;
+        vf16 sq0 = zero, sq1 = zero, fs0 = zero, fs1 = zero;
         for (size_t b = b0; b < b1; b++, i += BLOCK) {
             vf16 v0, v1;
             memcpy(&v0, x + i, sizeof v0);
             memcpy(&v1, x + i + HALF, sizeof v1);
-            vu16 q0 = block_lanes(v0, &sum0, &sq0, &pk0), q1 = block_lanes(v1, &sum1, &sq1, &pk1);
+            vu16 q0 = block_lanes(v0, &fs0, &sq0, &pk0), q1 = block_lanes(v1, &fs1, &sq1, &pk1);
             vu16 t = ((q0 | (q1 << 16)) ^ pos) * 0x85ebca6bu;
             hash += t ^ (t >> 15);
             pos += POS_STEP;
         }
-        vf16 sq[2] = {sq0, sq1};
-        float fsq = lanes_sum(sq);
-        if (b1 - b0 == per_frame) frame_pow[b0 / per_frame] = fsq / (float)frame_len;
+        vf16 sq[2] = {sq0, sq1}, fs[2] = {fs0, fs1};
+        if (b1 - b0 == per_frame) {
+            frame_pow[b0 / per_frame] = lanes_sum(sq) / (float)frame_len;
+            frame_sum[b0 / per_frame] = lanes_sum(fs);
+        }
         sq_all += sq0 + sq1;
+        sum0 += fs0;
+        sum1 += fs1;
     }
     vf16 sums[2] = {sum0, sum1}, sqs[2] = {sq_all, zero};
     s->sum = lanes_sum(sums);
@@ -307,7 +314,7 @@ static void classify_frames(const float *fp, size_t n_frames, frame_stats *fs) {
 
 /* Mean power spectrum of speech frames of the span (4 and about one per SPECTRUM_EVERY_S, at
  * most SPECTRUM_FRAMES), then the highest band within the margin of the speech band. */
-static float measure_bandwidth(xtts_quality_state *st, const float *x, size_t n, size_t frame_len,
+static float measure_bandwidth(xtts_quality_state *st, const float *x, float dc, size_t n, size_t frame_len,
                                const frame_stats *fs, double thr_pow, int sample_rate) {
     int nf = st->n_fft, nb = nf / 2 + 1;
     size_t span = fs->last - fs->first + 1;
@@ -322,7 +329,7 @@ static float measure_bandwidth(xtts_quality_state *st, const float *x, size_t n,
         size_t start = g * frame_len;
         if (start + (size_t)nf > n) start = n >= (size_t)nf ? n - (size_t)nf : 0;
         if (start + (size_t)nf > n) break;
-        for (int i = 0; i < nf; i++) st->fft_in[i] = x[start + (size_t)i] * st->window[i];
+        for (int i = 0; i < nf; i++) st->fft_in[i] = (x[start + (size_t)i] - dc) * st->window[i];
         fftwf_execute(st->plan);
         for (int k = 0; k < nb; k++)
             st->spectrum[k] += (double)st->fft_out[k][0] * st->fft_out[k][0] + (double)st->fft_out[k][1] * st->fft_out[k][1];
@@ -407,13 +414,15 @@ xtts_status xtts_quality_measure(xtts_quality_state *st, const float *samples, s
     out->duration_s = (float)((double)n / sample_rate);
     size_t frame_len = frame_samples(sample_rate), n_frames = n / frame_len;
     if (n_frames > st->cap_frames) {
-        float *p = realloc(st->frame_pow, n_frames * sizeof *p);
-        if (!p) return xtts_error_set(err, XTTS_ENOMEM, "quality: out of memory (%zu frames)", n_frames);
-        st->frame_pow = p;
-        st->cap_frames = n_frames;
+        free(st->frame_pow);
+        free(st->frame_sum);
+        st->frame_pow = malloc(n_frames * sizeof(float));
+        st->frame_sum = malloc(n_frames * sizeof(float));
+        st->cap_frames = st->frame_pow && st->frame_sum ? n_frames : 0;
+        if (!st->cap_frames) return xtts_error_set(err, XTTS_ENOMEM, "quality: out of memory (%zu frames)", n_frames);
     }
     sample_sums s = {0};
-    sample_pass(samples, n, frame_len, st->frame_pow, &s);
+    sample_pass(samples, n, frame_len, st->frame_pow, st->frame_sum, &s);
     fold_hash(&s, n, out->audio_hash);
     out->peak_dbfs = db_of_power((double)s.peak * s.peak);
     out->rms_dbfs = n ? db_of_power(s.sumsq / (double)n) : XTTS_QUALITY_FLOOR_DBFS;
@@ -425,13 +434,19 @@ xtts_status xtts_quality_measure(xtts_quality_state *st, const float *samples, s
         return XTTS_OK;
     }
     out->status = XTTS_QUALITY_MEASURED;
+    /* the frames' power about the clip's mean: a DC offset is its own flag, not speech */
+    float dc = out->dc_offset;
+    for (size_t f = 0; f < n_frames; f++) {
+        float p = st->frame_pow[f] - 2.0f * dc * st->frame_sum[f] / (float)frame_len + dc * dc;
+        st->frame_pow[f] = p > 0 ? p : 0;
+    }
     frame_stats fs;
     classify_frames(st->frame_pow, n_frames, &fs);
     fill_speech(out, &fs, st->frame_pow, n_frames, frame_len, n, sample_rate);
     if (fs.first <= fs.last) {
         xtts_status e = ensure_fft(st, sample_rate, err);
         if (e) return e;
-        out->bandwidth_hz = measure_bandwidth(st, samples, n, frame_len, &fs, pow(10.0, fs.thr_db / 10.0), sample_rate);
+        out->bandwidth_hz = measure_bandwidth(st, samples, dc, n, frame_len, &fs, pow(10.0, fs.thr_db / 10.0), sample_rate);
     }
     return XTTS_OK;
 }

@@ -101,11 +101,11 @@ void xtts_quality_state_delete(xtts_quality_state *st);
  *    mean power of the speech frames, P_noise that of the quietest 10 % of frames. Biased
  *    low when the clip has (almost) no pauses (speech in the quietest frames), slightly high
  *    (about 0.5 dB) for steady noise because the quietest frames are the noise's quiet ones.
- *  - bandwidth_hz: mean power spectrum of 4 + one per second of speech frames (at most 32;
- *    FFT of about 23 ms), in
- *    bands of about 250 Hz; the upper edge of the highest band whose level is at most 50 dB
- *    below the 300-3400 Hz band's mean level. Clean wideband speech reaches the Nyquist
- *    frequency; audio from an 8 or 16 kHz source stops near 4 or 8 kHz.
+ *  - bandwidth_hz: mean power spectrum of speech frames (4, and one per second of speech,
+ *    at most 32; FFT of about 23 ms), in bands of about 250 Hz; the upper edge of the highest
+ *    band whose level is at most 50 dB below the 300-3400 Hz band's mean level. Clean
+ *    wideband speech reaches the Nyquist frequency; audio from an 8 or 16 kHz source stops
+ *    near 4 or 8 kHz.
  * Errors: XTTS_EUSAGE (st or out NULL, sample_rate <= 0, samples NULL with n > 0). */
 xtts_status xtts_quality_measure(xtts_quality_state *st, const float *samples, size_t n, int sample_rate,
                                  int native_rate, uint32_t n_chars, uint32_t n_tokens,
