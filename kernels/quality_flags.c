@@ -173,9 +173,10 @@ static uint32_t clip_flags(const xtts_quality_metrics *m, const xtts_quality_thr
     if (m->cut_start && m->start_edge_db >= t->cut_edge_db) f |= 1u << XTTS_QFLAG_CUT_START;
     if (m->cut_end && m->end_edge_db >= t->cut_edge_db) f |= 1u << XTTS_QFLAG_CUT_END;
     if (m->speech_s > 0 && m->snr_db < t->snr_db) f |= 1u << XTTS_QFLAG_LOW_SNR;
-    if (m->speech_s > 0 && m->bandwidth_hz < t->bandwidth_fraction * 0.5f * (float)m->sample_rate)
-        f |= 1u << XTTS_QFLAG_UPSAMPLED;
+    /* in a clip too quiet to use, 16-bit rounding hides the high band: no bandwidth verdict */
     if (m->active_dbfs < t->too_quiet_dbfs) f |= 1u << XTTS_QFLAG_TOO_QUIET;
+    else if (m->speech_s > 0 && m->bandwidth_hz < t->bandwidth_fraction * 0.5f * (float)m->sample_rate)
+        f |= 1u << XTTS_QFLAG_UPSAMPLED;
     return f;
 }
 

@@ -193,13 +193,13 @@ def store(c: Clip, wavs: str, tmp: str, rng: np.random.Generator) -> None:
         src = os.path.join(tmp, "u.wav")
         low = os.path.join(tmp, "low.wav")
         write_wav(src, c.audio, SR)
-        subprocess.run(["sox", src, "-r", c.strength[:-2], low], check=True)
+        subprocess.run(["sox", "-V1", src, "-r", c.strength[:-2], low], check=True)
         c.rate = int(rng.choice([SR, 44100]))
-        subprocess.run(["sox", low, "-r", str(c.rate), path], check=True)
+        subprocess.run(["sox", "-V1", low, "-r", str(c.rate), path], check=True)
     elif c.rate != SR:
         src = os.path.join(tmp, "r.wav")
         write_wav(src, c.audio, SR)
-        subprocess.run(["sox", src, "-r", str(c.rate), path], check=True)
+        subprocess.run(["sox", "-V1", src, "-r", str(c.rate), path], check=True)
     else:
         write_wav(path, c.audio, SR)
 
