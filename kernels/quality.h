@@ -152,9 +152,9 @@ typedef struct {
     float bandwidth_fraction; /* upsampled when bandwidth < this x the cache's Nyquist: 0.8 */
     float too_quiet_dbfs;    /* too_quiet when active_dbfs below: -40 dBFS */
     float dc_offset;         /* dc_offset when |dc_offset| above: 0.02 */
-    float rate_k;            /* rate_outlier when |ln(rate / median)| > rate_k x spread: 4 */
+    float rate_k;            /* rate_outlier when |ln(rate / median)| > rate_k x spread: 5 */
     float rate_min_spread;   /* the spread (1.4826 MAD of ln rate) is at least this: 0.08 */
-    float rate_min_speech_s; /* records with less speech are not judged on rate: 1.0 s */
+    float rate_min_speech_s; /* records with less speech are not judged on rate: 0.5 s */
     int rate_min_records;    /* speakers with fewer judged records are not judged: 8 */
 } xtts_quality_thresholds;
 

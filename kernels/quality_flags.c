@@ -57,9 +57,9 @@ void xtts_quality_thresholds_defaults(xtts_quality_thresholds *t) {
     t->bandwidth_fraction = 0.8f;
     t->too_quiet_dbfs = -40.0f;
     t->dc_offset = 0.02f;
-    t->rate_k = 4.0f;
+    t->rate_k = 5.0f;
     t->rate_min_spread = 0.08f;
-    t->rate_min_speech_s = 1.0f;
+    t->rate_min_speech_s = 0.5f;
     t->rate_min_records = 8;
 }
 
@@ -164,10 +164,11 @@ xtts_status xtts_quality_thresholds_load(const char *path, xtts_quality_threshol
 
 static uint32_t clip_flags(const xtts_quality_metrics *m, const xtts_quality_thresholds *t) {
     if (m->status == XTTS_QUALITY_UNMEASURED) return 0;
+    /* the mean of a few milliseconds of speech is no DC offset, nor its level a verdict */
+    if (m->status == XTTS_QUALITY_TOO_SHORT) return 1u << XTTS_QFLAG_TOO_SHORT;
     uint32_t f = 0;
     if (m->clip_fraction > t->clip_fraction) f |= 1u << XTTS_QFLAG_CLIPPED;
     if (fabsf(m->dc_offset) > t->dc_offset) f |= 1u << XTTS_QFLAG_DC_OFFSET;
-    if (m->status == XTTS_QUALITY_TOO_SHORT) return f | 1u << XTTS_QFLAG_TOO_SHORT;
     if (m->lead_silence_s > t->lead_silence_s) f |= 1u << XTTS_QFLAG_LEAD_SILENCE;
     if (m->trail_silence_s > t->trail_silence_s) f |= 1u << XTTS_QFLAG_TRAIL_SILENCE;
     if (m->cut_start && m->start_edge_db >= t->cut_edge_db) f |= 1u << XTTS_QFLAG_CUT_START;

@@ -124,13 +124,16 @@ def finish(x: np.ndarray, rng: np.random.Generator, level_db: float, snr_db: flo
 
 
 def loud_cut(x: np.ndarray, fraction: float) -> int:
-    """A sample index near fraction of x where a 20 ms window is within 6 dB of the loudest."""
+    """A sample index from fraction of x on where a 20 ms window is within 10 dB of the
+    loudest, or else the loudest window of the next 15 %: a cut inside a word, not in a
+    pause."""
     db = frame_rms_db(x, 441)
     start = int(fraction * len(db))
-    for k in range(start, len(db)):
-        if db[k] > db.max() - 6:
-            return k * 441 + 220
-    return start * 441
+    end = min(len(db), start + max(2, int(0.15 * len(db))))
+    for k in range(start, end):
+        if db[k] > db.max() - 10:
+            return k * 441
+    return (start + int(np.argmax(db[start:end]))) * 441
 
 
 def make_clean(c: Clip, spk: tuple, rng: np.random.Generator, tmp: str, speed: float = 1.0) -> np.ndarray:
@@ -154,9 +157,9 @@ def inject(c: Clip, spk: tuple, rng: np.random.Generator, tmp: str) -> None:
     elif d == "trail_silence":
         trail = rng.uniform(1.6, 3.0); c.strength = f"{trail:.2f}s"
     elif d == "cut_start":
-        f = rng.uniform(0.08, 0.2); x = x[loud_cut(x, f):]; lead = 0; c.strength = f"{f:.2f}"
+        k = loud_cut(x, rng.uniform(0.08, 0.2)); c.strength = f"{k / len(x):.2f}"; x = x[k:]; lead = 0
     elif d == "cut_end":
-        f = rng.uniform(0.08, 0.2); x = x[: len(x) - loud_cut(x[::-1], f)]; trail = 0; c.strength = f"{f:.2f}"
+        k = loud_cut(x[::-1], rng.uniform(0.08, 0.2)); c.strength = f"{k / len(x):.2f}"; x = x[: len(x) - k]; trail = 0
     elif d == "low_snr":
         snr = rng.uniform(0, 10); c.strength = f"{snr:.1f}dB"
     elif d == "too_quiet":
