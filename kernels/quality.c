@@ -414,6 +414,17 @@ static void fill_speech(xtts_quality_metrics *m, const frame_stats *fs, const fl
     }
 }
 
+/* Samples that are NaN or infinite (the audio front end rejects them) would carry into the
+ * sums; the fields they reach read 0 instead, so that no field is ever non-finite. */
+static void make_finite(xtts_quality_metrics *m) {
+    float *f[] = {&m->duration_s,  &m->lead_silence_s, &m->trail_silence_s, &m->speech_s,    &m->start_edge_db,
+                  &m->end_edge_db, &m->peak_dbfs,      &m->rms_dbfs,        &m->active_dbfs, &m->noise_dbfs,
+                  &m->clip_fraction, &m->snr_db,       &m->bandwidth_hz,    &m->chars_per_s, &m->tokens_per_s,
+                  &m->dc_offset};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (!isfinite(*f[i])) *f[i] = 0;
+}
+
 xtts_status xtts_quality_measure(xtts_quality_state *st, const float *samples, size_t n, int sample_rate,
                                  int native_rate, uint32_t n_chars, uint32_t n_tokens,
                                  xtts_quality_metrics *out, xtts_error *err) {
@@ -444,6 +455,7 @@ xtts_status xtts_quality_measure(xtts_quality_state *st, const float *samples, s
     if (n_frames < XTTS_QUALITY_MIN_FRAMES) {
         out->status = XTTS_QUALITY_TOO_SHORT;
         out->active_dbfs = out->noise_dbfs = out->rms_dbfs;
+        make_finite(out);
         return XTTS_OK;
     }
     out->status = XTTS_QUALITY_MEASURED;
@@ -461,5 +473,6 @@ xtts_status xtts_quality_measure(xtts_quality_state *st, const float *samples, s
         if (e) return e;
         out->bandwidth_hz = measure_bandwidth(st, samples, dc, n, frame_len, &fs, pow(10.0, fs.thr_db / 10.0), sample_rate);
     }
+    make_finite(out);
     return XTTS_OK;
 }

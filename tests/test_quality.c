@@ -258,6 +258,24 @@ static void test_all_zero_input_gives_finite_silence(void **state) {
     free(x);
 }
 
+static void test_non_finite_samples_give_finite_fields(void **state) {
+    (void)state;
+    size_t n = 2 * SR;
+    float *x = calloc(n, sizeof *x);
+    add_bursts(x, SR / 4, n - SR / 2, 1, 10900, 0.01, 9);
+    x[SR] = NAN;
+    x[SR + 7] = INFINITY;
+    xtts_quality_metrics m;
+    measure(x, n, &m);
+    assert_all_finite(&m);
+    measure(x, 1000, &m); /* too short, with no bad sample */
+    assert_all_finite(&m);
+    x[10] = -INFINITY;
+    measure(x, 1000, &m);
+    assert_all_finite(&m);
+    free(x);
+}
+
 static void test_hash_sees_int16_values_not_float_noise(void **state) {
     (void)state;
     size_t n = SR;
@@ -435,6 +453,7 @@ int main(void) {
         cmocka_unit_test(test_bandwidth_of_band_limited_signals),
         cmocka_unit_test(test_too_short_input_is_flagged_not_measured),
         cmocka_unit_test(test_all_zero_input_gives_finite_silence),
+        cmocka_unit_test(test_non_finite_samples_give_finite_fields),
         cmocka_unit_test(test_hash_sees_int16_values_not_float_noise),
         cmocka_unit_test(test_later_duplicate_names_the_earlier),
         cmocka_unit_test(test_rate_outlier_against_own_speaker_not_fast_speaker),
