@@ -139,6 +139,14 @@ int xtts_quality_flag_parse(const char *name);
  * bytes, NUL-terminated). Returns the length, or the length it needed when >= cap. */
 size_t xtts_quality_flags_format(uint32_t mask, char *out, size_t cap);
 
+/* The metrics as TSV fields, for reports: the column names (tab-separated, no newline) and
+ * one record's values in the same order (numbers in C locale, fixed decimals; no newline)
+ * into out (cap bytes, NUL-terminated). Returns the length, or the length it needed when
+ * >= cap. Columns: status (measured, too_short, unmeasured), the metrics in struct order,
+ * native_rate; the hash as 32 hex digits. */
+const char *xtts_quality_tsv_header(void);
+size_t xtts_quality_tsv_fields(const xtts_quality_metrics *m, char *out, size_t cap);
+
 /* ---- thresholds ------------------------------------------------------------------------ */
 
 /* Each field is also a key of the thresholds file (same name); docs/quality.md gives each

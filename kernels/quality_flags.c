@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,27 @@ size_t xtts_quality_flags_format(uint32_t mask, char *out, size_t cap) {
         out[k] = '\0';
     }
     return len;
+}
+
+/* ---- TSV ------------------------------------------------------------------------------- */
+
+const char *xtts_quality_tsv_header(void) {
+    return "status\tduration_s\tlead_silence_s\ttrail_silence_s\tspeech_s\tstart_edge_db\tend_edge_db\tpeak_dbfs"
+           "\trms_dbfs\tactive_dbfs\tnoise_dbfs\tclip_fraction\tsnr_db\tbandwidth_hz\tchars_per_s\ttokens_per_s"
+           "\tdc_offset\tcut_start\tcut_end\tsample_rate\tnative_rate\tn_chars\tn_tokens\taudio_hash";
+}
+
+size_t xtts_quality_tsv_fields(const xtts_quality_metrics *m, char *out, size_t cap) {
+    static const char *const status[] = {"unmeasured", "measured", "too_short"};
+    int n = snprintf(out, cap,
+                     "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%.6f\t%.1f\t%.0f\t%.2f\t%.2f"
+                     "\t%.4f\t%u\t%u\t%u\t%u\t%u\t%u\t%016llx%016llx",
+                     status[m->status <= XTTS_QUALITY_TOO_SHORT ? m->status : 0], m->duration_s, m->lead_silence_s,
+                     m->trail_silence_s, m->speech_s, m->start_edge_db, m->end_edge_db, m->peak_dbfs, m->rms_dbfs,
+                     m->active_dbfs, m->noise_dbfs, m->clip_fraction, m->snr_db, m->bandwidth_hz, m->chars_per_s,
+                     m->tokens_per_s, m->dc_offset, m->cut_start, m->cut_end, m->sample_rate, m->native_rate, m->n_chars,
+                     m->n_tokens, (unsigned long long)m->audio_hash[0], (unsigned long long)m->audio_hash[1]);
+    return n < 0 ? 0 : (size_t)n;
 }
 
 /* ---- thresholds ------------------------------------------------------------------------ */

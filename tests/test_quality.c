@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -397,6 +398,25 @@ static void test_thresholds_file_errors_name_the_line(void **state) {
         assert_memory_equal(&t, &d, sizeof t); /* unchanged on error */
     }
     assert_int_equal(xtts_quality_thresholds_load("/nonexistent/q.conf", &t, &e), XTTS_ENOTFOUND);
+    /* from a file: the message names the file and the line */
+    char path[] = "/tmp/test_quality_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("snr_db = 12\nlow_snr = 3\n", f);
+    fclose(f);
+    t = d;
+    assert_int_equal(xtts_quality_thresholds_load(path, &t, &e), XTTS_EUSAGE);
+    char want[64];
+    snprintf(want, sizeof want, "%s:2: unknown key 'low_snr'", path);
+    assert_non_null(strstr(e.msg, want));
+    assert_int_equal(xtts_exit_code(e.code), 1);
+    f = fopen(path, "w");
+    fputs("snr_db = 12\n", f);
+    fclose(f);
+    assert_int_equal(xtts_quality_thresholds_load(path, &t, &e), XTTS_OK);
+    assert_true(t.snr_db == 12.0f);
+    unlink(path);
 }
 
 static void test_stored_form_round_trips_and_detects_damage(void **state) {
@@ -442,6 +462,26 @@ static void test_flag_names_round_trip(void **state) {
     assert_string_equal(buf, "cut_");
 }
 
+static int count_tabs(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\t';
+    return n;
+}
+
+static void test_tsv_fields_match_the_header(void **state) {
+    (void)state;
+    xtts_quality_metrics m = plain_metrics(12, 0x0123456789abcdefULL);
+    char buf[1024];
+    size_t len = xtts_quality_tsv_fields(&m, buf, sizeof buf);
+    assert_int_equal(len, strlen(buf));
+    assert_int_equal(count_tabs(buf), count_tabs(xtts_quality_tsv_header()));
+    assert_true(strncmp(buf, "measured\t4.000\t0.200\t", 21) == 0);
+    assert_non_null(strstr(buf, "\t0123456789abcdeffedcba9876543210"));
+    char small[8];
+    assert_int_equal(xtts_quality_tsv_fields(&m, small, sizeof small), len);
+    assert_string_equal(small, "measure");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_silence_lengths_and_speech_span),
@@ -460,6 +500,7 @@ int main(void) {
         cmocka_unit_test(test_thresholds_file_errors_name_the_line),
         cmocka_unit_test(test_stored_form_round_trips_and_detects_damage),
         cmocka_unit_test(test_flag_names_round_trip),
+        cmocka_unit_test(test_tsv_fields_match_the_header),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,8 @@
  *   METADATA.tsv: a header row naming the columns id, audio, text and speaker (the tsv
  *   layout xtts-tokenize reads); audio paths are relative to the file's folder.
  * Output: a header row, then per record: id, flags ("-" or names joined by ','), the id of
- * the earlier record with the same audio or "-", then the metrics.
+ * the earlier record with the same audio or "-", the speaker, then the metrics
+ * (xtts_quality_tsv_fields).
  * Characters are counted as code points of the text, tokens as its bytes.
  * Exit: 0, 1 usage (a bad thresholds file included), 2 input error.
  */
@@ -93,12 +94,10 @@ static uint32_t code_points(const char *s) {
 }
 
 static void print_row(const row *r, uint32_t flags, const char *dup_id, const xtts_quality_metrics *m) {
-    char names[256];
+    char names[256], fields[1024];
     xtts_quality_flags_format(flags, names, sizeof names);
-    printf("%s\t%s\t%s\t%s\t%u\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%.6f\t%.1f\t%.0f\t%.2f\t%.2f\t%.4f\t%u\n",
-           r->id, names, dup_id, r->speaker, m->status, m->duration_s, m->lead_silence_s, m->trail_silence_s,
-           m->speech_s, m->start_edge_db, m->end_edge_db, m->peak_dbfs, m->rms_dbfs, m->active_dbfs, m->noise_dbfs,
-           m->clip_fraction, m->snr_db, m->bandwidth_hz, m->chars_per_s, m->tokens_per_s, m->dc_offset, m->native_rate);
+    xtts_quality_tsv_fields(m, fields, sizeof fields);
+    printf("%s\t%s\t%s\t%s\t%s\n", r->id, names, dup_id, r->speaker, fields);
 }
 
 static int measure_all(const char *meta, const row *rows, size_t n, int rate, xtts_quality_metrics *m) {
@@ -166,9 +165,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "quality-eval: %s\n", e.msg);
         return 2;
     }
-    printf("id\tflags\tdup_of\tspeaker\tstatus\tduration_s\tlead_silence_s\ttrail_silence_s\tspeech_s\tstart_edge_db"
-           "\tend_edge_db\tpeak_dbfs\trms_dbfs\tactive_dbfs\tnoise_dbfs\tclip_fraction\tsnr_db\tbandwidth_hz"
-           "\tchars_per_s\ttokens_per_s\tdc_offset\tnative_rate\n");
+    printf("id\tflags\tdup_of\tspeaker\t%s\n", xtts_quality_tsv_header());
     for (size_t i = 0; i < n; i++) print_row(&rows[i], flags[i], dup[i] >= 0 ? rows[dup[i]].id : "-", &m[i]);
     return 0;
 }
