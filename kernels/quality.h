@@ -160,7 +160,7 @@ typedef struct {
     float bandwidth_fraction; /* upsampled when bandwidth < this x the cache's Nyquist: 0.8 */
     float too_quiet_dbfs;    /* too_quiet when active_dbfs below: -40 dBFS */
     float dc_offset;         /* dc_offset when |dc_offset| above: 0.02 */
-    float rate_k;            /* rate_outlier when |ln(rate / median)| > rate_k x spread: 5 */
+    float rate_k;            /* rate_outlier when |ln(rate / median)| > rate_k x spread: 4 */
     float rate_min_spread;   /* the spread (1.4826 MAD of ln rate) is at least this: 0.08 */
     float rate_min_speech_s; /* records with less speech are not judged on rate: 0.5 s */
     int rate_min_records;    /* speakers with fewer judged records are not judged: 8 */
@@ -186,7 +186,8 @@ xtts_status xtts_quality_thresholds_load(const char *path, xtts_quality_threshol
  * itself is not flagged). A record whose status is UNMEASURED gets no flags. rate_outlier
  * compares ln(chars_per_s) with the speaker's median, spread 1.4826 x MAD (at least
  * rate_min_spread), over the speaker's MEASURED records with speech_s >= rate_min_speech_s
- * and n_chars > 0. O(n log n) time, O(n) memory (about 40 bytes per record).
+ * and n_chars > 0 that carry none of cut_start, cut_end, low_snr, too_quiet, too_short (their
+ * speech span is not to be trusted). O(n log n) time, O(n) memory (about 40 bytes per record).
  * Errors: XTTS_EUSAGE (a NULL array with n > 0), XTTS_ENOMEM. */
 xtts_status xtts_quality_flag_all(const xtts_quality_metrics *m, const uint32_t *speaker, size_t n,
                                   const xtts_quality_thresholds *t, uint32_t *flags_out, int64_t *dup_of_out,

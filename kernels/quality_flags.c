@@ -79,7 +79,7 @@ void xtts_quality_thresholds_defaults(xtts_quality_thresholds *t) {
     t->bandwidth_fraction = 0.8f;
     t->too_quiet_dbfs = -40.0f;
     t->dc_offset = 0.02f;
-    t->rate_k = 5.0f;
+    t->rate_k = 4.0f;
     t->rate_min_spread = 0.08f;
     t->rate_min_speech_s = 0.5f;
     t->rate_min_records = 8;
@@ -272,6 +272,12 @@ static void flag_rate_run(rate_entry *e, size_t k, float *scratch, const xtts_qu
         if (fabsf(e[i].value - med) > t->rate_k * spread) flags[e[i].index] |= 1u << XTTS_QFLAG_RATE_OUTLIER;
 }
 
+/* Flags under which the speech span, and so the rate, cannot be trusted: such a record is
+ * neither judged on its rate nor counted in its speaker's median. */
+#define RATE_UNTRUSTED                                                                            \
+    ((1u << XTTS_QFLAG_CUT_START) | (1u << XTTS_QFLAG_CUT_END) | (1u << XTTS_QFLAG_LOW_SNR) | \
+     (1u << XTTS_QFLAG_TOO_QUIET) | (1u << XTTS_QFLAG_TOO_SHORT))
+
 static xtts_status flag_rates(const xtts_quality_metrics *m, const uint32_t *speaker, size_t n,
                               const xtts_quality_thresholds *t, uint32_t *flags, xtts_error *err) {
     rate_entry *e = malloc((n ? n : 1) * sizeof *e);
@@ -285,7 +291,7 @@ static xtts_status flag_rates(const xtts_quality_metrics *m, const uint32_t *spe
     for (size_t i = 0; i < n; i++) {
         const xtts_quality_metrics *r = &m[i];
         if (r->status != XTTS_QUALITY_MEASURED || r->n_chars == 0 || r->speech_s < t->rate_min_speech_s ||
-            !(r->chars_per_s > 0))
+            !(r->chars_per_s > 0) || (flags[i] & RATE_UNTRUSTED))
             continue;
         e[k++] = (rate_entry){speaker ? speaker[i] : 0, logf(r->chars_per_s), (int64_t)i};
     }
