@@ -187,7 +187,7 @@ xtts_status xtts_quality_thresholds_load(const char *path, xtts_quality_threshol
  * compares ln(chars_per_s) with the speaker's median, spread 1.4826 x MAD (at least
  * rate_min_spread), over the speaker's MEASURED records with speech_s >= rate_min_speech_s
  * and n_chars > 0 that carry none of cut_start, cut_end, low_snr, too_quiet, too_short (their
- * speech span is not to be trusted). O(n log n) time, O(n) memory (about 40 bytes per record).
+ * speech span is not to be trusted). O(n log n) time, O(n) memory (24 bytes a record at most).
  * Errors: XTTS_EUSAGE (a NULL array with n > 0), XTTS_ENOMEM. */
 xtts_status xtts_quality_flag_all(const xtts_quality_metrics *m, const uint32_t *speaker, size_t n,
                                   const xtts_quality_thresholds *t, uint32_t *flags_out, int64_t *dup_of_out,

@@ -167,7 +167,7 @@ int main(int argc, char **argv) {
     }
     printf("# one core (thread CPU time), %.0f s of %s at %d Hz in %zu clips, best of %d alternating rounds;"
            " seconds per hour of audio (last clip: speech %.2f s, SNR %.1f dB, bandwidth %.0f Hz)\n",
-           audio_s, list ? list : "speech-like audio", sr, n_clips, ROUNDS, qm.speech_s, qm.snr_db, qm.bandwidth_hz);
+           audio_s, list ? "the listed files' audio" : "speech-like audio", sr, n_clips, ROUNDS, qm.speech_s, qm.snr_db, qm.bandwidth_hz);
     printf("mel_xtts %.4f\n", mel_s);
     printf("quality %.4f\n", quality_s);
     xtts_mel_delete(m);
