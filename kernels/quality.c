@@ -16,9 +16,6 @@
 
 #include "kernels/fftw_internal.h"
 
-/* The 16-lane vectors are only passed between static inline functions of this file; gcc's
- * note that their calling convention differs without AVX-512 does not apply. */
-#pragma GCC diagnostic ignored "-Wpsabi"
 
 #define BLOCK 32             /* samples per vector block; frames are whole blocks */
 #define HIST_BINS 1040       /* frame levels from -120 dB to +10 dB in 1/8 dB */
@@ -147,21 +144,35 @@ typedef int32_t vi16 __attribute__((vector_size(64)));
 typedef uint32_t vu16 __attribute__((vector_size(64)));
 #define HALF (BLOCK / 2)
 
-/* The int16 bits (int16_bits) of a vector of samples, its level sums into sum and sq, its
- * magnitudes into peak. */
-static inline vu16 block_lanes(vf16 v, vf16 *sum, vf16 *sq, vf16 *peak) {
+/* The pass over the samples is compiled for x86-64-v4 (AVX-512), v3 (AVX2) and the build's
+ * baseline, and the loader picks the widest the CPU has (as the mel kernel does), so that a
+ * portable build (make install: x86-64-v2) runs the wide code where it can. Integer lanes and
+ * float sums in a fixed order: every clone gives the same bits. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define QUALITY_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define QUALITY_CLONES
+#endif
+
+/* The int16 bits (int16_bits) of the 16 samples at x into *q, their level sums into sum and
+ * sq, their magnitudes into peak. Vectors go by pointer: passed by value, their calling
+ * convention would depend on the instruction set. */
+static inline __attribute__((always_inline)) void block_lanes(const float *x, vf16 *sum, vf16 *sq, vf16 *peak,
+                                                              vu16 *q) {
     const vf16 zero = {0};
+    vf16 v;
+    memcpy(&v, x, sizeof v);
     vf16 m = (vf16)((vu16)v & 0x7fffffffu);
     vi16 louder = m > *peak;
     *sum += v;
     *sq += v * v;
     *peak = (vf16)((louder & (vi16)m) | (~louder & (vi16)*peak));
-    return (vu16)(v * 32768.0f + (zero + ROUND_MAGIC)) & 0xffffu;
+    *q = (vu16)(v * 32768.0f + (zero + ROUND_MAGIC)) & 0xffffu;
 }
 
 /* The sum of the 32 square lanes, pairwise by halves (a chain of 31 dependent scalar adds
  * per frame would cost more than the frame's vector work). */
-static inline float lanes_sum(const vf16 *sq) {
+static inline __attribute__((always_inline)) float lanes_sum(const vf16 *sq) {
     vf16 t = sq[0] + sq[1];
     t += __builtin_shuffle(t, (vi16){8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7});
     t += __builtin_shuffle(t, (vi16){4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11});
@@ -173,8 +184,8 @@ static inline float lanes_sum(const vf16 *sq) {
 /* Frame powers into frame_pow (frame_len samples each, a multiple of BLOCK) and the
  * whole-clip sums. The accumulators are local vectors, which stay in registers; lane j of
  * the hash takes samples j and j + 16 of every block (two int16 in one 32-bit word). */
-static void sample_pass(const float *x, size_t n, size_t frame_len, float *frame_pow, float *frame_sum,
-                        sample_sums *s) {
+QUALITY_CLONES static void sample_pass(const float *x, size_t n, size_t frame_len, float *frame_pow,
+                                      float *frame_sum, sample_sums *s) {
     const vf16 zero = {0};
     vf16 sum0 = zero, sum1 = zero, sq_all = zero, pk0 = zero, pk1 = zero;
     vu16 hash = {0}, pos;
@@ -184,10 +195,9 @@ static void sample_pass(const float *x, size_t n, size_t frame_len, float *frame
         size_t b1 = b0 + per_frame <= n_blocks ? b0 + per_frame : n_blocks; /* the last: a part frame */
         vf16 sq0 = zero, sq1 = zero, fs0 = zero, fs1 = zero;
         for (size_t b = b0; b < b1; b++, i += BLOCK) {
-            vf16 v0, v1;
-            memcpy(&v0, x + i, sizeof v0);
-            memcpy(&v1, x + i + HALF, sizeof v1);
-            vu16 q0 = block_lanes(v0, &fs0, &sq0, &pk0), q1 = block_lanes(v1, &fs1, &sq1, &pk1);
+            vu16 q0, q1;
+            block_lanes(x + i, &fs0, &sq0, &pk0, &q0);
+            block_lanes(x + i + HALF, &fs1, &sq1, &pk1, &q1);
             vu16 t = ((q0 | (q1 << 16)) ^ pos) * 0x85ebca6bu;
             hash += t ^ (t >> 15);
             pos += POS_STEP;
