@@ -363,6 +363,21 @@ static void test_rate_outlier_against_own_speaker_not_fast_speaker(void **state)
     /* speaker NULL: all one speaker (here speaker 0's records alone) */
     assert_int_equal(xtts_quality_flag_all(m, NULL, 12, &t, f, d, &e), XTTS_OK);
     for (int i = 0; i < 12; i++) assert_int_equal(f[i], i == 5 ? 1u << XTTS_QFLAG_RATE_OUTLIER : 0u);
+    /* a cut record's span is not trusted: its odd rate is neither judged nor counted */
+    m[7] = plain_metrics(30.0f, 102);
+    m[7].cut_start = 1;
+    m[7].start_edge_db = -3;
+    assert_int_equal(xtts_quality_flag_all(m, spk, N, &t, f, d, &e), XTTS_OK);
+    assert_int_equal(f[7], 1u << XTTS_QFLAG_CUT_START);
+    assert_int_equal(f[5], 1u << XTTS_QFLAG_RATE_OUTLIER);
+    /* an unmeasured record (no metrics stored) carries nothing */
+    xtts_quality_metrics none = {0};
+    uint32_t fn;
+    int64_t dn;
+    assert_int_equal(xtts_quality_flag_all(&none, NULL, 1, &t, &fn, &dn, &e), XTTS_OK);
+    assert_int_equal(fn, 0);
+    assert_int_equal(dn, -1);
+    m[7] = plain_metrics(12.0f, 17);
     /* too few records of a speaker: not judged */
     t.rate_min_records = 14;
     assert_int_equal(xtts_quality_flag_all(m, spk, N, &t, f, d, &e), XTTS_OK);
