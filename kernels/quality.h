@@ -100,7 +100,9 @@ void xtts_quality_state_delete(xtts_quality_state *st);
  *  - snr_db: frame-energy percentiles: 10 log10((P_speech - P_noise) / P_noise), P_speech the
  *    mean power of the speech frames, P_noise that of the quietest 10 % of frames. Biased
  *    low when the clip has (almost) no pauses (speech in the quietest frames), slightly high
- *    (about 0.5 dB) for steady noise because the quietest frames are the noise's quiet ones.
+ *    (about 0.5 dB) for steady noise because the quietest frames are the noise's quiet ones,
+ *    and high for speech under 10 dB (weak speech frames fall under noise + 6 dB): it reads
+ *    no lower than about 6 dB.
  *  - bandwidth_hz: mean power spectrum of speech frames (4, and one per second of speech,
  *    at most 32; FFT of about 23 ms), in bands of about 250 Hz; the upper edge of the highest
  *    band whose level is at most 50 dB below the 300-3400 Hz band's mean level. Clean
