@@ -69,7 +69,9 @@ static int hash_fd(int fd, uint8_t out[32]) {
 
 int xtts_audio_hasher_hash(xtts_audio_hasher *h, const char *path, uint8_t out[32]) {
     memset(out, 0, 32);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a fifo given as an audio path must not block the open (it is refused
+     * below as not a regular file, as the decoder refuses it) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return -1;
     struct stat sb;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
