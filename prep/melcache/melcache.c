@@ -11,6 +11,7 @@
 #include "prep/melcache/melcache.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -749,7 +750,7 @@ typedef struct {
     char cfg_hash[65];
     xtts_audio_hasher *hasher;
     xtts_cache_source *src;    /* the cache records are carried from, or NULL */
-    const char *target;        /* with staging: the cache the update replaces */
+    char target[4096];         /* with staging: the cache the update replaces (its absolute path) */
     char stage[4096];          /* with staging: where the update is built (o.out_dir points here) */
     int staging;
     int lock_fd;               /* the target's build lock, shared, while it is a source */
@@ -1159,7 +1160,11 @@ static xtts_status run_update_begin(melcache_run *r, xtts_error *err) {
     }
     if (st == XTTS_EUNSUPPORTED && o->force) st = XTTS_OK;
     if (st || o->dry_run) return st;
-    r->target = o->out_dir;
+    /* absolute, so that "--out ." or "--out cache/" has a sibling to be exchanged with */
+    errno = 0;
+    if (!realpath(o->out_dir, r->target) || !strcmp(r->target, "/"))
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot update the cache here: %s", o->out_dir,
+                              errno ? strerror(errno) : "the root directory");
     if ((st = xtts_update_dir_path(r->target, r->stage, sizeof r->stage, err))) return st;
     int resumed;
     if ((st = xtts_update_dir_prepare(r->target, r->stage, &resumed, err))) return st;
