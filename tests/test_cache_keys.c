@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "formats/manifest.h"
 #include "formats/record.h"
 #include "formats/record_ids.h"
+#include "prep/melcache/update.h"
 
 #define N_MELS 4
 
@@ -260,6 +262,44 @@ static void the_update_directory_takes_the_caches_place_and_the_old_one_goes(voi
     assert_int_equal(access(stage, F_OK), -1);
 }
 
+/* The file hash read in 64 KiB pieces is the one-shot XXH64 and the size (XXH64 of nothing
+ * is 0xef46db3751d8e999, as the reference library gives); a file rewritten in
+ * place with its size and modification time restored hashes otherwise, also within one run. */
+static void audio_hash_is_xxh64_of_the_bytes_and_sees_a_file_rewritten_in_place(void **state) {
+    fixture *f = *state;
+    assert_true(xtts_xxh64("", 0, 0) == 0xef46db3751d8e999ULL);
+    char path[700];
+    snprintf(path, sizeof path, "%s/a.wav", f->dir);
+    size_t n = 200003;
+    uint8_t *data = malloc(n);
+    uint64_t x = 88172645463325252ULL;
+    for (size_t i = 0; i < n; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; data[i] = (uint8_t)x; }
+    FILE *fp = fopen(path, "wb");
+    fwrite(data, 1, n, fp);
+    fclose(fp);
+    xtts_audio_hasher *hs;
+    xtts_error e;
+    assert_int_equal(xtts_audio_hasher_new(&hs, &e), XTTS_OK);
+    uint8_t a[32], b[32];
+    assert_int_equal(xtts_audio_hasher_hash(hs, path, a), 0);
+    uint64_t h[2] = {xtts_xxh64(data, n, 0), n};
+    for (int i = 0; i < 16; i++) assert_int_equal(a[i], (uint8_t)(h[i / 8] >> (8 * (i % 8))));
+    struct stat sb;
+    stat(path, &sb);
+    data[n / 2] ^= 0xff;
+    fp = fopen(path, "r+b");
+    fwrite(data, 1, n, fp);
+    fclose(fp);
+    struct timespec times[2] = {sb.st_atim, sb.st_mtim};
+    utimensat(AT_FDCWD, path, times, 0);
+    assert_int_equal(xtts_audio_hasher_hash(hs, path, b), 0);
+    assert_memory_not_equal(a, b, 32);
+    snprintf(path, sizeof path, "%s/missing.wav", f->dir);
+    assert_int_equal(xtts_audio_hasher_hash(hs, path, b), -1);
+    xtts_audio_hasher_delete(hs);
+    free(data);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_record_is_found_by_id_and_key_with_every_database_of_its_own, setup, teardown),
@@ -267,6 +307,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(the_writers_own_databases_cannot_take_entries, setup, teardown),
         cmocka_unit_test_setup_teardown(set_ids_rewrites_speaker_and_language_with_a_valid_crc, setup, teardown),
         cmocka_unit_test_setup_teardown(the_update_directory_takes_the_caches_place_and_the_old_one_goes, setup, teardown),
+        cmocka_unit_test_setup_teardown(audio_hash_is_xxh64_of_the_bytes_and_sees_a_file_rewritten_in_place, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
