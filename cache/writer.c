@@ -55,6 +55,8 @@ typedef struct {
     size_t len;
     char *source; /* audio path, stored as meta "audio:<id>" in the record's shard; may be NULL */
     uint8_t lengths[XTTS_LENGTHS_BYTES]; /* its "lengths" entry (format 2) */
+    uint8_t *entries;   /* its entries in other databases, packed (entries_pack) */
+    size_t entries_len;
 } pending_record;
 
 typedef struct {
@@ -156,7 +158,9 @@ static int adopt_state_after(xtts_cache_writer *w) {
 }
 
 static void pending_clear(xtts_cache_writer *w) {
-    for (size_t i = 0; i < w->n_pend; i++) { free(w->pend[i].id); free(w->pend[i].data); free(w->pend[i].source); }
+    for (size_t i = 0; i < w->n_pend; i++) {
+        free(w->pend[i].id); free(w->pend[i].data); free(w->pend[i].source); free(w->pend[i].entries);
+    }
     w->n_pend = 0;
     w->pend_bytes = 0;
     w->ops_pending = 0;
@@ -214,7 +218,7 @@ static xtts_status env_open(xtts_cache_writer *w, int number, int create, MDB_en
     MDB_env *env;
     int rc = mdb_env_create(&env);
     if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", path, mdb_strerror(rc));
-    rc = mdb_env_set_maxdbs(env, 4);
+    rc = mdb_env_set_maxdbs(env, XTTS_SHARD_MAX_DBS);
     if (!rc) rc = mdb_env_set_mapsize(env, (size_t)w->map_bytes0);
     if (!rc) rc = mdb_env_open(env, path, 0, 0644);
     if (rc) {
@@ -731,6 +735,57 @@ static int put_meta(MDB_txn *txn, MDB_dbi meta, const char *key, const void *dat
     return mdb_put(txn, meta, &k, &v, 0);
 }
 
+/* A record's entries as one blob: for each, the database name's length (u8), the name,
+ * the value's length (u32 LE) and the value. NULL with *len 0 for none; -1 when out of
+ * memory or a name is not 1..XTTS_CACHE_DB_NAME_MAX bytes. */
+static int entries_pack(const xtts_cache_entry *e, size_t n, uint8_t **out, size_t *len) {
+    *out = NULL;
+    *len = 0;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t nl = strlen(e[i].db);
+        if (nl == 0 || nl > XTTS_CACHE_DB_NAME_MAX || e[i].len > UINT32_MAX) return -1;
+        total += 1 + nl + 4 + e[i].len;
+    }
+    if (!total) return 0;
+    uint8_t *b = malloc(total), *p = b;
+    if (!b) return -1;
+    for (size_t i = 0; i < n; i++) {
+        size_t nl = strlen(e[i].db);
+        *p++ = (uint8_t)nl;
+        memcpy(p, e[i].db, nl);
+        p += nl;
+        xtts_put_le32(p, (uint32_t)e[i].len);
+        p += 4;
+        if (e[i].len) memcpy(p, e[i].data, e[i].len);
+        p += e[i].len;
+    }
+    *out = b;
+    *len = total;
+    return 0;
+}
+
+/* A pending record's entries into their databases under its local key. */
+static int entries_put(MDB_txn *txn, const pending_record *r, uint8_t key[8]) {
+    const uint8_t *p = r->entries, *end = r->entries + r->entries_len;
+    int rc = 0;
+    while (!rc && p && p < end) {
+        char name[XTTS_CACHE_DB_NAME_MAX + 1];
+        size_t nl = *p++;
+        memcpy(name, p, nl);
+        name[nl] = 0;
+        p += nl;
+        uint32_t vl = xtts_get_le32(p);
+        p += 4;
+        MDB_dbi dbi;
+        rc = mdb_dbi_open(txn, name, MDB_CREATE, &dbi);
+        MDB_val k = {8, key}, v = {vl, (void *)p};
+        if (!rc) rc = mdb_put(txn, dbi, &k, &v, MDB_APPEND);
+        p += vl;
+    }
+    return rc;
+}
+
 /* Everything pending, in one transaction on the last shard. Returns an LMDB code. */
 static int commit_txn(xtts_cache_writer *w, const char *rejects_text) {
     shard_info *s = &w->shards[w->n_shards - 1];
@@ -756,6 +811,7 @@ static int commit_txn(xtts_cache_writer *w, const char *rejects_text) {
             MDB_val lv = {XTTS_LENGTHS_BYTES, w->pend[i].lengths};
             rc = mdb_put(txn, lens, &k, &lv, MDB_APPEND);
         }
+        if (!rc) rc = entries_put(txn, &w->pend[i], key);
         if (!rc && w->pend[i].source) {
             char mk[8 + 512];
             snprintf(mk, sizeof mk, "audio:%s", w->pend[i].id);
@@ -972,48 +1028,29 @@ static xtts_status after_input(xtts_cache_writer *w, xtts_error *err) {
 }
 
 static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
-                              size_t len, const char *source, xtts_error *err);
+                              size_t len, const char *source, const xtts_cache_entry *entries, size_t n_entries,
+                              xtts_error *err);
 
 xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
                                   size_t len, xtts_error *err) {
-    return put_record(w, input_index, id, record, len, NULL, err);
+    return put_record(w, input_index, id, record, len, NULL, NULL, 0, err);
 }
 
+/* The checks of a record before it is taken: its id, its header, the configuration's shape. */
+static xtts_status check_record(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
+                                size_t len, xtts_record_header *hdr, xtts_error *err);
+
 static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
-                              size_t len, const char *source, xtts_error *err) {
-    xtts_status st = check_input(w, input_index, id, err);
-    if (st) return st;
-    size_t id_len = id ? strlen(id) : 0;
-    if (id_len == 0) return xtts_error_set(err, XTTS_EINPUT, "%s: record %llu: empty id", w->dir, (unsigned long long)input_index + 1);
-    if (id_len > XTTS_ID_MAX_BYTES)
-        return xtts_error_set(err, XTTS_ERANGE, "%s: record '%.40s...': id of %zu bytes, the store keeps ids up to %d bytes",
-                              w->dir, id, id_len, XTTS_ID_MAX_BYTES);
+                              size_t len, const char *source, const xtts_cache_entry *entries, size_t n_entries,
+                              xtts_error *err) {
     xtts_record_header hdr;
-    xtts_error rerr;
-    if (xtts_record_parse_header(record, len, &hdr, &rerr))
-        return xtts_error_set(err, XTTS_EINPUT, "%s: record '%s': not a valid record: %s", w->dir, id, rerr.msg);
-    if (strcmp(hdr.id, id))
-        return xtts_error_set(err, XTTS_EINPUT, "%s: record '%s': the encoded record carries id '%s'", w->dir, id, hdr.id);
-    /* Every record of a cache has the configuration's fixed shape. */
-    int want_frames = xtts_cache_config_padded_frames(&w->cfg, (int)hdr.n_frames);
-    unsigned want_flags = w->cfg.shuffle ? XTTS_RECORD_SHUFFLED : 0;
-    if (hdr.n_mels != w->cfg.mel.n_mels || hdr.dtype != w->cfg.dtype || hdr.flags != want_flags ||
-        hdr.tokens_padded != (uint32_t)w->cfg.max_tokens || want_frames == 0 || hdr.frames_padded != (uint32_t)want_frames)
-        return xtts_error_set(err, XTTS_EINPUT,
-                              "%s: record '%s': shape (%u mels, %s%s, %u tokens, %u of %u frames) does not match the "
-                              "cache configuration (%d mels, %s%s, %d tokens, %d frames)",
-                              w->dir, id, hdr.n_mels, xtts_dtype_name((xtts_dtype)hdr.dtype),
-                              (hdr.flags & XTTS_RECORD_SHUFFLED) ? " shuffled" : "", hdr.tokens_padded, hdr.n_frames,
-                              hdr.frames_padded, w->cfg.mel.n_mels, xtts_dtype_name((xtts_dtype)w->cfg.dtype),
-                              w->cfg.shuffle ? " shuffled" : "", w->cfg.max_tokens, want_frames);
-    int want_audio = w->cfg.format_version >= 2 ? w->cfg.audio : XTTS_AUDIO_NONE;
-    if (hdr.version != (unsigned)w->cfg.format_version || hdr.audio != want_audio ||
-        (hdr.version >= 2 && hdr.pad_token != (uint32_t)w->cfg.pad_token))
-        return xtts_error_set(err, XTTS_EINPUT,
-                              "%s: record '%s': version %u with waveform %s and pad token %u does not match the cache "
-                              "configuration (version %d, waveform %s, pad token %d)",
-                              w->dir, id, hdr.version, xtts_audio_store_name(hdr.audio), hdr.pad_token,
-                              w->cfg.format_version, xtts_audio_store_name(want_audio), w->cfg.pad_token);
+    xtts_status st = check_record(w, input_index, id, record, len, &hdr, err);
+    if (st) return st;
+    for (size_t i = 0; i < n_entries; i++)
+        if (xtts_cache_db_reserved(entries[i].db) || !entries[i].db[0] || strlen(entries[i].db) > XTTS_CACHE_DB_NAME_MAX)
+            return xtts_error_set(err, XTTS_EUSAGE, "%s: record '%s': '%.40s' cannot name a record's database", w->dir,
+                                  id, entries[i].db);
+    size_t id_len = strlen(id);
     /* into the filter now (a refused record's bits only add to the false "maybe"s) */
     int maybe = xtts_id_filter_add(&w->ids, xtts_id_hash(id, id_len));
     if (maybe < 0) return xtts_error_set(err, XTTS_ENOMEM, "%s: record '%s': out of memory", w->dir, id);
@@ -1048,10 +1085,12 @@ static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const 
     p->data = malloc(len);
     p->len = len;
     p->source = source ? strdup(source) : NULL;
-    if (!p->id || !p->data || (source && !p->source)) {
+    int packed = entries_pack(entries, n_entries, &p->entries, &p->entries_len);
+    if (!p->id || !p->data || (source && !p->source) || packed) {
         free(p->id);
         free(p->data);
         free(p->source);
+        free(p->entries);
         return xtts_error_set(err, XTTS_ENOMEM, "%s: record '%s': out of memory", w->dir, id);
     }
     memcpy(p->data, record, len);
@@ -1061,6 +1100,43 @@ static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const 
     w->ops_pending++;
     w->next_input_pending = input_index + 1;
     return after_input(w, err);
+}
+
+static xtts_status check_record(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
+                                size_t len, xtts_record_header *hdr, xtts_error *err) {
+    xtts_status st = check_input(w, input_index, id, err);
+    if (st) return st;
+    size_t id_len = id ? strlen(id) : 0;
+    if (id_len == 0) return xtts_error_set(err, XTTS_EINPUT, "%s: record %llu: empty id", w->dir, (unsigned long long)input_index + 1);
+    if (id_len > XTTS_ID_MAX_BYTES)
+        return xtts_error_set(err, XTTS_ERANGE, "%s: record '%.40s...': id of %zu bytes, the store keeps ids up to %d bytes",
+                              w->dir, id, id_len, XTTS_ID_MAX_BYTES);
+    xtts_error rerr;
+    if (xtts_record_parse_header(record, len, hdr, &rerr))
+        return xtts_error_set(err, XTTS_EINPUT, "%s: record '%s': not a valid record: %s", w->dir, id, rerr.msg);
+    if (strcmp(hdr->id, id))
+        return xtts_error_set(err, XTTS_EINPUT, "%s: record '%s': the encoded record carries id '%s'", w->dir, id, hdr->id);
+    /* Every record of a cache has the configuration's fixed shape. */
+    int want_frames = xtts_cache_config_padded_frames(&w->cfg, (int)hdr->n_frames);
+    unsigned want_flags = w->cfg.shuffle ? XTTS_RECORD_SHUFFLED : 0;
+    if (hdr->n_mels != w->cfg.mel.n_mels || hdr->dtype != w->cfg.dtype || hdr->flags != want_flags ||
+        hdr->tokens_padded != (uint32_t)w->cfg.max_tokens || want_frames == 0 || hdr->frames_padded != (uint32_t)want_frames)
+        return xtts_error_set(err, XTTS_EINPUT,
+                              "%s: record '%s': shape (%u mels, %s%s, %u tokens, %u of %u frames) does not match the "
+                              "cache configuration (%d mels, %s%s, %d tokens, %d frames)",
+                              w->dir, id, hdr->n_mels, xtts_dtype_name((xtts_dtype)hdr->dtype),
+                              (hdr->flags & XTTS_RECORD_SHUFFLED) ? " shuffled" : "", hdr->tokens_padded, hdr->n_frames,
+                              hdr->frames_padded, w->cfg.mel.n_mels, xtts_dtype_name((xtts_dtype)w->cfg.dtype),
+                              w->cfg.shuffle ? " shuffled" : "", w->cfg.max_tokens, want_frames);
+    int want_audio = w->cfg.format_version >= 2 ? w->cfg.audio : XTTS_AUDIO_NONE;
+    if (hdr->version != (unsigned)w->cfg.format_version || hdr->audio != want_audio ||
+        (hdr->version >= 2 && hdr->pad_token != (uint32_t)w->cfg.pad_token))
+        return xtts_error_set(err, XTTS_EINPUT,
+                              "%s: record '%s': version %u with waveform %s and pad token %u does not match the cache "
+                              "configuration (version %d, waveform %s, pad token %d)",
+                              w->dir, id, hdr->version, xtts_audio_store_name(hdr->audio), hdr->pad_token,
+                              w->cfg.format_version, xtts_audio_store_name(want_audio), w->cfg.pad_token);
+    return XTTS_OK;
 }
 
 xtts_status xtts_cache_writer_reject(xtts_cache_writer *w, uint64_t input_index, const char *id, const char *reason,
@@ -1206,5 +1282,15 @@ void xtts_cache_writer_abort(xtts_cache_writer *w) { writer_free(w); }
 
 xtts_status xtts_cache_writer_put_source(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
                                          size_t len, const char *source_path, xtts_error *err) {
-    return put_record(w, input_index, id, record, len, source_path, err);
+    return put_record(w, input_index, id, record, len, source_path, NULL, 0, err);
+}
+
+xtts_status xtts_cache_writer_put_entries(xtts_cache_writer *w, uint64_t input_index, const char *id,
+                                          const void *record, size_t len, const char *source_path,
+                                          const xtts_cache_entry *entries, size_t n_entries, xtts_error *err) {
+    return put_record(w, input_index, id, record, len, source_path, entries, n_entries, err);
+}
+
+int xtts_cache_db_reserved(const char *name) {
+    return !strcmp(name, "records") || !strcmp(name, "ids") || !strcmp(name, "meta") || !strcmp(name, "lengths");
 }

@@ -101,6 +101,30 @@ xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, co
 xtts_status xtts_cache_writer_put_source(xtts_cache_writer *w, uint64_t input_index, const char *id,
                                          const void *record, size_t len, const char *source_path, xtts_error *err);
 
+/* One entry of a record in a database of its own (beside "records", "ids", "meta" and
+ * "lengths"), stored under the record's local key: the content key ("keys") and any other
+ * per-record data. */
+typedef struct {
+    const char *db;           /* database name, 1..XTTS_CACHE_DB_NAME_MAX bytes, not a reserved one */
+    const void *data;
+    size_t len;
+} xtts_cache_entry;
+
+#define XTTS_CACHE_DB_NAME_MAX 64
+/* Named databases a shard's environment may hold (LMDB's maxdbs): the four above and up to
+ * twelve of records' own. */
+#define XTTS_SHARD_MAX_DBS 16
+
+/* 1 for the databases the writer fills itself: "records", "ids", "meta", "lengths". */
+int xtts_cache_db_reserved(const char *name);
+
+/* As put_source (source_path may be NULL), and store each entry in its database under the
+ * record's local key, in the same commit as the record.
+ * Errors: those of xtts_cache_writer_put; XTTS_EUSAGE for a reserved or bad database name. */
+xtts_status xtts_cache_writer_put_entries(xtts_cache_writer *w, uint64_t input_index, const char *id,
+                                          const void *record, size_t len, const char *source_path,
+                                          const xtts_cache_entry *entries, size_t n_entries, xtts_error *err);
+
 /* Record that input input_index was rejected, with its id and a one-line reason.
  * Errors: XTTS_EUSAGE (input_index not after the last one), XTTS_ENOMEM, those of a commit
  * when one is due (top of this file), and a failed writer's code. */

@@ -127,7 +127,7 @@ static int is_cache_manifest(const char *dir) {
 /* The names a build puts in its directory besides shards and manifests: the locks and the
  * temporary files of an atomic write. */
 static int is_build_scratch(const char *n) {
-    return !strncmp(n, XTTS_LOCK_NAME, strlen(XTTS_LOCK_NAME)) ||
+    return !strncmp(n, XTTS_LOCK_NAME, strlen(XTTS_LOCK_NAME)) || !strcmp(n, XTTS_UPDATE_MARK) ||
            (!strncmp(n, "manifest", 8) && strstr(n, ".json.tmp."));
 }
 

@@ -12,6 +12,7 @@
 #include "common/xtts_common.h"
 
 #define XTTS_LOCK_NAME ".xtts-lock"
+#define XTTS_UPDATE_MARK ".xtts-update" /* an update being built in this directory (cache/update_dir.h) */
 #define XTTS_MAX_PARTS 99999
 #define XTTS_MAX_SHARDS 99999
 #define XTTS_LMDB_MAX_KEY 511 /* mdb_env_get_maxkeysize() of a default LMDB build */

@@ -5,6 +5,9 @@
 # about 25 minutes on 2 cores), a TSV metadata file of N records pointing at 5 reused
 # short clips (1.0-2.2 s, made with sox) goes through
 #   xtts-tokenize, xtts-melcache (whole; and again, killed at half its time and resumed),
+#   xtts-melcache --update after 1 % of the records changed (0.25 % each: transcripts edited,
+#   records dropped, records added, audio files re-recorded under the same name with their
+#   modification time restored; the re-recorded records have files of their own),
 #   xtts-melcache --part 0/2 and 1/2 (the second merges), xtts-cache-merge (again, alone),
 #   xtts-cache-verify, and random reads (xtts-train --loader-only: shuffled batches decoded
 #   by the C reader);
@@ -61,12 +64,23 @@ rows=()
 for N in $SIZES; do
   echo "== $N records" >&2
   meta="$W/meta-$N.tsv"
-  awk -v n="$N" -v w="$W/wavs" 'BEGIN {
-    OFS = "\t"; print "id", "audio", "text", "speaker", "lang";
-    split("one two three four five six seven eight nine ten", wd, " ");
-    for (i = 0; i < n; i++)
-      print "u" i, w "/c" (i % 5) ".wav", "Record " wd[i % 10 + 1] " of the scale test, " wd[(i / 10) % 10 + 1] " times.", "s" (i % 50), "en"
-  }' > "$meta"
+  # version 1 of the metadata, and version 2 with 1 % of the records changed (v = 2)
+  scale_meta() {
+    awk -v n="$N" -v w="$W/wavs" -v v="$1" 'BEGIN {
+      OFS = "\t"; print "id", "audio", "text", "speaker", "lang";
+      split("one two three four five six seven eight nine ten", wd, " ");
+      for (i = 0; i < n; i++) {
+        if (v == 2 && i % 400 == 2) continue
+        text = "Record " wd[i % 10 + 1] " of the scale test, " wd[(i / 10) % 10 + 1] " times."
+        if (v == 2 && i % 400 == 1) text = text " Edited."
+        print "u" i, (i % 400 == 3 ? w "/own/o" i ".wav" : w "/c" (i % 5) ".wav"), text, "s" (i % 50), "en"
+      }
+      if (v == 2) for (i = 0; i < n; i += 400) print "added" i, w "/c" (i % 5) ".wav", "An added record.", "s" (i % 50), "en"
+    }'
+  }
+  mkdir -p "$W/wavs/own"
+  for ((i = 3; i < N; i += 400)); do cp "$W/wavs/c$((i % 5)).wav" "$W/wavs/own/o$i.wav"; done
+  scale_meta 1 > "$meta"
   measure "tokenize-$N" sh -c "exec '$BIN/xtts-tokenize' --format tsv --lang en -j $JOBS '$meta' > '$W/tokens-$N.tsv'"
   row="$N tokenize $(cat "$W/last.time") $(cat "$W/last.rss") -"
   rows+=("$row")
@@ -75,6 +89,20 @@ for N in $SIZES; do
   measure "melcache-$N" "$BIN/xtts-melcache" -q -j "$JOBS" --out "$W/c-$N" "$tok"
   bytes=$(find "$W/c-$N" -name data.mdb -printf '%s\n' | awk '{s += $1} END {printf "%.0f", s}')
   rows+=("$N melcache $(cat "$W/last.time") $(cat "$W/last.rss") $((bytes / N))")
+  fresh_time=$(cat "$W/last.time")
+
+  # the update: the re-recorded files get other samples (same size), their mtime restored
+  scale_meta 2 > "$W/meta2-$N.tsv"
+  "$BIN/xtts-tokenize" --format tsv --lang en -j "$JOBS" "$W/meta2-$N.tsv" > "$W/tokens2-$N.tsv" 2>/dev/null
+  for ((i = 3; i < N; i += 400)); do
+    f="$W/wavs/own/o$i.wav"; touch -r "$f" "$W/stamp"
+    printf '\x11\x22\x33\x44' | dd of="$f" bs=1 seek=4000 conv=notrunc status=none
+    touch -r "$W/stamp" "$f"
+  done
+  measure "update-$N" "$BIN/xtts-melcache" -q -j "$JOBS" --out "$W/c-$N" --update "$W/tokens2-$N.tsv"
+  grep -q 'the update replaced the old cache' "$W/update-$N.err" || { echo "scale: update of $N records did not finish" >&2; exit 1; }
+  rows+=("$N melcache-update $(cat "$W/last.time") $(cat "$W/last.rss") -")
+  echo "scale: $N records: fresh build $fresh_time s, update of 1 % $(cat "$W/last.time") s; $(grep -o '[0-9]* reused.*dropped' "$W/update-$N.err")" >&2
 
   # resume: the same build killed (SIGKILL, as a lost node) at half the time the whole took,
   # then run again to the end; its memory must not depend on what is stored already
@@ -102,7 +130,7 @@ for N in $SIZES; do
   steps=$(( N / 32 < 2000 ? N / 32 : 2000 ))
   measure "reads-$N" "$BIN/xtts-train" --cache "$W/c-$N" --loader-only --steps "$steps" --batch-size 32
   rows+=("$N random-reads:$((steps * 32)) $(cat "$W/last.time") $(cat "$W/last.rss") -")
-  rm -rf "$W/c-$N" "$tok" "$meta"
+  rm -rf "$W/c-$N" "$tok" "$meta" "$W/meta2-$N.tsv" "$W/tokens2-$N.tsv" "$W/wavs/own"
 done
 
 table() {
@@ -112,7 +140,8 @@ table() {
     set -- $r
     local n=$1 step=$2 t=$3 rss=$4 bpr=$5 cnt=$1
     case $step in random-reads:*) cnt=${step#random-reads:}; step="random reads ($cnt)" ;; melcache-part-1/2) cnt=$((n / 2)); step="melcache --part 1/2" ;;
-      melcache-resume) cnt=$((n / 2)); step="melcache resumed after a kill half way (~n/2)" ;; esac
+      melcache-resume) cnt=$((n / 2)); step="melcache resumed after a kill half way (~n/2)" ;;
+      melcache-update) step="melcache --update, 1 % of records changed" ;; esac
     awk -v n="$n" -v s="$step" -v t="$t" -v c="$cnt" -v r="$rss" -v b="$bpr" 'BEGIN {
       printf "| %d | %s | %.2f | %.0f | %.1f | %.1f | %s |\n", n, s, t, (t > 0 ? c / t : 0), (c > 0 ? t * 1e6 / c : 0), r / 1024, b }'
   done

@@ -11,6 +11,7 @@
 #include "prep/melcache/melcache.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -20,18 +21,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/keys.h"
+#include "cache/update_dir.h"
 #include "cache/writer.h"
 #include "formats/record.h"
+#include "formats/record_ids.h"
 #include "formats/tokens.h"
 #include "kernels/mel.h"
 #include "kernels/mel_cuda.h"
 #include "prep/audio/audio.h"
 #include "prep/melcache/builder.h"
+#include "prep/melcache/update.h"
 
 #define STATS_KEY "melcache-stats"
-/* SHA-256 over the inputs 0..next_input-1 (id, speaker, language, audio path, token ids
- * of each), then the last one's id: a resume proves the stored build is this stream's. */
-#define INPUTS_KEY "melcache-inputs"
+/* SHA-256 over the content keys (prep/melcache/update.h) of the inputs the build (or part)
+ * has consumed, then the last one's id: a resume proves the stored build is this stream's,
+ * whatever the audio files' paths. Builds of earlier versions saved "melcache-inputs" (over
+ * the audio paths) instead and resume without the check. */
+#define INPUTS_KEY "melcache-keys"
 #define STATS_MAGIC 0x58535431u /* "XST1" */
 
 void xtts_melcache_options_defaults(xtts_melcache_options *o) {
@@ -75,9 +82,8 @@ typedef struct {
     char *reject; /* the token stream's reason to reject this record (formats/tokens.h), or NULL */
 } input_rec;
 
-/* SHA-256 over inputs 0..upto-1 (id, speaker, language, audio path, token ids): what a
- * build has consumed, saved with every commit so that a resume can prove the stream is the
- * same. */
+/* SHA-256 over the content keys of the inputs consumed so far: saved with every commit so
+ * that a resume can prove the stream is the same. */
 typedef struct {
     xtts_sha256 ctx;
     uint64_t upto;
@@ -250,22 +256,6 @@ static xtts_status scan_inputs(FILE *f, const char *name, double val_fraction, i
     return st;
 }
 
-static void inputs_hash_add(inputs_hash *h, const input_rec *x) {
-    uint8_t n[8];
-    xtts_sha256_update(&h->ctx, x->id, strlen(x->id) + 1);
-    xtts_put_le32(n, (uint32_t)x->speaker_id);
-    xtts_sha256_update(&h->ctx, n, 4);
-    xtts_sha256_update(&h->ctx, x->lang, strlen(x->lang) + 1);
-    xtts_sha256_update(&h->ctx, x->audio_path, strlen(x->audio_path) + 1);
-    xtts_put_le32(n, x->n_tokens);
-    xtts_sha256_update(&h->ctx, n, 4);
-    for (uint32_t t = 0; t < x->n_tokens; t++) {
-        xtts_put_le32(n, (uint32_t)x->tokens[t]);
-        xtts_sha256_update(&h->ctx, n, 4);
-    }
-    h->upto++;
-}
-
 /* Start the second pass from the first record. */
 static xtts_status inputs_rewind(input_set *in, xtts_error *err) {
     xtts_tokens_reader_close(in->r);
@@ -281,8 +271,7 @@ static xtts_status inputs_rewind(input_set *in, xtts_error *err) {
     return XTTS_OK;
 }
 
-/* The second pass: the next record (the test split skipped) into x, which owns its strings;
- * the running input digest takes it in. */
+/* The second pass: the next record (the test split skipped) into x, which owns its strings. */
 static xtts_status input_next(input_set *in, input_rec *x, xtts_error *err) {
     xtts_tokens_record rec;
     int rc;
@@ -311,12 +300,11 @@ static xtts_status input_next(input_set *in, input_rec *x, xtts_error *err) {
     x->split = !rec.split || !*rec.split ? -1 : !strcmp(rec.split, "val") ? XTTS_SPLIT_VAL : XTTS_SPLIT_TRAIN;
     x->speaker_id = speaker_id(in, rec_speaker(&rec)); /* known from the first pass */
     if (x->speaker_id < 0) { input_rec_free(x); return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", in->name); }
-    inputs_hash_add(&in->ih, x);
     in->next++;
     return XTTS_OK;
 }
 
-/* Position the second pass at input `target` (reading, and digesting, what comes before). */
+/* Position the second pass at input `target`. */
 static xtts_status inputs_seek(input_set *in, uint64_t target, xtts_error *err) {
     xtts_status st = XTTS_OK;
     if (!in->r || in->next > target) st = inputs_rewind(in, err);
@@ -326,7 +314,7 @@ static xtts_status inputs_seek(input_set *in, uint64_t target, xtts_error *err) 
     return st;
 }
 
-/* The digest of inputs 0..next-1 (after input_next). */
+/* The digest of the keys added so far. */
 static void inputs_digest(const input_set *in, uint8_t out[32]) {
     xtts_sha256 c = in->ih.ctx;
     xtts_sha256_final(&c, out);
@@ -340,45 +328,6 @@ static xtts_status inputs_save(xtts_cache_writer *w, const uint8_t digest[32], c
     if (n > sizeof buf - 32) n = sizeof buf - 32;
     memcpy(buf + 32, id, n);
     return xtts_cache_writer_set_state(w, INPUTS_KEY, buf, 32 + n, err);
-}
-
-/* On resume: the stored inputs must be this stream's first `start` inputs. Leaves the second
- * pass at input `start`. */
-static xtts_status inputs_check(xtts_cache_writer *w, input_set *in, uint64_t start, const char *dir,
-                                const char *name, xtts_error *err) {
-    if (start == 0) return XTTS_OK;
-    void *data = NULL;
-    size_t len = 0;
-    xtts_error e2;
-    xtts_status st = xtts_cache_writer_get_state(w, INPUTS_KEY, &data, &len, &e2);
-    if (st == XTTS_ENOTFOUND) return XTTS_OK; /* a build from before this check: nothing to compare */
-    if (st) { if (err) *err = e2; return st; }
-    if (len < 32) { free(data); return xtts_error_set(err, XTTS_ECORRUPT, "%s: saved input digest is damaged", dir); }
-    char last[512];
-    snprintf(last, sizeof last, "%.*s", (int)(len - 32 > 400 ? 400 : len - 32), (const char *)data + 32);
-    if (start > in->n) {
-        free(data);
-        return xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of %llu records (the last '%s'), %s has only %zu; "
-                              "use --force to rebuild from this stream", dir, (unsigned long long)start, last, name, in->n);
-    }
-    st = inputs_seek(in, start - 1, err);
-    input_rec x = {0};
-    if (!st) st = input_next(in, &x, err);
-    if (st) { free(data); input_rec_free(&x); return st; }
-    uint8_t d[32];
-    inputs_digest(in, d);
-    int same = !memcmp(d, data, 32);
-    free(data);
-    if (same) { input_rec_free(&x); return XTTS_OK; }
-    if (strcmp(x.id, last))
-        st = xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of another input: its record %llu is '%s', %s's is '%.200s'; "
-                            "use --force to rebuild from this stream", dir, (unsigned long long)start, last, name, x.id);
-    else
-        st = xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of another input: the first %llu records of %s differ from "
-                            "those stored (ids, speakers, languages, audio paths or token ids); use --force to rebuild from this stream",
-                            dir, (unsigned long long)start, name);
-    input_rec_free(&x);
-    return st;
 }
 
 /* ---- running statistics (saved with every commit) ------------------------------ */
@@ -458,7 +407,12 @@ static void slot_bufs_free(slot_bufs *b) {
 typedef struct {
     uint64_t input;      /* index in the token stream */
     input_rec rec;       /* that input (owned; the slot's next input replaces it) */
-    uint8_t digest[32];  /* the digest of inputs 0..input (saved with its commit) */
+    uint8_t digest[32];  /* the digest of the keys up to this input (saved with its commit) */
+    uint8_t key[XTTS_CONTENT_KEY_BYTES]; /* its content key */
+    int reused;          /* carried over from the source cache: bytes and sums are its */
+    xtts_cache_entry ent[XTTS_SHARD_MAX_DBS]; /* with reused: its entries in the records' own
+                                                 databases (pointing into the source) */
+    size_t n_ent;
     int ok;
     char reason[XTTS_ERRMSG_MAX];
     const float *src;    /* mono samples at the preset's rate: the worker's audio buffer, or b->pcm */
@@ -634,7 +588,7 @@ static xtts_status mel_chunk_cuda(xtts_mel_cuda *gpu, slot *slots, size_t m, xtt
     float pads[1024];
     size_t idx[1024], n = 0;
     for (size_t k = 0; k < m && n < 1024; k++) {
-        if (!slots[k].ok) continue;
+        if (!slots[k].ok || slots[k].reused) continue;
         samples[n] = slots[k].src; n_samples[n] = slots[k].n_pcm;
         outs[n] = slots[k].b->mel; stride[n] = (size_t)slots[k].padded;
         idx[n++] = k;
@@ -712,6 +666,7 @@ typedef struct {
     xtts_progress prog;
     uint64_t done_sel, selected;
     double t0, audio_at_start;
+    uint8_t *keys_value;  /* a computed record's "keys" value, packed before its put */
 } write_pipe;
 
 static xtts_status write_buffer(write_pipe *p, const slot *buf, size_t m, xtts_error *err) {
@@ -732,7 +687,10 @@ static xtts_status write_buffer(write_pipe *p, const slot *buf, size_t m, xtts_e
             }
             st = stats_save(p->w, stats, err);
             if (!st) st = inputs_save(p->w, s->digest, x->id, err);
-            if (!st) st = xtts_cache_writer_put_source(p->w, s->input, x->id, s->bytes, s->len, x->audio_path, err);
+            xtts_cache_entry own = {XTTS_KEYS_DB, p->keys_value, xtts_keys_value_bytes(o->cfg.mel.n_mels)};
+            if (!s->reused) xtts_keys_value_pack(s->key, o->cfg.mel.n_mels, s->sum, s->sumsq, p->keys_value);
+            if (!st) st = xtts_cache_writer_put_entries(p->w, s->input, x->id, s->bytes, s->len, x->audio_path,
+                                                        s->reused ? s->ent : &own, s->reused ? s->n_ent : 1, err);
         } else {
             report_reject(o, p->tokens_name, x, s->input, s->reason);
             st = stats_save(p->w, stats, err);
@@ -788,6 +746,15 @@ typedef struct {
     double *sums;              /* the slots' sum and sumsq, [2 * chunk][2][n_mels] */
     xtts_mel_cuda *gpu;
     write_pipe wp;
+    /* updates and reuse (formats/cache.md, "Content keys") */
+    char cfg_hash[65];
+    xtts_audio_hasher *hasher;
+    xtts_cache_source *src;    /* the cache records are carried from, or NULL */
+    char target[4096];         /* with staging: the cache the update replaces (its absolute path) */
+    char stage[4096];          /* with staging: where the update is built (o.out_dir points here) */
+    int staging;
+    int lock_fd;               /* the target's build lock, shared, while it is a source */
+    uint8_t *keys_value;       /* [xtts_keys_value_bytes(n_mels)], the writer thread's */
 } melcache_run;
 
 static void run_init(melcache_run *r, const xtts_melcache_options *o, const char *tokens_name,
@@ -798,6 +765,7 @@ static void run_init(melcache_run *r, const xtts_melcache_options *o, const char
     r->res = res;
     memset(res, 0, sizeof *res);
     r->t0 = xtts_now_s();
+    r->lock_fd = -1;
 }
 
 /* The options, the device, then the first pass over the token stream, whose header
@@ -823,17 +791,20 @@ static xtts_status run_read_inputs(melcache_run *r, FILE *tokens, xtts_error *er
     r->res->test_held_out = r->in.n_test;
     r->res->split_given = r->in.split_given;
     r->res->val_by_fraction = r->in.val_by_fraction;
+    r->lo = 0;
+    r->hi = r->in.n;
+    if (o->part >= 0) xtts_part_block(r->in.n, o->part, o->n_parts, &r->lo, &r->hi);
+    xtts_cache_config_hash(&o->cfg, r->cfg_hash);
     return XTTS_OK;
 }
+
+static xtts_status inputs_check(melcache_run *r, xtts_error *err);
 
 /* Open the part's shard writer, which tells where a previous run stopped, and the statistics
  * saved up to there. A stored build of another input is refused, or with --force replaced by
  * an empty one. */
 static xtts_status run_open_or_resume(melcache_run *r, xtts_error *err) {
     const xtts_melcache_options *o = &r->o;
-    r->lo = 0;
-    r->hi = r->in.n;
-    if (o->part >= 0) xtts_part_block(r->in.n, o->part, o->n_parts, &r->lo, &r->hi);
     xtts_cache_writer_options wo = {
         .dir = o->out_dir, .part = o->part, .n_parts = o->n_parts, .force = o->force, .part_first = r->lo,
         .part_end = r->hi, .shard_bytes = o->shard_bytes, .commit_every = o->commit_every,
@@ -845,7 +816,7 @@ static xtts_status run_open_or_resume(melcache_run *r, xtts_error *err) {
     if (st) return st;
     r->start = xtts_cache_writer_next_input(r->w);
     r->res->resumed_from = r->start;
-    st = inputs_check(r->w, &r->in, r->start, o->out_dir, r->tokens_name, err);
+    st = inputs_check(r, err);
     if (st == XTTS_EMISMATCH && o->force) { /* --force: rebuild from this stream */
         xtts_cache_writer_abort(r->w);
         r->w = NULL;
@@ -854,6 +825,7 @@ static xtts_status run_open_or_resume(melcache_run *r, xtts_error *err) {
         if (!st) st = stats_load(r->w, r->stats, o->cfg.mel.n_mels, err);
         r->start = r->w ? xtts_cache_writer_next_input(r->w) : 0;
         r->res->resumed_from = r->start;
+        if (!st) st = inputs_check(r, err);
     }
     if (st) return st;
     /* A part takes one contiguous block of the input, so the parts' records, joined in part
@@ -881,6 +853,9 @@ static xtts_status run_start_workers(melcache_run *r, xtts_error *err) {
         r->slots[k].sum = r->sums + k * 2 * nm;
         r->slots[k].sumsq = r->slots[k].sum + nm;
     }
+    if (!(r->keys_value = malloc(xtts_keys_value_bytes(cfg->mel.n_mels)))) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    xtts_status hs = xtts_audio_hasher_new(&r->hasher, err);
+    if (hs) return hs;
     for (int t = 0; t < r->threads; t++) {
         xtts_status st = xtts_record_builder_init(&r->wk[t], cfg, 1, err);
         if (st) return st;
@@ -900,6 +875,7 @@ static xtts_status pipe_start(melcache_run *r, pthread_t *thread, xtts_error *er
     pthread_cond_init(&p->cv, NULL);
     p->o = &r->o; p->in = &r->in; p->tokens_name = r->tokens_name; p->w = r->w; p->stats = r->stats;
     p->buf[0] = r->slots; p->buf[1] = r->slots + r->chunk;
+    p->keys_value = r->keys_value;
     p->selected = r->res->selected;
     p->t0 = r->t0;
     p->audio_at_start = r->stats->audio_seconds;
@@ -946,17 +922,99 @@ static xtts_status pipe_stop(write_pipe *p, pthread_t thread, xtts_status st, xt
     return st;
 }
 
-/* The part's next inputs into buf, a chunk at most; *m: how many. */
-static xtts_status fill_buffer(melcache_run *r, slot *buf, uint64_t *next, size_t *m, xtts_error *err) {
+/* The next inputs before `end` into buf, a chunk at most; *m: how many. */
+static xtts_status fill_buffer(melcache_run *r, slot *buf, uint64_t *next, uint64_t end, size_t *m, xtts_error *err) {
     xtts_status st = XTTS_OK;
     *m = 0;
-    while (*m < r->chunk && *next < r->hi) {
+    while (*m < r->chunk && *next < end) {
         if ((st = input_next(&r->in, &buf[*m].rec, err))) break;
         buf[*m].input = (*next)++;
-        inputs_digest(&r->in, buf[*m].digest);
+        buf[*m].reused = 0;
+        buf[*m].n_ent = 0;
         (*m)++;
     }
     return st;
+}
+
+/* ---- content keys, carried records ------------------------------------------------ */
+
+/* The content key of the slot's input: its audio file's content hash (read, not decoded)
+ * and the stream's fields. */
+static void key_one(melcache_run *r, slot *s) {
+    const input_rec *x = &s->rec;
+    uint8_t audio[32];
+    int readable = xtts_audio_hasher_hash(r->hasher, x->audio_path, audio) == 0;
+    xtts_content_key_input ki = {
+        .config_hash = r->cfg_hash, .audio_hash = readable ? audio : NULL, .id = x->id,
+        .speaker = r->in.speakers[x->speaker_id], .lang = x->lang, .split = x->split, .tokens = x->tokens,
+        .n_tokens = x->n_tokens, .text = x->text, .orig_text = x->orig_text, .reject = x->reject,
+    };
+    xtts_content_key(&ki, s->key);
+}
+
+/* The buffer's keys (on the worker threads), then, in input order, the running digest of
+ * the keys and each slot's copy of it. */
+static void keys_buffer(melcache_run *r, slot *buf, size_t m) {
+#pragma omp parallel for num_threads(r->threads) schedule(dynamic, 8)
+    for (size_t k = 0; k < m; k++) key_one(r, &buf[k]);
+    for (size_t k = 0; k < m; k++) {
+        xtts_sha256_update(&r->in.ih.ctx, buf[k].key, XTTS_CONTENT_KEY_BYTES);
+        r->in.ih.upto++;
+        inputs_digest(&r->in, buf[k].digest);
+    }
+}
+
+/* Take the source's record for the slot, when it holds one with the slot's key: its bytes
+ * with this build's speaker and language ids, its sums, its entries. 0 when it cannot be
+ * taken (then it is computed). */
+static int take_hit(melcache_run *r, slot *s, const xtts_cache_source_hit *h) {
+    const xtts_cache_config *c = &r->o.cfg;
+    uint8_t *copy = realloc(s->bytes, h->len);
+    if (!copy) return 0;
+    s->bytes = copy;
+    memcpy(copy, h->record, h->len);
+    xtts_record_header hdr;
+    xtts_error e;
+    if (xtts_record_set_ids(copy, h->len, (uint32_t)s->rec.speaker_id, (uint32_t)s->rec.lang_id, &e) ||
+        xtts_record_parse_header(copy, h->len, &hdr, &e) ||
+        xtts_keys_value_unpack(h->keys_value, h->keys_len, c->mel.n_mels, s->sum, s->sumsq))
+        return 0;
+    s->len = h->len;
+    s->n_frames = hdr.n_frames;
+    s->n_pcm = hdr.n_samples;
+    s->n_tokens = hdr.n_tokens;
+    s->split = hdr.split;
+    memcpy(s->ent, h->entries, h->n_entries * sizeof *h->entries);
+    s->n_ent = h->n_entries;
+    s->reused = 1;
+    s->ok = 1;
+    return 1;
+}
+
+/* Look every slot of the buffer up in the source, in input order (one thread: the source's
+ * transactions are not shared); with dry_run only count. */
+static xtts_status reuse_buffer(melcache_run *r, slot *buf, size_t m, xtts_error *err) {
+    const xtts_cache_config *c = &r->o.cfg;
+    for (size_t k = 0; k < m; k++) {
+        slot *s = &buf[k];
+        const input_rec *x = &s->rec;
+        s->reused = 0;
+        /* what the build would reject is computed (and rejected) again */
+        int storable = !x->reject && x->lang_id >= 0 && x->n_tokens > 0 && x->n_tokens <= (uint32_t)c->max_tokens;
+        xtts_cache_source_hit h = {0};
+        if (r->src && storable) {
+            xtts_status st = xtts_cache_source_find(r->src, x->id, s->key, &h, err);
+            if (st) return st;
+        }
+        if (h.same && (r->o.dry_run || take_hit(r, s, &h))) {
+            s->reused = 1;
+            r->res->reused++;
+            continue;
+        }
+        r->res->computed++;
+        if (h.found) r->res->replaced++;
+    }
+    return XTTS_OK;
 }
 
 /* A buffer's records through load, mel and finish on the worker threads, the mels as one
@@ -967,9 +1025,13 @@ static xtts_status compute_buffer(melcache_run *r, slot *buf, size_t m, xtts_err
     worker *wk = r->wk;
     slot_bufs *wbufs = r->wbufs;
     int threads = r->threads;
+    keys_buffer(r, buf, m);
+    xtts_status rs = reuse_buffer(r, buf, m, err);
+    if (rs) return rs;
     if (!r->gpu) {
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
         for (size_t k = 0; k < m; k++) {
+            if (buf[k].reused) continue;
             worker *wt = &wk[omp_get_thread_num()];
             load_one(o, wt, &buf[k], &wbufs[omp_get_thread_num()]);
             mel_one(wt, &buf[k]);
@@ -978,7 +1040,8 @@ static xtts_status compute_buffer(melcache_run *r, slot *buf, size_t m, xtts_err
         return XTTS_OK;
     }
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-    for (size_t k = 0; k < m; k++) load_one(o, &wk[omp_get_thread_num()], &buf[k], &buf[k].own);
+    for (size_t k = 0; k < m; k++)
+        if (!buf[k].reused) load_one(o, &wk[omp_get_thread_num()], &buf[k], &buf[k].own);
     xtts_error ge;
     xtts_status gs = mel_chunk_cuda(r->gpu, buf, m, &ge);
     if (gs) {
@@ -986,7 +1049,8 @@ static xtts_status compute_buffer(melcache_run *r, slot *buf, size_t m, xtts_err
         return gs;
     }
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-    for (size_t k = 0; k < m; k++) finish_one(o, &wk[omp_get_thread_num()], &buf[k]);
+    for (size_t k = 0; k < m; k++)
+        if (!buf[k].reused) finish_one(o, &wk[omp_get_thread_num()], &buf[k]);
     return XTTS_OK;
 }
 
@@ -996,18 +1060,137 @@ static xtts_status run_pipeline(melcache_run *r, xtts_error *err) {
     pthread_t writer_thread;
     xtts_status st = pipe_start(r, &writer_thread, err);
     if (st) return st;
-    uint64_t next = r->start > r->lo ? r->start : r->lo;
-    st = inputs_seek(&r->in, next, err); /* the inputs before this part's, or those already stored */
+    uint64_t next = r->start > r->lo ? r->start : r->lo; /* inputs_check left the stream there */
     for (int b = 0; !st && next < r->hi; b ^= 1) {
         if (pipe_wait_free(&r->wp, b)) break;
         size_t m;
-        st = fill_buffer(r, r->wp.buf[b], &next, &m, err);
+        st = fill_buffer(r, r->wp.buf[b], &next, r->hi, &m, err);
         if (st || m == 0) break;
         st = compute_buffer(r, r->wp.buf[b], m, err);
         if (st) break;
         pipe_hand_over(&r->wp, b, m);
     }
     return pipe_stop(&r->wp, writer_thread, st, err);
+}
+
+/* ---- resuming and updating --------------------------------------------------------- */
+
+/* The stored build's identity: the digest of the content keys of the inputs it consumed
+ * (from the part's first input) and the last one's id. The stream is left at the first
+ * input not stored, its running digest over the keys before it. */
+static xtts_status inputs_check(melcache_run *r, xtts_error *err) {
+    input_set *in = &r->in;
+    const char *dir = r->o.out_dir;
+    xtts_status st = inputs_seek(in, r->lo, err);
+    xtts_sha256_init(&in->ih.ctx);
+    in->ih.upto = 0;
+    if (st || r->start <= r->lo) return st;
+    void *data = NULL;
+    size_t len = 0;
+    xtts_error e2;
+    st = xtts_cache_writer_get_state(r->w, INPUTS_KEY, &data, &len, &e2);
+    if (st == XTTS_ENOTFOUND) return inputs_seek(in, r->start, err); /* a build from before the keys: unchecked */
+    if (st) { if (err) *err = e2; return st; }
+    if (len < 32) { free(data); return xtts_error_set(err, XTTS_ECORRUPT, "%s: saved input digest is damaged", dir); }
+    char last[512], got[512] = "";
+    snprintf(last, sizeof last, "%.*s", (int)(len - 32 > 400 ? 400 : len - 32), (const char *)data + 32);
+    if (r->start > r->hi) {
+        free(data);
+        return xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of %llu records (the last '%s'), %s has only %llu; "
+                              "use --force to rebuild from this stream", dir, (unsigned long long)(r->start - r->lo), last,
+                              r->tokens_name, (unsigned long long)(r->hi - r->lo));
+    }
+    uint64_t next = r->lo;
+    while (!st && next < r->start) {
+        size_t m;
+        st = fill_buffer(r, r->slots, &next, r->start, &m, err);
+        if (!st && m) {
+            keys_buffer(r, r->slots, m);
+            snprintf(got, sizeof got, "%.400s", r->slots[m - 1].rec.id);
+        }
+    }
+    uint8_t d[32];
+    inputs_digest(in, d);
+    int same = !st && !memcmp(d, data, 32);
+    free(data);
+    if (st || same) return st;
+    if (strcmp(got, last))
+        return xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of another input: its record %llu is '%s', %s's is '%s'; "
+                              "use --force to rebuild from this stream", dir, (unsigned long long)r->start, last,
+                              r->tokens_name, got);
+    return xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build of another input: the first %llu records of %s differ from "
+                          "those stored (ids, speakers, languages, splits, token ids, texts or audio contents); use --force "
+                          "to rebuild from this stream", dir, (unsigned long long)(r->start - r->lo), r->tokens_name);
+}
+
+/* The source named by --reuse (or the cache an update replaces). */
+static xtts_status open_source(melcache_run *r, const char *dir, xtts_error *err) {
+    xtts_status st = xtts_cache_source_open(dir, r->cfg_hash, &r->src, err);
+    if (st == XTTS_EUNSUPPORTED && err) {
+        char m[XTTS_ERRMSG_MAX];
+        snprintf(m, sizeof m, "%s", err->msg);
+        xtts_error_set(err, XTTS_EUNSUPPORTED, "%.600s: records cannot be carried over from it; %s", m,
+                       r->o.update ? "run --update --force once to rebuild it whole (later updates carry records over)"
+                                   : "rebuild it with this version first");
+    }
+    if (!st) r->res->has_source = 1;
+    return st;
+}
+
+/* --update: where the build goes. A missing or empty --out is a plain build, an unfinished
+ * one is finished first; a finished cache of this configuration is the source of a build
+ * beside it (staging); of another configuration it is refused, or with --force rebuilt in
+ * place as without --update; one without content keys is refused, or with --force rebuilt
+ * whole beside it. */
+static xtts_status run_update_begin(melcache_run *r, xtts_error *err) {
+    xtts_melcache_options *o = &r->o;
+    xtts_cache_dir_state ds;
+    xtts_status st = xtts_cache_dir_probe(o->out_dir, &ds, err);
+    if (st || ds == XTTS_DIR_EMPTY) return st;
+    if (ds == XTTS_DIR_UNFINISHED && !o->force)
+        return xtts_error_set(err, XTTS_EINPUT, "%s: an unfinished build, not a cache to update: finish it first (the same "
+                              "command without --update), or use --force to rebuild it", o->out_dir);
+    if (ds == XTTS_DIR_UNFINISHED) return XTTS_OK;
+    if (!o->dry_run && (st = xtts_update_dir_lock(o->out_dir, &r->lock_fd, err))) return st; /* a dry run writes nothing */
+    st = open_source(r, o->out_dir, err);
+    if (st == XTTS_EMISMATCH && o->force) { /* rebuilt in place, as without --update: its writer locks it */
+        xtts_update_dir_unlock(r->lock_fd);
+        r->lock_fd = -1;
+        return XTTS_OK;
+    }
+    if (st == XTTS_EUNSUPPORTED && o->force) st = XTTS_OK;
+    if (st || o->dry_run) return st;
+    /* absolute, so that "--out ." or "--out cache/" has a sibling to be exchanged with */
+    errno = 0;
+    if (!realpath(o->out_dir, r->target) || !strcmp(r->target, "/"))
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot update the cache here: %s", o->out_dir,
+                              errno ? strerror(errno) : "the root directory");
+    if ((st = xtts_update_dir_path(r->target, r->stage, sizeof r->stage, err))) return st;
+    int resumed;
+    if ((st = xtts_update_dir_prepare(r->target, r->stage, &resumed, err))) return st;
+    r->staging = 1;
+    o->out_dir = r->stage;
+    o->force = 1; /* the stage is this update's own: whatever it holds that is not this build's goes */
+    return XTTS_OK;
+}
+
+/* --dry-run: the keys of the part's inputs looked up in the source; nothing is written. */
+static xtts_status run_dry(melcache_run *r, xtts_error *err) {
+    r->res->selected = r->hi - r->lo;
+    xtts_status st = inputs_seek(&r->in, r->lo, err);
+    uint64_t next = r->lo;
+    while (!st && next < r->hi) {
+        size_t m;
+        st = fill_buffer(r, r->slots, &next, r->hi, &m, err);
+        if (!st) keys_buffer(r, r->slots, m);
+        if (!st) st = reuse_buffer(r, r->slots, m, err);
+    }
+    if (r->src && r->o.part < 0) {
+        uint64_t kept = r->res->reused + r->res->replaced, had = xtts_cache_source_records(r->src);
+        r->res->has_dropped = 1;
+        r->res->dropped = had > kept ? had - kept : 0;
+    }
+    return st;
 }
 
 /* The last part to finish joins the parts; earlier ones find parts missing. */
@@ -1035,6 +1218,17 @@ static xtts_status run_finish(melcache_run *r, xtts_error *err) {
     r->w = NULL;
     xtts_progress_finish(&r->wp.prog, r->wp.done_sel, res->selected, NULL);
     if (!st && r->o.part >= 0) st = run_join_parts(r, err);
+    if (r->src && r->o.part < 0 && res->resumed_from == 0) {
+        uint64_t kept = res->reused + res->replaced, had = xtts_cache_source_records(r->src);
+        res->has_dropped = 1;
+        res->dropped = had > kept ? had - kept : 0;
+    }
+    if (!st && r->staging && (r->o.part < 0 || res->merged)) {
+        xtts_cache_source_close(r->src); /* its shards are about to be removed */
+        r->src = NULL;
+        st = xtts_update_dir_switch(r->target, r->stage, err);
+        res->switched = !st;
+    }
     return st;
 }
 
@@ -1060,6 +1254,10 @@ static void run_free(melcache_run *r) {
     if (r->stats) r->res->audio_seconds = r->stats->audio_seconds;
     free(r->stats);
     input_free(&r->in);
+    xtts_cache_source_close(r->src);
+    xtts_audio_hasher_delete(r->hasher);
+    free(r->keys_value);
+    if (r->lock_fd >= 0) xtts_update_dir_unlock(r->lock_fd);
     r->res->wall_seconds = xtts_now_s() - r->t0;
 }
 
@@ -1068,8 +1266,15 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o, FILE *tokens, cons
     melcache_run r;
     run_init(&r, o, tokens_name, res);
     xtts_status st = run_read_inputs(&r, tokens, err);
-    if (!st) st = run_open_or_resume(&r, err);
     if (!st) st = run_start_workers(&r, err);
+    if (!st && o->reuse_dir) st = open_source(&r, o->reuse_dir, err);
+    if (!st && o->update) st = run_update_begin(&r, err);
+    if (!st && o->dry_run) {
+        st = run_dry(&r, err);
+        run_free(&r);
+        return st;
+    }
+    if (!st) st = run_open_or_resume(&r, err);
     if (!st) st = run_pipeline(&r, err);
     if (!st) st = run_finish(&r, err);
     run_free(&r);

@@ -33,6 +33,11 @@ typedef struct {
     int progress;               /* force the progress line */
     FILE *rejects;              /* optional: "id\treason" lines */
     int quiet;                  /* no per-record reject lines on stderr */
+    int update;                 /* out_dir holds a finished cache: build the stream's cache beside it,
+                                   carrying over records whose content key is unchanged, then
+                                   exchange the two (formats/cache.md, "Updates") */
+    const char *reuse_dir;      /* a finished cache of the same configuration to copy records from */
+    int dry_run;                /* count what would be reused and computed; write nothing */
 } xtts_melcache_options;
 
 typedef struct {
@@ -47,6 +52,13 @@ typedef struct {
     uint64_t test_held_out;     /* records of the stream's test split, not stored */
     uint64_t split_given;       /* records whose split the stream set */
     uint64_t val_by_fraction;   /* records --val-fraction put in val (the others' fallback) */
+    int has_source;             /* an update or --reuse had a cache to carry records from */
+    uint64_t reused;            /* records this run carried over without computing them */
+    uint64_t computed;          /* inputs this run computed (stored or rejected) */
+    uint64_t replaced;          /* of those, ids the source held with another content key */
+    int has_dropped;            /* dropped is known: a whole build that did the whole stream */
+    uint64_t dropped;           /* source records not in the new cache (ids gone or replaced) */
+    int switched;               /* the update took the place of the old cache */
 } xtts_melcache_result;
 
 void xtts_melcache_options_defaults(xtts_melcache_options *o);

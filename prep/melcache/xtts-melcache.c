@@ -42,6 +42,11 @@ static void usage(FILE *f) {
             "      --part K/N            build part K of N (the K-th of N blocks of the input); the last part\n"
             "                            to finish joins the parts (or run xtts-cache-merge DIR)\n"
             "      --force               replace a cache built with another configuration (its own files only)\n"
+            "      --update              --out holds a finished cache: build TOKENS' cache beside it, carrying\n"
+            "                            over records whose content key is unchanged, then put it in its place\n"
+            "      --reuse DIR           copy records with an unchanged content key from the finished cache DIR\n"
+            "      --dry-run             with --update or --reuse: say how many records would be reused,\n"
+            "                            computed and dropped; write nothing"
             "      --rejects FILE        write 'id<TAB>reason' for every rejected record\n"
             "      --strict              exit 2 (not 3) when any record is rejected\n"
             "      --progress            progress line even when stderr is not a terminal\n"
@@ -87,7 +92,7 @@ static int parse_buckets(const char *s, xtts_cache_config *c) {
 enum {
     O_PRESET = 256, O_SR, O_NFFT, O_HOP, O_WIN, O_NMELS, O_FMIN, O_FMAX, O_MAXF, O_BUCKETS, O_DTYPE, O_ZSTD,
     O_NOSHUF, O_RESAMPLER, O_RQ, O_TRIM, O_VAL, O_DEVICE, O_SHARDSZ, O_PART, O_FORCE, O_REJECTS, O_STRICT,
-    O_PROGRESS, O_COMMIT, O_AUDIO
+    O_PROGRESS, O_COMMIT, O_AUDIO, O_UPDATE, O_REUSE, O_DRYRUN
 };
 
 /* main's answer from a step that may end the program: go on, or exit with the code. */
@@ -149,6 +154,9 @@ static int parse_option(int c, const char *arg, xtts_melcache_options *o, melcac
         break;
     }
     case O_FORCE: o->force = 1; break;
+    case O_UPDATE: o->update = 1; break;
+    case O_REUSE: o->reuse_dir = arg; break;
+    case O_DRYRUN: o->dry_run = 1; break;
     case O_REJECTS: cli->rejects_path = arg; break;
     case O_STRICT: cli->strict = 1; break;
     case O_PROGRESS: o->progress = 1; break;
@@ -179,7 +187,8 @@ static int parse_args(int argc, char **argv, xtts_melcache_options *o, melcache_
         {"force", no_argument, 0, O_FORCE}, {"rejects", required_argument, 0, O_REJECTS},
         {"strict", no_argument, 0, O_STRICT}, {"progress", no_argument, 0, O_PROGRESS},
         {"commit-every", required_argument, 0, O_COMMIT}, {"quiet", no_argument, 0, 'q'},
-        {"audio", required_argument, 0, O_AUDIO},
+        {"audio", required_argument, 0, O_AUDIO}, {"update", no_argument, 0, O_UPDATE},
+        {"reuse", required_argument, 0, O_REUSE}, {"dry-run", no_argument, 0, O_DRYRUN},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "o:j:qhV", opts, NULL)) != -1) {
@@ -188,6 +197,8 @@ static int parse_args(int argc, char **argv, xtts_melcache_options *o, melcache_
     }
     if (!o->out_dir) BAD("--out DIR is required (try --help)");
     if (argc - optind > 1) BAD("one token stream at most (got %d)", argc - optind);
+    if (o->update && o->reuse_dir) BAD("--update takes its records from --out; --reuse is for a build of another --out");
+    if (o->dry_run && !o->update && !o->reuse_dir) BAD("--dry-run goes with --update or --reuse DIR");
     xtts_error err;
     xtts_error_clear(&err);
     if (xtts_mel_params_derive(cli->preset, &cli->ov, &o->cfg.mel, &err)) { xtts_error_print(PROG, &err); return 1; }
@@ -230,8 +241,19 @@ static int run(xtts_melcache_options *o, const melcache_cli *cli, xtts_melcache_
     return GO_ON;
 }
 
+/* What an update, a --reuse build or a dry run carried over and computed. */
+static void report_reuse(const xtts_melcache_options *o, const xtts_melcache_result *res) {
+    char dropped[64] = "";
+    if (res->has_dropped) snprintf(dropped, sizeof dropped, ", %llu dropped", (unsigned long long)res->dropped);
+    fprintf(stderr, "%s: %s%llu reused, %llu computed%s%s\n", PROG, o->dry_run ? "dry run: " : "",
+            (unsigned long long)res->reused, (unsigned long long)res->computed, dropped,
+            res->switched ? "; the update replaced the old cache" : "");
+}
+
 /* The summary on stderr; the exit code. */
 static int report(const xtts_melcache_options *o, const xtts_melcache_result *res, int strict) {
+    if (o->update || o->reuse_dir) report_reuse(o, res);
+    if (o->dry_run) return 0;
     fprintf(stderr,
             "%s: %llu records in, %llu selected, %llu stored, %llu rejected, %.3f h of audio, %.1f s (%s)%s%s\n",
             PROG, (unsigned long long)res->inputs, (unsigned long long)res->selected, (unsigned long long)res->stored,

@@ -1,0 +1,59 @@
+/* update.h — the content key of a token-stream record: what decides whether a stored
+ * record can be carried into another build (xtts-melcache --update, --reuse) and whether a
+ * stored build is this stream's (resuming).
+ *
+ * The key is a SHA-256 over everything the stored record depends on: the configuration
+ * hash, the audio file's content (a 64-bit hash of its bytes and their count, not its
+ * path or time stamps), the id,
+ * speaker name, language code, the stream's split field, the token ids, the normalized and
+ * the original text, and the stream's own reason to reject the record (formats/cache.md,
+ * "Content keys"). Moving the dataset changes no key; re-recording a file does, whatever
+ * its name and modification time.
+ */
+#ifndef XTTS_MELCACHE_UPDATE_H
+#define XTTS_MELCACHE_UPDATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/xtts_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Audio files' content hashes, remembered for this process by file identity (device,
+ * inode, size, modification and change times), so that a file that many records share is
+ * read once per run. Thread-safe. Nothing is kept across runs. */
+typedef struct xtts_audio_hasher xtts_audio_hasher;
+
+/* Errors: XTTS_ENOMEM. */
+xtts_status xtts_audio_hasher_new(xtts_audio_hasher **out, xtts_error *err);
+/* NULL is allowed. */
+void xtts_audio_hasher_delete(xtts_audio_hasher *h);
+/* The content hash of path's bytes into out (their XXH64 with seed 0, then their count,
+ * each as 8 bytes LE, then 16 zero bytes): 0, or -1 when it cannot be read (out is then
+ * all zero: such a record is rejected when it is computed, and its key says so). */
+int xtts_audio_hasher_hash(xtts_audio_hasher *h, const char *path, uint8_t out[32]);
+
+/* XXH64 (xxHash's published 64-bit algorithm) of data. */
+uint64_t xtts_xxh64(const void *data, size_t len, uint64_t seed);
+
+/* One record's fields, as the token stream gives them. */
+typedef struct {
+    const char *config_hash;   /* 64 hex digits */
+    const uint8_t *audio_hash; /* 32 bytes (xtts_audio_hasher_hash), or NULL when the file cannot be read */
+    const char *id, *speaker, *lang;
+    int split;                 /* the stream's split: -1 none, else xtts_split */
+    const int32_t *tokens;
+    uint32_t n_tokens;
+    const char *text, *orig_text;
+    const char *reject;        /* the stream's reason to reject it, or NULL */
+} xtts_content_key_input;
+
+void xtts_content_key(const xtts_content_key_input *in, uint8_t out[32]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
