@@ -96,8 +96,12 @@ __attribute__((format(printf, 5, 6))) static void fault(run_t *r, const char *sh
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     r->rep->faults++;
+    /* a reader's message may already start with the shard's name: name it once */
+    const char *text = msg;
+    size_t sl = shard ? strlen(shard) : 0;
+    if (sl && strncmp(text, shard, sl) == 0 && text[sl] == ':' && text[sl + 1] == ' ') text += sl + 2;
     if (r->opt->on_fault) {
-        xtts_verify_fault f = {shard ? shard : "", index, id ? id : "", msg};
+        xtts_verify_fault f = {shard ? shard : "", index, id ? id : "", text};
         r->opt->on_fault(r->opt->ctx, &f);
     }
 }
