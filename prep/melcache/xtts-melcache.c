@@ -223,8 +223,9 @@ static int run(xtts_melcache_options *o, const melcache_cli *cli, xtts_melcache_
         return 2;
     }
     if (st) {
+        /* one line: where --force helps, the message says so itself (only the code that
+         * found the fault knows whether it does) */
         xtts_error_print(PROG, &err);
-        if (st == XTTS_EMISMATCH && !strstr(err.msg, "--force")) fprintf(stderr, "%s: use --force to replace it, or another --out\n", PROG);
         return xtts_exit_code(st);
     }
     return GO_ON;
