@@ -221,7 +221,10 @@ static char *abs_path(const char *p) {
     return path_join(cwd, p);
 }
 
-static char *dir_of(const char *path) { /* absolute directory of a file path ("-": cwd) */
+/* Absolute directory of a file path; "-" and a pipe named by /dev/fd/N, /dev/stdin or
+ * <(...) (a directory under /dev or /proc, where no dataset lives) stand for the current
+ * directory, as standard input does. */
+static char *dir_of(const char *path) {
     if (!strcmp(path, "-")) return abs_path(".");
     char *c = strdup(path);
     if (!c) return NULL;
@@ -231,6 +234,10 @@ static char *dir_of(const char *path) { /* absolute directory of a file path ("-
     else strcpy(c, ".");
     char *r = abs_path(c);
     free(c);
+    if (r && (!strcmp(r, "/dev") || !strncmp(r, "/dev/", 5) || !strncmp(r, "/proc/", 6))) {
+        free(r);
+        return abs_path(".");
+    }
     return r;
 }
 
