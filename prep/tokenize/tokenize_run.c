@@ -860,6 +860,10 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_options *o, FILE *out, xtts_to
     if (!st) st = pass_output(&R, out, stats, err);
     FILE *rej = R.rej;
     run_free(&R);
-    if (rej && fclose(rej) && !st) st = xtts_error_set(err, XTTS_EIO, "%s: write failed", o->rejects_path);
+    if (rej) { /* a write that failed part way shows in ferror; the last buffer's, in fclose */
+        int bad = ferror(rej), e = errno;
+        if (fclose(rej) != 0 && !bad) bad = 1, e = errno;
+        if (bad && !st) st = xtts_error_set(err, XTTS_EIO, "%s: write failed: %s", o->rejects_path, strerror(e ? e : EIO));
+    }
     return st;
 }
