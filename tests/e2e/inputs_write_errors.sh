@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Every output is checked: a full disk (/dev/full), a size limit, a closed pipe or an
+# output that cannot be created is exit 2 with one line naming the output, never exit 0
+# with the data lost.
+# 1. python3 -m xtts_prep: --npy to /dev/full (np.save's failed flush used to pass: exit
+#    0, nothing written), to a missing folder and past `ulimit -f` (the half-written file
+#    removed); the summary, a record, --digest and --about to /dev/full and to a pipe whose
+#    reader has gone (EPIPE).
+# 2. the C programs' own outputs: xtts-tokenize's standard output and --rejects,
+#    xtts-melcache's --rejects, xtts-cache-inspect's summary and --npy, xtts-cache-verify's
+#    report and --json.
+set -euo pipefail
+source "$(dirname "$0")/faults_lib.bash"
+
+demo_tokens
+"$BIN/xtts-melcache" -q --out "$T/c" "$T/tokens.tsv" 2>/dev/null || [ $? -eq 3 ] || die "demo build"
+export PYTHONPATH="$HERE/python"
+xp=("$PY" -m xtts_prep)
+
+# ---- 1. the Python command line ---------------------------------------------------------------
+expect_rc 0 "${xp[@]}" "$T/c" --index 0 --npy "$T/m.npy"
+[ -s "$T/m.npy" ] || die "--npy wrote nothing"
+expect_rc 2 "${xp[@]}" "$T/c" --index 0 --npy /dev/full
+one_line_error '^xtts_prep: /dev/full: write failed: No space left on device$'
+expect_rc 2 "${xp[@]}" "$T/c" --index 0 --npy "$T/no/such/dir/m.npy"
+one_line_error "^xtts_prep: $T/no/such/dir/m.npy: cannot create: No such file or directory$"
+rc=0; (trap '' XFSZ; ulimit -f 8; exec "${xp[@]}" "$T/c" --index 0 --npy "$T/cut.npy") 2>"$T/err.txt" || rc=$?
+[ $rc -eq 2 ] || { cat "$T/err.txt" >&2; die "--npy past ulimit -f: exit $rc"; }
+one_line_error "^xtts_prep: $T/cut.npy: write failed"
+[ ! -e "$T/cut.npy" ] || die "a half-written .npy was left behind"
+for args in "$T/c" "$T/c --index 0" "$T/c --digest" "--about"; do
+  rc=0
+  # shellcheck disable=SC2086
+  "${xp[@]}" $args >/dev/full 2>"$T/err.txt" || rc=$?
+  [ $rc -eq 2 ] || die "xtts_prep $args >/dev/full: exit $rc"
+  one_line_error '^xtts_prep: standard output: write failed: No space left on device$'
+done
+# a pipe whose reading end is closed before the command starts: EPIPE at the first write
+"$PY" - "$T/c" <<'PY'
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+p = subprocess.run([sys.executable, "-m", "xtts_prep", sys.argv[1], "--index", "0"], stdout=w,
+                   stderr=subprocess.PIPE, text=True)
+os.close(w)
+assert p.returncode == 2, (p.returncode, p.stderr)
+assert p.stderr == "xtts_prep: standard output: write failed: Broken pipe\n", p.stderr
+PY
+
+# ---- 2. the C programs ---------------------------------------------------------------------------
+rc=0; "$BIN/xtts-tokenize" --lang auto "$T/data/metadata.csv" >/dev/full 2>"$T/err.txt" || rc=$?
+[ $rc -eq 2 ] || die "xtts-tokenize >/dev/full: exit $rc"
+grep -q '^xtts-tokenize: standard output: write failed: No space left on device$' "$T/err.txt" || die "tokenize stdout"
+expect_rc 2 "$BIN/xtts-tokenize" --lang auto --rejects /dev/full "$T/data/metadata.csv"
+grep -q '^xtts-tokenize: /dev/full: write failed: No space left on device$' "$T/err.txt" || die "tokenize --rejects"
+expect_rc 2 "$BIN/xtts-melcache" --out "$T/c2" --rejects /dev/full "$T/tokens.tsv"
+grep -q '^xtts-melcache: /dev/full: write failed' "$T/err.txt" || die "melcache --rejects"
+for args in "$T/c" "$T/c --stats"; do
+  rc=0
+  # shellcheck disable=SC2086
+  "$BIN/xtts-cache-inspect" $args >/dev/full 2>"$T/err.txt" || rc=$?
+  [ $rc -eq 2 ] || die "xtts-cache-inspect $args >/dev/full: exit $rc"
+  grep -q 'standard output: write failed' "$T/err.txt" || die "inspect $args"
+done
+expect_rc 2 "$BIN/xtts-cache-inspect" "$T/c" --index 0 --npy /dev/full
+grep -q '/dev/full: write failed' "$T/err.txt" || die "inspect --npy"
+for args in "$T/c" "--json $T/c"; do
+  rc=0
+  # shellcheck disable=SC2086
+  "$BIN/xtts-cache-verify" $args >/dev/full 2>"$T/err.txt" || rc=$?
+  [ $rc -eq 2 ] || die "xtts-cache-verify $args >/dev/full: exit $rc"
+  grep -q 'standard output: write failed' "$T/err.txt" || die "verify $args"
+done
+echo "inputs_write_errors: ok"
