@@ -6,9 +6,10 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Optional, Sequence
+from typing import IO, Any, NoReturn, Optional, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _clib
 from .cache import XttsCache
@@ -49,7 +50,7 @@ def _say(text: str) -> None:
         raise _WriteError("standard output: write failed: %s" % (e.strerror or e)) from e
 
 
-def _save_npy(path: str, array: np.ndarray) -> None:
+def _save_npy(path: str, array: npt.NDArray[Any]) -> None:
     """Write array to path as .npy, every write and the close checked (np.save alone lets
     a failed final flush pass unseen); a regular file left half written is removed."""
     try:
@@ -67,6 +68,27 @@ def _save_npy(path: str, array: np.ndarray) -> None:
         except OSError:
             pass
         raise _WriteError("%s: write failed: %s" % (path, e.strerror or e)) from e
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the programs' exit contract: a usage error is exit 1, said in one
+    line and GNU's hint (argparse's own is exit 2, the code of an input error), and the
+    help text's write is checked like every other output."""
+
+    def error(self, message: str) -> NoReturn:
+        print("%s: %s\nTry '%s --help' for more information." % (self.prog, message, self.prog), file=sys.stderr)
+        raise SystemExit(1)
+
+    def _print_message(self, message: str, file: Optional[IO[str]] = None) -> None:
+        if not message:
+            return
+        out = file if file is not None else sys.stderr
+        try:
+            out.write(message)
+            out.flush()
+        except OSError as e:
+            name = "standard output" if out is sys.stdout else "standard error"
+            raise _WriteError("%s: write failed: %s" % (name, e.strerror or e)) from e
 
 
 def _silence_stdout() -> None:
@@ -95,7 +117,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _run(argv: Optional[Sequence[str]]) -> int:
     """main's work; output errors raise _WriteError."""
-    p = argparse.ArgumentParser(prog="python3 -m xtts_prep",
+    p = _Parser(prog="python3 -m xtts_prep",
                                 description="Read an xtts-prep cache (see docs/python-reader.md).")
     p.add_argument("dir", nargs="?", help="the cache directory (not needed with --about)")
     p.add_argument("--about", action="store_true",

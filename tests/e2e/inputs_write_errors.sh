@@ -5,7 +5,8 @@
 # 1. python3 -m xtts_prep: --npy to /dev/full (np.save's failed flush used to pass: exit
 #    0, nothing written), to a missing folder and past `ulimit -f` (the half-written file
 #    removed); the summary, a record, --digest and --about to /dev/full and to a pipe whose
-#    reader has gone (EPIPE).
+#    reader has gone (EPIPE); --help's text to /dev/full; usage errors exit 1, not
+#    argparse's 2.
 # 2. the C programs' own outputs: xtts-tokenize's standard output and --rejects,
 #    xtts-melcache's --rejects, xtts-cache-inspect's summary and --npy, xtts-cache-verify's
 #    report and --json.
@@ -35,6 +36,15 @@ for args in "$T/c" "$T/c --index 0" "$T/c --digest" "--about"; do
   [ $rc -eq 2 ] || die "xtts_prep $args >/dev/full: exit $rc"
   one_line_error '^xtts_prep: standard output: write failed: No space left on device$'
 done
+# --help's text is an output too (argparse's unchecked write ended in a traceback, exit 1);
+# a usage error is exit 1 (argparse's own exit 2 is the code of an input error)
+rc=0; "${xp[@]}" --help >/dev/full 2>"$T/err.txt" || rc=$?
+[ $rc -eq 2 ] || die "xtts_prep --help >/dev/full: exit $rc"
+one_line_error '^xtts_prep: standard output: write failed: No space left on device$'
+expect_rc 1 "${xp[@]}" --no-such-option
+one_line_error '^python3 -m xtts_prep: unrecognized arguments: --no-such-option$'
+expect_rc 1 "${xp[@]}"
+one_line_error 'the cache directory is required'
 # a pipe whose reading end is closed before the command starts: EPIPE at the first write
 "$PY" - "$T/c" <<'PY'
 import os, subprocess, sys
