@@ -8,6 +8,7 @@
 #    --format given: the token stream of the regular file, byte for byte (run from the
 #    dataset folder, so audio paths resolve alike; a pipe's audio is looked for in the
 #    current directory, not under /proc/PID/fd).
+#    --vocab, --val-list and --test-list through pipes give the same stream too.
 # 2. xtts-melcache on a FIFO and on <(...): the cache of the regular file (same digest).
 # 3. xtts-train --resume of a FIFO: refused at once (exit 2; a checkpoint is read twice).
 # Every command runs under a timeout: a hang fails the test.
@@ -46,6 +47,16 @@ done
 rc=0; "${tok[@]}" <(gzip -c metadata.csv) > "$T/out.tsv" 2>/dev/null || rc=$?
 [ $rc -eq 3 ] || die "<(gzip) exit $rc"
 same "<(gzip)"
+# the other files it reads, through pipes: --vocab, --val-list, --test-list
+V="$HERE/tests/golden/bpe_xtts.json"
+printf 'en_001\n' > "$T/val.txt"; printf 'en_002\n' > "$T/test.txt"
+rc=0; "${tok[@]}" --vocab "$V" --val-list "$T/val.txt" --test-list "$T/test.txt" metadata.csv \
+  > "$T/ref2.tsv" 2>/dev/null || rc=$?
+[ $rc -eq 3 ] || die "--vocab from a file: exit $rc"
+rc=0; "${tok[@]}" --vocab <(cat "$V") --val-list <(cat "$T/val.txt") --test-list <(cat "$T/test.txt") \
+  <(cat metadata.csv) > "$T/out.tsv" 2>/dev/null || rc=$?
+[ $rc -eq 3 ] || die "--vocab, lists and metadata from pipes: exit $rc"
+cmp -s "$T/out.tsv" "$T/ref2.tsv" || die "--vocab, lists and metadata from pipes: another token stream"
 cd "$T"
 
 # ---- 2. xtts-melcache's token stream ----------------------------------------------------------------
