@@ -64,7 +64,7 @@ grep -q '^xtts-tokenize: standard output: write failed: No space left on device$
 expect_rc 2 "$BIN/xtts-tokenize" --lang auto --rejects /dev/full "$T/data/metadata.csv"
 grep -q '^xtts-tokenize: /dev/full: write failed: No space left on device$' "$T/err.txt" || die "tokenize --rejects"
 expect_rc 2 "$BIN/xtts-melcache" --out "$T/c2" --rejects /dev/full "$T/tokens.tsv"
-grep -q '^xtts-melcache: /dev/full: write failed' "$T/err.txt" || die "melcache --rejects"
+grep -q '^xtts-melcache: /dev/full: write failed: No space left on device$' "$T/err.txt" || die "melcache --rejects"
 for args in "$T/c" "$T/c --stats"; do
   rc=0
   # shellcheck disable=SC2086
