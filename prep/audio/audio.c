@@ -213,6 +213,8 @@ static sf_count_t read_pcm16(xtts_audio *a, SNDFILE *sf, int ch, float *dst, sf_
     return got;
 }
 
+/* Decode an open SNDFILE into a->mono (channel mean), every channel's samples checked as they
+ * are read (first_out_of_range). */
 static xtts_status decode(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, const char *name, size_t *n_out,
                           xtts_error *err) {
     const int ch = si->channels;
