@@ -525,10 +525,12 @@ static xtts_status slurp_input(run_t *R, int fd, const char *name, xtts_error *e
                                     name, (size_t)XTTS_META_MAX_BYTES);
                 break;
             }
-            char *nb = realloc(b, cap * 2);
+            /* one byte past the limit at most: reaching it is the proof the input is larger */
+            size_t ncap = cap * 2 > (size_t)XTTS_META_MAX_BYTES + 1 ? (size_t)XTTS_META_MAX_BYTES + 1 : cap * 2;
+            char *nb = realloc(b, ncap);
             if (!nb) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); break; }
             b = nb;
-            cap *= 2;
+            cap = ncap;
         }
         int got = gzread(gz, b + len, (unsigned)(cap - len > (1u << 30) ? (1u << 30) : cap - len));
         if (got < 0) {
