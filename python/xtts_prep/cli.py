@@ -139,7 +139,16 @@ def _run(argv: Optional[Sequence[str]]) -> int:
             _say("digest: %s" % c.digest())
             return 0
         if a.id is not None or a.index is not None:
-            r = c.get(c.index_of(a.id) if a.id is not None else a.index)
+            if a.id is not None:
+                try:
+                    index = c.index_of(a.id)
+                except KeyError:
+                    raise CacheError("%s: no record with id '%s'" % (a.dir, a.id)) from None
+            else:
+                index = a.index
+                if not 0 <= index < len(c):  # a negative index is not a Python slice here
+                    raise CacheError("%s: index %d out of range (%d records)" % (a.dir, index, len(c)))
+            r = c.get(index)
             if a.npy:
                 _save_npy(a.npy, r["mel"])
             else:

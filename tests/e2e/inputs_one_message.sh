@@ -37,4 +37,11 @@ grep -q -- "another --out" "$T/err.txt" && die "a --force hint after parts that 
 # a configuration refusal keeps its own advice, once
 expect_rc 2 "$BIN/xtts-melcache" --out "$T/c" --dtype fp32 "$T/tokens.tsv"
 one_line_error "holds a cache built with another configuration or layout .*; use --force to replace it$"
+# python3 -m xtts_prep: a record that is not there is named with the cache (it printed
+# "xtts_prep: 'nope'"), and --index -1 is not Python's last element
+export PYTHONPATH="$HERE/python"
+expect_rc 2 "$PY" -m xtts_prep "$T/c" --id nope
+one_line_error "^xtts_prep: $T/c: no record with id 'nope'$"
+expect_rc 2 "$PY" -m xtts_prep "$T/c" --index -1
+one_line_error "^xtts_prep: $T/c: index -1 out of range \([0-9]+ records\)$"
 echo "inputs_one_message: ok"
