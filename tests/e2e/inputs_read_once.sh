@@ -11,6 +11,8 @@
 #    --vocab, --val-list and --test-list through pipes give the same stream too.
 # 2. xtts-melcache on a FIFO and on <(...): the cache of the regular file (same digest).
 # 3. xtts-train --resume of a FIFO: refused at once (exit 2; a checkpoint is read twice).
+# 4. a FIFO in place of a shard's data.mdb, met by xtts-melcache: refused at once as damaged
+#    (exit 2, --force rebuilds).
 # Every command runs under a timeout: a hang fails the test.
 set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
@@ -79,4 +81,13 @@ timeout 120 "$BIN/xtts-train" --cache "$T/c_file" --steps 2 --batch-size 4 --ckp
 mkfifo "$T/ck.fifo"
 expect_rc 2 timeout 60 "$BIN/xtts-train" --cache "$T/c_file" --steps 4 --batch-size 4 --resume "$T/ck.fifo"
 one_line_error "^xtts-train: $T/ck.fifo: not a regular file"
+# ---- 4. a FIFO in data.mdb's place, met by the writer -------------------------------------------
+# (it waited in open() for a writer; now damaged, exit 2 at once, and --force rebuilds)
+cp -r "$T/c_file" "$T/c_bad"
+rm "$T/c_bad/shard-00000/data.mdb"
+mkfifo "$T/c_bad/shard-00000/data.mdb"
+expect_rc 2 timeout 60 "$BIN/xtts-melcache" -q --out "$T/c_bad" "$T/tokens.tsv"
+one_line_error "^xtts-melcache: $T/c_bad/shard-00000/data.mdb: damaged \(not a regular file\); use --force to rebuild the cache$"
+expect_rc 3 timeout 120 "$BIN/xtts-melcache" -q --force --out "$T/c_bad" "$T/tokens.tsv"
+[ "$(digest "$T/c_bad")" = "$want" ] || die "--force over a FIFO data.mdb: another cache"
 echo "inputs_read_once: ok"
