@@ -305,6 +305,11 @@ typedef struct {
     char first_skip[512];
 } walker;
 
+static size_t dir_slot(dev_t dev, ino_t ino, size_t cap) {
+    uint64_t v[2] = {(uint64_t)dev, (uint64_t)ino};
+    return (size_t)xtts_fnv1a64(XTTS_FNV64_INIT, v, sizeof v) & (cap - 1);
+}
+
 /* 1 when (dev, ino) was not seen before (and now is), 0 when it was, -1 out of memory. */
 static int walker_enter(walker *w, dev_t dev, ino_t ino) {
     if (2 * (w->n_seen + 1) > w->cap) {
@@ -313,7 +318,7 @@ static int walker_enter(walker *w, dev_t dev, ino_t ino) {
         if (!nk) return -1;
         for (size_t i = 0; i < w->cap; i++) {
             if (!w->seen[i].ino && !w->seen[i].dev) continue;
-            size_t j = xtts_fnv1a64(XTTS_FNV64_INIT, &w->seen[i], sizeof w->seen[i]) & (cap - 1);
+            size_t j = dir_slot(w->seen[i].dev, w->seen[i].ino, cap);
             while (nk[j].ino || nk[j].dev) j = (j + 1) & (cap - 1);
             nk[j] = w->seen[i];
         }
@@ -321,14 +326,10 @@ static int walker_enter(walker *w, dev_t dev, ino_t ino) {
         w->seen = nk;
         w->cap = cap;
     }
-    dir_key k;
-    memset(&k, 0, sizeof k); /* padding too: the key is hashed as bytes */
-    k.dev = dev;
-    k.ino = ino;
-    size_t j = xtts_fnv1a64(XTTS_FNV64_INIT, &k, sizeof k) & (w->cap - 1);
+    size_t j = dir_slot(dev, ino, w->cap);
     for (; w->seen[j].ino || w->seen[j].dev; j = (j + 1) & (w->cap - 1))
         if (w->seen[j].dev == dev && w->seen[j].ino == ino) return 0;
-    w->seen[j] = k;
+    w->seen[j] = (dir_key){dev, ino};
     w->n_seen++;
     return 1;
 }
