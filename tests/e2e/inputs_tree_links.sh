@@ -9,6 +9,7 @@
 #    clean tree's token stream, one notice naming the links.
 # 2. LibriTTS made of links to folders outside it: read as the real tree (nothing skipped).
 # 3. M-AILABS (a link back to by_book/) and VCTK (a speaker's txt/ folder linked twice).
+# 4. a LibriTTS speaker of 300 chapters with two links back: 300 records, both skipped.
 set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
 
@@ -63,4 +64,17 @@ cp -r "$T/trees/vctk" "$T/vc"
 ln -s p225 "$T/vc/VCTK-Corpus-0.92/txt/p225b"
 run vctk "$T/vc/VCTK-Corpus-0.92" "$T/trees/vctk/VCTK-Corpus-0.92"
 grep -q "skipped 1 link into a directory already read" "$T/err.txt" || { cat "$T/err.txt" >&2; die "vctk notice"; }
+# ---- 4. many directories (the set of directories entered grows past its first size) -----------------
+B="$T/big/LibriTTS/train-clean-100/7"
+for c in $(seq 100 399); do
+  mkdir -p "$B/$c"
+  printf '7_%s_000000_000000\tHello there.\tHello there.\n' "$c" > "$B/$c/7_$c.trans.tsv"
+  : > "$B/$c/7_${c}_000000_000000.wav"
+done
+ln -s . "$B/399/loop"
+ln -s ../.. "$B/250/up"
+rc=0; "${tok[@]}" "$T/big/LibriTTS" > "$T/big.out" 2>"$T/err.txt" || rc=$?
+[ $rc -eq 0 ] || { tail -3 "$T/err.txt" >&2; die "300 chapters: exit $rc"; }
+[ "$(grep -vc '^#' "$T/big.out")" -eq 300 ] || die "300 chapters: $(grep -vc '^#' "$T/big.out") records"
+grep -q "skipped 2 links into a directory already read" "$T/err.txt" || { cat "$T/err.txt" >&2; die "300 chapters: notice"; }
 echo "inputs_tree_links: ok"
