@@ -105,8 +105,9 @@ def _silence_stdout() -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Print a cache's summary, its content digest (--digest) or one record (--index,
     --id; --npy writes its mel), or the package's backend (--about). Returns the exit
-    status: 0, or 2 with the error on stderr (a cache that cannot be read, or an output
-    that cannot be written: standard output or the --npy file)."""
+    status: 0, or 2 with the error on stderr (a cache or record that cannot be read, or an
+    output that cannot be written: standard output or the --npy file); a usage error
+    raises SystemExit(1), as argparse does (with its own code, 2)."""
     try:
         return _run(argv)
     except _WriteError as e:
@@ -117,8 +118,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _run(argv: Optional[Sequence[str]]) -> int:
     """main's work; output errors raise _WriteError."""
-    p = _Parser(prog="python3 -m xtts_prep",
-                                description="Read an xtts-prep cache (see docs/python-reader.md).")
+    p = _Parser(prog="python3 -m xtts_prep", description="Read an xtts-prep cache (see docs/python-reader.md).")
     p.add_argument("dir", nargs="?", help="the cache directory (not needed with --about)")
     p.add_argument("--about", action="store_true",
                    help="print the package version, the read_batch backend (c or python) and the C library used")
