@@ -34,9 +34,19 @@ expect_rc 1 "${tr[@]}" --cache "$T/c" --layers 0
 one_line_error "^xtts-train: --layers 0: expected an integer in 1\.\.256$"
 
 # ---- 3. from a checkpoint ---------------------------------------------------------------------
-# the header's model fields (little-endian i32 at 16..43): n_layer set to 100000
-cp "$T/ck/train.ckpt" "$T/bad.ckpt"
-printf '\xa0\x86\x01\x00' | dd of="$T/bad.ckpt" bs=1 seek=16 conv=notrunc status=none
-expect_rc 2 "${tr[@]}" --cache "$T/c" --resume "$T/bad.ckpt"
-one_line_error "^xtts-train: $T/bad.ckpt: "
+# the header's model fields (little-endian i32 at 16..43): n_layer set to 100000, then
+# vocab_size (at 32) to 1000000000, the header's CRC-32 (of bytes 0..251, at 252) made good
+for field in "16 100000 layers 100000 not in 1..256" "32 1000000000 vocabulary size 1000000000 not in"; do
+  set -- $field
+  "$PY" - "$T/ck/train.ckpt" "$T/bad.ckpt" "$1" "$2" <<'PY'
+import struct, sys, zlib
+b = bytearray(open(sys.argv[1], "rb").read())
+b[int(sys.argv[3]):int(sys.argv[3]) + 4] = struct.pack("<i", int(sys.argv[4]))
+b[252:256] = struct.pack("<I", zlib.crc32(bytes(b[:252])) & 0xffffffff)
+open(sys.argv[2], "wb").write(b)
+PY
+  shift 2
+  expect_rc 2 "${tr[@]}" --cache "$T/c" --resume "$T/bad.ckpt"
+  one_line_error "^xtts-train: $T/bad.ckpt: (model: )?$*"
+done
 echo "inputs_exit_from_files: ok"
