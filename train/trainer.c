@@ -162,7 +162,8 @@ static xtts_status run_loader_only(xtts_cache *cache, const xtts_dataset *ds, co
                 n, o->batch_size, o->loader_threads, dt, n / dt, samples / dt, decoded / dt / 1e6, stored / dt / 1e6,
                 skipped);
         if (f != stdout ? fclose(f) != 0 : (fflush(f) != 0 || ferror(f)))
-            return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log: %s", o->log_json, strerror(errno));
+            return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log: %s",
+                                  f == stdout ? "standard output" : o->log_json, strerror(errno));
     }
     return XTTS_OK;
 }
@@ -302,7 +303,8 @@ static xtts_status print_summary(const step_stats *stats, long ran, double first
                 ran, first_loss, last_loss, med_ms, cv, sps, med_stall, mean_stall, skipped_total, omp_get_max_threads(),
                 o->loader_threads, on_cpu ? xtts_cpu_level_name(xtts_cpu_level_current()) : "none");
     if (jlog && (fflush(jlog) != 0 || ferror(jlog)))
-        return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log summary: %s", o->log_json, strerror(errno));
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log summary: %s",
+                              jlog == stdout ? "standard output" : o->log_json, strerror(errno));
     return XTTS_OK;
 }
 
@@ -488,8 +490,8 @@ static xtts_status run_log(train_run *R, float lr, float norm, int B, int T, dou
     fprintf(R->jlog, "}\n");
     /* a full disk or a size limit must not leave a silently truncated log */
     if (fflush(R->jlog) != 0 || ferror(R->jlog))
-        return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log at step %ld: %s", R->o.log_json, step + 1,
-                              strerror(errno));
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log at step %ld: %s",
+                              R->jlog == stdout ? "standard output" : R->o.log_json, step + 1, strerror(errno));
     return XTTS_OK;
 }
 

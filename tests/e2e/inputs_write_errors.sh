@@ -9,7 +9,7 @@
 #    argparse's 2.
 # 2. the C programs' own outputs: xtts-tokenize's standard output and --rejects,
 #    xtts-melcache's --rejects, xtts-cache-inspect's summary and --npy, xtts-cache-verify's
-#    report and --json.
+#    report and --json, xtts-train's --log-json - (one line: the exit handler added a second).
 set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
 
@@ -80,5 +80,16 @@ for args in "$T/c" "--json $T/c"; do
   "$BIN/xtts-cache-verify" $args >/dev/full 2>"$T/err.txt" || rc=$?
   [ $rc -eq 2 ] || die "xtts-cache-verify $args >/dev/full: exit $rc"
   grep -q 'standard output: write failed' "$T/err.txt" || die "verify $args"
+done
+# xtts-train's JSON log on standard output: one line naming it (the exit handler used to add
+# a second, "standard output: write failed")
+for args in "--steps 1" "--steps 1 --loader-only"; do
+  rc=0
+  # shellcheck disable=SC2086
+  "$BIN/xtts-train" --cache "$T/c" --batch-size 4 $args --log-json - >/dev/full 2>"$T/err.txt" || rc=$?
+  [ $rc -eq 2 ] || die "xtts-train $args --log-json - >/dev/full: exit $rc"
+  grep -qE '^xtts-train: standard output: cannot write the JSON log( at step 1)?: No space left on device$' "$T/err.txt" \
+    || { cat "$T/err.txt" >&2; die "xtts-train $args --log-json -: the line"; }
+  [ "$(grep -c 'write' "$T/err.txt")" -eq 1 ] || { cat "$T/err.txt" >&2; die "xtts-train $args --log-json -: two lines"; }
 done
 echo "inputs_write_errors: ok"
