@@ -39,7 +39,9 @@ const char *xtts_lmdb_meta_pages(int fd, uint64_t file_bytes, uint8_t m[2][XTTS_
 xtts_status xtts_lmdb_file_check(const char *shard_dir, xtts_error *err) {
     char path[4200];
     xtts_path_join(path, sizeof path, shard_dir, "data.mdb");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO in data.mdb's place must be refused, not wait in open() (here, or
+     * in liblmdb's own open after this check) for a writer that never comes */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         if (errno == ENOENT) return XTTS_OK; /* a new shard: liblmdb creates it */
         return xtts_error_set(err, XTTS_EIO, "%s: cannot open: %s", path, strerror(errno));
@@ -49,6 +51,10 @@ xtts_status xtts_lmdb_file_check(const char *shard_dir, xtts_error *err) {
         int e = errno;
         close(fd);
         return xtts_error_set(err, XTTS_EIO, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: damaged (not a regular file)", path);
     }
     uint64_t file_bytes = (uint64_t)st.st_size;
     if (file_bytes == 0) {

@@ -369,6 +369,91 @@ static void test_nan_and_inf_samples_are_rejected_naming_the_sample(void **state
     free(x);
 }
 
+/* Samples a float or double file can hold but no stage can use: near FLT_MAX (the downmix,
+ * the resampler and the STFT power overflow; the log clamp would store a flat silence),
+ * power overflow (1e20), doubles beyond a float, and a stereo pair that cancels in the
+ * downmix. Each is refused naming the file, from a file and from memory, whatever the
+ * resampler and trim; overs within 60 dB of full scale decode to finite, loud samples. */
+static void expect_refused(xtts_audio *a, const char *name, const char *why) {
+    char path[512];
+    const float *y;
+    size_t m;
+    xtts_error err;
+    tmp_path(path, sizeof path, name);
+    assert_int_equal(xtts_audio_load(a, path, &y, &m, NULL, &err), XTTS_EINPUT);
+    assert_non_null(strstr(err.msg, path));
+    assert_non_null(strstr(err.msg, why));
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static unsigned char buf[1 << 20];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    assert_int_equal(xtts_audio_load_memory(a, buf, len, name, &y, &m, NULL, &err), XTTS_EINPUT);
+    assert_non_null(strstr(err.msg, why));
+}
+
+static void test_out_of_range_float_and_double_samples_are_refused_never_silent(void **state) {
+    (void)state;
+    const size_t n = 8000;
+    float *x = sine(n, 16000, 500.0, 0.5);
+    float *st = malloc(2 * n * sizeof *st);
+    double *d = malloc(n * sizeof *d);
+    char path[512];
+    for (size_t i = 0; i < n; i++) {
+        st[2 * i] = 3.4e38f;
+        st[2 * i + 1] = -3.4e38f;
+        d[i] = 1e300 * x[i];
+    }
+    float *huge = malloc(n * sizeof *huge), *power = malloc(n * sizeof *power);
+    for (size_t i = 0; i < n; i++) {
+        huge[i] = x[i] * 6.0e38; /* up to 3e38: finite, but its square is not */
+        power[i] = x[i] * 2e20f;
+    }
+    tmp_path(path, sizeof path, "huge.wav");
+    assert_true(write_audio(path, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 16000, 1, huge, n));
+    tmp_path(path, sizeof path, "power.wav");
+    assert_true(write_audio(path, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 16000, 1, power, n));
+    tmp_path(path, sizeof path, "cancel.wav");
+    assert_true(write_audio(path, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 16000, 2, st, n));
+    tmp_path(path, sizeof path, "double.wav");
+    SF_INFO si = {.samplerate = 16000, .channels = 1, .format = SF_FORMAT_WAV | SF_FORMAT_DOUBLE};
+    SNDFILE *sf = sf_open(path, SFM_WRITE, &si);
+    assert_non_null(sf);
+    assert_int_equal(sf_writef_double(sf, d, (sf_count_t)n), (sf_count_t)n);
+    sf_close(sf);
+    const char *resamplers[][3] = {{"soxr", "", ""}, {"libsamplerate", "sinc_fastest", ""}};
+    for (int r = 0; r < 2; r++)
+        for (int rate = 16000; rate <= 22050; rate += 6050) {
+            xtts_audio *a = context(rate, resamplers[r][0], resamplers[r][1], r ? 40.0 : 0.0);
+            expect_refused(a, "huge.wav", "out of range");
+            expect_refused(a, "power.wav", "out of range");
+            expect_refused(a, "cancel.wav", "of channel 1 is 3.4e+38, out of range");
+            expect_refused(a, "double.wav", "infinite or beyond the range of a float");
+            xtts_audio_delete(a);
+        }
+    /* overs a float mix may hold: kept, finite and as loud as written */
+    for (size_t i = 0; i < n; i++) x[i] *= 2000.0f; /* peak 1000 */
+    tmp_path(path, sizeof path, "loud.wav");
+    assert_true(write_audio(path, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 16000, 1, x, n));
+    xtts_audio *a = context(22050, "", "", 0);
+    const float *y;
+    size_t m;
+    xtts_error err;
+    assert_int_equal(xtts_audio_load(a, path, &y, &m, NULL, &err), XTTS_OK);
+    double peak = 0;
+    for (size_t i = 0; i < m; i++) {
+        assert_true(isfinite(y[i]));
+        peak = fmax(peak, fabs(y[i]));
+    }
+    assert_true(peak > 900.0 && peak < 1200.0);
+    xtts_audio_delete(a);
+    free(x);
+    free(st);
+    free(d);
+    free(huge);
+    free(power);
+}
+
 /* The test signal for resamplers: two tones every target rate keeps (1 kHz, 7 kHz) and one
  * that every target rate must remove (15 kHz, above 11.025 kHz). */
 static double two_tones(double t) { return 0.4 * sin(2.0 * M_PI * 1000.0 * t) + 0.2 * sin(2.0 * M_PI * 7000.0 * t); }
@@ -580,6 +665,7 @@ int main(void) {
         cmocka_unit_test(test_kept_soxr_resampler_equals_oneshot_on_every_clip),
         cmocka_unit_test(test_missing_empty_garbage_and_directory_are_rejected_with_their_codes),
         cmocka_unit_test(test_nan_and_inf_samples_are_rejected_naming_the_sample),
+        cmocka_unit_test(test_out_of_range_float_and_double_samples_are_refused_never_silent),
         cmocka_unit_test(test_resamplers_reach_their_snr_on_analytic_tones),
         cmocka_unit_test(test_load_resamples_a_file_to_the_target_rate),
         cmocka_unit_test(test_trim_db_removes_only_leading_and_trailing_silence),

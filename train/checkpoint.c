@@ -1,9 +1,13 @@
 /* checkpoint.c — checkpoint header codec, save and load (see checkpoint.h). */
 #include "train/checkpoint.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void put_u64(uint8_t *p, uint64_t v) {
     for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
@@ -125,9 +129,32 @@ xtts_status xtts_ckpt_save(const char *path, xtts_ckpt_header *h, const float *p
     return st;
 }
 
+/* A checkpoint opened for reading in *out. It is read twice (its header before the model is
+ * allocated, then the whole file), so it must be a regular file: a FIFO or a pipe given as
+ * /dev/fd/N would give its bytes to the first read only, and the second would wait for a
+ * writer for ever. O_NONBLOCK keeps open() itself from waiting on a FIFO. */
+static xtts_status open_checkpoint(const char *path, FILE **out, xtts_error *err) {
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return xtts_error_set(err, XTTS_EIO, "%s: cannot open checkpoint: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || fcntl(fd, F_SETFL, O_RDONLY) != 0) {
+        close(fd);
+        return xtts_error_set(err, XTTS_EINPUT,
+                              "%s: not a regular file (a checkpoint is read twice: header, then payload)", path);
+    }
+    if (!(*out = fdopen(fd, "rb"))) {
+        int e = errno;
+        close(fd);
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot open checkpoint: %s", path, strerror(e));
+    }
+    return XTTS_OK;
+}
+
 xtts_status xtts_ckpt_read_header(const char *path, xtts_ckpt_header *h, xtts_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return xtts_error_set(err, XTTS_EIO, "%s: cannot open checkpoint", path);
+    FILE *f;
+    xtts_status st = open_checkpoint(path, &f, err);
+    if (st) return st;
     uint8_t hdr[XTTS_CKPT_HEADER_BYTES];
     size_t n = fread(hdr, 1, sizeof hdr, f);
     fclose(f);
@@ -136,11 +163,12 @@ xtts_status xtts_ckpt_read_header(const char *path, xtts_ckpt_header *h, xtts_er
 
 xtts_status xtts_ckpt_load(const char *path, xtts_ckpt_header *h, float *params, float *m, float *v,
                            size_t expected_params, xtts_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return xtts_error_set(err, XTTS_EIO, "%s: cannot open checkpoint", path);
+    FILE *f;
+    xtts_status st = open_checkpoint(path, &f, err);
+    if (st) return st;
     uint8_t hdr[XTTS_CKPT_HEADER_BYTES];
     size_t n = fread(hdr, 1, sizeof hdr, f);
-    xtts_status st = xtts_ckpt_parse_header(hdr, n, path, h, err);
+    st = xtts_ckpt_parse_header(hdr, n, path, h, err);
     if (st) goto done;
     if (h->num_parameters != expected_params) {
         st = xtts_error_set(err, XTTS_EMISMATCH, "%s: %llu parameters, this model has %zu", path,

@@ -162,7 +162,8 @@ static xtts_status run_loader_only(xtts_cache *cache, const xtts_dataset *ds, co
                 n, o->batch_size, o->loader_threads, dt, n / dt, samples / dt, decoded / dt / 1e6, stored / dt / 1e6,
                 skipped);
         if (f != stdout ? fclose(f) != 0 : (fflush(f) != 0 || ferror(f)))
-            return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log: %s", o->log_json, strerror(errno));
+            return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log: %s",
+                                  f == stdout ? "standard output" : o->log_json, strerror(errno));
     }
     return XTTS_OK;
 }
@@ -226,21 +227,35 @@ static void corrupt_hint(xtts_error *err, const char *cache_dir) {
     snprintf(err->msg, sizeof err->msg, "%s", msg);
 }
 
-/* The model's shape: the named size, explicit fields, and what the cache dictates. */
+/* The model's shape: the named size, explicit fields, and what the cache dictates. The
+ * cache's fields are checked first, on their own: a value read from its manifest that the
+ * model cannot take is an input error naming the file (exit 2), while the same check on
+ * --layers, --width and --heads is a usage error (exit 1). */
 static xtts_status model_config(const xtts_train_options *o, const xtts_dataset *ds, xtts_model_config *mc,
                                 xtts_error *err) {
     memset(mc, 0, sizeof *mc);
+    /* the model's table is V + 17 rows; a cache with more languages widens it so that row
+     * V + lang_id exists for each (ids past 16 take the rows after XTTS's 17) */
+    int64_t vocab = (int64_t)ds->vocab_size + (ds->n_langs - XTTS_N_LANGS);
+    xtts_model_config shape = {.n_layer = 1, .channels = 1, .n_head = 1, .n_mels = ds->n_mels,
+                               .vocab_size = vocab > INT32_MAX ? INT32_MAX : (int)vocab,
+                               .max_text_pos = ds->max_tokens + 1, .max_mel_pos = ds->max_frames};
+    xtts_error sub;
+    if (xtts_model_config_check(&shape, &sub) != XTTS_OK) {
+        char manifest[4096];
+        xtts_path_join(manifest, sizeof manifest, o->cache_dir, "manifest.json");
+        const char *why = strncmp(sub.msg, "model: ", 7) == 0 ? sub.msg + 7 : sub.msg;
+        return xtts_error_set(err, XTTS_EINPUT, "%s: %s (the model's limits)", manifest, why);
+    }
     if (xtts_model_size_preset(o->model_size, &mc->n_layer, &mc->channels, &mc->n_head) != 0)
         return xtts_error_set(err, XTTS_EUSAGE, "--model %s: expected tiny, small or base", o->model_size);
     if (o->n_layer > 0) mc->n_layer = o->n_layer;
     if (o->channels > 0) mc->channels = o->channels;
     if (o->n_head > 0) mc->n_head = o->n_head;
-    mc->n_mels = ds->n_mels;
-    /* the model's table is V + 17 rows; a cache with more languages widens it so that row
-     * V + lang_id exists for each (ids past 16 take the rows after XTTS's 17) */
-    mc->vocab_size = ds->vocab_size + (ds->n_langs - XTTS_N_LANGS);
-    mc->max_text_pos = ds->max_tokens + 1;
-    mc->max_mel_pos = ds->max_frames;
+    mc->n_mels = shape.n_mels;
+    mc->vocab_size = shape.vocab_size;
+    mc->max_text_pos = shape.max_text_pos;
+    mc->max_mel_pos = shape.max_mel_pos;
     return XTTS_OK;
 }
 
@@ -288,7 +303,8 @@ static xtts_status print_summary(const step_stats *stats, long ran, double first
                 ran, first_loss, last_loss, med_ms, cv, sps, med_stall, mean_stall, skipped_total, omp_get_max_threads(),
                 o->loader_threads, on_cpu ? xtts_cpu_level_name(xtts_cpu_level_current()) : "none");
     if (jlog && (fflush(jlog) != 0 || ferror(jlog)))
-        return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log summary: %s", o->log_json, strerror(errno));
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log summary: %s",
+                              jlog == stdout ? "standard output" : o->log_json, strerror(errno));
     return XTTS_OK;
 }
 
@@ -474,8 +490,8 @@ static xtts_status run_log(train_run *R, float lr, float norm, int B, int T, dou
     fprintf(R->jlog, "}\n");
     /* a full disk or a size limit must not leave a silently truncated log */
     if (fflush(R->jlog) != 0 || ferror(R->jlog))
-        return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log at step %ld: %s", R->o.log_json, step + 1,
-                              strerror(errno));
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log at step %ld: %s",
+                              R->jlog == stdout ? "standard output" : R->o.log_json, step + 1, strerror(errno));
     return XTTS_OK;
 }
 

@@ -173,6 +173,8 @@ int main(int argc, char **argv) {
     xtts_status st = xtts_train_run(&o, &err);
     if (st) {
         xtts_error_print("xtts-train", &err);
+        /* a failed --log-json - is that line already: not a second one at exit */
+        if (ferror(stdout)) xtts_stdout_error_reported();
         return xtts_exit_code(st);
     }
     return 0;

@@ -157,24 +157,49 @@ static void format_name(int format, char *out, size_t len) {
     snprintf(out, len, "%s/%s", major, sub);
 }
 
-/* Decode an open SNDFILE into a->mono (channel mean) and check every sample is finite. */
-/* Index of the first NaN or infinite sample, n when none. Blocks are scanned without a
- * branch per sample (an exponent of all ones, in vector lanes), and searched only when one
- * holds such a sample: about a tenth of an early-exit loop's time. */
-static size_t first_non_finite(const float *x, size_t n) {
+/* The largest sample magnitude accepted: 60 dB above full scale. Integer formats decode
+ * to [-1, 1]; float and double files (and lossy codecs, which may overshoot a little) may
+ * hold more. Past this bound a file is refused rather than stored: samples near FLT_MAX
+ * overflow the downmix, the resampler and the STFT's power to Inf or NaN, which the log
+ * clamp would turn into a flat mel at the silence floor; and a file scaled to integer range
+ * (±32768) would give a mel unlike every other record's. Below it every stage stays finite
+ * for any FFT size the mel parameters allow. */
+#define SAMPLE_LIMIT 1024.0f
+#define SAMPLE_LIMIT_BITS 0x44800000u /* the bits of 1024.0f */
+#define FINITE_LIMIT_BITS 0x7f7fffffu /* the bits of FLT_MAX */
+
+/* Index of the first sample that is NaN, infinite or of a magnitude whose bits exceed
+ * limit_bits (SAMPLE_LIMIT_BITS: beyond ±SAMPLE_LIMIT; FINITE_LIMIT_BITS: not finite), n when
+ * none.
+ * Blocks are scanned without a branch per sample (an integer compare of the magnitude's
+ * bits, in vector lanes: NaN and Inf have the largest), and searched only when one holds
+ * such a sample: about a tenth of an early-exit loop's time. */
+static size_t first_out_of_range(const float *x, size_t n, uint32_t limit_bits) {
     for (size_t i = 0; i < n; i += 4096) {
         size_t m = n - i < 4096 ? n - i : 4096;
         uint32_t bad = 0;
         for (size_t j = 0; j < m; j++) {
             uint32_t u;
             memcpy(&u, &x[i + j], sizeof u);
-            bad |= (u & 0x7f800000u) == 0x7f800000u;
+            bad |= (u & 0x7fffffffu) > limit_bits;
         }
         if (bad)
-            for (size_t j = 0; j < m; j++)
-                if (!isfinite(x[i + j])) return i + j;
+            for (size_t j = 0; j < m; j++) {
+                uint32_t u;
+                memcpy(&u, &x[i + j], sizeof u);
+                if ((u & 0x7fffffffu) > limit_bits) return i + j;
+            }
     }
     return n;
+}
+
+/* The reason a sample is refused: "NaN", "infinite" or its value. A double beyond a float's
+ * range reads as infinite (libsndfile converts to float), hence the second wording. */
+static const char *sample_fault(float v, int is_double, char *buf, size_t len) {
+    if (isnan(v)) return "NaN";
+    if (isinf(v)) return is_double ? "infinite or beyond the range of a float" : "infinite";
+    snprintf(buf, len, "%g, out of range (more than %g: 60 dB over full scale)", (double)v, (double)SAMPLE_LIMIT);
+    return buf;
 }
 
 /* 16-bit PCM, the common case, is read as stored and converted here, in vector lanes:
@@ -188,6 +213,8 @@ static sf_count_t read_pcm16(xtts_audio *a, SNDFILE *sf, int ch, float *dst, sf_
     return got;
 }
 
+/* Decode an open SNDFILE into a->mono (channel mean), every channel's samples checked as they
+ * are read (first_out_of_range). */
 static xtts_status decode(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, const char *name, size_t *n_out,
                           xtts_error *err) {
     const int ch = si->channels;
@@ -199,6 +226,7 @@ static xtts_status decode(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, const c
     if (ch != 1 && !grow(&a->chunk, &a->chunk_cap, CHUNK_SAMPLES))
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name);
     const int pcm16 = (si->format & SF_FORMAT_SUBMASK) == SF_FORMAT_PCM_16;
+    const int is_double = (si->format & SF_FORMAT_SUBMASK) == SF_FORMAT_DOUBLE;
     if (pcm16 && a->chunk16_cap < CHUNK_SAMPLES) {
         int16_t *p = realloc(a->chunk16, CHUNK_SAMPLES * sizeof *p);
         if (!p) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name);
@@ -232,6 +260,16 @@ static xtts_status decode(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, const c
         float *into = ch == 1 ? a->mono + n : a->chunk;
         sf_count_t got = pcm16 ? read_pcm16(a, sf, ch, into, want) : sf_readf_float(sf, into, want);
         if (got <= 0) break;
+        /* every channel's samples, before the downmix can hide them (+x and -x cancel, two
+         * near FLT_MAX overflow); 16-bit PCM lies in [-1, 1) by construction */
+        size_t bad = pcm16 ? (size_t)got * ch : first_out_of_range(into, (size_t)got * ch, SAMPLE_LIMIT_BITS);
+        if (bad < (size_t)got * ch) {
+            char why[96], chan[32] = "";
+            size_t at = n + bad / (size_t)ch;
+            if (ch > 1) snprintf(chan, sizeof chan, " of channel %zu", bad % (size_t)ch + 1);
+            return xtts_error_set(err, XTTS_EINPUT, "%s: sample %zu (%.3f s)%s is %s", name, at,
+                                  (double)at / si->samplerate, chan, sample_fault(into[bad], is_double, why, sizeof why));
+        }
         if (n + (size_t)got > MAX_SAMPLES)
             return xtts_error_set(err, XTTS_EINPUT, "%s: longer than %zu samples per channel", name, MAX_SAMPLES);
         if (a->opt.max_seconds > 0 && (double)(n + (size_t)got) > a->opt.max_seconds * si->samplerate)
@@ -253,10 +291,6 @@ static xtts_status decode(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, const c
     if (e != SF_ERR_NO_ERROR)
         return xtts_error_set(err, XTTS_EINPUT, "%s: decode error after %zu samples: %s", name, n, sf_error_number(e));
     if (n == 0) return xtts_error_set(err, XTTS_EINPUT, "%s: no audio samples", name);
-    size_t i = pcm16 ? n : first_non_finite(a->mono, n); /* 16-bit PCM is finite by construction */
-    if (i < n)
-        return xtts_error_set(err, XTTS_EINPUT, "%s: sample %zu (%.3f s) is %s", name, i,
-                              (double)i / si->samplerate, isnan(a->mono[i]) ? "NaN" : "infinite");
     *n_out = n;
     return XTTS_OK;
 }
@@ -389,6 +423,12 @@ static xtts_status load_open(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, cons
         snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
         return xtts_error_set(err, st, "%s: %s", name, msg);
     }
+    /* bounded input keeps a resampler's output finite; checked all the same, since a NaN
+     * here would reach the mel as the silence floor */
+    size_t bad = first_out_of_range(res, n_res, FINITE_LIMIT_BITS);
+    if (bad < n_res)
+        return xtts_error_set(err, XTTS_EINPUT, "%s: resampled sample %zu is %s", name, bad,
+                              isnan(res[bad]) ? "NaN" : "infinite");
     size_t head = 0, tail = 0;
     if (a->opt.trim_db > 0.0) trim_bounds(res, n_res, a->opt.target_rate, a->opt.trim_db, &head, &tail);
     *samples = res + head;

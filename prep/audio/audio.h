@@ -56,8 +56,10 @@ void xtts_audio_delete(xtts_audio *a);
  * NULL) describes the source. Errors, with the path in the message:
  *   XTTS_ENOTFOUND  the file (or a directory on its path) does not exist
  *   XTTS_EIO        it exists but cannot be read (permissions, a directory, a fifo)
- *   XTTS_EINPUT     empty file, not audio libsndfile can decode, no samples, NaN or Inf
- *                   samples, a decode error part way, an unusable channel count or rate,
+ *   XTTS_EINPUT     empty file, not audio libsndfile can decode, no samples, a sample of
+ *                   any channel that is NaN, infinite or beyond ±1024 (60 dB over full
+ *                   scale: float and double files; integer formats decode to [-1, 1]),
+ *                   a decode error part way, an unusable channel count or rate,
  *                   longer than max_seconds (or the sample limit), the resampler fails
  *   XTTS_ENOMEM     the decoded or resampled audio does not fit in memory
  * Silent audio is not an error. */

@@ -221,7 +221,10 @@ static char *abs_path(const char *p) {
     return path_join(cwd, p);
 }
 
-static char *dir_of(const char *path) { /* absolute directory of a file path ("-": cwd) */
+/* Absolute directory of a file path; "-" and a pipe named by /dev/fd/N, /dev/stdin or
+ * <(...) (a directory under /dev or /proc, where no dataset lives) stand for the current
+ * directory, as standard input does. */
+static char *dir_of(const char *path) {
     if (!strcmp(path, "-")) return abs_path(".");
     char *c = strdup(path);
     if (!c) return NULL;
@@ -231,6 +234,10 @@ static char *dir_of(const char *path) { /* absolute directory of a file path ("-
     else strcpy(c, ".");
     char *r = abs_path(c);
     free(c);
+    if (r && (!strcmp(r, "/dev") || !strncmp(r, "/dev/", 5) || !strncmp(r, "/proc/", 6))) {
+        free(r);
+        return abs_path(".");
+    }
     return r;
 }
 
@@ -278,9 +285,70 @@ static void sl_free(strlist *l) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* The directories a walk has entered, by device and inode (open addressing), so that a
+ * symbolic link into a directory already read — a chapter linked into itself, a speaker
+ * linked twice — is not read again: its transcripts would come back as duplicate ids (for
+ * a loop, once more per level of the depth bound). Links to directories are followed after
+ * every real directory (deferred), so that a link met early in the sorted order does not
+ * take the place of the directory it points to. */
+typedef struct { dev_t dev; ino_t ino; } dir_key;
+
+typedef struct {
+    const char *const *suffixes;
+    strlist *out;
+    dir_key *seen;       /* cap slots; ino 0 and dev 0 marks a free one */
+    size_t n_seen, cap;
+    strlist links;       /* links to directories, followed after the real ones */
+    int *link_depth;     /* (links.cap) the depth left below each */
+    size_t links_done;
+    size_t skipped;      /* links into a directory already read */
+    char first_skip[512];
+} walker;
+
+static size_t dir_slot(dev_t dev, ino_t ino, size_t cap) {
+    uint64_t v[2] = {(uint64_t)dev, (uint64_t)ino};
+    return (size_t)xtts_fnv1a64(XTTS_FNV64_INIT, v, sizeof v) & (cap - 1);
+}
+
+/* 1 when (dev, ino) was not seen before (and now is), 0 when it was, -1 out of memory. */
+static int walker_enter(walker *w, dev_t dev, ino_t ino) {
+    if (2 * (w->n_seen + 1) > w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 256;
+        dir_key *nk = calloc(cap, sizeof *nk);
+        if (!nk) return -1;
+        for (size_t i = 0; i < w->cap; i++) {
+            if (!w->seen[i].ino && !w->seen[i].dev) continue;
+            size_t j = dir_slot(w->seen[i].dev, w->seen[i].ino, cap);
+            while (nk[j].ino || nk[j].dev) j = (j + 1) & (cap - 1);
+            nk[j] = w->seen[i];
+        }
+        free(w->seen);
+        w->seen = nk;
+        w->cap = cap;
+    }
+    size_t j = dir_slot(dev, ino, w->cap);
+    for (; w->seen[j].ino || w->seen[j].dev; j = (j + 1) & (w->cap - 1))
+        if (w->seen[j].dev == dev && w->seen[j].ino == ino) return 0;
+    w->seen[j] = (dir_key){dev, ino};
+    w->n_seen++;
+    return 1;
+}
+
+/* A link to a directory, depth levels to walk below it, kept for later (p is taken). */
+static void walker_defer(walker *w, char *p, int depth) {
+    size_t n = w->links.n;
+    sl_add(&w->links, p);
+    if (w->links.n == n) { w->out->failed = 1; return; }
+    int *nd = realloc(w->link_depth, w->links.cap * sizeof *nd);
+    if (!nd) { w->out->failed = 1; return; }
+    w->link_depth = nd;
+    nd[n] = depth;
+}
+
 /* Files under dir (depth levels down at most) whose name ends with one of the suffixes,
- * in sorted path order. Hidden entries are skipped. */
-static void walk(const char *dir, int depth, const char *const *suffixes, strlist *out) {
+ * in sorted path order. Hidden entries are skipped; links to directories are deferred. */
+static void walk_dir(walker *w, const char *dir, int depth) {
+    strlist *out = w->out;
     if (out->failed || out->n >= XTTS_META_MAX_FILES) return;
     DIR *d = opendir(dir);
     if (!d) return;
@@ -295,19 +363,45 @@ static void walk(const char *dir, int depth, const char *const *suffixes, strlis
     for (size_t i = 0; i < names.n && !out->failed; i++) {
         char *p = path_join(dir, names.v[i]);
         if (!p) { out->failed = 1; break; }
-        struct stat st;
-        if (stat(p, &st)) { free(p); continue; }
+        struct stat st, lst;
+        if (stat(p, &st) || lstat(p, &lst)) { free(p); continue; }
         if (S_ISDIR(st.st_mode)) {
-            if (depth > 0) walk(p, depth - 1, suffixes, out);
+            if (depth > 0 && S_ISLNK(lst.st_mode)) { walker_defer(w, p, depth - 1); continue; }
+            int fresh = depth > 0 ? walker_enter(w, st.st_dev, st.st_ino) : 0;
+            if (fresh < 0) out->failed = 1;
+            if (fresh > 0) walk_dir(w, p, depth - 1);
             free(p);
             continue;
         }
         int want = 0;
-        for (const char *const *s = suffixes; *s && !want; s++) want = ends_with(names.v[i], *s);
+        for (const char *const *s = w->suffixes; *s && !want; s++) want = ends_with(names.v[i], *s);
         if (want && S_ISREG(st.st_mode)) sl_add(out, p);
         else free(p);
     }
     sl_free(&names);
+}
+
+/* walk_dir from dir (which counts as entered), then the links to directories it met, in
+ * the order met, each unless its directory was read already. Returns the number of links
+ * skipped; the first one's path in first_skip (may be NULL). */
+static size_t walk(const char *dir, int depth, const char *const *suffixes, strlist *out, char *first_skip,
+                   size_t skip_cap) {
+    walker w = {.suffixes = suffixes, .out = out};
+    struct stat st;
+    if (stat(dir, &st) == 0 && walker_enter(&w, st.st_dev, st.st_ino) < 0) out->failed = 1;
+    walk_dir(&w, dir, depth);
+    for (; w.links_done < w.links.n && !out->failed; w.links_done++) {
+        const char *p = w.links.v[w.links_done];
+        int fresh = stat(p, &st) == 0 ? walker_enter(&w, st.st_dev, st.st_ino) : 1;
+        if (fresh < 0) out->failed = 1;
+        if (fresh > 0) walk_dir(&w, p, w.link_depth[w.links_done]);
+        if (fresh == 0 && w.skipped++ == 0) snprintf(w.first_skip, sizeof w.first_skip, "%s", p);
+    }
+    free(w.seen);
+    free(w.link_depth);
+    sl_free(&w.links);
+    if (first_skip && skip_cap) snprintf(first_skip, skip_cap, "%s", w.first_skip);
+    return w.skipped;
 }
 
 /* ---- the reader --------------------------------------------------------------------------------- */
@@ -923,7 +1017,7 @@ static int has_by_book(const char *dir) {
 static int dir_has_libritts(const char *dir) {
     static const char *const suf[] = {".trans.tsv", ".normalized.txt", NULL};
     strlist l = {0};
-    walk(dir, 3, suf, &l);
+    walk(dir, 3, suf, &l, NULL, 0);
     int yes = l.n > 0;
     sl_free(&l);
     return yes;
@@ -1026,6 +1120,8 @@ static xtts_status open_tree(xtts_meta_reader *r, xtts_error *err) {
     static const char *const libri_orig[] = {".trans.tsv", ".original.txt", NULL};
     static const char *const mailabs_suf[] = {"metadata.csv", NULL};
     const char *path = r->o.path;
+    size_t skipped = 0;
+    char first_skip[512] = "";
     if (is_file(path)) {
         /* one transcript file of the tree */
         sl_add(&r->files, abs_path(path));
@@ -1042,7 +1138,7 @@ static xtts_status open_tree(xtts_meta_reader *r, xtts_error *err) {
             char *txt = path_join(r->root, "txt");
             if (!txt) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
             if (!is_dir(txt)) { free(txt); return xtts_error_set(err, XTTS_EINPUT, "%s: not a VCTK tree (no txt/ directory)", path); }
-            walk(txt, 1, vctk_suf, &r->files);
+            skipped = walk(txt, 1, vctk_suf, &r->files, first_skip, sizeof first_skip);
             free(txt);
             /* speakers with audio but no transcripts (p315 in VCTK) */
             const char *wd = sub_is_dir(r->root, "wav48_silence_trimmed") ? "wav48_silence_trimmed" : "wav48";
@@ -1059,10 +1155,14 @@ static xtts_status open_tree(xtts_meta_reader *r, xtts_error *err) {
             if (d) closedir(d);
             free(wdir);
         } else if (r->fmt == XTTS_META_LIBRITTS) {
-            walk(r->root, 4, r->o.original_text ? libri_orig : libri_norm, &r->files);
+            skipped = walk(r->root, 4, r->o.original_text ? libri_orig : libri_norm, &r->files, first_skip,
+                           sizeof first_skip);
         } else {
-            walk(r->root, 6, mailabs_suf, &r->files);
+            skipped = walk(r->root, 6, mailabs_suf, &r->files, first_skip, sizeof first_skip);
         }
+        if (skipped && !r->o.quiet)
+            fprintf(stderr, "xtts-tokenize: %s: skipped %zu link%s into a directory already read (%s%s)\n", path, skipped,
+                    skipped == 1 ? "" : "s", first_skip, skipped == 1 ? "" : ", ...");
     } else {
         return xtts_error_set(err, XTTS_EIO, "%s: cannot open: %s", path, strerror(ENOENT));
     }

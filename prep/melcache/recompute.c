@@ -20,6 +20,11 @@ xtts_status xtts_recompute_record(const xtts_cache_config *cfg, const char *audi
     int16_t *q = NULL;
     xtts_record_builder b; /* decodes and computes as the build's workers do */
     xtts_status st = xtts_record_builder_init(&b, cfg, 0, err);
+    if (st == XTTS_EUSAGE) { /* the same checks as melcache's options, on values the cache holds */
+        char msg[XTTS_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+        return xtts_error_set(err, XTTS_EINPUT, "the cache's configuration: %s", msg);
+    }
     if (st) return st;
     const float *samples;
     size_t n = 0, frames = 0;

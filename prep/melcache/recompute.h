@@ -27,8 +27,9 @@ extern "C" {
  * as the writer rounds it (xtts_wave_to_int16), the mel computed from the rounded signal,
  * and *wave_diff receives the number of samples that differ from the stored ones. The
  * signature is xtts_verify_recompute_fn's (cache/verify.h).
- * Errors: XTTS_EMISMATCH (sample, frame or mel shape counts differ), those of
- * xtts_record_builder_init (XTTS_EUSAGE, XTTS_ENOMEM) and xtts_audio_load (XTTS_ENOTFOUND,
+ * Errors: XTTS_EMISMATCH (sample, frame or mel shape counts differ), XTTS_EINPUT for a
+ * configuration the build's option checks refuse (it was read from the cache, so it is the
+ * input's fault, not the command line's), XTTS_ENOMEM, those of xtts_audio_load (XTTS_ENOTFOUND,
  * XTTS_EIO, XTTS_EINPUT, XTTS_ENOMEM), XTTS_EINPUT/XTTS_ERANGE from xtts_mel_compute,
  * XTTS_ENOMEM. XTTS_EUNSUPPORTED, named above, is not returned by anything it calls. */
 xtts_status xtts_recompute_record(const xtts_cache_config *cfg, const char *audio_path, const xtts_record_header *h,

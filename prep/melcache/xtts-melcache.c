@@ -1,4 +1,5 @@
 /* xtts-melcache — build a fixed-shape, compressed, verified mel cache from a token stream. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,13 +230,18 @@ static int run(xtts_melcache_options *o, const melcache_cli *cli, xtts_melcache_
     xtts_error_clear(&err);
     xtts_status st = xtts_melcache_run(o, in, in_name, res, &err);
     if (in != stdin) fclose(in);
-    if (o->rejects && fclose(o->rejects) != 0 && !st) {
-        fprintf(stderr, "%s: %s: write failed\n", PROG, cli->rejects_path);
-        return 2;
+    if (o->rejects) { /* a write that failed part way shows in ferror; the last buffer's, in fclose */
+        int bad = ferror(o->rejects), e = errno;
+        if (fclose(o->rejects) != 0 && !bad) bad = 1, e = errno;
+        if (bad && !st) {
+            fprintf(stderr, "%s: %s: write failed: %s\n", PROG, cli->rejects_path, strerror(e ? e : EIO));
+            return 2;
+        }
     }
     if (st) {
+        /* one line: where --force helps, the message says so itself (only the code that
+         * found the fault knows whether it does) */
         xtts_error_print(PROG, &err);
-        if (st == XTTS_EMISMATCH && !strstr(err.msg, "--force")) fprintf(stderr, "%s: use --force to replace it, or another --out\n", PROG);
         return xtts_exit_code(st);
     }
     return GO_ON;

@@ -10,11 +10,13 @@
 #include "prep/tokenize/tokenize_run.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -503,14 +505,15 @@ static xtts_status reject_duplicates(run_t *R, xtts_error *err) {
     return XTTS_OK;
 }
 
-/* Standard input cannot be read twice: it is read once into memory (gzip or plain, as a
- * file would be), up to the metadata size limit. */
-static xtts_status slurp_stdin(run_t *R, xtts_error *err) {
-    int fd = dup(0);
+/* The metadata is read in three passes (and its first line twice when the format is
+ * sniffed), so an input that cannot be read twice — standard input, a FIFO, a pipe given as
+ * /dev/fd/N or <(...), a character device — is read once into memory (gzip or plain, as a
+ * file would be), up to the metadata size limit; fd is closed. name is used in messages. */
+static xtts_status slurp_input(run_t *R, int fd, const char *name, xtts_error *err) {
     gzFile gz = fd >= 0 ? gzdopen(fd, "rb") : NULL;
     if (!gz) {
         if (fd >= 0) close(fd);
-        return xtts_error_set(err, XTTS_EIO, "-: cannot read standard input");
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot read: %s", name, strerror(errno ? errno : EBADF));
     }
     size_t cap = 1 << 20, len = 0;
     char *b = malloc(cap);
@@ -518,17 +521,25 @@ static xtts_status slurp_stdin(run_t *R, xtts_error *err) {
     while (!st) {
         if (len == cap) {
             if (cap > XTTS_META_MAX_BYTES) {
-                st = xtts_error_set(err, XTTS_EINPUT, "-: larger than %zu bytes (metadata files are read up to that size)",
-                                    (size_t)XTTS_META_MAX_BYTES);
+                st = xtts_error_set(err, XTTS_EINPUT, "%s: larger than %zu bytes (metadata files are read up to that size)",
+                                    name, (size_t)XTTS_META_MAX_BYTES);
                 break;
             }
-            char *nb = realloc(b, cap * 2);
+            /* one byte past the limit at most: reaching it is the proof the input is larger */
+            size_t ncap = cap * 2 > (size_t)XTTS_META_MAX_BYTES + 1 ? (size_t)XTTS_META_MAX_BYTES + 1 : cap * 2;
+            char *nb = realloc(b, ncap);
             if (!nb) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); break; }
             b = nb;
-            cap *= 2;
+            cap = ncap;
         }
         int got = gzread(gz, b + len, (unsigned)(cap - len > (1u << 30) ? (1u << 30) : cap - len));
-        if (got < 0) { st = xtts_error_set(err, XTTS_EIO, "-: read error"); break; }
+        if (got < 0) {
+            int zerr;
+            const char *why = gzerror(gz, &zerr);
+            st = xtts_error_set(err, zerr == Z_ERRNO ? XTTS_EIO : XTTS_EINPUT, "%s: read error after %zu bytes: %s", name,
+                                len, zerr == Z_ERRNO ? strerror(errno) : why);
+            break;
+        }
         if (got == 0) break;
         len += (size_t)got;
     }
@@ -537,6 +548,20 @@ static xtts_status slurp_stdin(run_t *R, xtts_error *err) {
     R->stdin_buf = b;
     R->mo.data = b;
     R->mo.len = len;
+    return XTTS_OK;
+}
+
+/* Standard input, or a path that is neither a regular file nor a directory, read once
+ * (slurp_input); regular files and dataset folders are opened by the reader, pass by pass.
+ * A missing or unreadable path is left to the reader, whose message names it. */
+static xtts_status spool_if_once_only(run_t *R, const char *path, xtts_error *err) {
+    if (!strcmp(path, "-")) return slurp_input(R, dup(STDIN_FILENO), "-", err);
+    /* opened once, and that descriptor is the one read: a FIFO's writer is met only once */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return XTTS_OK;
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)) return slurp_input(R, fd, path, err);
+    close(fd);
     return XTTS_OK;
 }
 
@@ -568,7 +593,7 @@ static xtts_status run_setup(run_t *R, xtts_error *err) {
     if (o->vctk_mic) R->mo.vctk_mic = o->vctk_mic;
     R->mo.text_column = o->text_column;
     R->mo.quiet = o->quiet;
-    if (!o->input_data && o->input && !strcmp(o->input, "-") && (st = slurp_stdin(R, err))) return st;
+    if (!o->input_data && (st = spool_if_once_only(R, o->input ? o->input : "-", err))) return st;
     R->forced_lang = o->lang;
     if (o->lang_tag) {
         R->forced_lang = resolve_lang(o->tok, o->lang_tag);
@@ -837,6 +862,10 @@ xtts_status xtts_tokenize_run(const xtts_tokenize_options *o, FILE *out, xtts_to
     if (!st) st = pass_output(&R, out, stats, err);
     FILE *rej = R.rej;
     run_free(&R);
-    if (rej && fclose(rej) && !st) st = xtts_error_set(err, XTTS_EIO, "%s: write failed", o->rejects_path);
+    if (rej) { /* a write that failed part way shows in ferror; the last buffer's, in fclose */
+        int bad = ferror(rej), e = errno;
+        if (fclose(rej) != 0 && !bad) bad = 1, e = errno;
+        if (bad && !st) st = xtts_error_set(err, XTTS_EIO, "%s: write failed: %s", o->rejects_path, strerror(e ? e : EIO));
+    }
     return st;
 }
