@@ -211,7 +211,7 @@ static int pool_may_relieve(int e) { return e == EMFILE || e == ENFILE || e == E
  * locations must agree before mdb_env_open maps the file (cache/lmdb_file.h, the check the
  * writer makes too). 0 when they look sound, -1 (the shard failed, the reason kept). */
 static int meta_pages_check(shard_t *s, const char *data_path) {
-    int fd = open(data_path, O_RDONLY | O_CLOEXEC);
+    int fd = open(data_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         s->sys_errno = errno;
         char detail[300];
@@ -255,6 +255,11 @@ static int shard_open_files(shard_t *s) {
     if (failed) {
         say(detail, sizeof detail, "%s: %s", data_path, strerror(e));
         shard_fail(s, XTTS_ENOTFOUND, "%s: shard has no data file (%s)", detail);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) { /* a FIFO or a device would block open() or map nothing */
+        say(detail, sizeof detail, "%s", data_path);
+        shard_fail(s, XTTS_ECORRUPT, "%s: damaged (%s is not a regular file)", detail);
         return -1;
     }
     s->file_bytes = (uint64_t)st.st_size;

@@ -22,6 +22,7 @@ import errno
 import hashlib
 import mmap
 import os
+import stat
 import struct
 import sys
 import zlib
@@ -194,10 +195,14 @@ class XttsCache:
         stat, no descriptor kept), so that no work or array is sized by a forged count. A
         missing data file is reported when the shard is read."""
         for s in self.shards:
+            data = os.path.join(self.path, s.name, "data.mdb")
             try:
-                size = os.stat(os.path.join(self.path, s.name, "data.mdb")).st_size
+                st = os.stat(data)
             except OSError:
                 continue
+            if not stat.S_ISREG(st.st_mode):   # a FIFO or a device: opening it could block
+                raise CacheError("%s: damaged (%s is not a regular file)" % (s.name, data))
+            size = st.st_size
             if s.records > size // _MIN_RECORD_BYTES:
                 raise CacheError("%s: the manifest says %d records, data.mdb of %d bytes holds at most %d"
                                  % (s.name, s.records, size, size // _MIN_RECORD_BYTES))
@@ -258,6 +263,8 @@ class XttsCache:
                 raise CacheError("%s: shard has no data file (%s)" % (s.name, e)) from None
             if what == path and not os.path.isdir(path):
                 raise CacheError("%s: shard missing (%s)" % (s.name, path))
+        if not stat.S_ISREG(st.st_mode):
+            raise CacheError("%s: damaged (%s is not a regular file)" % (s.name, what))
         size = st.st_size
         if s.records > size // _MIN_RECORD_BYTES:
             raise CacheError("%s: the manifest says %d records, data.mdb of %d bytes holds at most %d"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import stat
 import struct
 from typing import NamedTuple, Union
 
@@ -45,7 +46,10 @@ def _db_at(m: mmap.mmap, off: int) -> _MdbDb:
 def check_lmdb_structure(path: Union[str, os.PathLike[str]]) -> bool:
     """Walk data.mdb under path as liblmdb would read it; raise CacheError (without
     shard context) on anything that would send LMDB outside the file."""
-    with open(os.path.join(path, "data.mdb"), "rb") as f:
+    data = os.path.join(path, "data.mdb")
+    if not stat.S_ISREG(os.stat(data).st_mode):  # a FIFO would block open()
+        raise CacheError("%s is not a regular file" % data)
+    with open(data, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size < 160:
             raise CacheError("data.mdb of %d bytes holds no meta pages" % size)

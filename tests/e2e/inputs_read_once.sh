@@ -88,6 +88,19 @@ rm "$T/c_bad/shard-00000/data.mdb"
 mkfifo "$T/c_bad/shard-00000/data.mdb"
 expect_rc 2 timeout 60 "$BIN/xtts-melcache" -q --out "$T/c_bad" "$T/tokens.tsv"
 one_line_error "^xtts-melcache: $T/c_bad/shard-00000/data.mdb: damaged \(not a regular file\); use --force to rebuild the cache$"
+# the readers: damaged at once too, never a wait in open()
+expect_rc 2 timeout 60 "$BIN/xtts-cache-verify" "$T/c_bad"
+grep -q '^fault: shard-00000: damaged (.*data.mdb is not a regular file)$' "$T/out.txt" || { cat "$T/out.txt" >&2; die "verify on a FIFO data.mdb"; }
+expect_rc 2 timeout 60 "$BIN/xtts-cache-inspect" "$T/c_bad"
+one_line_error "^xtts-cache-inspect: shard-00000: damaged \(.*data.mdb is not a regular file\)$"
+expect_rc 2 timeout 60 "$BIN/xtts-train" --cache "$T/c_bad" --steps 1 --batch-size 2
+one_line_error "^xtts-train: $T/c_bad: shard-00000: damaged \(.*data.mdb is not a regular file\)$"
+rc=0; timeout 60 env PYTHONPATH="$HERE/python" "$PY" -c 'import sys, xtts_prep
+try:
+    c = xtts_prep.XttsCache(sys.argv[1]); [c[i] for i in range(len(c))]
+except xtts_prep.CacheError as e:
+    print(e); sys.exit(2)' "$T/c_bad" > "$T/py.txt" 2>&1 || rc=$?
+[ $rc -eq 2 ] && grep -q 'not a regular file' "$T/py.txt" || { cat "$T/py.txt" >&2; die "Python reader on a FIFO data.mdb: exit $rc"; }
 expect_rc 3 timeout 120 "$BIN/xtts-melcache" -q --force --out "$T/c_bad" "$T/tokens.tsv"
 [ "$(digest "$T/c_bad")" = "$want" ] || die "--force over a FIFO data.mdb: another cache"
 echo "inputs_read_once: ok"
