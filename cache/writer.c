@@ -55,6 +55,8 @@ typedef struct {
     size_t len;
     char *source; /* audio path, stored as meta "audio:<id>" in the record's shard; may be NULL */
     uint8_t lengths[XTTS_LENGTHS_BYTES]; /* its "lengths" entry (format 2) */
+    xtts_cache_record_value values[XTTS_CACHE_MAX_RECORD_VALUES]; /* owned copies: db names and data */
+    size_t n_values;
 } pending_record;
 
 typedef struct {
@@ -155,8 +157,21 @@ static int adopt_state_after(xtts_cache_writer *w) {
     return 0;
 }
 
+static void pending_values_free(pending_record *p) {
+    for (size_t v = 0; v < p->n_values; v++) {
+        free((char *)p->values[v].db);
+        free((void *)p->values[v].data);
+    }
+    p->n_values = 0;
+}
+
 static void pending_clear(xtts_cache_writer *w) {
-    for (size_t i = 0; i < w->n_pend; i++) { free(w->pend[i].id); free(w->pend[i].data); free(w->pend[i].source); }
+    for (size_t i = 0; i < w->n_pend; i++) {
+        free(w->pend[i].id);
+        free(w->pend[i].data);
+        free(w->pend[i].source);
+        pending_values_free(&w->pend[i]);
+    }
     w->n_pend = 0;
     w->pend_bytes = 0;
     w->ops_pending = 0;
@@ -214,7 +229,7 @@ static xtts_status env_open(xtts_cache_writer *w, int number, int create, MDB_en
     MDB_env *env;
     int rc = mdb_env_create(&env);
     if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", path, mdb_strerror(rc));
-    rc = mdb_env_set_maxdbs(env, 4);
+    rc = mdb_env_set_maxdbs(env, 4 + XTTS_CACHE_MAX_RECORD_VALUES);
     if (!rc) rc = mdb_env_set_mapsize(env, (size_t)w->map_bytes0);
     if (!rc) rc = mdb_env_open(env, path, 0, 0644);
     if (rc) {
@@ -756,6 +771,13 @@ static int commit_txn(xtts_cache_writer *w, const char *rejects_text) {
             MDB_val lv = {XTTS_LENGTHS_BYTES, w->pend[i].lengths};
             rc = mdb_put(txn, lens, &k, &lv, MDB_APPEND);
         }
+        for (size_t v = 0; !rc && v < w->pend[i].n_values; v++) {
+            MDB_dbi vdb;
+            const xtts_cache_record_value *x = &w->pend[i].values[v];
+            rc = mdb_dbi_open(txn, x->db, MDB_CREATE, &vdb);
+            MDB_val vv = {x->len, (void *)x->data};
+            if (!rc) rc = mdb_put(txn, vdb, &k, &vv, MDB_APPEND);
+        }
         if (!rc && w->pend[i].source) {
             char mk[8 + 512];
             snprintf(mk, sizeof mk, "audio:%s", w->pend[i].id);
@@ -971,17 +993,83 @@ static xtts_status after_input(xtts_cache_writer *w, xtts_error *err) {
     return XTTS_OK;
 }
 
-static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
-                              size_t len, const char *source, xtts_error *err);
+/* Per-record values: at most XTTS_CACHE_MAX_RECORD_VALUES, each in a database of its own
+ * name (1..31 bytes of [a-z0-9_], none of the cache's own databases). */
+static xtts_status check_values(const xtts_cache_writer *w, const char *id, const xtts_cache_record_value *values,
+                                size_t n_values, xtts_error *err) {
+    static const char *const own[] = {"records", "ids", "meta", "lengths"};
+    if (n_values > XTTS_CACHE_MAX_RECORD_VALUES)
+        return xtts_error_set(err, XTTS_EUSAGE, "%s: record '%s': %zu per-record values, at most %d", w->dir, id,
+                              n_values, XTTS_CACHE_MAX_RECORD_VALUES);
+    for (size_t v = 0; v < n_values; v++) {
+        const char *db = values[v].db;
+        size_t n = db ? strlen(db) : 0;
+        int bad = n == 0 || n > 31 || (!values[v].data && values[v].len);
+        for (size_t i = 0; i < n && !bad; i++) bad = !((db[i] >= 'a' && db[i] <= 'z') || (db[i] >= '0' && db[i] <= '9') || db[i] == '_');
+        for (size_t o = 0; o < sizeof own / sizeof *own && !bad; o++) bad = !strcmp(db, own[o]);
+        for (size_t u = 0; u < v && !bad; u++) bad = !strcmp(db, values[u].db);
+        if (bad)
+            return xtts_error_set(err, XTTS_EUSAGE, "%s: record '%s': per-record database \"%s\" is not a usable name",
+                                  w->dir, id, db ? db : "");
+    }
+    return XTTS_OK;
+}
 
-xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
-                                  size_t len, xtts_error *err) {
-    return put_record(w, input_index, id, record, len, NULL, err);
+/* The record, its source path and per-record values copied into a new pending entry. */
+static xtts_status pending_push(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
+                                size_t len, const char *source, const xtts_cache_record_value *values,
+                                size_t n_values, const xtts_record_header *hdr, xtts_error *err) {
+    if (w->n_pend == w->cap_pend) {
+        size_t nc = w->cap_pend ? 2 * w->cap_pend : 64;
+        pending_record *p = realloc(w->pend, nc * sizeof *p);
+        if (!p) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", w->dir);
+        w->pend = p;
+        w->cap_pend = nc;
+    }
+    pending_record *p = &w->pend[w->n_pend];
+    p->input = input_index;
+    p->id = strdup(id);
+    p->data = malloc(len);
+    p->len = len;
+    p->source = source ? strdup(source) : NULL;
+    if (!p->id || !p->data || (source && !p->source)) {
+        free(p->id);
+        free(p->data);
+        free(p->source);
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: record '%s': out of memory", w->dir, id);
+    }
+    memcpy(p->data, record, len);
+    xtts_lengths_pack(hdr, p->lengths);
+    p->n_values = 0;
+    for (size_t v = 0; v < n_values; v++) {
+        char *db = strdup(values[v].db);
+        void *data = malloc(values[v].len ? values[v].len : 1);
+        p->values[v] = (xtts_cache_record_value){db, data, values[v].len};
+        p->n_values++;
+        if (!db || !data) {
+            pending_values_free(p);
+            free(p->id);
+            free(p->data);
+            free(p->source);
+            return xtts_error_set(err, XTTS_ENOMEM, "%s: record '%s': out of memory", w->dir, id);
+        }
+        memcpy(data, values[v].data, values[v].len);
+    }
+    return XTTS_OK;
 }
 
 static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
-                              size_t len, const char *source, xtts_error *err) {
+                              size_t len, const char *source, const xtts_cache_record_value *values, size_t n_values, xtts_error *err);
+
+xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
+                                  size_t len, xtts_error *err) {
+    return put_record(w, input_index, id, record, len, NULL, NULL, 0, err);
+}
+
+static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
+                              size_t len, const char *source, const xtts_cache_record_value *values, size_t n_values, xtts_error *err) {
     xtts_status st = check_input(w, input_index, id, err);
+    if (!st) st = check_values(w, id ? id : "", values, n_values, err);
     if (st) return st;
     size_t id_len = id ? strlen(id) : 0;
     if (id_len == 0) return xtts_error_set(err, XTTS_EINPUT, "%s: record %llu: empty id", w->dir, (unsigned long long)input_index + 1);
@@ -1035,27 +1123,7 @@ static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const 
     } else if ((st = new_shard(w, err))) {
         return st;
     }
-    if (w->n_pend == w->cap_pend) {
-        size_t nc = w->cap_pend ? 2 * w->cap_pend : 64;
-        pending_record *p = realloc(w->pend, nc * sizeof *p);
-        if (!p) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", w->dir);
-        w->pend = p;
-        w->cap_pend = nc;
-    }
-    pending_record *p = &w->pend[w->n_pend];
-    p->input = input_index;
-    p->id = strdup(id);
-    p->data = malloc(len);
-    p->len = len;
-    p->source = source ? strdup(source) : NULL;
-    if (!p->id || !p->data || (source && !p->source)) {
-        free(p->id);
-        free(p->data);
-        free(p->source);
-        return xtts_error_set(err, XTTS_ENOMEM, "%s: record '%s': out of memory", w->dir, id);
-    }
-    memcpy(p->data, record, len);
-    xtts_lengths_pack(&hdr, p->lengths);
+    if ((st = pending_push(w, input_index, id, record, len, source, values, n_values, &hdr, err))) return st;
     w->n_pend++;
     w->pend_bytes += len;
     w->ops_pending++;
@@ -1206,5 +1274,11 @@ void xtts_cache_writer_abort(xtts_cache_writer *w) { writer_free(w); }
 
 xtts_status xtts_cache_writer_put_source(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
                                          size_t len, const char *source_path, xtts_error *err) {
-    return put_record(w, input_index, id, record, len, source_path, err);
+    return put_record(w, input_index, id, record, len, source_path, NULL, 0, err);
+}
+
+xtts_status xtts_cache_writer_put_values(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
+                                         size_t len, const char *source_path, const xtts_cache_record_value *values,
+                                         size_t n_values, xtts_error *err) {
+    return put_record(w, input_index, id, record, len, source_path, values, n_values, err);
 }

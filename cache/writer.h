@@ -101,6 +101,25 @@ xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, co
 xtts_status xtts_cache_writer_put_source(xtts_cache_writer *w, uint64_t input_index, const char *id,
                                          const void *record, size_t len, const char *source_path, xtts_error *err);
 
+/* A value stored beside a record in a per-record database of the record's shard (formats/cache.md
+ * section 2: keyed by the record's local index, like "records"; e.g. "quality", the record's
+ * quality metrics). db: 1..31 bytes of [a-z0-9_], not one of the cache's own databases. */
+#define XTTS_CACHE_MAX_RECORD_VALUES 4
+typedef struct {
+    const char *db;
+    const void *data;
+    size_t len;
+} xtts_cache_record_value;
+
+/* As put_source (source_path may be NULL), and store values[0..n_values) in their databases
+ * under the record's local index, in the same commit as the record. A database a record
+ * does not name gets no entry for it.
+ * Errors: those of xtts_cache_writer_put; XTTS_EUSAGE (more than XTTS_CACHE_MAX_RECORD_VALUES
+ * values, a database name that is not usable or given twice). */
+xtts_status xtts_cache_writer_put_values(xtts_cache_writer *w, uint64_t input_index, const char *id,
+                                         const void *record, size_t len, const char *source_path,
+                                         const xtts_cache_record_value *values, size_t n_values, xtts_error *err);
+
 /* Record that input input_index was rejected, with its id and a one-line reason.
  * Errors: XTTS_EUSAGE (input_index not after the last one), XTTS_ENOMEM, those of a commit
  * when one is due (top of this file), and a failed writer's code. */
