@@ -808,6 +808,8 @@ xtts_status xtts_cache_reader_meta(xtts_cache_reader *r, size_t si, const char *
 
 /* ---- per-record databases ------------------------------------------------------------- */
 
+const xtts_cache *xtts_cache_reader_cache(const xtts_cache_reader *r) { return r->c; }
+
 size_t xtts_cache_shards_with_db(const xtts_cache *c, const char *db) {
     size_t n = 0;
     if (strcmp(db, XTTS_CACHE_DB_QUALITY)) return 0;

@@ -210,6 +210,9 @@ xtts_status xtts_cache_reader_find_local(xtts_cache_reader *r, size_t shard, con
  * has none. */
 #define XTTS_CACHE_DB_QUALITY "quality"
 
+/* The cache r reads. */
+const xtts_cache *xtts_cache_reader_cache(const xtts_cache_reader *r);
+
 /* How many shards (of those that opened) hold database db; 0 for a name this reader does
  * not know. */
 size_t xtts_cache_shards_with_db(const xtts_cache *c, const char *db);
