@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/fftw_internal.h"
 #include "kernels/mel_fftw_wisdom.h"
 #include "kernels/mel_internal.h"
 #include "kernels/mel_math.h"
@@ -58,6 +59,15 @@ static fftwf_plan plan_r2c(int n_fft, float *in, fftwf_complex *out) {
     if (!plan) plan = fftwf_plan_dft_r2c_1d(n_fft, in, out, FFTW_ESTIMATE | FFTW_DESTROY_INPUT);
     pthread_mutex_unlock(&fftw_planner_lock);
     return plan;
+}
+
+fftwf_plan xtts_fftw_plan_r2c(int n, float *in, fftwf_complex *out) { return plan_r2c(n, in, out); }
+
+void xtts_fftw_destroy_plan(fftwf_plan plan) {
+    if (!plan) return;
+    pthread_mutex_lock(&fftw_planner_lock);
+    fftwf_destroy_plan(plan);
+    pthread_mutex_unlock(&fftw_planner_lock);
 }
 
 struct xtts_mel {

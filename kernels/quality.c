@@ -1,0 +1,379 @@
+/* quality.c — the quality metrics of one clip (kernels/quality.h, docs/quality.md).
+ *
+ * Made to ride along a cache build at a few per cent of its cost: one pass over the samples
+ * (levels, full-scale count, DC, the int16 hash, 10 ms frame energies) in blocks of 32 that
+ * the compiler vectorizes, the speech/silence decision from a histogram of frame levels
+ * (no sort), and a short FFT of at most one speech frame per half second for the bandwidth.
+ * Limits: the speech/silence decision is an energy detector, not a voice detector: steady
+ * loud noise reads as speech, and a clip without any pause has no noise estimate (its SNR
+ * reads low).
+ */
+#include "kernels/quality.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/fftw_internal.h"
+
+#define BLOCK 32             /* samples per vector block; frames are whole blocks */
+#define HIST_BINS 1040       /* frame levels from -120 dB to +10 dB in 1/8 dB */
+#define HIST_STEP 0.125f
+#define NOISE_FRACTION 0.10  /* the quietest 10 % of frames: the noise estimate */
+#define LOUD_FRACTION 0.95   /* the 95th percentile frame level: "loud" */
+#define SPEECH_RANGE_DB 40.0f /* speech frames: within 40 dB of loud ... */
+#define SPEECH_OVER_NOISE_DB 6.0f /* ... and 6 dB above the noise */
+#define MIN_RUN_FRAMES 3     /* the speech span starts and ends with runs this long */
+#define SPECTRUM_FRAMES 64   /* at most this many FFT frames per clip */
+#define SPECTRUM_EVERY_S 0.5 /* about one FFT frame per this much speech */
+#define BAND_HZ 250.0        /* the bandwidth's band width */
+#define BANDWIDTH_MARGIN_DB 50.0
+#define REF_LO_HZ 300.0      /* the speech band the bandwidth margin is taken from */
+#define REF_HI_HZ 3400.0
+
+struct xtts_quality_state {
+    float *frame_pow; /* [n_frames] mean power of each frame */
+    size_t cap_frames;
+    int fft_rate;     /* the sample rate the FFT below was made for; 0 none */
+    int n_fft;
+    float *window;    /* [n_fft] periodic Hann */
+    float *fft_in;    /* [n_fft] */
+    fftwf_complex *fft_out; /* [n_fft/2+1] */
+    double *spectrum; /* [n_fft/2+1] summed power */
+    fftwf_plan plan;
+};
+
+xtts_status xtts_quality_state_new(xtts_quality_state **out, xtts_error *err) {
+    *out = calloc(1, sizeof **out);
+    if (!*out) return xtts_error_set(err, XTTS_ENOMEM, "quality: out of memory");
+    return XTTS_OK;
+}
+
+static void free_fft(xtts_quality_state *st) {
+    xtts_fftw_destroy_plan(st->plan);
+    fftwf_free(st->window);
+    fftwf_free(st->fft_in);
+    fftwf_free(st->fft_out);
+    free(st->spectrum);
+    st->plan = NULL;
+    st->window = st->fft_in = NULL;
+    st->fft_out = NULL;
+    st->spectrum = NULL;
+    st->fft_rate = 0;
+}
+
+void xtts_quality_state_delete(xtts_quality_state *st) {
+    if (!st) return;
+    free_fft(st);
+    free(st->frame_pow);
+    free(st);
+}
+
+/* An FFT of bins no wider than about 50 Hz (512 points at 16-24 kHz, 1024 at 44.1-48 kHz). */
+static xtts_status ensure_fft(xtts_quality_state *st, int sample_rate, xtts_error *err) {
+    if (st->fft_rate == sample_rate) return XTTS_OK;
+    free_fft(st);
+    int n = 64;
+    while (n < sample_rate / 50 && n < (1 << 16)) n *= 2;
+    st->n_fft = n;
+    st->window = fftwf_alloc_real((size_t)n);
+    st->fft_in = fftwf_alloc_real((size_t)n);
+    st->fft_out = fftwf_alloc_complex((size_t)n / 2 + 1);
+    st->spectrum = malloc(((size_t)n / 2 + 1) * sizeof(double));
+    if (st->window && st->fft_in && st->fft_out && st->spectrum)
+        st->plan = xtts_fftw_plan_r2c(n, st->fft_in, st->fft_out);
+    if (!st->plan) {
+        free_fft(st);
+        return xtts_error_set(err, XTTS_ENOMEM, "quality: out of memory for a %d-point FFT", n);
+    }
+    for (int i = 0; i < n; i++) st->window[i] = 0.5f - 0.5f * cosf(2.0f * 3.14159265358979f * (float)i / (float)n);
+    st->fft_rate = sample_rate;
+    return XTTS_OK;
+}
+
+static float db_of_power(double p) {
+    return p > 1e-12 ? (float)(10.0 * log10(p)) : XTTS_QUALITY_FLOOR_DBFS;
+}
+
+/* ---- the one pass over the samples ---------------------------------------------------- */
+
+typedef struct {
+    double sum, sumsq;
+    float peak;
+    size_t n_full;
+    uint32_t lanes[BLOCK]; /* the hash, one chain per position in a block */
+} sample_sums;
+
+/* One block of BLOCK samples: sums, peak, full-scale count, hash lanes. Returns the block's
+ * sum of squares. Written so that gcc vectorizes it (no early exits, fixed trip count). */
+static inline float block_pass(const float *x, sample_sums *s, float *sum_out, float *peak_io, int *full_io) {
+    float sm = 0, sq = 0, pk = *peak_io;
+    int full = 0;
+    for (int j = 0; j < BLOCK; j++) {
+        float v = x[j], a = fabsf(v);
+        sm += v;
+        sq += v * v;
+        pk = a > pk ? a : pk;
+        full += a >= XTTS_QUALITY_FULL_SCALE;
+        float c = v < -1.0f ? -1.0f : v > 1.0f ? 1.0f : v;
+        int32_t q = (int32_t)lrintf(c * 32767.0f);
+        uint32_t h = (s->lanes[j] ^ (uint32_t)q) * 0x01000193u;
+        s->lanes[j] = h ^ (h >> 15);
+    }
+    *sum_out = sm;
+    *peak_io = pk;
+    *full_io += full;
+    return sq;
+}
+
+/* Frame powers into st->frame_pow (frame_len samples each, a multiple of BLOCK) and the
+ * whole-clip sums; the samples past the last whole block are summed one by one. */
+static void sample_pass(const float *x, size_t n, size_t frame_len, float *frame_pow, sample_sums *s) {
+    size_t n_frames = n / frame_len, i = 0;
+    float peak = 0;
+    int full = 0;
+    for (size_t f = 0; f < n_frames; f++) {
+        float fsq = 0, fsum = 0;
+        for (size_t b = 0; b < frame_len; b += BLOCK, i += BLOCK) {
+            float bs;
+            fsq += block_pass(x + i, s, &bs, &peak, &full);
+            fsum += bs;
+        }
+        frame_pow[f] = fsq / (float)frame_len;
+        s->sum += fsum;
+        s->sumsq += fsq;
+    }
+    for (; i + BLOCK <= n; i += BLOCK) {
+        float bs;
+        s->sumsq += block_pass(x + i, s, &bs, &peak, &full);
+        s->sum += bs;
+    }
+    for (; i < n; i++) {
+        float v = x[i], a = fabsf(v), c = v < -1.0f ? -1.0f : v > 1.0f ? 1.0f : v;
+        s->sum += v;
+        s->sumsq += (double)v * v;
+        if (a > peak) peak = a;
+        full += a >= XTTS_QUALITY_FULL_SCALE;
+        uint32_t h = (s->lanes[i % BLOCK] ^ (uint32_t)(int32_t)lrintf(c * 32767.0f)) * 0x01000193u;
+        s->lanes[i % BLOCK] = h ^ (h >> 15);
+    }
+    s->peak = peak;
+    s->n_full = (size_t)full;
+}
+
+static uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* The 128-bit hash: the lanes and the sample count folded through two splitmix chains. */
+static void fold_hash(const sample_sums *s, size_t n, uint64_t out[2]) {
+    uint64_t a = mix64((uint64_t)n ^ 0x51a3e1c0ffee0001ULL), b = mix64((uint64_t)n + 0x7f4a7c159e3779b9ULL);
+    for (int j = 0; j < BLOCK; j++) {
+        a = mix64(a ^ s->lanes[j]);
+        b = mix64(b + ((uint64_t)s->lanes[j] << 32 | (uint32_t)j));
+    }
+    out[0] = a;
+    out[1] = b;
+}
+
+/* ---- speech / silence ------------------------------------------------------------------ */
+
+typedef struct {
+    float loud_db, noise_db, thr_db;
+    double noise_pow, speech_pow;
+    size_t n_speech;   /* frames above the threshold */
+    size_t first, last; /* the speech span [first, last] in frames; first > last: none */
+} frame_stats;
+
+static int level_bin(float db) {
+    int b = (int)((db - XTTS_QUALITY_FLOOR_DBFS) / HIST_STEP);
+    return b < 0 ? 0 : b >= HIST_BINS ? HIST_BINS - 1 : b;
+}
+
+/* The level below which a fraction of the frames lie (a bin's upper edge). */
+static float level_percentile(const uint32_t *hist, size_t n_frames, double fraction) {
+    size_t want = (size_t)ceil(fraction * (double)n_frames), seen = 0;
+    if (want < 1) want = 1;
+    for (int b = 0; b < HIST_BINS; b++) {
+        seen += hist[b];
+        if (seen >= want) return XTTS_QUALITY_FLOOR_DBFS + HIST_STEP * (float)(b + 1);
+    }
+    return XTTS_QUALITY_FLOOR_DBFS + HIST_STEP * HIST_BINS;
+}
+
+/* The first frame of the first run of MIN_RUN_FRAMES speech frames, scanning from `from` in
+ * steps of dir; -1 when there is none. */
+static long find_run(const float *fp, size_t n_frames, double thr_pow, long from, int dir) {
+    int run = 0;
+    for (long f = from; f >= 0 && f < (long)n_frames; f += dir) {
+        run = fp[f] > thr_pow ? run + 1 : 0;
+        if (run == MIN_RUN_FRAMES) return f - dir * (MIN_RUN_FRAMES - 1);
+    }
+    return -1;
+}
+
+static void classify_frames(const float *fp, size_t n_frames, frame_stats *fs) {
+    uint32_t hist[HIST_BINS] = {0};
+    for (size_t f = 0; f < n_frames; f++) hist[level_bin(db_of_power(fp[f]))]++;
+    fs->loud_db = level_percentile(hist, n_frames, LOUD_FRACTION);
+    float noise_edge = level_percentile(hist, n_frames, NOISE_FRACTION);
+    double noise_sum = 0, speech_sum = 0;
+    size_t n_noise = 0;
+    for (size_t f = 0; f < n_frames; f++)
+        if (db_of_power(fp[f]) < noise_edge) noise_sum += fp[f], n_noise++;
+    fs->noise_pow = n_noise ? noise_sum / (double)n_noise : 0;
+    fs->noise_db = db_of_power(fs->noise_pow);
+    float thr = fs->loud_db - SPEECH_RANGE_DB;
+    if (fs->noise_db + SPEECH_OVER_NOISE_DB > thr) thr = fs->noise_db + SPEECH_OVER_NOISE_DB;
+    if (thr < XTTS_QUALITY_FLOOR_DBFS + 1) thr = XTTS_QUALITY_FLOOR_DBFS + 1;
+    fs->thr_db = thr;
+    double thr_pow = pow(10.0, thr / 10.0);
+    fs->n_speech = 0;
+    for (size_t f = 0; f < n_frames; f++)
+        if (fp[f] > thr_pow) speech_sum += fp[f], fs->n_speech++;
+    fs->speech_pow = fs->n_speech ? speech_sum / (double)fs->n_speech : 0;
+    long first = find_run(fp, n_frames, thr_pow, 0, 1);
+    long last = find_run(fp, n_frames, thr_pow, (long)n_frames - 1, -1);
+    if (first < 0 || last < first) {
+        fs->first = 1;
+        fs->last = 0;
+    } else {
+        fs->first = (size_t)first;
+        fs->last = (size_t)last;
+    }
+}
+
+/* ---- bandwidth ------------------------------------------------------------------------- */
+
+/* Mean power spectrum of speech frames of the span (about one per SPECTRUM_EVERY_S, at most
+ * SPECTRUM_FRAMES), then the highest band within the margin of the speech band. */
+static float measure_bandwidth(xtts_quality_state *st, const float *x, size_t n, size_t frame_len,
+                               const frame_stats *fs, double thr_pow, int sample_rate) {
+    int nf = st->n_fft, nb = nf / 2 + 1;
+    size_t span = fs->last - fs->first + 1;
+    size_t want = (size_t)((double)span * (double)frame_len / sample_rate / SPECTRUM_EVERY_S) + 1;
+    if (want > SPECTRUM_FRAMES) want = SPECTRUM_FRAMES;
+    size_t stride = span / want ? span / want : 1, used = 0;
+    memset(st->spectrum, 0, (size_t)nb * sizeof(double));
+    for (size_t f = fs->first; f <= fs->last && used < want; f += stride) {
+        size_t g = f; /* the next speech frame from f within the stride */
+        while (g < f + stride && g <= fs->last && !(st->frame_pow[g] > thr_pow)) g++;
+        if (g >= f + stride || g > fs->last) continue;
+        size_t start = g * frame_len;
+        if (start + (size_t)nf > n) start = n >= (size_t)nf ? n - (size_t)nf : 0;
+        if (start + (size_t)nf > n) break;
+        for (int i = 0; i < nf; i++) st->fft_in[i] = x[start + (size_t)i] * st->window[i];
+        fftwf_execute(st->plan);
+        for (int k = 0; k < nb; k++)
+            st->spectrum[k] += (double)st->fft_out[k][0] * st->fft_out[k][0] + (double)st->fft_out[k][1] * st->fft_out[k][1];
+        used++;
+    }
+    if (!used) return 0;
+    double bin_hz = (double)sample_rate / nf, ref = 0;
+    int ref_lo = (int)ceil(REF_LO_HZ / bin_hz), ref_hi = (int)floor(REF_HI_HZ / bin_hz), per_band = (int)lround(BAND_HZ / bin_hz);
+    if (ref_hi >= nb) ref_hi = nb - 1;
+    if (per_band < 1) per_band = 1;
+    for (int k = ref_lo; k <= ref_hi; k++) ref += st->spectrum[k];
+    ref /= (double)(ref_hi - ref_lo + 1);
+    if (!(ref > 0)) return 0;
+    double floor_pow = ref * pow(10.0, -BANDWIDTH_MARGIN_DB / 10.0);
+    for (int hi = nb; hi > 1; hi -= per_band) { /* bands [lo, hi) from the top down */
+        int lo = hi - per_band > 1 ? hi - per_band : 1;
+        double band = 0;
+        for (int k = lo; k < hi; k++) band += st->spectrum[k];
+        if (band / (hi - lo) >= floor_pow) {
+            double edge = (hi - 0.5) * bin_hz;
+            return (float)(edge < sample_rate / 2.0 ? edge : sample_rate / 2.0);
+        }
+    }
+    return 0;
+}
+
+/* ---- the clip -------------------------------------------------------------------------- */
+
+static size_t frame_samples(int sample_rate) {
+    long blocks = lround(sample_rate * XTTS_QUALITY_FRAME_S / BLOCK);
+    return (size_t)(blocks < 1 ? 1 : blocks) * BLOCK;
+}
+
+/* Edge level: the mean power of the frames covering the first (or last) EDGE_S. */
+static float edge_db(const float *fp, size_t n_frames, size_t edge_frames, int at_end, float active_db) {
+    double s = 0;
+    for (size_t k = 0; k < edge_frames; k++) s += fp[at_end ? n_frames - 1 - k : k];
+    float d = db_of_power(s / (double)edge_frames) - active_db;
+    return d;
+}
+
+static void fill_speech(xtts_quality_metrics *m, const frame_stats *fs, const float *fp, size_t n_frames,
+                        size_t frame_len, size_t n, int sample_rate) {
+    double frame_s = (double)frame_len / sample_rate, thr_pow = pow(10.0, fs->thr_db / 10.0);
+    size_t edge_frames = (size_t)lround(XTTS_QUALITY_EDGE_S / frame_s);
+    if (edge_frames < 1) edge_frames = 1;
+    m->active_dbfs = fs->n_speech ? db_of_power(fs->speech_pow) : XTTS_QUALITY_FLOOR_DBFS;
+    m->noise_dbfs = fs->noise_db;
+    if (fs->first > fs->last) { /* no speech: all of it is leading silence */
+        m->lead_silence_s = m->duration_s;
+        m->snr_db = 0;
+    } else {
+        m->lead_silence_s = (float)(fs->first * frame_s);
+        m->trail_silence_s = (float)((double)(n - (fs->last + 1) * frame_len) / sample_rate);
+        m->speech_s = (float)((fs->last - fs->first + 1) * frame_s);
+        double sig = fs->speech_pow - fs->noise_pow;
+        if (fs->noise_pow <= fs->speech_pow * 1e-10) m->snr_db = XTTS_QUALITY_MAX_SNR_DB;
+        else m->snr_db = sig > fs->noise_pow * 1e-3 ? (float)(10.0 * log10(sig / fs->noise_pow)) : -30.0f;
+    }
+    for (size_t k = 0; k < edge_frames; k++) {
+        if (fp[k] > thr_pow) m->cut_start = 1;
+        if (fp[n_frames - 1 - k] > thr_pow) m->cut_end = 1;
+    }
+    m->start_edge_db = edge_db(fp, n_frames, edge_frames, 0, m->active_dbfs);
+    m->end_edge_db = edge_db(fp, n_frames, edge_frames, 1, m->active_dbfs);
+    if (m->speech_s > 0) {
+        m->chars_per_s = (float)m->n_chars / m->speech_s;
+        m->tokens_per_s = (float)m->n_tokens / m->speech_s;
+    }
+}
+
+xtts_status xtts_quality_measure(xtts_quality_state *st, const float *samples, size_t n, int sample_rate,
+                                 int native_rate, uint32_t n_chars, uint32_t n_tokens,
+                                 xtts_quality_metrics *out, xtts_error *err) {
+    if (!st || !out || sample_rate <= 0 || (!samples && n > 0))
+        return xtts_error_set(err, XTTS_EUSAGE, "quality: bad arguments (state, output, rate %d)", sample_rate);
+    memset(out, 0, sizeof *out);
+    out->sample_rate = (uint32_t)sample_rate;
+    out->native_rate = native_rate > 0 ? (uint32_t)native_rate : 0;
+    out->n_chars = n_chars;
+    out->n_tokens = n_tokens;
+    out->duration_s = (float)((double)n / sample_rate);
+    size_t frame_len = frame_samples(sample_rate), n_frames = n / frame_len;
+    if (n_frames > st->cap_frames) {
+        float *p = realloc(st->frame_pow, n_frames * sizeof *p);
+        if (!p) return xtts_error_set(err, XTTS_ENOMEM, "quality: out of memory (%zu frames)", n_frames);
+        st->frame_pow = p;
+        st->cap_frames = n_frames;
+    }
+    sample_sums s = {0};
+    sample_pass(samples, n, frame_len, st->frame_pow, &s);
+    fold_hash(&s, n, out->audio_hash);
+    out->peak_dbfs = db_of_power((double)s.peak * s.peak);
+    out->rms_dbfs = n ? db_of_power(s.sumsq / (double)n) : XTTS_QUALITY_FLOOR_DBFS;
+    out->clip_fraction = n ? (float)((double)s.n_full / (double)n) : 0;
+    out->dc_offset = n ? (float)(s.sum / (double)n) : 0;
+    if (n_frames < XTTS_QUALITY_MIN_FRAMES) {
+        out->status = XTTS_QUALITY_TOO_SHORT;
+        out->active_dbfs = out->noise_dbfs = out->rms_dbfs;
+        return XTTS_OK;
+    }
+    out->status = XTTS_QUALITY_MEASURED;
+    frame_stats fs;
+    classify_frames(st->frame_pow, n_frames, &fs);
+    fill_speech(out, &fs, st->frame_pow, n_frames, frame_len, n, sample_rate);
+    if (fs.first <= fs.last) {
+        xtts_status e = ensure_fft(st, sample_rate, err);
+        if (e) return e;
+        out->bandwidth_hz = measure_bandwidth(st, samples, n, frame_len, &fs, pow(10.0, fs.thr_db / 10.0), sample_rate);
+    }
+    return XTTS_OK;
+}
