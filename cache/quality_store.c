@@ -17,7 +17,7 @@ void xtts_cache_metrics_hint(const char *dir, char *out, size_t cap) {
 static void record_id(xtts_cache_reader *r, uint64_t index, char *id, size_t cap) {
     xtts_record_header h;
     xtts_error e;
-    if (xtts_cache_reader_header(r, index, &h, &e) == XTTS_OK) snprintf(id, cap, "%s", h.id);
+    if (xtts_cache_reader_header(r, index, &h, &e) == XTTS_OK) snprintf(id, cap, "%.100s", h.id);
     else snprintf(id, cap, "?");
 }
 

@@ -146,7 +146,7 @@ static void number(FILE *f, double v) {
     else fprintf(f, "%.2g", v);
 }
 
-#define HW 600 /* chart size in CSS pixels: two side by side fit a 1280 px window */
+#define HW 576 /* chart size in CSS pixels: two side by side fit a 1280 px window */
 #define HH 220
 #define ML 52 /* margins: left (counts), bottom (values), top (title) */
 #define MB 34
@@ -174,12 +174,12 @@ void xtts_svg_histogram(FILE *f, const char *title, const char *unit, double *v,
         count[b < 0 ? 0 : b >= BINS ? BINS - 1 : b]++;
     }
     for (int b = 0; b < BINS; b++) if (count[b] > top) top = count[b];
-    double pw = HW - ML - 12, ph = HH - MT - MB, bw = pw / BINS;
+    double pw = HW - ML - 24, ph = HH - MT - MB, bw = pw / BINS;
     fprintf(f, "<line x1=\"%d\" y1=\"%g\" x2=\"%g\" y2=\"%g\" class=\"ax\"/>", ML, MT + ph, ML + pw, MT + ph);
     fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%g\" class=\"ax\"/>", ML, MT, ML, MT + ph);
     for (int b = 0; b < BINS; b++) {
         double h = ph * (double)count[b] / (double)top;
-        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" class=\"bar\"><title>%zu</title></rect>",
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" class=\"hb\"><title>%zu</title></rect>",
                 ML + b * bw + 0.5, MT + ph - h, bw - 1, h, count[b]);
     }
     double step = tick_step(hi - lo, 6);

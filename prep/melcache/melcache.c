@@ -505,7 +505,7 @@ static int measure_one(xtts_quality_state *qs, slot *s, const float *pcm, size_t
     xtts_error_clear(&e);
     if (xtts_quality_measure(qs, pcm, n, rate, info->source_rate, utf8_chars(s->rec.text), s->rec.n_tokens,
                              &s->quality, &e)) {
-        snprintf(s->reason, sizeof s->reason, "%.300s: quality metrics: %.300s", s->rec.audio_path, e.msg);
+        snprintf(s->reason, sizeof s->reason, "%.250s: quality metrics: %.200s", s->rec.audio_path, e.msg);
         return -1;
     }
     return 0;
