@@ -37,7 +37,8 @@ xtts_status xtts_cache_reader_metrics(xtts_cache_reader *r, uint64_t index, xtts
     }
     if (st == XTTS_ENOTFOUND) {
         record_id(r, index, id, sizeof id);
-        return xtts_error_set(err, XTTS_ECORRUPT, "%s, id '%s': metrics missing", e.msg, id);
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu, id '%s': quality metrics missing",
+                              xtts_cache_shard_of(c, index), (unsigned long long)index, id);
     }
     if (st) {
         if (err) *err = e;
@@ -45,14 +46,14 @@ xtts_status xtts_cache_reader_metrics(xtts_cache_reader *r, uint64_t index, xtts
     }
     if (len != XTTS_QUALITY_BYTES) {
         record_id(r, index, id, sizeof id);
-        return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu, id '%s': metrics of %zu bytes, expected %d",
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu, id '%s': quality metrics of %zu bytes, expected %d",
                               xtts_cache_shard_of(c, index), (unsigned long long)index, id, len, XTTS_QUALITY_BYTES);
     }
     uint8_t copy[XTTS_QUALITY_BYTES];
     memcpy(copy, buf, sizeof copy);
     if ((st = xtts_quality_decode(copy, m, &e))) {
         record_id(r, index, id, sizeof id);
-        return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu, id '%s': metrics damaged: %s",
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu, id '%s': quality metrics damaged (%s)",
                               xtts_cache_shard_of(c, index), (unsigned long long)index, id, e.msg);
     }
     return XTTS_OK;

@@ -411,7 +411,7 @@ static int on_metrics(void *vctx, const void *key, size_t klen, const void *val,
         fault(r, r->shard, (int64_t)(r->first + local), local_id(r, local), "quality metrics of %zu bytes, expected %d",
               vlen, XTTS_QUALITY_BYTES);
     else if (xtts_quality_decode(val, &m, &e))
-        fault(r, r->shard, (int64_t)(r->first + local), local_id(r, local), "quality metrics damaged: %s", e.msg);
+        fault(r, r->shard, (int64_t)(r->first + local), local_id(r, local), "quality metrics damaged (%s)", e.msg);
     return 0;
 }
 
