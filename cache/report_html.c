@@ -133,7 +133,7 @@ static void speaker_strips(xtts_report *r, FILE *f, const uint32_t *order, size_
         k++;
     }
     char title[96];
-    snprintf(title, sizeof title, "Speaking rate per speaker%s", n > MAX_STRIPS ? " (the 30 with the most records)" : "");
+    snprintf(title, sizeof title, "Speaking rate per speaker%s", n > MAX_STRIPS ? ", the 30 with the most records" : "");
     xtts_svg_strips(f, title, "characters/s", strips, k);
 }
 

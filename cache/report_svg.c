@@ -208,11 +208,11 @@ void xtts_svg_histogram(FILE *f, const char *title, const char *unit, double *v,
 }
 
 void xtts_svg_strips(FILE *f, const char *title, const char *unit, const xtts_report_strip *s, size_t n) {
-    int row = 18, h = MT + 8 + (int)n * row + MB;
+    int row = 18, h = MT + 24 + (int)n * row + MB;
     fprintf(f, "<figure class=\"chart\"><svg viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\">", HW, h, HW, h);
     fprintf(f, "<text x=\"8\" y=\"16\" class=\"t\">");
     xtts_html_escape(f, title);
-    fprintf(f, " (%s): 10th to 90th percentile, median as a dot</text>", unit);
+    fprintf(f, " (%s)</text><text x=\"8\" y=\"34\" class=\"n\">bar: 10th to 90th percentile; dot: median</text>", unit);
     double lo = INFINITY, hi = -INFINITY;
     for (size_t i = 0; i < n; i++) {
         if (s[i].p10 < lo) lo = s[i].p10;
@@ -224,7 +224,7 @@ void xtts_svg_strips(FILE *f, const char *title, const char *unit, const xtts_re
     }
     if (!(hi > lo)) lo -= 0.5, hi += 0.5;
     int left = 150;
-    double pw = HW - left - 16, y0 = MT + 8;
+    double pw = HW - left - 24, y0 = MT + 24;
     for (size_t i = 0; i < n; i++) {
         double y = y0 + (double)i * row + row / 2.0;
         double x1 = left + (s[i].p10 - lo) / (hi - lo) * pw, x2 = left + (s[i].p90 - lo) / (hi - lo) * pw;
