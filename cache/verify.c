@@ -87,6 +87,7 @@ typedef struct {
     int oom;
     int has_metrics;       /* the cache stores quality metrics: every record must have them */
     uint64_t metrics_next; /* the "quality" walk: the next local index expected */
+    uint8_t *metrics_bad;  /* this shard's records whose metrics are missing or damaged */
     xtts_progress progress;
 } run_t;
 
@@ -302,7 +303,7 @@ static void check_record(run_t *r, uint64_t local, const void *val, size_t len) 
     r->rep->tokens += h.n_tokens;
     r->rep->samples += h.n_samples;
     xtts_digest_record(&r->digest, &h, r->tokens, r->mel, T);
-    if (r->rep->faults == faults0) r->rep->records_ok++;
+    if (r->rep->faults == faults0 && !(r->metrics_bad && local < r->records && r->metrics_bad[local])) r->rep->records_ok++;
 }
 
 static int on_record(void *ctx, const void *key, size_t klen, const void *val, size_t vlen) {
@@ -392,8 +393,10 @@ static const char *local_id(const run_t *r, uint64_t local) {
 }
 
 static void metrics_missing(run_t *r, uint64_t from, uint64_t to) {
-    for (uint64_t l = from; l < to && l < r->records; l++)
+    for (uint64_t l = from; l < to && l < r->records; l++) {
         fault(r, r->shard, (int64_t)(r->first + l), local_id(r, l), "quality metrics missing");
+        r->metrics_bad[l] = 1;
+    }
 }
 
 static int on_metrics(void *vctx, const void *key, size_t klen, const void *val, size_t vlen) {
@@ -412,19 +415,29 @@ static int on_metrics(void *vctx, const void *key, size_t klen, const void *val,
               vlen, XTTS_QUALITY_BYTES);
     else if (xtts_quality_decode(val, &m, &e))
         fault(r, r->shard, (int64_t)(r->first + local), local_id(r, local), "quality metrics damaged (%s)", e.msg);
+    else
+        return 0;
+    r->metrics_bad[local] = 1;
     return 0;
 }
 
-/* A cache that stores metrics has them for every record of every shard. */
+/* A cache that stores metrics has them for every record of every shard: walked after the
+ * shard's "ids" (which name the records) and before its records (which count as without fault
+ * only when their metrics are sound too). */
 static void check_metrics(run_t *r, size_t i, const xtts_cache_shard *s) {
     xtts_error e;
     r->metrics_next = 0;
+    if (!(r->metrics_bad = calloc(s->records ? s->records : 1, 1))) {
+        r->oom = 1;
+        return;
+    }
     xtts_status st = xtts_cache_reader_foreach(r->reader, i, XTTS_CACHE_DB_QUALITY, on_metrics, r, &e);
     if (st == XTTS_ENOTFOUND) {
         if (s->records)
             fault(r, s->name, (int64_t)r->first, local_id(r, 0),
                   "no \"quality\" database: quality metrics missing for the shard's %llu records (the other shards have them)",
                   (unsigned long long)s->records);
+        memset(r->metrics_bad, 1, s->records);
         return;
     }
     if (st) {
@@ -731,11 +744,13 @@ static void verify_shard(run_t *r, size_t i) {
         return;
     }
     walk_ids(r, i, &s);
+    if (r->has_metrics && !r->oom) check_metrics(r, i, &s);
     int lengths_ok = r->cfg->format_version < 2 || walk_lengths(r, i, &s) == 0;
     xtts_error e;
     xtts_status st = lengths_ok ? xtts_cache_reader_foreach(r->reader, i, "records", on_record, r, &e) : XTTS_OK;
-    if (r->has_metrics && !r->oom) check_metrics(r, i, &s);
     free_by_local(r);
+    free(r->metrics_bad);
+    r->metrics_bad = NULL;
     free(r->lens);
     free(r->lens_have);
     r->lens = NULL;

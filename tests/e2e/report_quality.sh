@@ -136,6 +136,7 @@ rc=0; "$BIN/xtts-cache-verify" "$T/cd" > "$T/vd.out" 2>&1 || rc=$?
 [ $rc -eq 2 ] || { cat "$T/vd.out"; die "verify of damaged metrics: exit $rc"; }
 grep -q "id 'qa_lead'.*quality metrics damaged" "$T/vd.out" || { cat "$T/vd.out"; die "verify does not name qa_lead"; }
 grep -q "id 'en_002'.*quality metrics missing" "$T/vd.out" || { cat "$T/vd.out"; die "verify does not name en_002"; }
+grep -q "^records: $n in manifest, $n decoded, $((n - 2)) without fault" "$T/vd.out" || { cat "$T/vd.out"; die "verify counts the two records as sound"; }
 rc=0; "$BIN/xtts-cache-report" "$T/cd" > /dev/null 2>"$T/rd.err" || rc=$?
 [ $rc -eq 2 ] && grep -q "en_002\|qa_lead" "$T/rd.err" || die "report on damaged metrics: exit $rc $(cat "$T/rd.err")"
 
