@@ -111,6 +111,12 @@ rc=0; "$BIN/xtts-melcache" --out "$T/cz" --exclude-flags nope "$T/tokens.tsv" 2>
 rc=0; "$BIN/xtts-melcache" --out "$T/cz" --exclude "$T/missing.tsv" "$T/tokens.tsv" 2>"$T/e.err" || rc=$?
 [ $rc -eq 2 ] && grep -q "missing.tsv" "$T/e.err" || die "missing exclude file: exit $rc"
 
+# with --trim-db the signal measured is the trimmed one: qa_lead's 2.5 s of silence are gone
+{ head -1 "$T/tokens.tsv"; awk -F'\t' '$1 == "qa_lead"' "$T/tokens.tsv"; } > "$T/tokens-lead.tsv"
+"$BIN/xtts-melcache" --out "$T/ct" -q --trim-db 40 "$T/tokens-lead.tsv" 2>/dev/null || die "melcache --trim-db"
+lead=$("$BIN/xtts-cache-report" "$T/ct" --tsv - | awk -F'\t' 'NR == 2 {print $7}')
+awk -v l="$lead" 'BEGIN {exit !(l < 0.5)}' || die "--trim-db: qa_lead's leading silence measured as $lead s"
+
 # thresholds: a file that moves one changes the flags; a bad line is a usage error naming it
 printf '# stricter\ntoo_quiet_dbfs = 0\n' > "$T/th.txt"
 "$BIN/xtts-cache-report" "$T/c" --thresholds "$T/th.txt" --tsv "$T/r2.tsv" > /dev/null
