@@ -197,8 +197,9 @@ void xtts_svg_histogram(FILE *f, const char *title, const char *unit, double *v,
     }
     if (isfinite(mark) && mark >= lo && mark <= hi) {
         double x = ML + (mark - lo) / (hi - lo) * pw;
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%g\" class=\"mk\"/><text x=\"%.1f\" y=\"%d\" class=\"mt\">",
-                x, MT, x, MT + ph, x + 3, MT + 10);
+        int right = x > ML + 0.6 * pw; /* the label on the side with room for it */
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%g\" class=\"mk\"/><text x=\"%.1f\" y=\"%d\" class=\"mt\"%s>",
+                x, MT, x, MT + ph, right ? x - 3 : x + 3, MT + 10, right ? " text-anchor=\"end\"" : "");
         xtts_html_escape(f, mark_label);
         fputs("</text>", f);
     }
