@@ -882,19 +882,28 @@ static xtts_status run_read_inputs(melcache_run *r, FILE *tokens, xtts_error *er
     return XTTS_OK;
 }
 
-/* A new build stores quality metrics; a resumed one only when what it stored so far has them. */
-static void run_decide_metrics(melcache_run *r) {
-    r->measure = 1;
-    if (r->start == 0) return;
+/* 1 when the build in w measures quality metrics: a new one, or one that stored them from its
+ * first input on (QUALITY_KEY); 0 for a build begun before the metrics. */
+static int build_has_metrics(xtts_cache_writer *w) {
+    if (xtts_cache_writer_next_input(w) == 0) return 1;
     void *data = NULL;
     size_t len = 0;
     xtts_error e;
-    if (xtts_cache_writer_get_state(r->w, QUALITY_KEY, &data, &len, &e) == XTTS_ENOTFOUND) {
-        r->measure = 0;
-        fprintf(stderr, "xtts-melcache: %s: the records stored before this run carry no quality metrics, so the "
-                "records this run adds carry none either; rebuild with --force to measure every record\n", r->o.out_dir);
-    }
+    int has = xtts_cache_writer_get_state(w, QUALITY_KEY, &data, &len, &e) != XTTS_ENOTFOUND;
     free(data);
+    return has;
+}
+
+/* With --force: the stored build removed, a new one begun from this stream. */
+static xtts_status run_replace(melcache_run *r, xtts_cache_writer_options *wo, xtts_error *err) {
+    xtts_cache_writer_abort(r->w);
+    r->w = NULL;
+    wo->replace = 1;
+    xtts_status st = xtts_cache_writer_open(wo, &r->o.cfg, &r->w, err);
+    if (!st) st = stats_load(r->w, r->stats, r->o.cfg.mel.n_mels, err);
+    r->start = r->w ? xtts_cache_writer_next_input(r->w) : 0;
+    r->res->resumed_from = r->start;
+    return st;
 }
 
 /* Open the part's shard writer, which tells where a previous run stopped, and the statistics
@@ -917,17 +926,15 @@ static xtts_status run_open_or_resume(melcache_run *r, xtts_error *err) {
     r->start = xtts_cache_writer_next_input(r->w);
     r->res->resumed_from = r->start;
     st = inputs_check(r->w, &r->in, r->start, o->out_dir, r->tokens_name, err);
-    if (st == XTTS_EMISMATCH && o->force) { /* --force: rebuild from this stream */
-        xtts_cache_writer_abort(r->w);
-        r->w = NULL;
-        wo.replace = 1;
-        st = xtts_cache_writer_open(&wo, &o->cfg, &r->w, err);
-        if (!st) st = stats_load(r->w, r->stats, o->cfg.mel.n_mels, err);
-        r->start = r->w ? xtts_cache_writer_next_input(r->w) : 0;
-        r->res->resumed_from = r->start;
-    }
+    if (st == XTTS_EMISMATCH && o->force) st = run_replace(r, &wo, err); /* --force: rebuild from this stream */
+    /* a build begun before the quality metrics: --force rebuilds it with them; a plain resume
+     * goes on without them, so that no cache has them for some records only */
+    if (!st && !build_has_metrics(r->w) && o->force) st = run_replace(r, &wo, err);
     if (st) return st;
-    run_decide_metrics(r);
+    r->measure = build_has_metrics(r->w);
+    if (!r->measure)
+        fprintf(stderr, "xtts-melcache: %s: the records stored before this run carry no quality metrics, so the "
+                "records this run adds carry none either; run it again with --force to rebuild it with them\n", o->out_dir);
     /* A part takes one contiguous block of the input, so the parts' records, joined in part
      * order, are in input order: a cache has the same records at the same indexes however
      * it was built (formats/cache.md, "Builds in parts"). */

@@ -158,6 +158,24 @@ EOF
 rc=0; "$BIN/xtts-cache-report" "$T/co" > /dev/null 2>"$T/ro.err" || rc=$?
 [ $rc -eq 2 ] && grep -q "no quality metrics.*--force" "$T/ro.err" || die "report without metrics: exit $rc $(cat "$T/ro.err")"
 
+# a build of such a cache resumed by this version goes on without metrics: never some of them
+head -21 "$T/tokens.tsv" > "$T/tokens-20.tsv"
+"$BIN/xtts-melcache" --out "$T/cr" -q "$T/tokens-20.tsv" 2>/dev/null || die "melcache of 20 records"
+"$PY" - "$T/cr/shard-00000" <<'EOF2'
+import lmdb, sys
+env = lmdb.open(sys.argv[1], max_dbs=8, lock=False)
+with env.begin(write=True) as t:
+    t.drop(env.open_db(b"quality", txn=t), delete=True)
+    t.delete(b"state:melcache-quality", db=env.open_db(b"meta", txn=t))
+EOF2
+rc=0; "$BIN/xtts-melcache" --out "$T/cr" -q "$T/tokens.tsv" 2>"$T/cr.err" || rc=$?
+[ $rc -eq 0 ] || [ $rc -eq 3 ] || { cat "$T/cr.err"; die "resume exit $rc"; }
+grep -q "carry no quality metrics" "$T/cr.err" || { cat "$T/cr.err"; die "the resume does not say it adds no metrics"; }
+"$BIN/xtts-cache-verify" "$T/cr" > /dev/null || die "verify of the resumed cache"
+rc=0; "$BIN/xtts-cache-report" "$T/cr" > /dev/null 2>&1 || rc=$?; [ $rc -eq 2 ] || die "resumed old cache: report exit $rc"
+rc=0; "$BIN/xtts-melcache" --out "$T/cr" -q --force "$T/tokens.tsv" 2>/dev/null || rc=$?
+"$BIN/xtts-cache-report" -q "$T/cr" || die "--force did not add the metrics"
+
 # usage
 rc=0; "$BIN/xtts-cache-report" > /dev/null 2>&1 || rc=$?; [ $rc -eq 1 ] || die "no DIR: exit $rc"
 rc=0; "$BIN/xtts-cache-report" "$T/c" --tsv - --json - > /dev/null 2>&1 || rc=$?; [ $rc -eq 1 ] || die "two outputs on stdout: exit $rc"
