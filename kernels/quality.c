@@ -3,7 +3,7 @@
  * Made to ride along a cache build at a few per cent of its cost: one pass over the samples
  * (levels, full-scale count, DC, the int16 hash, 10 ms frame energies) in blocks of 32 that
  * the compiler vectorizes, the speech/silence decision from a histogram of frame levels
- * (no sort), and a short FFT of at most one speech frame per half second for the bandwidth.
+ * (no sort), and a short FFT of about one speech frame per second for the bandwidth.
  * Limits: the speech/silence decision is an energy detector, not a voice detector: steady
  * loud noise reads as speech, and a clip without any pause has no noise estimate (its SNR
  * reads low).
@@ -16,6 +16,7 @@
 
 #include "kernels/fftw_internal.h"
 
+
 #define BLOCK 32             /* samples per vector block; frames are whole blocks */
 #define HIST_BINS 1040       /* frame levels from -120 dB to +10 dB in 1/8 dB */
 #define HIST_STEP 0.125f
@@ -24,19 +25,21 @@
 #define SPEECH_RANGE_DB 40.0f /* speech frames: within 40 dB of loud ... */
 #define SPEECH_OVER_NOISE_DB 6.0f /* ... and 6 dB above the noise */
 #define MIN_RUN_FRAMES 3     /* the speech span starts and ends with runs this long */
-#define SPECTRUM_FRAMES 64   /* at most this many FFT frames per clip */
-#define SPECTRUM_EVERY_S 0.5 /* about one FFT frame per this much speech */
+#define SPECTRUM_FRAMES 32   /* at most this many FFT frames per clip */
+#define SPECTRUM_EVERY_S 1.0 /* about one FFT frame per this much speech */
 #define BAND_HZ 250.0        /* the bandwidth's band width */
-#define BANDWIDTH_MARGIN_DB 50.0
+#define BANDWIDTH_MARGIN_DB 70.0
 #define REF_LO_HZ 300.0      /* the speech band the bandwidth margin is taken from */
 #define REF_HI_HZ 3400.0
 
 struct xtts_quality_state {
-    float *frame_pow; /* [n_frames] mean power of each frame */
+    float *frame_pow; /* [n_frames] mean power of each frame (about the clip's mean, later) */
+    float *frame_sum; /* [n_frames] sum of each frame's samples */
     size_t cap_frames;
     int fft_rate;     /* the sample rate the FFT below was made for; 0 none */
     int n_fft;
-    float *window;    /* [n_fft] periodic Hann */
+    float *window;    /* [n_fft] periodic Blackman-Harris */
+    double window_power; /* sum of the window's squares */
     float *fft_in;    /* [n_fft] */
     fftwf_complex *fft_out; /* [n_fft/2+1] */
     double *spectrum; /* [n_fft/2+1] summed power */
@@ -60,12 +63,14 @@ static void free_fft(xtts_quality_state *st) {
     st->fft_out = NULL;
     st->spectrum = NULL;
     st->fft_rate = 0;
+    st->window_power = 0;
 }
 
 void xtts_quality_state_delete(xtts_quality_state *st) {
     if (!st) return;
     free_fft(st);
     free(st->frame_pow);
+    free(st->frame_sum);
     free(st);
 }
 
@@ -86,7 +91,13 @@ static xtts_status ensure_fft(xtts_quality_state *st, int sample_rate, xtts_erro
         free_fft(st);
         return xtts_error_set(err, XTTS_ENOMEM, "quality: out of memory for a %d-point FFT", n);
     }
-    for (int i = 0; i < n; i++) st->window[i] = 0.5f - 0.5f * cosf(2.0f * 3.14159265358979f * (float)i / (float)n);
+    /* 4-term Blackman-Harris: side lobes 92 dB down, so a filter's edge 70 dB deep shows
+     * within two bands instead of leaking over several (Hann's fall only 31 dB at first) */
+    for (int i = 0; i < n; i++) {
+        double t = 2.0 * 3.14159265358979 * i / n;
+        st->window[i] = (float)(0.35875 - 0.48829 * cos(t) + 0.14128 * cos(2 * t) - 0.01168 * cos(3 * t));
+        st->window_power += (double)st->window[i] * st->window[i];
+    }
     st->fft_rate = sample_rate;
     return XTTS_OK;
 }
@@ -101,64 +112,127 @@ typedef struct {
     double sum, sumsq;
     float peak;
     size_t n_full;
-    uint32_t lanes[BLOCK]; /* the hash, one chain per position in a block */
+    uint32_t lanes[BLOCK]; /* hash sums: the blocks' in the first 16, the last samples' in all */
 } sample_sums;
 
-/* One block of BLOCK samples: sums, peak, full-scale count, hash lanes. Returns the block's
- * sum of squares. Written so that gcc vectorizes it (no early exits, fixed trip count). */
-static inline float block_pass(const float *x, sample_sums *s, float *sum_out, float *peak_io, int *full_io) {
-    float sm = 0, sq = 0, pk = *peak_io;
-    int full = 0;
-    for (int j = 0; j < BLOCK; j++) {
-        float v = x[j], a = fabsf(v);
-        sm += v;
-        sq += v * v;
-        pk = a > pk ? a : pk;
-        full += a >= XTTS_QUALITY_FULL_SCALE;
-        float c = v < -1.0f ? -1.0f : v > 1.0f ? 1.0f : v;
-        int32_t q = (int32_t)lrintf(c * 32767.0f);
-        uint32_t h = (s->lanes[j] ^ (uint32_t)q) * 0x01000193u;
-        s->lanes[j] = h ^ (h >> 15);
-    }
-    *sum_out = sm;
-    *peak_io = pk;
-    *full_io += full;
-    return sq;
+/* A sample's int16 value as a hash input: x * 32768 rounded to the nearest integer (ties
+ * to even) by adding 1.5 * 2^23, which leaves the integer in the low mantissa bits; its low
+ * 16 bits are kept. The product by a power of two is exact, so the vector and the scalar
+ * code, with or without FMA, give the same bits. (Samples beyond +-128 give bits that are
+ * still deterministic.) */
+#define ROUND_MAGIC 12582912.0f
+static inline uint32_t int16_bits(float v) {
+    float t = v * 32768.0f + ROUND_MAGIC;
+    uint32_t bits;
+    memcpy(&bits, &t, sizeof bits);
+    return bits & 0xffffu;
 }
 
-/* Frame powers into st->frame_pow (frame_len samples each, a multiple of BLOCK) and the
- * whole-clip sums; the samples past the last whole block are summed one by one. */
-static void sample_pass(const float *x, size_t n, size_t frame_len, float *frame_pow, sample_sums *s) {
-    size_t n_frames = n / frame_len, i = 0;
-    float peak = 0;
-    int full = 0;
-    for (size_t f = 0; f < n_frames; f++) {
-        float fsq = 0, fsum = 0;
-        for (size_t b = 0; b < frame_len; b += BLOCK, i += BLOCK) {
-            float bs;
-            fsq += block_pass(x + i, s, &bs, &peak, &full);
-            fsum += bs;
+/* The hash term of one sample: its int16 value and its position, mixed. The terms are
+ * summed per lane (no chain of dependent multiplies, so the lanes run at vector speed). */
+#define POS_STEP 0x9e3779b9u
+static inline uint32_t hash_term(uint32_t q, uint32_t pos) {
+    uint32_t h = (q ^ pos) * 0x85ebca6bu;
+    return h ^ (h >> 15);
+}
+
+/* Sixteen lanes in one vector (GCC's vector extension: one AVX-512 register, or four SSE
+ * ones in a baseline build); a block is two of them. Accumulators held in these types stay
+ * in registers across a frame, where arrays would go through memory on every block. */
+typedef float vf16 __attribute__((vector_size(64)));
+typedef int32_t vi16 __attribute__((vector_size(64)));
+typedef uint32_t vu16 __attribute__((vector_size(64)));
+#define HALF (BLOCK / 2)
+
+/* The pass over the samples is compiled for x86-64-v4 (AVX-512), v3 (AVX2) and the build's
+ * baseline, and the loader picks the widest the CPU has (as the mel kernel does), so that a
+ * portable build (make install: x86-64-v2) runs the wide code where it can. Integer lanes and
+ * float sums in a fixed order: every clone gives the same bits. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define QUALITY_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define QUALITY_CLONES
+#endif
+
+/* The int16 bits (int16_bits) of the 16 samples at x into *q, their level sums into sum and
+ * sq, their magnitudes into peak. Vectors go by pointer: passed by value, their calling
+ * convention would depend on the instruction set. */
+static inline __attribute__((always_inline)) void block_lanes(const float *x, vf16 *sum, vf16 *sq, vf16 *peak,
+                                                              vu16 *q) {
+    const vf16 zero = {0};
+    vf16 v;
+    memcpy(&v, x, sizeof v);
+    vf16 m = (vf16)((vu16)v & 0x7fffffffu);
+    vi16 louder = m > *peak;
+    *sum += v;
+    *sq += v * v;
+    *peak = (vf16)((louder & (vi16)m) | (~louder & (vi16)*peak));
+    *q = (vu16)(v * 32768.0f + (zero + ROUND_MAGIC)) & 0xffffu;
+}
+
+/* The sum of the 32 square lanes, pairwise by halves (a chain of 31 dependent scalar adds
+ * per frame would cost more than the frame's vector work). */
+static inline __attribute__((always_inline)) float lanes_sum(const vf16 *sq) {
+    vf16 t = sq[0] + sq[1];
+    t += __builtin_shuffle(t, (vi16){8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7});
+    t += __builtin_shuffle(t, (vi16){4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11});
+    t += __builtin_shuffle(t, (vi16){2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13});
+    t += __builtin_shuffle(t, (vi16){1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14});
+    return t[0];
+}
+
+/* Frame powers into frame_pow (frame_len samples each, a multiple of BLOCK) and the
+ * whole-clip sums. The accumulators are local vectors, which stay in registers; lane j of
+ * the hash takes samples j and j + 16 of every block (two int16 in one 32-bit word). */
+QUALITY_CLONES static void sample_pass(const float *x, size_t n, size_t frame_len, float *frame_pow,
+                                      float *frame_sum, sample_sums *s) {
+    const vf16 zero = {0};
+    vf16 sum0 = zero, sum1 = zero, sq_all = zero, pk0 = zero, pk1 = zero;
+    vu16 hash = {0}, pos;
+    for (int j = 0; j < HALF; j++) pos[j] = (uint32_t)j * 0x27d4eb2fu;
+    size_t n_blocks = n / BLOCK, per_frame = frame_len / BLOCK, i = 0;
+    for (size_t b0 = 0; b0 < n_blocks; b0 += per_frame) {
+        size_t b1 = b0 + per_frame <= n_blocks ? b0 + per_frame : n_blocks; /* the last: a part frame */
+        vf16 sq0 = zero, sq1 = zero, fs0 = zero, fs1 = zero;
+        for (size_t b = b0; b < b1; b++, i += BLOCK) {
+            vu16 q0, q1;
+            block_lanes(x + i, &fs0, &sq0, &pk0, &q0);
+            block_lanes(x + i + HALF, &fs1, &sq1, &pk1, &q1);
+            vu16 t = ((q0 | (q1 << 16)) ^ pos) * 0x85ebca6bu;
+            hash += t ^ (t >> 15);
+            pos += POS_STEP;
         }
-        frame_pow[f] = fsq / (float)frame_len;
-        s->sum += fsum;
-        s->sumsq += fsq;
+        vf16 sq[2] = {sq0, sq1}, fs[2] = {fs0, fs1};
+        if (b1 - b0 == per_frame) {
+            frame_pow[b0 / per_frame] = lanes_sum(sq) / (float)frame_len;
+            frame_sum[b0 / per_frame] = lanes_sum(fs);
+        }
+        sq_all += sq0 + sq1;
+        sum0 += fs0;
+        sum1 += fs1;
     }
-    for (; i + BLOCK <= n; i += BLOCK) {
-        float bs;
-        s->sumsq += block_pass(x + i, s, &bs, &peak, &full);
-        s->sum += bs;
+    vf16 sums[2] = {sum0, sum1}, sqs[2] = {sq_all, zero};
+    s->sum = lanes_sum(sums);
+    s->sumsq = lanes_sum(sqs);
+    float peak = 0;
+    for (int j = 0; j < HALF; j++) {
+        peak = pk0[j] > peak ? pk0[j] : peak;
+        peak = pk1[j] > peak ? pk1[j] : peak;
+        s->lanes[j] = hash[j];
+        s->lanes[j + HALF] = 0; /* lanes HALF.. take the last samples only */
     }
     for (; i < n; i++) {
-        float v = x[i], a = fabsf(v), c = v < -1.0f ? -1.0f : v > 1.0f ? 1.0f : v;
+        float v = x[i], m = fabsf(v);
         s->sum += v;
         s->sumsq += (double)v * v;
-        if (a > peak) peak = a;
-        full += a >= XTTS_QUALITY_FULL_SCALE;
-        uint32_t h = (s->lanes[i % BLOCK] ^ (uint32_t)(int32_t)lrintf(c * 32767.0f)) * 0x01000193u;
-        s->lanes[i % BLOCK] = h ^ (h >> 15);
+        peak = m > peak ? m : peak;
+        s->lanes[i % BLOCK] += hash_term(int16_bits(v), (uint32_t)i * POS_STEP);
     }
     s->peak = peak;
-    s->n_full = (size_t)full;
+    /* full-scale samples: counted only where the peak reaches full scale (rarely) */
+    s->n_full = 0;
+    if (peak >= XTTS_QUALITY_FULL_SCALE)
+        for (i = 0; i < n; i++) s->n_full += fabsf(x[i]) >= XTTS_QUALITY_FULL_SCALE;
 }
 
 static uint64_t mix64(uint64_t z) {
@@ -187,8 +261,16 @@ typedef struct {
     size_t first, last; /* the speech span [first, last] in frames; first > last: none */
 } frame_stats;
 
-static int level_bin(float db) {
-    int b = (int)((db - XTTS_QUALITY_FLOOR_DBFS) / HIST_STEP);
+/* The histogram bin of a frame power: its level in dB from the float's exponent and a
+ * quadratic fit of log2 over the mantissa (error under 0.02 dB, a sixth of a bin), so that
+ * a frame costs no logarithm. */
+static int level_bin(float p) {
+    if (!(p > 1e-12f)) return 0;
+    uint32_t bits;
+    memcpy(&bits, &p, sizeof bits);
+    float frac = (float)(bits & 0x7fffffu) * (1.0f / 8388608.0f);
+    float log2p = (float)((int)(bits >> 23) - 127) + frac + 0.346607f * frac * (1.0f - frac);
+    int b = (int)((3.0103f * log2p - XTTS_QUALITY_FLOOR_DBFS) / HIST_STEP);
     return b < 0 ? 0 : b >= HIST_BINS ? HIST_BINS - 1 : b;
 }
 
@@ -216,13 +298,14 @@ static long find_run(const float *fp, size_t n_frames, double thr_pow, long from
 
 static void classify_frames(const float *fp, size_t n_frames, frame_stats *fs) {
     uint32_t hist[HIST_BINS] = {0};
-    for (size_t f = 0; f < n_frames; f++) hist[level_bin(db_of_power(fp[f]))]++;
+    for (size_t f = 0; f < n_frames; f++) hist[level_bin(fp[f])]++;
     fs->loud_db = level_percentile(hist, n_frames, LOUD_FRACTION);
     float noise_edge = level_percentile(hist, n_frames, NOISE_FRACTION);
+    float noise_edge_pow = noise_edge <= XTTS_QUALITY_FLOOR_DBFS + HIST_STEP ? 1e-12f : (float)pow(10.0, noise_edge / 10.0);
     double noise_sum = 0, speech_sum = 0;
     size_t n_noise = 0;
     for (size_t f = 0; f < n_frames; f++)
-        if (db_of_power(fp[f]) < noise_edge) noise_sum += fp[f], n_noise++;
+        if (fp[f] < noise_edge_pow) noise_sum += fp[f], n_noise++;
     fs->noise_pow = n_noise ? noise_sum / (double)n_noise : 0;
     fs->noise_db = db_of_power(fs->noise_pow);
     float thr = fs->loud_db - SPEECH_RANGE_DB;
@@ -247,13 +330,13 @@ static void classify_frames(const float *fp, size_t n_frames, frame_stats *fs) {
 
 /* ---- bandwidth ------------------------------------------------------------------------- */
 
-/* Mean power spectrum of speech frames of the span (about one per SPECTRUM_EVERY_S, at most
- * SPECTRUM_FRAMES), then the highest band within the margin of the speech band. */
-static float measure_bandwidth(xtts_quality_state *st, const float *x, size_t n, size_t frame_len,
+/* Mean power spectrum of speech frames of the span (4 and about one per SPECTRUM_EVERY_S, at
+ * most SPECTRUM_FRAMES), then the highest band within the margin of the speech band. */
+static float measure_bandwidth(xtts_quality_state *st, const float *x, float dc, size_t n, size_t frame_len,
                                const frame_stats *fs, double thr_pow, int sample_rate) {
     int nf = st->n_fft, nb = nf / 2 + 1;
     size_t span = fs->last - fs->first + 1;
-    size_t want = (size_t)((double)span * (double)frame_len / sample_rate / SPECTRUM_EVERY_S) + 1;
+    size_t want = (size_t)((double)span * (double)frame_len / sample_rate / SPECTRUM_EVERY_S) + 4;
     if (want > SPECTRUM_FRAMES) want = SPECTRUM_FRAMES;
     size_t stride = span / want ? span / want : 1, used = 0;
     memset(st->spectrum, 0, (size_t)nb * sizeof(double));
@@ -264,7 +347,7 @@ static float measure_bandwidth(xtts_quality_state *st, const float *x, size_t n,
         size_t start = g * frame_len;
         if (start + (size_t)nf > n) start = n >= (size_t)nf ? n - (size_t)nf : 0;
         if (start + (size_t)nf > n) break;
-        for (int i = 0; i < nf; i++) st->fft_in[i] = x[start + (size_t)i] * st->window[i];
+        for (int i = 0; i < nf; i++) st->fft_in[i] = (x[start + (size_t)i] - dc) * st->window[i];
         fftwf_execute(st->plan);
         for (int k = 0; k < nb; k++)
             st->spectrum[k] += (double)st->fft_out[k][0] * st->fft_out[k][0] + (double)st->fft_out[k][1] * st->fft_out[k][1];
@@ -278,7 +361,12 @@ static float measure_bandwidth(xtts_quality_state *st, const float *x, size_t n,
     for (int k = ref_lo; k <= ref_hi; k++) ref += st->spectrum[k];
     ref /= (double)(ref_hi - ref_lo + 1);
     if (!(ref > 0)) return 0;
+    /* energy: within the margin of the speech band, and 6 dB over what 16-bit rounding with
+     * dither leaves in a bin (variance step^2/4: an upsampled file's band above its source's
+     * Nyquist frequency holds only that) */
+    double quant_pow = 3.98 * st->window_power * (1.0 / 32768 / 32768) / 4.0 * used;
     double floor_pow = ref * pow(10.0, -BANDWIDTH_MARGIN_DB / 10.0);
+    if (floor_pow < quant_pow) floor_pow = quant_pow;
     for (int hi = nb; hi > 1; hi -= per_band) { /* bands [lo, hi) from the top down */
         int lo = hi - per_band > 1 ? hi - per_band : 1;
         double band = 0;
@@ -336,6 +424,17 @@ static void fill_speech(xtts_quality_metrics *m, const frame_stats *fs, const fl
     }
 }
 
+/* Samples that are NaN or infinite (the audio front end rejects them) would carry into the
+ * sums; the fields they reach read 0 instead, so that no field is ever non-finite. */
+static void make_finite(xtts_quality_metrics *m) {
+    float *f[] = {&m->duration_s,  &m->lead_silence_s, &m->trail_silence_s, &m->speech_s,    &m->start_edge_db,
+                  &m->end_edge_db, &m->peak_dbfs,      &m->rms_dbfs,        &m->active_dbfs, &m->noise_dbfs,
+                  &m->clip_fraction, &m->snr_db,       &m->bandwidth_hz,    &m->chars_per_s, &m->tokens_per_s,
+                  &m->dc_offset};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (!isfinite(*f[i])) *f[i] = 0;
+}
+
 xtts_status xtts_quality_measure(xtts_quality_state *st, const float *samples, size_t n, int sample_rate,
                                  int native_rate, uint32_t n_chars, uint32_t n_tokens,
                                  xtts_quality_metrics *out, xtts_error *err) {
@@ -349,13 +448,15 @@ xtts_status xtts_quality_measure(xtts_quality_state *st, const float *samples, s
     out->duration_s = (float)((double)n / sample_rate);
     size_t frame_len = frame_samples(sample_rate), n_frames = n / frame_len;
     if (n_frames > st->cap_frames) {
-        float *p = realloc(st->frame_pow, n_frames * sizeof *p);
-        if (!p) return xtts_error_set(err, XTTS_ENOMEM, "quality: out of memory (%zu frames)", n_frames);
-        st->frame_pow = p;
-        st->cap_frames = n_frames;
+        free(st->frame_pow);
+        free(st->frame_sum);
+        st->frame_pow = malloc(n_frames * sizeof(float));
+        st->frame_sum = malloc(n_frames * sizeof(float));
+        st->cap_frames = st->frame_pow && st->frame_sum ? n_frames : 0;
+        if (!st->cap_frames) return xtts_error_set(err, XTTS_ENOMEM, "quality: out of memory (%zu frames)", n_frames);
     }
     sample_sums s = {0};
-    sample_pass(samples, n, frame_len, st->frame_pow, &s);
+    sample_pass(samples, n, frame_len, st->frame_pow, st->frame_sum, &s);
     fold_hash(&s, n, out->audio_hash);
     out->peak_dbfs = db_of_power((double)s.peak * s.peak);
     out->rms_dbfs = n ? db_of_power(s.sumsq / (double)n) : XTTS_QUALITY_FLOOR_DBFS;
@@ -364,16 +465,24 @@ xtts_status xtts_quality_measure(xtts_quality_state *st, const float *samples, s
     if (n_frames < XTTS_QUALITY_MIN_FRAMES) {
         out->status = XTTS_QUALITY_TOO_SHORT;
         out->active_dbfs = out->noise_dbfs = out->rms_dbfs;
+        make_finite(out);
         return XTTS_OK;
     }
     out->status = XTTS_QUALITY_MEASURED;
+    /* the frames' power about the clip's mean: a DC offset is its own flag, not speech */
+    float dc = out->dc_offset;
+    for (size_t f = 0; f < n_frames; f++) {
+        float p = st->frame_pow[f] - 2.0f * dc * st->frame_sum[f] / (float)frame_len + dc * dc;
+        st->frame_pow[f] = p > 0 ? p : 0;
+    }
     frame_stats fs;
     classify_frames(st->frame_pow, n_frames, &fs);
     fill_speech(out, &fs, st->frame_pow, n_frames, frame_len, n, sample_rate);
     if (fs.first <= fs.last) {
         xtts_status e = ensure_fft(st, sample_rate, err);
         if (e) return e;
-        out->bandwidth_hz = measure_bandwidth(st, samples, n, frame_len, &fs, pow(10.0, fs.thr_db / 10.0), sample_rate);
+        out->bandwidth_hz = measure_bandwidth(st, samples, dc, n, frame_len, &fs, pow(10.0, fs.thr_db / 10.0), sample_rate);
     }
+    make_finite(out);
     return XTTS_OK;
 }

@@ -101,10 +101,11 @@ void xtts_quality_state_delete(xtts_quality_state *st);
  *    mean power of the speech frames, P_noise that of the quietest 10 % of frames. Biased
  *    low when the clip has (almost) no pauses (speech in the quietest frames), slightly high
  *    (about 0.5 dB) for steady noise because the quietest frames are the noise's quiet ones.
- *  - bandwidth_hz: mean power spectrum of up to 64 speech frames (FFT of about 23 ms), in
- *    bands of about 250 Hz; the upper edge of the highest band whose level is at most 50 dB
- *    below the 300-3400 Hz band's mean level. Clean wideband speech reaches the Nyquist
- *    frequency; audio from an 8 or 16 kHz source stops near 4 or 8 kHz.
+ *  - bandwidth_hz: mean power spectrum of speech frames (4, and one per second of speech,
+ *    at most 32; FFT of about 23 ms), in bands of about 250 Hz; the upper edge of the highest
+ *    band whose level is at most 50 dB below the 300-3400 Hz band's mean level. Clean
+ *    wideband speech reaches the Nyquist frequency; audio from an 8 or 16 kHz source stops
+ *    near 4 or 8 kHz.
  * Errors: XTTS_EUSAGE (st or out NULL, sample_rate <= 0, samples NULL with n > 0). */
 xtts_status xtts_quality_measure(xtts_quality_state *st, const float *samples, size_t n, int sample_rate,
                                  int native_rate, uint32_t n_chars, uint32_t n_tokens,
@@ -138,6 +139,14 @@ int xtts_quality_flag_parse(const char *name);
  * bytes, NUL-terminated). Returns the length, or the length it needed when >= cap. */
 size_t xtts_quality_flags_format(uint32_t mask, char *out, size_t cap);
 
+/* The metrics as TSV fields, for reports: the column names (tab-separated, no newline) and
+ * one record's values in the same order (numbers in C locale, fixed decimals; no newline)
+ * into out (cap bytes, NUL-terminated). Returns the length, or the length it needed when
+ * >= cap. Columns: status (measured, too_short, unmeasured), the metrics in struct order,
+ * native_rate; the hash as 32 hex digits. */
+const char *xtts_quality_tsv_header(void);
+size_t xtts_quality_tsv_fields(const xtts_quality_metrics *m, char *out, size_t cap);
+
 /* ---- thresholds ------------------------------------------------------------------------ */
 
 /* Each field is also a key of the thresholds file (same name); docs/quality.md gives each
@@ -153,7 +162,7 @@ typedef struct {
     float dc_offset;         /* dc_offset when |dc_offset| above: 0.02 */
     float rate_k;            /* rate_outlier when |ln(rate / median)| > rate_k x spread: 4 */
     float rate_min_spread;   /* the spread (1.4826 MAD of ln rate) is at least this: 0.08 */
-    float rate_min_speech_s; /* records with less speech are not judged on rate: 1.0 s */
+    float rate_min_speech_s; /* records with less speech are not judged on rate: 0.5 s */
     int rate_min_records;    /* speakers with fewer judged records are not judged: 8 */
 } xtts_quality_thresholds;
 
@@ -177,7 +186,8 @@ xtts_status xtts_quality_thresholds_load(const char *path, xtts_quality_threshol
  * itself is not flagged). A record whose status is UNMEASURED gets no flags. rate_outlier
  * compares ln(chars_per_s) with the speaker's median, spread 1.4826 x MAD (at least
  * rate_min_spread), over the speaker's MEASURED records with speech_s >= rate_min_speech_s
- * and n_chars > 0. O(n log n) time, O(n) memory (about 40 bytes per record).
+ * and n_chars > 0 that carry none of cut_start, cut_end, low_snr, too_quiet, too_short (their
+ * speech span is not to be trusted). O(n log n) time, O(n) memory (24 bytes a record at most).
  * Errors: XTTS_EUSAGE (a NULL array with n > 0), XTTS_ENOMEM. */
 xtts_status xtts_quality_flag_all(const xtts_quality_metrics *m, const uint32_t *speaker, size_t n,
                                   const xtts_quality_thresholds *t, uint32_t *flags_out, int64_t *dup_of_out,

@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,27 @@ size_t xtts_quality_flags_format(uint32_t mask, char *out, size_t cap) {
     return len;
 }
 
+/* ---- TSV ------------------------------------------------------------------------------- */
+
+const char *xtts_quality_tsv_header(void) {
+    return "status\tduration_s\tlead_silence_s\ttrail_silence_s\tspeech_s\tstart_edge_db\tend_edge_db\tpeak_dbfs"
+           "\trms_dbfs\tactive_dbfs\tnoise_dbfs\tclip_fraction\tsnr_db\tbandwidth_hz\tchars_per_s\ttokens_per_s"
+           "\tdc_offset\tcut_start\tcut_end\tsample_rate\tnative_rate\tn_chars\tn_tokens\taudio_hash";
+}
+
+size_t xtts_quality_tsv_fields(const xtts_quality_metrics *m, char *out, size_t cap) {
+    static const char *const status[] = {"unmeasured", "measured", "too_short"};
+    int n = snprintf(out, cap,
+                     "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t%.6f\t%.1f\t%.0f\t%.2f\t%.2f"
+                     "\t%.4f\t%u\t%u\t%u\t%u\t%u\t%u\t%016llx%016llx",
+                     status[m->status <= XTTS_QUALITY_TOO_SHORT ? m->status : 0], m->duration_s, m->lead_silence_s,
+                     m->trail_silence_s, m->speech_s, m->start_edge_db, m->end_edge_db, m->peak_dbfs, m->rms_dbfs,
+                     m->active_dbfs, m->noise_dbfs, m->clip_fraction, m->snr_db, m->bandwidth_hz, m->chars_per_s,
+                     m->tokens_per_s, m->dc_offset, m->cut_start, m->cut_end, m->sample_rate, m->native_rate, m->n_chars,
+                     m->n_tokens, (unsigned long long)m->audio_hash[0], (unsigned long long)m->audio_hash[1]);
+    return n < 0 ? 0 : (size_t)n;
+}
+
 /* ---- thresholds ------------------------------------------------------------------------ */
 
 void xtts_quality_thresholds_defaults(xtts_quality_thresholds *t) {
@@ -59,7 +81,7 @@ void xtts_quality_thresholds_defaults(xtts_quality_thresholds *t) {
     t->dc_offset = 0.02f;
     t->rate_k = 4.0f;
     t->rate_min_spread = 0.08f;
-    t->rate_min_speech_s = 1.0f;
+    t->rate_min_speech_s = 0.5f;
     t->rate_min_records = 8;
 }
 
@@ -164,18 +186,20 @@ xtts_status xtts_quality_thresholds_load(const char *path, xtts_quality_threshol
 
 static uint32_t clip_flags(const xtts_quality_metrics *m, const xtts_quality_thresholds *t) {
     if (m->status == XTTS_QUALITY_UNMEASURED) return 0;
+    /* the mean of a few milliseconds of speech is no DC offset, nor its level a verdict */
+    if (m->status == XTTS_QUALITY_TOO_SHORT) return 1u << XTTS_QFLAG_TOO_SHORT;
     uint32_t f = 0;
     if (m->clip_fraction > t->clip_fraction) f |= 1u << XTTS_QFLAG_CLIPPED;
     if (fabsf(m->dc_offset) > t->dc_offset) f |= 1u << XTTS_QFLAG_DC_OFFSET;
-    if (m->status == XTTS_QUALITY_TOO_SHORT) return f | 1u << XTTS_QFLAG_TOO_SHORT;
     if (m->lead_silence_s > t->lead_silence_s) f |= 1u << XTTS_QFLAG_LEAD_SILENCE;
     if (m->trail_silence_s > t->trail_silence_s) f |= 1u << XTTS_QFLAG_TRAIL_SILENCE;
     if (m->cut_start && m->start_edge_db >= t->cut_edge_db) f |= 1u << XTTS_QFLAG_CUT_START;
     if (m->cut_end && m->end_edge_db >= t->cut_edge_db) f |= 1u << XTTS_QFLAG_CUT_END;
     if (m->speech_s > 0 && m->snr_db < t->snr_db) f |= 1u << XTTS_QFLAG_LOW_SNR;
-    if (m->speech_s > 0 && m->bandwidth_hz < t->bandwidth_fraction * 0.5f * (float)m->sample_rate)
-        f |= 1u << XTTS_QFLAG_UPSAMPLED;
+    /* in a clip too quiet to use, 16-bit rounding hides the high band: no bandwidth verdict */
     if (m->active_dbfs < t->too_quiet_dbfs) f |= 1u << XTTS_QFLAG_TOO_QUIET;
+    else if (m->speech_s > 0 && m->bandwidth_hz < t->bandwidth_fraction * 0.5f * (float)m->sample_rate)
+        f |= 1u << XTTS_QFLAG_UPSAMPLED;
     return f;
 }
 
@@ -248,6 +272,12 @@ static void flag_rate_run(rate_entry *e, size_t k, float *scratch, const xtts_qu
         if (fabsf(e[i].value - med) > t->rate_k * spread) flags[e[i].index] |= 1u << XTTS_QFLAG_RATE_OUTLIER;
 }
 
+/* Flags under which the speech span, and so the rate, cannot be trusted: such a record is
+ * neither judged on its rate nor counted in its speaker's median. */
+#define RATE_UNTRUSTED                                                                            \
+    ((1u << XTTS_QFLAG_CUT_START) | (1u << XTTS_QFLAG_CUT_END) | (1u << XTTS_QFLAG_LOW_SNR) | \
+     (1u << XTTS_QFLAG_TOO_QUIET) | (1u << XTTS_QFLAG_TOO_SHORT))
+
 static xtts_status flag_rates(const xtts_quality_metrics *m, const uint32_t *speaker, size_t n,
                               const xtts_quality_thresholds *t, uint32_t *flags, xtts_error *err) {
     rate_entry *e = malloc((n ? n : 1) * sizeof *e);
@@ -261,7 +291,7 @@ static xtts_status flag_rates(const xtts_quality_metrics *m, const uint32_t *spe
     for (size_t i = 0; i < n; i++) {
         const xtts_quality_metrics *r = &m[i];
         if (r->status != XTTS_QUALITY_MEASURED || r->n_chars == 0 || r->speech_s < t->rate_min_speech_s ||
-            !(r->chars_per_s > 0))
+            !(r->chars_per_s > 0) || (flags[i] & RATE_UNTRUSTED))
             continue;
         e[k++] = (rate_entry){speaker ? speaker[i] : 0, logf(r->chars_per_s), (int64_t)i};
     }

@@ -2,7 +2,7 @@
 # make bench: build what is needed, generate the inputs, run every comparison side by side
 # in this one run and write docs/benchmarks.md. Never part of make test.
 #   BENCH_HOURS (default 1)  hours of generated speech
-#   BENCH_ONLY="mel melcache tokenize reader train portable"  a subset of the sections
+#   BENCH_ONLY="mel melcache quality tokenize reader train portable"  a subset of the sections
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export BUILD="${BUILD:-$ROOT/build}"
@@ -14,7 +14,7 @@ openblas=/usr/lib/x86_64-linux-gnu/openblas-openmp
 [ -d "$openblas" ] && export LD_LIBRARY_PATH="$openblas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export BENCH_DATA="$BUILD/bench/data"
 bash "$ROOT/scripts/make-bench-data.sh" "$BENCH_DATA" "${BENCH_HOURS:-1}" >&2
-only=" ${BENCH_ONLY:-mel melcache tokenize reader train portable} "
+only=" ${BENCH_ONLY:-mel melcache quality tokenize reader train portable} "
 out="$BUILD/bench/benchmarks.md"
 simd=$(grep -qw avx512f /proc/cpuinfo && echo "AVX-512" || { grep -qw avx2 /proc/cpuinfo && echo "AVX2, no AVX-512" || echo "no AVX2"; })
 machine="$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); $simd)"
@@ -52,6 +52,7 @@ section() { # name script
 }
 section mel bench_mel.sh
 section melcache bench_melcache.sh
+section quality bench_quality.sh
 section tokenize bench_tokenize.sh
 section reader bench_reader.sh
 section train bench_train.sh
