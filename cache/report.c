@@ -256,20 +256,19 @@ xtts_status xtts_report_summary(xtts_report *r, FILE *f, xtts_error *err) {
 
 /* ---- TSV and JSON -------------------------------------------------------------------------- */
 
-/* The metric columns: name, and the value of a record (NaN: the record has none). */
+/* The metrics of the JSON records, by name (those of xtts_quality_tsv_header), and whether a
+ * record too short to measure has the value (null in the JSON when not). */
 typedef struct {
     const char *name;
-    int measured_only; /* not filled for a record too short to measure */
-    int digits;        /* decimals printed */
+    int measured_only;
 } column;
 
 static const column COLUMNS[] = {
-    {"duration_s", 0, 3},      {"lead_silence_s", 1, 3}, {"trail_silence_s", 1, 3}, {"speech_s", 1, 3},
-    {"cut_start", 1, 0},       {"cut_end", 1, 0},        {"start_edge_db", 1, 1},   {"end_edge_db", 1, 1},
-    {"peak_dbfs", 0, 2},       {"rms_dbfs", 0, 2},       {"active_dbfs", 1, 2},     {"noise_dbfs", 1, 2},
-    {"clip_fraction", 0, 6},   {"snr_db", 1, 2},         {"bandwidth_hz", 1, 0},    {"sample_rate", 0, 0},
-    {"native_rate", 0, 0},     {"n_chars", 0, 0},        {"n_tokens", 0, 0},        {"chars_per_s", 1, 3},
-    {"tokens_per_s", 1, 3},    {"dc_offset", 0, 6},
+    {"duration_s", 0},   {"lead_silence_s", 1}, {"trail_silence_s", 1}, {"speech_s", 1},   {"cut_start", 1},
+    {"cut_end", 1},      {"start_edge_db", 1},  {"end_edge_db", 1},     {"peak_dbfs", 0},  {"rms_dbfs", 0},
+    {"active_dbfs", 1},  {"noise_dbfs", 1},     {"clip_fraction", 0},   {"snr_db", 1},     {"bandwidth_hz", 1},
+    {"sample_rate", 0},  {"native_rate", 0},    {"n_chars", 0},         {"n_tokens", 0},   {"chars_per_s", 1},
+    {"tokens_per_s", 1}, {"dc_offset", 0},
 };
 #define N_COLUMNS (sizeof COLUMNS / sizeof *COLUMNS)
 
@@ -288,24 +287,16 @@ static const char *status_name(const xtts_quality_metrics *m) {
 }
 
 xtts_status xtts_report_tsv(xtts_report *r, FILE *f, xtts_error *err) {
-    fputs("id\tflags\tdup_of\tspeaker\tstatus", f);
-    for (size_t c = 0; c < N_COLUMNS; c++) fprintf(f, "\t%s", COLUMNS[c].name);
-    fputs("\taudio_hash\n", f);
+    fprintf(f, "id\tflags\tdup_of\tspeaker\t%s\n", xtts_quality_tsv_header());
     for (uint64_t i = 0; i < r->n; i++) {
-        char id[XTTS_RECORD_MAX_ID + 1], dup[XTTS_RECORD_MAX_ID + 1] = "-", spk[256], flags[256];
+        char id[XTTS_RECORD_MAX_ID + 1], dup[XTTS_RECORD_MAX_ID + 1] = "-", spk[256], flags[256], fields[1024];
         xtts_status st = xtts_report_record_id(r, i, id, sizeof id, err);
         if (!st && r->dup_of[i] >= 0) st = xtts_report_record_id(r, (uint64_t)r->dup_of[i], dup, sizeof dup, err);
         if (st) return st;
-        const xtts_quality_metrics *m = &r->m[i];
         xtts_quality_flags_format(r->flags[i], flags, sizeof flags);
-        fprintf(f, "%s\t%s\t%s\t%s\t%s", id, flags, dup, xtts_report_speaker_name(r, r->speaker[i], spk, sizeof spk),
-                status_name(m));
-        for (size_t c = 0; c < N_COLUMNS; c++) {
-            double v = column_value(m, c);
-            if (isfinite(v)) fprintf(f, "\t%.*f", COLUMNS[c].digits, v);
-            else fputs("\t-", f);
-        }
-        fprintf(f, "\t%016llx%016llx\n", (unsigned long long)m->audio_hash[0], (unsigned long long)m->audio_hash[1]);
+        xtts_quality_tsv_fields(&r->m[i], fields, sizeof fields);
+        fprintf(f, "%s\t%s\t%s\t%s\t%s\n", id, flags, dup, xtts_report_speaker_name(r, r->speaker[i], spk, sizeof spk),
+                fields);
         if (ferror(f)) break;
     }
     if (fflush(f) || ferror(f)) return xtts_error_set(err, XTTS_EIO, "TSV: write failed");

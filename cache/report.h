@@ -45,7 +45,7 @@ xtts_status xtts_report_summary(xtts_report *r, FILE *f, xtts_error *err);
 
 /* A header line, then one line per record in index order: id, flags (names joined by ',' or
  * '-'), the id of the earlier record of the same audio ('-' when none), speaker, then the
- * metrics; a value a record has not ('-') is never NaN.
+ * metrics as xtts_quality_tsv_fields writes them (kernels/quality.h); never NaN.
  * Errors: XTTS_EIO, those of reads (a record's header). */
 xtts_status xtts_report_tsv(xtts_report *r, FILE *f, xtts_error *err);
 
