@@ -301,8 +301,8 @@ static xtts_status record_media(xtts_report *r, uint64_t i, media_bufs *b, FILE 
 static xtts_status flag_section(xtts_report *r, int fl, media_bufs *b, uint64_t *top, double *sev, FILE *f,
                                 xtts_error *err) {
     size_t k = worst_records(r, fl, top, sev, r->opt.worst_per_flag);
-    fprintf(f, "<h3 id=\"flag-%s\"><code>%s</code>: %llu records", xtts_quality_flag_name(fl), xtts_quality_flag_name(fl),
-            (unsigned long long)r->flag_records[fl]);
+    fprintf(f, "<h3 id=\"flag-%s\"><code>%s</code>: %llu record%s", xtts_quality_flag_name(fl), xtts_quality_flag_name(fl),
+            (unsigned long long)r->flag_records[fl], r->flag_records[fl] == 1 ? "" : "s");
     if (r->flag_records[fl] > k) fprintf(f, ", the %zu worst", k);
     fputs("</h3><table><tr><th>#</th><th>id</th><th>speaker</th><th class=\"n\">s</th><th>why</th><th>mel</th>"
           "<th>listen</th></tr>\n", f);
