@@ -74,12 +74,19 @@ static void page_summary(xtts_report *r, FILE *f) {
           "<th class=\"n\">hours</th><th class=\"n\">share</th><th></th></tr>\n", f);
     for (int fl = 0; fl < XTTS_QUALITY_N_FLAGS; fl++) {
         double share = r->n ? 100.0 * (double)r->flag_records[fl] / (double)r->n : 0;
-        fprintf(f, "<tr><td><code>%s</code></td><td>%s</td><td class=\"n\">%llu</td><td class=\"n\">%.3f</td>"
+        const char *name = xtts_quality_flag_name(fl);
+        if (r->flag_records[fl]) fprintf(f, "<tr><td><a href=\"#flag-%s\"><code>%s</code></a></td>", name, name);
+        else fprintf(f, "<tr><td><code>%s</code></td>", name);
+        fprintf(f, "<td>%s</td><td class=\"n\">%llu</td><td class=\"n\">%.3f</td>"
                 "<td class=\"n\">%.1f%%</td><td><div class=\"share\"><i style=\"width:%.1f%%\"></i></div></td></tr>\n",
-                xtts_quality_flag_name(fl), FLAG_MEANING[fl], (unsigned long long)r->flag_records[fl],
-                r->flag_seconds[fl] / 3600, share, share);
+                FLAG_MEANING[fl], (unsigned long long)r->flag_records[fl], r->flag_seconds[fl] / 3600, share, share);
     }
-    fputs("</table>\n", f);
+    const xtts_quality_thresholds *t = &r->opt.thresholds;
+    fprintf(f, "</table>\n<p class=\"sub\">Thresholds: lead_silence_s %g, trail_silence_s %g, cut_edge_db %g, "
+            "clip_fraction %g, snr_db %g, bandwidth_fraction %g, too_quiet_dbfs %g, dc_offset %g, rate_k %g, "
+            "rate_min_spread %g, rate_min_speech_s %g, rate_min_records %d (xtts-cache-report --thresholds FILE).</p>\n",
+            t->lead_silence_s, t->trail_silence_s, t->cut_edge_db, t->clip_fraction, t->snr_db, t->bandwidth_fraction,
+            t->too_quiet_dbfs, t->dc_offset, t->rate_k, t->rate_min_spread, t->rate_min_speech_s, t->rate_min_records);
 }
 
 /* ---- distributions -------------------------------------------------------------------------- */
