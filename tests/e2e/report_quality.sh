@@ -76,6 +76,14 @@ assert dup["dup_of"] == "en_001", dup
 assert j["flagged_records"] == sum(1 for r in j["per_record"] if r["flags"])
 assert abs(j["kept_hours"] + j["flagged_hours"] - j["hours"]) < 1e-9
 EOF
+# a build in parts, joined: the same metrics, so the same report
+for k in 0 1 2; do
+  rc=0; "$BIN/xtts-melcache" --out "$T/cp" --part $k/3 -j 1 -q --audio int16 "$T/tokens.tsv" 2>/dev/null || rc=$?
+  [ $rc -eq 0 ] || [ $rc -eq 3 ] || die "part $k: exit $rc"
+done
+"$BIN/xtts-cache-verify" "$T/cp" > /dev/null || die "verify of the parts"
+"$BIN/xtts-cache-report" -q "$T/cp" --tsv "$T/rp.tsv" || die "report of the parts"
+cmp -s "$T/r.tsv" "$T/rp.tsv" || { diff "$T/r.tsv" "$T/rp.tsv" | head -5; die "the parts' report differs from the whole build's"; }
 # the report to stdout
 "$BIN/xtts-cache-report" "$T/c" --tsv - | cmp -s - "$T/r.tsv" || die "--tsv - differs from the file"
 
