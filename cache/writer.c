@@ -55,7 +55,7 @@ typedef struct {
     size_t len;
     char *source; /* audio path, stored as meta "audio:<id>" in the record's shard; may be NULL */
     uint8_t lengths[XTTS_LENGTHS_BYTES]; /* its "lengths" entry (format 2) */
-    xtts_cache_record_value values[XTTS_CACHE_MAX_RECORD_VALUES]; /* owned copies: db names and data */
+    xtts_cache_entry values[XTTS_SHARD_MAX_DBS - 4]; /* owned copies of its entries: db names and data */
     size_t n_values;
 } pending_record;
 
@@ -229,7 +229,7 @@ static xtts_status env_open(xtts_cache_writer *w, int number, int create, MDB_en
     MDB_env *env;
     int rc = mdb_env_create(&env);
     if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", path, mdb_strerror(rc));
-    rc = mdb_env_set_maxdbs(env, 4 + XTTS_CACHE_MAX_RECORD_VALUES);
+    rc = mdb_env_set_maxdbs(env, XTTS_SHARD_MAX_DBS);
     if (!rc) rc = mdb_env_set_mapsize(env, (size_t)w->map_bytes0);
     if (!rc) rc = mdb_env_open(env, path, 0, 0644);
     if (rc) {
@@ -773,7 +773,7 @@ static int commit_txn(xtts_cache_writer *w, const char *rejects_text) {
         }
         for (size_t v = 0; !rc && v < w->pend[i].n_values; v++) {
             MDB_dbi vdb;
-            const xtts_cache_record_value *x = &w->pend[i].values[v];
+            const xtts_cache_entry *x = &w->pend[i].values[v];
             rc = mdb_dbi_open(txn, x->db, MDB_CREATE, &vdb);
             MDB_val vv = {x->len, (void *)x->data};
             if (!rc) rc = mdb_put(txn, vdb, &k, &vv, MDB_APPEND);
@@ -993,23 +993,24 @@ static xtts_status after_input(xtts_cache_writer *w, xtts_error *err) {
     return XTTS_OK;
 }
 
-/* Per-record values: at most XTTS_CACHE_MAX_RECORD_VALUES, each in a database of its own
- * name (1..31 bytes of [a-z0-9_], none of the cache's own databases). */
-static xtts_status check_values(const xtts_cache_writer *w, const char *id, const xtts_cache_record_value *values,
+int xtts_cache_db_reserved(const char *name) {
+    return !strcmp(name, "records") || !strcmp(name, "ids") || !strcmp(name, "meta") || !strcmp(name, "lengths");
+}
+
+/* A record's entries: each in a database of its own usable name, at most one per database,
+ * no more than a shard has databases for. */
+static xtts_status check_values(const xtts_cache_writer *w, const char *id, const xtts_cache_entry *values,
                                 size_t n_values, xtts_error *err) {
-    static const char *const own[] = {"records", "ids", "meta", "lengths"};
-    if (n_values > XTTS_CACHE_MAX_RECORD_VALUES)
-        return xtts_error_set(err, XTTS_EUSAGE, "%s: record '%s': %zu per-record values, at most %d", w->dir, id,
-                              n_values, XTTS_CACHE_MAX_RECORD_VALUES);
+    if (n_values > XTTS_SHARD_MAX_DBS - 4)
+        return xtts_error_set(err, XTTS_EUSAGE, "%s: record '%s': %zu entries in databases of their own, at most %d", w->dir,
+                              id, n_values, XTTS_SHARD_MAX_DBS - 4);
     for (size_t v = 0; v < n_values; v++) {
         const char *db = values[v].db;
-        size_t n = db ? strlen(db) : 0;
-        int bad = n == 0 || n > 31 || (!values[v].data && values[v].len);
-        for (size_t i = 0; i < n && !bad; i++) bad = !((db[i] >= 'a' && db[i] <= 'z') || (db[i] >= '0' && db[i] <= '9') || db[i] == '_');
-        for (size_t o = 0; o < sizeof own / sizeof *own && !bad; o++) bad = !strcmp(db, own[o]);
+        int bad = !db || !db[0] || strlen(db) > XTTS_CACHE_DB_NAME_MAX || xtts_cache_db_reserved(db) ||
+                  (!values[v].data && values[v].len);
         for (size_t u = 0; u < v && !bad; u++) bad = !strcmp(db, values[u].db);
         if (bad)
-            return xtts_error_set(err, XTTS_EUSAGE, "%s: record '%s': per-record database \"%s\" is not a usable name",
+            return xtts_error_set(err, XTTS_EUSAGE, "%s: record '%s': database \"%.80s\" is reserved or not a usable name",
                                   w->dir, id, db ? db : "");
     }
     return XTTS_OK;
@@ -1017,7 +1018,7 @@ static xtts_status check_values(const xtts_cache_writer *w, const char *id, cons
 
 /* The record, its source path and per-record values copied into a new pending entry. */
 static xtts_status pending_push(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
-                                size_t len, const char *source, const xtts_cache_record_value *values,
+                                size_t len, const char *source, const xtts_cache_entry *values,
                                 size_t n_values, const xtts_record_header *hdr, xtts_error *err) {
     if (w->n_pend == w->cap_pend) {
         size_t nc = w->cap_pend ? 2 * w->cap_pend : 64;
@@ -1044,7 +1045,7 @@ static xtts_status pending_push(xtts_cache_writer *w, uint64_t input_index, cons
     for (size_t v = 0; v < n_values; v++) {
         char *db = strdup(values[v].db);
         void *data = malloc(values[v].len ? values[v].len : 1);
-        p->values[v] = (xtts_cache_record_value){db, data, values[v].len};
+        p->values[v] = (xtts_cache_entry){db, data, values[v].len};
         p->n_values++;
         if (!db || !data) {
             pending_values_free(p);
@@ -1059,7 +1060,7 @@ static xtts_status pending_push(xtts_cache_writer *w, uint64_t input_index, cons
 }
 
 static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
-                              size_t len, const char *source, const xtts_cache_record_value *values, size_t n_values, xtts_error *err);
+                              size_t len, const char *source, const xtts_cache_entry *values, size_t n_values, xtts_error *err);
 
 xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
                                   size_t len, xtts_error *err) {
@@ -1067,7 +1068,7 @@ xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, co
 }
 
 static xtts_status put_record(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
-                              size_t len, const char *source, const xtts_cache_record_value *values, size_t n_values, xtts_error *err) {
+                              size_t len, const char *source, const xtts_cache_entry *values, size_t n_values, xtts_error *err) {
     xtts_status st = check_input(w, input_index, id, err);
     if (!st) st = check_values(w, id ? id : "", values, n_values, err);
     if (st) return st;
@@ -1277,8 +1278,8 @@ xtts_status xtts_cache_writer_put_source(xtts_cache_writer *w, uint64_t input_in
     return put_record(w, input_index, id, record, len, source_path, NULL, 0, err);
 }
 
-xtts_status xtts_cache_writer_put_values(xtts_cache_writer *w, uint64_t input_index, const char *id, const void *record,
-                                         size_t len, const char *source_path, const xtts_cache_record_value *values,
-                                         size_t n_values, xtts_error *err) {
-    return put_record(w, input_index, id, record, len, source_path, values, n_values, err);
+xtts_status xtts_cache_writer_put_entries(xtts_cache_writer *w, uint64_t input_index, const char *id,
+                                          const void *record, size_t len, const char *source_path,
+                                          const xtts_cache_entry *entries, size_t n_entries, xtts_error *err) {
+    return put_record(w, input_index, id, record, len, source_path, entries, n_entries, err);
 }

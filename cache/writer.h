@@ -101,24 +101,31 @@ xtts_status xtts_cache_writer_put(xtts_cache_writer *w, uint64_t input_index, co
 xtts_status xtts_cache_writer_put_source(xtts_cache_writer *w, uint64_t input_index, const char *id,
                                          const void *record, size_t len, const char *source_path, xtts_error *err);
 
-/* A value stored beside a record in a per-record database of the record's shard (formats/cache.md
- * section 2: keyed by the record's local index, like "records"; e.g. "quality", the record's
- * quality metrics). db: 1..31 bytes of [a-z0-9_], not one of the cache's own databases. */
-#define XTTS_CACHE_MAX_RECORD_VALUES 4
+/* One entry of a record in a database of its own (beside "records", "ids", "meta" and
+ * "lengths"), stored under the record's local key (formats/cache.md section 2): e.g. the
+ * record's quality metrics ("quality"), or any other per-record data. */
 typedef struct {
-    const char *db;
+    const char *db;           /* database name, 1..XTTS_CACHE_DB_NAME_MAX bytes, not a reserved one */
     const void *data;
     size_t len;
-} xtts_cache_record_value;
+} xtts_cache_entry;
 
-/* As put_source (source_path may be NULL), and store values[0..n_values) in their databases
- * under the record's local index, in the same commit as the record. A database a record
- * does not name gets no entry for it.
- * Errors: those of xtts_cache_writer_put; XTTS_EUSAGE (more than XTTS_CACHE_MAX_RECORD_VALUES
- * values, a database name that is not usable or given twice). */
-xtts_status xtts_cache_writer_put_values(xtts_cache_writer *w, uint64_t input_index, const char *id,
-                                         const void *record, size_t len, const char *source_path,
-                                         const xtts_cache_record_value *values, size_t n_values, xtts_error *err);
+#define XTTS_CACHE_DB_NAME_MAX 64
+/* Named databases a shard's environment may hold (LMDB's maxdbs): the four above and up to
+ * twelve of records' own. */
+#define XTTS_SHARD_MAX_DBS 16
+
+/* 1 for the databases the writer fills itself: "records", "ids", "meta", "lengths". */
+int xtts_cache_db_reserved(const char *name);
+
+/* As put_source (source_path may be NULL), and store each entry in its database under the
+ * record's local key, in the same commit as the record. A database a record names no entry
+ * in gets none for it.
+ * Errors: those of xtts_cache_writer_put; XTTS_EUSAGE for a reserved or bad database name
+ * (empty, longer than XTTS_CACHE_DB_NAME_MAX, given twice) or more entries than databases. */
+xtts_status xtts_cache_writer_put_entries(xtts_cache_writer *w, uint64_t input_index, const char *id,
+                                          const void *record, size_t len, const char *source_path,
+                                          const xtts_cache_entry *entries, size_t n_entries, xtts_error *err);
 
 /* Record that input input_index was rejected, with its id and a one-line reason.
  * Errors: XTTS_EUSAGE (input_index not after the last one), XTTS_ENOMEM, those of a commit

@@ -109,8 +109,8 @@ static size_t write_cache(fixture *f, int n, int with_metrics) {
         make_metrics(i, &m);
         uint8_t q[XTTS_QUALITY_BYTES];
         xtts_quality_encode(&m, q);
-        xtts_cache_record_value v = {XTTS_CACHE_DB_QUALITY, q, sizeof q};
-        xtts_status st = xtts_cache_writer_put_values(w, (uint64_t)i, id, buf, len, NULL, &v, with_metrics ? 1 : 0, &err);
+        xtts_cache_entry v = {XTTS_CACHE_DB_QUALITY, q, sizeof q};
+        xtts_status st = xtts_cache_writer_put_entries(w, (uint64_t)i, id, buf, len, NULL, &v, with_metrics ? 1 : 0, &err);
         if (st) fail_msg("%s", err.msg);
     }
     assert_int_equal(xtts_cache_writer_finish(w, NULL, &err), XTTS_OK);
@@ -164,7 +164,7 @@ static void a_cache_without_metrics_reads_as_none_and_says_how_to_add_them(void 
     xtts_cache_close(c);
 }
 
-static void writer_refuses_unusable_per_record_database_names(void **state) {
+static void writer_refuses_reserved_and_unusable_database_names(void **state) {
     fixture *f = *state;
     xtts_cache_config c;
     test_config(&c);
@@ -177,15 +177,18 @@ static void writer_refuses_unusable_per_record_database_names(void **state) {
     size_t len;
     make_record(f->enc, 0, &buf, &len);
     uint8_t q[4] = {1, 2, 3, 4};
-    const char *bad[] = {"records", "ids", "meta", "lengths", "", "Quality", "a-b"};
+    char too_long[XTTS_CACHE_DB_NAME_MAX + 2];
+    memset(too_long, 'q', sizeof too_long - 1);
+    too_long[sizeof too_long - 1] = '\0';
+    const char *bad[] = {"records", "ids", "meta", "lengths", "", too_long};
     for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
-        xtts_cache_record_value v = {bad[b], q, sizeof q};
-        assert_int_equal(xtts_cache_writer_put_values(w, 0, "utt0000", buf, len, NULL, &v, 1, &err), XTTS_EUSAGE);
+        xtts_cache_entry v = {bad[b], q, sizeof q};
+        assert_int_equal(xtts_cache_writer_put_entries(w, 0, "utt0000", buf, len, NULL, &v, 1, &err), XTTS_EUSAGE);
     }
-    xtts_cache_record_value two[2] = {{"quality", q, 4}, {"quality", q, 4}};
-    assert_int_equal(xtts_cache_writer_put_values(w, 0, "utt0000", buf, len, NULL, two, 2, &err), XTTS_EUSAGE);
+    assert_true(xtts_cache_db_reserved("lengths") && !xtts_cache_db_reserved("quality"));
+    xtts_cache_entry two[2] = {{"quality", q, 4}, {"keys", q, 4}};
     assert_int_equal(xtts_cache_writer_count(w), 0); /* a refused put changes nothing */
-    assert_int_equal(xtts_cache_writer_put_values(w, 0, "utt0000", buf, len, NULL, two, 1, &err), XTTS_OK);
+    assert_int_equal(xtts_cache_writer_put_entries(w, 0, "utt0000", buf, len, NULL, two, 1, &err), XTTS_OK);
     assert_int_equal(xtts_cache_writer_count(w), 1);
     xtts_cache_writer_abort(w);
 }
@@ -244,7 +247,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(metrics_are_stored_with_their_records_across_shards, setup, teardown),
         cmocka_unit_test_setup_teardown(a_cache_without_metrics_reads_as_none_and_says_how_to_add_them, setup, teardown),
-        cmocka_unit_test_setup_teardown(writer_refuses_unusable_per_record_database_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(writer_refuses_reserved_and_unusable_database_names, setup, teardown),
         cmocka_unit_test_setup_teardown(exclude_reads_a_report_tsv_with_a_flag_mask_and_plain_lists, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -759,8 +759,8 @@ static xtts_status put_record(write_pipe *p, const slot *s, xtts_error *err) {
     if (!p->measure) return xtts_cache_writer_put_source(p->w, s->input, x->id, s->bytes, s->len, x->audio_path, err);
     uint8_t q[XTTS_QUALITY_BYTES];
     xtts_quality_encode(&s->quality, q);
-    xtts_cache_record_value v = {XTTS_CACHE_DB_QUALITY, q, sizeof q};
-    return xtts_cache_writer_put_values(p->w, s->input, x->id, s->bytes, s->len, x->audio_path, &v, 1, err);
+    xtts_cache_entry v = {XTTS_CACHE_DB_QUALITY, q, sizeof q};
+    return xtts_cache_writer_put_entries(p->w, s->input, x->id, s->bytes, s->len, x->audio_path, &v, 1, err);
 }
 
 static xtts_status write_buffer(write_pipe *p, const slot *buf, size_t m, xtts_error *err) {
