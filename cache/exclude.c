@@ -145,23 +145,28 @@ static xtts_status read_lines(FILE *f, const char *path, uint32_t mask, xtts_exc
     return st;
 }
 
-xtts_status xtts_exclude_load(const char *path, uint32_t flags, xtts_exclude **out, xtts_error *err) {
+xtts_status xtts_exclude_read(FILE *f, const char *name, uint32_t flags, xtts_exclude **out, xtts_error *err) {
     *out = NULL;
     xtts_exclude *x = calloc(1, sizeof *x);
     if (!x) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
-    int std = !strcmp(path, "-");
-    FILE *f = std ? stdin : fopen(path, "r");
-    if (!f) {
-        xtts_status code = errno == ENOENT ? XTTS_ENOTFOUND : XTTS_EIO;
-        xtts_exclude_free(x);
-        return xtts_error_set(err, code, "%s: cannot open: %s", path, strerror(errno));
-    }
-    xtts_status st = read_lines(f, path, flags, x, err);
-    if (!std) fclose(f);
+    xtts_status st = read_lines(f, name, flags, x, err);
     if (st) {
         xtts_exclude_free(x);
         return st;
     }
     *out = x;
     return XTTS_OK;
+}
+
+xtts_status xtts_exclude_load(const char *path, uint32_t flags, xtts_exclude **out, xtts_error *err) {
+    *out = NULL;
+    int std = !strcmp(path, "-");
+    FILE *f = std ? stdin : fopen(path, "r");
+    if (!f) {
+        xtts_status code = errno == ENOENT ? XTTS_ENOTFOUND : XTTS_EIO;
+        return xtts_error_set(err, code, "%s: cannot open: %s", path, strerror(errno));
+    }
+    xtts_status st = xtts_exclude_read(f, path, flags, out, err);
+    if (!std) fclose(f);
+    return st;
 }

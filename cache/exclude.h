@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "common/xtts_common.h"
 
@@ -33,6 +34,10 @@ xtts_status xtts_exclude_parse_flags(const char *list, uint32_t *mask, xtts_erro
  * a TSV line without a flags field or with a flag outside the vocabulary, an id over
  * XTTS_ID_MAX_BYTES, a NUL byte), XTTS_ENOMEM. */
 xtts_status xtts_exclude_load(const char *path, uint32_t flags, xtts_exclude **out, xtts_error *err);
+
+/* The same from an open stream (left open); name is what messages call it.
+ * Errors: as xtts_exclude_load, but for opening. */
+xtts_status xtts_exclude_read(FILE *f, const char *name, uint32_t flags, xtts_exclude **out, xtts_error *err);
 
 /* 1 when id is to be left out. */
 int xtts_exclude_has(const xtts_exclude *x, const char *id);
