@@ -67,12 +67,12 @@ typedef struct xtts_quality_metrics {
     float start_edge_db;   /* level of the first 20 ms relative to active_dbfs (dB, <= ~+10) */
     float end_edge_db;     /* level of the last 20 ms relative to active_dbfs */
     float peak_dbfs;       /* 20 log10 max |x| */
-    float rms_dbfs;        /* RMS of the whole clip */
-    float active_dbfs;     /* RMS over the speech frames only (the level of the speech) */
-    float noise_dbfs;      /* RMS of the noise estimate (the quietest 10 % of frames) */
+    float rms_dbfs;        /* RMS of the whole clip (DC included) */
+    float active_dbfs;     /* RMS of the speech frames only, about the clip's mean: the speech level */
+    float noise_dbfs;      /* RMS of the quietest 10 % of frames, about the clip's mean */
     float clip_fraction;   /* fraction of samples with |x| >= XTTS_QUALITY_FULL_SCALE */
     float snr_db;          /* frame-energy percentile SNR (below and docs/quality.md) */
-    float bandwidth_hz;    /* highest frequency within 50 dB of the speech band's level */
+    float bandwidth_hz;    /* highest frequency with energy (below); 0 without speech */
     float chars_per_s;     /* n_chars / speech_s (0 when speech_s is 0) */
     float tokens_per_s;    /* n_tokens / speech_s (0 when speech_s is 0) */
     float dc_offset;       /* mean of the samples */
@@ -100,12 +100,15 @@ void xtts_quality_state_delete(xtts_quality_state *st);
  *  - snr_db: frame-energy percentiles: 10 log10((P_speech - P_noise) / P_noise), P_speech the
  *    mean power of the speech frames, P_noise that of the quietest 10 % of frames. Biased
  *    low when the clip has (almost) no pauses (speech in the quietest frames), slightly high
- *    (about 0.5 dB) for steady noise because the quietest frames are the noise's quiet ones.
+ *    (about 0.5 dB) for steady noise because the quietest frames are the noise's quiet ones,
+ *    and high for speech under 10 dB (weak speech frames fall under noise + 6 dB): it reads
+ *    no lower than about 6 dB.
  *  - bandwidth_hz: mean power spectrum of speech frames (4, and one per second of speech,
- *    at most 32; FFT of about 23 ms), in bands of about 250 Hz; the upper edge of the highest
- *    band whose level is at most 50 dB below the 300-3400 Hz band's mean level. Clean
- *    wideband speech reaches the Nyquist frequency; audio from an 8 or 16 kHz source stops
- *    near 4 or 8 kHz.
+ *    at most 32; FFT of 512 points at 16-24 kHz, Blackman-Harris window), in bands of about 250 Hz; the
+ *    upper edge of the highest band whose level is at most 70 dB below the 300-3400 Hz
+ *    band's mean level and 6 dB or more over 16-bit rounding noise. Clean wideband speech
+ *    (or its recording's noise) reaches the Nyquist frequency; audio from an 8 or 16 kHz
+ *    source stops near 4 or 8 kHz. Reads low for noise-free speech with weak highs.
  * Errors: XTTS_EUSAGE (st or out NULL, sample_rate <= 0, samples NULL with n > 0). */
 xtts_status xtts_quality_measure(xtts_quality_state *st, const float *samples, size_t n, int sample_rate,
                                  int native_rate, uint32_t n_chars, uint32_t n_tokens,
@@ -142,8 +145,9 @@ size_t xtts_quality_flags_format(uint32_t mask, char *out, size_t cap);
 /* The metrics as TSV fields, for reports: the column names (tab-separated, no newline) and
  * one record's values in the same order (numbers in C locale, fixed decimals; no newline)
  * into out (cap bytes, NUL-terminated). Returns the length, or the length it needed when
- * >= cap. Columns: status (measured, too_short, unmeasured), the metrics in struct order,
- * native_rate; the hash as 32 hex digits. */
+ * >= cap. Columns (xtts_quality_tsv_header): status by name (measured, too_short,
+ * unmeasured), the 16 floats in struct order, cut_start, cut_end, sample_rate, native_rate,
+ * n_chars, n_tokens, the hash as 32 hex digits. */
 const char *xtts_quality_tsv_header(void);
 size_t xtts_quality_tsv_fields(const xtts_quality_metrics *m, char *out, size_t cap);
 
@@ -183,7 +187,8 @@ xtts_status xtts_quality_thresholds_load(const char *path, xtts_quality_threshol
 /* Flag n records in input order: m[i] the metrics, speaker[i] the speaker id (NULL: all one
  * speaker). flags_out[i] gets the bitmask; dup_of_out[i] the index of the earliest record
  * with the same audio hash when record i carries dup_audio, else -1 (the earliest record
- * itself is not flagged). A record whose status is UNMEASURED gets no flags. rate_outlier
+ * itself is not flagged). A record whose status is UNMEASURED gets no flags, a TOO_SHORT one
+ * too_short (and dup_audio) only. rate_outlier
  * compares ln(chars_per_s) with the speaker's median, spread 1.4826 x MAD (at least
  * rate_min_spread), over the speaker's MEASURED records with speech_s >= rate_min_speech_s
  * and n_chars > 0 that carry none of cut_start, cut_end, low_snr, too_quiet, too_short (their
@@ -202,7 +207,7 @@ xtts_status xtts_quality_flag_all(const xtts_quality_metrics *m, const uint32_t 
 
 void xtts_quality_encode(const xtts_quality_metrics *m, uint8_t out[XTTS_QUALITY_BYTES]);
 /* Errors: XTTS_ECORRUPT (CRC mismatch, unknown version or status, a cut flag not 0/1, a
- * non-finite float, nonzero reserved byte); *m is zeroed then. */
+ * non-finite float); *m is zeroed then. The reserved byte is not stored (it reads 0). */
 xtts_status xtts_quality_decode(const uint8_t in[XTTS_QUALITY_BYTES], xtts_quality_metrics *m, xtts_error *err);
 
 #ifdef __cplusplus
