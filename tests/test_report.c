@@ -16,6 +16,7 @@
 #include "cache/exclude.h"
 #include "cache/quality_store.h"
 #include "cache/reader.h"
+#include "cache/reader_api.h"
 #include "cache/writer.h"
 #include "formats/record.h"
 #include "kernels/quality.h"
@@ -144,6 +145,26 @@ static void metrics_are_stored_with_their_records_across_shards(void **state) {
     xtts_cache_close(c);
 }
 
+/* The stable C interface gives the stored bytes, which decode to what was written. */
+static void reader_api_gives_the_stored_metrics(void **state) {
+    fixture *f = *state;
+    write_cache(f, 12, 1);
+    xtts_api_cache *a = xtts_api_open(f->dir);
+    assert_non_null(a);
+    uint8_t buf[256];
+    size_t len = 0;
+    assert_int_equal(xtts_api_quality(a, 7, buf, sizeof buf, &len), 0);
+    assert_int_equal(len, XTTS_QUALITY_BYTES);
+    xtts_quality_metrics m, want;
+    xtts_error err;
+    assert_int_equal(xtts_quality_decode(buf, &m, &err), XTTS_OK);
+    make_metrics(7, &want);
+    assert_int_equal(m.n_chars, want.n_chars);
+    assert_int_equal(xtts_api_quality(a, 7, buf, 10, &len), XTTS_ERANGE);
+    assert_int_equal(xtts_api_quality(a, 12, buf, sizeof buf, &len), XTTS_ERANGE);
+    xtts_api_close(a);
+}
+
 static void a_cache_without_metrics_reads_as_none_and_says_how_to_add_them(void **state) {
     fixture *f = *state;
     write_cache(f, 10, 0);
@@ -162,6 +183,12 @@ static void a_cache_without_metrics_reads_as_none_and_says_how_to_add_them(void 
     assert_int_equal(xtts_cache_reader_value(r, 3, "records", &buf, &len, &err), XTTS_EUSAGE);
     xtts_cache_reader_delete(r);
     xtts_cache_close(c);
+    xtts_api_cache *a = xtts_api_open(f->dir);
+    assert_non_null(a);
+    uint8_t q[XTTS_QUALITY_BYTES];
+    assert_int_equal(xtts_api_quality(a, 3, q, sizeof q, &len), XTTS_ENOTFOUND);
+    assert_non_null(strstr(xtts_api_last_error(), "no quality metrics"));
+    xtts_api_close(a);
 }
 
 static void writer_refuses_reserved_and_unusable_database_names(void **state) {
@@ -246,6 +273,7 @@ static void exclude_reads_a_report_tsv_with_a_flag_mask_and_plain_lists(void **s
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(metrics_are_stored_with_their_records_across_shards, setup, teardown),
+        cmocka_unit_test_setup_teardown(reader_api_gives_the_stored_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(a_cache_without_metrics_reads_as_none_and_says_how_to_add_them, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_refuses_reserved_and_unusable_database_names, setup, teardown),
         cmocka_unit_test_setup_teardown(exclude_reads_a_report_tsv_with_a_flag_mask_and_plain_lists, setup, teardown),
