@@ -413,27 +413,21 @@ static void png_warn(png_structp p, png_const_charp msg) {
     (void)msg;
 }
 
-xtts_status xtts_png_write_rgb(const char *path, size_t w, size_t h, xtts_png_row_fn row, void *ctx, xtts_error *err) {
-    uint8_t *scratch = malloc(w * 3);
-    if (!scratch) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
-    FILE *volatile f = open_out(path, err);
-    if (!f) {
-        free(scratch);
-        return XTTS_EIO;
-    }
-    png_io io = {f, path, err};
+xtts_status xtts_png_write_rgb_stream(FILE *f, const char *name, size_t w, size_t h, xtts_png_row_fn row, void *ctx,
+                                      xtts_error *err) {
+    uint8_t *volatile scratch = malloc(w * 3);
+    if (!scratch) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name);
+    png_io io = {f, name, err};
     png_structp p = png_create_write_struct(PNG_LIBPNG_VER_STRING, &io, png_err, png_warn);
     png_infop info = p ? png_create_info_struct(p) : NULL;
     if (!p || !info) {
         png_destroy_write_struct(&p, NULL);
         free(scratch);
-        if (f != stdout) fclose(f);
-        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name);
     }
     if (setjmp(png_jmpbuf(p))) {
         png_destroy_write_struct(&p, &info);
         free(scratch);
-        if (f != stdout) fclose(f);
         return err ? err->code : XTTS_EIO;
     }
     png_init_io(p, f);
@@ -444,6 +438,17 @@ xtts_status xtts_png_write_rgb(const char *path, size_t w, size_t h, xtts_png_ro
     png_write_end(p, info);
     png_destroy_write_struct(&p, &info);
     free(scratch);
+    return XTTS_OK;
+}
+
+xtts_status xtts_png_write_rgb(const char *path, size_t w, size_t h, xtts_png_row_fn row, void *ctx, xtts_error *err) {
+    FILE *f = open_out(path, err);
+    if (!f) return XTTS_EIO;
+    xtts_status st = xtts_png_write_rgb_stream(f, path, w, h, row, ctx, err);
+    if (st) {
+        if (f != stdout) fclose(f);
+        return st;
+    }
     return close_out(f, path, err);
 }
 

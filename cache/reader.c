@@ -113,6 +113,8 @@ typedef struct {
     MDB_dbi records_dbi, ids_dbi, meta_dbi;
     MDB_dbi lengths_dbi; /* format 2: the "lengths" database */
     uint64_t lengths_entries;
+    MDB_dbi quality_dbi; /* the "quality" database, when has_quality */
+    int has_quality;
     const char *map;     /* start of the memory map */
     uint64_t file_bytes; /* size of data.mdb at open */
     xtts_status status;
@@ -363,6 +365,11 @@ static void shard_open_databases(xtts_cache *c, shard_t *s) {
         if (!rc) rc = mdb_stat(txn, s->lengths_dbi, &lst);
         if (!rc) s->lengths_entries = lst.ms_entries;
     }
+    if (!rc) { /* optional: caches built before the quality metrics have none */
+        int qrc = mdb_dbi_open(txn, XTTS_CACHE_DB_QUALITY, 0, &s->quality_dbi);
+        if (qrc != MDB_NOTFOUND) stage = 7, rc = qrc;
+        s->has_quality = qrc == 0;
+    }
     if (!rc) {
         stage = 6;
         hash_ok = meta_equals(txn, s->meta_dbi, "config_hash", c->hash, s);
@@ -377,7 +384,7 @@ static void shard_open_databases(xtts_cache *c, shard_t *s) {
     }
     if (rc) {
         mdb_txn_abort(txn);
-        static const char *what[] = {"", "records", "ids", "meta", "records", "lengths", "meta"};
+        static const char *what[] = {"", "records", "ids", "meta", "records", "lengths", "meta", XTTS_CACHE_DB_QUALITY};
         say(detail, sizeof detail, "database \"%s\": %s", what[stage], mdb_strerror(rc));
         shard_fail(s, XTTS_ECORRUPT, "%s: %s", detail);
         return;
@@ -939,6 +946,9 @@ xtts_status xtts_cache_reader_foreach(xtts_cache_reader *r, size_t si, const cha
     else if (!strcmp(db, "ids")) dbi = s->ids_dbi;
     else if (!strcmp(db, "meta")) dbi = s->meta_dbi;
     else if (!strcmp(db, "lengths") && r->c->cfg.format_version >= 2) dbi = s->lengths_dbi;
+    else if (!strcmp(db, XTTS_CACHE_DB_QUALITY) && s->status == XTTS_OK && s->has_quality) dbi = s->quality_dbi;
+    else if (!strcmp(db, XTTS_CACHE_DB_QUALITY) && s->status == XTTS_OK)
+        return xtts_error_set(err, XTTS_ENOTFOUND, "%s: no database \"%s\"", s->name, db);
     else return xtts_error_set(err, XTTS_EUSAGE, "%s: no database \"%s\"", s->name, db);
     MDB_txn *txn;
     xtts_status st = reader_txn(r, si, &txn, err);
@@ -1013,6 +1023,55 @@ xtts_status xtts_cache_reader_meta(xtts_cache_reader *r, size_t si, const char *
     if (!copy) return xtts_error_set(err, XTTS_ECORRUPT, "%s: meta \"%s\": unreadable value", s->name, key);
     *val = copy;
     if (len) *len = v.mv_size;
+    return XTTS_OK;
+}
+
+/* ---- per-record databases ------------------------------------------------------------- */
+
+const xtts_cache *xtts_cache_reader_cache(const xtts_cache_reader *r) { return r->c; }
+
+size_t xtts_cache_shards_with_db(const xtts_cache *c, const char *db) {
+    size_t n = 0;
+    if (strcmp(db, XTTS_CACHE_DB_QUALITY)) return 0;
+    for (size_t i = 0; i < c->n_shards; i++) n += c->shards[i].status == XTTS_OK && c->shards[i].has_quality;
+    return n;
+}
+
+xtts_status xtts_cache_reader_value(xtts_cache_reader *r, uint64_t index, const char *db, const void **buf,
+                                    size_t *len, xtts_error *err) {
+    if (strcmp(db, XTTS_CACHE_DB_QUALITY)) return xtts_error_set(err, XTTS_EUSAGE, "no per-record database \"%s\"", db);
+    size_t si;
+    xtts_status st = locate(r, index, &si, err);
+    if (st) return st;
+    shard_t *s = &r->c->shards[si];
+    MDB_txn *txn;
+    if ((st = reader_txn(r, si, &txn, err))) return st;
+    uint64_t local = index - s->first;
+    if (!s->has_quality)
+        return xtts_error_set(err, XTTS_ENOTFOUND, "%s: index %llu: no \"%s\" database in the shard", s->name,
+                              (unsigned long long)index, db);
+    uint8_t kb[8];
+    xtts_put_be64(kb, local);
+    MDB_val k = {8, kb}, v;
+    int rc;
+    GUARD(sig)
+    rc = mdb_get(txn, s->quality_dbi, &k, &v);
+    GUARD_END(sig)
+    if (sig) {
+        reader_drop_txn(r, si);
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu: \"%s\": damaged LMDB pages (%s)", s->name,
+                              (unsigned long long)index, db, signame(sig));
+    }
+    if (rc == MDB_NOTFOUND)
+        return xtts_error_set(err, XTTS_ENOTFOUND, "%s: index %llu: no \"%s\" entry", s->name, (unsigned long long)index, db);
+    if (rc)
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu: \"%s\": %s", s->name, (unsigned long long)index, db,
+                              mdb_strerror(rc));
+    if (!in_map(s, v.mv_data, v.mv_size))
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu: \"%s\" value points outside data.mdb", s->name,
+                              (unsigned long long)index, db);
+    *buf = v.mv_data;
+    *len = v.mv_size;
     return XTTS_OK;
 }
 

@@ -185,12 +185,12 @@ void xtts_cache_shard_get(const xtts_cache *c, size_t i, xtts_cache_shard *out);
 /* Shard number holding global index, or (size_t)-1 when out of range. */
 size_t xtts_cache_shard_index_of(const xtts_cache *c, uint64_t index);
 
-/* Iterate over every key/value of one of shard i's databases ("records", "ids" or
- * "meta") in key order. cb returns 0 to go on, nonzero to stop early (the call still
+/* Iterate over every key/value of one of shard i's databases ("records", "ids", "meta",
+ * "lengths" or "quality") in key order. cb returns 0 to go on, nonzero to stop early (the call still
  * returns XTTS_OK). The pointers are borrowed for the duration of the callback. A damaged
  * database is XTTS_ECORRUPT naming the shard (entries before the damage were passed).
  * Errors: XTTS_ERANGE (no shard i), XTTS_EUSAGE (another database name, or "lengths" in a
- * format-1 cache), the shard's fault, XTTS_EIO (no read transaction or cursor),
+ * format-1 cache), XTTS_ENOTFOUND ("quality" in a shard without it), the shard's fault, XTTS_EIO (no read transaction or cursor),
  * XTTS_ECORRUPT. */
 typedef int (*xtts_cache_foreach_fn)(void *ctx, const void *key, size_t key_len, const void *val,
                                      size_t val_len);
@@ -211,6 +211,27 @@ xtts_status xtts_cache_reader_meta(xtts_cache_reader *r, size_t shard, const cha
  * value that is not an 8-byte index within the shard). */
 xtts_status xtts_cache_reader_find_local(xtts_cache_reader *r, size_t shard, const char *id, uint64_t *local,
                                          xtts_error *err);
+
+/* ---- per-record databases (formats/cache.md section 2) ----------------------------------
+ * Values kept beside the records, keyed like "records" by the local index, in databases of
+ * their own that a cache may or may not hold: "quality" (the records' quality metrics,
+ * kernels/quality.h; cache/quality_store.h reads them decoded). A cache built before them
+ * has none. */
+#define XTTS_CACHE_DB_QUALITY "quality"
+
+/* The cache r reads. */
+const xtts_cache *xtts_cache_reader_cache(const xtts_cache_reader *r);
+
+/* How many shards (of those that opened) hold database db; 0 for a name this reader does
+ * not know. */
+size_t xtts_cache_shards_with_db(const xtts_cache *c, const char *db);
+
+/* The value of record index in per-record database db (borrowed from LMDB's map; valid until
+ * the next call on this reader).
+ * Errors: XTTS_EUSAGE (db is not a per-record database), XTTS_ENOTFOUND (the record's shard
+ * has no such database, or no entry for the record), those of reads (top of this file). */
+xtts_status xtts_cache_reader_value(xtts_cache_reader *r, uint64_t index, const char *db, const void **buf,
+                                    size_t *len, xtts_error *err);
 
 /* ---- version 2: lengths index, text, waveform, aligned segments (formats/cache.md 3) ---- */
 

@@ -335,3 +335,32 @@ int xtts_api_read_batch(xtts_api_cache *a, const uint64_t *indices, size_t n, in
     if (index_rows != &idx_one) free(index_rows);
     return rc;
 }
+
+int xtts_api_quality(xtts_api_cache *a, uint64_t index, uint8_t *out, size_t cap, size_t *len) {
+    if (!a || !out || !len) return fail(XTTS_EUSAGE, "xtts_api_quality: a NULL argument");
+    if (index >= xtts_cache_count(a->c))
+        return failf(XTTS_ERANGE, "%s: index %llu out of range (%llu records)", xtts_cache_dir(a->c),
+                     (unsigned long long)index, (unsigned long long)xtts_cache_count(a->c));
+    if (!xtts_cache_shards_with_db(a->c, XTTS_CACHE_DB_QUALITY))
+        return failf(XTTS_ENOTFOUND, "%s: the cache stores no quality metrics (built before them)", xtts_cache_dir(a->c));
+    xtts_cache_reader *r;
+    int rc = pool_take(a, &r);
+    if (rc) return rc;
+    const void *buf;
+    size_t n;
+    xtts_error e;
+    xtts_status st = xtts_cache_reader_value(r, index, XTTS_CACHE_DB_QUALITY, &buf, &n, &e);
+    if (st == XTTS_ENOTFOUND) rc = failf(XTTS_ECORRUPT, "%s: quality metrics missing", e.msg);
+    else if (st) rc = fail(st, e.msg);
+    else if (n < 4 || xtts_get_le32((const uint8_t *)buf + n - 4) != xtts_crc32(0, buf, n - 4))
+        rc = failf(XTTS_ECORRUPT, "%s: index %llu: quality metrics damaged (checksum mismatch)",
+                   xtts_cache_shard_of(a->c, index), (unsigned long long)index);
+    else if (n > cap) rc = failf(XTTS_ERANGE, "%s: index %llu: %zu bytes of quality metrics, room for %zu",
+                                 xtts_cache_dir(a->c), (unsigned long long)index, n, cap);
+    else {
+        memcpy(out, buf, n);
+        *len = n;
+    }
+    pool_give(a, r);
+    return rc;
+}

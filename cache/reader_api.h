@@ -87,6 +87,14 @@ int xtts_api_read_batch(xtts_api_cache *c, const uint64_t *indices, size_t n, in
                         void *mel, int mel_dtype, size_t frames_cap, uint32_t *n_tokens, uint32_t *n_frames,
                         uint32_t *speaker_id, uint32_t *lang_id, uint8_t *split, int threads);
 
+/* The stored quality metrics of record index (formats/cache.md section 3.5: 104 bytes, little
+ * endian, ending in their CRC-32; the caller decodes them) copied into out[0..cap); *len gets
+ * their size. Returns 0 or an xtts_status: 8 (not found) when the cache stores no metrics (a
+ * cache built before them), 5 (corrupt) when it does but this record's are missing, 7 (range)
+ * for an index out of range or cap too small, 2 (input) for a NULL argument; those of reads.
+ * The bytes are checked by their CRC here. */
+int xtts_api_quality(xtts_api_cache *c, uint64_t index, uint8_t *out, size_t cap, size_t *len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/quality_store.h"
 #include "cache/reader.h"
 #include "cache/writer_internal.h"
 #include "kernels/mel.h"
@@ -85,6 +86,9 @@ typedef struct {
     /* deep statistics over real frames */
     double *mel_sum, *mel_sumsq;
     int oom;
+    int has_metrics;       /* the cache stores quality metrics: every record must have them */
+    uint64_t metrics_next; /* the "quality" walk: the next local index expected */
+    uint8_t *metrics_bad;  /* this shard's records whose metrics are missing or damaged */
     xtts_progress progress;
 } run_t;
 
@@ -305,7 +309,7 @@ static void check_record(run_t *r, uint64_t local, const void *val, size_t len) 
     r->rep->tokens += h.n_tokens;
     r->rep->samples += h.n_samples;
     xtts_digest_record(&r->digest, &h, r->tokens, r->mel, T);
-    if (r->rep->faults == faults0) r->rep->records_ok++;
+    if (r->rep->faults == faults0 && !(r->metrics_bad && local < r->records && r->metrics_bad[local])) r->rep->records_ok++;
 }
 
 static int on_record(void *ctx, const void *key, size_t klen, const void *val, size_t vlen) {
@@ -386,6 +390,67 @@ static int on_length(void *vctx, const void *key, size_t klen, const void *val, 
     }
     r->lens_have[local] = 1;
     return 0;
+}
+
+/* ---- quality metrics (cache/quality_store.h) ---------------------------------------------- */
+
+static const char *local_id(const run_t *r, uint64_t local) {
+    return r->by_local && local < r->records && r->by_local[local] ? r->by_local[local] : "";
+}
+
+static void metrics_missing(run_t *r, uint64_t from, uint64_t to) {
+    for (uint64_t l = from; l < to && l < r->records; l++) {
+        fault(r, r->shard, (int64_t)(r->first + l), local_id(r, l), "quality metrics missing");
+        r->metrics_bad[l] = 1;
+    }
+}
+
+static int on_metrics(void *vctx, const void *key, size_t klen, const void *val, size_t vlen) {
+    run_t *r = vctx;
+    uint64_t local = klen == 8 ? xtts_get_be64(key) : UINT64_MAX;
+    if (local >= r->records) {
+        fault(r, r->shard, -1, "", "\"quality\" key of %zu bytes is not a local index of the shard", klen);
+        return 0;
+    }
+    if (local > r->metrics_next) metrics_missing(r, r->metrics_next, local);
+    r->metrics_next = local + 1;
+    xtts_quality_metrics m;
+    xtts_error e;
+    if (vlen != XTTS_QUALITY_BYTES)
+        fault(r, r->shard, (int64_t)(r->first + local), local_id(r, local), "quality metrics of %zu bytes, expected %d",
+              vlen, XTTS_QUALITY_BYTES);
+    else if (xtts_quality_decode(val, &m, &e))
+        fault(r, r->shard, (int64_t)(r->first + local), local_id(r, local), "quality metrics damaged (%s)", e.msg);
+    else
+        return 0;
+    r->metrics_bad[local] = 1;
+    return 0;
+}
+
+/* A cache that stores metrics has them for every record of every shard: walked after the
+ * shard's "ids" (which name the records) and before its records (which count as without fault
+ * only when their metrics are sound too). */
+static void check_metrics(run_t *r, size_t i, const xtts_cache_shard *s) {
+    xtts_error e;
+    r->metrics_next = 0;
+    if (!(r->metrics_bad = calloc(s->records ? s->records : 1, 1))) {
+        r->oom = 1;
+        return;
+    }
+    xtts_status st = xtts_cache_reader_foreach(r->reader, i, XTTS_CACHE_DB_QUALITY, on_metrics, r, &e);
+    if (st == XTTS_ENOTFOUND) {
+        if (s->records)
+            fault(r, s->name, (int64_t)r->first, local_id(r, 0),
+                  "no \"quality\" database: quality metrics missing for the shard's %llu records (the other shards have them)",
+                  (unsigned long long)s->records);
+        memset(r->metrics_bad, 1, s->records);
+        return;
+    }
+    if (st) {
+        fault(r, s->name, -1, "", "%s", e.msg);
+        return;
+    }
+    metrics_missing(r, r->metrics_next, r->records);
 }
 
 static void free_by_local(run_t *r) {
@@ -608,6 +673,7 @@ static xtts_status run_begin(run_t *r, const char *dir, xtts_error *err) {
     r->n_speakers = m->n_speakers;
     r->has_speakers = m->has_speakers;
     r->n_langs = m->has_languages ? m->n_languages : XTTS_N_LANGS;
+    r->has_metrics = xtts_cache_has_metrics(r->cache);
     if (r->opt->deep) {
         r->mel_sum = calloc((size_t)r->cfg->mel.n_mels, sizeof(double));
         r->mel_sumsq = calloc((size_t)r->cfg->mel.n_mels, sizeof(double));
@@ -685,10 +751,13 @@ static void verify_shard(run_t *r, size_t i) {
         return;
     }
     walk_ids(r, i, &s);
+    if (r->has_metrics && !r->oom) check_metrics(r, i, &s);
     int lengths_ok = r->cfg->format_version < 2 || walk_lengths(r, i, &s) == 0;
     xtts_error e;
     xtts_status st = lengths_ok ? xtts_cache_reader_foreach(r->reader, i, "records", on_record, r, &e) : XTTS_OK;
     free_by_local(r);
+    free(r->metrics_bad);
+    r->metrics_bad = NULL;
     free(r->lens);
     free(r->lens_have);
     r->lens = NULL;

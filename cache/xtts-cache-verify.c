@@ -12,8 +12,9 @@
 static const char *usage_text =
     "usage: xtts-cache-verify [OPTIONS] DIR\n"
     "Check a cache: manifest against shards, every record's header, checksums, shape,\n"
-    "lengths and values, ids, speaker and language tables and counts; print every fault,\n"
-    "a summary and 'digest: <sha256>' over all records' decoded contents in index order.\n"
+    "lengths and values, ids, speaker and language tables and counts, and the quality\n"
+    "metrics when the cache stores them; print every fault, a summary and\n"
+    "'digest: <sha256>' over all records' decoded contents in index order.\n"
     "\n"
     "  --deep           also check padding, token ids against the vocabulary, and the\n"
     "                   manifest's totals and mel statistics against the records\n"

@@ -31,6 +31,11 @@ fi
 if [ "${1:-}" = "--cluster" ]; then
   PKGS+=(slurm-wlm munge parallel)
 fi
+# Chromium, for the browser test of xtts-cache-report's HTML page
+# (tests/e2e/report_html_browser.sh renders it headless; it skips without Chromium).
+if [ "${1:-}" = "--browser" ]; then
+  PKGS+=(chromium fonts-dejavu-core)
+fi
 if [ "${1:-}" = "--bench" ]; then
   PKGS+=(python3-torch python3-torchaudio python3-soundfile libopenblas0-openmp hyperfine clang)
   # node and npm may come from elsewhere (e.g. NodeSource); only ask Debian when absent

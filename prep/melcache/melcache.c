@@ -21,7 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/exclude.h"
 #include "cache/keys.h"
+#include "cache/quality_store.h"
 #include "cache/update_dir.h"
 #include "cache/writer.h"
 #include "formats/record.h"
@@ -29,6 +31,7 @@
 #include "formats/tokens.h"
 #include "kernels/mel.h"
 #include "kernels/mel_cuda.h"
+#include "kernels/quality.h"
 #include "prep/audio/audio.h"
 #include "prep/melcache/builder.h"
 #include "prep/melcache/update.h"
@@ -40,6 +43,10 @@
  * the audio paths) instead and resume without the check. */
 #define INPUTS_KEY "melcache-keys"
 #define STATS_MAGIC 0x58535431u /* "XST1" */
+/* Set with the first record of a build that stores quality metrics: a resume of a build
+ * without it (made before the metrics) goes on without them, so that no cache holds some
+ * records with metrics and some without. */
+#define QUALITY_KEY "melcache-quality"
 
 void xtts_melcache_options_defaults(xtts_melcache_options *o) {
     memset(o, 0, sizeof *o);
@@ -107,6 +114,8 @@ typedef struct {
     char langs[XTTS_MAX_LANGS][16];
     int n_langs;
     size_t n_test;          /* records of the test split, held out of the cache */
+    const xtts_exclude *exclude; /* ids left out (--exclude), or NULL */
+    size_t n_excluded;      /* records of the stream left out by it */
     uint64_t split_given, val_by_fraction;
     /* the second pass */
     FILE *f;                /* the stream (seekable), or the spool */
@@ -208,9 +217,11 @@ static xtts_status read_languages(input_set *in, const char *name, xtts_error *e
 }
 
 /* The first pass: header, languages, counts, the speaker table. */
-static xtts_status scan_inputs(FILE *f, const char *name, double val_fraction, input_set *in, xtts_error *err) {
+static xtts_status scan_inputs(FILE *f, const char *name, double val_fraction, const xtts_exclude *exclude,
+                               input_set *in, xtts_error *err) {
     memset(in, 0, sizeof *in);
     in->name = name;
+    in->exclude = exclude;
     struct stat sb;
     FILE *src = f;
     tee_t tee = {0};
@@ -238,6 +249,7 @@ static xtts_status scan_inputs(FILE *f, const char *name, double val_fraction, i
         int rc;
         while ((rc = xtts_tokens_reader_next(r, &rec, err)) == 1) {
             if (rec.split && !strcmp(rec.split, "test")) { in->n_test++; continue; }
+            if (xtts_exclude_has(exclude, rec.id ? rec.id : "")) { in->n_excluded++; continue; }
             in->n++;
             if (rec.split && rec.split[0]) in->split_given++;
             else in->val_by_fraction += (uint64_t)xtts_melcache_is_val(rec.id ? rec.id : "", val_fraction);
@@ -276,7 +288,7 @@ static xtts_status input_next(input_set *in, input_rec *x, xtts_error *err) {
     xtts_tokens_record rec;
     int rc;
     while ((rc = xtts_tokens_reader_next(in->r, &rec, err)) == 1)
-        if (!(rec.split && !strcmp(rec.split, "test"))) break;
+        if (!(rec.split && !strcmp(rec.split, "test")) && !xtts_exclude_has(in->exclude, rec.id ? rec.id : "")) break;
     if (rc < 0) return err ? err->code : XTTS_EINPUT;
     if (rc == 0) return xtts_error_set(err, XTTS_EIO, "%s: the stream changed while it was read (record %llu is missing)",
                                        in->name, (unsigned long long)in->next + 1);
@@ -428,12 +440,36 @@ typedef struct {
     uint32_t n_tokens;
     uint8_t split;
     double *sum, *sumsq; /* [n_mels] */
+    xtts_quality_metrics quality; /* measured in load_one when the build stores metrics */
 } slot;
+
+/* Characters (code points) of UTF-8 text: the speaking rate's numerator. */
+static uint32_t utf8_chars(const char *t) {
+    uint32_t n = 0;
+    for (; *t; t++) n += ((unsigned char)*t & 0xC0) != 0x80;
+    return n;
+}
+
+/* The record's quality metrics, from the samples the mel is computed from (after resampling
+ * and --trim-db, before the int16 rounding of a stored waveform and before padding), with
+ * the source file's rate and the normalized text's length. 0, or -1 with the reason set. */
+static int measure_one(xtts_quality_state *qs, slot *s, const float *pcm, size_t n, int rate,
+                       const xtts_audio_info *info) {
+    xtts_error e;
+    xtts_error_clear(&e);
+    if (xtts_quality_measure(qs, pcm, n, rate, info->source_rate, utf8_chars(s->rec.text), s->rec.n_tokens,
+                             &s->quality, &e)) {
+        snprintf(s->reason, sizeof s->reason, "%.250s: quality metrics: %.200s", s->rec.audio_path, e.msg);
+        return -1;
+    }
+    return 0;
+}
 
 /* b: the buffers the record uses. With the slot's own (the CUDA path) the samples are
  * copied out of the worker's audio buffer, which the worker's next load overwrites; with
- * the worker's, s->src points into that buffer. */
-static void load_one(const xtts_melcache_options *o, worker *w, slot *s, slot_bufs *b) {
+ * the worker's, s->src points into that buffer. qs: the worker's quality state when the
+ * build stores metrics, else NULL. */
+static void load_one(const xtts_melcache_options *o, worker *w, xtts_quality_state *qs, slot *s, slot_bufs *b) {
     const xtts_cache_config *c = &o->cfg;
     const input_rec *x = &s->rec;
     xtts_error e;
@@ -477,6 +513,7 @@ static void load_one(const xtts_melcache_options *o, worker *w, slot *s, slot_bu
         snprintf(s->reason, sizeof s->reason, "out of memory");
         return;
     }
+    if (qs && measure_one(qs, s, pcm, n, c->mel.sample_rate, &info)) return;
     s->trim_start = (uint32_t)info.trimmed_head;
     if (c->audio != XTTS_AUDIO_NONE) {
         /* the waveform is stored as int16: round it, and compute the mel from the rounded
@@ -667,7 +704,29 @@ typedef struct {
     uint64_t done_sel, selected;
     double t0, audio_at_start;
     uint8_t *keys_value;  /* a computed record's "keys" value, packed before its put */
+    int measure;       /* store each record's quality metrics */
+    int quality_noted; /* QUALITY_KEY is in the writer's state */
 } write_pipe;
+
+/* One record into the writer: a carried-over one with its entries as the source held them;
+ * a computed one with its content key and sums, and its quality metrics when the build
+ * stores them. */
+static xtts_status put_record(write_pipe *p, const slot *s, xtts_error *err) {
+    const input_rec *x = &s->rec;
+    if (s->reused)
+        return xtts_cache_writer_put_entries(p->w, s->input, x->id, s->bytes, s->len, x->audio_path, s->ent, s->n_ent,
+                                             err);
+    int nm = p->o->cfg.mel.n_mels;
+    xtts_keys_value_pack(s->key, nm, s->sum, s->sumsq, p->keys_value);
+    xtts_cache_entry v[2] = {{XTTS_KEYS_DB, p->keys_value, xtts_keys_value_bytes(nm)}};
+    size_t n = 1;
+    uint8_t q[XTTS_QUALITY_BYTES];
+    if (p->measure) {
+        xtts_quality_encode(&s->quality, q);
+        v[n++] = (xtts_cache_entry){XTTS_CACHE_DB_QUALITY, q, sizeof q};
+    }
+    return xtts_cache_writer_put_entries(p->w, s->input, x->id, s->bytes, s->len, x->audio_path, v, n, err);
+}
 
 static xtts_status write_buffer(write_pipe *p, const slot *buf, size_t m, xtts_error *err) {
     const xtts_melcache_options *o = p->o;
@@ -676,6 +735,10 @@ static xtts_status write_buffer(write_pipe *p, const slot *buf, size_t m, xtts_e
     for (size_t k = 0; k < m && !st; k++) {
         const slot *s = &buf[k];
         const input_rec *x = &s->rec;
+        if (p->measure && !p->quality_noted) { /* joins the commit of this first input */
+            if ((st = xtts_cache_writer_set_state(p->w, QUALITY_KEY, "1", 1, err))) break;
+            p->quality_noted = 1;
+        }
         if (s->ok) {
             stats->frames += s->n_frames;
             stats->tokens += s->n_tokens;
@@ -687,10 +750,7 @@ static xtts_status write_buffer(write_pipe *p, const slot *buf, size_t m, xtts_e
             }
             st = stats_save(p->w, stats, err);
             if (!st) st = inputs_save(p->w, s->digest, x->id, err);
-            xtts_cache_entry own = {XTTS_KEYS_DB, p->keys_value, xtts_keys_value_bytes(o->cfg.mel.n_mels)};
-            if (!s->reused) xtts_keys_value_pack(s->key, o->cfg.mel.n_mels, s->sum, s->sumsq, p->keys_value);
-            if (!st) st = xtts_cache_writer_put_entries(p->w, s->input, x->id, s->bytes, s->len, x->audio_path,
-                                                        s->reused ? s->ent : &own, s->reused ? s->n_ent : 1, err);
+            if (!st) st = put_record(p, s, err);
         } else {
             report_reject(o, p->tokens_name, x, s->input, s->reason);
             st = stats_save(p->w, stats, err);
@@ -745,6 +805,8 @@ typedef struct {
     slot *slots;               /* [2 * chunk]: two buffers, one computed while the other is written */
     double *sums;              /* the slots' sum and sumsq, [2 * chunk][2][n_mels] */
     xtts_mel_cuda *gpu;
+    int measure;               /* the build stores quality metrics */
+    xtts_quality_state **qs;   /* [threads], when it does (else NULL) */
     write_pipe wp;
     /* updates and reuse (formats/cache.md, "Content keys") */
     char cfg_hash[65];
@@ -777,7 +839,7 @@ static xtts_status run_read_inputs(melcache_run *r, FILE *tokens, xtts_error *er
     if (o->n_parts < 1 || o->part >= o->n_parts) return xtts_error_set(err, XTTS_EUSAGE, "--part: bad part number");
     st = choose_device(o, r->res->device, sizeof r->res->device, err);
     if (st) return st;
-    st = scan_inputs(tokens, r->tokens_name, o->cfg.val_fraction, &r->in, err);
+    st = scan_inputs(tokens, r->tokens_name, o->cfg.val_fraction, o->exclude, &r->in, err);
     if (st) return st;
     const xtts_tokens_header *h = &r->in.hdr;
     snprintf(o->cfg.tokenizer, sizeof o->cfg.tokenizer, "%s", h->tokenizer);
@@ -789,6 +851,7 @@ static xtts_status run_read_inputs(melcache_run *r, FILE *tokens, xtts_error *er
         return xtts_error_set(err, XTTS_EINPUT, "%s: header max_tokens=%d out of range", r->tokens_name, o->cfg.max_tokens);
     r->res->inputs = r->in.n;
     r->res->test_held_out = r->in.n_test;
+    r->res->excluded = r->in.n_excluded;
     r->res->split_given = r->in.split_given;
     r->res->val_by_fraction = r->in.val_by_fraction;
     r->lo = 0;
@@ -799,6 +862,30 @@ static xtts_status run_read_inputs(melcache_run *r, FILE *tokens, xtts_error *er
 }
 
 static xtts_status inputs_check(melcache_run *r, xtts_error *err);
+
+/* 1 when the build in w measures quality metrics: a new one, or one that stored them from its
+ * first input on (QUALITY_KEY); 0 for a build begun before the metrics. */
+static int build_has_metrics(xtts_cache_writer *w) {
+    if (xtts_cache_writer_next_input(w) == 0) return 1;
+    void *data = NULL;
+    size_t len = 0;
+    xtts_error e;
+    int has = xtts_cache_writer_get_state(w, QUALITY_KEY, &data, &len, &e) != XTTS_ENOTFOUND;
+    free(data);
+    return has;
+}
+
+/* With --force: the stored build removed, a new one begun from this stream. */
+static xtts_status run_replace(melcache_run *r, xtts_cache_writer_options *wo, xtts_error *err) {
+    xtts_cache_writer_abort(r->w);
+    r->w = NULL;
+    wo->replace = 1;
+    xtts_status st = xtts_cache_writer_open(wo, &r->o.cfg, &r->w, err);
+    if (!st) st = stats_load(r->w, r->stats, r->o.cfg.mel.n_mels, err);
+    r->start = r->w ? xtts_cache_writer_next_input(r->w) : 0;
+    r->res->resumed_from = r->start;
+    return st;
+}
 
 /* Open the part's shard writer, which tells where a previous run stopped, and the statistics
  * saved up to there. A stored build of another input is refused, or with --force replaced by
@@ -818,16 +905,20 @@ static xtts_status run_open_or_resume(melcache_run *r, xtts_error *err) {
     r->res->resumed_from = r->start;
     st = inputs_check(r, err);
     if (st == XTTS_EMISMATCH && o->force) { /* --force: rebuild from this stream */
-        xtts_cache_writer_abort(r->w);
-        r->w = NULL;
-        wo.replace = 1;
-        st = xtts_cache_writer_open(&wo, &o->cfg, &r->w, err);
-        if (!st) st = stats_load(r->w, r->stats, o->cfg.mel.n_mels, err);
-        r->start = r->w ? xtts_cache_writer_next_input(r->w) : 0;
-        r->res->resumed_from = r->start;
+        st = run_replace(r, &wo, err);
+        if (!st) st = inputs_check(r, err);
+    }
+    /* a build begun before the quality metrics: --force rebuilds it with them; a plain resume
+     * goes on without them, so that no cache has them for some records only */
+    if (!st && !build_has_metrics(r->w) && o->force) {
+        st = run_replace(r, &wo, err);
         if (!st) st = inputs_check(r, err);
     }
     if (st) return st;
+    r->measure = build_has_metrics(r->w);
+    if (!r->measure)
+        fprintf(stderr, "xtts-melcache: %s: the records stored before this run carry no quality metrics, so the "
+                "records this run adds carry none either; run it again with --force to rebuild it with them\n", o->out_dir);
     /* A part takes one contiguous block of the input, so the parts' records, joined in part
      * order, are in input order: a cache has the same records at the same indexes however
      * it was built (formats/cache.md, "Builds in parts"). */
@@ -860,6 +951,13 @@ static xtts_status run_start_workers(melcache_run *r, xtts_error *err) {
         xtts_status st = xtts_record_builder_init(&r->wk[t], cfg, 1, err);
         if (st) return st;
     }
+    if (r->measure) {
+        if (!(r->qs = calloc((size_t)r->threads, sizeof *r->qs))) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+        for (int t = 0; t < r->threads; t++) {
+            xtts_status st = xtts_quality_state_new(&r->qs[t], err);
+            if (st) return st;
+        }
+    }
     if (strncmp(r->res->device, "cuda:", 5)) return XTTS_OK;
     size_t max_samples = r->chunk * ((size_t)xtts_cache_config_max_padded_frames(cfg) + 2) * (size_t)cfg->mel.hop_samples +
                          r->chunk * (size_t)cfg->mel.n_fft;
@@ -879,6 +977,8 @@ static xtts_status pipe_start(melcache_run *r, pthread_t *thread, xtts_error *er
     p->selected = r->res->selected;
     p->t0 = r->t0;
     p->audio_at_start = r->stats->audio_seconds;
+    p->measure = r->measure;
+    r->res->metrics = r->measure;
     p->done_sel = r->start > r->lo ? (r->start < r->hi ? r->start - r->lo : r->hi - r->lo) : 0;
     xtts_progress_init(&p->prog, "xtts-melcache", r->o.progress);
     if (pthread_create(thread, NULL, write_loop, p) != 0) {
@@ -991,6 +1091,15 @@ static int take_hit(melcache_run *r, slot *s, const xtts_cache_source_hit *h) {
     return 1;
 }
 
+/* A build that stores quality metrics takes only records that carry them (a source built
+ * without them, by resuming a build begun before them, holds none). */
+static int hit_complete(const melcache_run *r, const xtts_cache_source_hit *h) {
+    if (!r->measure && !r->o.dry_run) return 1;
+    for (size_t i = 0; i < h->n_entries; i++)
+        if (!strcmp(h->entries[i].db, XTTS_CACHE_DB_QUALITY)) return 1;
+    return 0;
+}
+
 /* Look every slot of the buffer up in the source, in input order (one thread: the source's
  * transactions are not shared); with dry_run only count. */
 static xtts_status reuse_buffer(melcache_run *r, slot *buf, size_t m, xtts_error *err) {
@@ -1006,7 +1115,7 @@ static xtts_status reuse_buffer(melcache_run *r, slot *buf, size_t m, xtts_error
             xtts_status st = xtts_cache_source_find(r->src, x->id, s->key, &h, err);
             if (st) return st;
         }
-        if (h.same && (r->o.dry_run || take_hit(r, s, &h))) {
+        if (h.same && hit_complete(r, &h) && (r->o.dry_run || take_hit(r, s, &h))) {
             s->reused = 1;
             r->res->reused++;
             continue;
@@ -1033,7 +1142,7 @@ static xtts_status compute_buffer(melcache_run *r, slot *buf, size_t m, xtts_err
         for (size_t k = 0; k < m; k++) {
             if (buf[k].reused) continue;
             worker *wt = &wk[omp_get_thread_num()];
-            load_one(o, wt, &buf[k], &wbufs[omp_get_thread_num()]);
+            load_one(o, wt, r->qs ? r->qs[omp_get_thread_num()] : NULL, &buf[k], &wbufs[omp_get_thread_num()]);
             mel_one(wt, &buf[k]);
             finish_one(o, wt, &buf[k]);
         }
@@ -1041,7 +1150,8 @@ static xtts_status compute_buffer(melcache_run *r, slot *buf, size_t m, xtts_err
     }
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
     for (size_t k = 0; k < m; k++)
-        if (!buf[k].reused) load_one(o, &wk[omp_get_thread_num()], &buf[k], &buf[k].own);
+        if (!buf[k].reused)
+            load_one(o, &wk[omp_get_thread_num()], r->qs ? r->qs[omp_get_thread_num()] : NULL, &buf[k], &buf[k].own);
     xtts_error ge;
     xtts_status gs = mel_chunk_cuda(r->gpu, buf, m, &ge);
     if (gs) {
@@ -1249,6 +1359,9 @@ static void run_free(melcache_run *r) {
             input_rec_free(&r->slots[k].rec);
         }
     xtts_mel_cuda_delete(r->gpu);
+    if (r->qs)
+        for (int t = 0; t < r->threads; t++) xtts_quality_state_delete(r->qs[t]);
+    free(r->qs);
     free(r->slots);
     free(r->sums);
     if (r->stats) r->res->audio_seconds = r->stats->audio_seconds;

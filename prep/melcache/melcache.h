@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cache/exclude.h"
 #include "common/xtts_common.h"
 #include "formats/manifest.h"
 #include "prep/audio/audio.h"
@@ -38,6 +39,7 @@ typedef struct {
                                    exchange the two (formats/cache.md, "Updates") */
     const char *reuse_dir;      /* a finished cache of the same configuration to copy records from */
     int dry_run;                /* count what would be reused and computed; write nothing */
+    const xtts_exclude *exclude; /* ids of the stream to leave out (--exclude), or NULL */
 } xtts_melcache_options;
 
 typedef struct {
@@ -50,6 +52,8 @@ typedef struct {
     int merged;                 /* 1 when this run joined all parts into manifest.json */
     char device[64];            /* what computed the mels */
     uint64_t test_held_out;     /* records of the stream's test split, not stored */
+    uint64_t excluded;          /* records of the stream left out by the exclude list */
+    int metrics;                /* 1: the cache stores the records' quality metrics */
     uint64_t split_given;       /* records whose split the stream set */
     uint64_t val_by_fraction;   /* records --val-fraction put in val (the others' fallback) */
     int has_source;             /* an update or --reuse had a cache to carry records from */

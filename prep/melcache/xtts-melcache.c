@@ -49,6 +49,9 @@ static void usage(FILE *f) {
             "      --dry-run             with --update or --reuse: say how many records would be reused,\n"
             "                            computed and dropped; write nothing"
             "      --rejects FILE        write 'id<TAB>reason' for every rejected record\n"
+            "      --exclude FILE        leave out the records xtts-cache-report's TSV flags (or a list of ids,\n"
+            "                            one per line); counted as excluded in the summary\n"
+            "      --exclude-flags A,B   the flags of the TSV that exclude a record (default: every flag)\n"
             "      --strict              exit 2 (not 3) when any record is rejected\n"
             "      --progress            progress line even when stderr is not a terminal\n"
             "  -q, --quiet               no per-record rejection lines\n"
@@ -93,7 +96,7 @@ static int parse_buckets(const char *s, xtts_cache_config *c) {
 enum {
     O_PRESET = 256, O_SR, O_NFFT, O_HOP, O_WIN, O_NMELS, O_FMIN, O_FMAX, O_MAXF, O_BUCKETS, O_DTYPE, O_ZSTD,
     O_NOSHUF, O_RESAMPLER, O_RQ, O_TRIM, O_VAL, O_DEVICE, O_SHARDSZ, O_PART, O_FORCE, O_REJECTS, O_STRICT,
-    O_PROGRESS, O_COMMIT, O_AUDIO, O_UPDATE, O_REUSE, O_DRYRUN
+    O_PROGRESS, O_COMMIT, O_AUDIO, O_UPDATE, O_REUSE, O_DRYRUN, O_EXCLUDE, O_EXCLUDE_FLAGS
 };
 
 /* main's answer from a step that may end the program: go on, or exit with the code. */
@@ -107,6 +110,8 @@ typedef struct {
     const char *rejects_path, *rq;
     int strict, max_frames_given;
     const char *in_name;        /* the token stream, "-" for stdin */
+    const char *exclude_path;   /* --exclude */
+    uint32_t exclude_flags;     /* --exclude-flags (default every flag) */
 } melcache_cli;
 
 #define BAD(...) do { fprintf(stderr, "%s: ", PROG); fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); return 1; } while (0)
@@ -159,6 +164,12 @@ static int parse_option(int c, const char *arg, xtts_melcache_options *o, melcac
     case O_REUSE: o->reuse_dir = arg; break;
     case O_DRYRUN: o->dry_run = 1; break;
     case O_REJECTS: cli->rejects_path = arg; break;
+    case O_EXCLUDE: cli->exclude_path = arg; break;
+    case O_EXCLUDE_FLAGS: {
+        xtts_error e;
+        if (xtts_exclude_parse_flags(arg, &cli->exclude_flags, &e)) BAD("%s", e.msg);
+        break;
+    }
     case O_STRICT: cli->strict = 1; break;
     case O_PROGRESS: o->progress = 1; break;
     case O_COMMIT: if (xtts_parse_long(arg, 1, 1000000, &v)) BAD("--commit-every %s: expected 1..1000000", arg); o->commit_every = (uint32_t)v; break;
@@ -190,6 +201,8 @@ static int parse_args(int argc, char **argv, xtts_melcache_options *o, melcache_
         {"commit-every", required_argument, 0, O_COMMIT}, {"quiet", no_argument, 0, 'q'},
         {"audio", required_argument, 0, O_AUDIO}, {"update", no_argument, 0, O_UPDATE},
         {"reuse", required_argument, 0, O_REUSE}, {"dry-run", no_argument, 0, O_DRYRUN},
+        {"audio", required_argument, 0, O_AUDIO}, {"exclude", required_argument, 0, O_EXCLUDE},
+        {"exclude-flags", required_argument, 0, O_EXCLUDE_FLAGS},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "o:j:qhV", opts, NULL)) != -1) {
@@ -208,7 +221,9 @@ static int parse_args(int argc, char **argv, xtts_melcache_options *o, melcache_
     return GO_ON;
 }
 
-/* Open the token stream and the rejects file, build, close them: GO_ON, or the exit code. */
+static int run_build(xtts_melcache_options *o, const melcache_cli *cli, xtts_melcache_result *res);
+
+/* The exclude list, then the build: GO_ON, or the exit code. */
 static int run(xtts_melcache_options *o, const melcache_cli *cli, xtts_melcache_result *res) {
     const char *in_name = cli->in_name;
     struct stat sb;
@@ -220,6 +235,23 @@ static int run(xtts_melcache_options *o, const melcache_cli *cli, xtts_melcache_
     if (!strcmp(in_name, "-") && isatty(STDIN_FILENO))
         fprintf(stderr, "%s: reading the token stream from standard input (a terminal): end it with Ctrl-D, stop "
                 "with Ctrl-C, or give the file xtts-tokenize wrote: xtts-melcache --out DIR TOKENS\n", PROG);
+    xtts_error err;
+    xtts_error_clear(&err);
+    xtts_exclude *ex = NULL;
+    if (cli->exclude_path && xtts_exclude_load(cli->exclude_path, cli->exclude_flags, &ex, &err)) {
+        xtts_error_print(PROG, &err);
+        return 2;
+    }
+    o->exclude = ex;
+    int rc = run_build(o, cli, res);
+    xtts_exclude_free(ex);
+    o->exclude = NULL;
+    return rc;
+}
+
+/* Open the token stream and the rejects file, build, close them: GO_ON, or the exit code. */
+static int run_build(xtts_melcache_options *o, const melcache_cli *cli, xtts_melcache_result *res) {
+    const char *in_name = cli->in_name;
     FILE *in = strcmp(in_name, "-") == 0 ? stdin : fopen(in_name, "r");
     if (!in) { fprintf(stderr, "%s: %s: cannot open: %m\n", PROG, in_name); return 2; }
     if (cli->rejects_path) {
@@ -261,9 +293,9 @@ static int report(const xtts_melcache_options *o, const xtts_melcache_result *re
     if (o->update || o->reuse_dir) report_reuse(o, res);
     if (o->dry_run) return 0;
     fprintf(stderr,
-            "%s: %llu records in, %llu selected, %llu stored, %llu rejected, %.3f h of audio, %.1f s (%s)%s%s\n",
+            "%s: %llu records in, %llu selected, %llu stored, %llu rejected, %llu excluded, %.3f h of audio, %.1f s (%s)%s%s\n",
             PROG, (unsigned long long)res->inputs, (unsigned long long)res->selected, (unsigned long long)res->stored,
-            (unsigned long long)res->rejected, res->audio_seconds / 3600.0, res->wall_seconds, res->device,
+            (unsigned long long)res->rejected, (unsigned long long)res->excluded, res->audio_seconds / 3600.0, res->wall_seconds, res->device,
             res->resumed_from ? ", resumed" : "", res->merged ? ", parts merged into manifest.json" : "");
     if (res->test_held_out)
         fprintf(stderr, "%s: %llu records of the test split held out of the cache\n", PROG, (unsigned long long)res->test_held_out);
@@ -284,7 +316,7 @@ int main(int argc, char **argv) {
     xtts_malloc_for_batch();
     xtts_melcache_options o;
     xtts_melcache_options_defaults(&o);
-    melcache_cli cli = {.preset = "xtts"};
+    melcache_cli cli = {.preset = "xtts", .exclude_flags = XTTS_EXCLUDE_ALL_FLAGS};
     xtts_mel_overrides_defaults(&cli.ov);
     int rc = parse_args(argc, argv, &o, &cli);
     if (rc != GO_ON) return rc;

@@ -42,6 +42,7 @@ typedef struct {
     size_t chars;           /* code points of the text, when over_limit */
     int over_limit;         /* XTTS's character limit of its language when the text is longer */
     int long_rejected;      /* rejected by --max-chars */
+    int excluded;           /* left out by --exclude: neither written nor a reject */
     char *line_out;         /* formatted token stream line */
     size_t line_len;
 } record;
@@ -409,8 +410,13 @@ static xtts_status read_chunk(run_t *R, xtts_error *err) {
     xtts_meta_entry e;
     int mrc = 0;
     while (R->n < CHUNK_RECORDS && (mrc = xtts_meta_next(R->mr, &e, err)) == 1) {
-        xtts_status st = record_fill(&R->recs[R->n++], &e, &R->sources, err);
+        record *r = &R->recs[R->n++];
+        xtts_status st = record_fill(r, &e, &R->sources, err);
         if (st) return st;
+        if (!r->reject && !r->reject_msg && xtts_exclude_has(R->o->exclude, r->id)) {
+            r->excluded = 1;
+            reject(r, "excluded"); /* every later step skips it as it skips a reject */
+        }
     }
     if (mrc < 0) return err ? err->code : XTTS_EINPUT;
     return XTTS_OK;
@@ -766,6 +772,10 @@ static xtts_status write_chunk(run_t *R, FILE *out, xtts_tokenize_stats *stats, 
                 fprintf(stderr, ": warning: %zu characters, more than XTTS's limit of %d for '%s' (this might cause "
                         "truncated audio)\n", r->chars, r->over_limit, xtts_lang_code(r->lang));
             }
+        }
+        if (r->excluded) {
+            stats->excluded++;
+            continue;
         }
         if (r->reject || r->reject_msg) {
             stats->rejected++;

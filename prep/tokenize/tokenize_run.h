@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 
+#include "cache/exclude.h"
 #include "common/xtts_common.h"
 #include "prep/dataset/metadata.h"
 #include "prep/text/tokenizer/tokenizer.h"
@@ -45,6 +46,7 @@ typedef struct {
     int quiet;                  /* no per-record reject lines on stderr */
     int verbose;                /* a warning line on stderr per record over XTTS's character limit */
     int keep_text;              /* write the original transcript as the optional 7th field */
+    const xtts_exclude *exclude; /* ids to leave out (--exclude, cache/exclude.h), or NULL */
 } xtts_tokenize_options;
 
 typedef struct {
@@ -52,6 +54,7 @@ typedef struct {
     size_t selected;     /* records in this shard */
     size_t written;
     size_t rejected;
+    size_t excluded;     /* records left out by the exclude list */
     size_t digits_kept;  /* records in languages without number expansion that kept digits */
     size_t over_char_limit; /* records longer than XTTS's character limit of their language */
     size_t lang_fallback;/* detected records whose language the dataset/speaker prior changed */

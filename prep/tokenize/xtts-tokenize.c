@@ -55,6 +55,9 @@ static const char usage[] =
     "      --part K/N             only records whose index i has i % N == K (alias --shard)\n"
     "  -j, --threads N            worker threads (output is the same whatever N is)\n"
     "      --rejects FILE         write one 'id<TAB>reason' line per rejected record\n"
+    "      --exclude FILE         leave out the records xtts-cache-report's TSV flags (or a list of\n"
+    "                             ids, one per line); counted as excluded in the summary\n"
+    "      --exclude-flags A,B    the flags of the TSV that exclude a record (default: every flag)\n"
     "      --strict               exit 2 instead of 3 when any record is rejected\n"
     "  -q, --quiet                no per-record reject lines on stderr\n"
     "  -v, --verbose              a warning line per record over XTTS's character limit\n"
@@ -71,6 +74,8 @@ enum { GO_ON = -1 };
 typedef struct {
     const char *tokenizer, *vocab; /* tokenizer NULL: bpe with a vocab, else bytes */
     int strict, allow_unk;
+    const char *exclude_path;      /* --exclude */
+    uint32_t exclude_flags;        /* --exclude-flags (default every flag) */
 } tokenize_cli;
 
 /* One option of the command line: GO_ON, or the exit code (0 after --help and --version). */
@@ -150,6 +155,15 @@ static int parse_option(int c, char *arg, xtts_tokenize_options *o, tokenize_cli
     case 'v': o->verbose = 1; break;
     case 'K': o->keep_text = 1; break;
     case 'P': o->progress = 1; break;
+    case 1009: cli->exclude_path = arg; break;
+    case 1010: {
+        xtts_error e;
+        if (xtts_exclude_parse_flags(arg, &cli->exclude_flags, &e)) {
+            fprintf(stderr, "xtts-tokenize: %s\n", e.msg);
+            return 1;
+        }
+        break;
+    }
     case 'h': fputs(usage, stdout); return 0;
     case 'V': printf("xtts-tokenize %s\n", XTTS_VERSION); return 0;
     default: xtts_usage_hint("xtts-tokenize"); return 1;
@@ -174,6 +188,7 @@ static int parse_args(int argc, char **argv, xtts_tokenize_options *o, tokenize_
         {"normalize", required_argument, 0, 'N'}, {"allow-unk", no_argument, 0, 'U'},
         {"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
         {"keep-text", no_argument, 0, 'K'},    {"text-column", required_argument, 0, 1008},
+        {"exclude", required_argument, 0, 1009}, {"exclude-flags", required_argument, 0, 1010},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "f:l:t:j:qvhV", longopts, NULL)) != -1) {
@@ -189,9 +204,15 @@ static int parse_args(int argc, char **argv, xtts_tokenize_options *o, tokenize_
  * the tokenizer closed. */
 static xtts_status run(xtts_tokenize_options *o, const tokenize_cli *cli, xtts_tokenize_stats *s, xtts_error *err) {
     xtts_tokenizer *tok = NULL;
+    xtts_exclude *ex = NULL;
     const char *name = cli->tokenizer ? cli->tokenizer : cli->vocab ? "bpe" : "bytes";
-    xtts_status st = xtts_tokenizer_open(name, cli->vocab, &tok, err);
-    if (st) return st;
+    xtts_status st = cli->exclude_path ? xtts_exclude_load(cli->exclude_path, cli->exclude_flags, &ex, err) : XTTS_OK;
+    if (!st) st = xtts_tokenizer_open(name, cli->vocab, &tok, err);
+    if (st) {
+        xtts_exclude_free(ex);
+        return st;
+    }
+    o->exclude = ex;
     st = xtts_tokenizer_set_threads(tok, o->threads, err);
     if (!st) {
         xtts_tokenizer_set_allow_unk(tok, cli->allow_unk);
@@ -200,12 +221,16 @@ static xtts_status run(xtts_tokenize_options *o, const tokenize_cli *cli, xtts_t
         if (st && ferror(stdout)) xtts_stdout_error_reported(); /* the error printed is that one */
     }
     xtts_tokenizer_close(tok);
+    xtts_exclude_free(ex);
+    o->exclude = NULL;
     return st;
 }
 
 /* The summary on stderr; the exit code. */
-static int report(const xtts_tokenize_stats *s, const xtts_tokenize_options *o, int strict) {
+static int report(const xtts_tokenize_stats *s, const xtts_tokenize_options *o, const tokenize_cli *cli) {
+    int strict = cli->strict;
     fprintf(stderr, "xtts-tokenize: %zu records read, %zu written, %zu rejected", s->selected, s->written, s->rejected);
+    if (cli->exclude_path) fprintf(stderr, ", %zu excluded", s->excluded);
     fprintf(stderr, ", %zu over XTTS's character limit of their language", s->over_char_limit);
     if (s->over_char_limit && !o->verbose && !o->max_chars) fputs(" (-v names them, --max-chars auto rejects them)", stderr);
     if (s->majority_lang >= 0)
@@ -224,7 +249,7 @@ int main(int argc, char **argv) {
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     xtts_tokenize_options o;
     xtts_tokenize_options_defaults(&o);
-    tokenize_cli cli = {.tokenizer = NULL};
+    tokenize_cli cli = {.tokenizer = NULL, .exclude_flags = XTTS_EXCLUDE_ALL_FLAGS};
     int rc = parse_args(argc, argv, &o, &cli);
     if (rc != GO_ON) return rc;
     if ((!o.input || !strcmp(o.input, "-")) && isatty(STDIN_FILENO))
@@ -238,5 +263,5 @@ int main(int argc, char **argv) {
         xtts_error_print("xtts-tokenize", &err);
         return xtts_exit_code(st);
     }
-    return report(&s, &o, cli.strict);
+    return report(&s, &o, &cli);
 }
