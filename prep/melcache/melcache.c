@@ -928,6 +928,18 @@ static xtts_status run_open_or_resume(melcache_run *r, xtts_error *err) {
 
 /* A record builder per thread, two buffers of slots, and the GPU's batch when the mels are
  * computed there. */
+/* One quality-metrics state a worker, when the build stores metrics (known once the writer
+ * has told whether a resumed build began with them). */
+static xtts_status quality_states_new(melcache_run *r, xtts_error *err) {
+    if (!r->measure) return XTTS_OK;
+    if (!(r->qs = calloc((size_t)r->threads, sizeof *r->qs))) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    for (int t = 0; t < r->threads; t++) {
+        xtts_status st = xtts_quality_state_new(&r->qs[t], err);
+        if (st) return st;
+    }
+    return XTTS_OK;
+}
+
 static xtts_status run_start_workers(melcache_run *r, xtts_error *err) {
     const xtts_cache_config *cfg = &r->o.cfg;
     size_t nm = (size_t)cfg->mel.n_mels;
@@ -950,13 +962,6 @@ static xtts_status run_start_workers(melcache_run *r, xtts_error *err) {
     for (int t = 0; t < r->threads; t++) {
         xtts_status st = xtts_record_builder_init(&r->wk[t], cfg, 1, err);
         if (st) return st;
-    }
-    if (r->measure) {
-        if (!(r->qs = calloc((size_t)r->threads, sizeof *r->qs))) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
-        for (int t = 0; t < r->threads; t++) {
-            xtts_status st = xtts_quality_state_new(&r->qs[t], err);
-            if (st) return st;
-        }
     }
     if (strncmp(r->res->device, "cuda:", 5)) return XTTS_OK;
     size_t max_samples = r->chunk * ((size_t)xtts_cache_config_max_padded_frames(cfg) + 2) * (size_t)cfg->mel.hop_samples +
@@ -1388,6 +1393,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o, FILE *tokens, cons
         return st;
     }
     if (!st) st = run_open_or_resume(&r, err);
+    if (!st) st = quality_states_new(&r, err);
     if (!st) st = run_pipeline(&r, err);
     if (!st) st = run_finish(&r, err);
     run_free(&r);

@@ -128,7 +128,7 @@ done
 # 4. a missing shard
 fresh miss
 rm -rf "$T/miss/shard-00001"
-expect_fault "$T/miss" "fault: shard-00001: shard-00001: shard missing"
+expect_fault "$T/miss" "fault: shard-00001: shard missing"
 run "$PY" "$T/pyread.py" "$T/miss" && die "python read a missing shard"
 grep -q "shard-00001: shard missing" "$T/out.txt" || die "python: $(cat "$T/out.txt")"
 

@@ -53,6 +53,10 @@ grep -q 'dry run: 56 reused, 6 computed, 2 dropped' "$T/err.txt" || { cat "$T/er
 expect_rc 3 "$BIN/xtts-melcache" --out "$T/c" -j 2 --update "$T/v2.tsv"
 grep -q '56 reused, 6 computed, 2 dropped; the update replaced the old cache' "$T/err.txt" || { cat "$T/err.txt"; die "update counts"; }
 [ "$(digest "$T/c")" = "$d2" ] || die "updated cache's digest differs from a fresh build's"
+# the records' own databases come along: the quality report is the fresh build's, line for line
+"$BIN/xtts-cache-report" -q "$T/c" --tsv "$T/c.report.tsv" || die "report of the updated cache"
+"$BIN/xtts-cache-report" -q "$T/fresh2" --tsv "$T/fresh2.report.tsv" || die "report of the fresh build"
+cmp -s "$T/c.report.tsv" "$T/fresh2.report.tsv" || { diff "$T/c.report.tsv" "$T/fresh2.report.tsv" | head -5 >&2; die "updated cache's quality report differs from a fresh build's"; }
 [ ! -e "$T/c.update" ] || die "the update directory was left behind"
 "$PY" - "$T/c/manifest.json" "$T/fresh2/manifest.json" <<'PYEOF' || die "updated manifest differs from a fresh build's"
 import json, sys
@@ -87,6 +91,9 @@ d1=$(digest "$T/fresh1")
 expect_rc 3 "$BIN/xtts-melcache" --out "$T/r" -j 2 --reuse "$T/fresh2" "$T/v1.tsv"
 grep -q '57 reused, 6 computed, 1 dropped' "$T/err.txt" || { cat "$T/err.txt"; die "--reuse counts"; }
 [ "$(digest "$T/r")" = "$d1" ] || die "--reuse build's digest differs from a fresh build's"
+"$BIN/xtts-cache-report" -q "$T/r" --tsv "$T/r.report.tsv" || die "report of the --reuse build"
+"$BIN/xtts-cache-report" -q "$T/fresh1" --tsv "$T/fresh1.report.tsv" || die "report of the fresh v1 build"
+cmp -s "$T/r.report.tsv" "$T/fresh1.report.tsv" || die "--reuse build's quality report differs from a fresh build's"
 expect_rc 2 "$BIN/xtts-melcache" --out "$T/r2" -j 2 --reuse "$T/f32" "$T/v1.tsv"
 grep -q 'another configuration' "$T/err.txt" || die "--reuse of another configuration"
 
