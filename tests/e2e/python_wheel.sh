@@ -60,7 +60,10 @@ case $name in
   xtts_prep-*-py3-none-linux_*.whl) ;;
   *) die "$name: not tagged py3-none-<linux platform>" ;;
 esac
-"$PY" -m zipfile -l "${whl[0]}" | grep -q '^xtts_prep/libxtts-reader.so ' || die "$name lacks xtts_prep/libxtts-reader.so"
+# the listing is taken whole first: grep -q stops reading at its match, and under pipefail
+# the lister's broken pipe would fail the line
+listing=$("$PY" -m zipfile -l "${whl[0]}")
+grep -q '^xtts_prep/libxtts-reader.so ' <<<"$listing" || die "$name lacks xtts_prep/libxtts-reader.so"
 "$PY" -m venv --system-site-packages "$T/venv" 2>/dev/null ||
   { rm -rf "$T/venv"; "$PY" -m venv --system-site-packages --without-pip "$T/venv"; }   # no ensurepip: Debian's pip
 run_py "$T/venv/bin/python" -m pip install -q --no-index --no-deps "${whl[0]}"
