@@ -102,7 +102,7 @@ static void build(fixture *f, const char *name, int n, int with_keys, char out[6
         double sum[N_MELS] = {i, 1, 2, 3}, sq[N_MELS] = {4, 5, 6, i};
         key_of(i, key);
         xtts_keys_value_pack(key, N_MELS, sum, sq, kv);
-        char q[16];
+        char q[24];
         snprintf(q, sizeof q, "quality %d", i);
         xtts_cache_entry ent[2] = {{XTTS_KEYS_DB, kv, sizeof kv}, {"quality", q, strlen(q)}};
         char id[16];
