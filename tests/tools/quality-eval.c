@@ -167,5 +167,16 @@ int main(int argc, char **argv) {
     }
     printf("id\tflags\tdup_of\tspeaker\t%s\n", xtts_quality_tsv_header());
     for (size_t i = 0; i < n; i++) print_row(&rows[i], flags[i], dup[i] >= 0 ? rows[dup[i]].id : "-", &m[i]);
+    for (size_t i = 0; i < n; i++) {
+        free(rows[i].id);
+        free(rows[i].audio);
+        free(rows[i].text);
+        free(rows[i].speaker);
+    }
+    free(rows);
+    free(spk);
+    free(m);
+    free(flags);
+    free(dup);
     return 0;
 }
