@@ -172,12 +172,17 @@ static inline __attribute__((always_inline)) void block_lanes(const float *x, vf
 
 /* The sum of the 32 square lanes, pairwise by halves (a chain of 31 dependent scalar adds
  * per frame would cost more than the frame's vector work). */
+#if defined(__clang__)
+#define LANE_SHUFFLE(t, ...) __builtin_shufflevector(t, t, __VA_ARGS__)
+#else
+#define LANE_SHUFFLE(t, ...) __builtin_shuffle(t, (vi16){__VA_ARGS__})
+#endif
 static inline __attribute__((always_inline)) float lanes_sum(const vf16 *sq) {
     vf16 t = sq[0] + sq[1];
-    t += __builtin_shuffle(t, (vi16){8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7});
-    t += __builtin_shuffle(t, (vi16){4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11});
-    t += __builtin_shuffle(t, (vi16){2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13});
-    t += __builtin_shuffle(t, (vi16){1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14});
+    t += LANE_SHUFFLE(t, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+    t += LANE_SHUFFLE(t, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11);
+    t += LANE_SHUFFLE(t, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+    t += LANE_SHUFFLE(t, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
     return t[0];
 }
 

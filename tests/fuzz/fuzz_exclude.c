@@ -23,7 +23,12 @@ static void check(const uint8_t *data, size_t size, uint32_t flags) {
     for (size_t i = 0; i < size; i++) lines += data[i] == '\n';
     if (xtts_exclude_count(x) > lines) abort();
     /* a plain list keeps every line that is not empty (its trailing CRs dropped) */
-    int tsv = size >= 9 && !memcmp(data, "id\tflags\t", 9);
+    /* a TSV is one whose first line is the report's header: "id<TAB>flags", alone or with
+     * more columns */
+    size_t first = 0;
+    while (first < size && data[first] != '\n') first++;
+    while (first && data[first - 1] == '\r') first--;
+    int tsv = (first >= 9 && !memcmp(data, "id\tflags\t", 9)) || (first == 8 && !memcmp(data, "id\tflags", 8));
     char *line = malloc(size + 1);
     if (!line) abort();
     for (size_t i = 0; i < size && !tsv;) {
