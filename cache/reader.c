@@ -109,6 +109,9 @@ static const char *signame(int sig) {
 typedef struct {
     char *name, *path;
     uint64_t first, manifest_first, records, bytes, entries;
+    uint64_t local_first; /* the directory's local key of the entry's first record */
+    int ranged;           /* a range of a shared directory (manifest format_version 3): the
+                             directory may hold keys outside it, which are not the entry's */
     MDB_env *env;
     MDB_dbi records_dbi, ids_dbi, meta_dbi;
     MDB_dbi lengths_dbi; /* format 2: the "lengths" database */
@@ -413,6 +416,16 @@ static void shard_open_databases(xtts_cache *c, shard_t *s) {
         shard_fail(s, XTTS_ECORRUPT, "%s: %s", detail);
         return;
     }
+    if (s->ranged && s->entries >= s->local_first && s->entries - s->local_first >= s->records) {
+        s->entries = s->records; /* the entry's view: its range, as a dense shard of its own */
+        return;
+    }
+    if (s->ranged) {
+        say(detail, sizeof detail, "holds %llu records, the manifest's range ends at key %llu",
+            (unsigned long long)s->entries, (unsigned long long)(s->local_first + s->records));
+        shard_fail(s, XTTS_ECORRUPT, "%s: %s", detail);
+        return;
+    }
     if (s->entries != s->records) {
         say(detail, sizeof detail, "holds %llu records, the manifest says %llu",
                  (unsigned long long)s->entries, (unsigned long long)s->records);
@@ -555,6 +568,8 @@ xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out
         s->records = ms->records;
         s->bytes = ms->bytes;
         s->manifest_first = ms->first_index;
+        s->local_first = ms->local_first;
+        s->ranged = c->manifest.format_version >= XTTS_MANIFEST_VERSION_SHARED;
         s->name = dup_str(ms->name);
         s->path = malloc(strlen(dir) + strlen(ms->name) + 2);
         if (!s->name || !s->path) {
@@ -645,6 +660,8 @@ void xtts_cache_shard_get(const xtts_cache *c, size_t i, xtts_cache_shard *o) {
     o->records = s->records;
     o->bytes = s->bytes;
     o->entries = s->entries;
+    o->local_first = s->local_first;
+    o->ranged = s->ranged;
     o->status = s->status;
     o->error = s->status ? s->error : "";
 }
@@ -758,6 +775,9 @@ static int in_map(const shard_t *s, const void *p, size_t len) {
 }
 
 /* Raw value of (shard si, local index). Guarded. */
+/* The directory's local key of global index in shard entry s. */
+static uint64_t local_key(const shard_t *s, uint64_t index) { return index - s->first + s->local_first; }
+
 static xtts_status shard_get(xtts_cache_reader *r, size_t si, uint64_t local, uint64_t index, MDB_val *val,
                              xtts_error *err) {
     shard_t *s = &r->c->shards[si];
@@ -802,7 +822,7 @@ xtts_status xtts_cache_reader_raw(xtts_cache_reader *r, uint64_t index, const vo
     xtts_status st = locate(r, index, &si, err);
     if (st) return st;
     MDB_val v;
-    st = shard_get(r, si, index - r->c->shards[si].first, index, &v, err);
+    st = shard_get(r, si, local_key(&r->c->shards[si], index), index, &v, err);
     if (st) return st;
     *buf = v.mv_data;
     *len = v.mv_size;
@@ -843,7 +863,7 @@ xtts_status xtts_cache_reader_header(xtts_cache_reader *r, uint64_t index, xtts_
     xtts_status st = locate(r, index, &si, err);
     if (st) return st;
     MDB_val v;
-    st = shard_get(r, si, index - r->c->shards[si].first, index, &v, err);
+    st = shard_get(r, si, local_key(&r->c->shards[si], index), index, &v, err);
     if (st) return st;
     xtts_error e;
     xtts_error_clear(&e);
@@ -864,7 +884,7 @@ static xtts_status reader_get(xtts_cache_reader *r, uint64_t index, xtts_record_
     xtts_status st = locate(r, index, &si, err);
     if (st) return st;
     MDB_val v;
-    st = shard_get(r, si, index - r->c->shards[si].first, index, &v, err);
+    st = shard_get(r, si, local_key(&r->c->shards[si], index), index, &v, err);
     if (st) return st;
     xtts_error e;
     xtts_error_clear(&e);
@@ -913,6 +933,12 @@ xtts_status xtts_cache_reader_find_local(xtts_cache_reader *r, size_t si, const 
     if (rc == MDB_NOTFOUND) return xtts_error_set(err, XTTS_ENOTFOUND, "%s: no id '%.200s'", s->name, id);
     if (rc) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': %s", s->name, id, mdb_strerror(rc));
     if (bad) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': \"ids\" value is not an 8-byte index", s->name, id);
+    if (s->ranged) { /* a key outside the entry's range is another entry's, or no record's */
+        if (*local < s->local_first || *local - s->local_first >= s->records)
+            return xtts_error_set(err, XTTS_ENOTFOUND, "%s: no id '%.200s'", s->name, id);
+        *local -= s->local_first;
+        return XTTS_OK;
+    }
     if (*local >= s->records)
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': \"ids\" points at local index %llu of %llu records",
                               s->name, id, (unsigned long long)*local, (unsigned long long)s->records);
@@ -935,6 +961,23 @@ xtts_status xtts_cache_reader_find(xtts_cache_reader *r, const char *id, uint64_
     /* An unreadable shard may hold the id: report that rather than "absent". */
     if (first_err.code) return xtts_error_set(err, first_err.code, "%s", first_err.msg);
     return xtts_error_set(err, XTTS_ENOTFOUND, "%s: id '%s' not in the cache", r->c->dir, id);
+}
+
+/* A ranged entry shows the walk of a database only its own range, with keys (and the
+ * "ids" values) made relative to it, so that it reads as a dense shard of its own: 1 pass
+ * the entry (k and v may now point at kb and vb), 0 skip it, -1 past the range (stop).
+ * keyed: the database is keyed by local index; else "ids" (keyed: 0) or "meta" (-1). */
+static int range_view(const shard_t *s, int keyed, MDB_val *k, MDB_val *v, uint8_t kb[8], uint8_t vb[8]) {
+    if (!s->ranged || keyed < 0) return 1;
+    MDB_val *x = keyed ? k : v;
+    uint8_t *b = keyed ? kb : vb;
+    if (x->mv_size != 8) return 1; /* not an index: the caller's checks name it */
+    uint64_t key = xtts_get_be64(x->mv_data);
+    if (key < s->local_first) return 0;
+    if (key - s->local_first >= s->records) return keyed ? -1 : 0;
+    xtts_put_be64(b, key - s->local_first);
+    x->mv_data = b;
+    return 1;
 }
 
 xtts_status xtts_cache_reader_foreach(xtts_cache_reader *r, size_t si, const char *db, xtts_cache_foreach_fn cb,
@@ -966,13 +1009,20 @@ xtts_status xtts_cache_reader_foreach(xtts_cache_reader *r, size_t si, const cha
     volatile uint64_t n = 0;
     size_t busy_before = r->busy;
     r->busy = si; /* the callback may read other shards with this reader: keep this one */
+    int keyed = !strcmp(db, "meta") ? -1 : strcmp(db, "ids") != 0;
+    uint8_t start[8], kb[8], vb[8];
+    xtts_put_be64(start, s->local_first);
     GUARD(sig)
-    MDB_val k, v;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == MDB_SUCCESS; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    MDB_val k = {8, start}, v;
+    MDB_cursor_op op = s->ranged && keyed == 1 ? MDB_SET_RANGE : MDB_FIRST;
+    for (rc = mdb_cursor_get(cur, &k, &v, op); rc == MDB_SUCCESS; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (!in_map(s, k.mv_data, k.mv_size) || !in_map(s, v.mv_data, v.mv_size)) {
             outside = 1;
             break;
         }
+        int view = range_view(s, keyed, &k, &v, kb, vb);
+        if (view < 0) break;
+        if (view == 0) continue;
         n++;
         if (cb(ctx, k.mv_data, k.mv_size, v.mv_data, v.mv_size)) break;
     }
@@ -1046,7 +1096,7 @@ xtts_status xtts_cache_reader_value(xtts_cache_reader *r, uint64_t index, const 
     shard_t *s = &r->c->shards[si];
     MDB_txn *txn;
     if ((st = reader_txn(r, si, &txn, err))) return st;
-    uint64_t local = index - s->first;
+    uint64_t local = local_key(s, index);
     if (!s->has_quality)
         return xtts_error_set(err, XTTS_ENOTFOUND, "%s: index %llu: no \"%s\" database in the shard", s->name,
                               (unsigned long long)index, db);
@@ -1224,7 +1274,7 @@ xtts_status xtts_cache_lengths(xtts_cache_reader *r, xtts_lengths *out, xtts_err
         xtts_status st_ = locate(r, index, &si_, err);                                                       \
         if (st_) return st_;                                                                                 \
         MDB_val v;                                                                                           \
-        st_ = shard_get(r, si_, index - r->c->shards[si_].first, index, &v, err);                            \
+        st_ = shard_get(r, si_, local_key(&r->c->shards[si_], index), index, &v, err);                            \
         if (st_) return st_;                                                                                 \
         xtts_error e;                                                                                        \
         xtts_error_clear(&e);                                                                                \
