@@ -23,6 +23,7 @@ typedef struct {
     char path[4096];
     char name[24];
     uint64_t bytes; /* the sum of its "records" value sizes, referenced or not */
+    int empty;      /* no record, and so no "keys" database */
 } source_shard;
 
 /* A manifest entry: the records of a range of one directory's keys. */
@@ -127,6 +128,11 @@ static xtts_status shard_open(source_shard *sh, xtts_error *err) {
     if (!rc) rc = mdb_dbi_open(sh->txn, "ids", 0, &sh->ids);
     if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: cannot open shard: %s", sh->path, mdb_strerror(rc));
     rc = mdb_dbi_open(sh->txn, XTTS_KEYS_DB, 0, &sh->keys);
+    MDB_stat ms;
+    if (rc == MDB_NOTFOUND && !mdb_stat(sh->txn, sh->records, &ms) && ms.ms_entries == 0) {
+        sh->empty = 1; /* a shard that took only rejects (an update's): no record to look up */
+        return XTTS_OK;
+    }
     if (rc == MDB_NOTFOUND)
         return xtts_error_set(err, XTTS_EUNSUPPORTED, "%s: no content keys (a cache built before they were stored)", sh->path);
     if (!rc) rc = list_own(sh);
@@ -220,6 +226,7 @@ xtts_status xtts_cache_source_find(xtts_cache_source *s, const char *id, const u
     if (n == 0 || n > XTTS_LMDB_MAX_KEY) return XTTS_OK;
     for (size_t i = 0; i < s->n_shards; i++) {
         source_shard *sh = &s->shards[i];
+        if (sh->empty) continue;
         MDB_val k = {n, (void *)id}, v;
         int rc = mdb_get(sh->txn, sh->ids, &k, &v);
         if (rc == MDB_NOTFOUND) continue;
