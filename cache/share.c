@@ -54,7 +54,8 @@ xtts_status xtts_share_plan_new(const xtts_cache_source *src, xtts_share_plan **
     p->src = src;
     /* the bound of xtts_share_plan_worth with every directory of the source kept and as many
      * written: past it the plan cannot be worth it, so it stops growing */
-    p->max_runs = XTTS_SHARE_RUNS_PER_DIR * 2 * (uint64_t)(dirs + 1) + XTTS_SHARE_RUNS_FIXED;
+    p->max_runs = XTTS_SHARE_RUNS_PER_DIR * 2 * (uint64_t)(dirs + 1) + XTTS_SHARE_RUNS_FIXED +
+                  xtts_cache_source_records(src) / XTTS_SHARE_MIN_RUN;
     *out = p;
     return XTTS_OK;
 }
@@ -138,7 +139,7 @@ int xtts_share_plan_worth(const xtts_share_plan *p, char *why, size_t cap) {
         return 0;
     }
     /* the new cache's directories: the kept ones and at least one the writer fills */
-    uint64_t bound = XTTS_SHARE_RUNS_PER_DIR * (f.dirs + 1) + XTTS_SHARE_RUNS_FIXED;
+    uint64_t bound = XTTS_SHARE_RUNS_PER_DIR * (f.dirs + 1) + XTTS_SHARE_RUNS_FIXED + f.kept / XTTS_SHARE_MIN_RUN;
     if (f.runs > bound) {
         snprintf(why, cap, "%llu runs of unchanged records, more than %llu", (unsigned long long)f.runs,
                  (unsigned long long)bound);

@@ -26,10 +26,13 @@ extern "C" {
 
 /* Past these an update copies every record instead (a compaction): more than this share of
  * the bytes of the directories it would keep belongs to no record, or more runs than
- * XTTS_SHARE_RUNS_PER_DIR per directory of the new cache plus XTTS_SHARE_RUNS_FIXED. */
+ * XTTS_SHARE_RUNS_FIXED plus XTTS_SHARE_RUNS_PER_DIR per directory of the new cache plus
+ * one per XTTS_SHARE_MIN_RUN kept records (runs shorter than that on average: the manifest
+ * and the readers' tables of entries would grow with the records). */
 #define XTTS_SHARE_GARBAGE_MAX 0.25
 #define XTTS_SHARE_RUNS_PER_DIR 4
 #define XTTS_SHARE_RUNS_FIXED 64
+#define XTTS_SHARE_MIN_RUN 32
 
 typedef struct xtts_share_plan xtts_share_plan;
 
