@@ -103,6 +103,10 @@ for N in $SIZES; do
   grep -q 'the update replaced the old cache' "$W/update-$N.err" || { echo "scale: update of $N records did not finish" >&2; exit 1; }
   rows+=("$N melcache-update $(cat "$W/last.time") $(cat "$W/last.rss") -")
   echo "scale: $N records: fresh build $fresh_time s, update of 1 % $(cat "$W/last.time") s; $(grep -o '[0-9]* reused.*dropped' "$W/update-$N.err")" >&2
+  # what the update wrote (its own shards) against the shards it shares with the old cache
+  written=$(find "$W/c-$N" -path '*/shard-*' -name data.mdb -printf '%s\n' | awk '{s += $1} END {printf "%.0f", s}')
+  shared=$(find "$W/c-$N" -path '*/base-*' -name data.mdb -printf '%s\n' | awk '{s += $1} END {printf "%.0f", s}')
+  echo "scale: $N records: the update wrote $written bytes of shards and shares $shared bytes with the old cache; $(grep -o '[0-9]* kept in.*copied\|copies every record.*' "$W/update-$N.err" || true)" >&2
 
   # resume: the same build killed (SIGKILL, as a lost node) at half the time the whole took,
   # then run again to the end; its memory must not depend on what is stored already
