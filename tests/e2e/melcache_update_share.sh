@@ -75,6 +75,7 @@ if sys.argv[3] != "none":
 import xtts_prep
 from xtts_prep import XttsCache
 xtts_prep._clib._reset()
+assert sys.argv[3] == "none" or xtts_prep._clib.library() is not None, xtts_prep._clib.load_error()
 a, b = XttsCache(sys.argv[1], backend="python"), XttsCache(sys.argv[2], backend="python")
 assert len(a) == len(b), (len(a), len(b))
 for i in range(len(b)):
