@@ -28,6 +28,7 @@ typedef struct {
     char last[512];      /* the batch's last id: where the next batch starts */
     size_t last_len;
     int started, ended;  /* a batch was read; the database has no ids past the batch */
+    uint64_t lo, count;  /* only ids of local indices lo..lo+count-1, given as local - lo */
 } id_cursor;
 
 struct xtts_id_merge {
@@ -45,6 +46,8 @@ void xtts_id_merge_close(xtts_id_merge *m) {
 
 /* Copy one entry into the batch; -1 when out of memory or the id does not fit last. */
 static int batch_add(id_cursor *x, const MDB_val *k, const MDB_val *v, size_t *used) {
+    uint64_t local = v->mv_size == 8 ? xtts_get_be64(v->mv_data) : UINT64_MAX;
+    if (x->count != UINT64_MAX && (local < x->lo || local - x->lo >= x->count)) return 0; /* not the range's */
     if (k->mv_size >= sizeof x->last) return -1;
     if (*used + k->mv_size > x->arena_cap) {
         size_t cap = x->arena_cap ? x->arena_cap * 2 : 16384;
@@ -57,7 +60,7 @@ static int batch_add(id_cursor *x, const MDB_val *k, const MDB_val *v, size_t *u
     memcpy(x->arena + *used, k->mv_data, k->mv_size);
     x->off[x->n] = *used;
     x->len[x->n] = k->mv_size;
-    x->local[x->n] = v->mv_size == 8 ? xtts_get_be64(v->mv_data) : UINT64_MAX;
+    x->local[x->n] = local == UINT64_MAX ? local : local - x->lo;
     *used += k->mv_size;
     x->n++;
     return 0;
@@ -124,6 +127,11 @@ static xtts_status batch_fill(id_cursor *x, xtts_error *err) {
 }
 
 xtts_status xtts_id_merge_open(const char *const *paths, size_t n, xtts_id_merge **out, xtts_error *err) {
+    return xtts_id_merge_open_ranges(paths, NULL, NULL, n, out, err);
+}
+
+xtts_status xtts_id_merge_open_ranges(const char *const *paths, const uint64_t *lo, const uint64_t *count, size_t n,
+                                      xtts_id_merge **out, xtts_error *err) {
     *out = NULL;
     xtts_id_merge *m = calloc(1, sizeof *m);
     if (!m || !(m->c = calloc(n ? n : 1, sizeof *m->c))) {
@@ -133,6 +141,8 @@ xtts_status xtts_id_merge_open(const char *const *paths, size_t n, xtts_id_merge
     m->n = n;
     for (size_t i = 0; i < n; i++) {
         m->c[i].path = paths[i];
+        m->c[i].lo = lo ? lo[i] : 0;
+        m->c[i].count = count ? count[i] : UINT64_MAX;
         xtts_status st = batch_fill(&m->c[i], err);
         if (st) {
             xtts_id_merge_close(m);

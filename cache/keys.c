@@ -21,11 +21,23 @@ typedef struct {
     char *own_names[XTTS_SHARD_MAX_DBS];
     size_t n_own;
     char path[4096];
+    char name[24];
+    uint64_t bytes; /* the sum of its "records" value sizes, referenced or not */
+    int empty;      /* no record, and so no "keys" database */
 } source_shard;
 
+/* A manifest entry: the records of a range of one directory's keys. */
+typedef struct {
+    size_t dir;
+    uint64_t local_first, records;
+} source_range;
+
 struct xtts_cache_source {
-    source_shard *shards;
+    source_shard *shards; /* one per directory */
     size_t n_shards;
+    source_range *ranges; /* one per manifest entry */
+    size_t n_ranges;
+    int ranged;           /* manifest format_version 3: a directory's keys outside its ranges are no record */
     uint64_t records;
 };
 
@@ -93,6 +105,18 @@ static int list_own(source_shard *sh) {
     return rc;
 }
 
+/* The sum of the "records" value sizes of the shard. */
+static int sum_bytes(source_shard *sh) {
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(sh->txn, sh->records, &cur);
+    if (rc) return rc;
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+        sh->bytes += v.mv_size;
+    mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
 static xtts_status shard_open(source_shard *sh, xtts_error *err) {
     xtts_status st = xtts_lmdb_file_check(sh->path, err);
     if (st) return st;
@@ -104,9 +128,15 @@ static xtts_status shard_open(source_shard *sh, xtts_error *err) {
     if (!rc) rc = mdb_dbi_open(sh->txn, "ids", 0, &sh->ids);
     if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: cannot open shard: %s", sh->path, mdb_strerror(rc));
     rc = mdb_dbi_open(sh->txn, XTTS_KEYS_DB, 0, &sh->keys);
+    MDB_stat ms;
+    if (rc == MDB_NOTFOUND && !mdb_stat(sh->txn, sh->records, &ms) && ms.ms_entries == 0) {
+        sh->empty = 1; /* a shard that took only rejects (an update's): no record to look up */
+        return XTTS_OK;
+    }
     if (rc == MDB_NOTFOUND)
         return xtts_error_set(err, XTTS_EUNSUPPORTED, "%s: no content keys (a cache built before they were stored)", sh->path);
     if (!rc) rc = list_own(sh);
+    if (!rc) rc = sum_bytes(sh);
     if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", sh->path, mdb_strerror(rc));
     return XTTS_OK;
 }
@@ -125,11 +155,18 @@ xtts_status xtts_cache_source_open(const char *dir, const char *config_hash, xtt
         st = xtts_error_set(err, XTTS_EMISMATCH, "%s: a cache of another configuration (config_hash %.12s..., this build's "
                             "%.12s...)", dir, info.config_hash, config_hash);
     xtts_cache_source *s = st ? NULL : calloc(1, sizeof *s);
-    if (!st && (!s || !(s->shards = calloc(info.n_shards ? info.n_shards : 1, sizeof *s->shards))))
+    if (!st && (!s || !(s->shards = calloc(info.n_shards ? info.n_shards : 1, sizeof *s->shards)) ||
+                !(s->ranges = calloc(info.n_shards ? info.n_shards : 1, sizeof *s->ranges))))
         st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
     if (s) s->records = info.records;
+    if (s) s->ranged = info.format_version >= XTTS_MANIFEST_VERSION_SHARED;
     for (size_t i = 0; !st && i < info.n_shards; i++) {
+        size_t d = 0; /* one environment per directory, however many entries list it */
+        while (d < s->n_shards && strcmp(s->shards[d].name, info.shards[i].name)) d++;
+        s->ranges[s->n_ranges++] = (source_range){d, info.shards[i].local_first, info.shards[i].records};
+        if (d < s->n_shards) continue;
         source_shard *sh = &s->shards[s->n_shards++];
+        snprintf(sh->name, sizeof sh->name, "%s", info.shards[i].name);
         xtts_path_join(sh->path, sizeof sh->path, dir, info.shards[i].name);
         st = shard_open(sh, err);
     }
@@ -143,6 +180,19 @@ xtts_status xtts_cache_source_open(const char *dir, const char *config_hash, xtt
 }
 
 uint64_t xtts_cache_source_records(const xtts_cache_source *s) { return s ? s->records : 0; }
+size_t xtts_cache_source_dirs(const xtts_cache_source *s) { return s ? s->n_shards : 0; }
+const char *xtts_cache_source_dir_name(const xtts_cache_source *s, size_t d) { return s->shards[d].name; }
+const char *xtts_cache_source_dir_path(const xtts_cache_source *s, size_t d) { return s->shards[d].path; }
+uint64_t xtts_cache_source_dir_bytes(const xtts_cache_source *s, size_t d) { return s->shards[d].bytes; }
+
+/* Whether local key `local` of directory d is a record of the source (in one of its ranges). */
+static int referenced(const xtts_cache_source *s, size_t d, uint64_t local) {
+    if (!s->ranged) return 1;
+    for (size_t i = 0; i < s->n_ranges; i++)
+        if (s->ranges[i].dir == d && local >= s->ranges[i].local_first && local - s->ranges[i].local_first < s->ranges[i].records)
+            return 1;
+    return 0;
+}
 
 static xtts_status fill_hit(source_shard *sh, MDB_val *local, const uint8_t *key, xtts_cache_source_hit *hit,
                             xtts_error *err) {
@@ -176,12 +226,16 @@ xtts_status xtts_cache_source_find(xtts_cache_source *s, const char *id, const u
     if (n == 0 || n > XTTS_LMDB_MAX_KEY) return XTTS_OK;
     for (size_t i = 0; i < s->n_shards; i++) {
         source_shard *sh = &s->shards[i];
+        if (sh->empty) continue;
         MDB_val k = {n, (void *)id}, v;
         int rc = mdb_get(sh->txn, sh->ids, &k, &v);
         if (rc == MDB_NOTFOUND) continue;
         if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", sh->path, mdb_strerror(rc));
         if (v.mv_size != 8) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': bad index", sh->path, id);
+        if (!referenced(s, i, xtts_get_be64(v.mv_data))) continue; /* a record no entry lists any more */
         hit->found = 1;
+        hit->dir = i;
+        hit->local = xtts_get_be64(v.mv_data);
         MDB_val local = {8, v.mv_data};
         return fill_hit(sh, &local, key, hit, err);
     }
@@ -197,5 +251,6 @@ void xtts_cache_source_close(xtts_cache_source *s) {
         for (size_t d = 0; d < sh->n_own; d++) free(sh->own_names[d]);
     }
     free(s->shards);
+    free(s->ranges);
     free(s);
 }

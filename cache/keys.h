@@ -44,6 +44,13 @@ xtts_status xtts_cache_source_open(const char *dir, const char *config_hash, xtt
                                    xtts_error *err);
 /* Records the source holds. */
 uint64_t xtts_cache_source_records(const xtts_cache_source *s);
+/* Its shard directories (each once, however many manifest entries list it): name ("shard-
+ * NNNNN" or "base-NNNNN"), path, and the sum of the value sizes of every record the
+ * directory holds, those no entry lists included. */
+size_t xtts_cache_source_dirs(const xtts_cache_source *s);
+const char *xtts_cache_source_dir_name(const xtts_cache_source *s, size_t d);
+const char *xtts_cache_source_dir_path(const xtts_cache_source *s, size_t d);
+uint64_t xtts_cache_source_dir_bytes(const xtts_cache_source *s, size_t d);
 
 /* What a lookup found. Pointers are the source's, valid until it is closed. */
 typedef struct {
@@ -56,6 +63,8 @@ typedef struct {
     xtts_cache_entry entries[XTTS_SHARD_MAX_DBS]; /* with same: its entry in every database
                                                      of its own ("keys" among them) */
     size_t n_entries;
+    size_t dir;                /* with found: the shard directory holding it (< xtts_cache_source_dirs) */
+    uint64_t local;            /* and its local key there */
 } xtts_cache_source_hit;
 
 /* Look id up. Errors: XTTS_ECORRUPT (an "ids" value that is not a local index, a record or

@@ -109,6 +109,12 @@ static const char *signame(int sig) {
 typedef struct {
     char *name, *path;
     uint64_t first, manifest_first, records, bytes, entries;
+    uint64_t local_first; /* the directory's local key of the entry's first record */
+    int ranged;           /* a range of a shared directory (manifest format_version 3): the
+                             directory may hold keys outside it, which are not the entry's */
+    size_t home;          /* the first entry of the same directory: it alone holds the
+                             environment (one per directory), its databases and its map */
+    uint64_t dir_entries; /* home: the directory's "records" entries */
     MDB_env *env;
     MDB_dbi records_dbi, ids_dbi, meta_dbi;
     MDB_dbi lengths_dbi; /* format 2: the "lengths" database */
@@ -389,7 +395,7 @@ static void shard_open_databases(xtts_cache *c, shard_t *s) {
         shard_fail(s, XTTS_ECORRUPT, "%s: %s", detail);
         return;
     }
-    s->entries = rst.ms_entries;
+    s->entries = s->dir_entries = rst.ms_entries;
     rc = mdb_txn_commit(txn); /* keeps the database handles for later transactions */
     if (rc) {
         shard_fail(s, XTTS_EIO, "%s: %s", mdb_strerror(rc));
@@ -410,6 +416,16 @@ static void shard_open_databases(xtts_cache *c, shard_t *s) {
     if (c->cfg.format_version >= 2 && s->lengths_entries != s->entries) {
         say(detail, sizeof detail, "\"lengths\" holds %llu entries for %llu records",
             (unsigned long long)s->lengths_entries, (unsigned long long)s->entries);
+        shard_fail(s, XTTS_ECORRUPT, "%s: %s", detail);
+        return;
+    }
+    if (s->ranged && s->entries >= s->local_first && s->entries - s->local_first >= s->records) {
+        s->entries = s->records; /* the entry's view: its range, as a dense shard of its own */
+        return;
+    }
+    if (s->ranged) {
+        say(detail, sizeof detail, "holds %llu records, the manifest's range ends at key %llu",
+            (unsigned long long)s->entries, (unsigned long long)(s->local_first + s->records));
         shard_fail(s, XTTS_ECORRUPT, "%s: %s", detail);
         return;
     }
@@ -474,6 +490,25 @@ static void shard_open(xtts_cache *c, shard_t *s) {
         shard_close_env(c, s);
         if (!s->sys_errno || !pool_may_relieve(s->sys_errno) || !pool_evict(c)) return;
     }
+}
+
+/* An entry listing a directory an earlier entry opened (its home): the home's state, and
+ * its own range against the directory's records. */
+static void entry_check(xtts_cache *c, shard_t *s) {
+    const shard_t *h = &c->shards[s->home];
+    s->status = h->status;
+    s->sys_errno = h->sys_errno;
+    s->has_quality = h->has_quality;
+    snprintf(s->error, sizeof s->error, "%s", h->error);
+    if (s->status) return;
+    if (h->dir_entries < s->local_first || h->dir_entries - s->local_first < s->records) {
+        char detail[300];
+        say(detail, sizeof detail, "holds %llu records, the manifest's range ends at key %llu",
+            (unsigned long long)h->dir_entries, (unsigned long long)(s->local_first + s->records));
+        shard_fail(s, XTTS_ECORRUPT, "%s: %s", detail);
+        return;
+    }
+    s->entries = s->records;
 }
 
 /* Hold shard si's environment open for a read transaction, reopening it when the pool
@@ -555,6 +590,8 @@ xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out
         s->records = ms->records;
         s->bytes = ms->bytes;
         s->manifest_first = ms->first_index;
+        s->local_first = ms->local_first;
+        s->ranged = c->manifest.format_version >= XTTS_MANIFEST_VERSION_SHARED;
         s->name = dup_str(ms->name);
         s->path = malloc(strlen(dir) + strlen(ms->name) + 2);
         if (!s->name || !s->path) {
@@ -568,7 +605,10 @@ xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out
             goto fail;
         }
         first += s->records;
-        shard_open(c, s);
+        for (s->home = 0; strcmp(c->shards[s->home].name, s->name); s->home++) {
+        }
+        if (s->home == i) shard_open(c, s);
+        else entry_check(c, s);
         if (s->status == XTTS_OK && s->manifest_first != s->first) {
             s->status = XTTS_ECORRUPT;
             say(s->error, sizeof s->error, "%s: manifest first_index %llu, the shards before it hold %llu records",
@@ -645,6 +685,8 @@ void xtts_cache_shard_get(const xtts_cache *c, size_t i, xtts_cache_shard *o) {
     o->records = s->records;
     o->bytes = s->bytes;
     o->entries = s->entries;
+    o->local_first = s->local_first;
+    o->ranged = s->ranged;
     o->status = s->status;
     o->error = s->status ? s->error : "";
 }
@@ -694,6 +736,7 @@ void xtts_cache_reader_delete(xtts_cache_reader *r) {
 /* End the reader's transaction on shard si, if any, and let the pool close its
  * environment. */
 static void reader_drop_txn(xtts_cache_reader *r, size_t si) {
+    si = r->c->shards[si].home;
     if (!r->txn[si]) return;
     mdb_txn_abort(r->txn[si]);
     r->txn[si] = NULL;
@@ -718,6 +761,7 @@ static int reader_release_oldest(xtts_cache_reader *r) {
 }
 
 static xtts_status reader_txn(xtts_cache_reader *r, size_t si, MDB_txn **txn, xtts_error *err) {
+    si = r->c->shards[si].home; /* one environment and transaction per directory */
     shard_t *s = &r->c->shards[si];
     if (r->txn[si]) {
         if (r->hold_max < r->c->n_shards) /* keep the order of use for reader_release_oldest */
@@ -758,9 +802,12 @@ static int in_map(const shard_t *s, const void *p, size_t len) {
 }
 
 /* Raw value of (shard si, local index). Guarded. */
+/* The directory's local key of global index in shard entry s. */
+static uint64_t local_key(const shard_t *s, uint64_t index) { return index - s->first + s->local_first; }
+
 static xtts_status shard_get(xtts_cache_reader *r, size_t si, uint64_t local, uint64_t index, MDB_val *val,
                              xtts_error *err) {
-    shard_t *s = &r->c->shards[si];
+    shard_t *s = &r->c->shards[r->c->shards[si].home];
     MDB_txn *txn;
     xtts_status st = reader_txn(r, si, &txn, err);
     if (st) return st;
@@ -802,7 +849,7 @@ xtts_status xtts_cache_reader_raw(xtts_cache_reader *r, uint64_t index, const vo
     xtts_status st = locate(r, index, &si, err);
     if (st) return st;
     MDB_val v;
-    st = shard_get(r, si, index - r->c->shards[si].first, index, &v, err);
+    st = shard_get(r, si, local_key(&r->c->shards[si], index), index, &v, err);
     if (st) return st;
     *buf = v.mv_data;
     *len = v.mv_size;
@@ -843,7 +890,7 @@ xtts_status xtts_cache_reader_header(xtts_cache_reader *r, uint64_t index, xtts_
     xtts_status st = locate(r, index, &si, err);
     if (st) return st;
     MDB_val v;
-    st = shard_get(r, si, index - r->c->shards[si].first, index, &v, err);
+    st = shard_get(r, si, local_key(&r->c->shards[si], index), index, &v, err);
     if (st) return st;
     xtts_error e;
     xtts_error_clear(&e);
@@ -864,7 +911,7 @@ static xtts_status reader_get(xtts_cache_reader *r, uint64_t index, xtts_record_
     xtts_status st = locate(r, index, &si, err);
     if (st) return st;
     MDB_val v;
-    st = shard_get(r, si, index - r->c->shards[si].first, index, &v, err);
+    st = shard_get(r, si, local_key(&r->c->shards[si], index), index, &v, err);
     if (st) return st;
     xtts_error e;
     xtts_error_clear(&e);
@@ -890,7 +937,7 @@ xtts_status xtts_cache_reader_find_local(xtts_cache_reader *r, size_t si, const 
                                          xtts_error *err) {
     if (si >= r->c->n_shards)
         return xtts_error_set(err, XTTS_ERANGE, "shard %zu of a cache of %zu shards", si, r->c->n_shards);
-    shard_t *s = &r->c->shards[si];
+    shard_t *e = &r->c->shards[si], *s = &r->c->shards[e->home];
     MDB_txn *txn;
     xtts_status st = reader_txn(r, si, &txn, err);
     if (st) return st;
@@ -913,6 +960,12 @@ xtts_status xtts_cache_reader_find_local(xtts_cache_reader *r, size_t si, const 
     if (rc == MDB_NOTFOUND) return xtts_error_set(err, XTTS_ENOTFOUND, "%s: no id '%.200s'", s->name, id);
     if (rc) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': %s", s->name, id, mdb_strerror(rc));
     if (bad) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': \"ids\" value is not an 8-byte index", s->name, id);
+    if (e->ranged) { /* a key outside the entry's range is another entry's, or no record's */
+        if (*local < e->local_first || *local - e->local_first >= e->records)
+            return xtts_error_set(err, XTTS_ENOTFOUND, "%s: no id '%.200s'", s->name, id);
+        *local -= e->local_first;
+        return XTTS_OK;
+    }
     if (*local >= s->records)
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': \"ids\" points at local index %llu of %llu records",
                               s->name, id, (unsigned long long)*local, (unsigned long long)s->records);
@@ -937,22 +990,45 @@ xtts_status xtts_cache_reader_find(xtts_cache_reader *r, const char *id, uint64_
     return xtts_error_set(err, XTTS_ENOTFOUND, "%s: id '%s' not in the cache", r->c->dir, id);
 }
 
+/* A ranged entry shows the walk of a database only its own range, with keys (and the
+ * "ids" values) made relative to it, so that it reads as a dense shard of its own: 1 pass
+ * the entry (k and v may now point at kb and vb), 0 skip it, -1 past the range (stop).
+ * keyed: the database is keyed by local index; else "ids" (keyed: 0) or "meta" (-1). */
+static int range_view(const shard_t *s, int keyed, MDB_val *k, MDB_val *v, uint8_t kb[8], uint8_t vb[8]) {
+    if (!s->ranged || keyed < 0) return 1;
+    MDB_val *x = keyed ? k : v;
+    uint8_t *b = keyed ? kb : vb;
+    if (x->mv_size != 8) return 1; /* not an index: the caller's checks name it */
+    uint64_t key = xtts_get_be64(x->mv_data);
+    if (key < s->local_first) return 0;
+    if (key - s->local_first >= s->records) return keyed ? -1 : 0;
+    xtts_put_be64(b, key - s->local_first);
+    x->mv_data = b;
+    return 1;
+}
+
 xtts_status xtts_cache_reader_foreach(xtts_cache_reader *r, size_t si, const char *db, xtts_cache_foreach_fn cb,
                                       void *ctx, xtts_error *err) {
     if (si >= r->c->n_shards) return xtts_error_set(err, XTTS_ERANGE, "%s: no shard %zu", r->c->dir, si);
-    shard_t *s = &r->c->shards[si];
+    shard_t *e = &r->c->shards[si]; /* the entry: its range */
     MDB_dbi dbi;
-    if (!strcmp(db, "records")) dbi = s->records_dbi;
-    else if (!strcmp(db, "ids")) dbi = s->ids_dbi;
-    else if (!strcmp(db, "meta")) dbi = s->meta_dbi;
-    else if (!strcmp(db, "lengths") && r->c->cfg.format_version >= 2) dbi = s->lengths_dbi;
-    else if (!strcmp(db, XTTS_CACHE_DB_QUALITY) && s->status == XTTS_OK && s->has_quality) dbi = s->quality_dbi;
-    else if (!strcmp(db, XTTS_CACHE_DB_QUALITY) && s->status == XTTS_OK)
-        return xtts_error_set(err, XTTS_ENOTFOUND, "%s: no database \"%s\"", s->name, db);
-    else return xtts_error_set(err, XTTS_EUSAGE, "%s: no database \"%s\"", s->name, db);
+    if (!strcmp(db, "records") || !strcmp(db, "ids") || !strcmp(db, "meta")) {
+    } else if (!strcmp(db, "lengths") && r->c->cfg.format_version >= 2) {
+    } else if (!strcmp(db, XTTS_CACHE_DB_QUALITY) && e->status == XTTS_OK && e->has_quality) {
+    } else if (!strcmp(db, XTTS_CACHE_DB_QUALITY) && e->status == XTTS_OK) {
+        return xtts_error_set(err, XTTS_ENOTFOUND, "%s: no database \"%s\"", e->name, db);
+    } else {
+        return xtts_error_set(err, XTTS_EUSAGE, "%s: no database \"%s\"", e->name, db);
+    }
     MDB_txn *txn;
     xtts_status st = reader_txn(r, si, &txn, err);
     if (st) return st;
+    shard_t *s = &r->c->shards[e->home]; /* the directory: its environment, databases and map */
+    if (!strcmp(db, "records")) dbi = s->records_dbi;
+    else if (!strcmp(db, "ids")) dbi = s->ids_dbi;
+    else if (!strcmp(db, "meta")) dbi = s->meta_dbi;
+    else if (!strcmp(db, "lengths")) dbi = s->lengths_dbi;
+    else dbi = s->quality_dbi;
     MDB_cursor *volatile cur = NULL;
     volatile int rc = mdb_cursor_open(txn, dbi, (MDB_cursor **)&cur);
     if (rc) return xtts_error_set(err, XTTS_EIO, "%s: \"%s\": %s", s->name, db, mdb_strerror(rc));
@@ -965,14 +1041,21 @@ xtts_status xtts_cache_reader_foreach(xtts_cache_reader *r, size_t si, const cha
     volatile int outside = 0;
     volatile uint64_t n = 0;
     size_t busy_before = r->busy;
-    r->busy = si; /* the callback may read other shards with this reader: keep this one */
+    r->busy = e->home; /* the callback may read other shards with this reader: keep this one */
+    int keyed = !strcmp(db, "meta") ? -1 : strcmp(db, "ids") != 0;
+    uint8_t start[8], kb[8], vb[8];
+    xtts_put_be64(start, e->local_first);
     GUARD(sig)
-    MDB_val k, v;
-    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == MDB_SUCCESS; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    MDB_val k = {8, start}, v;
+    MDB_cursor_op op = e->ranged && keyed == 1 ? MDB_SET_RANGE : MDB_FIRST;
+    for (rc = mdb_cursor_get(cur, &k, &v, op); rc == MDB_SUCCESS; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         if (!in_map(s, k.mv_data, k.mv_size) || !in_map(s, v.mv_data, v.mv_size)) {
             outside = 1;
             break;
         }
+        int view = range_view(e, keyed, &k, &v, kb, vb);
+        if (view < 0) break;
+        if (view == 0) continue;
         n++;
         if (cb(ctx, k.mv_data, k.mv_size, v.mv_data, v.mv_size)) break;
     }
@@ -998,7 +1081,7 @@ xtts_status xtts_cache_reader_meta(xtts_cache_reader *r, size_t si, const char *
                                    xtts_error *err) {
     *val = NULL;
     if (si >= r->c->n_shards) return xtts_error_set(err, XTTS_ERANGE, "%s: no shard %zu", r->c->dir, si);
-    shard_t *s = &r->c->shards[si];
+    shard_t *s = &r->c->shards[r->c->shards[si].home];
     MDB_txn *txn;
     xtts_status st = reader_txn(r, si, &txn, err);
     if (st) return st;
@@ -1043,10 +1126,10 @@ xtts_status xtts_cache_reader_value(xtts_cache_reader *r, uint64_t index, const 
     size_t si;
     xtts_status st = locate(r, index, &si, err);
     if (st) return st;
-    shard_t *s = &r->c->shards[si];
+    shard_t *s = &r->c->shards[r->c->shards[si].home];
     MDB_txn *txn;
     if ((st = reader_txn(r, si, &txn, err))) return st;
-    uint64_t local = index - s->first;
+    uint64_t local = local_key(&r->c->shards[si], index);
     if (!s->has_quality)
         return xtts_error_set(err, XTTS_ENOTFOUND, "%s: index %llu: no \"%s\" database in the shard", s->name,
                               (unsigned long long)index, db);
@@ -1224,7 +1307,7 @@ xtts_status xtts_cache_lengths(xtts_cache_reader *r, xtts_lengths *out, xtts_err
         xtts_status st_ = locate(r, index, &si_, err);                                                       \
         if (st_) return st_;                                                                                 \
         MDB_val v;                                                                                           \
-        st_ = shard_get(r, si_, index - r->c->shards[si_].first, index, &v, err);                            \
+        st_ = shard_get(r, si_, local_key(&r->c->shards[si_], index), index, &v, err);                            \
         if (st_) return st_;                                                                                 \
         xtts_error e;                                                                                        \
         xtts_error_clear(&e);                                                                                \

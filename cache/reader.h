@@ -174,7 +174,12 @@ typedef struct {
     uint64_t manifest_first; /* "first_index" as the manifest states it */
     uint64_t records;        /* record count the manifest states */
     uint64_t bytes;          /* "bytes" the manifest states */
-    uint64_t entries;        /* entries in its "records" database (0 when it did not open) */
+    uint64_t entries;        /* entries in its "records" database (0 when it did not open);
+                                of a ranged entry, its records when the directory holds them */
+    uint64_t local_first;    /* the directory's local key of its first record ("local_first") */
+    int ranged;              /* a range of a shared directory (manifest format_version 3): the
+                                walks (xtts_cache_reader_foreach) and the id lookups see only
+                                its keys, made relative to local_first */
     xtts_status status;      /* XTTS_OK, or why the shard cannot be read */
     const char *error;       /* one-line message when status != XTTS_OK, else "" */
 } xtts_cache_shard;

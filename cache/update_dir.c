@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache/share.h"
 #include "cache/writer_internal.h"
 
 #ifndef RENAME_EXCHANGE
@@ -22,7 +23,7 @@ static int is_cache_entry(const char *n) {
     int part, number;
     return !strcmp(n, "manifest.json") || (!strncmp(n, "manifest.part-", 14) && strstr(n, ".json")) ||
            (!strncmp(n, "manifest", 8) && strstr(n, ".json.tmp.")) || !strncmp(n, XTTS_LOCK_NAME, strlen(XTTS_LOCK_NAME)) ||
-           !strcmp(n, XTTS_UPDATE_MARK) || xtts_shard_name_parse(n, &part, &number);
+           !strcmp(n, XTTS_UPDATE_MARK) || xtts_shard_name_parse(n, &part, &number) || xtts_base_name_parse(n, &number);
 }
 
 /* XTTS_EINPUT naming the first entry of dir that is not the cache's. */
@@ -81,7 +82,9 @@ static xtts_status remove_cache_dir(const char *dir, xtts_error *err) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         int part, number;
         xtts_path_join(path, sizeof path, dir, e->d_name);
-        st = xtts_shard_name_parse(e->d_name, &part, &number) ? xtts_remove_shard_dir(path, err) : xtts_remove_file(path, err);
+        st = xtts_shard_name_parse(e->d_name, &part, &number) || xtts_base_name_parse(e->d_name, &number)
+                 ? xtts_remove_shard_dir(path, err)
+                 : xtts_remove_file(path, err);
     }
     closedir(d);
     if (!st && rmdir(dir) != 0 && errno != ENOENT)
@@ -112,7 +115,7 @@ xtts_status xtts_update_dir_prepare(const char *dir, const char *stage, int *res
     struct stat sb;
     if (stat(mark, &sb) == 0) {
         *resumed = 1;
-        return XTTS_OK;
+        return xtts_remove_base_dirs(stage, err); /* links an earlier try made; made again at its end */
     }
     if (stat(stage, &sb) == 0 && (st = remove_cache_dir(stage, err))) return st;
     if (mkdir(stage, 0755) != 0 && errno != EEXIST)

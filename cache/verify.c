@@ -615,9 +615,12 @@ static void check_duplicate_ids(run_t *r) {
     size_t n = xtts_cache_n_shards(r->cache), k = 0;
     const char **paths = calloc(n ? n : 1, sizeof *paths);
     size_t *shard = calloc(n ? n : 1, sizeof *shard);
-    if (!paths || !shard) {
+    uint64_t *lo = calloc(n ? n : 1, sizeof *lo), *count = calloc(n ? n : 1, sizeof *count);
+    if (!paths || !shard || !lo || !count) {
         free(paths);
         free(shard);
+        free(lo);
+        free(count);
         r->oom = 1;
         return;
     }
@@ -627,11 +630,16 @@ static void check_duplicate_ids(run_t *r) {
         /* Only shards whose "ids" the guarded walk read whole: LMDB follows damaged page
          * numbers without checks, and this second walk is not guarded; over the same pages
          * it reads what the first read. A shard left out is a fault already. */
-        if (s.status == XTTS_OK && r->ids_walked[i]) { paths[k] = s.path; shard[k++] = i; }
+        if (s.status == XTTS_OK && r->ids_walked[i]) {
+            lo[k] = s.local_first; /* a range of a shared directory: only its ids */
+            count[k] = s.ranged ? s.records : UINT64_MAX;
+            paths[k] = s.path;
+            shard[k++] = i;
+        }
     }
     xtts_id_merge *m = NULL;
     xtts_error e;
-    xtts_status st = xtts_id_merge_open(paths, k, &m, &e);
+    xtts_status st = xtts_id_merge_open_ranges(paths, lo, count, k, &m, &e);
     char last[XTTS_RECORD_MAX_ID + 1] = "";
     size_t last_len = 0;
     int64_t first_at = -1;
@@ -658,6 +666,8 @@ static void check_duplicate_ids(run_t *r) {
     xtts_id_merge_close(m);
     free(paths);
     free(shard);
+    free(lo);
+    free(count);
 }
 
 /* ---- the steps of a run -------------------------------------------------------------------- */

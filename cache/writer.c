@@ -458,6 +458,7 @@ static xtts_status remove_old(xtts_cache_writer *w, const xtts_dir_listing *l, x
     }
     xtts_path_join(path, sizeof path, w->dir, "manifest.json");
     if ((st = xtts_remove_file(path, err))) return st;
+    if (l->n_base && (st = xtts_remove_base_dirs(w->dir, err))) return st;
     for (size_t i = 0; i < l->n_parts; i++) {
         if (w->part >= 0 && l->parts[i] != w->part) continue;
         char name[40];
@@ -652,6 +653,9 @@ static void foreign_contents(const xtts_cache_writer *w, const xtts_dir_listing 
                 if (strcmp(h, w->hash)) why_add(why, why_cap, "%s has config_hash %.12s..., this build %.12s...", path, h[0] ? h : "(unreadable)", w->hash);
             }
     }
+    if (l->n_base) /* a plain build would list only its own shards: the shared ones would be lost */
+        why_add(why, why_cap, "it holds an updated cache sharing shards with an earlier one (base-NNNNN); update it "
+                              "with --update");
     if (l->has_manifest) {
         char h[65];
         xtts_path_join(path, sizeof path, w->dir, "manifest.json");

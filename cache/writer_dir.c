@@ -2,6 +2,7 @@
  * the writer and merge (formats/cache.md, "Directory").
  */
 #include "cache/writer_internal.h"
+#include "cache/share.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -78,6 +79,8 @@ xtts_status xtts_dir_list(const char *dir, xtts_dir_listing *out, xtts_error *er
                 out->parts = p;
             }
             out->parts[out->n_parts++] = a;
+        } else if (xtts_base_name_parse(n, &a)) {
+            out->n_base++;
         } else if (xtts_shard_name_parse(n, &a, &b)) {
             if (out->n_shards == cap_s) {
                 cap_s = cap_s ? 2 * cap_s : 16;
@@ -145,7 +148,7 @@ xtts_status xtts_dir_check_cache_or_empty(const char *dir, xtts_error *err) {
         const char *n = e->d_name;
         if (!strcmp(n, ".") || !strcmp(n, "..") || is_build_scratch(n)) continue;
         size_t len = strlen(n);
-        int is_ours = xtts_shard_name_parse(n, &a, &b) ||
+        int is_ours = xtts_shard_name_parse(n, &a, &b) || xtts_base_name_parse(n, &a) ||
                       (len == 24 && !strncmp(n, "manifest.part-", 14) && !strcmp(n + 19, ".json"));
         int manifest = !strcmp(n, "manifest.json");
         if (manifest) is_ours = is_cache_manifest(dir);
@@ -300,4 +303,20 @@ xtts_status xtts_shard_count_records(const char *path, uint64_t *records, xtts_e
     if (env) mdb_env_close(env);
     if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: cannot read the shard: %s", path, mdb_strerror(rc));
     return XTTS_OK;
+}
+
+xtts_status xtts_remove_base_dirs(const char *dir, xtts_error *err) {
+    DIR *d = opendir(dir);
+    if (!d) return errno == ENOENT ? XTTS_OK : xtts_error_set(err, XTTS_EIO, "%s: cannot list: %s", dir, strerror(errno));
+    struct dirent *e;
+    xtts_status st = XTTS_OK;
+    char path[4096];
+    int number;
+    while (!st && (e = readdir(d)) != NULL)
+        if (xtts_base_name_parse(e->d_name, &number)) {
+            xtts_path_join(path, sizeof path, dir, e->d_name);
+            st = xtts_remove_shard_dir(path, err);
+        }
+    closedir(d);
+    return st;
 }

@@ -29,9 +29,15 @@ typedef struct {
     int has_manifest;       /* manifest.json */
     int *parts;             /* K of every manifest.part-KKKKK.json, sorted */
     size_t n_parts;
+    size_t n_base;          /* base-NNNNN directories (shards an update shares with the
+                               cache it replaced, cache/share.h) */
 } xtts_dir_listing;
 
 xtts_status xtts_dir_list(const char *dir, xtts_dir_listing *out, xtts_error *err);
+/* Remove dir's base-NNNNN directories (links of another cache's shards: removing them
+ * leaves that cache's files as they are). Errors: XTTS_EIO, XTTS_EINPUT (one holds a file
+ * that is not LMDB's). */
+xtts_status xtts_remove_base_dirs(const char *dir, xtts_error *err);
 /* NULL is allowed. */
 void xtts_dir_listing_free(xtts_dir_listing *l);
 
@@ -94,6 +100,11 @@ xtts_status xtts_mdb_status(int rc);
  * no "ids"), naming the shard. */
 typedef struct xtts_id_merge xtts_id_merge;
 xtts_status xtts_id_merge_open(const char *const *paths, size_t n, xtts_id_merge **out, xtts_error *err);
+/* As xtts_id_merge_open, but source i gives only the ids of its local indices lo[i] ..
+ * lo[i]+count[i]-1 (a range of a shared shard directory, formats/cache.md "Shared shards"),
+ * each with its local index minus lo[i]; lo and count NULL: every id. */
+xtts_status xtts_id_merge_open_ranges(const char *const *paths, const uint64_t *lo, const uint64_t *count, size_t n,
+                                      xtts_id_merge **out, xtts_error *err);
 /* The next id: *got = 1 with *id and *len (borrowed until the next call), *source and *local
  * (the stored local index, UINT64_MAX when the value is not 8 bytes); *got = 0 after the
  * last. Errors: XTTS_ECORRUPT, XTTS_EIO (a database that cannot be read, naming the shard). */

@@ -321,8 +321,13 @@ static xtts_status mbad(xtts_error *err, const char *name, const char *key, cons
 
 static int is_count(const json_t *v) { return json_is_integer(v) && json_integer_value(v) >= 0; }
 
-/* "shard-NNNNN" or "shard-KKKKK-NNNNN". */
-static int is_shard_name(const char *s) {
+/* "shard-NNNNN" or "shard-KKKKK-NNNNN"; with shared, also "base-NNNNN". */
+static int is_shard_name(const char *s, int shared) {
+    if (shared && !strncmp(s, "base-", 5)) {
+        for (int i = 5; i < 10; i++)
+            if (!isdigit((unsigned char)s[i])) return 0;
+        return s[10] == '\0';
+    }
     if (strncmp(s, "shard-", 6)) return 0;
     s += 6;
     for (int group = 0; group < 2; group++) {
@@ -348,6 +353,61 @@ static xtts_status check_number_array(const json_t *a, size_t n, const char *nam
     return XTTS_OK;
 }
 
+/* Two entries of one directory (format_version 3) whose local key ranges overlap. */
+static int ranges_overlap(const json_t *a, const json_t *b) {
+    json_t *la = json_object_get(a, "local_first"), *lb = json_object_get(b, "local_first");
+    long long fa = la ? json_integer_value(la) : 0, fb = lb ? json_integer_value(lb) : 0;
+    long long na = json_integer_value(json_object_get(a, "records")), nb = json_integer_value(json_object_get(b, "records"));
+    return na > 0 && nb > 0 && fa < fb + nb && fb < fa + na;
+}
+
+/* One entry of "shards": its keys, and its first_index against the records before it. */
+static xtts_status check_shard_entry(const json_t *s, int shared, const char *name, const char *key, long long next,
+                                     xtts_error *err) {
+    if (!json_is_object(s)) return mbad(err, name, key, "must be an object");
+    json_t *sn = json_object_get(s, "name");
+    if (!json_is_string(sn) || !is_shard_name(json_string_value(sn), shared))
+        return mbad(err, name, key, shared ? "\"name\" must be shard-NNNNN, shard-KKKKK-NNNNN or base-NNNNN"
+                                           : "\"name\" must be shard-NNNNN or shard-KKKKK-NNNNN");
+    json_t *sr = json_object_get(s, "records"), *sb = json_object_get(s, "bytes"), *sf = json_object_get(s, "first_index");
+    if (!is_count(sr) || !is_count(sb) || !is_count(sf))
+        return mbad(err, name, key, "\"records\", \"bytes\" and \"first_index\" must be non-negative integers");
+    json_t *lf = json_object_get(s, "local_first");
+    if (lf && !shared) return mbad(err, name, key, "\"local_first\" belongs to format_version 3");
+    if (lf && (!is_count(lf) || json_integer_value(lf) > INT64_MAX / 4))
+        return mbad(err, name, key, "\"local_first\" must be a non-negative integer");
+    if (json_integer_value(sf) != next) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "first_index %lld, the shards before it hold %lld records", (long long)json_integer_value(sf),
+                 next);
+        return mbad(err, name, key, msg);
+    }
+    if (json_integer_value(sr) > INT64_MAX / 4 - next) return mbad(err, name, key, "\"records\" too large");
+    return XTTS_OK;
+}
+
+/* "shards": each entry's keys; names unique, or (format_version 3) a directory listed
+ * again only for a range of its keys no other entry takes. *next: the records they hold. */
+static xtts_status check_shards(const json_t *shards, int shared, const char *name, long long *next, xtts_error *err) {
+    if (!json_is_array(shards)) return mbad(err, name, "shards", "must be an array");
+    for (size_t i = 0; i < json_array_size(shards); i++) {
+        json_t *s = json_array_get(shards, i);
+        char key[48];
+        snprintf(key, sizeof key, "shards[%zu]", i);
+        xtts_status st = check_shard_entry(s, shared, name, key, *next, err);
+        if (st) return st;
+        *next += json_integer_value(json_object_get(s, "records"));
+        const char *sn = json_string_value(json_object_get(s, "name"));
+        for (size_t k = 0; k < i; k++) {
+            const json_t *o = json_array_get(shards, k);
+            if (strcmp(json_string_value(json_object_get(o, "name")), sn)) continue;
+            if (!shared) return mbad(err, name, key, "shard listed twice");
+            if (ranges_overlap(o, s)) return mbad(err, name, key, "a range of keys listed twice");
+        }
+    }
+    return XTTS_OK;
+}
+
 static xtts_status check_manifest(const json_t *m, const char *name, xtts_error *err) {
     static const char *const required[] = {"format_version", "records", "config", "config_hash", "shards", "stats"};
     if (!json_is_object(m)) return xtts_error_set(err, XTTS_EINPUT, "%s: manifest is not a JSON object", name);
@@ -355,9 +415,10 @@ static xtts_status check_manifest(const json_t *m, const char *name, xtts_error 
         if (!json_object_get(m, required[i])) return mbad(err, name, required[i], "missing");
     json_t *fv = json_object_get(m, "format_version");
     if (!json_is_integer(fv)) return mbad(err, name, "format_version", "must be an integer");
-    if (json_integer_value(fv) < XTTS_MANIFEST_VERSION_MIN || json_integer_value(fv) > XTTS_MANIFEST_VERSION)
+    if (json_integer_value(fv) < XTTS_MANIFEST_VERSION_MIN || json_integer_value(fv) > XTTS_MANIFEST_VERSION_SHARED)
         return xtts_error_set(err, XTTS_EMISMATCH, "%s: manifest format_version %lld, this build reads %d..%d", name,
-                              (long long)json_integer_value(fv), XTTS_MANIFEST_VERSION_MIN, XTTS_MANIFEST_VERSION);
+                              (long long)json_integer_value(fv), XTTS_MANIFEST_VERSION_MIN, XTTS_MANIFEST_VERSION_SHARED);
+    int shared = json_integer_value(fv) == XTTS_MANIFEST_VERSION_SHARED;
     json_t *records = json_object_get(m, "records");
     if (!is_count(records)) return mbad(err, name, "records", "must be a non-negative integer");
     xtts_cache_config cfg;
@@ -365,7 +426,7 @@ static xtts_status check_manifest(const json_t *m, const char *name, xtts_error 
     snprintf(where, sizeof where, "%s", name);
     xtts_status st = xtts_cache_config_from_json(json_object_get(m, "config"), &cfg, where, err);
     if (st) return st;
-    if (cfg.format_version != json_integer_value(fv))
+    if (cfg.format_version != (shared ? 2 : json_integer_value(fv)))
         return mbad(err, name, "config", cfg.format_version == 2 ? "has the \"audio\" key of format_version 2"
                                                                  : "lacks the \"audio\" key of format_version 2");
     json_t *hash = json_object_get(m, "config_hash");
@@ -377,31 +438,8 @@ static xtts_status check_manifest(const json_t *m, const char *name, xtts_error 
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: config_hash %.12s... does not match the config (hashes to %.12s...)",
                               name, json_string_value(hash), want);
     json_t *shards = json_object_get(m, "shards");
-    if (!json_is_array(shards)) return mbad(err, name, "shards", "must be an array");
     long long next = 0;
-    for (size_t i = 0; i < json_array_size(shards); i++) {
-        json_t *s = json_array_get(shards, i);
-        char key[48];
-        snprintf(key, sizeof key, "shards[%zu]", i);
-        if (!json_is_object(s)) return mbad(err, name, key, "must be an object");
-        json_t *sn = json_object_get(s, "name");
-        if (!json_is_string(sn) || !is_shard_name(json_string_value(sn)))
-            return mbad(err, name, key, "\"name\" must be shard-NNNNN or shard-KKKKK-NNNNN");
-        json_t *sr = json_object_get(s, "records"), *sb = json_object_get(s, "bytes"), *sf = json_object_get(s, "first_index");
-        if (!is_count(sr) || !is_count(sb) || !is_count(sf))
-            return mbad(err, name, key, "\"records\", \"bytes\" and \"first_index\" must be non-negative integers");
-        if (json_integer_value(sf) != next) {
-            char msg[128];
-            snprintf(msg, sizeof msg, "first_index %lld, the shards before it hold %lld records",
-                     (long long)json_integer_value(sf), next);
-            return mbad(err, name, key, msg);
-        }
-        if (json_integer_value(sr) > INT64_MAX / 2 - next) return mbad(err, name, key, "\"records\" too large");
-        next += json_integer_value(sr);
-        for (size_t k = 0; k < i; k++)
-            if (!strcmp(json_string_value(json_object_get(json_array_get(shards, k), "name")), json_string_value(sn)))
-                return mbad(err, name, key, "shard listed twice");
-    }
+    if ((st = check_shards(shards, shared, name, &next, err))) return st;
     if (next != json_integer_value(records)) {
         char msg[128];
         snprintf(msg, sizeof msg, "%lld, the shards hold %lld", (long long)json_integer_value(records), next);
@@ -582,6 +620,7 @@ static int info_from_json(const json_t *m, xtts_manifest_info *info) {
         s->records = (uint64_t)json_integer_value(json_object_get(o, "records"));
         s->bytes = (uint64_t)json_integer_value(json_object_get(o, "bytes"));
         s->first_index = (uint64_t)json_integer_value(json_object_get(o, "first_index"));
+        s->local_first = (uint64_t)json_integer_value(json_object_get(o, "local_first")); /* 0 when absent */
     }
     const json_t *languages = json_object_get(m, "languages");
     info->has_languages = languages != NULL;

@@ -28,6 +28,9 @@ extern "C" {
 
 #define XTTS_MANIFEST_VERSION 2      /* written by default */
 #define XTTS_MANIFEST_VERSION_MIN 1  /* the oldest read */
+#define XTTS_MANIFEST_VERSION_SHARED 3 /* a cache whose shard entries are ranges of shard
+                                          directories ("local_first", base-NNNNN; written by
+                                          an update that shares an old cache's shards) */
 /* Bump when any change to decoding, resampling, mel or record layout changes output. */
 #define XTTS_ALGO_VERSION 2
 #define XTTS_MAX_BUCKETS 16
@@ -138,8 +141,11 @@ json_t *xtts_manifest_extra_to_json(const xtts_manifest_extra *x);
 
 /* One shard as the manifest lists it. */
 typedef struct {
-    char name[24];                /* "shard-NNNNN" or "shard-KKKKK-NNNNN" */
+    char name[24];                /* "shard-NNNNN", "shard-KKKKK-NNNNN" or (format_version 3)
+                                     "base-NNNNN" */
     uint64_t records, bytes, first_index;
+    uint64_t local_first;         /* the shard's local key of the entry's first record
+                                     ("local_first", format_version 3; else 0) */
 } xtts_manifest_shard;
 
 /* A manifest as plain C values: what the readers, the verifier and the trainer take from it

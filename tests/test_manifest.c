@@ -456,15 +456,69 @@ static void manifest_hash_mismatch_and_future_version_are_refused(void **state) 
     assert_non_null(strstr(err.msg, "config_hash"));
     json_decref(m);
     m = valid_manifest();
-    json_object_set_new(m, "format_version", json_integer(3)); /* 2 is read since record version 2 */
+    json_object_set_new(m, "format_version", json_integer(4)); /* 3 is read since shared shards */
     assert_int_equal(parse_json(m, &err), XTTS_EMISMATCH);
-    assert_non_null(strstr(err.msg, "format_version 3"));
+    assert_non_null(strstr(err.msg, "format_version 4"));
     json_decref(m);
     /* not an object at all, duplicate keys */
     json_t *out;
     assert_int_equal(xtts_manifest_parse("[1,2]", 5, "x.json", &out, &err), XTTS_EINPUT);
     const char *dup = "{\"records\": 1, \"records\": 2}";
     assert_int_equal(xtts_manifest_parse(dup, strlen(dup), "x.json", &out, &err), XTTS_EINPUT);
+}
+
+/* shards[i] of m as {name, records, first_index, local_first}; local_first < 0: none */
+static void set_entry(json_t *m, size_t i, const char *name, int records, int first, int local_first) {
+    json_t *s = json_array_get(json_object_get(m, "shards"), i);
+    json_object_set_new(s, "name", json_string(name));
+    json_object_set_new(s, "records", json_integer(records));
+    json_object_set_new(s, "first_index", json_integer(first));
+    if (local_first >= 0) json_object_set_new(s, "local_first", json_integer(local_first));
+}
+
+/* format_version 3 (an update sharing shards): entries are ranges of directories; one
+ * directory may be listed again for keys no other entry takes; base-NNNNN names. Neither
+ * "local_first", a repeated name nor base-NNNNN is accepted in format_version 2, so that a
+ * reader that ignores ranges never reads such a manifest. */
+static void manifest_shared_ranges(void **state) {
+    (void)state;
+    xtts_error err;
+    json_t *m = valid_manifest();
+    json_object_set_new(m, "format_version", json_integer(XTTS_MANIFEST_VERSION_SHARED));
+    set_entry(m, 0, "base-00000", 5, 0, 10);
+    set_entry(m, 1, "base-00000", 2, 5, 0);
+    assert_int_equal(parse_json(m, &err), XTTS_OK);
+    char path[] = "/tmp/test_manifest_shared.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(xtts_manifest_write(path, m, &err), XTTS_OK);
+    xtts_manifest_info info;
+    assert_int_equal(xtts_manifest_info_init(&info, path, &err), XTTS_OK);
+    assert_int_equal(info.format_version, 3);
+    assert_int_equal(info.shards[0].local_first, 10);
+    assert_int_equal(info.shards[1].local_first, 0);
+    assert_int_equal(info.config.format_version, 2); /* the records' and shards' format */
+    xtts_manifest_info_free(&info);
+    unlink(path);
+    set_entry(m, 1, "base-00000", 2, 5, 13); /* keys 13, 14: the first entry's 10..14 */
+    assert_int_equal(parse_json(m, &err), XTTS_EINPUT);
+    assert_non_null(strstr(err.msg, "listed twice"));
+    set_entry(m, 1, "base-0000x", 2, 5, 0);
+    assert_int_equal(parse_json(m, &err), XTTS_EINPUT);
+    json_decref(m);
+    m = valid_manifest(); /* format_version 2 */
+    set_entry(m, 0, "shard-00000", 5, 0, 0);
+    assert_int_equal(parse_json(m, &err), XTTS_EINPUT);
+    assert_non_null(strstr(err.msg, "local_first"));
+    json_decref(m);
+    m = valid_manifest();
+    set_entry(m, 1, "shard-00000", 2, 5, -1);
+    assert_int_equal(parse_json(m, &err), XTTS_EINPUT);
+    assert_non_null(strstr(err.msg, "listed twice"));
+    set_entry(m, 1, "base-00001", 2, 5, -1);
+    assert_int_equal(parse_json(m, &err), XTTS_EINPUT);
+    json_decref(m);
 }
 
 static void manifest_partial_needs_part_and_n_parts(void **state) {
@@ -579,6 +633,7 @@ int main(void) {
         cmocka_unit_test(manifest_truncated_at_every_length_is_refused),
         cmocka_unit_test(manifest_missing_or_mistyped_keys_are_refused_by_name),
         cmocka_unit_test(manifest_hash_mismatch_and_future_version_are_refused),
+        cmocka_unit_test(manifest_shared_ranges),
         cmocka_unit_test(manifest_partial_needs_part_and_n_parts),
         cmocka_unit_test(manifest_write_then_load_round_trips_and_leaves_no_temp_file),
         cmocka_unit_test(manifest_extra_writes_what_it_is_given_and_defaults_the_rest),

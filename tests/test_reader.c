@@ -255,6 +255,129 @@ static void test_find_returns_global_index_across_shards_and_notfound_for_unknow
     tmp_remove(&t);
 }
 
+/* The fixture's manifest rewritten as format_version 3 with entries (name, local_first,
+ * records) in global order, each entry's bytes summed from the records; the totals and
+ * splits, which no longer hold, left out. */
+typedef struct {
+    const char *name;
+    int local_first, records;
+} range_t;
+
+static void write_ranged_manifest(const char *dir, const range_t *e, size_t n) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    json_error_t je;
+    json_t *m = json_load_file(path, 0, &je);
+    assert_non_null(m);
+    xtts_cache *c;
+    xtts_cache_reader *r;
+    xtts_error err;
+    assert_int_equal(xtts_cache_open(dir, &c, &err), XTTS_OK);
+    assert_int_equal(xtts_cache_reader_new(c, &r, &err), XTTS_OK);
+    json_t *shards = json_array();
+    int first = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t si = 0;
+        xtts_cache_shard s;
+        for (;; si++) {
+            xtts_cache_shard_get(c, si, &s);
+            if (!strcmp(s.name, e[i].name)) break;
+        }
+        uint64_t bytes = 0;
+        for (int k = 0; k < e[i].records; k++) {
+            const void *buf;
+            size_t len;
+            assert_int_equal(xtts_cache_reader_raw(r, s.first_index + (uint64_t)(e[i].local_first + k), &buf, &len, &err), XTTS_OK);
+            bytes += len;
+        }
+        json_array_append_new(shards, json_pack("{s:s, s:i, s:I, s:i, s:i}", "name", e[i].name, "records", e[i].records,
+                                                "bytes", (json_int_t)bytes, "first_index", first, "local_first",
+                                                e[i].local_first));
+        first += e[i].records;
+    }
+    xtts_cache_reader_delete(r);
+    xtts_cache_close(c);
+    json_object_set_new(m, "shards", shards);
+    json_object_set_new(m, "records", json_integer(first));
+    json_object_set_new(m, "format_version", json_integer(XTTS_MANIFEST_VERSION_SHARED));
+    json_object_del(m, "splits");
+    json_object_del(m, "totals");
+    json_object_set_new(m, "stats", json_pack("{s:i}", "frames", 0));
+    assert_int_equal(xtts_manifest_write(path, m, &err), XTTS_OK);
+    json_decref(m);
+}
+
+/* A format_version 3 cache: entries are ranges of shard directories, a directory listed
+ * twice; keys no entry lists (garbage) are no records: not read, not found by id, not
+ * counted or faulted by verify; a range past the directory's records is damage. */
+static void test_ranged_entries_read_and_verify_only_their_keys(void **state) {
+    (void)state;
+    tmpdir_t t;
+    tmp_make(&t);
+    fixture_options o;
+    fixture_defaults(&o); /* 40 records, 15 a shard */
+    build(t.dir, &o);
+    const range_t e[] = {{"shard-00001", 5, 5}, {"shard-00000", 0, 3}, {"shard-00001", 12, 3}};
+    write_ranged_manifest(t.dir, e, 3);
+    const int want[11] = {20, 21, 22, 23, 24, 0, 1, 2, 27, 28, 29};
+    char gone[4200], aside[4200]; /* a shard no entry lists is not the cache's: verify would name it */
+    snprintf(gone, sizeof gone, "%s/shard-00002", t.dir);
+    snprintf(aside, sizeof aside, "%s/shard-00002.aside", t.dir);
+    assert_int_equal(rename(gone, aside), 0);
+    xtts_cache *c;
+    xtts_error err;
+    assert_int_equal(xtts_cache_open(t.dir, &c, &err), XTTS_OK);
+    assert_int_equal(xtts_cache_count(c), 11);
+    xtts_cache_reader *r;
+    assert_int_equal(xtts_cache_reader_new(c, &r, &err), XTTS_OK);
+    xtts_lengths lens[11];
+    assert_int_equal(xtts_cache_lengths(r, lens, &err), XTTS_OK);
+    for (uint64_t i = 0; i < 11; i++) {
+        xtts_record_header h;
+        float mel[16 * 48];
+        assert_int_equal(xtts_cache_reader_get(r, i, &h, NULL, 0, mel, XTTS_DTYPE_F32, 16, 48, &err), XTTS_OK);
+        char id[32];
+        snprintf(id, sizeof id, "utt-%05d", want[i]);
+        assert_string_equal(h.id, id);
+        assert_float_equal(mel[0], fixture_mel_value(want[i], 0, 0), 1e-6);
+        assert_int_equal(lens[i].n_frames, h.n_frames);
+        uint64_t idx = 999;
+        assert_int_equal(xtts_cache_reader_find(r, id, &idx, &err), XTTS_OK);
+        assert_int_equal(idx, i);
+    }
+    uint64_t idx;
+    assert_int_equal(xtts_cache_reader_find(r, "utt-00003", &idx, &err), XTTS_ENOTFOUND); /* garbage of shard 0 */
+    assert_int_equal(xtts_cache_reader_find(r, "utt-00025", &idx, &err), XTTS_ENOTFOUND); /* between two ranges */
+    assert_int_equal(xtts_cache_reader_find(r, "utt-00035", &idx, &err), XTTS_ENOTFOUND); /* an unlisted shard */
+    xtts_cache_reader_delete(r);
+    xtts_cache_close(c);
+    faults_t fs;
+    xtts_verify_report rep;
+    xtts_status st = verify(t.dir, 1, &fs, &rep);
+    if (fs.n) dump_faults(&fs);
+    assert_int_equal(st, XTTS_OK);
+    assert_int_equal(fs.n, 0);
+    assert_int_equal(rep.records_ok, 11);
+    assert_int_equal(rep.ids, 11);
+    /* a range past the directory's keys: damage, named */
+    assert_int_equal(rename(aside, gone), 0);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/manifest.json", t.dir);
+    json_error_t je;
+    json_t *m = json_load_file(path, 0, &je);
+    assert_non_null(m);
+    json_object_set_new(m, "shards", json_pack("[{s:s, s:i, s:i, s:i, s:i}, {s:s, s:i, s:i, s:i, s:i}]", "name",
+                                               "shard-00002", "records", 4, "bytes", 0, "first_index", 0, "local_first",
+                                               8, "name", "shard-00002", "records", 3, "bytes", 0, "first_index", 4,
+                                               "local_first", 0));
+    json_object_set_new(m, "records", json_integer(7));
+    assert_int_equal(xtts_manifest_write(path, m, &err), XTTS_OK);
+    json_decref(m);
+    assert_int_equal(xtts_cache_open(t.dir, &c, &err), XTTS_ECORRUPT);
+    assert_non_null(strstr(err.msg, "range ends at key 12"));
+    tmp_remove(&t);
+}
+
 static void test_batch_is_fixed_shape_and_padded(void **state) {
     (void)state;
     tmpdir_t t;
@@ -1423,6 +1546,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_reader_returns_every_record_as_written),
         cmocka_unit_test(test_reader_fp16_shuffled_cache_decodes_within_half_precision),
         cmocka_unit_test(test_find_returns_global_index_across_shards_and_notfound_for_unknown),
+        cmocka_unit_test(test_ranged_entries_read_and_verify_only_their_keys),
         cmocka_unit_test(test_batch_is_fixed_shape_and_padded),
         cmocka_unit_test(test_readers_in_parallel_threads_agree),
         cmocka_unit_test(test_reader_opens_a_cache_on_a_read_only_directory_without_lock_files),

@@ -24,6 +24,7 @@
 #include "cache/exclude.h"
 #include "cache/keys.h"
 #include "cache/quality_store.h"
+#include "cache/share.h"
 #include "cache/update_dir.h"
 #include "cache/writer.h"
 #include "formats/record.h"
@@ -422,6 +423,8 @@ typedef struct {
     uint8_t digest[32];  /* the digest of the keys up to this input (saved with its commit) */
     uint8_t key[XTTS_CONTENT_KEY_BYTES]; /* its content key */
     int reused;          /* carried over from the source cache: bytes and sums are its */
+    int kept;            /* with reused: kept where the source stores it (a shared update): not
+                            written, only counted in the statistics */
     xtts_cache_entry ent[XTTS_SHARD_MAX_DBS]; /* with reused: its entries in the records' own
                                                  databases (pointing into the source) */
     size_t n_ent;
@@ -748,9 +751,11 @@ static xtts_status write_buffer(write_pipe *p, const slot *buf, size_t m, xtts_e
                 stats->sum[c] += s->sum[c];
                 stats->sumsq[c] += s->sumsq[c];
             }
-            st = stats_save(p->w, stats, err);
-            if (!st) st = inputs_save(p->w, s->digest, x->id, err);
-            if (!st) st = put_record(p, s, err);
+            /* a kept record is not written: its sums join the state saved with the next
+             * input the writer takes, which a resume starts after */
+            if (!s->kept) st = stats_save(p->w, stats, err);
+            if (!st && !s->kept) st = inputs_save(p->w, s->digest, x->id, err);
+            if (!st && !s->kept) st = put_record(p, s, err);
         } else {
             report_reject(o, p->tokens_name, x, s->input, s->reason);
             st = stats_save(p->w, stats, err);
@@ -817,6 +822,12 @@ typedef struct {
     int staging;
     int lock_fd;               /* the target's build lock, shared, while it is a source */
     uint8_t *keys_value;       /* [xtts_keys_value_bytes(n_mels)], the writer thread's */
+    /* a shared update (cache/share.h) */
+    xtts_share_plan *plan;     /* what stays in the old shards, or NULL: every record is written */
+    uint8_t *plan_keys;        /* [hi - lo][32]: the inputs' content keys, from the plan's pass */
+    uint8_t *keep_bits;        /* [(hi - lo + 7) / 8]: input lo + i is kept */
+    uint64_t *found_at;        /* the plan's pass: the source records the inputs' ids name */
+    size_t n_found;
 } melcache_run;
 
 static void run_init(melcache_run *r, const xtts_melcache_options *o, const char *tokens_name,
@@ -1060,8 +1071,12 @@ static void key_one(melcache_run *r, slot *s) {
 /* The buffer's keys (on the worker threads), then, in input order, the running digest of
  * the keys and each slot's copy of it. */
 static void keys_buffer(melcache_run *r, slot *buf, size_t m) {
+    if (r->plan_keys) /* the plan's pass computed them */
+        for (size_t k = 0; k < m; k++) memcpy(buf[k].key, r->plan_keys + (buf[k].input - r->lo) * 32, 32);
+    else {
 #pragma omp parallel for num_threads(r->threads) schedule(dynamic, 8)
-    for (size_t k = 0; k < m; k++) key_one(r, &buf[k]);
+        for (size_t k = 0; k < m; k++) key_one(r, &buf[k]);
+    }
     for (size_t k = 0; k < m; k++) {
         xtts_sha256_update(&r->in.ih.ctx, buf[k].key, XTTS_CONTENT_KEY_BYTES);
         r->in.ih.upto++;
@@ -1105,6 +1120,31 @@ static int hit_complete(const melcache_run *r, const xtts_cache_source_hit *h) {
     return 0;
 }
 
+static int is_kept(const melcache_run *r, uint64_t input) {
+    return r->keep_bits && (r->keep_bits[(input - r->lo) / 8] >> ((input - r->lo) % 8) & 1);
+}
+
+/* A slot the plan keeps in the source: its figures and sums, for the statistics. */
+static xtts_status keep_one(melcache_run *r, slot *s, xtts_error *err) {
+    xtts_cache_source_hit h;
+    xtts_record_header hdr;
+    xtts_error e;
+    xtts_status st = xtts_cache_source_find(r->src, s->rec.id, s->key, &h, err);
+    if (st) return st;
+    if (!h.same || xtts_record_parse_header(h.record, h.len, &hdr, &e) ||
+        xtts_keys_value_unpack(h.keys_value, h.keys_len, r->o.cfg.mel.n_mels, s->sum, s->sumsq))
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: record '%s' changed since the update planned to keep it",
+                              r->target, s->rec.id);
+    s->n_frames = hdr.n_frames;
+    s->n_pcm = hdr.n_samples;
+    s->n_tokens = hdr.n_tokens;
+    s->split = hdr.split;
+    s->reused = s->kept = s->ok = 1;
+    r->res->reused++;
+    r->res->shared++;
+    return XTTS_OK;
+}
+
 /* Look every slot of the buffer up in the source, in input order (one thread: the source's
  * transactions are not shared); with dry_run only count. */
 static xtts_status reuse_buffer(melcache_run *r, slot *buf, size_t m, xtts_error *err) {
@@ -1112,7 +1152,12 @@ static xtts_status reuse_buffer(melcache_run *r, slot *buf, size_t m, xtts_error
     for (size_t k = 0; k < m; k++) {
         slot *s = &buf[k];
         const input_rec *x = &s->rec;
-        s->reused = 0;
+        s->reused = s->kept = 0;
+        if (is_kept(r, s->input)) {
+            xtts_status st = keep_one(r, s, err);
+            if (st) return st;
+            continue;
+        }
         /* what the build would reject is computed (and rejected) again */
         int storable = !x->reject && x->lang_id >= 0 && x->n_tokens > 0 && x->n_tokens <= (uint32_t)c->max_tokens;
         xtts_cache_source_hit h = {0};
@@ -1289,6 +1334,134 @@ static xtts_status run_update_begin(melcache_run *r, xtts_error *err) {
     return XTTS_OK;
 }
 
+/* ---- a shared update (cache/share.h) ---------------------------------------------- */
+
+#define SHARE_KEY "melcache-share" /* state: "1" an update that shares the old shards, "0" one that copies */
+
+/* 1 when the source's record carries the ids this build gives the input (the speaker and
+ * language tables agree on it), so that its stored bytes are a fresh build's. */
+static int same_ids(const slot *s, const xtts_cache_source_hit *h) {
+    xtts_record_header hdr;
+    xtts_error e;
+    return !xtts_record_parse_header(h->record, h->len, &hdr, &e) && hdr.speaker_id == (uint32_t)s->rec.speaker_id &&
+           hdr.lang_id == (uint32_t)s->rec.lang_id;
+}
+
+/* The plan's step for each slot of a buffer, in input order: kept where the source stores
+ * it, or taken by the writer; keys[] and found[] collect the keys and the source records
+ * named. */
+static xtts_status plan_buffer(melcache_run *r, slot *buf, size_t m, uint8_t *keys, uint8_t *bits, xtts_error *err) {
+    const xtts_cache_config *c = &r->o.cfg;
+    for (size_t k = 0; k < m; k++) {
+        slot *s = &buf[k];
+        const input_rec *x = &s->rec;
+        uint64_t i = s->input - r->lo;
+        memcpy(keys + i * 32, s->key, 32);
+        int storable = !x->reject && x->lang_id >= 0 && x->n_tokens > 0 && x->n_tokens <= (uint32_t)c->max_tokens;
+        xtts_cache_source_hit h = {0};
+        xtts_status st = storable ? xtts_cache_source_find(r->src, x->id, s->key, &h, err) : XTTS_OK;
+        if (st) return st;
+        if (h.found) r->found_at[r->n_found++] = (uint64_t)h.dir << 40 | h.local;
+        if (h.same && hit_complete(r, &h) && same_ids(s, &h)) {
+            bits[i / 8] |= (uint8_t)(1u << (i % 8));
+            (void)xtts_share_plan_keep(r->plan, h.dir, h.local, h.len); /* past the bound: the plan says so */
+        } else {
+            (void)xtts_share_plan_write(r->plan, s->input);
+        }
+    }
+    return XTTS_OK;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether the plan is taken: not when the stream names one source record twice (the
+ * writer would reject the repeat, which it cannot see among kept records), nor when it is
+ * not worth it. */
+static int plan_taken(melcache_run *r) {
+    qsort(r->found_at, r->n_found, sizeof *r->found_at, cmp_u64);
+    for (size_t i = 1; i < r->n_found; i++)
+        if (r->found_at[i] == r->found_at[i - 1]) {
+            snprintf(r->res->compact_why, sizeof r->res->compact_why, "the stream repeats an id the cache holds");
+            return 0;
+        }
+    return xtts_share_plan_worth(r->plan, r->res->compact_why, sizeof r->res->compact_why);
+}
+
+/* The mode an update began in (a re-run continues in it): 1 sharing, 0 copying, -1 not begun. */
+static int share_mode_saved(melcache_run *r) {
+    if (r->start <= r->lo) return -1;
+    void *data = NULL;
+    size_t len = 0;
+    xtts_error e;
+    if (xtts_cache_writer_get_state(r->w, SHARE_KEY, &data, &len, &e)) return 0; /* begun before sharing: copies */
+    int on = len == 1 && *(char *)data == '1';
+    free(data);
+    return on;
+}
+
+/* The plan's pass over the inputs: their keys (kept for the build pass), and for each
+ * whether it stays in the old shards. The stream and its running digest are left as the
+ * resume left them. */
+static xtts_status plan_pass(melcache_run *r, uint8_t *keys, uint8_t *bits, xtts_error *err) {
+    inputs_hash saved = r->in.ih;
+    xtts_status st = inputs_seek(&r->in, r->lo, err);
+    uint64_t next = r->lo;
+    while (!st && next < r->hi) {
+        size_t m;
+        st = fill_buffer(r, r->slots, &next, r->hi, &m, err);
+        if (!st) keys_buffer(r, r->slots, m);
+        if (!st) st = plan_buffer(r, r->slots, m, keys, bits, err);
+    }
+    if (!st) st = inputs_seek(&r->in, r->start > r->lo ? r->start : r->lo, err);
+    r->in.ih = saved;
+    return st;
+}
+
+/* A whole update: plan which records stay in the old cache's shards, and share them when
+ * that is worth it (else, or with --compact, every record is copied). */
+static xtts_status run_plan(melcache_run *r, xtts_error *err) {
+    xtts_melcache_result *res = r->res;
+    int saved = share_mode_saved(r);
+    xtts_error pe;
+    if (saved == 0 || (saved < 0 && r->o.compact)) {
+        res->compacted = 1;
+        snprintf(res->compact_why, sizeof res->compact_why, saved == 0 ? "the update began copying" : "--compact");
+    } else if (xtts_share_probe(r->src, r->stage, &pe)) {
+        res->compacted = 1;
+        snprintf(res->compact_why, sizeof res->compact_why, "%.150s", pe.msg);
+    }
+    if (res->compacted) return saved < 0 ? xtts_cache_writer_set_state(r->w, SHARE_KEY, "0", 1, err) : XTTS_OK;
+    uint64_t n = r->hi - r->lo;
+    uint8_t *keys = malloc(n ? n * 32 : 1);
+    r->keep_bits = calloc((n + 7) / 8 + 1, 1);
+    r->found_at = malloc((n ? n : 1) * sizeof *r->found_at);
+    if (!keys || !r->keep_bits || !r->found_at) {
+        free(keys);
+        return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    }
+    xtts_status st = xtts_share_plan_new(r->src, &r->plan, err);
+    if (!st) st = plan_pass(r, keys, r->keep_bits, err);
+    r->plan_keys = keys; /* the build pass takes the keys from here */
+    if (st) return st;
+    int take = plan_taken(r) || saved == 1;
+    if (take) {
+        xtts_share_figures f;
+        xtts_share_plan_figures(r->plan, &f);
+        res->shared_runs = f.runs;
+        res->garbage_bytes = f.garbage_bytes;
+        return saved < 0 ? xtts_cache_writer_set_state(r->w, SHARE_KEY, "1", 1, err) : XTTS_OK;
+    }
+    res->compacted = 1;
+    xtts_share_plan_free(r->plan);
+    r->plan = NULL;
+    free(r->keep_bits);
+    r->keep_bits = NULL;
+    return xtts_cache_writer_set_state(r->w, SHARE_KEY, "0", 1, err);
+}
+
 /* --dry-run: the keys of the part's inputs looked up in the source; nothing is written. */
 static xtts_status run_dry(melcache_run *r, xtts_error *err) {
     r->res->selected = r->hi - r->lo;
@@ -1338,7 +1511,10 @@ static xtts_status run_finish(melcache_run *r, xtts_error *err) {
         res->has_dropped = 1;
         res->dropped = had > kept ? had - kept : 0;
     }
+    if (!st && r->plan) st = xtts_share_finish(r->plan, r->stage, &res->stored, err);
     if (!st && r->staging && (r->o.part < 0 || res->merged)) {
+        xtts_share_plan_free(r->plan);
+        r->plan = NULL;
         xtts_cache_source_close(r->src); /* its shards are about to be removed */
         r->src = NULL;
         st = xtts_update_dir_switch(r->target, r->stage, err);
@@ -1372,6 +1548,10 @@ static void run_free(melcache_run *r) {
     if (r->stats) r->res->audio_seconds = r->stats->audio_seconds;
     free(r->stats);
     input_free(&r->in);
+    xtts_share_plan_free(r->plan);
+    free(r->plan_keys);
+    free(r->keep_bits);
+    free(r->found_at);
     xtts_cache_source_close(r->src);
     xtts_audio_hasher_delete(r->hasher);
     free(r->keys_value);
@@ -1393,6 +1573,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o, FILE *tokens, cons
         return st;
     }
     if (!st) st = run_open_or_resume(&r, err);
+    if (!st && r.staging && o->part < 0) st = run_plan(&r, err);
     if (!st) st = quality_states_new(&r, err);
     if (!st) st = run_pipeline(&r, err);
     if (!st) st = run_finish(&r, err);

@@ -39,6 +39,8 @@ typedef struct {
                                    exchange the two (formats/cache.md, "Updates") */
     const char *reuse_dir;      /* a finished cache of the same configuration to copy records from */
     int dry_run;                /* count what would be reused and computed; write nothing */
+    int compact;                /* with update: copy every carried record into new shards instead of
+                                   sharing the old cache's (formats/cache.md, "Shared shards") */
     const xtts_exclude *exclude; /* ids of the stream to leave out (--exclude), or NULL */
 } xtts_melcache_options;
 
@@ -63,6 +65,11 @@ typedef struct {
     int has_dropped;            /* dropped is known: a whole build that did the whole stream */
     uint64_t dropped;           /* source records not in the new cache (ids gone or replaced) */
     int switched;               /* the update took the place of the old cache */
+    uint64_t shared;            /* of reused: records the update kept where the old cache stores them */
+    uint64_t shared_runs, garbage_bytes; /* their runs; bytes of the kept shards no record uses */
+    int compacted;              /* the update copied every record (--compact, or sharing was not
+                                   worth it: compact_why says why) */
+    char compact_why[160];
 } xtts_melcache_result;
 
 void xtts_melcache_options_defaults(xtts_melcache_options *o);

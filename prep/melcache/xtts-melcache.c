@@ -45,6 +45,8 @@ static void usage(FILE *f) {
             "      --force               replace a cache built with another configuration (its own files only)\n"
             "      --update              --out holds a finished cache: build TOKENS' cache beside it, carrying\n"
             "                            over records whose content key is unchanged, then put it in its place\n"
+            "      --compact             with --update: copy every carried record into new shards (by default\n"
+            "                            an update keeps unchanged records in the old cache's shards)\n"
             "      --reuse DIR           copy records with an unchanged content key from the finished cache DIR\n"
             "      --dry-run             with --update or --reuse: say how many records would be reused,\n"
             "                            computed and dropped; write nothing"
@@ -96,7 +98,7 @@ static int parse_buckets(const char *s, xtts_cache_config *c) {
 enum {
     O_PRESET = 256, O_SR, O_NFFT, O_HOP, O_WIN, O_NMELS, O_FMIN, O_FMAX, O_MAXF, O_BUCKETS, O_DTYPE, O_ZSTD,
     O_NOSHUF, O_RESAMPLER, O_RQ, O_TRIM, O_VAL, O_DEVICE, O_SHARDSZ, O_PART, O_FORCE, O_REJECTS, O_STRICT,
-    O_PROGRESS, O_COMMIT, O_AUDIO, O_UPDATE, O_REUSE, O_DRYRUN, O_EXCLUDE, O_EXCLUDE_FLAGS
+    O_PROGRESS, O_COMMIT, O_AUDIO, O_UPDATE, O_REUSE, O_DRYRUN, O_COMPACT, O_EXCLUDE, O_EXCLUDE_FLAGS
 };
 
 /* main's answer from a step that may end the program: go on, or exit with the code. */
@@ -163,6 +165,7 @@ static int parse_option(int c, const char *arg, xtts_melcache_options *o, melcac
     case O_UPDATE: o->update = 1; break;
     case O_REUSE: o->reuse_dir = arg; break;
     case O_DRYRUN: o->dry_run = 1; break;
+    case O_COMPACT: o->compact = 1; break;
     case O_REJECTS: cli->rejects_path = arg; break;
     case O_EXCLUDE: cli->exclude_path = arg; break;
     case O_EXCLUDE_FLAGS: {
@@ -201,6 +204,7 @@ static int parse_args(int argc, char **argv, xtts_melcache_options *o, melcache_
         {"commit-every", required_argument, 0, O_COMMIT}, {"quiet", no_argument, 0, 'q'},
         {"audio", required_argument, 0, O_AUDIO}, {"update", no_argument, 0, O_UPDATE},
         {"reuse", required_argument, 0, O_REUSE}, {"dry-run", no_argument, 0, O_DRYRUN},
+        {"compact", no_argument, 0, O_COMPACT},
         {"audio", required_argument, 0, O_AUDIO}, {"exclude", required_argument, 0, O_EXCLUDE},
         {"exclude-flags", required_argument, 0, O_EXCLUDE_FLAGS},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
@@ -213,6 +217,7 @@ static int parse_args(int argc, char **argv, xtts_melcache_options *o, melcache_
     if (argc - optind > 1) BAD("one token stream at most (got %d)", argc - optind);
     if (o->update && o->reuse_dir) BAD("--update takes its records from --out; --reuse is for a build of another --out");
     if (o->dry_run && !o->update && !o->reuse_dir) BAD("--dry-run goes with --update or --reuse DIR");
+    if (o->compact && !o->update) BAD("--compact goes with --update");
     xtts_error err;
     xtts_error_clear(&err);
     if (xtts_mel_params_derive(cli->preset, &cli->ov, &o->cfg.mel, &err)) { xtts_error_print(PROG, &err); return 1; }
@@ -283,9 +288,15 @@ static int run_build(xtts_melcache_options *o, const melcache_cli *cli, xtts_mel
 static void report_reuse(const xtts_melcache_options *o, const xtts_melcache_result *res) {
     char dropped[64] = "";
     if (res->has_dropped) snprintf(dropped, sizeof dropped, ", %llu dropped", (unsigned long long)res->dropped);
-    fprintf(stderr, "%s: %s%llu reused, %llu computed%s%s\n", PROG, o->dry_run ? "dry run: " : "",
+    char shared[128] = "";
+    if (res->shared)
+        snprintf(shared, sizeof shared, "; %llu kept in the old cache's shards (%llu run%s), not copied",
+                 (unsigned long long)res->shared, (unsigned long long)res->shared_runs, res->shared_runs == 1 ? "" : "s");
+    fprintf(stderr, "%s: %s%llu reused, %llu computed%s%s%s\n", PROG, o->dry_run ? "dry run: " : "",
             (unsigned long long)res->reused, (unsigned long long)res->computed, dropped,
-            res->switched ? "; the update replaced the old cache" : "");
+            res->switched ? "; the update replaced the old cache" : "", shared);
+    if (res->compacted && !o->dry_run)
+        fprintf(stderr, "%s: the update copies every record into new shards (%s)\n", PROG, res->compact_why);
 }
 
 /* The summary on stderr; the exit code. */

@@ -36,7 +36,7 @@ import zstandard
 
 from . import _clib
 from .lmdbcheck import check_lmdb_structure as check_lmdb_structure
-from .manifest import CacheError, load_manifest
+from .manifest import SHARED_VERSION, CacheError, load_manifest
 # the record codec and the LMDB check lived in this module before record.py and
 # lmdbcheck.py; their public names are still importable from here
 from .record import (DTYPE_F16 as DTYPE_F16, DTYPE_F32 as DTYPE_F32, FLAG_SHUFFLED as FLAG_SHUFFLED,
@@ -111,6 +111,8 @@ class Shard:
     first: int
     records: int
     bytes: int
+    local_first: int = 0   # the directory's local key of its first record (format_version 3)
+    ranged: bool = False   # a range of a shared directory: keys outside it are not its records
 
     def __getitem__(self, key: str) -> Any:
         if key not in _SHARD_FIELDS:
@@ -163,7 +165,9 @@ class XttsCache:
         self._chandle: Optional[_clib.CHandle] = None
         mpath = os.path.join(self.path, "manifest.json")
         self.manifest = m = load_manifest(mpath)   # checked as the C loader checks it
-        self.format_version: int = m["format_version"]
+        self.manifest_version: int = m["format_version"]
+        # the shards' and records' format: a format_version 3 manifest lists a format 2 cache
+        self.format_version: int = 2 if m["format_version"] == SHARED_VERSION else m["format_version"]
         self.config: dict[str, Any] = m["config"]
         self.config_hash: str = m["config_hash"]
         self.n_mels: int = self.config["mel"]["n_mels"]
@@ -173,7 +177,9 @@ class XttsCache:
         self.pad_token: int = self.config["pad_token"]
         self.audio: str = self.config.get("audio", "none")
         self.max_frames: int = max([self.config["max_frames"]] + self.config["buckets"])
-        self.shards = [Shard(name=s["name"], first=s["first_index"], records=s["records"], bytes=s["bytes"])
+        ranged = m["format_version"] == SHARED_VERSION
+        self.shards = [Shard(name=s["name"], first=s["first_index"], records=s["records"], bytes=s["bytes"],
+                             local_first=s.get("local_first", 0), ranged=ranged)
                        for s in m["shards"]]
         self._check_claimed_counts()
         first: int = m["records"]
@@ -185,7 +191,8 @@ class XttsCache:
         # the open shards, least recently used first, at most _pool_cap of them
         self._envs: collections.OrderedDict[int, _Handles] = collections.OrderedDict()
         self._pool_cap = _pool_capacity()
-        self._walked: dict[int, tuple[int, int, int, int]] = {}   # shards whose LMDB pages were walked
+        # shard directories whose LMDB pages were walked (once however many entries list one)
+        self._walked: dict[str, tuple[int, int, int, int]] = {}
         self._dctx: Optional[zstandard.ZstdDecompressor] = None
         if backend == "auto" and self.backend == "python":
             _clib.warn_fallback(stacklevel=2)   # once per process, naming where it looked
@@ -273,9 +280,9 @@ class XttsCache:
         # of a shard the pool closed
         ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
         try:
-            if self._walked.get(si) != ident:
+            if self._walked.get(s.name) != ident:
                 check_lmdb_structure(path)
-                self._walked[si] = ident
+                self._walked[s.name] = ident
         except CacheError as e:
             raise CacheError("%s: damaged (%s)" % (s.name, e)) from None
         except (OSError, ValueError, struct.error) as e:
@@ -313,12 +320,15 @@ class XttsCache:
             raise CacheError("%s: shard %s (built with another configuration)"
                              % (s.name, "has no config_hash" if h is None else
                                 "config_hash differs from the manifest's"))
-        want = b"xtts-cache %d" % self.manifest["format_version"]
+        want = b"xtts-cache %d" % self.format_version
         if fmt != want:
             raise CacheError("%s: meta \"format\" is %r, expected %r" % (s.name, fmt, want.decode()))
         with env.begin() as txn:
             entries: int = txn.stat(dbs["records"])["entries"]
-        if entries != s.records:
+        if s.ranged and entries < s.local_first + s.records:
+            raise CacheError("%s: holds %d records, the manifest's range ends at key %d"
+                             % (s.name, entries, s.local_first + s.records))
+        if not s.ranged and entries != s.records:
             raise CacheError("%s: holds %d records, the manifest says %d" % (s.name, entries, s.records))
         if "lengths" in dbs:
             with env.begin() as txn:
@@ -408,7 +418,7 @@ class XttsCache:
         """The stored bytes of record index."""
         index, si = self._locate(index)
         env, dbs = self._shard(si)
-        local = index - self.shards[si].first
+        local = index - self.shards[si].first + self.shards[si].local_first
         try:
             with env.begin(db=dbs["records"]) as txn:
                 buf: Optional[bytes] = txn.get(record_key(local))
@@ -625,6 +635,10 @@ class XttsCache:
                 if len(v) != 8:
                     raise CacheError("%s: id '%s': \"ids\" value is not an 8-byte index" % (s.name, shown))
                 local: int = struct.unpack(">Q", v)[0]
+                if s.ranged:   # a key outside the range is another entry's, or no record's
+                    if s.local_first <= local < s.local_first + s.records:
+                        return s.first + local - s.local_first
+                    continue
                 if local >= s.records:
                     raise CacheError("%s: id '%s': \"ids\" points at local index %d of %d records"
                                      % (s.name, shown, local, s.records))
@@ -664,8 +678,12 @@ class XttsCache:
             want = 0
             try:
                 with env.begin(db=dbs["lengths"]) as txn:
-                    for k, v in txn.cursor():
-                        if len(k) != 8 or struct.unpack(">Q", k)[0] != want or want >= s.records:
+                    cur = txn.cursor()
+                    cur.set_range(record_key(s.local_first))
+                    for k, v in cur:
+                        if s.ranged and (len(k) != 8 or struct.unpack(">Q", k)[0] >= s.local_first + s.records):
+                            break   # past the range: another entry's keys
+                        if len(k) != 8 or struct.unpack(">Q", k)[0] != s.local_first + want or want >= s.records:
                             raise CacheError("%s: \"lengths\" key %s out of order or out of range"
                                              % (s.name, bytes(k).hex()))
                         if len(v) != 24:

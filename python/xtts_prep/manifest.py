@@ -27,6 +27,8 @@ class CacheError(Exception):
 
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
 _SHARD = re.compile(r"shard-[0-9]{5}(-[0-9]{5})?\Z")
+_BASE = re.compile(r"base-[0-9]{5}\Z")   # a shard an updated cache shares (format_version 3)
+SHARED_VERSION = 3   # manifest format_version of a cache whose entries are ranges of shard directories
 _I32 = 2 ** 31 - 1
 
 # (key, kind, lo, hi) — kind: "int", "num", "str" (lo..hi bytes), or a tuple of allowed strings
@@ -340,6 +342,43 @@ def load_manifest(path: _Path) -> dict[str, Any]:
     return check_manifest(m, str(path))   # str(): as "%s" shows it
 
 
+def _check_shards(shards: Any, shared: bool, bad: Callable[[str, str], CacheError]) -> int:
+    """The "shards" entries; the records they hold. In a format_version 3 manifest an entry
+    is a range of a directory's local keys ("local_first"), and a directory may be listed
+    again for a range no other entry takes."""
+    if not isinstance(shards, list):
+        raise bad("shards", "must be an array")
+    nxt = 0
+    seen: dict[str, list[tuple[int, int]]] = {}
+    for i, s in enumerate(shards):
+        key = "shards[%d]" % i
+        if not isinstance(s, dict):
+            raise bad(key, "must be an object")
+        sn = s.get("name")
+        if not isinstance(sn, str) or not (_SHARD.match(sn) or (shared and _BASE.match(sn))):
+            raise bad(key, "\"name\" must be shard-NNNNN, shard-KKKKK-NNNNN or base-NNNNN" if shared
+                      else "\"name\" must be shard-NNNNN or shard-KKKKK-NNNNN")
+        if not all(_count(s.get(k)) for k in ("records", "bytes", "first_index")):
+            raise bad(key, "\"records\", \"bytes\" and \"first_index\" must be non-negative integers")
+        if "local_first" in s and not shared:
+            raise bad(key, "\"local_first\" belongs to format_version 3")
+        lf = s.get("local_first", 0)
+        if not _count(lf) or lf > (2 ** 63 - 1) // 4:
+            raise bad(key, "\"local_first\" must be a non-negative integer")
+        if s["first_index"] != nxt:
+            raise bad(key, "first_index %d, the shards before it hold %d records" % (s["first_index"], nxt))
+        if s["records"] > (2 ** 63 - 1) // 4 - nxt:
+            raise bad(key, "\"records\" too large")
+        nxt += s["records"]
+        if sn in seen and not shared:
+            raise bad(key, "shard listed twice")
+        n = s["records"]
+        if n and any(o_n and lf < o_lf + o_n and o_lf < lf + n for o_lf, o_n in seen.get(sn, [])):
+            raise bad(key, "a range of keys listed twice")
+        seen.setdefault(sn, []).append((lf, n))
+    return nxt
+
+
 def check_manifest(m: Any, name: str = "manifest") -> dict[str, Any]:
     def bad(key: str, what: str) -> CacheError:
         return CacheError("%s: \"%s\": %s" % (name, key, what))
@@ -349,8 +388,8 @@ def check_manifest(m: Any, name: str = "manifest") -> dict[str, Any]:
     fv: Any = m.get("format_version")
     if not _is_int(fv):
         raise bad("format_version", "must be an integer")
-    if fv not in (1, 2):
-        raise CacheError("%s: manifest format_version %d, this reader reads 1 and 2" % (name, fv))
+    if fv not in (1, 2, SHARED_VERSION):
+        raise CacheError("%s: manifest format_version %d, this reader reads 1..3" % (name, fv))
     if not _count(m.get("records")):
         raise bad("records", "must be a non-negative integer")
     if "config" not in m:
@@ -363,27 +402,7 @@ def check_manifest(m: Any, name: str = "manifest") -> dict[str, Any]:
     if want != h:
         raise CacheError("%s: config_hash %.12s... does not match the config (hashes to %.12s...)"
                          % (name, h, want))
-    shards = m.get("shards")
-    if not isinstance(shards, list):
-        raise bad("shards", "must be an array")
-    nxt, seen = 0, set()
-    for i, s in enumerate(shards):
-        key = "shards[%d]" % i
-        if not isinstance(s, dict):
-            raise bad(key, "must be an object")
-        sn = s.get("name")
-        if not isinstance(sn, str) or not _SHARD.match(sn):
-            raise bad(key, "\"name\" must be shard-NNNNN or shard-KKKKK-NNNNN")
-        if not all(_count(s.get(k)) for k in ("records", "bytes", "first_index")):
-            raise bad(key, "\"records\", \"bytes\" and \"first_index\" must be non-negative integers")
-        if s["first_index"] != nxt:
-            raise bad(key, "first_index %d, the shards before it hold %d records" % (s["first_index"], nxt))
-        if s["records"] > (2 ** 63 - 1) // 2 - nxt:
-            raise bad(key, "\"records\" too large")
-        nxt += s["records"]
-        if sn in seen:
-            raise bad(key, "shard listed twice")
-        seen.add(sn)
+    nxt = _check_shards(m.get("shards"), fv == SHARED_VERSION, bad)
     if nxt != m["records"]:
         raise bad("records", "%d, the shards hold %d" % (m["records"], nxt))
     stats = m.get("stats")

@@ -4,7 +4,8 @@
 # of kills then a re-run left to finish. After every kill the cache verifies and is either
 # the old one or the new one, whole (digest of the old stream's build or of the new's);
 # every chain ends with the digest of a fresh build of the new stream and no update
-# directory left. Kill moments come from a seed printed in the log (FAULTS_SEED=N).
+# directory left; a last chain kills an update that shares the old shards (few edits: long
+# runs). Kill moments come from a seed printed in the log (FAULTS_SEED=N).
 set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
 
@@ -31,14 +32,16 @@ span=$(( $(now_ms) - t0 + 20 ))
 [ "$(digest "$T/u")" = "$d2" ] || die "uninterrupted update"
 sleep_ms() { sleep "$(printf '%d.%03d' $(( $1 / 1000 )) $(( $1 % 1000 )))"; }
 
-# chain KILLS ARGS...: a copy of the v1 cache updated to v2 with KILLS kills, then a re-run
+# chain KILLS ARGS...: a copy of the v1 cache updated to $V2 (default v2) with KILLS kills,
+# then a re-run; the new stream's digest is $D2
+V2=$T/v2.tsv
 chain() {
   local kills=$1; shift
   rm -rf "$T/c" "$T/c.update"; cp -r "$T/ref1" "$T/c"
   local k at rc d landed=""
   for k in $(seq 1 "$kills"); do
     at=$(( RANDOM % span ))
-    "$BIN/xtts-melcache" --out "$T/c" -q --update "$@" "$T/v2.tsv" 2>"$T/killed.err" & local pid=$!
+    "$BIN/xtts-melcache" --out "$T/c" -q --update "$@" "$V2" 2>"$T/killed.err" & local pid=$!
     sleep_ms "$at"
     if kill -9 "$pid" 2>/dev/null; then landed="$landed ${at}ms"; else landed="$landed (${at}ms: done)"; fi
     rc=0; wait "$pid" 2>/dev/null || rc=$?
@@ -46,7 +49,7 @@ chain() {
     d=$(digest "$T/c")
     [ "$d" = "$d1" ] || [ "$d" = "$d2" ] || die "after a kill at ${at}ms the cache is neither the old nor the new one ('$d')"
   done
-  rc=0; "$BIN/xtts-melcache" --out "$T/c" -q --update "$@" "$T/v2.tsv" 2>"$T/rerun.err" || rc=$?
+  rc=0; "$BIN/xtts-melcache" --out "$T/c" -q --update "$@" "$V2" 2>"$T/rerun.err" || rc=$?
   [ $rc -eq 3 ] || { cat "$T/rerun.err"; die "re-run after kills at$landed: exit $rc"; }
   [ "$(digest "$T/c")" = "$d2" ] || die "digest after kills at$landed ($*)"
   [ ! -e "$T/c.update" ] || die "update directory left after kills at$landed"
@@ -56,3 +59,12 @@ chain() {
 chain 4 -j 1 --commit-every 1
 chain 4 -j 2 --commit-every 3
 chain 3 -j 2 --commit-every 2 --shard-size 256K
+
+# an update that shares the old shards from its start (every 40th text edited: long runs)
+awk -F'\t' 'BEGIN{OFS="\t"} /^#/ {print; next} {n++} {if (n % 40 == 0) $6 = $6 " edited"; print}' "$T/v1.tsv" > "$T/v3.tsv"
+expect_rc 3 "$BIN/xtts-melcache" --out "$T/ref3" -j 2 -q "$T/v3.tsv"
+d2=$(digest "$T/ref3"); V2=$T/v3.tsv
+rm -rf "$T/u" "$T/u.update"; cp -r "$T/ref1" "$T/u"
+expect_rc 3 "$BIN/xtts-melcache" --out "$T/u" -j 1 -q --update --commit-every 1 "$V2"
+grep -q "kept in the old cache's shards" "$T/err.txt" || { cat "$T/err.txt"; die "the sparse update did not share"; }
+chain 4 -j 1 --commit-every 1
