@@ -109,10 +109,15 @@ for N in $SIZES; do
   written=$(find "$W/c-$N" -path '*/shard-*' -name data.mdb -printf '%s\n' | awk '{s += $1} END {printf "%.0f", s}')
   shared=$(find "$W/c-$N" -path '*/base-*' -name data.mdb -printf '%s\n' | awk '{s += $1} END {printf "%.0f", s}')
   echo "scale: $N records: the update wrote $written bytes of shards and shares $shared bytes with the old cache; $(grep -o '[0-9]* kept in.*copied\|copies every record.*' "$W/update-$N.err" || true)" >&2
+  # the same update again: nothing changed, so its time is the fixed cost of an update (reading
+  # the stream, hashing every audio file, the plan, the new manifest), whatever the change
+  measure "update0-$N" "$BIN/xtts-melcache" -q -j "$JOBS" --out "$W/c-$N" --update "$W/tokens2-$N.tsv"
+  rows+=("$N melcache-update-none $(cat "$W/last.time") $(cat "$W/last.rss") -")
+  echo "scale: $N records: an update with nothing changed (the fixed cost) $(cat "$W/last.time") s; $(grep -o '[0-9]* reused.*dropped' "$W/update0-$N.err")" >&2
 
   # resume: the same build killed (SIGKILL, as a lost node) at half the time the whole took,
   # then run again to the end; its memory must not depend on what is stored already
-  half=$(awk '{printf "%.2f", $1 / 2}' "$W/last.time")
+  half=$(awk -v t="$fresh_time" 'BEGIN {printf "%.2f", t / 2}')
   "$BIN/xtts-melcache" -q -j "$JOBS" --out "$W/r-$N" "$tok" >/dev/null 2>&1 &
   killer=$!
   sleep "$half"
@@ -147,7 +152,8 @@ table() {
     local n=$1 step=$2 t=$3 rss=$4 bpr=$5 cnt=$1
     case $step in random-reads:*) cnt=${step#random-reads:}; step="random reads ($cnt)" ;; melcache-part-1/2) cnt=$((n / 2)); step="melcache --part 1/2" ;;
       melcache-resume) cnt=$((n / 2)); step="melcache resumed after a kill half way (~n/2)" ;;
-      melcache-update) step="melcache --update, 1 % of records changed" ;; esac
+      melcache-update) step="melcache --update, 1 % of records changed" ;;
+      melcache-update-none) step="melcache --update, nothing changed (fixed cost)" ;; esac
     awk -v n="$n" -v s="$step" -v t="$t" -v c="$cnt" -v r="$rss" -v b="$bpr" 'BEGIN {
       printf "| %d | %s | %.2f | %.0f | %.1f | %.1f | %s |\n", n, s, t, (t > 0 ? c / t : 0), (c > 0 ? t * 1e6 / c : 0), r / 1024, b }'
   done
