@@ -23,36 +23,13 @@
 #include "formats/record.h"
 #include "formats/record_ids.h"
 #include "prep/melcache/update.h"
+#include "tests/writer_fixture.h"
 
 #define N_MELS 4
 
-static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
-    (void)sb; (void)flag; (void)ftw;
-    return remove(p);
-}
+static int setup(void **state) { return fixture_setup(state, "test_cache_keys", XTTS_DTYPE_F32, 1); }
 
-typedef struct {
-    char dir[512];
-    xtts_record_encoder *enc;
-} fixture;
-
-static int setup(void **state) {
-    fixture *f = calloc(1, sizeof *f);
-    const char *tmp = getenv("TMPDIR");
-    snprintf(f->dir, sizeof f->dir, "%s/test_cache_keys.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(f->dir)) return -1;
-    xtts_record_encoder_new(XTTS_DTYPE_F32, 1, 0, &f->enc);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state) {
-    fixture *f = *state;
-    nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    xtts_record_encoder_delete(f->enc);
-    free(f);
-    return 0;
-}
+static int teardown(void **state) { return fixture_teardown(state); }
 
 static void config(xtts_cache_config *c) {
     xtts_cache_config_defaults(c);

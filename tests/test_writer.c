@@ -27,40 +27,15 @@
 #include "cache/writer.h"
 #include "formats/manifest.h"
 #include "formats/record.h"
+#include "tests/writer_fixture.h"
 
 #define N_MELS 8
 
 /* ---- fixtures ------------------------------------------------------------------- */
 
-static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
-    (void)sb; (void)flag; (void)ftw;
-    return remove(p);
-}
+static int setup(void **state) { return fixture_setup(state, "test_writer", XTTS_DTYPE_F16, 3); }
 
-static void rm_rf(const char *path) { nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
-
-typedef struct {
-    char dir[512];
-    xtts_record_encoder *enc;
-} fixture;
-
-static int setup(void **state) {
-    fixture *f = calloc(1, sizeof *f);
-    const char *tmp = getenv("TMPDIR");
-    snprintf(f->dir, sizeof f->dir, "%s/test_writer.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(f->dir)) return -1;
-    xtts_record_encoder_new(XTTS_DTYPE_F16, 3, 0, &f->enc);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state) {
-    fixture *f = *state;
-    rm_rf(f->dir);
-    xtts_record_encoder_delete(f->enc);
-    free(f);
-    return 0;
-}
+static int teardown(void **state) { return fixture_teardown(state); }
 
 static uint64_t rng_next(uint64_t *s) {
     *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17;
