@@ -48,6 +48,10 @@
  * without it (made before the metrics) goes on without them, so that no cache holds some
  * records with metrics and some without. */
 #define QUALITY_KEY "melcache-quality"
+/* State key "melcache-speakers": "sorted" in a build whose speaker ids follow the names'
+ * order. Builds begun before it numbered speakers by first appearance: their stored ids
+ * would not agree with this run's, so they are not resumed (--force rebuilds them). */
+#define SPEAKERS_KEY "melcache-speakers"
 
 void xtts_melcache_options_defaults(xtts_melcache_options *o) {
     memset(o, 0, sizeof *o);
@@ -142,7 +146,8 @@ static void input_free(input_set *in) {
     memset(in, 0, sizeof *in);
 }
 
-/* Speaker ids in order of first appearance; a linear probe table keeps it O(n). */
+/* Speaker names to ids during the first pass (a linear probe table keeps it O(n)); once the
+ * whole stream is read, speakers_sort numbers them in the order of their names. */
 static int speaker_id(input_set *in, const char *name) {
     spk_map *m = &in->spk;
     uint64_t h = xtts_fnv1a64(XTTS_FNV64_INIT, name, strlen(name)) | 1;
@@ -177,6 +182,25 @@ static int speaker_id(input_set *in, const char *name) {
     in->speakers[in->n_speakers++] = dup;
     m->keys[j] = h; m->vals[j] = id;
     return id;
+}
+
+static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Speaker ids in the bytewise order of the speakers' names, not of their first appearance:
+ * dropping, adding or moving records then renumbers no speaker unless one comes or goes, so
+ * an update keeps the stored records of every other speaker as they are. */
+static void speakers_sort(input_set *in) {
+    spk_map *m = &in->spk;
+    if (!m->cap) return;
+    qsort(in->speakers, in->n_speakers, sizeof *in->speakers, cmp_names);
+    memset(m->keys, 0, m->cap * sizeof *m->keys);
+    for (size_t i = 0; i < in->n_speakers; i++) {
+        uint64_t h = xtts_fnv1a64(XTTS_FNV64_INIT, in->speakers[i], strlen(in->speakers[i])) | 1;
+        size_t j = h & (m->cap - 1);
+        while (m->keys[j]) j = (j + 1) & (m->cap - 1);
+        m->keys[j] = h;
+        m->vals[j] = (int)i;
+    }
 }
 
 static const char *rec_speaker(const xtts_tokens_record *rec) {
@@ -265,6 +289,7 @@ static xtts_status scan_inputs(FILE *f, const char *name, double val_fraction, c
             st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the temporary copy of the stream (disk full?)", name);
     }
     if (!st && in->n == 0) st = xtts_error_set(err, XTTS_EINPUT, "%s: no records in the token stream", name);
+    if (!st) speakers_sort(in);
     if (st) input_free(in);
     return st;
 }
@@ -709,6 +734,7 @@ typedef struct {
     uint8_t *keys_value;  /* a computed record's "keys" value, packed before its put */
     int measure;       /* store each record's quality metrics */
     int quality_noted; /* QUALITY_KEY is in the writer's state */
+    int speakers_noted; /* SPEAKERS_KEY is */
 } write_pipe;
 
 /* One record into the writer: a carried-over one with its entries as the source held them;
@@ -738,6 +764,10 @@ static xtts_status write_buffer(write_pipe *p, const slot *buf, size_t m, xtts_e
     for (size_t k = 0; k < m && !st; k++) {
         const slot *s = &buf[k];
         const input_rec *x = &s->rec;
+        if (!p->speakers_noted) { /* joins the commit of this first input */
+            if ((st = xtts_cache_writer_set_state(p->w, SPEAKERS_KEY, "sorted", 6, err))) break;
+            p->speakers_noted = 1;
+        }
         if (p->measure && !p->quality_noted) { /* joins the commit of this first input */
             if ((st = xtts_cache_writer_set_state(p->w, QUALITY_KEY, "1", 1, err))) break;
             p->quality_noted = 1;
@@ -886,6 +916,18 @@ static int build_has_metrics(xtts_cache_writer *w) {
     return has;
 }
 
+/* 0 when the records stored so far may carry speaker ids of another numbering: a build begun
+ * before SPEAKERS_KEY, of a stream with more than one speaker (with one, every id is 0). */
+static int speakers_agree(melcache_run *r) {
+    if (r->start <= r->lo || r->in.n_speakers <= 1) return 1;
+    void *data = NULL;
+    size_t len = 0;
+    xtts_error e;
+    int has = xtts_cache_writer_get_state(r->w, SPEAKERS_KEY, &data, &len, &e) != XTTS_ENOTFOUND;
+    free(data);
+    return has;
+}
+
 /* With --force: the stored build removed, a new one begun from this stream. */
 static xtts_status run_replace(melcache_run *r, xtts_cache_writer_options *wo, xtts_error *err) {
     xtts_cache_writer_abort(r->w);
@@ -918,6 +960,15 @@ static xtts_status run_open_or_resume(melcache_run *r, xtts_error *err) {
     if (st == XTTS_EMISMATCH && o->force) { /* --force: rebuild from this stream */
         st = run_replace(r, &wo, err);
         if (!st) st = inputs_check(r, err);
+    }
+    if (!st && !speakers_agree(r)) {
+        if (o->force) {
+            st = run_replace(r, &wo, err);
+            if (!st) st = inputs_check(r, err);
+        } else {
+            st = xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build begun by an earlier xtts-melcache, which "
+                                "numbered speakers by first appearance; use --force to rebuild it", o->out_dir);
+        }
     }
     /* a build begun before the quality metrics: --force rebuilds it with them; a plain resume
      * goes on without them, so that no cache has them for some records only */
