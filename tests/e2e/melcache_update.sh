@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # xtts-melcache --update: a cache updated to an edited token stream (a transcript edited,
 # records dropped and added, an audio file re-recorded under the same name with its
-# modification time restored, records reordered so that the speaker table changes) equals
+# modification time restored, records reordered, a new speaker whose name sorts first so
+# that every other speaker's id changes) equals
 # a fresh build of the new stream: the same digest and the same manifest (statistics,
 # tables, shards); the summary counts what was reused, computed and dropped; --dry-run
 # counts the same and writes nothing; a change of configuration exits 2 and --force
@@ -11,13 +12,14 @@ set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
 
 demo_tokens
-# speakers by language, so that moving a record changes the speaker table's order
+# speakers by language
 awk -F'\t' 'BEGIN{OFS="\t"} /^#/ {print; next} {$2 = "spk_" $3; print}' "$T/tokens.tsv" > "$T/v1.tsv"
 expect_rc 3 "$BIN/xtts-melcache" --out "$T/c" -j 2 -q "$T/v1.tsv"
 d1=$(digest "$T/c"); [ -n "$d1" ] || die "first build does not verify"
 
 # v2: en_003's transcript edited (a token less, another text), en_004 and de_001 dropped,
-# new_001 added (a copy of en_001's audio under its own file), fr_001 moved to the front,
+# new_001 added (a copy of en_001's audio under its own file, speaker spk_aa: first in the
+# names' order, so every stored speaker id moves up by one), fr_001 moved to the front,
 # and en_002.wav re-recorded: bytes changed in place, same size, mtime restored
 cp "$T/data/wavs/en_001.wav" "$T/data/wavs/new_001.wav"
 awk -F'\t' 'BEGIN{OFS="\t"} /^#/ {print; next}
@@ -28,7 +30,7 @@ awk -F'\t' 'BEGIN{OFS="\t"} /^#/ {print; next}
          if (f[1] == "en_004" || f[1] == "de_001") continue
          if (f[1] == "en_003") { sub(/ [0-9]+$/, "", f[5]); f[6] = f[6] " edited" }
          print f[1], f[2], f[3], f[4], f[5], f[6]
-         if (f[1] == "en_001") { sub(/en_001\.wav$/, "new_001.wav", f[4]); print "new_001", f[2], f[3], f[4], f[5], f[6] } } }' \
+         if (f[1] == "en_001") { sub(/en_001\.wav$/, "new_001.wav", f[4]); print "new_001", "spk_aa", f[3], f[4], f[5], f[6] } } }' \
   "$T/v1.tsv" > "$T/v2.tsv"
 grep -q $'^new_001\t' "$T/v2.tsv" && [ "$(sed -n 2p "$T/v2.tsv" | cut -f1)" = fr_001 ] || die "v2 stream not as intended"
 wav="$T/data/wavs/en_002.wav"
