@@ -904,28 +904,26 @@ static xtts_status run_read_inputs(melcache_run *r, FILE *tokens, xtts_error *er
 
 static xtts_status inputs_check(melcache_run *r, xtts_error *err);
 
-/* 1 when the build in w measures quality metrics: a new one, or one that stored them from its
- * first input on (QUALITY_KEY); 0 for a build begun before the metrics. */
-static int build_has_metrics(xtts_cache_writer *w) {
-    if (xtts_cache_writer_next_input(w) == 0) return 1;
+/* 1 when the writer's state holds key (whatever its value). */
+static int state_has(xtts_cache_writer *w, const char *key) {
     void *data = NULL;
     size_t len = 0;
     xtts_error e;
-    int has = xtts_cache_writer_get_state(w, QUALITY_KEY, &data, &len, &e) != XTTS_ENOTFOUND;
+    int has = xtts_cache_writer_get_state(w, key, &data, &len, &e) != XTTS_ENOTFOUND;
     free(data);
     return has;
+}
+
+/* 1 when the build in w measures quality metrics: a new one, or one that stored them from its
+ * first input on (QUALITY_KEY); 0 for a build begun before the metrics. */
+static int build_has_metrics(xtts_cache_writer *w) {
+    return xtts_cache_writer_next_input(w) == 0 || state_has(w, QUALITY_KEY);
 }
 
 /* 0 when the records stored so far may carry speaker ids of another numbering: a build begun
  * before SPEAKERS_KEY, of a stream with more than one speaker (with one, every id is 0). */
 static int speakers_agree(melcache_run *r) {
-    if (r->start <= r->lo || r->in.n_speakers <= 1) return 1;
-    void *data = NULL;
-    size_t len = 0;
-    xtts_error e;
-    int has = xtts_cache_writer_get_state(r->w, SPEAKERS_KEY, &data, &len, &e) != XTTS_ENOTFOUND;
-    free(data);
-    return has;
+    return r->start <= r->lo || r->in.n_speakers <= 1 || state_has(r->w, SPEAKERS_KEY);
 }
 
 /* With --force: the stored build removed, a new one begun from this stream. */
@@ -1453,19 +1451,42 @@ static int share_mode_saved(melcache_run *r) {
     return on;
 }
 
-/* The plan's pass over the inputs: their keys (kept for the build pass), and for each
- * whether it stays in the old shards. The stream and its running digest are left as the
- * resume left them. */
-static xtts_status plan_pass(melcache_run *r, uint8_t *keys, uint8_t *bits, xtts_error *err) {
-    inputs_hash saved = r->in.ih;
+/* The part's inputs from its first, a buffer at a time with their content keys, through
+ * look (the plan's or the dry run's lookups; ctx is look's). */
+typedef xtts_status (*keyed_look)(melcache_run *r, slot *buf, size_t m, void *ctx, xtts_error *err);
+static xtts_status walk_keyed(melcache_run *r, keyed_look look, void *ctx, xtts_error *err) {
     xtts_status st = inputs_seek(&r->in, r->lo, err);
     uint64_t next = r->lo;
     while (!st && next < r->hi) {
         size_t m;
         st = fill_buffer(r, r->slots, &next, r->hi, &m, err);
         if (!st) keys_buffer(r, r->slots, m);
-        if (!st) st = plan_buffer(r, r->slots, m, keys, bits, err);
+        if (!st) st = look(r, r->slots, m, ctx, err);
     }
+    return st;
+}
+
+typedef struct {
+    uint8_t *keys, *bits;
+} plan_out;
+
+static xtts_status plan_look(melcache_run *r, slot *buf, size_t m, void *ctx, xtts_error *err) {
+    plan_out *p = ctx;
+    return plan_buffer(r, buf, m, p->keys, p->bits, err);
+}
+
+static xtts_status reuse_look(melcache_run *r, slot *buf, size_t m, void *ctx, xtts_error *err) {
+    (void)ctx;
+    return reuse_buffer(r, buf, m, err);
+}
+
+/* The plan's pass over the inputs: their keys (kept for the build pass), and for each
+ * whether it stays in the old shards. The stream and its running digest are left as the
+ * resume left them. */
+static xtts_status plan_pass(melcache_run *r, uint8_t *keys, uint8_t *bits, xtts_error *err) {
+    inputs_hash saved = r->in.ih;
+    plan_out p = {keys, bits};
+    xtts_status st = walk_keyed(r, plan_look, &p, err);
     if (!st) st = inputs_seek(&r->in, r->start > r->lo ? r->start : r->lo, err);
     r->in.ih = saved;
     return st;
@@ -1516,14 +1537,7 @@ static xtts_status run_plan(melcache_run *r, xtts_error *err) {
 /* --dry-run: the keys of the part's inputs looked up in the source; nothing is written. */
 static xtts_status run_dry(melcache_run *r, xtts_error *err) {
     r->res->selected = r->hi - r->lo;
-    xtts_status st = inputs_seek(&r->in, r->lo, err);
-    uint64_t next = r->lo;
-    while (!st && next < r->hi) {
-        size_t m;
-        st = fill_buffer(r, r->slots, &next, r->hi, &m, err);
-        if (!st) keys_buffer(r, r->slots, m);
-        if (!st) st = reuse_buffer(r, r->slots, m, err);
-    }
+    xtts_status st = walk_keyed(r, reuse_look, NULL, err);
     if (r->src && r->o.part < 0) {
         uint64_t kept = r->res->reused + r->res->replaced, had = xtts_cache_source_records(r->src);
         r->res->has_dropped = 1;
