@@ -86,31 +86,25 @@ xtts_status xtts_report_png_data_uri(FILE *f, const float *mel, size_t n_mels, s
     return st;
 }
 
-static void put_le(uint8_t *p, uint32_t v, int bytes) {
-    for (int i = 0; i < bytes; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
 void xtts_report_wav_data_uri(FILE *f, const int16_t *x, size_t n, int rate) {
-    uint8_t h[44];
-    memcpy(h, "RIFF", 4);
-    put_le(h + 4, (uint32_t)(36 + 2 * n), 4);
-    memcpy(h + 8, "WAVEfmt ", 8);
-    put_le(h + 16, 16, 4);
-    put_le(h + 20, 1, 2); /* PCM */
-    put_le(h + 22, 1, 2); /* mono */
-    put_le(h + 24, (uint32_t)rate, 4);
-    put_le(h + 28, (uint32_t)rate * 2, 4);
-    put_le(h + 32, 2, 2);
-    put_le(h + 34, 16, 2);
-    memcpy(h + 36, "data", 4);
-    put_le(h + 40, (uint32_t)(2 * n), 4);
     /* header and samples in one base64 run: 44 bytes is not a multiple of 3, so encode them
      * together through one buffer of little-endian bytes */
     size_t total = 44 + 2 * n;
     uint8_t *b = malloc(total);
     if (!b) return;
-    memcpy(b, h, 44);
-    for (size_t i = 0; i < n; i++) put_le(b + 44 + 2 * i, (uint16_t)x[i], 2);
+    memcpy(b, "RIFF", 4);
+    xtts_put_le32(b + 4, (uint32_t)(36 + 2 * n));
+    memcpy(b + 8, "WAVEfmt ", 8);
+    xtts_put_le32(b + 16, 16);
+    xtts_put_le16(b + 20, 1); /* PCM */
+    xtts_put_le16(b + 22, 1); /* mono */
+    xtts_put_le32(b + 24, (uint32_t)rate);
+    xtts_put_le32(b + 28, (uint32_t)rate * 2);
+    xtts_put_le16(b + 32, 2);
+    xtts_put_le16(b + 34, 16);
+    memcpy(b + 36, "data", 4);
+    xtts_put_le32(b + 40, (uint32_t)(2 * n));
+    for (size_t i = 0; i < n; i++) xtts_put_le16(b + 44 + 2 * i, (uint16_t)x[i]);
     fputs("data:audio/wav;base64,", f);
     xtts_base64_write(f, b, total);
     free(b);
