@@ -25,7 +25,7 @@ extern "C" {
 
 /* What the program and the plugin must agree on: the plugin interface's own version and the
  * release, whose structs (xtts_mel_params, xtts_model, ...) cross between them. */
-#define XTTS_CUDA_PLUGIN_ABI "xtts-cuda-plugin 2 " XTTS_VERSION
+#define XTTS_CUDA_PLUGIN_ABI "xtts-cuda-plugin 3 " XTTS_VERSION
 
 /* The address of the plugin's function `name` (an xtts_cudaplugin_* name), loading the
  * plugin on first use. NULL when the plugin cannot be found or loaded, or lacks the name;

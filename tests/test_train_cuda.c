@@ -29,88 +29,165 @@
 
 static int read_exact(FILE *f, void *p, size_t n) { return fread(p, 1, n, f) == n ? 0 : -1; }
 
-static void cuda_step_matches_the_cpu_step_and_pytorch_loss(void **state) {
-    (void)state;
-    char why[256];
-    if (!xtts_cuda_device_usable(0, why, sizeof why)) {
-        printf("  skipped: %s\n", why);
-        skip();
-    }
+/* The golden batch and weights (tests/golden/train_tiny.bin, made by PyTorch), the model
+ * built from them, and the CPU's step from those weights (gradients clipped, then AdamW). */
+typedef struct {
+    int B, T, ts, ms, M;
+    int *n_text, *n_frames;
+    int32_t *text;
+    float *mel, *params, losses[3], pos_weight;
+    int64_t P;
+    xtts_model *m;
+    xtts_model_batch bt;
+    xtts_optim_config o;
+    float cpu_norm;
+} golden;
+
+static void golden_load(golden *G) {
+    memset(G, 0, sizeof *G);
     FILE *f = fopen("tests/golden/train_tiny.bin", "rb");
     assert_non_null(f);
     char magic[4];
     int32_t version, d[11];
-    float pos_weight;
     assert_int_equal(read_exact(f, magic, 4) || read_exact(f, &version, 4) || read_exact(f, d, sizeof d) ||
-                         read_exact(f, &pos_weight, 4),
+                         read_exact(f, &G->pos_weight, 4),
                      0);
-    int B = d[7], T = d[8], ts = d[9], ms = d[10], M = d[3];
-    int *n_text = calloc(B, 4), *n_frames = calloc(B, 4);
-    int32_t *text = calloc((size_t)B * ts, 4);
-    float *mel = calloc((size_t)B * ms * M, 4);
-    int64_t P;
-    assert_int_equal(read_exact(f, n_text, B * 4) || read_exact(f, n_frames, B * 4) ||
-                         read_exact(f, text, (size_t)B * ts * 4) || read_exact(f, mel, (size_t)B * ms * M * 4) ||
-                         read_exact(f, &P, 8),
+    G->B = d[7], G->T = d[8], G->ts = d[9], G->ms = d[10], G->M = d[3];
+    G->n_text = calloc(G->B, 4), G->n_frames = calloc(G->B, 4);
+    G->text = calloc((size_t)G->B * G->ts, 4);
+    G->mel = calloc((size_t)G->B * G->ms * G->M, 4);
+    assert_int_equal(read_exact(f, G->n_text, G->B * 4) || read_exact(f, G->n_frames, G->B * 4) ||
+                         read_exact(f, G->text, (size_t)G->B * G->ts * 4) ||
+                         read_exact(f, G->mel, (size_t)G->B * G->ms * G->M * 4) || read_exact(f, &G->P, 8),
                      0);
-    float *params = malloc(P * 4), losses[3];
-    assert_int_equal(read_exact(f, params, P * 4) || read_exact(f, losses, 12), 0);
+    G->params = malloc(G->P * 4);
+    assert_int_equal(read_exact(f, G->params, G->P * 4) || read_exact(f, G->losses, 12), 0);
     fclose(f);
-
     xtts_model_config cfg = {d[0], d[1], d[2], d[3], d[4], d[5], d[6]};
-    xtts_model *m;
     xtts_error err;
-    assert_int_equal(xtts_model_new(&cfg, B, T, 1, &m, &err), XTTS_OK);
-    memcpy(m->params_memory, params, P * 4);
-    m->stop_pos_weight = pos_weight;
-    xtts_model_batch bt = {B, T, ts, ms, text, n_text, n_frames, mel};
-    xtts_cuda_trainer *gpu;
-    assert_int_equal(xtts_cuda_trainer_new(m, 0, &gpu, &err), XTTS_OK);
-    xtts_optim_config o;
-    xtts_optim_config_defaults(&o);
-    float loss, ml, sl, norm;
-    assert_int_equal(xtts_cuda_trainer_stage(gpu, &bt, &err), XTTS_OK);
-    assert_int_equal(xtts_cuda_trainer_step(gpu, 1, 1e-3f, &o, &loss, &ml, &sl, &norm, &err), XTTS_OK);
-    assert_true(fabsf(loss - losses[0]) <= 1e-4f * losses[0]);
+    assert_int_equal(xtts_model_new(&cfg, G->B, G->T, 1, &G->m, &err), XTTS_OK);
+    memcpy(G->m->params_memory, G->params, G->P * 4);
+    G->m->stop_pos_weight = G->pos_weight;
+    G->bt = (xtts_model_batch){G->B, G->T, G->ts, G->ms, G->text, G->n_text, G->n_frames, G->mel};
+    xtts_optim_config_defaults(&G->o);
+    /* the CPU's clipped gradients from the golden weights (the step itself is taken per test) */
+    xtts_model_zero_grad(G->m);
+    xtts_model_forward(G->m, &G->bt);
+    xtts_model_backward(G->m, &G->bt);
+    G->cpu_norm = xtts_grad_clip(G->m->grads_memory, G->m->num_parameters, G->o.clip);
+}
 
-    /* the CPU step from the same weights */
-    float *am = calloc(P, 4), *av = calloc(P, 4), *gp = malloc(P * 4), *gm = malloc(P * 4), *gv = malloc(P * 4);
-    xtts_model_zero_grad(m);
-    xtts_model_forward(m, &bt);
-    xtts_model_backward(m, &bt);
-    float cpu_norm = xtts_grad_clip(m->grads_memory, m->num_parameters, o.clip);
-    xtts_adamw_step(m->params_memory, m->grads_memory, am, av, m->num_parameters, 1, 1e-3f, &o);
-    assert_true(fabsf(norm - cpu_norm) <= 1e-4f * cpu_norm);
+static void golden_free(golden *G) {
+    xtts_model_delete(G->m);
+    free(G->n_text), free(G->n_frames), free(G->text), free(G->mel), free(G->params);
+}
+
+/* One device step from the golden weights at a precision. Returns its loss, gradient norm,
+ * the device's clipped gradients' distance from the CPU's relative to their norm (the device
+ * gradients recovered from the first moment: m = (1 - beta1) g at step 1), and how far the
+ * device's weights are from the step the CPU takes from the device's own gradients. */
+typedef struct {
+    float loss, norm, step_worst, weight_worst;
+    double grad_rel;
+} device_step;
+
+static device_step run_device_step(golden *G, xtts_precision precision) {
+    device_step r;
+    xtts_error err;
+    xtts_cuda_trainer *gpu;
+    assert_int_equal(xtts_cuda_trainer_new(G->m, 0, precision, &gpu, &err), XTTS_OK);
+    float ml, sl;
+    assert_int_equal(xtts_cuda_trainer_stage(gpu, &G->bt, &err), XTTS_OK);
+    assert_int_equal(xtts_cuda_trainer_step(gpu, 1, 1e-3f, &G->o, &r.loss, &ml, &sl, &r.norm, &err), XTTS_OK);
+    size_t np = (size_t)G->P;
+    float *gp = malloc(np * 4), *gm = malloc(np * 4), *gv = malloc(np * 4);
     assert_int_equal(xtts_cuda_trainer_download(gpu, gp, gm, gv, &err), XTTS_OK);
-    float worst = 0.0f;
-    for (int64_t i = 0; i < P; i++) worst = fmaxf(worst, fabsf(gp[i] - m->params_memory[i]));
-    /* the device's clipped gradients, from its first moment (m = (1 - beta1) g at step 1),
-     * against the CPU's, relative to their norm */
-    size_t np = (size_t)m->num_parameters;
-    float *g_dev = malloc(np * 4), *w_dev = malloc(np * 4), *m0 = calloc(np, 4), *v0 = calloc(np, 4);
-    double d2 = 0, n2 = 0;
-    for (int64_t i = 0; i < P; i++) {
-        g_dev[i] = gm[i] / (1.0f - o.beta1);
-        double d = (double)g_dev[i] - m->grads_memory[i];
-        d2 += d * d;
-        n2 += (double)m->grads_memory[i] * m->grads_memory[i];
-    }
-    double grad_rel = sqrt(d2 / (n2 > 0 ? n2 : 1));
-    /* the step from the device's own gradients, taken by the CPU */
-    memcpy(w_dev, params, P * 4);
-    xtts_adamw_step(w_dev, g_dev, m0, v0, m->num_parameters, 1, 1e-3f, &o);
-    float step_worst = 0.0f;
-    for (int64_t i = 0; i < P; i++) step_worst = fmaxf(step_worst, fabsf(gp[i] - w_dev[i]) / (1.0f + fabsf(w_dev[i])));
-    printf("  loss %.7f (PyTorch %.7f); gradients differ by %.3e of their norm; the device's step differs from "
-           "the CPU's step on the device's gradients by %.3e; weights after a step differ by at most %.3e "
-           "(the optimizer's amplification of summation order, see the top of this file)\n",
-           loss, losses[0], grad_rel, step_worst, worst);
-    assert_true(grad_rel <= 1e-4);
-    assert_true(step_worst <= 1e-6f);
-    free(g_dev), free(w_dev), free(m0), free(v0);
     xtts_cuda_trainer_delete(gpu);
-    xtts_model_delete(m);
-    free(n_text), free(n_frames), free(text), free(mel), free(params), free(am), free(av), free(gp), free(gm), free(gv);
+    float *g_dev = malloc(np * 4), *w_dev = malloc(np * 4), *w_cpu = malloc(np * 4), *m0 = calloc(np, 4),
+          *v0 = calloc(np, 4);
+    double d2 = 0, n2 = 0;
+    const float *g_cpu = G->m->grads_memory;
+    for (size_t i = 0; i < np; i++) {
+        g_dev[i] = gm[i] / (1.0f - G->o.beta1);
+        double d = (double)g_dev[i] - g_cpu[i];
+        d2 += d * d;
+        n2 += (double)g_cpu[i] * g_cpu[i];
+    }
+    r.grad_rel = sqrt(d2 / (n2 > 0 ? n2 : 1));
+    /* the step from the device's own gradients, taken by the CPU; and the CPU's own step */
+    memcpy(w_dev, G->params, np * 4);
+    xtts_adamw_step(w_dev, g_dev, m0, v0, np, 1, 1e-3f, &G->o);
+    memset(m0, 0, np * 4), memset(v0, 0, np * 4);
+    memcpy(w_cpu, G->params, np * 4);
+    xtts_adamw_step(w_cpu, g_cpu, m0, v0, np, 1, 1e-3f, &G->o);
+    r.step_worst = r.weight_worst = 0.0f;
+    for (size_t i = 0; i < np; i++) {
+        r.step_worst = fmaxf(r.step_worst, fabsf(gp[i] - w_dev[i]) / (1.0f + fabsf(w_dev[i])));
+        r.weight_worst = fmaxf(r.weight_worst, fabsf(gp[i] - w_cpu[i]));
+    }
+    free(gp), free(gm), free(gv), free(g_dev), free(w_dev), free(w_cpu), free(m0), free(v0);
+    return r;
+}
+
+static void print_step(const char *name, const golden *G, const device_step *r) {
+    printf("  %s: loss %.7f (PyTorch fp32 %.7f, relative %.3e); gradient norm %.6f (CPU %.6f); gradients differ "
+           "by %.3e of their norm; the device's step differs from the CPU's step on the device's gradients by "
+           "%.3e; weights after a step differ by at most %.3e (the optimizer's amplification of summation "
+           "order, see the top of this file)\n",
+           name, r->loss, G->losses[0], fabs(r->loss - G->losses[0]) / G->losses[0], r->norm, G->cpu_norm,
+           r->grad_rel, r->step_worst, r->weight_worst);
+}
+
+static int device_or_skip(void) {
+    char why[256];
+    if (xtts_cuda_device_usable(0, why, sizeof why)) return 1;
+    printf("  skipped: %s\n", why);
+    return 0;
+}
+
+static void cuda_step_matches_the_cpu_step_and_pytorch_loss(void **state) {
+    (void)state;
+    if (!device_or_skip()) skip();
+    golden G;
+    golden_load(&G);
+    device_step r = run_device_step(&G, XTTS_PRECISION_FP32);
+    print_step("fp32", &G, &r);
+    assert_true(fabsf(r.loss - G.losses[0]) <= 1e-4f * G.losses[0]);
+    assert_true(fabsf(r.norm - G.cpu_norm) <= 1e-4f * G.cpu_norm);
+    assert_true(r.grad_rel <= 1e-4);
+    assert_true(r.step_worst <= 1e-6f);
+    golden_free(&G);
+}
+
+/* TF32 and bf16 round each operand of a matrix product to a shorter mantissa, unit roundoff
+ * u = 2^-11 (TF32, 10 stored bits) or 2^-9 (bf16, 7 stored bits); a product of two rounded
+ * operands carries at most 2u relative error per term. The loss passes through about five
+ * products in sequence (q k^T, P v, the projections, the MLP, the head, for each of the tiny
+ * model's two layers the first order errors add), the gradients through about ten (forward
+ * and backward); so the bounds are 10u on the loss and 20u on the gradients relative to
+ * their norm, first-order worst cases (rounding errors of random sign add more like a square
+ * root, so the measured figures are expected well inside). The step from the device's own
+ * gradients stays exact: the optimizer is fp32 in every mode. */
+static void reduced_precision_step(xtts_precision precision, const char *name, double u) {
+    if (!device_or_skip()) skip();
+    golden G;
+    golden_load(&G);
+    device_step r = run_device_step(&G, precision);
+    print_step(name, &G, &r);
+    assert_true(fabs(r.loss - G.losses[0]) <= 10 * u * G.losses[0]);
+    assert_true(r.grad_rel <= 20 * u);
+    assert_true(r.step_worst <= 1e-6f);
+    golden_free(&G);
+}
+
+static void cuda_tf32_step_is_within_its_rounding_of_fp32(void **state) {
+    (void)state;
+    reduced_precision_step(XTTS_PRECISION_TF32, "tf32", ldexp(1.0, -11));
+}
+
+static void cuda_bf16_step_is_within_its_rounding_of_fp32(void **state) {
+    (void)state;
+    reduced_precision_step(XTTS_PRECISION_BF16, "bf16", ldexp(1.0, -9));
 }
 
 static void cuda_trainer_without_a_device_says_why(void **state) {
@@ -122,7 +199,7 @@ static void cuda_trainer_without_a_device_says_why(void **state) {
     xtts_error err;
     assert_int_equal(xtts_model_new(&cfg, 1, 4, 1, &m, &err), XTTS_OK);
     xtts_cuda_trainer *gpu = NULL;
-    assert_int_not_equal(xtts_cuda_trainer_new(m, 0, &gpu, &err), XTTS_OK);
+    assert_int_not_equal(xtts_cuda_trainer_new(m, 0, XTTS_PRECISION_FP32, &gpu, &err), XTTS_OK);
     xtts_cuda_trainer_delete(gpu);
     assert_true(strlen(err.msg) > 0);
     xtts_model_delete(m);
@@ -131,6 +208,8 @@ static void cuda_trainer_without_a_device_says_why(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cuda_step_matches_the_cpu_step_and_pytorch_loss),
+        cmocka_unit_test(cuda_tf32_step_is_within_its_rounding_of_fp32),
+        cmocka_unit_test(cuda_bf16_step_is_within_its_rounding_of_fp32),
         cmocka_unit_test(cuda_trainer_without_a_device_says_why),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

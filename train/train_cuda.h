@@ -32,11 +32,22 @@ extern "C" {
 
 typedef struct xtts_cuda_trainer xtts_cuda_trainer;
 
-/* Allocate the device copy of m (same config, B_max, T_max) on device ordinal and upload
- * m's parameters; moments start at zero.
- * Errors: XTTS_ENOMEM (host memory), besides the common ones. On an error after the host
- * object exists, *out is set and xtts_cuda_trainer_delete frees it. */
-xtts_status xtts_cuda_trainer_new(const xtts_model *m, int ordinal, xtts_cuda_trainer **out, xtts_error *err);
+/* How the device's matrix products round (docs/xtts-train.md, "Precision"). Everything else
+ * (layer norms, softmax, losses, the gradient norm, AdamW, the master weights and moments)
+ * is float32 in every mode.
+ *   FP32: float32 products (cuBLAS's default math; PyTorch's default on the same GPU).
+ *   TF32: TF32 tensor cores: operands rounded to 10-bit mantissas, float32 accumulation.
+ *   BF16: bf16 tensor cores: operands rounded to bf16, float32 accumulation and outputs, as
+ *         PyTorch's torch.autocast(dtype=torch.bfloat16) rounds its matrix products' inputs. */
+typedef enum { XTTS_PRECISION_FP32 = 0, XTTS_PRECISION_TF32 = 1, XTTS_PRECISION_BF16 = 2 } xtts_precision;
+
+/* Allocate the device copy of m (same config, B_max, T_max) on device ordinal, computing at
+ * the given precision, and upload m's parameters; moments start at zero.
+ * Errors: XTTS_EUSAGE (a precision not in the enum), XTTS_ENOMEM (host memory), besides the
+ * common ones. On an error after the host object exists, *out is set and
+ * xtts_cuda_trainer_delete frees it. */
+xtts_status xtts_cuda_trainer_new(const xtts_model *m, int ordinal, xtts_precision precision, xtts_cuda_trainer **out,
+                                  xtts_error *err);
 /* NULL is allowed. */
 void xtts_cuda_trainer_delete(xtts_cuda_trainer *t);
 

@@ -9,8 +9,9 @@ static xtts_status no_cuda(xtts_error *err) {
     return xtts_error_set(err, XTTS_EUNSUPPORTED, "this build has no CUDA support (built without nvcc, or CUDA=0)");
 }
 
-xtts_status xtts_cuda_trainer_new(const xtts_model *m, int ordinal, xtts_cuda_trainer **out, xtts_error *err) {
-    (void)m, (void)ordinal;
+xtts_status xtts_cuda_trainer_new(const xtts_model *m, int ordinal, xtts_precision precision, xtts_cuda_trainer **out,
+                                  xtts_error *err) {
+    (void)m, (void)ordinal, (void)precision;
     *out = NULL;
     return no_cuda(err);
 }
@@ -58,11 +59,12 @@ static xtts_status plugin_fn(void *fp, size_t size, const char *name, xtts_error
 }
 #define PLUGIN_FN(fp, name) plugin_fn((void *)(fp), sizeof *(fp), (name), err)
 
-xtts_status xtts_cuda_trainer_new(const xtts_model *m, int ordinal, xtts_cuda_trainer **out, xtts_error *err) {
-    xtts_status (*f)(const xtts_model *, int, xtts_cuda_trainer **, xtts_error *);
+xtts_status xtts_cuda_trainer_new(const xtts_model *m, int ordinal, xtts_precision precision, xtts_cuda_trainer **out,
+                                  xtts_error *err) {
+    xtts_status (*f)(const xtts_model *, int, xtts_precision, xtts_cuda_trainer **, xtts_error *);
     *out = NULL;
     xtts_status st = PLUGIN_FN(&f, "xtts_cudaplugin_trainer_new");
-    return st ? st : f(m, ordinal, out, err);
+    return st ? st : f(m, ordinal, precision, out, err);
 }
 void xtts_cuda_trainer_delete(xtts_cuda_trainer *t) {
     void (*f)(xtts_cuda_trainer *);

@@ -38,6 +38,15 @@ void xtts_train_options_defaults(xtts_train_options *o) {
     o->loader_threads = 2;
     o->log_every = 1;
     o->device = "auto";
+    o->precision = "fp32";
+}
+
+/* --precision's word; -1 for another */
+static int precision_parse(const char *s) {
+    if (!strcmp(s, "fp32")) return XTTS_PRECISION_FP32;
+    if (!strcmp(s, "tf32")) return XTTS_PRECISION_TF32;
+    if (!strcmp(s, "bf16")) return XTTS_PRECISION_BF16;
+    return -1;
 }
 
 /* ---- per-step figures and the summary -------------------------------------------------- */
@@ -263,7 +272,7 @@ static xtts_status model_config(const xtts_train_options *o, const xtts_dataset 
 static xtts_status gpu_setup(xtts_model *model, int ordinal, xtts_loader *loader, const xtts_train_options *o,
                              const xtts_dataset *ds, const float *adam_m, const float *adam_v, xtts_cuda_trainer **gpu,
                              xtts_error *err) {
-    xtts_status st = xtts_cuda_trainer_new(model, ordinal, gpu, err);
+    xtts_status st = xtts_cuda_trainer_new(model, ordinal, (xtts_precision)precision_parse(o->precision), gpu, err);
     if (!st) st = xtts_cuda_trainer_upload(*gpu, model->params_memory, adam_m, adam_v, err);
     for (int k = 0; !st && k < XTTS_LOADER_SLOTS; k++) {
         xtts_loader_batch *s = xtts_loader_slot(loader, k);
@@ -407,11 +416,12 @@ static xtts_status run_start(train_run *R, xtts_error *err) {
     }
     fprintf(stderr,
             "xtts-train: %s: %zu train / %zu val records, %llu batches per epoch; model %d layers, width %d, "
-            "%d heads, %zu parameters; batch %d, up to %d positions; %d threads, %d loader threads%s%s%s\n",
+            "%d heads, %zu parameters; batch %d, up to %d positions; %d threads, %d loader threads%s%s%s%s%s\n",
             o->cache_dir, R->ds.n_train, R->ds.n_val, (unsigned long long)xtts_loader_batches_per_epoch(R->loader),
             R->mc.n_layer, R->mc.channels, R->mc.n_head, R->model->num_parameters, o->batch_size, R->T_max,
             omp_get_max_threads(), o->loader_threads, R->ordinal < 0 ? "; CPU loops: " : "",
             R->ordinal < 0 ? xtts_cpu_level_name(xtts_cpu_level_current()) : "",
+            R->ordinal < 0 ? "" : "; precision ", R->ordinal < 0 ? "" : o->precision,
             R->ds.normalized ? "" : "; the manifest has no mel statistics, mels are not normalized");
     if (o->eval_every > 0 && R->ds.n_val == 0)
         fprintf(stderr,
@@ -567,7 +577,15 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
     R.o = *opt;
     R.ordinal = -1;
     xtts_status st = xtts_cpu_level_init(err); /* XTTS_CPU, read once */
+    if (!st && (!R.o.precision || precision_parse(R.o.precision) < 0))
+        st = xtts_error_set(err, XTTS_EUSAGE, "--precision %s: expected fp32, tf32 or bf16",
+                            R.o.precision ? R.o.precision : "(null)");
     if (!st) st = xtts_device_choose(R.o.device, "xtts-train", &R.ordinal, err);
+    if (!st && R.ordinal < 0 && precision_parse(R.o.precision) != XTTS_PRECISION_FP32 && !R.o.loader_only)
+        st = xtts_error_set(err, XTTS_EUNSUPPORTED,
+                            "--precision %s runs on a CUDA device only; this run is on the CPU, which computes in "
+                            "fp32 (leave --precision out, or use --device cuda on a machine with a GPU)",
+                            R.o.precision);
     if (st) return st;
     if (R.o.steps < 1 || R.o.batch_size < 1 || R.o.loader_threads < 1)
         return xtts_error_set(err, XTTS_EUSAGE, "--steps, --batch-size and --loader-threads must be at least 1");

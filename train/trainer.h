@@ -33,15 +33,16 @@ typedef struct {
     int skip_corrupt;
     int loader_only;
     const char *device;          /* "auto", "cpu", "cuda", "cuda:N" */
+    const char *precision;       /* "fp32" (default), "tf32", "bf16": the CUDA device's matrix products */
 } xtts_train_options;
 
 void xtts_train_options_defaults(xtts_train_options *o);
 
 /* Run training (or, with loader_only, the loader alone). Prints progress and the summary
  * on stderr. Returns XTTS_OK, or a status with err naming what stopped the run.
- * Errors: XTTS_EUSAGE (device spelling, steps, batch size, loader threads, model size, a
+ * Errors: XTTS_EUSAGE (device or precision spelling, steps, batch size, loader threads, model size, a
  * model config xtts_model_new refuses), XTTS_EUNSUPPORTED (the CUDA device asked for is not
- * usable, or the CUDA trainer cannot be loaded), those of xtts_cache_open, xtts_dataset_scan,
+ * usable, a precision other than fp32 on the CPU, or the CUDA trainer cannot be loaded), those of xtts_cache_open, xtts_dataset_scan,
  * xtts_loader_new and xtts_loader_next (cache/reader.h: XTTS_ENOTFOUND, XTTS_ECORRUPT,
  * XTTS_EMISMATCH, XTTS_EIO, XTTS_EINPUT ...), of the checkpoint calls on resume and save
  * (XTTS_EIO, XTTS_EINPUT, XTTS_EMISMATCH for another model, cache or batch size,

@@ -39,6 +39,8 @@ static void usage(FILE *f) {
             "  --skip-corrupt         skip a corrupt record with a counted warning instead of stopping\n"
             "  --loader-only          run the loader alone for --steps batches and report its rate\n"
             "  --device auto|cpu|cuda[:N]  (default auto: the CPU when no CUDA path or device is usable)\n"
+            "  --precision P          matrix products on a CUDA device: fp32 (default), tf32, or bf16\n"
+            "                         (bf16 tensor cores, fp32 weights, optimizer and loss); the CPU is fp32\n"
             "  -h, --help, -V, --version\n"
             "Environment: XTTS_CPU=avx512|avx2|baseline caps the instruction set of the CPU loops (default:\n"
             "the widest the CPU has; every level computes the same bits).\n"
@@ -48,7 +50,7 @@ static void usage(FILE *f) {
 enum {
     O_CACHE = 256, O_MODEL, O_LAYERS, O_WIDTH, O_HEADS, O_STEPS, O_STOP_AFTER, O_BATCH, O_LR, O_MINLR, O_WARMUP,
     O_WD, O_CLIP, O_STOPW, O_SEED, O_THREADS, O_LTHREADS, O_CKPT, O_CKPT_EVERY, O_RESUME, O_EVAL, O_JSON,
-    O_LOG_EVERY, O_SKIP, O_LOADER_ONLY, O_DEVICE, O_HELP, O_VERSION
+    O_LOG_EVERY, O_SKIP, O_LOADER_ONLY, O_DEVICE, O_PRECISION, O_HELP, O_VERSION
 };
 
 /* main's answer from a step that may end the program: go on, or exit with the code. */
@@ -118,6 +120,7 @@ static int parse_option(int c, const struct option *longopts, xtts_train_options
     case O_SKIP: o->skip_corrupt = 1; break;
     case O_LOADER_ONLY: o->loader_only = 1; break;
     case O_DEVICE: o->device = optarg; break;
+    case O_PRECISION: o->precision = optarg; break;
     case 'h':
     case O_HELP: usage(stdout); return 0;
     case 'V':
@@ -143,7 +146,8 @@ static int parse_args(int argc, char **argv, xtts_train_options *o) {
         {"eval-every", required_argument, 0, O_EVAL},   {"log-json", required_argument, 0, O_JSON},
         {"log-every", required_argument, 0, O_LOG_EVERY}, {"skip-corrupt", no_argument, 0, O_SKIP},
         {"loader-only", no_argument, 0, O_LOADER_ONLY}, {"device", required_argument, 0, O_DEVICE},
-        {"help", no_argument, 0, O_HELP},               {"version", no_argument, 0, O_VERSION},
+        {"precision", required_argument, 0, O_PRECISION}, {"help", no_argument, 0, O_HELP},
+        {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "j:hV", longopts, NULL)) != -1) {

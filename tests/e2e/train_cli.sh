@@ -28,6 +28,13 @@ expect 1 "$T" --cache "$W/cache" --device tpu --steps 1
 # --device auto falls back to the CPU with one line
 expect 0 "$T" --cache "$W/cache" --device auto --steps 2 --width 32 --heads 2
 test "$(grep -c "device: cpu (CUDA not used" "$W/err.txt")" -eq 1
+# --precision: fp32, tf32, bf16 are words it knows; anything but fp32 needs a CUDA device
+expect 0 "$T" --help; grep -q -- "--precision P" "$W/out.txt"
+expect 1 "$T" --cache "$W/cache" --precision fp16 --steps 1; grep -q -- "--precision fp16: expected fp32, tf32 or bf16" "$W/err.txt"
+expect 2 "$T" --cache "$W/cache" --device cpu --precision bf16 --steps 1
+grep -q -- "--precision bf16 runs on a CUDA device only" "$W/err.txt"; test "$(wc -l < "$W/err.txt")" -eq 1
+expect 2 "$T" --cache "$W/cache" --device cpu --precision tf32 --steps 1; grep -q -- "--precision tf32 runs on a CUDA device only" "$W/err.txt"
+expect 0 "$T" --cache "$W/cache" --device cpu --precision fp32 --steps 1 --width 32 --heads 2
 expect 1 "$T" --cache "$W/cache" --model nano --steps 1; grep -q "tiny, small or base" "$W/err.txt"
 # the loader alone
 expect 0 "$T" --cache "$W/cache" --loader-only --steps 20 --batch-size 4 --log-json "$W/loader.json"
