@@ -308,9 +308,10 @@ static xtts_status print_summary(const step_stats *stats, long ran, double first
                 "{\"summary\":{\"steps\":%ld,\"first_loss\":%.9g,\"last_loss\":%.9g,\"median_step_ms\":%.3f,"
                 "\"step_ms_cv\":%.4f,\"samples_per_s\":%.3f,\"median_input_stall_pct\":%.4f,"
                 "\"mean_input_stall_pct\":%.4f,\"skipped_records\":%ld,\"threads\":%d,\"loader_threads\":%d,"
-                "\"cpu_loops\":\"%s\"}}\n",
+                "\"cpu_loops\":\"%s\",\"device\":\"%s\",\"precision\":\"%s\"}}\n",
                 ran, first_loss, last_loss, med_ms, cv, sps, med_stall, mean_stall, skipped_total, omp_get_max_threads(),
-                o->loader_threads, on_cpu ? xtts_cpu_level_name(xtts_cpu_level_current()) : "none");
+                o->loader_threads, on_cpu ? xtts_cpu_level_name(xtts_cpu_level_current()) : "none",
+                on_cpu ? "cpu" : "cuda", o->precision);
     if (jlog && (fflush(jlog) != 0 || ferror(jlog)))
         return xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log summary: %s",
                               jlog == stdout ? "standard output" : o->log_json, strerror(errno));
