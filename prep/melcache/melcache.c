@@ -1095,10 +1095,11 @@ static uint64_t records_to_compute(const melcache_run *r) {
  * CUDA device its context begun on its own thread (gpu_start). */
 static xtts_status run_start_device(melcache_run *r, xtts_error *err) {
     const xtts_cache_config *cfg = &r->o.cfg;
+    uint64_t n = records_to_compute(r);
     if (device_is_auto(&r->o))
-        choose_auto_device(cfg, &r->auto_model, r->threads, records_to_compute(r), r->res->device,
-                           sizeof r->res->device);
-    if (strncmp(r->res->device, "cuda:", 5)) return XTTS_OK;
+        choose_auto_device(cfg, &r->auto_model, r->threads, n, r->res->device, sizeof r->res->device);
+    /* with nothing left to compute (a finished build resumed), no device start-up */
+    if (strncmp(r->res->device, "cuda:", 5) || n == 0) return XTTS_OK;
     gpu_start *g = calloc(1, sizeof *g);
     if (!g) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     g->mel = &cfg->mel;
