@@ -26,6 +26,7 @@ extern "C" {
 int xtts_cuda_device_usable(int ordinal, char *why, size_t why_len);
 
 /* The --device option of every program: "auto" (or NULL), "cpu", "cuda" or "cuda:N".
+ * (xtts-melcache decides its "auto" itself, by speed: prep/melcache/device.h.)
  * *ordinal = -1 for the CPU, else the CUDA device. auto takes cuda:0 when it is usable and
  * says which it chose on stderr in one line ("PROG: device: cuda:0", or "PROG: device: cpu
  * (CUDA not used: why)"). XTTS_EUSAGE for another spelling, XTTS_EUNSUPPORTED when the

@@ -35,6 +35,7 @@
 #include "kernels/quality.h"
 #include "prep/audio/audio.h"
 #include "prep/melcache/builder.h"
+#include "prep/melcache/device.h"
 #include "prep/melcache/update.h"
 
 #define STATS_KEY "melcache-stats"
@@ -693,13 +694,43 @@ static void manifest_extra(const input_set *in, const run_stats *s, const char *
 
 /* ---- device ------------------------------------------------------------------ */
 
-static xtts_status choose_device(const xtts_melcache_options *o, char *out, size_t outlen, xtts_error *err) {
+static int device_is_auto(const xtts_melcache_options *o) { return !o->device || !strcmp(o->device, "auto"); }
+
+/* --device cpu, cuda or cuda:N, checked before anything is read: a device asked for that is not
+ * usable stops the run. auto is decided once the build's size is known (choose_auto_device);
+ * here its cost model is read, with the environment's overrides. */
+static xtts_status choose_device(const xtts_melcache_options *o, xtts_melcache_device_model *m, char *out,
+                                 size_t outlen, xtts_error *err) {
+    xtts_melcache_device_model_defaults(m);
+    if (device_is_auto(o)) return xtts_melcache_device_model_parse(m, getenv(XTTS_MELCACHE_AUTO_ENV), err);
     int ordinal;
     xtts_status st = xtts_device_choose(o->device, "xtts-melcache", &ordinal, err);
     if (st) return st;
     if (ordinal < 0) snprintf(out, outlen, "cpu");
     else snprintf(out, outlen, "cuda:%d", ordinal);
     return XTTS_OK;
+}
+
+/* --device auto for a build of n_records records on `threads` threads: cuda:0 only where the
+ * cost model (prep/melcache/device.h) says the GPU path is faster and the device is usable;
+ * one line on stderr says which and why. The device is not looked for when the CPU path wins
+ * anyway, so a build that stays on the CPU pays nothing for the GPU's presence. */
+static void choose_auto_device(const xtts_cache_config *c, const xtts_melcache_device_model *m, int threads,
+                               uint64_t n_records, char *out, size_t outlen) {
+    double max_clip_s = (double)xtts_cache_config_max_padded_frames(c) * c->mel.hop_samples / c->mel.sample_rate;
+    double hours = xtts_melcache_audio_hours_estimate(m, n_records, max_clip_s);
+    char why[160], cuda_why[256] = "";
+    snprintf(out, outlen, "cpu");
+    if (!xtts_melcache_gpu_pays(m, threads, hours, why, sizeof why)) {
+        fprintf(stderr, "xtts-melcache: device: cpu (auto: %s; --device cuda to force)\n", why);
+        return;
+    }
+    if (!xtts_cuda_device_usable(0, cuda_why, sizeof cuda_why)) {
+        fprintf(stderr, "xtts-melcache: device: cpu (CUDA not used: %s)\n", cuda_why);
+        return;
+    }
+    snprintf(out, outlen, "cuda:0");
+    fprintf(stderr, "xtts-melcache: device: cuda:0 (auto: %s; --device cpu to force)\n", why);
 }
 
 /* ---- the run ------------------------------------------------------------------- */
@@ -839,7 +870,10 @@ typedef struct {
     slot_bufs *wbufs;          /* [threads]: the workers' buffers of the CPU path */
     slot *slots;               /* [2 * chunk]: two buffers, one computed while the other is written */
     double *sums;              /* the slots' sum and sumsq, [2 * chunk][2][n_mels] */
-    xtts_mel_cuda *gpu;
+    xtts_mel_cuda *gpu;        /* the mels' device context, once gpu_ready has it */
+    xtts_melcache_device_model auto_model; /* --device auto's cost model */
+    int use_gpu;               /* the mels are computed on r->res->device, a CUDA device */
+    struct gpu_start *gpu_starting; /* the context being made on its own thread, or NULL */
     int measure;               /* the build stores quality metrics */
     xtts_quality_state **qs;   /* [threads], when it does (else NULL) */
     write_pipe wp;
@@ -878,7 +912,7 @@ static xtts_status run_read_inputs(melcache_run *r, FILE *tokens, xtts_error *er
     xtts_status st = xtts_mel_params_check(&o->cfg.mel, err);
     if (st) return st;
     if (o->n_parts < 1 || o->part >= o->n_parts) return xtts_error_set(err, XTTS_EUSAGE, "--part: bad part number");
-    st = choose_device(o, r->res->device, sizeof r->res->device, err);
+    st = choose_device(o, &r->auto_model, r->res->device, sizeof r->res->device, err);
     if (st) return st;
     st = scan_inputs(tokens, r->tokens_name, o->cfg.val_fraction, o->exclude, &r->in, err);
     if (st) return st;
@@ -1023,10 +1057,81 @@ static xtts_status run_start_workers(melcache_run *r, xtts_error *err) {
         xtts_status st = xtts_record_builder_init(&r->wk[t], cfg, 1, err);
         if (st) return st;
     }
-    if (strncmp(r->res->device, "cuda:", 5)) return XTTS_OK;
-    size_t max_samples = r->chunk * ((size_t)xtts_cache_config_max_padded_frames(cfg) + 2) * (size_t)cfg->mel.hop_samples +
-                         r->chunk * (size_t)cfg->mel.n_fft;
-    return xtts_mel_cuda_new(&cfg->mel, atoi(r->res->device + 5), r->chunk, max_samples, &r->gpu, err);
+    return XTTS_OK;
+}
+
+/* The device context, made on a thread of its own: the device's start-up (context, pinned and
+ * device buffers, cuFFT plans) overlaps the decoding of the first buffer instead of preceding
+ * it. Nothing else touches CUDA until gpu_ready has joined the thread. */
+typedef struct gpu_start {
+    pthread_t thread;
+    const xtts_mel_params *mel;
+    int ordinal;
+    size_t max_clips, max_samples;
+    xtts_mel_cuda *gpu;
+    xtts_status st;
+    xtts_error err;
+} gpu_start;
+
+static void *gpu_start_main(void *arg) {
+    gpu_start *g = arg;
+    xtts_error_clear(&g->err);
+    g->st = xtts_mel_cuda_new(g->mel, g->ordinal, g->max_clips, g->max_samples, &g->gpu, &g->err);
+    return NULL;
+}
+
+/* The records this run will compute: the part's inputs not stored yet, less those an update
+ * keeps in the old shards (an upper bound where --reuse or an update copies more). */
+static uint64_t records_to_compute(const melcache_run *r) {
+    uint64_t from = r->start > r->lo ? r->start : r->lo;
+    uint64_t n = r->hi > from ? r->hi - from : 0;
+    if (r->keep_bits)
+        for (uint64_t i = from; i < r->hi; i++)
+            if (r->keep_bits[(i - r->lo) / 8] >> ((i - r->lo) % 8) & 1) n--;
+    return n;
+}
+
+/* The device for this run (auto decided now that the build's size is known), and with a
+ * CUDA device its context begun on its own thread (gpu_start). */
+static xtts_status run_start_device(melcache_run *r, xtts_error *err) {
+    const xtts_cache_config *cfg = &r->o.cfg;
+    uint64_t n = records_to_compute(r);
+    if (device_is_auto(&r->o))
+        choose_auto_device(cfg, &r->auto_model, r->threads, n, r->res->device, sizeof r->res->device);
+    /* with nothing left to compute (a finished build resumed), no device start-up */
+    if (strncmp(r->res->device, "cuda:", 5) || n == 0) return XTTS_OK;
+    gpu_start *g = calloc(1, sizeof *g);
+    if (!g) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    g->mel = &cfg->mel;
+    g->ordinal = atoi(r->res->device + 5);
+    g->max_clips = r->chunk;
+    g->max_samples = r->chunk * ((size_t)xtts_cache_config_max_padded_frames(cfg) + 2) * (size_t)cfg->mel.hop_samples +
+                     r->chunk * (size_t)cfg->mel.n_fft;
+    if (pthread_create(&g->thread, NULL, gpu_start_main, g) != 0) { /* then made here */
+        gpu_start_main(g);
+        r->gpu = g->gpu;
+        xtts_status st = g->st;
+        if (st && err) *err = g->err;
+        free(g);
+        if (!st) r->use_gpu = 1;
+        return st;
+    }
+    r->gpu_starting = g;
+    r->use_gpu = 1;
+    return XTTS_OK;
+}
+
+/* Wait for the device context begun by run_start_device; its error, if it failed. */
+static xtts_status gpu_ready(melcache_run *r, xtts_error *err) {
+    gpu_start *g = r->gpu_starting;
+    if (!g) return XTTS_OK;
+    pthread_join(g->thread, NULL);
+    r->gpu_starting = NULL;
+    r->gpu = g->gpu;
+    xtts_status st = g->st;
+    if (st && err) *err = g->err;
+    free(g);
+    return st;
 }
 
 /* Start the writer thread over the two buffers; its progress line counts the records of the
@@ -1236,7 +1341,7 @@ static xtts_status compute_buffer(melcache_run *r, slot *buf, size_t m, xtts_err
     keys_buffer(r, buf, m);
     xtts_status rs = reuse_buffer(r, buf, m, err);
     if (rs) return rs;
-    if (!r->gpu) {
+    if (!r->use_gpu) {
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
         for (size_t k = 0; k < m; k++) {
             if (buf[k].reused) continue;
@@ -1252,7 +1357,8 @@ static xtts_status compute_buffer(melcache_run *r, slot *buf, size_t m, xtts_err
         if (!buf[k].reused)
             load_one(o, &wk[omp_get_thread_num()], r->qs ? r->qs[omp_get_thread_num()] : NULL, &buf[k], &buf[k].own);
     xtts_error ge;
-    xtts_status gs = mel_chunk_cuda(r->gpu, buf, m, &ge);
+    xtts_status gs = gpu_ready(r, &ge);
+    if (!gs) gs = mel_chunk_cuda(r->gpu, buf, m, &ge);
     if (gs) {
         if (err) *err = ge;
         return gs;
@@ -1604,6 +1710,7 @@ static void run_free(melcache_run *r) {
             slot_bufs_free(&r->slots[k].own);
             input_rec_free(&r->slots[k].rec);
         }
+    gpu_ready(r, NULL); /* a context still being made is waited for, then deleted */
     xtts_mel_cuda_delete(r->gpu);
     if (r->qs)
         for (int t = 0; t < r->threads; t++) xtts_quality_state_delete(r->qs[t]);
@@ -1640,6 +1747,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o, FILE *tokens, cons
     if (!st) st = run_open_or_resume(&r, err);
     if (!st && r.staging && o->part < 0) st = run_plan(&r, err);
     if (!st) st = quality_states_new(&r, err);
+    if (!st) st = run_start_device(&r, err);
     if (!st) st = run_pipeline(&r, err);
     if (!st) st = run_finish(&r, err);
     run_free(&r);

@@ -1,0 +1,76 @@
+/* device.c — the cost model behind `xtts-melcache --device auto` (see device.h). */
+#include "prep/melcache/device.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Fitted to builds on an H100 with a 16-core host (docs/xtts-melcache.md, "Device choice"):
+ * the CPU path's 11.4 s for 100 h at -j 16 is 1.8 core-seconds an hour; the CUDA path's
+ * 12.9 s and 13.2 s for the same 100 h at -j 8 and -j 16, less its 0.9 s of start-up (a 1-h
+ * build: 1.07 s), leave 0.12 s an hour that more threads do not lower; 100 h in 60,000
+ * records is 6 s a clip. */
+void xtts_melcache_device_model_defaults(xtts_melcache_device_model *m) {
+    m->cpu_core_s_per_hour = 1.8;
+    m->gpu_s_per_hour = 0.12;
+    m->gpu_start_s = 0.9;
+    m->clip_seconds = 6.0;
+}
+
+xtts_status xtts_melcache_device_model_parse(xtts_melcache_device_model *m, const char *spec, xtts_error *err) {
+    if (!spec || !*spec) return XTTS_OK;
+    xtts_melcache_device_model t = *m;
+    const char *p = spec;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        char item[128];
+        if (n >= sizeof item) return xtts_error_set(err, XTTS_EUSAGE, "%s: '%.40s...' is too long", XTTS_MELCACHE_AUTO_ENV, p);
+        memcpy(item, p, n);
+        item[n] = '\0';
+        char *eq = strchr(item, '=');
+        double v;
+        if (!eq || xtts_parse_double(eq + 1, 0.0, 1e9, &v) != 0)
+            return xtts_error_set(err, XTTS_EUSAGE, "%s: '%s': expected key=number (keys: cpu, gpu, start, clip)",
+                                  XTTS_MELCACHE_AUTO_ENV, item);
+        *eq = '\0';
+        if (!strcmp(item, "cpu")) t.cpu_core_s_per_hour = v;
+        else if (!strcmp(item, "gpu")) t.gpu_s_per_hour = v;
+        else if (!strcmp(item, "start")) t.gpu_start_s = v;
+        else if (!strcmp(item, "clip") && v > 0) t.clip_seconds = v;
+        else
+            return xtts_error_set(err, XTTS_EUSAGE, "%s: '%s=%s': expected cpu, gpu, start or clip (clip above 0)",
+                                  XTTS_MELCACHE_AUTO_ENV, item, eq + 1);
+        p += n;
+        if (*p == ',') p++;
+    }
+    *m = t;
+    return XTTS_OK;
+}
+
+double xtts_melcache_audio_hours_estimate(const xtts_melcache_device_model *m, uint64_t n_records,
+                                          double max_clip_seconds) {
+    double clip = m->clip_seconds;
+    if (max_clip_seconds > 0 && max_clip_seconds < clip) clip = max_clip_seconds;
+    return (double)n_records * clip / 3600.0;
+}
+
+int xtts_melcache_gpu_pays(const xtts_melcache_device_model *m, int threads, double audio_hours, char *why,
+                           size_t why_len) {
+    if (threads < 1) threads = 1;
+    if (audio_hours < 0) audio_hours = 0;
+    double cpu_per_hour = m->cpu_core_s_per_hour / threads;
+    double cpu_s = cpu_per_hour * audio_hours;
+    double gpu_s = m->gpu_start_s + m->gpu_s_per_hour * audio_hours;
+    if (cpu_per_hour <= m->gpu_s_per_hour) {
+        /* no build is large enough: the GPU path is no faster an hour than the threads are */
+        if (why) snprintf(why, why_len, "%d threads beat the GPU path on this build", threads);
+        return 0;
+    }
+    if (cpu_s <= gpu_s) {
+        if (why) snprintf(why, why_len, "~%.2f h of audio is too little to repay the GPU's start-up", audio_hours);
+        return 0;
+    }
+    if (why) snprintf(why, why_len, "%d thread%s, ~%.1f h of audio: the GPU path is faster", threads,
+                      threads == 1 ? "" : "s", audio_hours);
+    return 1;
+}
