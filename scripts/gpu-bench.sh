@@ -104,10 +104,14 @@ rate() { awk -v s="$1" -v h="$2" 'BEGIN { printf "%.1f s for %.1f h (%.0fx real 
 
 # ---- 0. the machine, the device, the data ---------------------------------------------------
 say "machine"
+GPU_NAME="no NVIDIA GPU (no nvidia-smi)"
 if command -v nvidia-smi >/dev/null; then
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/   /' || true
+  GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 || true)
+  GPU_NAME=${GPU_NAME:-no NVIDIA GPU (nvidia-smi lists none)}
 fi
-echo "   $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; $(cat "$ROOT/BUNDLE" 2>/dev/null | head -n1)"
+CPU_NAME="$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //') ($(nproc) cores)"
+echo "   $CPU_NAME; $(cat "$ROOT/BUNDLE" 2>/dev/null | head -n1)"
 missing=0
 for f in "$BIN"/* "$ROOT"/lib/*.so "$ROOT"/tests/test_*; do
   [ -f "$f" ] || continue
@@ -320,8 +324,8 @@ else train small cpu "" 6; train_row "train small cpu -j $JMAX, batch 16" small-
 # ---- the table -------------------------------------------------------------------------------------
 say "done"
 table() {
-  echo "xtts-prep GPU bench: $(cat "$ROOT/BUNDLE" 2>/dev/null | head -n1); $(elapsed) s of a ${BUDGET} s budget" \
-       "(GPU_BENCH_SMALL=$SMALL)"
+  echo "xtts-prep GPU bench on $GPU_NAME, $CPU_NAME; $(elapsed) s of a ${BUDGET} s budget (GPU_BENCH_SMALL=$SMALL)"
+  echo "bundle: $(cat "$ROOT/BUNDLE" 2>/dev/null | head -n1)"
   echo
   awk -F '\t' '
     { for (i = 1; i <= 4; i++) { c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } }

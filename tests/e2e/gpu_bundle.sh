@@ -63,7 +63,7 @@ grep -q $'\t@ROOT@/wavs/BENCH-00001.wav\t' "$B/data/tokens.tsv" || die "data/tok
 
 # ---- 2. the bench from the bundle ----------------------------------------------------------------
 rc=0
-(cd "$T" && PYTHON=$PY OUT=$T/out GPU_BENCH_SMALL=1 GPU_BENCH_WORK=$T/work bash "$B/gpu-bench.sh") > "$T/bench.log" 2>&1 || rc=$?
+(cd "$T" && PYTHON=$PY OUT=$T/out GPU_BENCH_SMALL=1 GPU_BENCH_BUDGET=120 GPU_BENCH_WORK=$T/work bash "$B/gpu-bench.sh") > "$T/bench.log" 2>&1 || rc=$?
 cat "$T/bench.log"
 [ $rc -eq 0 ] || die "gpu-bench.sh exited $rc"
 [ -s "$T/out/gpu-bench.txt" ] || die "no \$OUT/gpu-bench.txt"
