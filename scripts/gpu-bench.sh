@@ -66,20 +66,30 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a <= 0 || b <= 0) { print "-"; ex
 # only the programs get this path, so that python3 and torch keep their own libraries
 LIBPATH=$ROOT/lib
 CUDA_SONAMES=$(cat "$ROOT/lib/cuda-sonames.txt" 2>/dev/null || true)
+LIBPATH=$LIBPATH:/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib
+unfound=()
 for so in $CUDA_SONAMES; do
-  found=
-  for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-    [ -e "$d/$so" ] && { found=$d; break; }
-  done
-  if [ -z "$found" ] && ldconfig -p 2>/dev/null | grep -q " $so "; then found=system; fi
-  if [ -z "$found" ] && command -v nvidia-smi >/dev/null; then
-    # a CUDA library installed elsewhere (a Python wheel's nvidia/*/lib, another toolkit)
-    f=$(timeout 30 find / -xdev -name "$so" -not -path '/proc/*' 2>/dev/null | head -n1 || true)
-    [ -n "$f" ] && found=$(dirname "$f") && LIBPATH=$LIBPATH:$found
-  fi
-  [ -n "$found" ] || echo "gpu-bench: $so (needed by the CUDA plugin) is not on this machine"
+  [ -e "/usr/local/cuda/lib64/$so" ] || [ -e "/usr/local/cuda/targets/x86_64-linux/lib/$so" ] && continue
+  { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q " $so " && continue
+  unfound+=("$so")
 done
-LIBPATH=$LIBPATH:/usr/local/cuda/lib64
+if [ ${#unfound[@]} -gt 0 ] && command -v nvidia-smi >/dev/null; then
+  # CUDA libraries installed elsewhere (a Python wheel's nvidia/*/lib, another toolkit): one
+  # search of the disk for all of them, bounded
+  names=(); for so in "${unfound[@]}"; do names+=(-o -name "$so"); done
+  declare -A dir_of=()
+  while read -r f; do
+    [ -n "${dir_of[$(basename "$f")]:-}" ] || dir_of[$(basename "$f")]=$(dirname "$f")
+  done < <(timeout 30 find / -xdev \( -false "${names[@]}" \) -not -path '/proc/*' 2>/dev/null | sort || true)
+  still=()
+  for so in "${unfound[@]}"; do
+    d=${dir_of[$so]:-}
+    if [ -z "$d" ]; then still+=("$so"); continue; fi
+    case ":$LIBPATH:" in *":$d:"*) ;; *) LIBPATH=$LIBPATH:$d ;; esac
+  done
+  unfound=("${still[@]}")
+fi
+for so in "${unfound[@]}"; do echo "gpu-bench: $so (needed by the CUDA plugin) is not on this machine"; done
 XENV=(env "LD_LIBRARY_PATH=$LIBPATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 [ -f "$ROOT/lib/libxtts-cuda.so" ] && XENV+=("XTTS_CUDA_PLUGIN=$ROOT/lib/libxtts-cuda.so")
 x() { "${XENV[@]}" "$@"; }
