@@ -281,29 +281,37 @@ train() {
 }
 torch_why=$("$PY" -c 'import torch; assert torch.cuda.is_available(), "torch.cuda.is_available() is false"' 2>&1 | tail -n1) \
   && torch_ok=1 || torch_ok=0
-# peer MODEL PRECISION STEPS: the model in PyTorch on the first STEPS shapes xtts-train fp32 logged
+# peer MODEL STEPS: the model in PyTorch, fp32, tf32 and bf16 autocast (one process), on the first
+# STEPS batch shapes xtts-train fp32 logged
 peer() {
-  local m=$1 p=$2 key=peer-$1-$2 log=$WORK/train-$1-cuda-fp32.jsonl L C NH M PT PM V
-  if [ $CUDA = 0 ]; then res "$key" msg "$NOCUDA"; return; fi
-  if [ $torch_ok = 0 ]; then res "$key" msg "skipped: no PyTorch with CUDA ($torch_why)"; return; fi
-  if [ ! -s "$log" ]; then res "$key" msg "skipped: no xtts-train log of $m to replay"; return; fi
-  stage "5. PyTorch $m $p on the CUDA device, the shapes of $(basename "$log")" 30 ||
-    { res "$key" msg "skipped: out of time"; return; }
+  local m=$1 steps=$2 log=$WORK/train-$1-cuda-fp32.jsonl L C NH M PT PM V p
+  local why=""
+  if [ $CUDA = 0 ]; then why=$NOCUDA
+  elif [ $torch_ok = 0 ]; then why="skipped: no PyTorch with CUDA ($torch_why)"
+  elif [ ! -s "$log" ]; then why="skipped: no xtts-train log of $m to replay"
+  elif ! stage "5. PyTorch $m fp32, tf32, bf16 on the CUDA device, the first $steps shapes of $(basename "$log")" 45; then
+    why="skipped: out of time"
+  fi
+  if [ -n "$why" ]; then for p in fp32 tf32 bf16; do res "peer-$m-$p" msg "$why"; done; return; fi
   read -r L C NH <<< "$(case $m in small) echo 6 384 6;; base) echo 12 768 12;; esac)"
   read -r M PT PM V <<< "$("$PY" -c '
 import json, sys
 c = json.load(open(sys.argv[1]))["config"]
 print(c["mel"]["n_mels"], c["max_tokens"] + 1, max([c["max_frames"]] + c["buckets"]), c["vocab_size"])' "$TRAIN_CACHE/manifest.json")"
   local rc=0 ms
-  timeout "$(cap 120)" "$PY" "$ROOT/scripts/bench_train_torch.py" "$log" --layers "$L" --width "$C" --heads "$NH" \
-    --mels "$M" --vocab "$V" --text-pos "$PT" --mel-pos "$PM" --device cuda --precision "$p" --max-steps "$3" \
-    > "$WORK/peer.json" 2> "$WORK/peer.err" || rc=$?
-  ms=$(sed -n 's/.*"median_step_ms": \([0-9.]*\).*/\1/p' "$WORK/peer.json")
-  if [ $rc -ne 0 ] || [ -z "$ms" ]; then
-    tail -n 3 "$WORK/peer.err" | sed 's/^/   /'; res "$key" msg "FAILED (exit $rc; see above)"; return
-  fi
-  echo "   PyTorch $m $p: median step $ms ms"
-  res "$key" ms "$ms"
+  timeout "$(cap 150)" "$PY" "$ROOT/scripts/bench_train_torch.py" "$log" --layers "$L" --width "$C" --heads "$NH" \
+    --mels "$M" --vocab "$V" --text-pos "$PT" --mel-pos "$PM" --device cuda --precision fp32,tf32,bf16 \
+    --max-steps "$steps" > "$WORK/peer.json" 2> "$WORK/peer.err" || rc=$?
+  [ $rc -eq 0 ] || tail -n 3 "$WORK/peer.err" | sed 's/^/   /'
+  for p in fp32 tf32 bf16; do
+    ms=$(sed -n "s/.*\"median_step_ms\": \([0-9.]*\).*\"precision\": \"$p\".*/\1/p" "$WORK/peer.json")
+    if [ -n "$ms" ]; then
+      echo "   PyTorch $m $p: median step $ms ms"; res "peer-$m-$p" ms "$ms"
+    else
+      err=$(sed -n "s/.*\"error\": \"\([^\"]*\)\".*\"precision\": \"$p\".*/\1/p" "$WORK/peer.json")
+      res "peer-$m-$p" msg "FAILED (${err:-exit $rc; see above})"
+    fi
+  done
 }
 # train_row LABEL TRAIN-KEY [PEER-KEY PEER-NAME]
 train_row() {
@@ -322,7 +330,7 @@ if [ "$SMALL" = 1 ]; then STEPS_SMALL=20; STEPS_BASE=10; else STEPS_SMALL=200; S
 for m in small base; do
   steps=$STEPS_SMALL; [ $m = base ] && steps=$STEPS_BASE
   train $m cuda fp32 "$steps"; train $m cuda bf16 "$steps"
-  for p in fp32 tf32 bf16; do peer $m $p $((steps < 60 ? steps : 60)); done
+  peer $m $((steps < 60 ? steps : 60))
   train_row "train $m cuda fp32, batch 16" "$m-cuda-fp32" "peer-$m-fp32" "PyTorch fp32"
   train_row "train $m cuda fp32 (tf32 peer)" "$m-cuda-fp32" "peer-$m-tf32" "PyTorch tf32"
   train_row "train $m cuda bf16, batch 16" "$m-cuda-bf16" "peer-$m-bf16" "PyTorch bf16 autocast"
