@@ -269,13 +269,15 @@ gpu-bundle:
 gpu-bundle-built: $(PROGS) $(READER_SO) \
     $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN) $(BUILD)/tests/test_mel_cuda $(BUILD)/tests/test_train_cuda)
 
+# (its Python is python3 on PATH, where PyTorch usually is, unless PYTHON is given)
+GPU_BENCH_ENV := $(if $(filter command line environment,$(origin PYTHON)),PYTHON=$(PYTHON))
 gpu-bench:
 ifeq ($(BUNDLE),)
 	@$(MAKE) --no-print-directory all
 	@bash scripts/gpu-bundle.sh --from $(BUILD) $(BUILD)/gpu-bench-bundle
-	@bash $(BUILD)/gpu-bench-bundle/gpu-bench.sh
+	@$(GPU_BENCH_ENV) bash $(BUILD)/gpu-bench-bundle/gpu-bench.sh
 else
-	@bash $(BUNDLE)/gpu-bench.sh
+	@$(GPU_BENCH_ENV) bash $(BUNDLE)/gpu-bench.sh
 endif
 
 # ---- install ---------------------------------------------------------------

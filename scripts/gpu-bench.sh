@@ -10,13 +10,14 @@
 #      five records' mels compared (xtts-cache-inspect --npy, numpy; tolerance 1e-3);
 #   3. xtts-melcache speed, fp16: 100 h at -j 16 on cpu, cuda and auto (which device auto
 #      picked), and 20 h at -j 2, 4, 8 on cpu and cuda (where auto should switch);
-#   4. xtts-train --device cuda, --model small and base, batch 16, at --precision fp32 and
-#      bf16 (bf16 only when the program has --precision), median step time from --log-json;
-#      and a few steps on the CPU for reference;
-#   5. the same model in PyTorch (scripts/bench_train_torch.py) replaying the batch shapes
-#      xtts-train logged, fp32, tf32 and bf16 autocast, when torch sees a CUDA device;
+#   4. xtts-train --device cuda --batch-size 16 on the 1 h cache, --model small (200 steps)
+#      and base (40 steps), at --precision fp32 and bf16 (bf16 only when the program has
+#      --precision), median step time from --log-json; and 6 steps on the CPU for scale;
+#   5. the same model in PyTorch (scripts/bench_train_torch.py) replaying the first 60 (base:
+#      40) batch shapes xtts-train fp32 logged, fp32, tf32 and bf16 autocast, when torch sees
+#      a CUDA device;
 # and ends with one table (check | figure | peer | ratio), also written to $OUT/gpu-bench.txt
-# when OUT is set. The audio is the bundle's few minutes of clips repeated under new ids, so
+# when OUT is set; exit status 1 when a row says FAILED, 0 otherwise. The audio is the bundle's few minutes of clips repeated under new ids, so
 # the speed rows read it from the page cache: they time decoding and the mel, not the disk.
 #
 # Without a CUDA device every CUDA row says "skipped: no CUDA device (why)" and the CPU rows
