@@ -100,6 +100,7 @@ x() { "${XENV[@]}" "$@"; }
 melcache() {
   local out=$1 dev=$2 j=$3 tok=$4; shift 4
   rm -rf "$out" "$WORK/last"
+  sync  # the last build's pages written out, so that this one does not wait for their writeback
   local rc=0
   timeout "$(cap 150)" "${XENV[@]}" "$BIN/xtts-melcache" --out "$out" --device "$dev" -j "$j" \
     --max-frames 2048 -q "$@" "$tok" 2> "$WORK/mc.err" || rc=$?
