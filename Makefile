@@ -11,7 +11,7 @@
 #
 # Variables: CC, CFLAGS_OPT (default -O2 -march=native), CUDA=0|1, PREFIX, DESTDIR,
 #            DATA, OUT, SHARDS, TOKENIZE_OPTS, MELCACHE_OPTS (make cache), FUZZ_SECONDS (make fuzz),
-#            SCALE_SIZES (make scale).
+#            SCALE_SIZES (make scale), DIR (make gpu-bundle), BUNDLE (make gpu-bench).
 
 CC        ?= gcc
 CXX       ?= g++
@@ -107,7 +107,8 @@ TOOLS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TOOL_SRCS))
 TESTLIB_SRCS := $(filter-out $(TEST_SRCS),$(wildcard tests/*.c))
 TESTLIB   := $(BUILD)/tests/libxtts-test.a
 
-.PHONY: all test layers typecheck unit e2e asan demo bench scale cache install install-built wheel clean deps fuzz gpu-check cuda-check help
+.PHONY: all test layers typecheck unit e2e asan demo bench scale cache install install-built wheel clean deps fuzz gpu-check cuda-check help \
+        gpu-bundle gpu-bundle-built gpu-bench
 .DEFAULT_GOAL := all
 
 all: $(LIBXTTS) $(READER_SO) $(PROGS) $(TESTS) $(TOOLS)
@@ -116,7 +117,8 @@ all: $(CUDA_PLUGIN)
 endif
 
 help:
-	@echo "targets: all test layers typecheck asan demo bench scale cache install wheel clean fuzz gpu-check"
+	@echo "targets: all test layers typecheck asan demo bench scale cache install wheel clean fuzz gpu-check" \
+	    "gpu-bundle (DIR=path) gpu-bench (BUNDLE=path)"
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -252,6 +254,31 @@ fuzz:
 
 gpu-check: all
 	@BUILD=$(abspath $(BUILD)) bash scripts/gpu-check.sh
+
+# make gpu-bundle DIR=path: what a GPU machine without Debian's libraries needs for the GPU check
+# (docs/gpu.md, "The GPU check"): make install's portable build (PORTABLE_OPT, below) with the
+# CUDA plugin and the CUDA tests, every non-glibc, non-CUDA library they load, generated clips,
+# and gpu-bench.sh, which runs the whole check there: bash DIR/gpu-bench.sh.
+# make gpu-bench: the same check here, on a bundle of $(BUILD) (or on BUNDLE=DIR, made before).
+BUNDLE ?=
+gpu-bundle:
+	@test -n "$(DIR)" || { echo "make gpu-bundle: set DIR=path, a new folder for the bundle" >&2; exit 1; }
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/portable CFLAGS_OPT="$(PORTABLE_OPT)" gpu-bundle-built
+	@bash scripts/gpu-bundle.sh --from $(BUILD)/portable "$(DIR)"
+
+gpu-bundle-built: $(PROGS) $(READER_SO) \
+    $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN) $(BUILD)/tests/test_mel_cuda $(BUILD)/tests/test_train_cuda)
+
+# (its Python is python3 on PATH, where PyTorch usually is, unless PYTHON is given)
+GPU_BENCH_ENV := $(if $(filter command line environment,$(origin PYTHON)),PYTHON=$(PYTHON))
+gpu-bench:
+ifeq ($(BUNDLE),)
+	@$(MAKE) --no-print-directory all
+	@bash scripts/gpu-bundle.sh --from $(BUILD) $(BUILD)/gpu-bench-bundle
+	@$(GPU_BENCH_ENV) bash $(BUILD)/gpu-bench-bundle/gpu-bench.sh
+else
+	@$(GPU_BENCH_ENV) bash $(BUNDLE)/gpu-bench.sh
+endif
 
 # ---- install ---------------------------------------------------------------
 PYTHONDIR ?= $(PREFIX)/lib/$(shell /usr/bin/python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])')/dist-packages

@@ -32,6 +32,8 @@ mkdir -p "$BUILD/bench"
   echo "Each section names the machine and day it was measured on."
   echo "Peers: $("$PYTHON" -c 'import torch, torchaudio; print(f"PyTorch {torch.__version__}, torchaudio {torchaudio.__version__}")' 2>/dev/null || echo 'torch not installed')"
   echo "BLAS of the peers' processes: $(bash "$ROOT/scripts/bench_blas.sh")."
+  echo "GPU figures are not measured here: \`make gpu-bundle DIR=...\` and \`bash DIR/gpu-bench.sh\` on a GPU machine"
+  echo "(docs/gpu.md, \"The GPU check\")."
   echo
 } > "$out"
 section() { # name script
