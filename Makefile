@@ -130,7 +130,7 @@ $(OBJ)/%.o: %.cc
 
 $(OBJ)/%.cu.pic.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(CPPFLAGS) -DXTTS_CUDA_PLUGIN=1 $(NVCCFLAGS) -Xcompiler -fPIC -c $< -o $@
+	$(NVCC) $(CPPFLAGS) -DXTTS_CUDA_PLUGIN=1 $(NVCCFLAGS) -Xcompiler -fPIC -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
 $(OBJ)/cuda-plugin/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -11,13 +11,13 @@
 #   3. xtts-melcache speed, fp16: 100 h at -j 16 on cpu, cuda and auto (which device auto
 #      picked), and 20 h at -j 2, 4, 8 on cpu and cuda (where auto should switch);
 #   4. xtts-train --device cuda --batch-size 16 on the 1 h cache, --model small (200 steps)
-#      and base (40 steps), at --precision fp32 and bf16 (bf16 only when the program has
-#      --precision), median step time from --log-json; and 6 steps on the CPU for scale;
+#      and base (40 steps), at --precision fp32, tf32 and bf16 (the last two only when the
+#      program has --precision), median step time from --log-json; and 6 steps on the CPU;
 #   5. the same model in PyTorch (scripts/bench_train_torch.py) replaying the first 60 (base:
 #      40) batch shapes xtts-train fp32 logged, fp32, tf32 and bf16 autocast, when torch sees
 #      a CUDA device;
 # and ends with one table (check | figure | peer | ratio), also written to $OUT/gpu-bench.txt
-# when OUT is set; exit status 1 when a row says FAILED, 0 otherwise. The audio is the bundle's few minutes of clips repeated under new ids, so
+# when OUT is set (with the training logs and the peer's output); exit status 1 when a row says FAILED, 0 otherwise. The audio is the bundle's few minutes of clips repeated under new ids, so
 # the speed rows read it from the page cache: they time decoding and the mel, not the disk.
 #
 # Without a CUDA device every CUDA row says "skipped: no CUDA device (why)" and the CPU rows
@@ -144,21 +144,28 @@ grow() {
             line = f[1] "-r" c; for (j = 2; j <= nf; j++) line = line OFS f[j]; print line } }' "$1" > "$2"
 }
 
+# the bundle's clips once on the CPU (their hours), then once with --device cuda: whether the GPU
+# path works here, and if not, why (--device auto would not say: it keeps so small a build on
+# the CPU by design)
 probe_rc=0
-x "$BIN/xtts-melcache" --out "$WORK/probe" --device auto -j 2 --max-frames 2048 -q "$WORK/base.tsv" 2> "$WORK/probe.err" || probe_rc=$?
+x "$BIN/xtts-melcache" --out "$WORK/probe" --device cpu -j 2 --max-frames 2048 -q "$WORK/base.tsv" 2> "$WORK/probe.err" || probe_rc=$?
 base_h=$(sed -n 's/.* \([0-9.]*\) h of audio,.*/\1/p' "$WORK/probe.err" | tail -n1)
 if [ $probe_rc -ne 0 ] && [ $probe_rc -ne 3 ] || [ -z "$base_h" ]; then
   echo "gpu-bench: xtts-melcache cannot build the bundle's own clips (exit $probe_rc): $(tail -n1 "$WORK/probe.err")" >&2
   exit 2
 fi
 rm -rf "$WORK/probe"
-if grep -q 'device: cuda' "$WORK/probe.err"; then
+probe_rc=0
+x "$BIN/xtts-melcache" --out "$WORK/probe" --device cuda -j 2 --max-frames 2048 -q "$WORK/base.tsv" 2> "$WORK/probe.err" || probe_rc=$?
+rm -rf "$WORK/probe"
+if [ $probe_rc -eq 0 ] || [ $probe_rc -eq 3 ]; then
   CUDA=1; NOCUDA=
 else
   CUDA=0
-  why=$(sed -n 's/.*CUDA not used: \(.*\))$/\1/p' "$WORK/probe.err" | head -n1 |
+  why=$(sed -n 's/.*no usable CUDA device: \(.*\)$/\1/p' "$WORK/probe.err" | head -n1 |
         sed 's/^no CUDA device or driver (\(.*\))$/\1/')
-  NOCUDA="skipped: no CUDA device (${why:-the build has no CUDA plugin})"
+  [ -n "$why" ] || why="xtts-melcache --device cuda: exit $probe_rc: $(tail -n1 "$WORK/probe.err")"
+  NOCUDA="skipped: no CUDA device ($why)"
 fi
 SMALL=${GPU_BENCH_SMALL:-$((1 - CUDA))}
 if [ "$SMALL" = 1 ]; then CORR_H=0.2; BIG_H=0.5; SWEEP_H=0.2; else CORR_H=1; BIG_H=100; SWEEP_H=20; fi
@@ -263,7 +270,7 @@ train() {
   local m=$1 dev=$2 prec=$3 steps=$4 key=$1-$2-$3
   if [ "$dev" = cuda ] && [ $CUDA = 0 ]; then res "$key" msg "$NOCUDA"; return; fi
   if [ $have_corr_cpu = 0 ]; then res "$key" msg "skipped: no cache to train on (stage 2 did not build it)"; return; fi
-  if [ "$prec" = bf16 ] && [ $has_precision = 0 ]; then
+  if [ -n "$prec" ] && [ "$prec" != fp32 ] && [ $has_precision = 0 ]; then
     res "$key" msg "skipped: this xtts-train has no --precision option"; return
   fi
   local est=40
@@ -331,10 +338,10 @@ train_row() {
 if [ "$SMALL" = 1 ]; then STEPS_SMALL=20; STEPS_BASE=10; else STEPS_SMALL=200; STEPS_BASE=40; fi
 for m in small base; do
   steps=$STEPS_SMALL; [ $m = base ] && steps=$STEPS_BASE
-  train $m cuda fp32 "$steps"; train $m cuda bf16 "$steps"
+  train $m cuda fp32 "$steps"; train $m cuda tf32 "$steps"; train $m cuda bf16 "$steps"
   peer $m $((steps < 60 ? steps : 60))
   train_row "train $m cuda fp32, batch 16" "$m-cuda-fp32" "peer-$m-fp32" "PyTorch fp32"
-  train_row "train $m cuda fp32 (tf32 peer)" "$m-cuda-fp32" "peer-$m-tf32" "PyTorch tf32"
+  train_row "train $m cuda tf32, batch 16" "$m-cuda-tf32" "peer-$m-tf32" "PyTorch tf32"
   train_row "train $m cuda bf16, batch 16" "$m-cuda-bf16" "peer-$m-bf16" "PyTorch bf16 autocast"
 done
 # the CPU path for reference (reduced: tiny there)
@@ -361,5 +368,9 @@ table() {
 }
 echo
 table | tee "$WORK/gpu-bench.txt"
-if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && cp "$WORK/gpu-bench.txt" "$OUT/gpu-bench.txt"; fi
+# the table, and what it was made from (the training logs, the peer's lines), for a closer look
+if [ -n "${OUT:-}" ]; then
+  mkdir -p "$OUT" && cp "$WORK/gpu-bench.txt" "$OUT/gpu-bench.txt"
+  for f in "$WORK"/train-*.jsonl "$WORK/peer.json" "$WORK/peer.err"; do [ -s "$f" ] && cp "$f" "$OUT/" || true; done
+fi
 ! grep -q 'FAILED' "$ROWS"

@@ -82,13 +82,18 @@ if grep -q 'device: none, skipped: no CUDA device' "$T/bench.log"; then
   [[ $f =~ picked\ cpu$ ]] || die "without a device auto picked: '$f'"
   rows=0
   for c in test_mel_cuda test_train_cuda "mel cpu vs cuda" "melcache cuda -j 16" "melcache cuda -j 2" \
-           "train small cuda fp32" "train small cuda bf16" "train base cuda fp32" "train base cuda bf16"; do
+           "train small cuda fp32" "train small cuda tf32" "train small cuda bf16" "train base cuda fp32" \
+           "train base cuda tf32" "train base cuda bf16"; do
     f=$(figure "$c")
     [[ $f =~ ^skipped:\ no\ CUDA\ device\ \(.+\)$ ]] || die "row $c without a device: '$f'"
     rows=$((rows + 1))
   done
-  [ $rows = 9 ] || die "$rows CUDA rows checked"
+  [ $rows = 11 ] || die "$rows CUDA rows checked"
 fi
+# the bundle's plugin is the one its programs were built with (a stale plugin from an earlier
+# build is refused by its ABI string, which would hide every CUDA row on a GPU machine)
+! grep -q "this program needs 'xtts-cuda-plugin" "$T/bench.log" || die "the bundled CUDA plugin is stale"
+
 f=$(figure "train tiny cpu")
 [[ $f =~ ^[0-9.]+\ ms/step$ ]] || die "row train tiny cpu: '$f'"
 ! grep -q FAILED "$T/out/gpu-bench.txt" || die "a row FAILED"
