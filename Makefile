@@ -128,7 +128,9 @@ $(OBJ)/%.o: %.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
 
-$(OBJ)/%.cu.pic.o: %.cu
+# (cuda_plugin.h named too: it holds the ABI string, and objects made before nvcc wrote
+# dependency files would otherwise keep a stale one)
+$(OBJ)/%.cu.pic.o: %.cu kernels/cuda_plugin.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(CPPFLAGS) -DXTTS_CUDA_PLUGIN=1 $(NVCCFLAGS) -Xcompiler -fPIC -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 

@@ -49,6 +49,10 @@ for p in "${progs[@]}"; do strip --strip-debug -o "$DIR/bin/$(basename "$p")" "$
 cp "$FROM/lib/libxtts-reader.so" "$DIR/lib/" 2>/dev/null || true
 cuda=0
 if [ -f "$FROM/lib/libxtts-cuda.so" ]; then
+  # the plugin must carry the ABI string of these sources (the programs refuse another)
+  abi=$(sed -n 's/^#define XTTS_CUDA_PLUGIN_ABI "\(.*\) " XTTS_VERSION$/\1/p' "$HERE/kernels/cuda_plugin.h")
+  grep -aq "$abi $(cat "$HERE/VERSION")" "$FROM/lib/libxtts-cuda.so" ||
+    die "$FROM/lib/libxtts-cuda.so is not '$abi $(cat "$HERE/VERSION")' (a stale plugin: rebuild it, make $FROM/lib/libxtts-cuda.so)"
   strip --strip-debug -o "$DIR/lib/libxtts-cuda.so" "$FROM/lib/libxtts-cuda.so"; cuda=1
   for t in test_mel_cuda test_train_cuda; do
     [ -x "$FROM/tests/$t" ] || die "$FROM/tests/$t is missing (make $FROM/tests/$t)"
