@@ -71,7 +71,7 @@ LIBPATH=$LIBPATH:/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib
 unfound=()
 for so in $CUDA_SONAMES; do
   [ -e "/usr/local/cuda/lib64/$so" ] || [ -e "/usr/local/cuda/targets/x86_64-linux/lib/$so" ] && continue
-  { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q " $so " && continue
+  grep -q " $so " <<< "$(ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null)" && continue
   unfound+=("$so")
 done
 if [ ${#unfound[@]} -gt 0 ] && command -v nvidia-smi >/dev/null; then
@@ -127,7 +127,7 @@ echo "   $CPU_NAME; $(cat "$ROOT/BUNDLE" 2>/dev/null | head -n1)"
 missing=0
 for f in "$BIN"/* "$ROOT"/lib/*.so "$ROOT"/tests/test_*; do
   [ -f "$f" ] || continue
-  if x ldd "$f" 2>/dev/null | grep -q 'not found'; then
+  if grep -q 'not found' <<< "$(x ldd "$f" 2>/dev/null)"; then
     x ldd "$f" | grep 'not found' | sed "s|^|   $(basename "$f"): |"; missing=1
   fi
 done
@@ -263,7 +263,7 @@ done
 # model, so that a row holds xtts-train's figure and its peer's side by side.
 TRAIN_CACHE=$WORK/corr-cpu
 has_precision=0
-x "$BIN/xtts-train" --help 2>&1 | grep -q -- --precision && has_precision=1
+grep -q -- --precision <<< "$(x "$BIN/xtts-train" --help 2>&1)" && has_precision=1
 res() { printf '%s %s\n' "$2" "$3" > "$WORK/res-$1"; }
 # train MODEL DEVICE PRECISION STEPS: median step ms of xtts-train from its --log-json summary
 train() {

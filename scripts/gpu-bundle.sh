@@ -69,7 +69,7 @@ is_cuda='^(libcudart|libcublas|libcublasLt|libcufft)\.so'
 : > "$DIR/lib/cuda-sonames.txt"
 for f in "$DIR"/bin/* "$DIR"/lib/*.so "$DIR"/tests/test_*; do
   [ -f "$f" ] || continue
-  if ldd "$f" | grep -q 'not found'; then
+  if grep -q 'not found' <<< "$(ldd "$f")"; then
     die "$(basename "$f"): $(ldd "$f" | grep -m1 'not found' | tr -s ' \t' ' ') on this machine"
   fi
   ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }'

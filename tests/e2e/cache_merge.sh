@@ -8,7 +8,7 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 merge="$BUILD/bin/xtts-cache-merge"
 dir="$TMPDIR_TEST/cache"
 
-"$merge" --help | grep -q "usage: xtts-cache-merge"
+grep -q "usage: xtts-cache-merge" <<< "$("$merge" --help)"
 "$merge" --version | grep -q "^xtts-cache-merge [0-9]"
 set +e
 "$merge" >/dev/null 2>&1; [ $? -eq 1 ] || { echo "no argument: want exit 1"; exit 1; }

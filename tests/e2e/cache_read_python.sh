@@ -18,7 +18,7 @@ if ! "$PY" -c 'import numpy, lmdb, zstandard' 2>/dev/null; then
   exit 0
 fi
 LIBDIR=$BUILD/lib   # none: not built, or a sanitizer build (not loadable into the interpreter)
-[ -f "$LIBDIR/libxtts-reader.so" ] && ! ldd "$LIBDIR/libxtts-reader.so" | grep -q 'lib[a-z]*san' || LIBDIR=none
+[ -f "$LIBDIR/libxtts-reader.so" ] && ! grep -q 'lib[a-z]*san' <<< "$(ldd "$LIBDIR/libxtts-reader.so")" || LIBDIR=none
 
 for dt in fp16 fp32 fp16s fp32s; do
   case $dt in

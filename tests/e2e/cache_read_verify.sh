@@ -16,11 +16,11 @@ die() { echo "FAIL: $*" >&2; exit 1; }
 "$MK" --make-cache "$T/c" 40 15 fp32
 
 # usage
-"$V" --help | grep -q 'usage: xtts-cache-verify' || die "verify --help"
+grep -q 'usage: xtts-cache-verify' <<< "$("$V" --help)" || die "verify --help"
 "$V" --version | grep -q '^xtts-cache-verify ' || die "verify --version"
 set +e; "$V" >/dev/null 2>&1; rc=$?; "$V" --bogus "$T/a" >/dev/null 2>&1; rc2=$?; set -e
 [ $rc -eq 1 ] && [ $rc2 -eq 1 ] || die "usage errors must exit 1 (got $rc, $rc2)"
-"$I" --help | grep -q 'usage: xtts-cache-inspect' || die "inspect --help"
+grep -q 'usage: xtts-cache-inspect' <<< "$("$I" --help)" || die "inspect --help"
 set +e; "$I" --npy x.npy "$T/a" >/dev/null 2>&1; rc=$?; set -e
 [ $rc -eq 1 ] || die "inspect --npy without a record must exit 1"
 

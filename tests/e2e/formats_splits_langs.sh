@@ -40,8 +40,8 @@ grep -q 'warning: --val-fraction 1e-06 selected no record' c1.err || fail "no va
 "$PYTHON" -c "
 import json; m = json.load(open('c1/manifest.json'))
 assert m['records'] == 5 and m['splits'] == {'train': 3, 'val': 2}, m['splits']"
-"$BIN/xtts-cache-inspect" c1 --id u2 | grep -q '^split: val$' || fail "u2 not val"
-"$BIN/xtts-cache-inspect" c1 --id u1 | grep -q '^split: train$' || fail "u1 not train"
+grep -q '^split: val$' <<< "$("$BIN/xtts-cache-inspect" c1 --id u2)" || fail "u2 not val"
+grep -q '^split: train$' <<< "$("$BIN/xtts-cache-inspect" c1 --id u1)" || fail "u1 not train"
 # --val-fraction 0.999 puts (nearly) every record without a split in val, no warning
 "$BIN/xtts-melcache" --out c2 -q --val-fraction 0.999 s.tsv 2> c2.err
 grep -q warning c2.err && fail "unexpected warning: $(cat c2.err)"

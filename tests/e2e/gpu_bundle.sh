@@ -16,7 +16,7 @@ HERE=$(cd "$(dirname "$0")/../.." && pwd)
 T=$TMPDIR_TEST
 PY=${PYTHON:-/usr/bin/python3}
 die() { echo "FAIL: $*" >&2; exit 1; }
-if ldd "$BUILD/bin/xtts-melcache" | grep -q 'lib[a-z]*san'; then
+if grep -q 'lib[a-z]*san' <<< "$(ldd "$BUILD/bin/xtts-melcache")"; then
   echo "skip: $BUILD is a sanitizer build (its runtime would be bundled and the bench run under it)"; exit 0
 fi
 B=$T/bundle

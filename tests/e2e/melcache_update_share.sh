@@ -10,7 +10,7 @@
 set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
 LIBDIR=$BUILD/lib
-[ -f "$LIBDIR/libxtts-reader.so" ] && ! ldd "$LIBDIR/libxtts-reader.so" | grep -q 'lib[a-z]*san' || LIBDIR=none
+[ -f "$LIBDIR/libxtts-reader.so" ] && ! grep -q 'lib[a-z]*san' <<< "$(ldd "$LIBDIR/libxtts-reader.so")" || LIBDIR=none
 
 demo_tokens
 # four times the demo stream under new ids, so that shards hold many records

@@ -10,7 +10,7 @@
 set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
 PY=${PYTHON:-/usr/bin/python3}
-if [ -f "$BUILD/lib/libxtts-reader.so" ] && ldd "$BUILD/lib/libxtts-reader.so" | grep -q 'lib[a-z]*san'; then
+if [ -f "$BUILD/lib/libxtts-reader.so" ] && grep -q 'lib[a-z]*san' <<< "$(ldd "$BUILD/lib/libxtts-reader.so")"; then
   echo "skip: a sanitizer build (the newcomer's path builds its own copy)"; exit 0
 fi
 command -v git >/dev/null && git -C "$HERE" rev-parse --git-dir >/dev/null 2>&1 || { echo "skip: not a git checkout"; exit 0; }

@@ -24,11 +24,11 @@ if ! "$PY" -c 'import numpy, lmdb, zstandard' 2>/dev/null; then
   echo "skip: $PY lacks numpy, lmdb or zstandard (Debian python3-numpy python3-lmdb python3-zstandard)"
   exit 0
 fi
-if ! "$BIN/xtts-melcache" --help 2>&1 | grep -q -- "--audio"; then
+if ! grep -q -- "--audio" <<< "$("$BIN/xtts-melcache" --help 2>&1)"; then
   echo "skip: xtts-melcache has no --audio option (the examples need waveforms)"; exit 0
 fi
 # the C library of this build when it loads (a sanitizer build does not); else pure Python
-if [ -f "$BUILD/lib/libxtts-reader.so" ] && ! ldd "$BUILD/lib/libxtts-reader.so" | grep -q 'lib[a-z]*san'; then
+if [ -f "$BUILD/lib/libxtts-reader.so" ] && ! grep -q 'lib[a-z]*san' <<< "$(ldd "$BUILD/lib/libxtts-reader.so")"; then
   export XTTS_PREP_LIB=$BUILD/lib
 else
   export XTTS_PREP_LIB=none

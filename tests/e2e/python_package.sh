@@ -19,7 +19,7 @@ fi
 # covers its interface there)
 if [ ! -f "$BUILD/lib/libxtts-reader.so" ]; then
   echo "skip: $BUILD/lib/libxtts-reader.so not built (C-backed batches not checked)"; export XTTS_PREP_LIB=none
-elif ldd "$BUILD/lib/libxtts-reader.so" | grep -q 'lib[a-z]*san'; then
+elif grep -q 'lib[a-z]*san' <<< "$(ldd "$BUILD/lib/libxtts-reader.so")"; then
   echo "skip: $BUILD/lib/libxtts-reader.so is a sanitizer build (C-backed batches not checked from Python)"
   export XTTS_PREP_LIB=none
 else export XTTS_PREP_LIB="$BUILD/lib"; fi
@@ -30,7 +30,7 @@ for i in 0 7 14 15 29 39; do
   "$BUILD/bin/xtts-cache-inspect" --index $i --json "$T/c" > "$T/npy/$i.json"
 done
 audio=()
-if "$BUILD/bin/xtts-melcache" --help 2>&1 | grep -q -- "--audio"; then
+if grep -q -- "--audio" <<< "$("$BUILD/bin/xtts-melcache" --help 2>&1)"; then
   bash "$HERE/scripts/make-demo-dataset.sh" "$T/data" >/dev/null 2>&1
   "$BUILD/bin/xtts-tokenize" --tokenizer bytes "$T/data/metadata.csv" > "$T/tok.tsv" 2>/dev/null || [ $? -eq 3 ]
   "$BUILD/bin/xtts-melcache" --out "$T/audio" --audio int16 -q "$T/tok.tsv" || [ $? -eq 3 ]
