@@ -429,10 +429,11 @@ typedef xtts_record_builder worker; /* one per thread (prep/melcache/builder.h) 
 /* The large buffers a record needs until it is encoded. On the CPU path a worker loads,
  * computes and encodes one record at a time, so they are the worker's (a few hundred KB
  * each, reused); only the batch pipeline (the CUDA path), which computes a buffer's mels
- * a sub-batch at a time on the engine's thread, gives every slot its own. Fresh pages are not free: each costs a page fault the first time it
- * is touched (about 20 microseconds on some virtual machines). */
+ * a sub-batch at a time on the engine's thread, gives every slot its own. Fresh pages are
+ * not free: each costs a page fault the first time it is touched (about 20 microseconds on
+ * some virtual machines). */
 typedef struct {
-    float *pcm;          /* a copy, when the mel is computed later (the CUDA batch), or the
+    float *pcm;          /* a copy, when the mel is computed later (the batch pipeline), or the
                             int16-rounded signal when the waveform is stored */
     size_t cap_pcm;
     int16_t *wave;       /* --audio int16|flac: the stored waveform (s->src rounded) */
