@@ -4,8 +4,9 @@
 # batch engine (XTTS_MELCACHE_BATCH=engine=cpu), gives the cache the CPU path gives, byte for
 # byte: the same digest, manifest, rejects (in order, on stderr and in --rejects) and summary
 # counts at -j 1, 2 and 3, with the default buffers and sub-batches and with small buffers
-# cut so that rejected records (bad audio, too many tokens) fall inside sub-batches, one record a
-# sub-batch, and one sub-batch a buffer; the same for the whisper preset (a pad value per
+# cut so that rejected records (missing, empty and undecodable files) share sub-batches with
+# good ones, one record a sub-batch, and one sub-batch a buffer; with clips rejected for their
+# length scattered through the stream; the same for the whisper preset (a pad value per
 # clip) with the waveform stored, for a build killed after its first commits and resumed,
 # and for an update. A bad setting is a usage error (exit 1) before anything is written.
 set -euo pipefail
@@ -45,14 +46,22 @@ want=$(digest "$T/plain"); [ -n "$want" ] || die "the CPU path's cache does not 
 [ "$(wc -l < "$T/plain.rej")" -eq 12 ] || die "want 12 rejects, got $(wc -l < "$T/plain.rej")"
 
 for j in 1 2 3; do
-  # default buffers (32..48 records, 4 sub-batches); buffers of 7 in 3 sub-batches of 2-3,
-  # so that most buffers hold a reject; one record a sub-batch; one sub-batch a buffer
-  for env in engine=cpu engine=cpu,buffer=7,sub=3 engine=cpu,buffer=5,sub=64 engine=cpu,buffer=33,sub=1; do
+  # default buffers (32..48 records, 4 sub-batches); buffers of 8 in 3 sub-batches of 2-3,
+  # so that the demo's 3 bad files (inputs 60-62 of every 63) share sub-batches with good
+  # records; one record a sub-batch; one sub-batch a buffer
+  for env in engine=cpu engine=cpu,buffer=8,sub=3 engine=cpu,buffer=5,sub=64 engine=cpu,buffer=33,sub=1; do
     name="j$j-${env//[=,]/_}"
     build "$name" "$env" -j "$j" "$T/s.tsv"
     same plain "$name"
   done
 done
+
+# a length limit that rejects some clips here and there (more frames than --max-frames)
+build lplain "" -j 2 --max-frames 300 "$T/s.tsv"
+build lbatch engine=cpu,buffer=8,sub=3 -j 2 --max-frames 300 "$T/s.tsv"
+[ "$(wc -l < "$T/lplain.rej")" -gt 12 ] && [ "$(wc -l < "$T/lplain.rej")" -lt 200 ] \
+  || die "--max-frames 300: $(wc -l < "$T/lplain.rej") rejects, want some but not all"
+same lplain lbatch
 
 # whisper (a pad value per clip, from its maximum) with the waveform stored (the mel of the
 # int16-rounded signal)
