@@ -429,9 +429,10 @@ typedef xtts_record_builder worker; /* one per thread (prep/melcache/builder.h) 
 /* The large buffers a record needs until it is encoded. On the CPU path a worker loads,
  * computes and encodes one record at a time, so they are the worker's (a few hundred KB
  * each, reused); only the batch pipeline (the CUDA path), which computes a buffer's mels
- * a sub-batch at a time on the engine's thread, gives every slot its own. Fresh pages are
- * not free: each costs a page fault the first time it is touched (about 20 microseconds on
- * some virtual machines). */
+ * a sub-batch at a time on the engine's thread, gives every record of the buffer being
+ * computed its own: the k-th of a buffer's (the writer needs none of them: the record is
+ * encoded by then). Fresh pages are not free: each costs a page fault the first time it is
+ * touched (about 20 microseconds on some virtual machines). */
 typedef struct {
     float *pcm;          /* a copy, when the mel is computed later (the batch pipeline), or the
                             int16-rounded signal when the waveform is stored */
@@ -467,8 +468,8 @@ typedef struct {
     char reason[XTTS_ERRMSG_MAX];
     const float *src;    /* mono samples at the preset's rate: the worker's audio buffer, or b->pcm */
     size_t n_pcm;
-    slot_bufs own;       /* the buffers of the batch pipeline, where mels are computed in batches */
-    slot_bufs *b;        /* own, or (CPU path) the worker's: its record is encoded right after */
+    slot_bufs *b;        /* the batch pipeline's k-th buffers, or (CPU path) the worker's: its
+                            record is encoded right after */
     uint32_t trim_start; /* samples cut at the start by --trim-db */
     int padded;
     size_t n_frames;
@@ -503,11 +504,12 @@ static int measure_one(xtts_quality_state *qs, slot *s, const float *pcm, size_t
     return 0;
 }
 
-/* b: the buffers the record uses. With the slot's own (the batch pipeline) the samples are
- * copied out of the worker's audio buffer, which the worker's next load overwrites; with
- * the worker's, s->src points into that buffer. qs: the worker's quality state when the
- * build stores metrics, else NULL. */
-static void load_one(const xtts_melcache_options *o, worker *w, xtts_quality_state *qs, slot *s, slot_bufs *b) {
+/* b: the buffers the record uses. With the record's own (own = 1: the batch pipeline) the
+ * samples are copied out of the worker's audio buffer, which the worker's next load
+ * overwrites; with the worker's, s->src points into that buffer. qs: the worker's quality
+ * state when the build stores metrics, else NULL. */
+static void load_one(const xtts_melcache_options *o, worker *w, xtts_quality_state *qs, slot *s, slot_bufs *b,
+                     int own) {
     const xtts_cache_config *c = &o->cfg;
     const input_rec *x = &s->rec;
     xtts_error e;
@@ -564,7 +566,7 @@ static void load_one(const xtts_melcache_options *o, worker *w, xtts_quality_sta
         }
         xtts_wave_to_int16(pcm, n, b->wave, b->pcm);
         pcm = b->pcm;
-    } else if (b == &s->own) {
+    } else if (own) {
         if (!(b->pcm = xtts_renew(b->pcm, &b->cap_pcm, n, sizeof(float)))) {
             snprintf(s->reason, sizeof s->reason, "out of memory");
             return;
@@ -905,6 +907,7 @@ typedef struct {
     size_t chunk;              /* records a buffer holds */
     worker *wk;                /* [threads] */
     slot_bufs *wbufs;          /* [threads]: the workers' buffers of the CPU path */
+    slot_bufs *own;            /* [chunk]: the batch pipeline's, one a record of the buffer computed */
     slot *slots;               /* [2 * chunk]: two buffers, one computed while the other is written */
     double *sums;              /* the slots' sum and sumsq, [2 * chunk][2][n_mels] */
     xtts_mel_batch *engine;    /* the batch engine, once gpu_ready has it (a CUDA one is made on
@@ -1087,9 +1090,10 @@ static xtts_status run_start_workers(melcache_run *r, xtts_error *err) {
     if (r->batch.buffer_records > 0) r->chunk = (size_t)r->batch.buffer_records;
     r->wk = calloc((size_t)r->threads, sizeof *r->wk);
     r->wbufs = calloc((size_t)r->threads, sizeof *r->wbufs);
+    r->own = calloc(r->chunk, sizeof *r->own);
     r->slots = calloc(2 * r->chunk, sizeof *r->slots);
     r->sums = calloc(2 * r->chunk * 2 * nm, sizeof(double));
-    if (!r->wk || !r->wbufs || !r->slots || !r->sums) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    if (!r->wk || !r->wbufs || !r->own || !r->slots || !r->sums) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     for (size_t k = 0; k < 2 * r->chunk; k++) {
         r->slots[k].sum = r->sums + k * 2 * nm;
         r->slots[k].sumsq = r->slots[k].sum + nm;
@@ -1393,8 +1397,9 @@ static xtts_status reuse_buffer(melcache_run *r, slot *buf, size_t m, xtts_error
 }
 
 /* On the worker threads, in one loop: load the slots [l0, l1) and finish the slots [f0, f1)
- * of a buffer (either range may be empty). With the batch pipeline every slot has buffers
- * of its own, and a thread takes one slot at a time with its own worker state. */
+ * of a buffer (either range may be empty). The k-th slot of the buffer loads into the
+ * pipeline's k-th buffers (r->own), and a thread takes one slot at a time with its own
+ * worker state. */
 static void load_and_finish(melcache_run *r, slot *buf, size_t l0, size_t l1, size_t f0, size_t f1) {
     const xtts_melcache_options *o = &r->o;
     worker *wk = r->wk;
@@ -1406,7 +1411,7 @@ static void load_and_finish(melcache_run *r, slot *buf, size_t l0, size_t l1, si
         int t = omp_get_thread_num();
         slot *s = i < nl ? &buf[l0 + i] : &buf[f0 + (i - nl)];
         if (s->reused) continue;
-        if (i < nl) load_one(o, &wk[t], qs ? qs[t] : NULL, s, &s->own);
+        if (i < nl) load_one(o, &wk[t], qs ? qs[t] : NULL, s, &r->own[l0 + i], 1);
         else finish_one(o, &wk[t], s);
     }
 }
@@ -1450,7 +1455,7 @@ static xtts_status compute_buffer(melcache_run *r, slot *buf, size_t m, xtts_err
     for (size_t k = 0; k < m; k++) {
         if (buf[k].reused) continue;
         worker *wt = &wk[omp_get_thread_num()];
-        load_one(o, wt, r->qs ? r->qs[omp_get_thread_num()] : NULL, &buf[k], &wbufs[omp_get_thread_num()]);
+        load_one(o, wt, r->qs ? r->qs[omp_get_thread_num()] : NULL, &buf[k], &wbufs[omp_get_thread_num()], 0);
         mel_one(wt, &buf[k]);
         finish_one(o, wt, &buf[k]);
     }
@@ -1790,12 +1795,14 @@ static void run_free(melcache_run *r) {
         for (int t = 0; t < r->threads; t++) xtts_record_builder_free(&r->wk[t]);
     if (r->wbufs)
         for (int t = 0; t < r->threads; t++) slot_bufs_free(&r->wbufs[t]);
+    if (r->own)
+        for (size_t k = 0; k < r->chunk; k++) slot_bufs_free(&r->own[k]);
     free(r->wk);
     free(r->wbufs);
+    free(r->own);
     if (r->slots)
         for (size_t k = 0; k < 2 * r->chunk; k++) {
             free(r->slots[k].bytes);
-            slot_bufs_free(&r->slots[k].own);
             input_rec_free(&r->slots[k].rec);
         }
     gpu_ready(r, NULL); /* an engine still being made is waited for, then deleted */
