@@ -681,30 +681,89 @@ static xtts_status mel_range(xtts_mel_batch *engine, slot *slots, size_t lo, siz
     return XTTS_OK;
 }
 
-/* One sub-batch's mels on a thread of its own (the batch engine's), while the workers load
- * and finish other slots. */
+/* One sub-batch's mels, computed on the engine's thread while the workers load and finish
+ * other slots. */
 typedef struct {
-    pthread_t thread;
-    int on_thread;       /* 0: the thread could not be made; computed when joined */
     xtts_mel_batch *engine;
     slot *slots;
     size_t lo, hi;
+    int done;
     xtts_status st;
     xtts_error err;
 } mel_job;
 
-static void *mel_job_main(void *arg) {
-    mel_job *j = arg;
+static void mel_job_run(mel_job *j) {
     xtts_error_clear(&j->err);
     j->st = mel_range(j->engine, j->slots, j->lo, j->hi, &j->err);
+}
+
+/* The engine's thread, made once a run: it computes the job posted to it, one at a time,
+ * so that every call into the engine (CUDA's included) comes from one thread, which stays
+ * on its core. Without it (the thread could not be made) a job is computed when waited for. */
+typedef struct {
+    pthread_t thread;
+    int running;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    mel_job *job;        /* posted, not done */
+    int quit;
+} engine_thread;
+
+static void *engine_thread_main(void *arg) {
+    engine_thread *e = arg;
+    pthread_mutex_lock(&e->mu);
+    for (;;) {
+        while (!(e->job && !e->job->done) && !e->quit) pthread_cond_wait(&e->cv, &e->mu);
+        if (!e->job || e->job->done) break;
+        mel_job *j = e->job;
+        pthread_mutex_unlock(&e->mu);
+        mel_job_run(j);
+        pthread_mutex_lock(&e->mu);
+        j->done = 1;
+        pthread_cond_broadcast(&e->cv);
+    }
+    pthread_mutex_unlock(&e->mu);
     return NULL;
 }
 
-static void mel_job_start(mel_job *j) { j->on_thread = pthread_create(&j->thread, NULL, mel_job_main, j) == 0; }
+static void engine_thread_start(engine_thread *e) {
+    memset(e, 0, sizeof *e);
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->cv, NULL);
+    e->running = pthread_create(&e->thread, NULL, engine_thread_main, e) == 0;
+}
 
-static xtts_status mel_job_join(mel_job *j, xtts_error *err) {
-    if (j->on_thread) pthread_join(j->thread, NULL);
-    else mel_job_main(j);
+/* NULL or never started are allowed. */
+static void engine_thread_stop(engine_thread *e) {
+    if (!e || !e->running) return;
+    pthread_mutex_lock(&e->mu);
+    e->quit = 1;
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+    pthread_join(e->thread, NULL);
+    pthread_mutex_destroy(&e->mu);
+    pthread_cond_destroy(&e->cv);
+    e->running = 0;
+}
+
+static void mel_job_post(engine_thread *e, mel_job *j) {
+    if (!e->running) return;
+    pthread_mutex_lock(&e->mu);
+    j->done = 0;
+    e->job = j;
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+}
+
+static xtts_status mel_job_wait(engine_thread *e, mel_job *j, xtts_error *err) {
+    if (e->running) {
+        pthread_mutex_lock(&e->mu);
+        while (!j->done) pthread_cond_wait(&e->cv, &e->mu);
+        e->job = NULL;
+        pthread_mutex_unlock(&e->mu);
+    } else {
+        mel_job_run(j);
+    }
     if (j->st && err) *err = j->err;
     return j->st;
 }
@@ -917,6 +976,7 @@ typedef struct {
     int batched;               /* the mels go through the batch pipeline (the CUDA path, or the CPU
                                   engine asked for by XTTS_MELCACHE_BATCH) */
     struct gpu_start *gpu_starting; /* the CUDA engine being made on its own thread, or NULL */
+    engine_thread engine_thr;  /* with batched: the thread the engine computes on */
     int measure;               /* the build stores quality metrics */
     xtts_quality_state **qs;   /* [threads], when it does (else NULL) */
     write_pipe wp;
@@ -1161,9 +1221,11 @@ static xtts_status run_start_device(melcache_run *r, xtts_error *err) {
     if (strncmp(r->res->device, "cuda:", 5)) {
         if (!r->batch.cpu_engine) return XTTS_OK;
         xtts_status st = xtts_mel_batch_new_cpu(&cfg->mel, &r->engine, err);
-        if (!st) r->batched = 1;
-        if (!st) batch_note(r, "cpu");
-        return st;
+        if (st) return st;
+        r->batched = 1;
+        engine_thread_start(&r->engine_thr);
+        batch_note(r, "cpu");
+        return XTTS_OK;
     }
     batch_note(r, "cuda");
     gpu_start *g = calloc(1, sizeof *g);
@@ -1180,10 +1242,12 @@ static xtts_status run_start_device(melcache_run *r, xtts_error *err) {
         if (st && err) *err = g->err;
         free(g);
         if (!st) r->batched = 1;
+        if (!st) engine_thread_start(&r->engine_thr);
         return st;
     }
     r->gpu_starting = g;
     r->batched = 1;
+    engine_thread_start(&r->engine_thr);
     return XTTS_OK;
 }
 
@@ -1428,9 +1492,9 @@ static xtts_status compute_batched(melcache_run *r, slot *buf, size_t m, xtts_er
     xtts_status gs = gpu_ready(r, &ge); /* the first buffer's loading overlapped the CUDA start-up */
     for (size_t sb = 0; !gs && sb < n_sub; sb++) {
         mel_job j = {.engine = r->engine, .slots = buf, .lo = SUB_AT(sb), .hi = SUB_AT(sb + 1)};
-        mel_job_start(&j);
+        mel_job_post(&r->engine_thr, &j);
         load_and_finish(r, buf, SUB_AT(sb + 1), SUB_AT(sb + 2), sb ? SUB_AT(sb - 1) : 0, sb ? SUB_AT(sb) : 0);
-        gs = mel_job_join(&j, &ge);
+        gs = mel_job_wait(&r->engine_thr, &j, &ge);
     }
     if (!gs) load_and_finish(r, buf, m, m, SUB_AT(n_sub - 1), m);
 #undef SUB_AT
@@ -1806,6 +1870,7 @@ static void run_free(melcache_run *r) {
             input_rec_free(&r->slots[k].rec);
         }
     gpu_ready(r, NULL); /* an engine still being made is waited for, then deleted */
+    engine_thread_stop(&r->engine_thr);
     xtts_mel_batch_delete(r->engine);
     if (r->qs)
         for (int t = 0; t < r->threads; t++) xtts_quality_state_delete(r->qs[t]);
