@@ -59,7 +59,7 @@ endif
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_ARCHS ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
               -gencode arch=compute_90,code=compute_90
-NVCCFLAGS ?= -O2 -std=c++17 $(CUDA_ARCHS) -Xcompiler -Wall,-Wextra,-Werror -I.
+NVCCFLAGS ?= -O2 -std=c++17 $(CUDA_ARCHS) -Xcompiler -Wall,-Wextra,-Werror,-fopenmp -I.
 ifeq ($(HAVE_CUDA),1)
 # The programs link no CUDA library: the CUDA code is a plugin, libxtts-cuda.so, loaded when a
 # device is asked for (kernels/cuda_plugin.h), so one build starts on CPU-only nodes too.

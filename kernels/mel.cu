@@ -9,7 +9,11 @@
 // projection and the clamped log for every (frame, channel); whisper presets get a per-clip
 // max (k_clip_max) and k_whisper_post; the group's output is copied back into pinned host
 // memory. While one stream computes group g, the other copies group g+1 in (and group g-1
-// out), and the host packs group g+1 and unpacks group g-1 into the caller's buffers.
+// out), and the host packs group g+1 and unpacks group g-1 into the caller's buffers. The
+// packing and unpacking copy every sample in and every mel cell out (about 40 GB per 100 h
+// of audio at 22,050 Hz), more than one host thread copies at full speed: COPY_THREADS
+// threads share them, a clip each at a time (disjoint ranges of the pinned buffers and of the
+// caller's outputs).
 //
 // Races are ruled out by construction: each group owns disjoint ranges of the batch-sized
 // buffers (samples, descriptors, output, clip maxima; host and device), the only per-stream
@@ -47,6 +51,9 @@ const int THREADS = 256;
 const size_t CHUNK_FRAMES = 4096;      // frames per cuFFT execution
 const size_t GROUP_FRAMES = 2 * CHUNK_FRAMES;  // a group of clips ends once it has this many frames
 const int N_STREAMS = 2;  // the code below names stream 0 and stream 1 where it must
+// Macros, not constants: only the host compiler sees the pragmas that use them.
+#define COPY_THREADS 4                       // host threads packing a group's samples and unpacking its mels
+#define COPY_PARALLEL_MIN ((size_t)1 << 18)  // floats: below this a group is copied by one thread
 static_assert(N_STREAMS == 2, "two streams");
 
 // Consecutive clips [k0, k1) whose samples, frames and output cells are the ranges below.
@@ -131,6 +138,7 @@ struct xtts_mel_cuda {
     bool have_stream[N_STREAMS], have_plan[N_STREAMS], have_event;
     cudaEvent_t cells_in;                 // the clip cell table is on the device (stream 0)
     group *groups;            // (max_clips) host
+    size_t *clip_base;        // (max_clips) host: clip k's first sample in h_samples and d_samples
     float *h_samples;         // pinned (max_samples)
     frame_desc *h_desc;       // pinned (max_frames)
     long long *h_clip_cells;  // pinned (max_clips + 1) prefix sums of n_mels * frames
@@ -197,6 +205,7 @@ extern "C" void xtts_mel_cuda_delete(xtts_mel_cuda *m) {
                    m->d_fb_offset, m->d_fb_weight};
     for (void *ptr : dev) cudaFree(ptr);
     free(m->groups);
+    free(m->clip_base);
     free(m);
 }
 
@@ -224,7 +233,8 @@ static xtts_status setup(xtts_mel_cuda *m, xtts_error *err) {
     for (int j = 0; j < p.n_fft; j++) window[j] = xtts_stft_window(j, p.n_fft, p.win_samples);
 
     m->groups = (group *)calloc(m->max_clips, sizeof(group));
-    if (!m->groups) return xtts_error_set(err, XTTS_ENOMEM, "cuda mel: out of memory");
+    m->clip_base = (size_t *)calloc(m->max_clips, sizeof(size_t));
+    if (!m->groups || !m->clip_base) return xtts_error_set(err, XTTS_ENOMEM, "cuda mel: out of memory");
     CUDA_OK(cudaMallocHost(&m->h_samples, sizeof(float) * m->max_samples));
     CUDA_OK(cudaMallocHost(&m->h_desc, sizeof(frame_desc) * m->max_frames));
     CUDA_OK(cudaMallocHost(&m->h_clip_cells, sizeof(long long) * (m->max_clips + 1)));
@@ -301,8 +311,12 @@ static xtts_status enqueue_group(xtts_mel_cuda *m, const group &g, int si, const
                                  const size_t *n_samples, xtts_error *err) {
     const xtts_mel_params &p = m->p;
     cudaStream_t s = m->stream[si];
-    for (size_t k = g.k0, base = g.s0; k < g.k1; base += n_samples[k], k++)
-        memcpy(m->h_samples + base, samples[k], sizeof(float) * n_samples[k]);
+    const long long n_group_clips = (long long)(g.k1 - g.k0);
+#pragma omp parallel for num_threads(COPY_THREADS) schedule(dynamic, 1) if (g.s1 - g.s0 >= COPY_PARALLEL_MIN)
+    for (long long i = 0; i < n_group_clips; i++) {
+        size_t k = g.k0 + (size_t)i;
+        memcpy(m->h_samples + m->clip_base[k], samples[k], sizeof(float) * n_samples[k]);
+    }
     CUDA_OK(cudaMemcpyAsync(m->d_samples + g.s0, m->h_samples + g.s0, sizeof(float) * (g.s1 - g.s0),
                             cudaMemcpyHostToDevice, s));
     CUDA_OK(cudaMemcpyAsync(m->d_desc + g.f0, m->h_desc + g.f0, sizeof(frame_desc) * (g.f1 - g.f0),
@@ -339,7 +353,10 @@ static void unpack_group(const xtts_mel_cuda *m, const group &g, const size_t *n
                          const size_t *out_stride, float *pad_values) {
     const xtts_mel_params &p = m->p;
     float floor_log = xtts_mel_pad_value(&p);
-    for (size_t k = g.k0; k < g.k1; k++) {
+    const long long n_group_clips = (long long)(g.k1 - g.k0);
+#pragma omp parallel for num_threads(COPY_THREADS) schedule(dynamic, 1) if ((size_t)(g.c1 - g.c0) >= COPY_PARALLEL_MIN)
+    for (long long i = 0; i < n_group_clips; i++) {
+        size_t k = g.k0 + (size_t)i;
         const float *src = m->h_out + m->h_clip_cells[k];
         for (int c = 0; c < p.n_mels; c++)
             memcpy(out[k] + (size_t)c * out_stride[k], src + (size_t)c * n_frames[k], sizeof(float) * n_frames[k]);
@@ -404,6 +421,7 @@ extern "C" xtts_status xtts_mel_cuda_compute_batch(xtts_mel_cuda *m, size_t n_cl
         if (k == 0 || m->groups[n_groups - 1].f1 - m->groups[n_groups - 1].f0 >= GROUP_FRAMES)
             m->groups[n_groups++] = group{k, k, base, base, f, f, cells, cells};
         m->h_clip_cells[k] = cells;
+        m->clip_base[k] = base;
         for (size_t t = 0; t < n_frames[k]; t++, f++) {
             frame_desc &d = m->h_desc[f];
             d.sample_base = (long long)base;

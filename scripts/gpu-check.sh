@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make gpu-check: on a machine with a CUDA device, build the demo cache with --device cuda
-# and with --device cpu (fp32) and compare every record within the golden tolerance
+# (with the default buffers, and through the batch pipeline with buffers of 7 records in 3
+# sub-batches) and with --device cpu (fp32) and compare every record within the golden tolerance
 # (1e-3 absolute in the log domain). Without a usable device it says so and exits 0,
 # having checked nothing.
 set -euo pipefail
@@ -20,10 +21,14 @@ if [ $rc -ne 0 ] && [ $rc -ne 3 ]; then
   fi
   cat "$work/gpu.err" >&2; exit 2
 fi
+# the batch pipeline with small buffers: many sub-batches, rejects inside them
+XTTS_MELCACHE_BATCH=buffer=7,sub=3 "$BIN/xtts-melcache" --out "$work/gpu-sub" --device cuda --dtype fp32 -q \
+  "$work/tokens.tsv" 2>"$work/gpu-sub.err" || [ $? -eq 3 ] || { cat "$work/gpu-sub.err" >&2; exit 2; }
 echo "gpu-check: per-preset comparison of the CUDA and CPU kernels (test_mel_cuda)"
 "$BUILD/tests/test_mel_cuda"
 "$BIN/xtts-melcache" --out "$work/cpu" --device cpu --dtype fp32 -q "$work/tokens.tsv" || [ $? -eq 3 ]
-PYTHONPATH="$here/../python" /usr/bin/python3 - "$work/cpu" "$work/gpu" <<'PY'
+for gpu in gpu gpu-sub; do
+PYTHONPATH="$here/../python" /usr/bin/python3 - "$work/cpu" "$work/$gpu" <<'PY'
 import sys
 from xtts_prep import XttsCache
 import numpy as np
@@ -36,5 +41,6 @@ for i in range(len(a)):
     d = float(np.max(np.abs(ra["mel"] - rb["mel"])))
     worst = max(worst, d)
     assert d <= 1e-3, f"record {i} ({ra['id']}): max |cpu - gpu| = {d:.2e} > 1e-3"
-print(f"gpu-check: {len(a)} records, CUDA vs CPU max abs difference {worst:.2e} (tolerance 1e-3): OK")
+print(f"gpu-check: {sys.argv[2]}: {len(a)} records, CUDA vs CPU max abs difference {worst:.2e} (tolerance 1e-3): OK")
 PY
+done

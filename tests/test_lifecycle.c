@@ -11,6 +11,7 @@
 #include "common/strbuf.h"
 #include "common/xtts_common.h"
 #include "kernels/mel.h"
+#include "kernels/mel_batch.h"
 #include "kernels/mel_cuda.h"
 #include "formats/record.h"
 #include "formats/tokens.h"
@@ -36,6 +37,7 @@ static void test_every_destructor_accepts_null(void **state) {
     xtts_id_filter_free(NULL);
     xtts_mel_delete(NULL);
     xtts_mel_cuda_delete(NULL);
+    xtts_mel_batch_delete(NULL);
     xtts_record_encoder_delete(NULL);
     xtts_record_decoder_delete(NULL);
     xtts_tokens_reader_close(NULL);

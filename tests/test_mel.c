@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "kernels/mel.h"
+#include "kernels/mel_batch.h"
 #include "kernels/mel_internal.h"
 #include "kernels/mel_math.h"
 
@@ -439,6 +440,55 @@ static void test_overrides_follow_the_dependent_values(void **state) {
     assert_int_equal(xtts_mel_params_derive("nope", &ov, &p, &e), XTTS_EUSAGE);
 }
 
+/* The CPU batch engine gives, for every clip of a batch, the bytes, frame count and pad value
+ * xtts_mel_compute gives (whisper: a pad value per clip), into strided outputs; a clip too
+ * short for one frame fails the batch naming its index. */
+static void test_cpu_batch_engine_equals_the_cpu_path_clip_for_clip(void **state) {
+    (void)state;
+    const char *presets[] = {"xtts", "whisper"};
+    for (size_t pi = 0; pi < 2; pi++) {
+        xtts_mel_params p;
+        xtts_error err;
+        xtts_error_clear(&err);
+        assert_int_equal(xtts_mel_preset(presets[pi], &p, &err), XTTS_OK);
+        enum { N = 3 };
+        size_t n_samples[N] = {(size_t)p.sample_rate / 2, (size_t)p.sample_rate * 2, 4000};
+        const float *samples[N];
+        float *out[N], *ref[N], pads[N], ref_pad[N];
+        size_t stride[N], frames[N], ref_frames[N];
+        xtts_mel *m;
+        xtts_mel_batch *b;
+        assert_int_equal(xtts_mel_new(&p, &m, &err), XTTS_OK);
+        assert_int_equal(xtts_mel_batch_new_cpu(&p, &b, &err), XTTS_OK);
+        assert_string_equal(xtts_mel_batch_engine_name(b), "cpu");
+        for (int k = 0; k < N; k++) {
+            samples[k] = make_clip(11 + (uint32_t)k, n_samples[k], p.sample_rate);
+            stride[k] = xtts_mel_n_frames(&p, n_samples[k]) + 5; /* padded, as a cache pads */
+            out[k] = calloc((size_t)p.n_mels * stride[k], sizeof(float));
+            ref[k] = calloc((size_t)p.n_mels * stride[k], sizeof(float));
+            assert_int_equal(xtts_mel_compute(m, samples[k], n_samples[k], ref[k], stride[k], &ref_frames[k],
+                                              &ref_pad[k], &err), XTTS_OK);
+        }
+        assert_int_equal(xtts_mel_batch_compute(b, N, samples, n_samples, out, stride, frames, pads, &err), XTTS_OK);
+        for (int k = 0; k < N; k++) {
+            assert_int_equal(frames[k], ref_frames[k]);
+            assert_memory_equal(&pads[k], &ref_pad[k], sizeof(float));
+            assert_memory_equal(out[k], ref[k], sizeof(float) * (size_t)p.n_mels * stride[k]);
+        }
+        size_t short_n[N] = {n_samples[0], 100, n_samples[2]};
+        assert_int_equal(xtts_mel_batch_compute(b, N, samples, short_n, out, stride, frames, NULL, &err), XTTS_EINPUT);
+        assert_non_null(strstr(err.msg, "clip 1"));
+        for (int k = 0; k < N; k++) {
+            free((void *)samples[k]);
+            free(out[k]);
+            free(ref[k]);
+        }
+        xtts_mel_batch_delete(b);
+        xtts_mel_delete(m);
+    }
+    xtts_mel_batch_delete(NULL);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_presets_carry_their_reference_parameters),
@@ -454,6 +504,7 @@ int main(void) {
         cmocka_unit_test(test_clip_shorter_than_one_frame_is_rejected),
         cmocka_unit_test(test_output_stride_smaller_than_frames_is_refused),
         cmocka_unit_test(test_output_bytes_identical_across_contexts_and_threads),
+        cmocka_unit_test(test_cpu_batch_engine_equals_the_cpu_path_clip_for_clip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -121,6 +121,43 @@ static void test_a_bad_override_is_a_usage_error_that_changes_nothing(void **sta
     }
 }
 
+static void test_the_batch_settings_default_to_the_cpu_path_in_four_sub_batches(void **state) {
+    (void)state;
+    xtts_melcache_batch_options b;
+    xtts_melcache_batch_options_defaults(&b);
+    assert_int_equal(b.cpu_engine, 0);
+    assert_int_equal(b.sub_batches, 4);
+    assert_int_equal(b.buffer_records, 0);
+    xtts_error err;
+    xtts_error_clear(&err);
+    assert_int_equal(xtts_melcache_batch_options_parse(&b, NULL, &err), XTTS_OK);
+    assert_int_equal(xtts_melcache_batch_options_parse(&b, "", &err), XTTS_OK);
+    assert_int_equal(b.cpu_engine, 0);
+    assert_int_equal(xtts_melcache_batch_options_parse(&b, "engine=cpu,sub=3,buffer=7", &err), XTTS_OK);
+    assert_int_equal(b.cpu_engine, 1);
+    assert_int_equal(b.sub_batches, 3);
+    assert_int_equal(b.buffer_records, 7);
+    assert_int_equal(xtts_melcache_batch_options_parse(&b, "sub=64", &err), XTTS_OK);
+    assert_int_equal(b.sub_batches, 64);
+    assert_int_equal(b.buffer_records, 7); /* fields not named keep their values */
+}
+
+static void test_a_bad_batch_setting_is_a_usage_error_that_changes_nothing(void **state) {
+    (void)state;
+    const char *bad[] = {"engine=cuda", "engine", "cpu", "sub=0", "sub=65", "buffer=0", "buffer=1025", "sub=2,x=1",
+                         "buffer=4k"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        xtts_melcache_batch_options b, d;
+        xtts_melcache_batch_options_defaults(&b);
+        d = b;
+        xtts_error err;
+        xtts_error_clear(&err);
+        assert_int_equal(xtts_melcache_batch_options_parse(&b, bad[i], &err), XTTS_EUSAGE);
+        assert_non_null(strstr(err.msg, XTTS_MELCACHE_BATCH_ENV));
+        assert_memory_equal(&b, &d, sizeof b);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sixteen_threads_keep_the_cpu_path_at_every_measured_size),
@@ -131,6 +168,8 @@ int main(void) {
         cmocka_unit_test(test_the_audio_is_estimated_from_the_record_count),
         cmocka_unit_test(test_the_environment_overrides_named_fields_only),
         cmocka_unit_test(test_a_bad_override_is_a_usage_error_that_changes_nothing),
+        cmocka_unit_test(test_the_batch_settings_default_to_the_cpu_path_in_four_sub_batches),
+        cmocka_unit_test(test_a_bad_batch_setting_is_a_usage_error_that_changes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

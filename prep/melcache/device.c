@@ -74,3 +74,35 @@ int xtts_melcache_gpu_pays(const xtts_melcache_device_model *m, int threads, dou
                       threads == 1 ? "" : "s", audio_hours);
     return 1;
 }
+
+void xtts_melcache_batch_options_defaults(xtts_melcache_batch_options *b) {
+    b->cpu_engine = 0;
+    b->sub_batches = 4;
+    b->buffer_records = 0;
+}
+
+xtts_status xtts_melcache_batch_options_parse(xtts_melcache_batch_options *b, const char *spec, xtts_error *err) {
+    if (!spec || !*spec) return XTTS_OK;
+    xtts_melcache_batch_options t = *b;
+    const char *p = spec;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        char item[128];
+        if (n >= sizeof item) return xtts_error_set(err, XTTS_EUSAGE, "%s: '%.40s...' is too long", XTTS_MELCACHE_BATCH_ENV, p);
+        memcpy(item, p, n);
+        item[n] = '\0';
+        char *eq = strchr(item, '=');
+        long v = 0;
+        if (eq) *eq = '\0';
+        if (eq && !strcmp(item, "engine") && !strcmp(eq + 1, "cpu")) t.cpu_engine = 1;
+        else if (eq && !strcmp(item, "sub") && xtts_parse_long(eq + 1, 1, 64, &v) == 0) t.sub_batches = (int)v;
+        else if (eq && !strcmp(item, "buffer") && xtts_parse_long(eq + 1, 1, 1024, &v) == 0) t.buffer_records = (int)v;
+        else
+            return xtts_error_set(err, XTTS_EUSAGE, "%s: '%s%s%s': expected engine=cpu, sub=1..64 or buffer=1..1024",
+                                  XTTS_MELCACHE_BATCH_ENV, item, eq ? "=" : "", eq ? eq + 1 : "");
+        p += n;
+        if (*p == ',') p++;
+    }
+    *b = t;
+    return XTTS_OK;
+}

@@ -56,6 +56,28 @@ double xtts_melcache_audio_hours_estimate(const xtts_melcache_device_model *m, u
 int xtts_melcache_gpu_pays(const xtts_melcache_device_model *m, int threads, double audio_hours, char *why,
                            size_t why_len);
 
+/* The environment variable whose "key=value,..." list sets the batch pipeline, the path
+ * the mels take when a device computes them a batch at a time (docs/xtts-melcache.md,
+ * "The batch pipeline"): a testing and diagnostic setting (xtts_melcache_batch_options_parse). */
+#define XTTS_MELCACHE_BATCH_ENV "XTTS_MELCACHE_BATCH"
+
+typedef struct {
+    int cpu_engine;     /* 1: a build on the CPU goes through the batch pipeline too, its mels
+                           computed by the CPU batch engine (kernels/mel_batch.h) */
+    int sub_batches;    /* the parts a buffer is cut into: the device computes one while the
+                           workers decode the next and encode the one before (4) */
+    int buffer_records; /* records a buffer holds; 0: the build's own (16 a thread, 32..1024) */
+} xtts_melcache_batch_options;
+
+/* The defaults: the CPU path as it is, 4 sub-batches, the build's buffers. */
+void xtts_melcache_batch_options_defaults(xtts_melcache_batch_options *b);
+
+/* Settings from spec, a comma-separated list of engine=cpu (cpu_engine), sub=N (sub_batches,
+ * 1..64) and buffer=N (buffer_records, 1..1024); NULL or "" changes nothing. On an error b is
+ * unchanged.
+ * Errors: XTTS_EUSAGE for an unknown key or a bad value (the message names both). */
+xtts_status xtts_melcache_batch_options_parse(xtts_melcache_batch_options *b, const char *spec, xtts_error *err);
+
 #ifdef __cplusplus
 }
 #endif

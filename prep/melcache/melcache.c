@@ -7,6 +7,12 @@
  * buffers; the calling thread appends the chunk to the writer in input order together
  * with the running statistics, so a kill at any moment loses at most the uncommitted
  * tail and a re-run recomputes exactly that.
+ *
+ * Where a device computes the mels (the CUDA path), each chunk goes through the batch
+ * pipeline instead (compute_batched): cut into sub-batches, the engine (kernels/mel_batch.h)
+ * computes one on a thread of its own while the workers decode the next and encode the one
+ * before. The CPU batch engine runs the same pipeline on the CPU (XTTS_MELCACHE_BATCH), so
+ * that it is tested where there is no GPU.
  */
 #include "prep/melcache/melcache.h"
 
@@ -31,6 +37,7 @@
 #include "formats/record_ids.h"
 #include "formats/tokens.h"
 #include "kernels/mel.h"
+#include "kernels/mel_batch.h"
 #include "kernels/mel_cuda.h"
 #include "kernels/quality.h"
 #include "prep/audio/audio.h"
@@ -421,11 +428,13 @@ typedef xtts_record_builder worker; /* one per thread (prep/melcache/builder.h) 
 
 /* The large buffers a record needs until it is encoded. On the CPU path a worker loads,
  * computes and encodes one record at a time, so they are the worker's (a few hundred KB
- * each, reused); only the CUDA path, which computes a whole chunk's mels at once, gives
- * every slot its own. Fresh pages are not free: each costs a page fault the first time it
- * is touched (about 20 microseconds on some virtual machines). */
+ * each, reused); only the batch pipeline (the CUDA path), which computes a buffer's mels
+ * a sub-batch at a time on the engine's thread, gives every record of the buffer being
+ * computed its own: the k-th of a buffer's (the writer needs none of them: the record is
+ * encoded by then). Fresh pages are not free: each costs a page fault the first time it is
+ * touched (about 20 microseconds on some virtual machines). */
 typedef struct {
-    float *pcm;          /* a copy, when the mel is computed later (the CUDA batch), or the
+    float *pcm;          /* a copy, when the mel is computed later (the batch pipeline), or the
                             int16-rounded signal when the waveform is stored */
     size_t cap_pcm;
     int16_t *wave;       /* --audio int16|flac: the stored waveform (s->src rounded) */
@@ -442,7 +451,8 @@ static void slot_bufs_free(slot_bufs *b) {
 }
 
 /* One record in flight through the three phases of a chunk: load (worker threads),
- * mel (worker threads, or one CUDA batch), finish (worker threads: check, pad, encode). */
+ * mel (worker threads, or a sub-batch of the batch engine), finish (worker threads: check,
+ * pad, encode). */
 typedef struct {
     uint64_t input;      /* index in the token stream */
     input_rec rec;       /* that input (owned; the slot's next input replaces it) */
@@ -458,8 +468,8 @@ typedef struct {
     char reason[XTTS_ERRMSG_MAX];
     const float *src;    /* mono samples at the preset's rate: the worker's audio buffer, or b->pcm */
     size_t n_pcm;
-    slot_bufs own;       /* the buffers of the CUDA path, where a chunk's mels are computed together */
-    slot_bufs *b;        /* own, or (CPU path) the worker's: its record is encoded right after */
+    slot_bufs *b;        /* the batch pipeline's k-th buffers, or (CPU path) the worker's: its
+                            record is encoded right after */
     uint32_t trim_start; /* samples cut at the start by --trim-db */
     int padded;
     size_t n_frames;
@@ -494,11 +504,12 @@ static int measure_one(xtts_quality_state *qs, slot *s, const float *pcm, size_t
     return 0;
 }
 
-/* b: the buffers the record uses. With the slot's own (the CUDA path) the samples are
- * copied out of the worker's audio buffer, which the worker's next load overwrites; with
- * the worker's, s->src points into that buffer. qs: the worker's quality state when the
- * build stores metrics, else NULL. */
-static void load_one(const xtts_melcache_options *o, worker *w, xtts_quality_state *qs, slot *s, slot_bufs *b) {
+/* b: the buffers the record uses. With the record's own (own = 1: the batch pipeline) the
+ * samples are copied out of the worker's audio buffer, which the worker's next load
+ * overwrites; with the worker's, s->src points into that buffer. qs: the worker's quality
+ * state when the build stores metrics, else NULL. */
+static void load_one(const xtts_melcache_options *o, worker *w, xtts_quality_state *qs, slot *s, slot_bufs *b,
+                     int own) {
     const xtts_cache_config *c = &o->cfg;
     const input_rec *x = &s->rec;
     xtts_error e;
@@ -555,7 +566,7 @@ static void load_one(const xtts_melcache_options *o, worker *w, xtts_quality_sta
         }
         xtts_wave_to_int16(pcm, n, b->wave, b->pcm);
         pcm = b->pcm;
-    } else if (b == &s->own) {
+    } else if (own) {
         if (!(b->pcm = xtts_renew(b->pcm, &b->cap_pcm, n, sizeof(float)))) {
             snprintf(s->reason, sizeof s->reason, "out of memory");
             return;
@@ -646,21 +657,22 @@ static void finish_one(const xtts_melcache_options *o, worker *w, slot *s) {
     s->ok = 1;
 }
 
-/* The mels of a chunk on the GPU: one batch of every clip that loaded. */
-static xtts_status mel_chunk_cuda(xtts_mel_cuda *gpu, slot *slots, size_t m, xtts_error *err) {
+/* The mels of the slots [lo, hi) of a buffer (at most 1024) that loaded and are not carried
+ * over: one batch of the engine. */
+static xtts_status mel_range(xtts_mel_batch *engine, slot *slots, size_t lo, size_t hi, xtts_error *err) {
     const float *samples[1024];
     size_t n_samples[1024], stride[1024], frames[1024];
     float *outs[1024];
     float pads[1024];
     size_t idx[1024], n = 0;
-    for (size_t k = 0; k < m && n < 1024; k++) {
+    for (size_t k = lo; k < hi && n < 1024; k++) {
         if (!slots[k].ok || slots[k].reused) continue;
         samples[n] = slots[k].src; n_samples[n] = slots[k].n_pcm;
         outs[n] = slots[k].b->mel; stride[n] = (size_t)slots[k].padded;
         idx[n++] = k;
     }
     if (n == 0) return XTTS_OK;
-    xtts_status st = xtts_mel_cuda_compute_batch(gpu, n, samples, n_samples, outs, stride, frames, pads, err);
+    xtts_status st = xtts_mel_batch_compute(engine, n, samples, n_samples, outs, stride, frames, pads, err);
     if (st) return st;
     for (size_t i = 0; i < n; i++) {
         slots[idx[i]].n_frames = frames[i];
@@ -669,6 +681,92 @@ static xtts_status mel_chunk_cuda(xtts_mel_cuda *gpu, slot *slots, size_t m, xtt
     return XTTS_OK;
 }
 
+/* One sub-batch's mels, computed on the engine's thread while the workers load and finish
+ * other slots. */
+typedef struct {
+    xtts_mel_batch *engine;
+    slot *slots;
+    size_t lo, hi;
+    int done;
+    xtts_status st;
+    xtts_error err;
+} mel_job;
+
+static void mel_job_run(mel_job *j) {
+    xtts_error_clear(&j->err);
+    j->st = mel_range(j->engine, j->slots, j->lo, j->hi, &j->err);
+}
+
+/* The engine's thread, made once a run: it computes the job posted to it, one at a time,
+ * so that every call into the engine (CUDA's included) comes from one thread, which stays
+ * on its core. Without it (the thread could not be made) a job is computed when waited for. */
+typedef struct {
+    pthread_t thread;
+    int running;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    mel_job *job;        /* posted, not done */
+    int quit;
+} engine_thread;
+
+static void *engine_thread_main(void *arg) {
+    engine_thread *e = arg;
+    pthread_mutex_lock(&e->mu);
+    for (;;) {
+        while (!(e->job && !e->job->done) && !e->quit) pthread_cond_wait(&e->cv, &e->mu);
+        if (!e->job || e->job->done) break;
+        mel_job *j = e->job;
+        pthread_mutex_unlock(&e->mu);
+        mel_job_run(j);
+        pthread_mutex_lock(&e->mu);
+        j->done = 1;
+        pthread_cond_broadcast(&e->cv);
+    }
+    pthread_mutex_unlock(&e->mu);
+    return NULL;
+}
+
+static void engine_thread_start(engine_thread *e) {
+    memset(e, 0, sizeof *e);
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->cv, NULL);
+    e->running = pthread_create(&e->thread, NULL, engine_thread_main, e) == 0;
+}
+
+/* NULL or never started are allowed. */
+static void engine_thread_stop(engine_thread *e) {
+    if (!e || !e->running) return;
+    pthread_mutex_lock(&e->mu);
+    e->quit = 1;
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+    pthread_join(e->thread, NULL);
+    pthread_mutex_destroy(&e->mu);
+    pthread_cond_destroy(&e->cv);
+    e->running = 0;
+}
+
+static void mel_job_post(engine_thread *e, mel_job *j) {
+    if (!e->running) return;
+    pthread_mutex_lock(&e->mu);
+    j->done = 0;
+    e->job = j;
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+}
+
+static xtts_status mel_job_wait(engine_thread *e, mel_job *j, xtts_error *err) {
+    if (e->running) {
+        pthread_mutex_lock(&e->mu);
+        while (!j->done) pthread_cond_wait(&e->cv, &e->mu);
+        e->job = NULL;
+        pthread_mutex_unlock(&e->mu);
+    } else {
+        mel_job_run(j);
+    }
+    if (j->st && err) *err = j->err;
+    return j->st;
+}
 
 /* ---- manifest extras --------------------------------------------------------- */
 
@@ -868,12 +966,17 @@ typedef struct {
     size_t chunk;              /* records a buffer holds */
     worker *wk;                /* [threads] */
     slot_bufs *wbufs;          /* [threads]: the workers' buffers of the CPU path */
+    slot_bufs *own;            /* [chunk]: the batch pipeline's, one a record of the buffer computed */
     slot *slots;               /* [2 * chunk]: two buffers, one computed while the other is written */
     double *sums;              /* the slots' sum and sumsq, [2 * chunk][2][n_mels] */
-    xtts_mel_cuda *gpu;        /* the mels' device context, once gpu_ready has it */
+    xtts_mel_batch *engine;    /* the batch engine, once gpu_ready has it (a CUDA one is made on
+                                  its own thread) */
     xtts_melcache_device_model auto_model; /* --device auto's cost model */
-    int use_gpu;               /* the mels are computed on r->res->device, a CUDA device */
-    struct gpu_start *gpu_starting; /* the context being made on its own thread, or NULL */
+    xtts_melcache_batch_options batch; /* XTTS_MELCACHE_BATCH's settings */
+    int batched;               /* the mels go through the batch pipeline (the CUDA path, or the CPU
+                                  engine asked for by XTTS_MELCACHE_BATCH) */
+    struct gpu_start *gpu_starting; /* the CUDA engine being made on its own thread, or NULL */
+    engine_thread engine_thr;  /* with batched: the thread the engine computes on */
     int measure;               /* the build stores quality metrics */
     xtts_quality_state **qs;   /* [threads], when it does (else NULL) */
     write_pipe wp;
@@ -913,6 +1016,9 @@ static xtts_status run_read_inputs(melcache_run *r, FILE *tokens, xtts_error *er
     if (st) return st;
     if (o->n_parts < 1 || o->part >= o->n_parts) return xtts_error_set(err, XTTS_EUSAGE, "--part: bad part number");
     st = choose_device(o, &r->auto_model, r->res->device, sizeof r->res->device, err);
+    if (st) return st;
+    xtts_melcache_batch_options_defaults(&r->batch);
+    st = xtts_melcache_batch_options_parse(&r->batch, getenv(XTTS_MELCACHE_BATCH_ENV), err);
     if (st) return st;
     st = scan_inputs(tokens, r->tokens_name, o->cfg.val_fraction, o->exclude, &r->in, err);
     if (st) return st;
@@ -1041,11 +1147,13 @@ static xtts_status run_start_workers(melcache_run *r, xtts_error *err) {
     r->chunk = (size_t)r->threads * 16;
     if (r->chunk < 32) r->chunk = 32;
     if (r->chunk > 1024) r->chunk = 1024; /* the CUDA batch's bound */
+    if (r->batch.buffer_records > 0) r->chunk = (size_t)r->batch.buffer_records;
     r->wk = calloc((size_t)r->threads, sizeof *r->wk);
     r->wbufs = calloc((size_t)r->threads, sizeof *r->wbufs);
+    r->own = calloc(r->chunk, sizeof *r->own);
     r->slots = calloc(2 * r->chunk, sizeof *r->slots);
     r->sums = calloc(2 * r->chunk * 2 * nm, sizeof(double));
-    if (!r->wk || !r->wbufs || !r->slots || !r->sums) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    if (!r->wk || !r->wbufs || !r->own || !r->slots || !r->sums) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     for (size_t k = 0; k < 2 * r->chunk; k++) {
         r->slots[k].sum = r->sums + k * 2 * nm;
         r->slots[k].sumsq = r->slots[k].sum + nm;
@@ -1068,7 +1176,7 @@ typedef struct gpu_start {
     const xtts_mel_params *mel;
     int ordinal;
     size_t max_clips, max_samples;
-    xtts_mel_cuda *gpu;
+    xtts_mel_batch *engine;
     xtts_status st;
     xtts_error err;
 } gpu_start;
@@ -1076,7 +1184,7 @@ typedef struct gpu_start {
 static void *gpu_start_main(void *arg) {
     gpu_start *g = arg;
     xtts_error_clear(&g->err);
-    g->st = xtts_mel_cuda_new(g->mel, g->ordinal, g->max_clips, g->max_samples, &g->gpu, &g->err);
+    g->st = xtts_mel_batch_new_cuda(g->mel, g->ordinal, g->max_clips, g->max_samples, &g->engine, &g->err);
     return NULL;
 }
 
@@ -1091,15 +1199,35 @@ static uint64_t records_to_compute(const melcache_run *r) {
     return n;
 }
 
+/* The line on stderr that says a build goes through the batch pipeline as XTTS_MELCACHE_BATCH
+ * set it. */
+static void batch_note(const melcache_run *r, const char *engine) {
+    const char *env = getenv(XTTS_MELCACHE_BATCH_ENV);
+    if (env && *env)
+        fprintf(stderr, "xtts-melcache: batch pipeline: %s engine, buffers of %zu records in %d sub-batches (%s)\n",
+                engine, r->chunk, r->batch.sub_batches, XTTS_MELCACHE_BATCH_ENV);
+}
+
 /* The device for this run (auto decided now that the build's size is known), and with a
- * CUDA device its context begun on its own thread (gpu_start). */
+ * CUDA device its batch engine begun on its own thread (gpu_start); on the CPU, the CPU batch
+ * engine when XTTS_MELCACHE_BATCH asks for it. */
 static xtts_status run_start_device(melcache_run *r, xtts_error *err) {
     const xtts_cache_config *cfg = &r->o.cfg;
     uint64_t n = records_to_compute(r);
     if (device_is_auto(&r->o))
         choose_auto_device(cfg, &r->auto_model, r->threads, n, r->res->device, sizeof r->res->device);
     /* with nothing left to compute (a finished build resumed), no device start-up */
-    if (strncmp(r->res->device, "cuda:", 5) || n == 0) return XTTS_OK;
+    if (n == 0) return XTTS_OK;
+    if (strncmp(r->res->device, "cuda:", 5)) {
+        if (!r->batch.cpu_engine) return XTTS_OK;
+        xtts_status st = xtts_mel_batch_new_cpu(&cfg->mel, &r->engine, err);
+        if (st) return st;
+        r->batched = 1;
+        engine_thread_start(&r->engine_thr);
+        batch_note(r, "cpu");
+        return XTTS_OK;
+    }
+    batch_note(r, "cuda");
     gpu_start *g = calloc(1, sizeof *g);
     if (!g) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     g->mel = &cfg->mel;
@@ -1109,25 +1237,27 @@ static xtts_status run_start_device(melcache_run *r, xtts_error *err) {
                      r->chunk * (size_t)cfg->mel.n_fft;
     if (pthread_create(&g->thread, NULL, gpu_start_main, g) != 0) { /* then made here */
         gpu_start_main(g);
-        r->gpu = g->gpu;
+        r->engine = g->engine;
         xtts_status st = g->st;
         if (st && err) *err = g->err;
         free(g);
-        if (!st) r->use_gpu = 1;
+        if (!st) r->batched = 1;
+        if (!st) engine_thread_start(&r->engine_thr);
         return st;
     }
     r->gpu_starting = g;
-    r->use_gpu = 1;
+    r->batched = 1;
+    engine_thread_start(&r->engine_thr);
     return XTTS_OK;
 }
 
-/* Wait for the device context begun by run_start_device; its error, if it failed. */
+/* Wait for the CUDA engine begun by run_start_device; its error, if it failed. */
 static xtts_status gpu_ready(melcache_run *r, xtts_error *err) {
     gpu_start *g = r->gpu_starting;
     if (!g) return XTTS_OK;
     pthread_join(g->thread, NULL);
     r->gpu_starting = NULL;
-    r->gpu = g->gpu;
+    r->engine = g->engine;
     xtts_status st = g->st;
     if (st && err) *err = g->err;
     free(g);
@@ -1330,9 +1460,52 @@ static xtts_status reuse_buffer(melcache_run *r, slot *buf, size_t m, xtts_error
     return XTTS_OK;
 }
 
-/* A buffer's records through load, mel and finish on the worker threads, the mels as one
- * batch when a GPU computes them. A record that fails is rejected in its slot; a failure of
- * the GPU stops the run (the writer keeps what is committed, a re-run resumes). */
+/* On the worker threads, in one loop: load the slots [l0, l1) and finish the slots [f0, f1)
+ * of a buffer (either range may be empty). The k-th slot of the buffer loads into the
+ * pipeline's k-th buffers (r->own), and a thread takes one slot at a time with its own
+ * worker state. */
+static void load_and_finish(melcache_run *r, slot *buf, size_t l0, size_t l1, size_t f0, size_t f1) {
+    const xtts_melcache_options *o = &r->o;
+    worker *wk = r->wk;
+    xtts_quality_state **qs = r->qs;
+    size_t nl = l1 - l0, n = nl + (f1 - f0);
+    if (n == 0) return;
+#pragma omp parallel for num_threads(r->threads) schedule(dynamic, 1)
+    for (size_t i = 0; i < n; i++) {
+        int t = omp_get_thread_num();
+        slot *s = i < nl ? &buf[l0 + i] : &buf[f0 + (i - nl)];
+        if (s->reused) continue;
+        if (i < nl) load_one(o, &wk[t], qs ? qs[t] : NULL, s, &r->own[l0 + i], 1);
+        else finish_one(o, &wk[t], s);
+    }
+}
+
+/* The batch pipeline over a buffer of m slots cut into n_sub sub-batches: while the engine
+ * computes the mels of sub-batch s on a thread of its own, the workers load sub-batch s+1 and
+ * finish (check, pad, encode) sub-batch s-1. The three touch disjoint slots, and each step
+ * ends with the engine's thread joined, so a slot's load, mel and finish follow one another. */
+static xtts_status compute_batched(melcache_run *r, slot *buf, size_t m, xtts_error *err) {
+    size_t n_sub = (size_t)r->batch.sub_batches < m ? (size_t)r->batch.sub_batches : m;
+#define SUB_AT(i) ((i) >= n_sub ? m : m * (i) / n_sub) /* sub-batch i is [SUB_AT(i), SUB_AT(i+1)) */
+    load_and_finish(r, buf, 0, SUB_AT(1), 0, 0);
+    xtts_error ge;
+    xtts_status gs = gpu_ready(r, &ge); /* the first buffer's loading overlapped the CUDA start-up */
+    for (size_t sb = 0; !gs && sb < n_sub; sb++) {
+        mel_job j = {.engine = r->engine, .slots = buf, .lo = SUB_AT(sb), .hi = SUB_AT(sb + 1)};
+        mel_job_post(&r->engine_thr, &j);
+        load_and_finish(r, buf, SUB_AT(sb + 1), SUB_AT(sb + 2), sb ? SUB_AT(sb - 1) : 0, sb ? SUB_AT(sb) : 0);
+        gs = mel_job_wait(&r->engine_thr, &j, &ge);
+    }
+    if (!gs) load_and_finish(r, buf, m, m, SUB_AT(n_sub - 1), m);
+#undef SUB_AT
+    if (gs && err) *err = ge;
+    return gs;
+}
+
+/* A buffer's records through load, mel and finish: on the CPU path each worker takes a record
+ * through all three; on the batch pipeline (compute_batched) the mels go to the engine. A
+ * record that fails is rejected in its slot; a failure of the engine stops the run (the
+ * writer keeps what is committed, a re-run resumes). */
 static xtts_status compute_buffer(melcache_run *r, slot *buf, size_t m, xtts_error *err) {
     const xtts_melcache_options *o = &r->o;
     worker *wk = r->wk;
@@ -1341,31 +1514,15 @@ static xtts_status compute_buffer(melcache_run *r, slot *buf, size_t m, xtts_err
     keys_buffer(r, buf, m);
     xtts_status rs = reuse_buffer(r, buf, m, err);
     if (rs) return rs;
-    if (!r->use_gpu) {
+    if (r->batched) return compute_batched(r, buf, m, err);
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-        for (size_t k = 0; k < m; k++) {
-            if (buf[k].reused) continue;
-            worker *wt = &wk[omp_get_thread_num()];
-            load_one(o, wt, r->qs ? r->qs[omp_get_thread_num()] : NULL, &buf[k], &wbufs[omp_get_thread_num()]);
-            mel_one(wt, &buf[k]);
-            finish_one(o, wt, &buf[k]);
-        }
-        return XTTS_OK;
+    for (size_t k = 0; k < m; k++) {
+        if (buf[k].reused) continue;
+        worker *wt = &wk[omp_get_thread_num()];
+        load_one(o, wt, r->qs ? r->qs[omp_get_thread_num()] : NULL, &buf[k], &wbufs[omp_get_thread_num()], 0);
+        mel_one(wt, &buf[k]);
+        finish_one(o, wt, &buf[k]);
     }
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-    for (size_t k = 0; k < m; k++)
-        if (!buf[k].reused)
-            load_one(o, &wk[omp_get_thread_num()], r->qs ? r->qs[omp_get_thread_num()] : NULL, &buf[k], &buf[k].own);
-    xtts_error ge;
-    xtts_status gs = gpu_ready(r, &ge);
-    if (!gs) gs = mel_chunk_cuda(r->gpu, buf, m, &ge);
-    if (gs) {
-        if (err) *err = ge;
-        return gs;
-    }
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-    for (size_t k = 0; k < m; k++)
-        if (!buf[k].reused) finish_one(o, &wk[omp_get_thread_num()], &buf[k]);
     return XTTS_OK;
 }
 
@@ -1702,16 +1859,19 @@ static void run_free(melcache_run *r) {
         for (int t = 0; t < r->threads; t++) xtts_record_builder_free(&r->wk[t]);
     if (r->wbufs)
         for (int t = 0; t < r->threads; t++) slot_bufs_free(&r->wbufs[t]);
+    if (r->own)
+        for (size_t k = 0; k < r->chunk; k++) slot_bufs_free(&r->own[k]);
     free(r->wk);
     free(r->wbufs);
+    free(r->own);
     if (r->slots)
         for (size_t k = 0; k < 2 * r->chunk; k++) {
             free(r->slots[k].bytes);
-            slot_bufs_free(&r->slots[k].own);
             input_rec_free(&r->slots[k].rec);
         }
-    gpu_ready(r, NULL); /* a context still being made is waited for, then deleted */
-    xtts_mel_cuda_delete(r->gpu);
+    gpu_ready(r, NULL); /* an engine still being made is waited for, then deleted */
+    engine_thread_stop(&r->engine_thr);
+    xtts_mel_batch_delete(r->engine);
     if (r->qs)
         for (int t = 0; t < r->threads; t++) xtts_quality_state_delete(r->qs[t]);
     free(r->qs);
