@@ -375,12 +375,13 @@ __global__ void k_sum_parts(double *out, const float *parts, size_t n) {
     if (threadIdx.x == 0) out[0] = sa[0], out[1] = sb[0];
 }
 
-// sum of squares per block (fixed grid)
-__global__ void k_sumsq(float *partial, const float *x, size_t n) {
-    __shared__ float sh[THREADS];
-    float s = 0.0f;
+// sum of squares per block (fixed grid), in double as the CPU's xtts_grad_norm (a thread
+// adds some n / 65536 squares: 1,300 for 87 M parameters)
+__global__ void k_sumsq(double *partial, const float *x, size_t n) {
+    __shared__ double sh[THREADS];
+    double s = 0.0;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        s += x[i] * x[i];
+        s += (double)x[i] * x[i];
     sh[threadIdx.x] = s;
     __syncthreads();
     for (int w = blockDim.x / 2; w > 0; w /= 2) {
@@ -392,7 +393,7 @@ __global__ void k_sumsq(float *partial, const float *x, size_t n) {
 
 // the norm from the partials in block order, and the clipping scale (xtts_grad_clip's rule):
 // out[2] the norm, *scale what the gradients are multiplied by in the update
-__global__ void k_norm_finish(double *out, float *scale, const float *partial, int nblocks, float clip) {
+__global__ void k_norm_finish(double *out, float *scale, const double *partial, int nblocks, float clip) {
     if (threadIdx.x != 0 || blockIdx.x != 0) return;
     double sq = 0.0;
     for (int i = 0; i < nblocks; i++) sq += partial[i];
@@ -432,7 +433,8 @@ struct xtts_cuda_trainer {
     size_t scratch_floats;
     bf16 *a16, *b16, *s16;          // bf16 mode: operands rounded for a product; (B,NH,T,T) probabilities
     size_t ab16_elems;
-    float *parts, *norm_partial;    // loss parts (2 B T_max), norm partial sums (NORM_BLOCKS)
+    float *parts;                   // loss parts (2 B T_max)
+    double *norm_partial;           // norm partial sums (NORM_BLOCKS)
     float *colsum;                  // column-sum partials: 2 * COLSUM_MAX_BLOCKS * colsum_width
     size_t colsum_width;            // the widest matrix summed by columns: max(4C, M + 1)
     float *melin_x;                 // (B T_max, M) inputs of the mel projection
@@ -491,7 +493,15 @@ static xtts_status gemm(xtts_cuda_trainer *t, cublasOperation_t ta, cublasOperat
                         operand A, operand B, float beta, float *C, int ldc, long long strideC, int batch,
                         const char *what, xtts_error *err, bool fp32 = false) {
     const float one = 1.0f;
-    if (t->precision != XTTS_PRECISION_BF16 || fp32) {
+    if (fp32 && t->precision != XTTS_PRECISION_FP32) {
+        // float32 whatever the handle's math mode (TF32 would round the operands)
+        BL(cublasGemmStridedBatchedEx(t->blas, ta, tb, m, n, k, &one, A.f, CUDA_R_32F, A.ld, A.stride, B.f, CUDA_R_32F,
+                                      B.ld, B.stride, &beta, C, CUDA_R_32F, ldc, strideC, batch,
+                                      CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT),
+           what);
+        return XTTS_OK;
+    }
+    if (t->precision != XTTS_PRECISION_BF16) {
         if (batch == 1)
             BL(cublasSgemm(t->blas, ta, tb, m, n, k, &one, A.f, A.ld, B.f, B.ld, &beta, C, ldc), what);
         else
@@ -548,9 +558,12 @@ static xtts_status matmul_bwd(xtts_cuda_trainer *t, float *dinp, float *dw, floa
     if (dinp)
         st = gemm(t, CUBLAS_OP_N, CUBLAS_OP_N, C, N, OC, weight(t, w, C), act(dout, OC, (size_t)N * OC), dinp_beta,
                   dinp, C, 0, 1, "matmul dinp", err);
-    if (!st)
-        st = gemm(t, CUBLAS_OP_N, CUBLAS_OP_T, C, OC, N, act(inp, C, (size_t)N * C), act(dout, OC, (size_t)N * OC),
-                  1.0f, dw, C, 0, 1, "matmul dweight", err);
+    // in bf16 mode the dinp product left dout rounded in b16; the dweight product rounds inp
+    // into a16 and reads that b16 again
+    operand D = act(dout, OC, (size_t)N * OC);
+    if (dinp && t->precision == XTTS_PRECISION_BF16) D.h = t->b16;
+    if (!st) st = gemm(t, CUBLAS_OP_N, CUBLAS_OP_T, C, OC, N, act(inp, C, (size_t)N * C), D, 1.0f, dw, C, 0, 1,
+                       "matmul dweight", err);
     if (!st && db) colsum(t, nullptr, db, dout, nullptr, nullptr, nullptr, N, OC);
     return st;
 }
@@ -659,7 +672,7 @@ extern "C" xtts_status xtts_cuda_trainer_new(const xtts_model *m, int ordinal, x
         CU(cudaMalloc(&t->s16, 2 * B * t->cfg.n_head * (size_t)t->T_max * t->T_max), "bf16 attention");
     }
     CU(cudaMalloc(&t->parts, 4 * 2 * BT), "loss parts");
-    CU(cudaMalloc(&t->norm_partial, 4 * NORM_BLOCKS), "norm");
+    CU(cudaMalloc(&t->norm_partial, sizeof(double) * NORM_BLOCKS), "norm");
     t->colsum_width = 4 * C > M + 1 ? 4 * C : M + 1;
     CU(cudaMalloc(&t->colsum, 4 * 2 * (size_t)COLSUM_MAX_BLOCKS * t->colsum_width), "column sums");
     CU(cudaMalloc(&t->melin_x, 4 * BT * M), "mel inputs");
@@ -671,6 +684,9 @@ extern "C" xtts_status xtts_cuda_trainer_new(const xtts_model *m, int ordinal, x
     CU(cudaMalloc(&t->n_frames, 4 * B), "batch lengths");
     CU(cudaMalloc(&t->mel, 4 * B * t->mel_stride_max * M), "batch mel");
     CU(cudaMemcpy(t->params, m->params_memory, 4 * t->P, cudaMemcpyHostToDevice), "upload parameters");
+    // the clears and copies above ran on the legacy stream, which the non-blocking compute
+    // stream does not wait for (and a pageable copy may return before its transfer ends)
+    CU(cudaDeviceSynchronize(), "finish the upload");
     return XTTS_OK;
 }
 
@@ -703,6 +719,7 @@ extern "C" xtts_status xtts_cuda_trainer_upload(xtts_cuda_trainer *t, const floa
     CU(cudaMemcpy(t->params, params, 4 * t->P, cudaMemcpyHostToDevice), "upload parameters");
     CU(cudaMemcpy(t->m, m, 4 * t->P, cudaMemcpyHostToDevice), "upload AdamW m");
     CU(cudaMemcpy(t->v, v, 4 * t->P, cudaMemcpyHostToDevice), "upload AdamW v");
+    CU(cudaDeviceSynchronize(), "finish the upload");  // see xtts_cuda_trainer_new
     return XTTS_OK;
 }
 
@@ -815,8 +832,34 @@ static xtts_status read_sums(xtts_cuda_trainer *t, int n, float *loss, float *me
     return XTTS_OK;
 }
 
+// after a failed call: let what was queued finish, so that the caller may reuse the batch's
+// host buffers (the error itself is kept)
+static xtts_status drained(xtts_cuda_trainer *t, xtts_status st) {
+    if (st) {
+        cudaStreamSynchronize(t->compute);
+        cudaStreamSynchronize(t->copy);
+    }
+    return st;
+}
+
+static xtts_status forward_only(xtts_cuda_trainer *t, float *loss, float *mel_loss, float *stop_loss, int *frames,
+                                xtts_error *err);
+static xtts_status step(xtts_cuda_trainer *t, long t_step, float lr, const xtts_optim_config *o, float *loss,
+                        float *mel_loss, float *stop_loss, float *grad_norm, xtts_error *err);
+
 extern "C" xtts_status xtts_cuda_trainer_forward(xtts_cuda_trainer *t, float *loss, float *mel_loss, float *stop_loss,
                                                  int *frames, xtts_error *err) {
+    return drained(t, forward_only(t, loss, mel_loss, stop_loss, frames, err));
+}
+
+extern "C" xtts_status xtts_cuda_trainer_step(xtts_cuda_trainer *t, long t_step, float lr, const xtts_optim_config *o,
+                                              float *loss, float *mel_loss, float *stop_loss, float *grad_norm,
+                                              xtts_error *err) {
+    return drained(t, step(t, t_step, lr, o, loss, mel_loss, stop_loss, grad_norm, err));
+}
+
+static xtts_status forward_only(xtts_cuda_trainer *t, float *loss, float *mel_loss, float *stop_loss, int *frames,
+                                xtts_error *err) {
     acts_view a;
     scratch_view s;
     layout(t->cfg, t->bt.B, t->bt.T, t->acts, &a, t->scratch, &s, nullptr);
@@ -827,9 +870,8 @@ extern "C" xtts_status xtts_cuda_trainer_forward(xtts_cuda_trainer *t, float *lo
     return read_sums(t, 2, loss, mel_loss, stop_loss, err);
 }
 
-extern "C" xtts_status xtts_cuda_trainer_step(xtts_cuda_trainer *t, long t_step, float lr, const xtts_optim_config *o,
-                                              float *loss, float *mel_loss, float *stop_loss, float *grad_norm,
-                                              xtts_error *err) {
+static xtts_status step(xtts_cuda_trainer *t, long t_step, float lr, const xtts_optim_config *o, float *loss,
+                        float *mel_loss, float *stop_loss, float *grad_norm, xtts_error *err) {
     const xtts_model_config &c = t->cfg;
     int B = t->bt.B, T = t->bt.T, L = c.n_layer, C = c.channels, NH = c.n_head, M = c.n_mels, hs = C / NH;
     size_t BT = (size_t)B * T, TT = (size_t)T * T, BHTT = (size_t)B * NH * TT, nq = (size_t)B * NH * T * hs;
