@@ -17,31 +17,40 @@ void xtts_melcache_device_model_defaults(xtts_melcache_device_model *m) {
     m->clip_seconds = 6.0;
 }
 
+/* The next item of a comma-separated "key=value,..." setting: copies it into item (cap bytes)
+ * and moves *p past it; *val points at its value, or is NULL when the item has no '='. */
+static xtts_status next_item(const char **p, const char *env, char *item, size_t cap, char **val, xtts_error *err) {
+    size_t n = strcspn(*p, ",");
+    if (n >= cap) return xtts_error_set(err, XTTS_EUSAGE, "%s: '%.40s...' is too long", env, *p);
+    memcpy(item, *p, n);
+    item[n] = '\0';
+    *p += n;
+    if (**p == ',') (*p)++;
+    char *eq = strchr(item, '=');
+    if (eq) *eq = '\0';
+    *val = eq ? eq + 1 : NULL;
+    return XTTS_OK;
+}
+
 xtts_status xtts_melcache_device_model_parse(xtts_melcache_device_model *m, const char *spec, xtts_error *err) {
     if (!spec || !*spec) return XTTS_OK;
     xtts_melcache_device_model t = *m;
     const char *p = spec;
     while (*p) {
-        size_t n = strcspn(p, ",");
-        char item[128];
-        if (n >= sizeof item) return xtts_error_set(err, XTTS_EUSAGE, "%s: '%.40s...' is too long", XTTS_MELCACHE_AUTO_ENV, p);
-        memcpy(item, p, n);
-        item[n] = '\0';
-        char *eq = strchr(item, '=');
+        char item[128], *val;
         double v;
-        if (!eq || xtts_parse_double(eq + 1, 0.0, 1e9, &v) != 0)
-            return xtts_error_set(err, XTTS_EUSAGE, "%s: '%s': expected key=number (keys: cpu, gpu, start, clip)",
-                                  XTTS_MELCACHE_AUTO_ENV, item);
-        *eq = '\0';
+        xtts_status st = next_item(&p, XTTS_MELCACHE_AUTO_ENV, item, sizeof item, &val, err);
+        if (st) return st;
+        if (!val || xtts_parse_double(val, 0.0, 1e9, &v) != 0)
+            return xtts_error_set(err, XTTS_EUSAGE, "%s: '%s%s%s': expected key=number (keys: cpu, gpu, start, clip)",
+                                  XTTS_MELCACHE_AUTO_ENV, item, val ? "=" : "", val ? val : "");
         if (!strcmp(item, "cpu")) t.cpu_core_s_per_hour = v;
         else if (!strcmp(item, "gpu")) t.gpu_s_per_hour = v;
         else if (!strcmp(item, "start")) t.gpu_start_s = v;
         else if (!strcmp(item, "clip") && v > 0) t.clip_seconds = v;
         else
             return xtts_error_set(err, XTTS_EUSAGE, "%s: '%s=%s': expected cpu, gpu, start or clip (clip above 0)",
-                                  XTTS_MELCACHE_AUTO_ENV, item, eq + 1);
-        p += n;
-        if (*p == ',') p++;
+                                  XTTS_MELCACHE_AUTO_ENV, item, val);
     }
     *m = t;
     return XTTS_OK;
@@ -86,22 +95,16 @@ xtts_status xtts_melcache_batch_options_parse(xtts_melcache_batch_options *b, co
     xtts_melcache_batch_options t = *b;
     const char *p = spec;
     while (*p) {
-        size_t n = strcspn(p, ",");
-        char item[128];
-        if (n >= sizeof item) return xtts_error_set(err, XTTS_EUSAGE, "%s: '%.40s...' is too long", XTTS_MELCACHE_BATCH_ENV, p);
-        memcpy(item, p, n);
-        item[n] = '\0';
-        char *eq = strchr(item, '=');
+        char item[128], *val;
         long v = 0;
-        if (eq) *eq = '\0';
-        if (eq && !strcmp(item, "engine") && !strcmp(eq + 1, "cpu")) t.cpu_engine = 1;
-        else if (eq && !strcmp(item, "sub") && xtts_parse_long(eq + 1, 1, 64, &v) == 0) t.sub_batches = (int)v;
-        else if (eq && !strcmp(item, "buffer") && xtts_parse_long(eq + 1, 1, 1024, &v) == 0) t.buffer_records = (int)v;
+        xtts_status st = next_item(&p, XTTS_MELCACHE_BATCH_ENV, item, sizeof item, &val, err);
+        if (st) return st;
+        if (val && !strcmp(item, "engine") && !strcmp(val, "cpu")) t.cpu_engine = 1;
+        else if (val && !strcmp(item, "sub") && xtts_parse_long(val, 1, 64, &v) == 0) t.sub_batches = (int)v;
+        else if (val && !strcmp(item, "buffer") && xtts_parse_long(val, 1, 1024, &v) == 0) t.buffer_records = (int)v;
         else
             return xtts_error_set(err, XTTS_EUSAGE, "%s: '%s%s%s': expected engine=cpu, sub=1..64 or buffer=1..1024",
-                                  XTTS_MELCACHE_BATCH_ENV, item, eq ? "=" : "", eq ? eq + 1 : "");
-        p += n;
-        if (*p == ',') p++;
+                                  XTTS_MELCACHE_BATCH_ENV, item, val ? "=" : "", val ? val : "");
     }
     *b = t;
     return XTTS_OK;
