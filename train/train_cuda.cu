@@ -870,6 +870,23 @@ static xtts_status forward_only(xtts_cuda_trainer *t, float *loss, float *mel_lo
     return read_sums(t, 2, loss, mel_loss, stop_loss, err);
 }
 
+// The encoder's gradients from the residual stream's (dres, (B,T,C)): the embeddings by
+// atomics; the mel projection's weight as one product over the rows' input frames (fp32, as
+// its forward); the learned first frame.
+static xtts_status encoder_bwd(xtts_cuda_trainer *t, const float *dres, xtts_error *err) {
+    int C = t->cfg.channels, M = t->cfg.n_mels;
+    size_t BT = (size_t)t->bt.B * t->bt.T;
+    float *p = t->params, *g = t->grads;
+    k_encoder_bwd<<<blocks_for(BT * C), THREADS, 0, t->compute>>>(tensor(t, g, 0), tensor(t, g, 1), tensor(t, g, 2),
+                                                                  tensor(t, g, 4), dres, t->bt, C);
+    k_melin_inputs<<<blocks_for(BT * M), THREADS, 0, t->compute>>>(t->melin_x, t->bt, tensor(t, p, 5), M);
+    xtts_status st = gemm(t, CUBLAS_OP_N, CUBLAS_OP_T, M, C, (int)BT, act(t->melin_x, M, BT * M), act(dres, C, BT * C),
+                          1.0f, tensor(t, g, 3), M, 0, 1, "mel projection dweight", err, true);
+    if (st) return st;
+    k_mel_start_bwd<<<blocks_for(M), THREADS, 0, t->compute>>>(tensor(t, g, 5), dres, t->bt, tensor(t, p, 3), C, M);
+    return XTTS_OK;
+}
+
 static xtts_status step(xtts_cuda_trainer *t, long t_step, float lr, const xtts_optim_config *o, float *loss,
                         float *mel_loss, float *stop_loss, float *grad_norm, xtts_error *err) {
     const xtts_model_config &c = t->cfg;
@@ -951,16 +968,8 @@ static xtts_status step(xtts_cuda_trainer *t, long t_step, float lr, const xtts_
         colsum(t, tensor(t, g, 6) + l * C, tensor(t, g, 7) + l * C, s.dln, res, a.ln1_mean + l * BT,
                a.ln1_rstd + l * BT, (int)BT, C);
     }
-    // the encoder: embeddings by atomics; the mel projection's weight as one product over the
-    // rows' input frames (fp32, as its forward)
-    k_encoder_bwd<<<blocks_for(BT * C), THREADS, 0, t->compute>>>(tensor(t, g, 0), tensor(t, g, 1), tensor(t, g, 2),
-                                                                  tensor(t, g, 4), s.dresidual, t->bt, C);
-    k_melin_inputs<<<blocks_for(BT * M), THREADS, 0, t->compute>>>(t->melin_x, t->bt, tensor(t, p, 5), M);
-    st = gemm(t, CUBLAS_OP_N, CUBLAS_OP_T, M, C, (int)BT, act(t->melin_x, M, BT * M), act(s.dresidual, C, BT * C), 1.0f,
-              tensor(t, g, 3), M, 0, 1, "mel projection dweight", err, true);
+    st = encoder_bwd(t, s.dresidual, err);
     if (st) return st;
-    k_mel_start_bwd<<<blocks_for(M), THREADS, 0, t->compute>>>(tensor(t, g, 5), s.dresidual, t->bt, tensor(t, p, 3), C,
-                                                               M);
 
     // global norm and clipping on the device, folded into AdamW
     k_sumsq<<<NORM_BLOCKS, THREADS, 0, t->compute>>>(t->norm_partial, g, t->P);
