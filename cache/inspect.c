@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/sndfile_open.h"
+
 /* ---- histograms --------------------------------------------------------------------------- */
 
 void xtts_histogram_build(const uint32_t *v, size_t n, xtts_histogram *h) {
@@ -501,15 +503,20 @@ xtts_status xtts_png_write_mel(const char *path, const float *mel, size_t n_mels
 
 /* ---- .wav --------------------------------------------------------------------------------- */
 
+static SNDFILE *open_wav_out(void *ctx, SF_INFO *si) {
+    const char *path = ctx;
+    return !strcmp(path, "-") ? sf_open_fd(1, SFM_WRITE, si, 0) : sf_open(path, SFM_WRITE, si);
+}
+
 xtts_status xtts_wav_write_i16(const char *path, const int16_t *x, size_t n, int rate, xtts_error *err) {
     SF_INFO si;
     memset(&si, 0, sizeof si);
     si.samplerate = rate;
     si.channels = 1;
     si.format = SF_FORMAT_WAV | SF_FORMAT_PCM_16;
-    int to_stdout = !strcmp(path, "-");
-    SNDFILE *sf = to_stdout ? sf_open_fd(1, SFM_WRITE, &si, 0) : sf_open(path, SFM_WRITE, &si);
-    if (!sf) return xtts_error_set(err, XTTS_EIO, "%s: cannot write: %s", path, sf_strerror(NULL));
+    char why[256] = "";
+    SNDFILE *sf = xtts_sf_open(open_wav_out, (void *)path, &si, why, sizeof why);
+    if (!sf) return xtts_error_set(err, XTTS_EIO, "%s: cannot write: %s", path, why);
     sf_count_t done = n ? sf_write_short(sf, x, (sf_count_t)n) : 0;
     int cerr = sf_close(sf);
     if (done != (sf_count_t)n || cerr) return xtts_error_set(err, XTTS_EIO, "%s: short write", path);

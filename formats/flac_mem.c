@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/sndfile_open.h"
+
 /* A growable memory file: libsndfile seeks back to rewrite the FLAC STREAMINFO block. */
 typedef struct {
     uint8_t *data;
@@ -55,22 +57,35 @@ static sf_count_t mf_write(const void *src, sf_count_t count, void *u) {
 }
 static sf_count_t mf_tell(void *u) { return ((memfile *)u)->pos; }
 
+static SNDFILE *open_write(void *ctx, SF_INFO *si) {
+    memfile *m = ctx;
+    m->pos = m->len = 0; /* a second try starts the stream again */
+    m->failed = 0;
+    SF_VIRTUAL_IO io = {mf_len, mf_seek, mf_read, mf_write, mf_tell};
+    return sf_open_virtual(&io, SFM_WRITE, si, ctx);
+}
+static SNDFILE *open_read(void *ctx, SF_INFO *si) {
+    ((memfile *)ctx)->pos = 0;
+    SF_VIRTUAL_IO io = {mf_len, mf_seek, mf_read, mf_write, mf_tell};
+    return sf_open_virtual(&io, SFM_READ, si, ctx);
+}
+
 xtts_status xtts_flac_encode_i16(const int16_t *x, size_t n, int rate, uint8_t **out, size_t *out_len,
                                  xtts_error *err) {
     *out = NULL;
     *out_len = 0;
     memfile m;
     memset(&m, 0, sizeof m);
-    SF_VIRTUAL_IO io = {mf_len, mf_seek, mf_read, mf_write, mf_tell};
     SF_INFO si;
     memset(&si, 0, sizeof si);
     si.samplerate = rate;
     si.channels = 1;
     si.format = SF_FORMAT_FLAC | SF_FORMAT_PCM_16;
-    SNDFILE *sf = sf_open_virtual(&io, SFM_WRITE, &si, &m);
+    char why[256] = "";
+    SNDFILE *sf = xtts_sf_open(open_write, &m, &si, why, sizeof why);
     if (!sf) {
         free(m.data);
-        return xtts_error_set(err, XTTS_EIO, "flac: cannot start a stream at %d Hz: %s", rate, sf_strerror(NULL));
+        return xtts_error_set(err, XTTS_EIO, "flac: cannot start a stream at %d Hz: %s", rate, why);
     }
     size_t done = 0;
     while (done < n) {
@@ -93,11 +108,11 @@ xtts_status xtts_flac_decode_i16(const void *buf, size_t len, int16_t *out, size
     memset(&m, 0, sizeof m);
     m.rdata = buf;
     m.len = (sf_count_t)len;
-    SF_VIRTUAL_IO io = {mf_len, mf_seek, mf_read, mf_write, mf_tell};
     SF_INFO si;
     memset(&si, 0, sizeof si);
-    SNDFILE *sf = sf_open_virtual(&io, SFM_READ, &si, &m);
-    if (!sf) return xtts_error_set(err, XTTS_ECORRUPT, "flac stream does not open: %s", sf_strerror(NULL));
+    char why[256] = "";
+    SNDFILE *sf = xtts_sf_open(open_read, &m, &si, why, sizeof why);
+    if (!sf) return xtts_error_set(err, XTTS_ECORRUPT, "flac stream does not open: %s", why);
     if ((si.format & SF_FORMAT_TYPEMASK) != SF_FORMAT_FLAC || si.channels != 1 || si.frames != (sf_count_t)n) {
         sf_close(sf);
         return xtts_error_set(err, XTTS_ECORRUPT, "flac stream is not %zu mono samples (%lld frames, %d channels)", n,

@@ -345,6 +345,50 @@ static void test_missing_empty_garbage_and_directory_are_rejected_with_their_cod
     xtts_audio_delete(a);
 }
 
+/* libsndfile keeps the reason an open failed in one process-wide variable that every open
+ * resets: threads opening good and bad files side by side must still each get the reason of
+ * their own failure ("Format not recognised."), never another thread's "No Error.". */
+static void test_a_failed_open_gives_its_own_reason_among_threads(void **state) {
+    (void)state;
+    char bad[512], good[512];
+    unsigned char junk[3000];
+    uint32_t s = 7;
+    for (size_t i = 0; i < sizeof junk; i++) { s = s * 1664525u + 1013904223u; junk[i] = (unsigned char)(s >> 24); }
+    tmp_path(bad, sizeof bad, "threads_garbage.wav");
+    write_bytes(bad, junk, sizeof junk);
+    tmp_path(good, sizeof good, "threads_good.wav");
+    float *x = sine(2205, 22050, 440.0, 0.5);
+    assert_true(write_audio(good, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 22050, 1, x, 2205));
+    free(x);
+    int wrong = 0;
+    char first_wrong[sizeof(((xtts_error *)0)->msg)] = "";
+#pragma omp parallel num_threads(4) reduction(+ : wrong)
+    {
+        xtts_audio *a = context(22050, "", "", 0);
+        const float *y;
+        size_t m;
+        xtts_error err;
+#pragma omp for schedule(static, 1)
+        for (int k = 0; k < 800; k++) {
+            if (k % 2) {
+                if (xtts_audio_load(a, good, &y, &m, NULL, &err) != XTTS_OK) wrong++;
+                continue;
+            }
+            int mem = k % 4 == 0;
+            xtts_status st = mem ? xtts_audio_load_memory(a, junk, sizeof junk, "junk", &y, &m, NULL, &err)
+                                 : xtts_audio_load(a, bad, &y, &m, NULL, &err);
+            if (st != XTTS_EINPUT || !strstr(err.msg, "not decodable audio: ") || strstr(err.msg, "No Error")) {
+                wrong++;
+#pragma omp critical
+                if (!first_wrong[0]) snprintf(first_wrong, sizeof first_wrong, "%s", err.msg);
+            }
+        }
+        xtts_audio_delete(a);
+    }
+    if (wrong) printf("  %d wrong, e.g. %s\n", wrong, first_wrong);
+    assert_int_equal(wrong, 0);
+}
+
 static void test_nan_and_inf_samples_are_rejected_naming_the_sample(void **state) {
     (void)state;
     float *x = sine(4000, 16000, 500.0, 0.3);
@@ -664,6 +708,7 @@ int main(void) {
         cmocka_unit_test(test_pcm16_decode_equals_libsndfile_float_reads_bit_for_bit),
         cmocka_unit_test(test_kept_soxr_resampler_equals_oneshot_on_every_clip),
         cmocka_unit_test(test_missing_empty_garbage_and_directory_are_rejected_with_their_codes),
+        cmocka_unit_test(test_a_failed_open_gives_its_own_reason_among_threads),
         cmocka_unit_test(test_nan_and_inf_samples_are_rejected_naming_the_sample),
         cmocka_unit_test(test_out_of_range_float_and_double_samples_are_refused_never_silent),
         cmocka_unit_test(test_resamplers_reach_their_snr_on_analytic_tones),

@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "formats/sndfile_open.h"
+
 /* Samples (all channels) decoded per read: 256 KB of 16-bit PCM, so that a clip is read in
  * a few system calls (each costs more than the copy on some virtual machines). */
 #define CHUNK_SAMPLES 131072
@@ -444,6 +446,19 @@ static xtts_status load_open(xtts_audio *a, SNDFILE *sf, const SF_INFO *si, cons
     return XTTS_OK;
 }
 
+/* sf_open_fd over the descriptor opened and checked below, or (a second try, the first one
+ * having closed it) over the path opened again */
+typedef struct {
+    const char *path;
+    int fd;
+} fd_open;
+static SNDFILE *open_fd(void *ctx, SF_INFO *si) {
+    fd_open *o = ctx;
+    int fd = o->fd >= 0 ? o->fd : open(o->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    o->fd = -1;
+    return fd < 0 ? NULL : sf_open_fd(fd, SFM_READ, si, 1); /* closes fd, also on failure */
+}
+
 xtts_status xtts_audio_load(xtts_audio *a, const char *path, const float **samples, size_t *n,
                             xtts_audio_info *info, xtts_error *err) {
     /* O_NONBLOCK: a fifo (or a device) given as audio must be refused, not wait forever
@@ -465,8 +480,10 @@ xtts_status xtts_audio_load(xtts_audio *a, const char *path, const float **sampl
     }
     SF_INFO si;
     memset(&si, 0, sizeof si);
-    SNDFILE *sf = sf_open_fd(fd, SFM_READ, &si, 1); /* closes fd, also on failure */
-    if (!sf) return xtts_error_set(err, XTTS_EINPUT, "%s: not decodable audio: %s", path, sf_strerror(NULL));
+    fd_open o = {path, fd};
+    char why[256] = "";
+    SNDFILE *sf = xtts_sf_open(open_fd, &o, &si, why, sizeof why);
+    if (!sf) return xtts_error_set(err, XTTS_EINPUT, "%s: not decodable audio: %s", path, why);
     return load_open(a, sf, &si, path, samples, n, info, err);
 }
 
@@ -500,15 +517,22 @@ static sf_count_t mem_write(const void *src, sf_count_t count, void *u) {
 }
 static sf_count_t mem_tell(void *u) { return ((membuf *)u)->pos; }
 
+static SNDFILE *open_mem(void *ctx, SF_INFO *si) {
+    membuf *m = ctx;
+    m->pos = 0;
+    SF_VIRTUAL_IO io = {mem_len, mem_seek, mem_read, mem_write, mem_tell};
+    return sf_open_virtual(&io, SFM_READ, si, m);
+}
+
 xtts_status xtts_audio_load_memory(xtts_audio *a, const void *data, size_t len, const char *name,
                                    const float **samples, size_t *n, xtts_audio_info *info, xtts_error *err) {
     if (!name) name = "(memory)";
     if (len == 0) return xtts_error_set(err, XTTS_EINPUT, "%s: empty file", name);
     membuf m = {data, (sf_count_t)len, 0};
-    SF_VIRTUAL_IO io = {mem_len, mem_seek, mem_read, mem_write, mem_tell};
     SF_INFO si;
     memset(&si, 0, sizeof si);
-    SNDFILE *sf = sf_open_virtual(&io, SFM_READ, &si, &m);
-    if (!sf) return xtts_error_set(err, XTTS_EINPUT, "%s: not decodable audio: %s", name, sf_strerror(NULL));
+    char why[256] = "";
+    SNDFILE *sf = xtts_sf_open(open_mem, &m, &si, why, sizeof why);
+    if (!sf) return xtts_error_set(err, XTTS_EINPUT, "%s: not decodable audio: %s", name, why);
     return load_open(a, sf, &si, name, samples, n, info, err);
 }
