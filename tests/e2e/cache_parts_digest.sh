@@ -30,13 +30,7 @@ ls -d "$T"/p3small/shard-00001-0000[1-9] >/dev/null 2>&1 || die "256K shards: pa
 # part 1 killed after its first commits, then re-run; parts 0 and 2 whole
 rc=0; mc --out "$T/pk" --part 0/3 "$T/s.tsv" 2>/dev/null || rc=$?
 "$BIN/xtts-melcache" -q -j 1 --commit-every 2 --out "$T/pk" --part 1/3 "$T/s.tsv" 2>/dev/null & pid=$!
-for _ in $(seq 1 400); do   # until a commit is on disk (or the part is done), at most ~20 s
-  [ -s "$T/pk/shard-00001-00000/data.mdb" ] && break
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.05
-done
-killed=no; kill -9 "$pid" 2>/dev/null && killed=yes; wait "$pid" 2>/dev/null || true
-echo "part 1 killed while running: $killed"
+kill_once_written "$pid" "$T/pk/shard-00001-00000/data.mdb"; echo "part 1 killed while running: $KILLED"
 rc=0; mc --out "$T/pk" --part 2/3 "$T/s.tsv" 2>/dev/null || rc=$?
 [ ! -f "$T/pk/manifest.json" ] || [ -f "$T/pk/manifest.part-00001.json" ] || die "merged without part 1"
 rc=0; mc --out "$T/pk" --part 1/3 "$T/s.tsv" 2>/dev/null || rc=$?

@@ -62,3 +62,19 @@ readme_real_use_script() {
     sed "${2:-}" "$T/block.sh"
   } > "$T/run.sh"
 }
+
+# kill_once_written PID FILE: wait until FILE is non-empty (a build's first commit is on disk)
+# or the process PID has ended, at most ~20 s, then kill -9 it and wait for it (call it in
+# the shell that started PID, not in $(...)); KILLED is "yes" when the kill found it still
+# running, "no" when it had already finished
+kill_once_written() {
+  local pid=$1 file=$2
+  for _ in $(seq 1 400); do
+    [ -s "$file" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  KILLED=no
+  kill -9 "$pid" 2>/dev/null && KILLED=yes
+  wait "$pid" 2>/dev/null || true
+}

@@ -74,13 +74,7 @@ for resume_env in engine=cpu,buffer=9,sub=2 ""; do
   dir="$T/k${resume_env:+b}"
   XTTS_MELCACHE_BATCH=engine=cpu,buffer=9,sub=2 "$BIN/xtts-melcache" -q -j 1 --commit-every 2 --device cpu \
     --out "$dir" "$T/s.tsv" 2>/dev/null & pid=$!
-  for _ in $(seq 1 400); do   # until a commit is on disk (or the build is done), at most ~20 s
-    [ -s "$dir/shard-00000/data.mdb" ] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
-  done
-  killed=no; kill -9 "$pid" 2>/dev/null && killed=yes; wait "$pid" 2>/dev/null || true
-  echo "killed while running: $killed"
+  kill_once_written "$pid" "$dir/shard-00000/data.mdb"; echo "killed while running: $KILLED"
   rc=0; XTTS_MELCACHE_BATCH="$resume_env" "$BIN/xtts-melcache" -q -j 2 --device cpu --out "$dir" "$T/s.tsv" \
     2>/dev/null || rc=$?
   [ $rc -eq 3 ] || die "resume ($resume_env): exit $rc"
