@@ -269,10 +269,10 @@ static xtts_status model_config(const xtts_train_options *o, const xtts_dataset 
 }
 
 /* The device copy of the model; batches are copied from the loader's slots, pinned. */
-static xtts_status gpu_setup(xtts_model *model, int ordinal, xtts_loader *loader, const xtts_train_options *o,
-                             const xtts_dataset *ds, const float *adam_m, const float *adam_v, xtts_cuda_trainer **gpu,
-                             xtts_error *err) {
-    xtts_status st = xtts_cuda_trainer_new(model, ordinal, (xtts_precision)precision_parse(o->precision), gpu, err);
+static xtts_status gpu_setup(xtts_model *model, int ordinal, xtts_precision precision, xtts_loader *loader,
+                             const xtts_train_options *o, const xtts_dataset *ds, const float *adam_m,
+                             const float *adam_v, xtts_cuda_trainer **gpu, xtts_error *err) {
+    xtts_status st = xtts_cuda_trainer_new(model, ordinal, precision, gpu, err);
     if (!st) st = xtts_cuda_trainer_upload(*gpu, model->params_memory, adam_m, adam_v, err);
     for (int k = 0; !st && k < XTTS_LOADER_SLOTS; k++) {
         xtts_loader_batch *s = xtts_loader_slot(loader, k);
@@ -323,6 +323,7 @@ static xtts_status print_summary(const step_stats *stats, long ran, double first
 typedef struct {
     xtts_train_options o;
     int ordinal;
+    xtts_precision precision; /* o.precision's word */
     xtts_cache *cache;
     xtts_dataset ds;
     const char *hash;
@@ -407,7 +408,7 @@ static xtts_status run_start(train_run *R, xtts_error *err) {
     xtts_status st = xtts_loader_new(R->cache, &R->ds, &lo, &R->loader, err);
     if (st) return st;
     if (R->ordinal >= 0) {
-        st = gpu_setup(R->model, R->ordinal, R->loader, o, &R->ds, R->adam_m, R->adam_v, &R->gpu, err);
+        st = gpu_setup(R->model, R->ordinal, R->precision, R->loader, o, &R->ds, R->adam_m, R->adam_v, &R->gpu, err);
         if (st) return st;
         R->model->stop_pos_weight = o->stop_pos_weight;
     }
@@ -578,11 +579,13 @@ xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
     R.o = *opt;
     R.ordinal = -1;
     xtts_status st = xtts_cpu_level_init(err); /* XTTS_CPU, read once */
-    if (!st && (!R.o.precision || precision_parse(R.o.precision) < 0))
+    int precision = R.o.precision ? precision_parse(R.o.precision) : -1;
+    if (!st && precision < 0)
         st = xtts_error_set(err, XTTS_EUSAGE, "--precision %s: expected fp32, tf32 or bf16",
                             R.o.precision ? R.o.precision : "(null)");
+    R.precision = (xtts_precision)precision;
     if (!st) st = xtts_device_choose(R.o.device, "xtts-train", &R.ordinal, err);
-    if (!st && R.ordinal < 0 && precision_parse(R.o.precision) != XTTS_PRECISION_FP32 && !R.o.loader_only)
+    if (!st && R.ordinal < 0 && R.precision != XTTS_PRECISION_FP32 && !R.o.loader_only)
         st = xtts_error_set(err, XTTS_EUNSUPPORTED,
                             "--precision %s runs on a CUDA device only; this run is on the CPU, which computes in "
                             "fp32 (leave --precision out, or use --device cuda on a machine with a GPU)",

@@ -1208,26 +1208,19 @@ static void batch_note(const melcache_run *r, const char *engine) {
                 engine, r->chunk, r->batch.sub_batches, XTTS_MELCACHE_BATCH_ENV);
 }
 
-/* The device for this run (auto decided now that the build's size is known), and with a
- * CUDA device its batch engine begun on its own thread (gpu_start); on the CPU, the CPU batch
- * engine when XTTS_MELCACHE_BATCH asks for it. */
-static xtts_status run_start_device(melcache_run *r, xtts_error *err) {
+/* The engine g made (or failed to make) into r; g is freed. */
+static xtts_status gpu_take(melcache_run *r, gpu_start *g, xtts_error *err) {
+    r->engine = g->engine;
+    xtts_status st = g->st;
+    if (st && err) *err = g->err;
+    free(g);
+    return st;
+}
+
+/* Begin the CUDA engine of this run's device on a thread of its own (gpu_ready waits for it),
+ * or make it here when no thread can be made. */
+static xtts_status gpu_begin(melcache_run *r, xtts_error *err) {
     const xtts_cache_config *cfg = &r->o.cfg;
-    uint64_t n = records_to_compute(r);
-    if (device_is_auto(&r->o))
-        choose_auto_device(cfg, &r->auto_model, r->threads, n, r->res->device, sizeof r->res->device);
-    /* with nothing left to compute (a finished build resumed), no device start-up */
-    if (n == 0) return XTTS_OK;
-    if (strncmp(r->res->device, "cuda:", 5)) {
-        if (!r->batch.cpu_engine) return XTTS_OK;
-        xtts_status st = xtts_mel_batch_new_cpu(&cfg->mel, &r->engine, err);
-        if (st) return st;
-        r->batched = 1;
-        engine_thread_start(&r->engine_thr);
-        batch_note(r, "cpu");
-        return XTTS_OK;
-    }
-    batch_note(r, "cuda");
     gpu_start *g = calloc(1, sizeof *g);
     if (!g) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     g->mel = &cfg->mel;
@@ -1235,33 +1228,41 @@ static xtts_status run_start_device(melcache_run *r, xtts_error *err) {
     g->max_clips = r->chunk;
     g->max_samples = r->chunk * ((size_t)xtts_cache_config_max_padded_frames(cfg) + 2) * (size_t)cfg->mel.hop_samples +
                      r->chunk * (size_t)cfg->mel.n_fft;
-    if (pthread_create(&g->thread, NULL, gpu_start_main, g) != 0) { /* then made here */
-        gpu_start_main(g);
-        r->engine = g->engine;
-        xtts_status st = g->st;
-        if (st && err) *err = g->err;
-        free(g);
-        if (!st) r->batched = 1;
-        if (!st) engine_thread_start(&r->engine_thr);
-        return st;
+    if (pthread_create(&g->thread, NULL, gpu_start_main, g) == 0) {
+        r->gpu_starting = g;
+        return XTTS_OK;
     }
-    r->gpu_starting = g;
+    gpu_start_main(g);
+    return gpu_take(r, g, err);
+}
+
+/* The device for this run (auto decided now that the build's size is known), and the batch
+ * engine when the mels go through the batch pipeline: with a CUDA device its engine begun on
+ * its own thread (gpu_begin); on the CPU, the CPU batch engine when XTTS_MELCACHE_BATCH asks
+ * for it. */
+static xtts_status run_start_device(melcache_run *r, xtts_error *err) {
+    uint64_t n = records_to_compute(r);
+    if (device_is_auto(&r->o))
+        choose_auto_device(&r->o.cfg, &r->auto_model, r->threads, n, r->res->device, sizeof r->res->device);
+    /* with nothing left to compute (a finished build resumed), no device start-up */
+    if (n == 0) return XTTS_OK;
+    int cuda = !strncmp(r->res->device, "cuda:", 5);
+    if (!cuda && !r->batch.cpu_engine) return XTTS_OK;
+    batch_note(r, cuda ? "cuda" : "cpu");
+    xtts_status st = cuda ? gpu_begin(r, err) : xtts_mel_batch_new_cpu(&r->o.cfg.mel, &r->engine, err);
+    if (st) return st;
     r->batched = 1;
     engine_thread_start(&r->engine_thr);
     return XTTS_OK;
 }
 
-/* Wait for the CUDA engine begun by run_start_device; its error, if it failed. */
+/* Wait for the CUDA engine begun by gpu_begin; its error, if it failed. */
 static xtts_status gpu_ready(melcache_run *r, xtts_error *err) {
     gpu_start *g = r->gpu_starting;
     if (!g) return XTTS_OK;
     pthread_join(g->thread, NULL);
     r->gpu_starting = NULL;
-    r->engine = g->engine;
-    xtts_status st = g->st;
-    if (st && err) *err = g->err;
-    free(g);
-    return st;
+    return gpu_take(r, g, err);
 }
 
 /* Start the writer thread over the two buffers; its progress line counts the records of the
