@@ -187,6 +187,17 @@ $(BUILD)/tests/%: $(OBJ)/tests/%.o $(TESTLIB) $(LIBXTTS)
 deps:
 	@bash scripts/install-deps.sh
 
+# The library flags above are read from pkg-config when make starts: a build begun before the
+# packages were there would link without them, so make stops at once, naming what is missing.
+# (The goals that install the packages first run the build in a make of their own after deps.)
+NO_PKGS_GOALS := deps demo test asan clean help fresh-check
+ifneq ($(filter-out $(NO_PKGS_GOALS),$(or $(MAKECMDGOALS),all)),)
+PKGS_MISSING := $(shell for p in $(filter-out lmdb,$(PKGS)); do pkg-config --exists $$p 2>/dev/null || echo $$p; done)
+ifneq ($(strip $(PKGS_MISSING)),)
+$(error pkg-config finds no $(strip $(PKGS_MISSING)): run 'make deps' (scripts/install-deps.sh, as root) first; 'make demo' and 'make test' do it themselves)
+endif
+endif
+
 # ---- tests -----------------------------------------------------------------
 test: deps
 	@$(MAKE) --no-print-directory all
@@ -232,7 +243,10 @@ endif
 
 # ---- demo, cache, bench ----------------------------------------------------
 DEMO_DIR ?= $(BUILD)/demo
-demo: deps all
+# (all in a make of its own, started after deps: this make's library flags were read from
+# pkg-config before deps could install the packages they name)
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@BUILD=$(abspath $(BUILD)) DEMO_DIR=$(abspath $(DEMO_DIR)) bash scripts/demo.sh
 
 DATA   ?=

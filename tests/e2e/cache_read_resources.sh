@@ -96,15 +96,16 @@ except CacheResourceError as e:
 grep -q "Cannot allocate memory" "$T/err.txt" || die "Python: ENOMEM not named"
 fi
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && setpriv --reuid=nobody --regid=nogroup --clear-groups true 2>/dev/null; then
+  nobody_tools
   cp -r "$T/small" "$T/noperm"; chmod -R a+rX "$T/noperm"; chmod 755 "$T"
   chmod 000 "$T/noperm/shard-00000/data.mdb"
   as_nobody="setpriv --reuid=nobody --regid=nogroup --clear-groups"
-  expect_rc 2 $as_nobody "$BIN/xtts-cache-verify" "$T/noperm"
+  expect_rc 2 $as_nobody "$NBIN/xtts-cache-verify" "$T/noperm"
   grep -q "cannot open .*shard-00000/data.mdb: Permission denied" "$T/out.txt" || die "verify: EACCES not named"
   grep -qi "damaged" "$T/out.txt" && die "verify: a permission error called damage"
-  expect_rc 2 $as_nobody "$BIN/xtts-cache-inspect" "$T/noperm"
+  expect_rc 2 $as_nobody "$NBIN/xtts-cache-inspect" "$T/noperm"
   grep -q "Permission denied" "$T/err.txt" || die "inspect: EACCES not named"
-  expect_rc 2 $as_nobody env PYTHONPATH="$PYTHONPATH" "$PY" -c 'import sys; from xtts_prep import XttsCache, CacheResourceError
+  expect_rc 2 $as_nobody env PYTHONPATH="$NPYTHONPATH" "$PY" -c 'import sys; from xtts_prep import XttsCache, CacheResourceError
 try:
     XttsCache(sys.argv[1], backend="python")[0]
 except CacheResourceError as e:
@@ -112,7 +113,7 @@ except CacheResourceError as e:
   grep -q "Permission denied" "$T/err.txt" || die "Python: EACCES not named"
   # a shard directory that may not be searched: not a "missing" shard either
   chmod 644 "$T/noperm/shard-00000/data.mdb"; chmod 000 "$T/noperm/shard-00000"
-  expect_rc 2 $as_nobody "$BIN/xtts-cache-verify" "$T/noperm"
+  expect_rc 2 $as_nobody "$NBIN/xtts-cache-verify" "$T/noperm"
   grep -q "cannot open .*shard-00000/data.mdb: Permission denied" "$T/out.txt" || die "verify: EACCES on the directory not named"
   grep -qi "missing\|damaged" "$T/out.txt" && die "verify: a permission error called missing or damaged"
   chmod 755 "$T/noperm/shard-00000"

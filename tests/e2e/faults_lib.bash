@@ -78,3 +78,14 @@ kill_once_written() {
   kill -9 "$pid" 2>/dev/null && KILLED=yes
   wait "$pid" 2>/dev/null || true
 }
+
+# nobody_tools: copies of the programs and of the Python package under $T, which an unprivileged
+# user can reach even when the checkout lies where only its owner may enter (a clone in /root,
+# mode 700, as on a fresh machine); sets NBIN and NPYTHONPATH to them
+nobody_tools() {
+  mkdir -p "$T/nobody/bin"
+  cp "$BIN"/xtts-* "$T/nobody/bin/"
+  cp -r "$HERE/python/xtts_prep" "$T/nobody/"
+  chmod 755 "$T"; chmod -R a+rX "$T/nobody"
+  NBIN="$T/nobody/bin"; NPYTHONPATH="$T/nobody"
+}

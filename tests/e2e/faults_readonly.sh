@@ -44,7 +44,7 @@ read_all() {
   grep -q "$n_ref" "$T/out.txt" || die "inspect of $dir does not show $n_ref records"
   expect_rc 0 $as "$BIN/xtts-cache-inspect" --index 3 --npy "$out/r3.npy" "$dir"
   [ -s "$out/r3.npy" ] || die "inspect --npy wrote nothing"
-  expect_rc 0 $as env PYTHONPATH="$HERE/python" "$PY" "$T/pyread.py" "$dir"
+  expect_rc 0 $as env PYTHONPATH="$RPYTHONPATH" "$PY" "$T/pyread.py" "$dir"
   [ "$(cat "$T/out.txt")" = "$py_ref" ] || die "Python reader on $dir: $(cat "$T/out.txt"), want $py_ref"
   expect_rc 0 $as "$BIN/xtts-train" --cache "$dir" --loader-only --steps 6 --batch-size 4 --loader-threads 2
   expect_rc 0 $as "$BIN/xtts-train" --cache "$dir" --model tiny --width 32 --heads 2 --layers 1 --steps 3 \
@@ -80,8 +80,13 @@ elif command -v runuser >/dev/null && runuser -u nobody -- true 2>/dev/null; the
 else
   echo "skip: neither setpriv nor runuser can switch to nobody (permission case not run)"
 fi
-if [ -n "$as_nobody" ] && ! $as_nobody test -x "$BIN/xtts-cache-verify" -a -r -m xtts_prep; then
-  echo "skip: nobody cannot run $BIN or read $HERE/python (permission case not run)"; as_nobody=""
+RPYTHONPATH="$HERE/python"
+if [ -n "$as_nobody" ]; then
+  # (the programs and the package as nobody may reach them: the checkout may lie in /root)
+  nobody_tools; BIN_OWN=$BIN; BIN=$NBIN; RPYTHONPATH=$NPYTHONPATH
+  if ! $as_nobody test -x "$BIN/xtts-cache-verify" -a -r "$RPYTHONPATH/xtts_prep/__init__.py"; then
+    echo "skip: nobody cannot run $BIN or read $RPYTHONPATH (permission case not run)"; as_nobody=""
+  fi
 fi
 if [ -n "$as_nobody" ]; then
   chmod a+rx "$T"
@@ -99,6 +104,7 @@ if [ -n "$as_nobody" ]; then
   [ "$(fingerprint "$T/ro")" = "$fp_ro" ] || die "the read-only cache changed"
   echo "ok: read-only permissions, as $as_nobody"
 fi
+if [ -n "${BIN_OWN:-}" ]; then BIN=$BIN_OWN; RPYTHONPATH="$HERE/python"; fi
 
 # 2. a read-only bind mount, as root
 mnt="$T/mnt"; mkdir -p "$mnt"
