@@ -107,7 +107,7 @@ TOOLS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TOOL_SRCS))
 TESTLIB_SRCS := $(filter-out $(TEST_SRCS),$(wildcard tests/*.c))
 TESTLIB   := $(BUILD)/tests/libxtts-test.a
 
-.PHONY: all test layers typecheck unit e2e asan demo bench scale cache install install-built wheel clean deps fuzz gpu-check cuda-check help \
+.PHONY: all test layers typecheck unit e2e asan demo bench scale cache install install-built wheel clean deps fuzz gpu-check cuda-check help fresh-check \
         gpu-bundle gpu-bundle-built gpu-bench
 .DEFAULT_GOAL := all
 
@@ -117,7 +117,7 @@ all: $(CUDA_PLUGIN)
 endif
 
 help:
-	@echo "targets: all test layers typecheck asan demo bench scale cache install wheel clean fuzz gpu-check" \
+	@echo "targets: all test layers typecheck asan demo bench scale cache install wheel clean fuzz fresh-check gpu-check" \
 	    "gpu-bundle (DIR=path) gpu-bench (BUNDLE=path)"
 
 $(OBJ)/%.o: %.c
@@ -267,6 +267,11 @@ scale: all
 FUZZ_SECONDS ?= 60
 fuzz:
 	@BUILD=$(abspath $(BUILD)) FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run.sh
+
+# README's two commands, the first time, in a debootstrap'ed Debian 12 (needs root and Debian's
+# packages; scripts/fresh-check.sh)
+fresh-check:
+	@bash scripts/fresh-check.sh
 
 gpu-check: all
 	@BUILD=$(abspath $(BUILD)) bash scripts/gpu-check.sh
