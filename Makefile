@@ -107,7 +107,7 @@ TOOLS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TOOL_SRCS))
 TESTLIB_SRCS := $(filter-out $(TEST_SRCS),$(wildcard tests/*.c))
 TESTLIB   := $(BUILD)/tests/libxtts-test.a
 
-.PHONY: all test layers typecheck unit e2e asan demo bench scale cache install install-built wheel clean deps fuzz gpu-check cuda-check help fresh-check \
+.PHONY: all test test-long layers typecheck unit e2e e2e-long asan demo bench scale cache install install-built wheel clean deps fuzz gpu-check cuda-check help fresh-check \
         gpu-bundle gpu-bundle-built gpu-bench
 .DEFAULT_GOAL := all
 
@@ -190,7 +190,7 @@ deps:
 # The library flags above are read from pkg-config when make starts: a build begun before the
 # packages were there would link without them, so make stops at once, naming what is missing.
 # (The goals that install the packages first run the build in a make of their own after deps.)
-NO_PKGS_GOALS := deps demo test asan clean help fresh-check
+NO_PKGS_GOALS := deps demo test test-long asan clean help fresh-check
 ifneq ($(filter-out $(NO_PKGS_GOALS),$(or $(MAKECMDGOALS),all)),)
 PKGS_MISSING := $(shell for p in $(filter-out lmdb,$(PKGS)); do pkg-config --exists $$p 2>/dev/null || echo $$p; done)
 ifneq ($(strip $(PKGS_MISSING)),)
@@ -223,7 +223,16 @@ unit: $(TESTS)
 # the wheel too (tests/e2e/python_wheel.sh installs it), except in a sanitizer build, whose
 # library an uninstrumented interpreter cannot load
 e2e: $(PROGS) $(READER_SO) $(if $(SANITIZE),,wheel)
-	@BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) bash tests/run-e2e.sh
+	@BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) bash tests/run-e2e.sh short
+
+# the end-to-end tests of several minutes (kill loops, a clean clone's whole path), marked
+# "# e2e: long" in their first lines: not in make test, in CI
+e2e-long: $(PROGS) $(READER_SO) $(if $(SANITIZE),,wheel)
+	@BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) bash tests/run-e2e.sh long
+
+test-long: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory e2e-long
 
 # The whole suite again, under AddressSanitizer and UBSan, in its own build dir.
 asan: deps

@@ -97,7 +97,7 @@ for k in 1 2 3 4 5; do
   sleep_ms "$at"; kill -9 "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
   expect_rc 0 "$BIN/xtts-cache-merge" "$T/kp"
   [ "$(digest "$T/kp")" = "$d_parts" ] || die "merge killed at ${at}ms: digest differs"
-  ! ls "$T/kp" | grep -q '\.tmp\.' || die "merge killed at ${at}ms: a temporary file is left: $(ls "$T/kp")"
+  ! grep -q '\.tmp\.' <<< "$(ls "$T/kp")" || die "merge killed at ${at}ms: a temporary file is left: $(ls "$T/kp")"
 done
 # a temporary manifest of a killed build is removed by the next build of the directory
 touch "$T/k1/manifest.json.tmp.999999"

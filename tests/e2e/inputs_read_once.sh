@@ -113,10 +113,17 @@ for fmt in auto ljspeech tsv; do
 done
 # a piped input is kept in a temporary file ($TMPDIR), not in memory: one there while it runs, none after
 mkdir -p "$T/spill"
-rc=0; { awk 'BEGIN { for (i = 0; i < 200000; i++) printf "id%d|%s|%s\n", i, "a few words", "a few words" }'; sleep 2; } |
+# (the input stays open until the copy was seen, or 60 s: no timing window)
+rc=0; { awk 'BEGIN { for (i = 0; i < 200000; i++) printf "id%d|%s|%s\n", i, "a few words", "a few words" }'
+        for _ in $(seq 600); do [ -e "$T/seen" ] && break; sleep 0.1; done; } |
   TMPDIR="$T/spill" timeout 120 "$BIN/xtts-tokenize" --format ljspeech --lang en -q - > "$T/big.tsv" 2>/dev/null &
-pid=$!; sleep 1
-held=$(ls -l /proc/$(pgrep -n -f "xtts-tokenize --format ljspeech --lang en -q -")/fd 2>/dev/null | grep -c "$T/spill" || true)
+pid=$!; held=0
+for _ in $(seq 500); do
+  child=$(cat "/proc/$pid/task/$pid/children" 2>/dev/null || true)  # (timeout's child: xtts-tokenize)
+  held=$(ls -l "/proc/${child%% *}/fd" 2>/dev/null | grep -c "$T/spill" || true)
+  [ "$held" -ge 1 ] && break; sleep 0.1
+done
+touch "$T/seen"
 wait $pid || rc=$?
 [ $rc -eq 0 ] && [ "$(grep -vc '^#' "$T/big.tsv")" -eq 200000 ] || die "a large piped input: exit $rc"
 [ "$held" -ge 1 ] || die "a piped input was not kept in a temporary file under \$TMPDIR"

@@ -53,11 +53,11 @@ head -1 "$T/r.tsv" | grep -q "^id	flags	dup_of	speaker	status	duration_s	" || di
 [ "$(tail -n +2 "$T/r.tsv" | wc -l)" -eq "$n" ] || die "TSV: not one line per record"
 if grep -qi "nan\|inf" <(tail -n +2 "$T/r.tsv" | cut -f5-); then die "TSV holds NaN or Inf"; fi
 line() { awk -F'\t' -v id="$1" '$1 == id' "$T/r.tsv"; }
-line qa_dup | awk -F'\t' '$2 ~ /(^|,)dup_audio(,|$)/ && $3 == "en_001"' | grep -q . || die "qa_dup: $(line qa_dup | cut -f1-5)"
-line qa_short | awk -F'\t' '$2 ~ /too_short/ && $5 == "too_short"' | grep -q . || die "qa_short: $(line qa_short | cut -f1-5)"
-line qa_lead | awk -F'\t' '$2 ~ /lead_silence/ && $7 > 2.0' | grep -q . || die "qa_lead: $(line qa_lead | cut -f1-8)"
-line qa_clip | cut -f2 | grep -q clipped || die "qa_clip: $(line qa_clip | cut -f1-5)"
-line en_001 | cut -f2 | grep -qv dup_audio || die "en_001: the first of two copies is not flagged"
+grep -q . <<< "$(line qa_dup | awk -F'\t' '$2 ~ /(^|,)dup_audio(,|$)/ && $3 == "en_001"')" || die "qa_dup: $(line qa_dup | cut -f1-5)"
+grep -q . <<< "$(line qa_short | awk -F'\t' '$2 ~ /too_short/ && $5 == "too_short"')" || die "qa_short: $(line qa_short | cut -f1-5)"
+grep -q . <<< "$(line qa_lead | awk -F'\t' '$2 ~ /lead_silence/ && $7 > 2.0')" || die "qa_lead: $(line qa_lead | cut -f1-8)"
+grep -q clipped <<< "$(line qa_clip | cut -f2)" || die "qa_clip: $(line qa_clip | cut -f1-5)"
+grep -qv dup_audio <<< "$(line en_001 | cut -f2)" || die "en_001: the first of two copies is not flagged"
 "$PY" - "$T/r.json" "$T/r.tsv" "$n" <<'EOF'
 import json, math, sys
 j = json.load(open(sys.argv[1]))
@@ -93,8 +93,8 @@ flagged=$(tail -n +2 "$T/r.tsv" | awk -F'\t' '$2 != "-"' | wc -l)
 rc=0; "$BIN/xtts-tokenize" --lang en --exclude "$T/r.tsv" "$T/data/metadata.csv" > "$T/tokens-x.tsv" 2>"$T/tokx.err" || rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 3 ] || { cat "$T/tokx.err"; die "tokenize --exclude exit $rc"; }
 grep -q ", $flagged excluded" "$T/tokx.err" || { cat "$T/tokx.err"; die "tokenize: want $flagged excluded"; }
-if cut -f1 "$T/tokens-x.tsv" | grep -qx "qa_dup\|qa_lead\|qa_clip"; then die "tokenize kept an excluded record"; fi
-cut -f1 "$T/tokens-x.tsv" | grep -qx en_001 || die "tokenize dropped en_001"
+if grep -qx "qa_dup\|qa_lead\|qa_clip" <<< "$(cut -f1 "$T/tokens-x.tsv")"; then die "tokenize kept an excluded record"; fi
+grep -qx en_001 <<< "$(cut -f1 "$T/tokens-x.tsv")" || die "tokenize dropped en_001"
 rc=0; "$BIN/xtts-melcache" --out "$T/cx1" -j 2 -q "$T/tokens-x.tsv" 2>/dev/null || rc=$?; [ $rc -eq 0 ] || [ $rc -eq 3 ]
 rc=0; "$BIN/xtts-melcache" --out "$T/cx2" -j 2 -q --exclude "$T/r.tsv" "$T/tokens.tsv" 2>"$T/melx.err" || rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 3 ] || { cat "$T/melx.err"; die "melcache --exclude exit $rc"; }
@@ -108,7 +108,7 @@ rc=0; "$BIN/xtts-tokenize" --lang en --exclude "$T/r.tsv" --exclude-flags clippe
   > "$T/tokens-c.tsv" 2>"$T/tokc.err" || rc=$?
 want=$(tail -n +2 "$T/r.tsv" | awk -F'\t' '$2 ~ /(^|,)(clipped|dup_audio)(,|$)/' | wc -l)
 grep -q ", $want excluded" "$T/tokc.err" || { cat "$T/tokc.err"; die "--exclude-flags: want $want excluded"; }
-cut -f1 "$T/tokens-c.tsv" | grep -qx qa_lead || die "--exclude-flags clipped,dup_audio left out qa_lead"
+grep -qx qa_lead <<< "$(cut -f1 "$T/tokens-c.tsv")" || die "--exclude-flags clipped,dup_audio left out qa_lead"
 printf 'en_001\nqa_lead\n\n' > "$T/ids.txt"
 rc=0; "$BIN/xtts-tokenize" --lang en --exclude "$T/ids.txt" "$T/data/metadata.csv" > /dev/null 2>"$T/toki.err" || rc=$?
 grep -q ", 2 excluded" "$T/toki.err" || { cat "$T/toki.err"; die "plain id list"; }
