@@ -527,14 +527,15 @@ static int spill_file(void) {
     return fd;
 }
 
-/* Copies what gz yields into the file tfd, up to the metadata size limit, stopping after the
- * first block that holds a NUL byte: text never does, so the input is binary, and the reader's
- * message on what was copied names the line (as it would for a file). *len: bytes copied. */
+/* Copies what gz yields into the file tfd, up to the metadata size limit; a NUL byte stops it
+ * at once with an error naming its line and offset (text never holds one: the input is binary,
+ * e.g. /dev/urandom, and is not read on). *len: bytes copied. */
 static xtts_status spill_copy(gzFile gz, int tfd, const char *name, size_t *len, xtts_error *err) {
     enum { BLOCK = 1 << 16 };
     char *blk = malloc(BLOCK);
     if (!blk) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     xtts_status st = XTTS_OK;
+    size_t lines = 0;
     for (;;) {
         int got = gzread(gz, blk, BLOCK);
         if (got < 0) {
@@ -558,8 +559,14 @@ static xtts_status spill_copy(gzFile gz, int tfd, const char *name, size_t *len,
             else off += (size_t)w;
         }
         if (st) break;
+        const char *nul = memchr(blk, 0, (size_t)got);
+        for (const char *q = blk; (q = memchr(q, '\n', (size_t)((nul ? nul : blk + got) - q))); q++) lines++;
+        if (nul) {
+            st = xtts_error_set(err, XTTS_EINPUT, "%s:%zu: binary data (a NUL byte at offset %zu), not a metadata text",
+                                name, lines + 1, *len + (size_t)(nul - blk));
+            break;
+        }
         *len += (size_t)got;
-        if (memchr(blk, 0, (size_t)got)) break;
     }
     free(blk);
     return st;
