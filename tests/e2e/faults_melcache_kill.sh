@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e: long
 # Fault injection: kill -9 of xtts-melcache at random moments spread over whole builds,
 # in chains (kill, re-run killed again, ... then a re-run left to finish), with commits
 # after every 1, 3 and 16 inputs, -j 1 and -j 2, and for a part build joined by the last
