@@ -139,6 +139,15 @@ class Record(TypedDict):
     mel: npt.NDArray[np.float32]
 
 
+def _dir_ident(path: str) -> Optional[tuple[int, int]]:
+    """(device, inode) of the directory path, None when it cannot be had."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
 class XttsCache:
     """A cache directory: manifest.json plus shard-*/ LMDB environments.
 
@@ -154,6 +163,9 @@ class XttsCache:
     def __init__(self, path: Union[str, os.PathLike[str]], padded: bool = False, backend: str = "auto",
                  threads: int = 1) -> None:
         self.path = os.fspath(path)
+        # the directory as opened: a shard (re)opened after an update or a rebuild exchanged it
+        # would be the new cache's under the old manifest, so each opening checks it first
+        self._dir_ident = _dir_ident(self.path)
         self.padded = padded
         if backend not in BACKENDS:
             raise ValueError("backend %r: one of %s" % (backend, ", ".join(BACKENDS)))
@@ -255,6 +267,9 @@ class XttsCache:
         return CacheResourceError(code, "%s: cannot open %s: %s" % (name, what, os.strerror(code)))
 
     def _open_shard(self, si: int) -> _Handles:
+        if self._dir_ident is not None and _dir_ident(self.path) not in (None, self._dir_ident):
+            raise CacheError("%s: the cache was replaced while it was read (an update or a rebuild exchanged the "
+                             "directory); open it again to read the new one" % self.path)
         s = self.shards[si]
         path = os.path.join(self.path, s.name)
         data = os.path.join(path, "data.mdb")
