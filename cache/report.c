@@ -234,7 +234,7 @@ static void summary_speakers(const xtts_report *r, FILE *f) {
     }
     size_t with = 0;
     for (size_t s = 0; s < r->n_speakers; s++) with += r->spk[s].records > 0;
-    if (with > shown) fprintf(f, "... %zu more speakers (the JSON and the HTML page list them all)\n", with - shown);
+    if (with > shown) fprintf(f, "... %zu more speakers (the JSON lists them all)\n", with - shown);
 }
 
 xtts_status xtts_report_summary(xtts_report *r, FILE *f, xtts_error *err) {

@@ -155,6 +155,7 @@ xtts_status xtts_quality_thresholds_parse(const char *text, size_t len, const ch
     unsigned char seen[N_THRESHOLD_KEYS] = {0};
     char line[1024];
     size_t lineno = 0, pos = 0;
+    if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) pos = 3; /* a UTF-8 byte-order mark some editors write */
     while (pos < len) {
         lineno++;
         const char *nl = memchr(text + pos, '\n', len - pos);
