@@ -70,7 +70,14 @@ static void page_summary(xtts_report *r, FILE *f) {
     snprintf(v, sizeof v, "%llu", (unsigned long long)r->flagged), card(f, v, "records flagged");
     snprintf(v, sizeof v, "%.2f h", (r->seconds - r->flagged_seconds) / 3600), card(f, v, "left if they are dropped");
     snprintf(v, sizeof v, "%llu", (unsigned long long)r->too_short), card(f, v, "too short to measure");
-    fputs("</div>\n<h2>Flags</h2><table><tr><th>flag</th><th>what it means</th><th class=\"n\">records</th>"
+    fputs("</div>\n", f);
+    for (int fl = 0; fl < XTTS_QUALITY_N_FLAGS; fl++) {
+        const char *note = xtts_report_dataset_note(r, fl);
+        if (note)
+            fprintf(f, "<p class=\"sub\"><code>%s</code> on %.0f %% of records: %s</p>\n", xtts_quality_flag_name(fl),
+                    100.0 * (double)r->flag_records[fl] / (double)r->n, note);
+    }
+    fputs("<h2>Flags</h2><table><tr><th>flag</th><th>what it means</th><th class=\"n\">records</th>"
           "<th class=\"n\">hours</th><th class=\"n\">share</th><th></th></tr>\n", f);
     for (int fl = 0; fl < XTTS_QUALITY_N_FLAGS; fl++) {
         double share = r->n ? 100.0 * (double)r->flag_records[fl] / (double)r->n : 0;
