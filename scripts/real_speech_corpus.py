@@ -12,12 +12,16 @@ commit HEAD and writes per corpus:
 
 Corpora: ljspeech (coqui-ai/TTS tests/data/ljspeech: 32 LJSpeech clips, 22,050 Hz, one
 speaker, tightly trimmed) and speechbrain (speechbrain/speechbrain tests/samples: 19 clips
-of read speech at 16 kHz from several sources and speakers, one LJSpeech clip at 22,050 Hz).
+of read speech at 16 kHz from several sources and speakers, one LJSpeech clip at 22,050 Hz),
+librispeech and librispeech-other (resemble-ai/Resemblyzer audio_data: 251 LibriSpeech
+train-clean-100 clips, the first of each of 251 speakers, and 100 test-other clips of 10
+speakers; 16 kHz).
 
 With --low-noise, also OUT/<corpus>-low: the same clips with mains hum, rumble and a slow DC
 drift added below the speech band (add_low_noise), on which the edge flags must not change.
 
-Usage: real_speech_corpus.py OUT [--coqui GIT_DIR] [--speechbrain GIT_DIR] [--low-noise]
+Usage: real_speech_corpus.py OUT [--coqui GIT_DIR] [--speechbrain GIT_DIR] [--resemblyzer GIT_DIR]
+                             [--low-noise]
   e.g. git clone --depth 1 https://github.com/coqui-ai/TTS; real_speech_corpus.py /tmp/rs --coqui TTS
 OUT/<corpus>/sources.txt names each clip's git blob id and path, so a result can be traced to
 the exact files. Exit: 0 when every named corpus was written, 2 when a source lacks a clip.
@@ -42,6 +46,19 @@ SPEECHBRAIN_CLIPS = (
     + [("tests/samples/TTS/LJ050-0131.wav", "ljspeech"), ("tests/samples/VAD/train.wav", "vad"),
        ("tests/samples/VAD/valid.wav", "vad")]
 )
+
+
+def resemblyzer_clips(git_dir: str, folder: str) -> list[tuple[str, str]]:
+    """The LibriSpeech clips resemble-ai/Resemblyzer keeps under audio_data/<folder>, with
+    their speakers (the number the file name starts with)."""
+    r = subprocess.run(["git", "--git-dir", git_dir, "ls-tree", "-r", "--name-only", "HEAD", "audio_data/" + folder],
+                       capture_output=True, text=True)
+    if r.returncode != 0 and os.path.isdir(os.path.join(git_dir, ".git")):
+        return resemblyzer_clips(os.path.join(git_dir, ".git"), folder)
+    paths = sorted(p for p in r.stdout.splitlines() if p.endswith(".flac"))
+    if not paths:
+        raise FileNotFoundError(f"{git_dir}: no audio_data/{folder}/*.flac at HEAD")
+    return [(p, "ls" + os.path.basename(p).split("-")[0]) for p in paths]
 
 
 def git_blob(git_dir: str, path: str) -> bytes:
@@ -75,7 +92,7 @@ def write_corpus(out: str, name: str, git_dir: str, clips: list[tuple[str, str]]
     sums = []
     for path, speaker in clips:
         data = git_blob(git_dir, path)
-        cid = clip_id(path, name != "ljspeech")
+        cid = clip_id(path, name == "speechbrain")
         ext = path.rsplit(".", 1)[1]
         with open(os.path.join(wavs, f"{cid}.{ext}"), "wb") as f:
             f.write(data)
@@ -159,11 +176,12 @@ def main() -> int:
     ap.add_argument("out")
     ap.add_argument("--coqui", help="git directory of coqui-ai/TTS")
     ap.add_argument("--speechbrain", help="git directory of speechbrain/speechbrain")
+    ap.add_argument("--resemblyzer", help="git directory of resemble-ai/Resemblyzer")
     ap.add_argument("--low-noise", action="store_true",
                     help="also write <corpus>-low: the same clips with hum, rumble and DC drift added")
     a = ap.parse_args()
-    if not a.coqui and not a.speechbrain:
-        ap.error("name at least one source (--coqui, --speechbrain)")
+    if not a.coqui and not a.speechbrain and not a.resemblyzer:
+        ap.error("name at least one source (--coqui, --speechbrain, --resemblyzer)")
     try:
         if a.coqui:
             n = write_corpus(a.out, "ljspeech", a.coqui, [(p, "lj") for p in COQUI_WAVS], ljspeech_texts(a.coqui))
@@ -171,7 +189,12 @@ def main() -> int:
         if a.speechbrain:
             n = write_corpus(a.out, "speechbrain", a.speechbrain, SPEECHBRAIN_CLIPS, {})
             print(f"speechbrain: {n} clips", file=sys.stderr)
-        for name in ("ljspeech", "speechbrain") if a.low_noise else ():
+        if a.resemblyzer:
+            for name, folder in (("librispeech", "librispeech_train-clean-100"),
+                                 ("librispeech-other", "librispeech_test-other")):
+                n = write_corpus(a.out, name, a.resemblyzer, resemblyzer_clips(a.resemblyzer, folder), {})
+                print(f"{name}: {n} clips", file=sys.stderr)
+        for name in ("ljspeech", "speechbrain", "librispeech") if a.low_noise else ():
             if os.path.isdir(os.path.join(a.out, name)):
                 print(f"{name}-low: {write_low_noise_corpus(a.out, name, 1)} clips", file=sys.stderr)
     except FileNotFoundError as e:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The quality flags on real clean speech: on each corpus that scripts/real_speech_corpus.py
-# wrote into $XTTS_REAL_SPEECH (ljspeech, speechbrain, and their -low copies with hum, rumble
-# and DC drift added), at most 5 % of the clips carry a flag that the committed labels
+# wrote into $XTTS_REAL_SPEECH (ljspeech, speechbrain, librispeech, librispeech-other, and the
+# -low copies with hum, rumble and DC drift added), at most 5 % of the clips carry a flag that
+# the committed labels
 # (tests/data/quality_real_labels.tsv, an independent look) do not confirm, and the -low
 # copies carry the same edge flags as the clean ones. Skips when the corpus is absent (the
 # audio is not part of the repository): e.g.
@@ -24,8 +25,8 @@ for meta in "$R"/*/metadata.tsv; do
   corpus=$(basename "$(dirname "$meta")")
   base=${corpus%-low}
   grep -q "^$base	" "$LABELS" || { echo "$corpus: no labels, not judged"; continue; }
-  rate=22050
-  [ "$base" = speechbrain ] && rate=16000
+  rate=16000
+  [ "$base" = ljspeech ] && rate=22050
   "$EVAL" --rate "$rate" "$meta" > "$T/$corpus.flags.tsv"
   # clips with a flag the labels do not name; the rate over the corpus
   awk -F'\t' -v c="$base" -v name="$corpus" '
