@@ -169,6 +169,26 @@ static void reader_api_gives_the_stored_metrics(void **state) {
     assert_int_equal(m.n_chars, want.n_chars);
     assert_int_equal(xtts_api_quality(a, 7, buf, 10, &len), XTTS_ERANGE);
     assert_int_equal(xtts_api_quality(a, 12, buf, sizeof buf, &len), XTTS_ERANGE);
+    /* every record's flags as the report decides them: the defaults, then a thresholds text */
+    uint32_t flags[12], want_flags[12];
+    int64_t dup_of[12], want_dup[12];
+    xtts_quality_metrics all[12];
+    uint32_t spk[12];
+    xtts_quality_thresholds t;
+    xtts_quality_thresholds_defaults(&t);
+    for (int i = 0; i < 12; i++) make_metrics(i, &all[i]), spk[i] = (uint32_t)(i % 2);
+    assert_int_equal(xtts_quality_flag_all(all, spk, 12, &t, want_flags, want_dup, &err), XTTS_OK);
+    assert_int_equal(xtts_api_quality_flags(a, NULL, 0, flags, dup_of, 12), 0);
+    assert_memory_equal(flags, want_flags, sizeof flags);
+    assert_memory_equal(dup_of, want_dup, sizeof dup_of);
+    const char *strict = "snr_db = 25\n";
+    t.snr_db = 25;
+    assert_int_equal(xtts_quality_flag_all(all, spk, 12, &t, want_flags, want_dup, &err), XTTS_OK);
+    assert_int_equal(xtts_api_quality_flags(a, strict, strlen(strict), flags, dup_of, 12), 0);
+    assert_memory_equal(flags, want_flags, sizeof flags);
+    assert_int_equal(xtts_api_quality_flags(a, "snr = 3\n", 8, flags, dup_of, 12), XTTS_EUSAGE);
+    assert_non_null(strstr(xtts_api_last_error(), "thresholds:1: unknown key 'snr'"));
+    assert_int_equal(xtts_api_quality_flags(a, NULL, 0, flags, dup_of, 11), XTTS_ERANGE);
     xtts_api_close(a);
 }
 
