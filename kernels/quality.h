@@ -129,8 +129,8 @@ xtts_status xtts_quality_measure(xtts_quality_state *st, const float *samples, s
 typedef enum {
     XTTS_QFLAG_LEAD_SILENCE = 0,  /* lead_silence_s above the threshold */
     XTTS_QFLAG_TRAIL_SILENCE = 1, /* trail_silence_s above the threshold */
-    XTTS_QFLAG_CUT_START = 2,     /* speech runs into the first 20 ms at near speech level */
-    XTTS_QFLAG_CUT_END = 3,       /* speech runs into the last 20 ms at near speech level */
+    XTTS_QFLAG_CUT_START = 2,     /* speech at near speech level in the first 2.5 ms (speech band) */
+    XTTS_QFLAG_CUT_END = 3,       /* speech at near speech level in the last 2.5 ms (speech band) */
     XTTS_QFLAG_CLIPPED = 4,       /* clip_fraction above the threshold */
     XTTS_QFLAG_LOW_SNR = 5,       /* snr_db below the threshold */
     XTTS_QFLAG_UPSAMPLED = 6,     /* bandwidth well below the Nyquist frequency of the cache */
