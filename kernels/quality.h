@@ -111,6 +111,10 @@ void xtts_quality_state_delete(xtts_quality_state *st);
  *    (about 0.5 dB) for steady noise because the quietest frames are the noise's quiet ones,
  *    and high for speech under 10 dB (weak speech frames fall under noise + 6 dB): it reads
  *    no lower than about 6 dB.
+ *  - cut edges: the first and last 2.5 ms through a 4th-order 200 Hz high-pass run towards
+ *    the edge (hum, rumble and DC drift are not speech); start_edge_db / end_edge_db that level
+ *    against the speech frames' speech-band level, cut_start / cut_end whether it is over the
+ *    speech/silence threshold. A tight trim's onset still rises from near silence there.
  *  - bandwidth_hz: mean power spectrum of speech frames (4, and one per second of speech,
  *    at most 32; FFT of 512 points at 16-24 kHz, Blackman-Harris window), in bands of about 250 Hz; the
  *    upper edge of the highest band whose level is at most 70 dB below the 300-3400 Hz
