@@ -396,6 +396,30 @@ static double speech_band_share(const xtts_quality_state *st, int sample_rate) {
     return all > 0 && band > 0 ? band / all : 1;
 }
 
+/* Of the power of the quietest frame (the noise), the share above the speech band's lower
+ * edge, from one FFT there: small for hum and rumble, about 1 for broadband noise; 1 when the
+ * frame is silent. */
+static double noise_band_share(xtts_quality_state *st, const float *x, float dc, size_t n, size_t frame_len,
+                               size_t n_frames, int sample_rate) {
+    size_t q = 0;
+    for (size_t f = 1; f < n_frames; f++)
+        if (st->frame_pow[f] < st->frame_pow[q]) q = f;
+    int nf = st->n_fft, nb = nf / 2 + 1, lo = (int)ceil(XTTS_QUALITY_SPEECH_BAND_HZ * nf / sample_rate);
+    size_t start = q * frame_len + frame_len / 2;
+    start = start > (size_t)nf / 2 ? start - (size_t)nf / 2 : 0;
+    if (start + (size_t)nf > n) start = n >= (size_t)nf ? n - (size_t)nf : 0;
+    if (start + (size_t)nf > n) return 1;
+    for (int i = 0; i < nf; i++) st->fft_in[i] = (x[start + (size_t)i] - dc) * st->window[i];
+    fftwf_execute(st->plan);
+    double all = 0, band = 0;
+    for (int k = 1; k < nb; k++) {
+        double p = (double)st->fft_out[k][0] * st->fft_out[k][0] + (double)st->fft_out[k][1] * st->fft_out[k][1];
+        all += p;
+        if (k >= lo) band += p;
+    }
+    return all > 0 && band > 0 ? band / all : 1;
+}
+
 /* ---- the edges, in the speech band --------------------------------------------------------- */
 
 #define EDGE_SETTLE_S 0.020 /* the high-pass runs this long before the edge: its slowest pole pair
@@ -445,14 +469,15 @@ static void edge_band_dbfs(const float *x, size_t n, float dc, int sample_rate, 
 }
 
 /* cut_start / cut_end and the edge levels: the edge's speech-band level against the speech
- * frames' speech-band level (band_active_db), and whether it is speech at all (over the
- * speech/silence threshold, which is broadband and so an upper bound for the band's noise). */
-static void measure_edges(xtts_quality_metrics *m, const float *x, size_t n, float dc, int sample_rate, float thr_db,
-                          float band_active_db) {
+ * frames' speech-band level (band_active_db), and whether it is speech at all: over the
+ * speech/silence threshold taken in the speech band (band_thr_db: loud - 40 dB and noise + 6 dB,
+ * each of its speech-band share), so that hum, which raises the broadband noise, hides no cut. */
+static void measure_edges(xtts_quality_metrics *m, const float *x, size_t n, float dc, int sample_rate,
+                          float band_thr_db, float band_active_db) {
     float start, end;
     edge_band_dbfs(x, n, dc, sample_rate, &start, &end);
-    m->cut_start = start > thr_db;
-    m->cut_end = end > thr_db;
+    m->cut_start = start > band_thr_db;
+    m->cut_end = end > band_thr_db;
     m->start_edge_db = start - band_active_db;
     m->end_edge_db = end - band_active_db;
 }
@@ -541,14 +566,18 @@ xtts_status xtts_quality_measure(xtts_quality_state *st, const float *samples, s
     frame_stats fs;
     classify_frames(st->frame_pow, n_frames, &fs);
     fill_speech(out, &fs, frame_len, n, sample_rate);
-    double band_share = 1; /* of the speech frames' power, the share in the speech band */
+    double band_share = 1, noise_share = 1; /* of the speech frames' and the noise's power, the speech band's */
     if (fs.first <= fs.last) {
         xtts_status e = ensure_fft(st, sample_rate, err);
         if (e) return e;
         out->bandwidth_hz = measure_bandwidth(st, samples, dc, n, frame_len, &fs, pow(10.0, fs.thr_db / 10.0), sample_rate);
         band_share = speech_band_share(st, sample_rate);
+        noise_share = noise_band_share(st, samples, dc, n, frame_len, n_frames, sample_rate);
     }
-    measure_edges(out, samples, n, dc, sample_rate, fs.thr_db, out->active_dbfs + db_of_power(band_share));
+    float band_thr = fs.loud_db + db_of_power(band_share) - SPEECH_RANGE_DB;
+    float band_noise_thr = fs.noise_db + db_of_power(noise_share) + SPEECH_OVER_NOISE_DB;
+    if (band_noise_thr > band_thr) band_thr = band_noise_thr;
+    measure_edges(out, samples, n, dc, sample_rate, band_thr, out->active_dbfs + db_of_power(band_share));
     make_finite(out);
     return XTTS_OK;
 }

@@ -57,7 +57,7 @@ typedef enum {
  * xtts_quality_encode's, never this struct's bytes. */
 typedef struct xtts_quality_metrics {
     uint8_t status;        /* xtts_quality_status */
-    uint8_t cut_start;     /* 1: speech at the start: the first 5 ms in the speech band over the
+    uint8_t cut_start;     /* 1: speech at the start: the first 2.5 ms in the speech band over the
                               speech/silence threshold (version 1: a speech frame in the first 20 ms) */
     uint8_t cut_end;       /* 1: speech at the end, the same */
     uint8_t version;       /* the stored form's version the metrics were measured for:
@@ -114,7 +114,8 @@ void xtts_quality_state_delete(xtts_quality_state *st);
  *  - cut edges: the first and last 2.5 ms through a 4th-order 200 Hz high-pass run towards
  *    the edge (hum, rumble and DC drift are not speech); start_edge_db / end_edge_db that level
  *    against the speech frames' speech-band level, cut_start / cut_end whether it is over the
- *    speech/silence threshold. A tight trim's onset still rises from near silence there.
+ *    speech/silence threshold taken in the speech band (loud and noise scaled by their
+ *    speech-band shares). A tight trim's onset still rises from near silence there.
  *  - bandwidth_hz: mean power spectrum of speech frames (4, and one per second of speech,
  *    at most 32; FFT of 512 points at 16-24 kHz, Blackman-Harris window), in bands of about 250 Hz; the
  *    upper edge of the highest band whose level is at most 70 dB below the 300-3400 Hz

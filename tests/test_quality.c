@@ -158,7 +158,8 @@ static void test_onset_rising_from_silence_is_a_tight_trim_not_a_cut(void **stat
 
 /* Mains hum (50 Hz and its 2nd harmonic) and a DC step as loud as the speech over the first
  * and last 40 ms, silence between them and the speech: below the speech band, not speech, so
- * not a cut (a broadband edge level would read it as speech at speech level). */
+ * not a cut (a broadband edge level would read it as speech at speech level). And hum does not
+ * hide a cut either. */
 static void test_hum_and_drift_at_the_edges_are_not_a_cut(void **state) {
     (void)state;
     size_t n = 2 * SR, edge = (size_t)(0.040 * SR), gap = SR / 10;
@@ -174,6 +175,19 @@ static void test_hum_and_drift_at_the_edges_are_not_a_cut(void **state) {
     assert_true(m.start_edge_db < -20.0f);
     assert_true(m.end_edge_db < -20.0f);
     assert_int_equal(flags_of(&m) & ((1u << XTTS_QFLAG_CUT_START) | (1u << XTTS_QFLAG_CUT_END)), 0);
+    /* hum all through, 7 dB under the speech, over a clip cut at its start in a part of the word
+     * 10 dB under its level: the hum raises the broadband noise over that part, but the cut is
+     * judged against the speech band's noise and still found */
+    memset(x, 0, n * sizeof *x);
+    add_bursts(x, 0, n - gap, 0, 0, 0.01, 5);
+    for (size_t i = 0; i < (size_t)(0.005 * SR); i++) x[i] = x[i + (size_t)(0.005 * SR)];
+    for (size_t i = 0; i < (size_t)(0.010 * SR); i++) x[i] *= 0.316f;
+    for (size_t i = 0; i < n; i++)
+        x[i] += (float)(sqrt(2 * 0.002) * sin(TWO_PI * 50 * (double)i / SR));
+    measure(x, n, &m);
+    assert_true(m.start_edge_db > -13.0f && m.start_edge_db < -7.0f);
+    assert_int_equal(flags_of(&m) & ((1u << XTTS_QFLAG_CUT_START) | (1u << XTTS_QFLAG_CUT_END)),
+                     1u << XTTS_QFLAG_CUT_START);
     free(x);
 }
 
