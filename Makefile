@@ -91,7 +91,8 @@ CUDA_PLUGIN_OBJS := $(patsubst %.cu,$(OBJ)/%.cu.pic.o,$(CU_SRCS)) \
 # exporting only xtts_api_* (cache/reader_api.map).
 READER_SO := $(BUILD)/lib/libxtts-reader.so
 READER_SO_SRCS := $(filter-out $(PROG_SRCS),$(wildcard common/*.c formats/*.c)) \
-                  kernels/mel.c cache/reader.c cache/unfinished.c cache/lmdb_file.c cache/reader_api.c
+                  kernels/mel.c kernels/quality_flags.c cache/reader.c cache/unfinished.c cache/lmdb_file.c \
+                  cache/reader_api.c
 READER_SO_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(READER_SO_SRCS))
 READER_SO_LIBS := $(shell pkg-config --libs lmdb libzstd jansson sndfile fftw3f 2>/dev/null)
 ifeq ($(findstring -llmdb,$(READER_SO_LIBS)),)

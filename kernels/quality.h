@@ -33,8 +33,12 @@ extern "C" {
  * hash are filled. */
 #define XTTS_QUALITY_FRAME_S 0.010
 #define XTTS_QUALITY_MIN_FRAMES 10
-/* The edge the cut tests look at: speech in the first or last 20 ms of the clip. */
-#define XTTS_QUALITY_EDGE_S 0.020
+/* The edge the cut tests look at: the first or last 5 ms of the clip, in the speech band
+ * (above XTTS_QUALITY_SPEECH_BAND_HZ, so mains hum, rumble and DC drift are not speech). A
+ * tight trim's onset is still rising from near silence there; a cut starts at speech level.
+ * (Metrics of stored version 1 looked at 20 ms, broadband.) */
+#define XTTS_QUALITY_EDGE_S 0.0025
+#define XTTS_QUALITY_SPEECH_BAND_HZ 200.0
 /* A level of digital silence (log of zero) reads this. */
 #define XTTS_QUALITY_FLOOR_DBFS (-120.0f)
 /* SNR when the noise estimate is zero or below what float samples resolve. */
@@ -53,9 +57,12 @@ typedef enum {
  * xtts_quality_encode's, never this struct's bytes. */
 typedef struct xtts_quality_metrics {
     uint8_t status;        /* xtts_quality_status */
-    uint8_t cut_start;     /* 1: speech (the speech/silence decision) in the first 20 ms */
-    uint8_t cut_end;       /* 1: speech in the last 20 ms */
-    uint8_t reserved;      /* 0 */
+    uint8_t cut_start;     /* 1: speech at the start: the first 2.5 ms in the speech band over the
+                              speech/silence threshold (version 1: a speech frame in the first 20 ms) */
+    uint8_t cut_end;       /* 1: speech at the end, the same */
+    uint8_t version;       /* the stored form's version the metrics were measured for:
+                              XTTS_QUALITY_VERSION, or 1 for a cache built before it (edges
+                              measured broadband over 20 ms; flagged by the same rule) */
     uint32_t sample_rate;  /* Hz of the samples measured (the cache's rate) */
     uint32_t native_rate;  /* Hz of the source file before resampling; 0 unknown */
     uint32_t n_chars;      /* characters of the text (as given to measure) */
@@ -64,8 +71,9 @@ typedef struct xtts_quality_metrics {
     float lead_silence_s;  /* from the start to the first speech frame */
     float trail_silence_s; /* from the end of the last speech frame to the end */
     float speech_s;        /* duration - lead - trail: the span the text is spoken in */
-    float start_edge_db;   /* level of the first 20 ms relative to active_dbfs (dB, <= ~+10) */
-    float end_edge_db;     /* level of the last 20 ms relative to active_dbfs */
+    float start_edge_db;   /* speech-band level of the first 5 ms relative to the speech-band level of
+                              the speech frames (dB, <= ~+10; version 1: broadband, 20 ms) */
+    float end_edge_db;     /* the same for the last 5 ms */
     float peak_dbfs;       /* 20 log10 max |x| */
     float rms_dbfs;        /* RMS of the whole clip (DC included) */
     float active_dbfs;     /* RMS of the speech frames only, about the clip's mean: the speech level */
@@ -103,6 +111,11 @@ void xtts_quality_state_delete(xtts_quality_state *st);
  *    (about 0.5 dB) for steady noise because the quietest frames are the noise's quiet ones,
  *    and high for speech under 10 dB (weak speech frames fall under noise + 6 dB): it reads
  *    no lower than about 6 dB.
+ *  - cut edges: the first and last 2.5 ms through a 4th-order 200 Hz high-pass run towards
+ *    the edge (hum, rumble and DC drift are not speech); start_edge_db / end_edge_db that level
+ *    against the speech frames' speech-band level, cut_start / cut_end whether it is over the
+ *    speech/silence threshold taken in the speech band (loud and noise scaled by their
+ *    speech-band shares). A tight trim's onset still rises from near silence there.
  *  - bandwidth_hz: mean power spectrum of speech frames (4, and one per second of speech,
  *    at most 32; FFT of 512 points at 16-24 kHz, Blackman-Harris window), in bands of about 250 Hz; the
  *    upper edge of the highest band whose level is at most 70 dB below the 300-3400 Hz
@@ -121,8 +134,8 @@ xtts_status xtts_quality_measure(xtts_quality_state *st, const float *samples, s
 typedef enum {
     XTTS_QFLAG_LEAD_SILENCE = 0,  /* lead_silence_s above the threshold */
     XTTS_QFLAG_TRAIL_SILENCE = 1, /* trail_silence_s above the threshold */
-    XTTS_QFLAG_CUT_START = 2,     /* speech runs into the first 20 ms at near speech level */
-    XTTS_QFLAG_CUT_END = 3,       /* speech runs into the last 20 ms at near speech level */
+    XTTS_QFLAG_CUT_START = 2,     /* speech at near speech level in the first 2.5 ms (speech band) */
+    XTTS_QFLAG_CUT_END = 3,       /* speech at near speech level in the last 2.5 ms (speech band) */
     XTTS_QFLAG_CLIPPED = 4,       /* clip_fraction above the threshold */
     XTTS_QFLAG_LOW_SNR = 5,       /* snr_db below the threshold */
     XTTS_QFLAG_UPSAMPLED = 6,     /* bandwidth well below the Nyquist frequency of the cache */
@@ -158,7 +171,7 @@ size_t xtts_quality_tsv_fields(const xtts_quality_metrics *m, char *out, size_t 
 typedef struct {
     float lead_silence_s;    /* lead_silence above: 1.0 s */
     float trail_silence_s;   /* trail_silence above: 1.0 s */
-    float cut_edge_db;       /* cut_*: edge speech at or above active - this many dB: -20 */
+    float cut_edge_db;       /* cut_*: edge speech at or above the speech level - this many dB: -15 */
     float clip_fraction;     /* clipped above: 0.001 (0.1 % of samples at full scale) */
     float snr_db;            /* low_snr below: 15 dB */
     float bandwidth_fraction; /* upsampled when bandwidth < this x the cache's Nyquist: 0.8 */
@@ -201,13 +214,17 @@ xtts_status xtts_quality_flag_all(const xtts_quality_metrics *m, const uint32_t 
 /* ---- stored form ----------------------------------------------------------------------- */
 
 /* The fixed little-endian layout (docs/quality.md): version byte, the fields in struct order,
- * then a CRC-32 of everything before it. */
-#define XTTS_QUALITY_VERSION 1
+ * then a CRC-32 of everything before it. Version 2 has version 1's layout; its edge fields
+ * (cut_start, cut_end, start_edge_db, end_edge_db) are measured in the speech band over 5 ms
+ * instead of broadband over 20 ms. Both decode. */
+#define XTTS_QUALITY_VERSION 2
 #define XTTS_QUALITY_BYTES 104
 
 void xtts_quality_encode(const xtts_quality_metrics *m, uint8_t out[XTTS_QUALITY_BYTES]);
-/* Errors: XTTS_ECORRUPT (CRC mismatch, unknown version or status, a cut flag not 0/1, a
- * non-finite float); *m is zeroed then. The reserved byte is not stored (it reads 0). */
+/* Encodes m as version m->version (1 or 2; 0 reads as XTTS_QUALITY_VERSION), so a metric
+ * decoded from an old cache is stored again as it was measured. */
+/* Errors: XTTS_ECORRUPT (CRC mismatch, a version other than 1 or 2, an unknown status, a cut
+ * flag not 0/1, a non-finite float); *m is zeroed then. m->version gets the stored version. */
 xtts_status xtts_quality_decode(const uint8_t in[XTTS_QUALITY_BYTES], xtts_quality_metrics *m, xtts_error *err);
 
 #ifdef __cplusplus

@@ -76,6 +76,39 @@ assert dup["dup_of"] == "en_001", dup
 assert j["flagged_records"] == sum(1 for r in j["per_record"] if r["flags"])
 assert abs(j["kept_hours"] + j["flagged_hours"] - j["hours"]) < 1e-9
 EOF
+# the Python package reads the same metrics and flags, both backends, and filters on them
+printf 'snr_db = 60\n' > "$T/strict.conf"
+"$BIN/xtts-cache-report" -q "$T/c" --thresholds "$T/strict.conf" --tsv "$T/r60.tsv" || die "report --thresholds"
+PYTHONPATH="$here/python" XTTS_PREP_LIB="$BUILD/lib" "$PY" - "$T/c" "$T/r.tsv" "$T/r60.tsv" <<'EOF' || die "python's metrics or flags differ from the report's"
+import sys
+from xtts_prep import CacheDataset, XttsCache
+def rows(path):
+    lines = open(path).read().splitlines()
+    head = lines[0].split("\t")
+    return {l.split("\t")[0]: dict(zip(head, l.split("\t"))) for l in lines[1:]}
+def close(v, text):
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    return abs(v - float(text)) <= 0.5 * 10 ** -decimals + 1e-9
+want, want60 = rows(sys.argv[2]), rows(sys.argv[3])
+for backend in ("c", "python"):
+    c = XttsCache(sys.argv[1], backend=backend)
+    assert c.backend == backend and c.has_metrics()
+    flags, dup_of = c.quality_flags()
+    for i in range(len(c)):
+        rid = c.header(i)["id"]
+        w, m = want[rid], c.metrics(i)
+        assert (",".join(c.flags(i)) or "-") == w["flags"], (backend, rid, c.flags(i), w["flags"])
+        assert (c.header(int(dup_of[i]))["id"] if dup_of[i] >= 0 else "-") == w["dup_of"], (backend, rid)
+        assert m["status"] == w["status"] and m["audio_hash"] == w["audio_hash"], (backend, rid)
+        for k in ("duration_s", "snr_db", "active_dbfs", "start_edge_db", "bandwidth_hz", "clip_fraction"):
+            assert close(m[k], w[k]), (backend, rid, k, m[k], w[k])
+        assert (",".join(c.flags(i, {"snr_db": 60})) or "-") == want60[rid]["flags"], (backend, rid)
+    ds = CacheDataset(sys.argv[1], backend=backend, exclude_flags=["dup_audio", "clipped", "lead_silence"])
+    kept = {ds[k]["id"] for k in range(len(ds))}
+    gone = {r for r, w in want.items() if set(w["flags"].split(",")) & {"dup_audio", "clipped", "lead_silence"}}
+    assert gone and kept == set(want) - gone, (backend, sorted(gone), len(kept))
+print("python reads the report's metrics and flags: ok")
+EOF
 # a build in parts, joined: the same metrics, so the same report
 for k in 0 1 2; do
   rc=0; "$BIN/xtts-melcache" --out "$T/cp" --part $k/3 -j 1 -q --audio int16 "$T/tokens.tsv" 2>/dev/null || rc=$?
