@@ -90,7 +90,8 @@ CUDA_PLUGIN_OBJS := $(patsubst %.cu,$(OBJ)/%.cu.pic.o,$(CU_SRCS)) \
 # kernels/mel.c, where the manifest finds the presets),
 # exporting only xtts_api_* (cache/reader_api.map).
 READER_SO := $(BUILD)/lib/libxtts-reader.so
-READER_SO_SRCS := $(filter-out $(PROG_SRCS),$(wildcard common/*.c formats/*.c)) \
+# The model-file readers (formats/zip_read.c, formats/torch_*.c: zlib) are no part of the reader.
+READER_SO_SRCS := $(filter-out $(PROG_SRCS) formats/zip_read.c formats/torch_%.c,$(wildcard common/*.c formats/*.c)) \
                   kernels/mel.c cache/reader.c cache/unfinished.c cache/lmdb_file.c cache/reader_api.c
 READER_SO_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(READER_SO_SRCS))
 READER_SO_LIBS := $(shell pkg-config --libs lmdb libzstd jansson sndfile fftw3f 2>/dev/null)
