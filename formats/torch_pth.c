@@ -309,6 +309,8 @@ const xtts_pth_tensor *xtts_pth_find(const xtts_pth *f, const char *name) {
 
 size_t xtts_pth_count(const xtts_pth *f) { return f->n; }
 
+const char *xtts_pth_label(const xtts_pth *f) { return f->label; }
+
 const xtts_pth_tensor *xtts_pth_tensor_at(const xtts_pth *f, size_t i) { return i < f->n ? &f->t[i] : NULL; }
 
 static void format_shape(char *buf, size_t cap, int ndim, const int64_t *shape) {

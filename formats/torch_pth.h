@@ -77,6 +77,9 @@ const xtts_pth_tensor *xtts_pth_tensor_at(const xtts_pth *f, size_t i);
 xtts_status xtts_pth_expect(const xtts_pth *f, const char *name, int ndim, const int64_t *shape,
                             const xtts_pth_tensor **out, xtts_error *err);
 
+/* The file's name as given to xtts_pth_open (or the label of xtts_pth_open_mem). */
+const char *xtts_pth_label(const xtts_pth *f);
+
 /* Free the file and its tensors. NULL is allowed. */
 void xtts_pth_close(xtts_pth *f);
 
