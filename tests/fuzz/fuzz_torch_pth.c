@@ -5,13 +5,15 @@
  *         "1" (64 float16) and "2" (64 bytes), so that mutations reach the unpickler
  *         instead of stopping at the zip's CRC-32.
  * Whatever the bytes, the reader returns a status without reading out of bounds, and a
- * file it accepts has tensors whose every value can be read and found again by name. */
+ * file it accepts has tensors whose every value can be read and found again by name, and
+ * which the DVAE's and the mel norms' binders (formats/torch_dvae.h) take or refuse. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/xtts_common.h"
+#include "formats/torch_dvae.h"
 #include "formats/torch_pth.h"
 
 typedef struct {
@@ -69,6 +71,12 @@ static void check_accepted(const xtts_pth *f) {
         if (numel != t->numel) __builtin_trap();
         for (size_t k = 0; k < t->numel; k++) sink += t->data[k];
     }
+    /* the DVAE's and the norms' binders take any table: an answer, one line */
+    xtts_dvae_weights w;
+    const float *norms;
+    xtts_error err;
+    if (xtts_dvae_weights_from_pth(f, &w, &err) != XTTS_OK && strchr(err.msg, '\n')) __builtin_trap();
+    if (xtts_mel_norms_from_pth(f, 8, &norms, &err) != XTTS_OK && strchr(err.msg, '\n')) __builtin_trap();
     (void)sink;
 }
 
