@@ -22,6 +22,7 @@
 #define MAX_NAME 4096                 /* bytes of a dotted key path */
 #define MAX_KEY 256                   /* bytes of a storage key */
 #define MAX_VISITS ((size_t)1 << 22)  /* values walked: shared subtrees cannot blow it up */
+#define MAX_SLOTS ((size_t)1 << 22)   /* stack depth and memo indices */
 
 typedef enum { PK_NONE, PK_BOOL, PK_INT, PK_FLOAT, PK_STR, PK_TUPLE, PK_LIST, PK_DICT, PK_GLOBAL, PK_STORAGE, PK_TENSOR } pk_kind;
 typedef enum { G_ORDERED_DICT, G_REBUILD_TENSOR_V2, G_REBUILD_PARAMETER, G_STORAGE } pk_global;
@@ -139,6 +140,7 @@ static const char *kind_name(pk_kind k) {
 static size_t floor_of(const vm *m) { return m->n_marks ? m->marks[m->n_marks - 1] : 0; }
 
 static xtts_status push(vm *m, pk_val *v) {
+    if (m->sp == MAX_SLOTS) return fail(m, "more than %zu values on the stack", MAX_SLOTS);
     if (m->sp == m->stack_cap) {
         size_t cap = m->stack_cap ? m->stack_cap * 2 : 64;
         pk_val **s = realloc(m->stack, cap * sizeof *s);
@@ -322,7 +324,7 @@ static int op_containers(vm *m, uint8_t op) {
 
 static xtts_status memo_put(vm *m, uint64_t idx) {
     if (m->sp <= floor_of(m)) return fail(m, "memo put on an empty stack");
-    if (idx >= m->len) return fail(m, "memo index %llu out of range", (unsigned long long)idx);
+    if (idx >= m->len || idx >= MAX_SLOTS) return fail(m, "memo index %llu out of range", (unsigned long long)idx);
     if (idx >= m->memo_cap) {
         size_t cap = m->memo_cap ? m->memo_cap : 64;
         while (cap <= idx) cap *= 2;

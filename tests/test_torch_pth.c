@@ -95,7 +95,9 @@ typedef struct {
     uint64_t claim_size; /* 0: the true size */
 } zent;
 
-static void zip_make(buf *o, const zent *e, int n) {
+/* zip64: every central entry's sizes and offset in a zip64 extra field, and the directory
+ * found through a zip64 end record and its locator, as writers do past 4 GiB. */
+static void zip_make64(buf *o, const zent *e, int n, int zip64) {
     uint64_t offs[16], csz[16], usz[16];
     uint32_t crcs[16];
     buf comp[16];
@@ -128,17 +130,28 @@ static void zip_make(buf *o, const zent *e, int n) {
         free(comp[i].b);
     }
     uint64_t cd = o->n;
+    uint32_t sat = 0xFFFFFFFFu;
     for (int i = 0; i < n; i++) {
-        put32(o, 0x02014b50); put16(o, 20); put16(o, 20); put16(o, 0); put16(o, e[i].deflate ? 8 : 0);
-        put16(o, 0); put16(o, 0); put32(o, crcs[i]); put32(o, (uint32_t)csz[i]); put32(o, (uint32_t)usz[i]);
-        put16(o, (unsigned)strlen(e[i].name)); put16(o, 0); put16(o, 0); put16(o, 0); put16(o, 0); put32(o, 0);
-        put32(o, (uint32_t)offs[i]);
+        put32(o, 0x02014b50); put16(o, 45); put16(o, 45); put16(o, 0); put16(o, e[i].deflate ? 8 : 0);
+        put16(o, 0); put16(o, 0); put32(o, crcs[i]);
+        put32(o, zip64 ? sat : (uint32_t)csz[i]); put32(o, zip64 ? sat : (uint32_t)usz[i]);
+        put16(o, (unsigned)strlen(e[i].name)); put16(o, zip64 ? 28 : 0); put16(o, 0); put16(o, 0); put16(o, 0); put32(o, 0);
+        put32(o, zip64 ? sat : (uint32_t)offs[i]);
         put(o, e[i].name, strlen(e[i].name));
+        if (zip64) { put16(o, 0x0001); put16(o, 24); put64(o, usz[i]); put64(o, csz[i]); put64(o, offs[i]); }
     }
     uint64_t cd_size = o->n - cd;
-    put32(o, 0x06054b50); put16(o, 0); put16(o, 0); put16(o, (unsigned)n); put16(o, (unsigned)n);
-    put32(o, (uint32_t)cd_size); put32(o, (uint32_t)cd); put16(o, 0);
+    if (zip64) {
+        uint64_t rec = o->n;
+        put32(o, 0x06064b50); put64(o, 44); put16(o, 45); put16(o, 45); put32(o, 0); put32(o, 0);
+        put64(o, (uint64_t)n); put64(o, (uint64_t)n); put64(o, cd_size); put64(o, cd);
+        put32(o, 0x07064b50); put32(o, 0); put64(o, rec); put32(o, 1);
+    }
+    put32(o, 0x06054b50); put16(o, 0); put16(o, 0); put16(o, zip64 ? 0xFFFF : (unsigned)n); put16(o, zip64 ? 0xFFFF : (unsigned)n);
+    put32(o, zip64 ? sat : (uint32_t)cd_size); put32(o, zip64 ? sat : (uint32_t)cd); put16(o, 0);
 }
+
+static void zip_make(buf *o, const zent *e, int n) { zip_make64(o, e, n, 0); }
 
 /* The reference state dict: OrderedDict with a float32 weight (2,3) = 0..5 in storage "0",
  * a float16 bias (2,) = {0.5, -2} in storage "1", a (2,) view of storage "0" from offset 4,
@@ -283,6 +296,27 @@ static void test_nested_dicts_join_keys_and_other_values_are_dropped(void **stat
     assert_non_null(t);
     assert_int_equal(t->shape[0], 3);
     xtts_pth_close(f);
+    free(p.b);
+    free(z.b);
+}
+
+static void test_zip64_directories_are_read(void **state) {
+    (void)state;
+    buf p = {0}, z = {0};
+    pickle_reference(&p);
+    zent e[] = {{"archive/data.pkl", p.b, p.n, 0, 0}, {"archive/data/0", W, sizeof W, 1, 0},
+                {"archive/data/1", B16, sizeof B16, 0, 0}};
+    zip_make64(&z, e, 3, 1);
+    xtts_pth *f = open_bytes(&z, NULL);
+    assert_int_equal(xtts_pth_count(f), 3);
+    assert_true(xtts_pth_find(f, "codebook.embed")->data[1] == 5.0f);
+    xtts_pth_close(f);
+    /* the locator pointing past the file, and a missing locator */
+    size_t loc = z.n - 22 - 20;
+    z.b[loc + 8] = 0xff;
+    open_bytes(&z, "zip64 end record at offset");
+    z.b[loc] = 0;
+    open_bytes(&z, "needs a zip64 locator, none found");
     free(p.b);
     free(z.b);
 }
@@ -744,6 +778,7 @@ int main(void) {
         cmocka_unit_test(test_single_tensor_file_is_named_empty),
         cmocka_unit_test(test_nested_dicts_join_keys_and_other_values_are_dropped),
         cmocka_unit_test(test_deflated_entries_are_read),
+        cmocka_unit_test(test_zip64_directories_are_read),
         cmocka_unit_test(test_globals_outside_the_allowlist_are_refused_by_name),
         cmocka_unit_test(test_reduce_of_anything_but_the_rebuilders_is_refused),
         cmocka_unit_test(test_opcodes_torch_never_emits_are_refused),
