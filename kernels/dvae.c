@@ -135,6 +135,8 @@ static void nearest_codes(const xtts_dvae *d, const float *latent, size_t t2, fl
 xtts_status xtts_dvae_encode(xtts_dvae *d, const float *mel, size_t frames, uint16_t *codes, float *latent,
                              xtts_error *err) {
     if (frames == 0) return xtts_error_set(err, XTTS_EUSAGE, "dvae: a clip of 0 frames has no codes");
+    if (frames > XTTS_DVAE_MAX_FRAMES)
+        return xtts_error_set(err, XTTS_EUSAGE, "dvae: a clip of %zu frames (at most %d)", frames, XTTS_DVAE_MAX_FRAMES);
     const xtts_dvae_weights *w = &d->w;
     size_t ch = (size_t)w->cfg.channels, hid = (size_t)w->cfg.hidden, inner = 2 * hid, dim = (size_t)w->cfg.codebook_dim;
     size_t t1 = (frames + 1) / 2, t2 = xtts_dvae_codes_len(frames);

@@ -29,6 +29,7 @@ extern "C" {
 #endif
 
 #define XTTS_DVAE_RES_BLOCKS 3
+#define XTTS_DVAE_MAX_FRAMES (1 << 24) /* mel frames of one clip (about 53 hours at hop 256, 22050 Hz) */
 
 typedef struct {
     int channels;     /* mel channels in (80) */
@@ -61,7 +62,7 @@ xtts_status xtts_dvae_new(const xtts_dvae_weights *w, xtts_dvae **out, xtts_erro
 /* Encode one clip: mel is (channels, frames) row-major, already divided by the mel norms.
  * Writes xtts_dvae_codes_len(frames) codes to codes and, when latent is not NULL, the
  * encoder's output before the search, (codebook_dim, codes) row-major.
- * Errors: XTTS_EUSAGE (frames 0), XTTS_ENOMEM. */
+ * Errors: XTTS_EUSAGE (frames 0 or over XTTS_DVAE_MAX_FRAMES), XTTS_ENOMEM. */
 xtts_status xtts_dvae_encode(xtts_dvae *d, const float *mel, size_t frames, uint16_t *codes, float *latent,
                              xtts_error *err);
 
