@@ -305,6 +305,9 @@ xtts_status xtts_zip_read(const xtts_zip *zip, const xtts_zip_entry *e, uint64_t
     if (e->method == 0) {
         data = zip->data + e->data_offset;
     } else if (e->method == 8) {
+        if (e->size > XTTS_ZIP_MAX_INFLATE)
+            return xtts_error_set(err, XTTS_ERANGE, "%s: zip: deflated entry '%s' claims %llu bytes, over the limit of %llu",
+                                  zip->label, e->name, (unsigned long long)e->size, (unsigned long long)XTTS_ZIP_MAX_INFLATE);
         uint8_t *buf = malloc((size_t)e->size + 1);
         if (!buf)
             return xtts_error_set(err, XTTS_ENOMEM, "%s: zip: entry '%s': out of memory for %llu bytes", zip->label,

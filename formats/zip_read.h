@@ -24,6 +24,7 @@ extern "C" {
 #endif
 
 #define XTTS_ZIP_MAX_ENTRIES 1000000 /* entries in one archive */
+#define XTTS_ZIP_MAX_INFLATE ((uint64_t)1 << 30) /* bytes one deflated entry may inflate to */
 
 /* One entry of the central directory, its bounds already checked. name is NUL-terminated
  * and owned by the archive. */
@@ -56,8 +57,9 @@ const xtts_zip_entry *xtts_zip_find(const xtts_zip *zip, const char *name);
 /* Read entry e: a stored entry is returned in place (*bytes points into the archive,
  * *owned is NULL); a deflated one is inflated into memory the caller frees (*owned ==
  * *bytes). *len is the entry's size. Entries larger than max_bytes are refused before any
- * memory is taken, and inflation stops at the entry's declared size.
- * Errors: XTTS_ERANGE (size over max_bytes), XTTS_EINPUT (unknown method, corrupt deflate
+ * memory is taken, deflated ones also above XTTS_ZIP_MAX_INFLATE (a bomb's 16 MB can claim
+ * gigabytes; torch.save never compresses), and inflation stops at the entry's declared size.
+ * Errors: XTTS_ERANGE (size over either bound), XTTS_EINPUT (unknown method, corrupt deflate
  * data, size or CRC-32 not what the directory says), XTTS_ENOMEM. */
 xtts_status xtts_zip_read(const xtts_zip *zip, const xtts_zip_entry *e, uint64_t max_bytes,
                           const uint8_t **bytes, uint8_t **owned, size_t *len, xtts_error *err);

@@ -520,6 +520,12 @@ static void test_zip_bomb_entries_are_refused_before_inflating(void **state) {
     zent e[] = {{"archive/data.pkl", p.b, p.n, 1, (uint64_t)1 << 30}, {"archive/data/0", W, sizeof W, 0, 0}};
     zip_make(&z, e, 2);
     open_bytes(&z, "entry 'archive/data.pkl' claims 1073741824 bytes, over the limit of 67108864");
+    /* a storage entry claiming 4 GiB, under the storage bound but over the inflate bound */
+    z.n = 0;
+    zent e1[] = {{"archive/data.pkl", p.b, p.n, 0, 0}, {"archive/data/0", W, sizeof W, 1, (uint64_t)0xFFFFFFF0u},
+                 {"archive/data/1", B16, sizeof B16, 0, 0}};
+    zip_make(&z, e1, 3);
+    open_bytes(&z, "deflated entry 'archive/data/0' claims 4294967280 bytes, over the limit of 1073741824");
     /* a storage of 16 MiB of zeros claims 4 KiB: inflation stops at the claim */
     size_t zeros_n = 16u << 20;
     uint8_t *zeros = calloc(1, zeros_n);
