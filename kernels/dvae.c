@@ -2,10 +2,12 @@
  *
  * Every convolution is one matrix product: the input is unfolded (im2col) into
  * (in*kernel, T_out) columns, and out = W (out, in*kernel) x columns + bias, computed by a
- * 4 x 16 register-blocked kernel in passes of 256 over the inner dimension (GCC's vector
- * extension, no intrinsics). The codebook search is a product of the latent (T2, D) with the transposed codebook
- * (N, D), with the entries' squared norms precomputed. float32 throughout, as Coqui runs it;
- * OpenMP over output rows and over codes. Reference: tests/golden/make_dvae_golden.py runs
+ * 4 x 16 register-blocked kernel over packed panels of 16 columns, in passes of 256 over the
+ * inner dimension (GCC's vector extension, no intrinsics); the threads share the panels. The
+ * codebook search is one more product, the transposed codebook (N, D) by the latent (D, T2),
+ * with the entries' squared norms precomputed. float32 throughout, as Coqui runs it, and each
+ * sum in the order Coqui's CPU convolution takes at small sizes (the golden clip's latent is
+ * equal bit for bit). Reference: tests/golden/make_dvae_golden.py and check_dvae_full.py run
  * Coqui's own DiscreteVAE on the same weights and mel. */
 #include "kernels/dvae.h"
 
@@ -14,7 +16,7 @@
 
 #define MR 4   /* output rows of the micro-kernel */
 #define NR 16  /* output columns of the micro-kernel: two vectors of 8 */
-#define KC 256 /* inner dimension per pass: a (KC, tout) panel of columns stays in cache */
+#define KC 256 /* inner dimension per pass: a packed (KC, NR) panel stays in L1 */
 
 typedef float v8f __attribute__((vector_size(32)));
 
