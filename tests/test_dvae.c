@@ -203,12 +203,87 @@ static void test_misshapen_weight_is_refused_with_both_shapes(void **state) {
     free(bytes);
 }
 
+/* ---- odd sizes against a direct convolution written here ---------------------------------- */
+
+static void ref_conv(const float *x, int cin, int tin, const float *w, const float *b, int cout, int k, int stride,
+                     int tout, double *y) {
+    int pad = (k - 1) / 2;
+    for (int o = 0; o < cout; o++)
+        for (int t = 0; t < tout; t++) {
+            double acc = b[o];
+            for (int i = 0; i < cin; i++)
+                for (int kk = 0; kk < k; kk++) {
+                    int src = t * stride + kk - pad;
+                    if (src >= 0 && src < tin) acc += (double)w[(o * cin + i) * k + kk] * x[i * tin + src];
+                }
+            y[o * tout + t] = acc;
+        }
+}
+
+static void to_float(const double *in, float *out, int n, int relu) {
+    for (int i = 0; i < n; i++) out[i] = (float)(relu && in[i] < 0 ? 0 : in[i]);
+}
+
+/* Sizes that leave partial blocks everywhere (rows not a multiple of 4, columns of 16). */
+static void test_odd_sizes_match_a_direct_convolution(void **state) {
+    (void)state;
+    enum { C = 3, H = 3, I = 6, D = 5, N = 7, T = 75 };
+    static float wt[20000];
+    uint64_t seed = 38;
+    for (size_t i = 0; i < sizeof wt / sizeof wt[0]; i++) wt[i] = (float)((xtts_splitmix64(&seed) >> 40) / 16777216.0 - 0.5);
+    xtts_dvae_weights w = {.cfg = {C, H, D, N}};
+    const float *p = wt;
+    w.conv0_w = p, p += H * C * 3, w.conv0_b = p, p += H;
+    w.conv1_w = p, p += I * H * 3, w.conv1_b = p, p += I;
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++) w.res_w[r][k] = p, p += I * I * (k == 2 ? 1 : 3), w.res_b[r][k] = p, p += I;
+    w.proj_w = p, p += D * I, w.proj_b = p, p += D;
+    w.codebook = p, p += D * N;
+    float mel[C * T];
+    for (int i = 0; i < C * T; i++) mel[i] = (float)((xtts_splitmix64(&seed) >> 40) / 4194304.0 - 2.0);
+    /* the reference, layer by layer, rounded to float between layers as the kernel keeps them */
+    int t1 = (T + 1) / 2, t2 = (t1 + 1) / 2;
+    static double yd[I * T];
+    static float h1[H * T], x[I * T], a[I * T], bb[I * T], z[D * T];
+    ref_conv(mel, C, T, w.conv0_w, w.conv0_b, H, 3, 2, t1, yd); to_float(yd, h1, H * t1, 1);
+    ref_conv(h1, H, t1, w.conv1_w, w.conv1_b, I, 3, 2, t2, yd); to_float(yd, x, I * t2, 1);
+    for (int r = 0; r < 3; r++) {
+        ref_conv(x, I, t2, w.res_w[r][0], w.res_b[r][0], I, 3, 1, t2, yd); to_float(yd, a, I * t2, 1);
+        ref_conv(a, I, t2, w.res_w[r][1], w.res_b[r][1], I, 3, 1, t2, yd); to_float(yd, bb, I * t2, 1);
+        ref_conv(bb, I, t2, w.res_w[r][2], w.res_b[r][2], I, 1, 1, t2, yd);
+        for (int i = 0; i < I * t2; i++) x[i] = (float)(x[i] + yd[i]);
+    }
+    ref_conv(x, I, t2, w.proj_w, w.proj_b, D, 1, 1, t2, yd); to_float(yd, z, D * t2, 0);
+    xtts_dvae *d = NULL;
+    xtts_error err;
+    assert_int_equal(xtts_dvae_new(&w, &d, &err), XTTS_OK);
+    uint16_t codes[T];
+    float latent[D * T];
+    assert_int_equal(xtts_dvae_encode(d, mel, T, codes, latent, &err), XTTS_OK);
+    for (int i = 0; i < D * t2; i++)
+        if (fabs(latent[i] - z[i]) > 1e-5 * (1 + fabs(z[i]))) fail_msg("latent[%d] = %g, direct %g", i, latent[i], z[i]);
+    for (int t = 0; t < t2; t++) {
+        double best = 1e300, second = 1e300;
+        int arg = 0;
+        for (int j = 0; j < N; j++) {
+            double dist = 0;
+            for (int i = 0; i < D; i++) dist += ((double)latent[i * t2 + t] - w.codebook[i * N + j]) * ((double)latent[i * t2 + t] - w.codebook[i * N + j]);
+            if (dist < best) second = best, best = dist, arg = j;
+            else if (dist < second) second = dist;
+        }
+        if (codes[t] != arg && second - best > 1e-5) fail_msg("code %d: %d, nearest %d", t, codes[t], arg);
+    }
+    assert_int_equal(xtts_dvae_encode(d, mel, 0, codes, NULL, &err), XTTS_EUSAGE);
+    xtts_dvae_delete(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_codes_equal_coquis_discrete_vae),
         cmocka_unit_test(test_codes_len_is_one_per_four_frames_rounded_up),
         cmocka_unit_test(test_weights_by_key_missing_or_misshapen_are_refused_by_name),
         cmocka_unit_test(test_misshapen_weight_is_refused_with_both_shapes),
+        cmocka_unit_test(test_odd_sizes_match_a_direct_convolution),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
