@@ -70,7 +70,7 @@ endif
 # ---- sources ---------------------------------------------------------------
 # prep/ is cut by job into sub-folders (docs/design.md), found here so that a new one needs no edit
 PREP_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard prep/*/*.c prep/*/*.cc prep/*/*/*.c prep/*/*/*.cc))))
-LIBDIRS   := common formats kernels cache $(PREP_DIRS) train
+LIBDIRS   := common formats formats/model kernels cache $(PREP_DIRS) train
 PROG_SRCS := $(wildcard $(addsuffix /xtts-*.c,$(LIBDIRS)))
 LIB_CSRCS := $(filter-out $(PROG_SRCS),$(wildcard $(addsuffix /*.c,$(LIBDIRS))))
 LIB_CXXSRCS := $(wildcard $(addsuffix /*.cc,$(LIBDIRS)))

@@ -15,6 +15,8 @@
 #include "kernels/mel_cuda.h"
 #include "formats/record.h"
 #include "formats/tokens.h"
+#include "formats/model/torch_pth.h"
+#include "formats/model/zip_read.h"
 #include "cache/reader.h"
 #include "cache/reader_api.h"
 #include "cache/writer.h"
@@ -41,6 +43,8 @@ static void test_every_destructor_accepts_null(void **state) {
     xtts_record_encoder_delete(NULL);
     xtts_record_decoder_delete(NULL);
     xtts_tokens_reader_close(NULL);
+    xtts_pth_close(NULL);
+    xtts_zip_close(NULL);
     xtts_cache_close(NULL);
     xtts_cache_reader_delete(NULL);
     xtts_batch_free(NULL);
