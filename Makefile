@@ -84,7 +84,8 @@ LIBXTTS   := $(BUILD)/lib/libxtts.a
 # they call (common, the mel parameters), exporting only xtts_cudaplugin_* (cuda_plugin.map).
 CUDA_PLUGIN := $(BUILD)/lib/libxtts-cuda.so
 CUDA_PLUGIN_OBJS := $(patsubst %.cu,$(OBJ)/%.cu.pic.o,$(CU_SRCS)) \
-                    $(OBJ)/cuda-plugin/common/xtts_common.o $(OBJ)/cuda-plugin/kernels/mel.o
+                    $(OBJ)/cuda-plugin/common/xtts_common.o $(OBJ)/cuda-plugin/common/mel_params.o \
+                    $(OBJ)/cuda-plugin/kernels/mel.o
 # The reader as a shared library with the stable C interface of cache/reader_api.h (what the
 # Python package loads through ctypes): position-independent copies of the reader's layers (and of
 # kernels/mel.c, where the manifest finds the presets),
