@@ -1,7 +1,7 @@
 # xtts-prep — GNU make build.
 #
 # Sources are discovered by folder so that adding a file needs no edit here:
-#   common/ formats/ kernels/ cache/ prep/*/ train/  *.c *.cc -> build/lib/libxtts.a
+#   common/ formats/ kernels/ cache/*/ prep/*/ train/ *.c *.cc -> build/lib/libxtts.a
 #   <folder>/xtts-*.c                                         -> build/bin/xtts-*
 #   tests/test_*.c                                            -> build/tests/test_* (cmocka)
 #   tests/*.c (the others: code the tests share)              -> build/tests/libxtts-test.a
@@ -70,7 +70,10 @@ endif
 # ---- sources ---------------------------------------------------------------
 # prep/ is cut by job into sub-folders (docs/design.md), found here so that a new one needs no edit
 PREP_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard prep/*/*.c prep/*/*.cc prep/*/*/*.c prep/*/*/*.cc))))
-LIBDIRS   := common formats kernels cache $(PREP_DIRS) train
+# cache/ is two rooms, the store (cache/store/, its read side in cache/store/read/) and the
+# audit tools (cache/audit/), found the same way
+CACHE_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard cache/*/*.c cache/*/*/*.c))))
+LIBDIRS   := common formats kernels $(CACHE_DIRS) $(PREP_DIRS) train
 PROG_SRCS := $(wildcard $(addsuffix /xtts-*.c,$(LIBDIRS)))
 LIB_CSRCS := $(filter-out $(PROG_SRCS),$(wildcard $(addsuffix /*.c,$(LIBDIRS))))
 LIB_CXXSRCS := $(wildcard $(addsuffix /*.cc,$(LIBDIRS)))
@@ -86,13 +89,13 @@ CUDA_PLUGIN := $(BUILD)/lib/libxtts-cuda.so
 CUDA_PLUGIN_OBJS := $(patsubst %.cu,$(OBJ)/%.cu.pic.o,$(CU_SRCS)) \
                     $(OBJ)/cuda-plugin/common/xtts_common.o $(OBJ)/cuda-plugin/common/mel_params.o \
                     $(OBJ)/cuda-plugin/kernels/mel.o
-# The reader as a shared library with the stable C interface of cache/reader_api.h (what the
+# The reader as a shared library with the stable C interface of cache/store/read/reader_api.h (what the
 # Python package loads through ctypes): position-independent copies of the reader's layers (and of
 # kernels/mel.c, where the manifest finds the presets),
-# exporting only xtts_api_* (cache/reader_api.map).
+# exporting only xtts_api_* (cache/store/read/reader_api.map).
 READER_SO := $(BUILD)/lib/libxtts-reader.so
 READER_SO_SRCS := $(filter-out $(PROG_SRCS),$(wildcard common/*.c formats/*.c)) \
-                  kernels/mel.c cache/reader.c cache/unfinished.c cache/lmdb_file.c cache/reader_api.c
+                  kernels/mel.c cache/store/read/reader.c cache/store/read/unfinished.c cache/store/read/lmdb_file.c cache/store/read/reader_api.c
 READER_SO_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(READER_SO_SRCS))
 READER_SO_LIBS := $(shell pkg-config --libs lmdb libzstd jansson sndfile fftw3f 2>/dev/null)
 ifeq ($(findstring -llmdb,$(READER_SO_LIBS)),)
@@ -148,9 +151,9 @@ $(OBJ)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -MMD -MP -c $< -o $@
 
-$(READER_SO): $(READER_SO_OBJS) cache/reader_api.map
+$(READER_SO): $(READER_SO_OBJS) cache/store/read/reader_api.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared $(SANITIZE) -o $@ $(READER_SO_OBJS) -Wl,--version-script=cache/reader_api.map \
+	$(CC) -shared $(SANITIZE) -o $@ $(READER_SO_OBJS) -Wl,--version-script=cache/store/read/reader_api.map \
 	    -Wl,-soname,libxtts-reader.so -Wl,--no-undefined $(READER_SO_LIBS) -lpthread -lm
 
 $(LIBXTTS): $(LIB_OBJS)

@@ -1,4 +1,4 @@
-"""ctypes binding of libxtts-reader.so, the C reader's stable interface (cache/reader_api.h).
+"""ctypes binding of libxtts-reader.so, the C reader's stable interface (cache/store/read/reader_api.h).
 
 No compiled extension module: the shared library is found and loaded at run time, and
 XttsCache falls back to the pure-Python reader when it is absent (docs/python-reader.md,

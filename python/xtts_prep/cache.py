@@ -537,7 +537,7 @@ class XttsCache:
                    mel_dtype: npt.DTypeLike = np.float32, to_torch: bool = False,
                    pin_memory: Optional[bool] = None) -> dict[str, Any]:
         """Records indices as one fixed-shape batch, the rows xtts-train's loader fills
-        (cache/reader.h, xtts_batch): a dict of
+        (cache/store/read/reader.h, xtts_batch): a dict of
             tokens      int32   [B, max_tokens]   stored tokens, then the pad token
             mel         float32 [B, n_mels, max_frames] (or float16 with mel_dtype): the
                         stored frames, then the record's pad value
