@@ -15,7 +15,8 @@
 const char *xtts_lmdb_meta_pages(int fd, uint64_t file_bytes, uint8_t meta[2][XTTS_LMDB_META_BYTES]);
 
 /* Before mapping an existing shard: its data.mdb's meta pages must be sound and the last
- * page they name must lie inside the file, else XTTS_ECORRUPT naming the file ("truncated", "damaged"). A missing or empty data.mdb is fine (a new shard). */
+ * page they name must lie inside the file, else XTTS_ECORRUPT naming the file ("truncated", "damaged"). A missing or empty data.mdb
+ * is fine (a new shard). */
 xtts_status xtts_lmdb_file_check(const char *shard_dir, xtts_error *err);
 
 #endif
