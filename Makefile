@@ -7,7 +7,7 @@
 #   tests/*.c (the others: code the tests share)              -> build/tests/libxtts-test.a
 #   tests/e2e/*.sh                                            -> end-to-end shell tests
 #   kernels/*.cu (when nvcc is found and CUDA != 0)           -> into libxtts.a
-#   common/ formats/ cache/ (the reader's part), -fPIC         -> build/lib/libxtts-reader.so
+#   common/ formats/ cache/store/read/, -fPIC                 -> build/lib/libxtts-reader.so
 #
 # Variables: CC, CFLAGS_OPT (default -O2 -march=native), CUDA=0|1, PREFIX, DESTDIR,
 #            DATA, OUT, SHARDS, TOKENIZE_OPTS, MELCACHE_OPTS (make cache), FUZZ_SECONDS (make fuzz),
@@ -42,7 +42,10 @@ WARN      := -Wall -Wextra -Werror
 CPPFLAGS  += -I. -DXTTS_VERSION=\"$(VERSION)\" -D_GNU_SOURCE
 CFLAGS    := -std=c17 $(CFLAGS_OPT) $(WARN) -fno-math-errno -fvect-cost-model=dynamic -fopenmp -g $(SANITIZE) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 CXXFLAGS  := -std=c++17 $(CFLAGS_OPT) $(WARN) -fopenmp -g $(SANITIZE) $(EXTRA_CFLAGS)
-LDFLAGS   += -fopenmp $(SANITIZE)
+# The FLAC codec is a weak reference of the record codec (formats/record.c, so that the reader
+# library needs no libsndfile): every program and test links it in by name.
+XTTS_LINK_FLAC := -Wl,-u,xtts_flac_encode_i16 -Wl,-u,xtts_flac_decode_i16
+LDFLAGS   += -fopenmp $(SANITIZE) $(XTTS_LINK_FLAC)
 
 # ---- CUDA detection --------------------------------------------------------
 CUDA      ?= auto
@@ -73,7 +76,9 @@ PREP_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard prep/*/*.c prep/*/*.cc prep
 # cache/ is two rooms, the store (cache/store/, its read side in cache/store/read/) and the
 # audit tools (cache/audit/), found the same way
 CACHE_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard cache/*/*.c cache/*/*/*.c))))
-LIBDIRS   := common formats kernels $(CACHE_DIRS) $(PREP_DIRS) train
+# formats/audio/: the audio codecs of the formats, over libsndfile (not in the reader library)
+FORMATS_DIRS := formats $(sort $(patsubst %/,%,$(dir $(wildcard formats/*/*.c))))
+LIBDIRS   := common $(FORMATS_DIRS) kernels $(CACHE_DIRS) $(PREP_DIRS) train
 PROG_SRCS := $(wildcard $(addsuffix /xtts-*.c,$(LIBDIRS)))
 LIB_CSRCS := $(filter-out $(PROG_SRCS),$(wildcard $(addsuffix /*.c,$(LIBDIRS))))
 LIB_CXXSRCS := $(wildcard $(addsuffix /*.cc,$(LIBDIRS)))
@@ -89,15 +94,18 @@ CUDA_PLUGIN := $(BUILD)/lib/libxtts-cuda.so
 CUDA_PLUGIN_OBJS := $(patsubst %.cu,$(OBJ)/%.cu.pic.o,$(CU_SRCS)) \
                     $(OBJ)/cuda-plugin/common/xtts_common.o $(OBJ)/cuda-plugin/common/mel_params.o \
                     $(OBJ)/cuda-plugin/kernels/mel.o
-# The reader as a shared library with the stable C interface of cache/store/read/reader_api.h (what the
-# Python package loads through ctypes): position-independent copies of the reader's layers (and of
-# kernels/mel.c, where the manifest finds the presets),
-# exporting only xtts_api_* (cache/store/read/reader_api.map).
+# The reader as a shared library with the stable C interface of cache/store/read/reader_api.h
+# (what the Python package loads through ctypes), exporting only xtts_api_*
+# (cache/store/read/reader_api.map). A folder rule, as zstd's decoder-only library: the
+# position-independent copies of common/, formats/ (not its sub-folders: formats/audio/ is
+# libsndfile's) and the store's read side, cache/store/read/; so it needs LMDB, zstd and
+# jansson (the manifest) and nothing else (tests/e2e/reader_library_deps.sh). The record
+# codec's FLAC waveforms are not in it (formats/record.c).
 READER_SO := $(BUILD)/lib/libxtts-reader.so
-READER_SO_SRCS := $(filter-out $(PROG_SRCS),$(wildcard common/*.c formats/*.c)) \
-                  kernels/mel.c cache/store/read/reader.c cache/store/read/unfinished.c cache/store/read/lmdb_file.c cache/store/read/reader_api.c
+READER_SO_DIRS := common formats cache/store/read
+READER_SO_SRCS := $(filter-out $(PROG_SRCS),$(wildcard $(addsuffix /*.c,$(READER_SO_DIRS))))
 READER_SO_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(READER_SO_SRCS))
-READER_SO_LIBS := $(shell pkg-config --libs lmdb libzstd jansson sndfile fftw3f 2>/dev/null)
+READER_SO_LIBS := $(shell pkg-config --libs lmdb libzstd jansson 2>/dev/null)
 ifeq ($(findstring -llmdb,$(READER_SO_LIBS)),)
 READER_SO_LIBS += -llmdb
 endif

@@ -15,7 +15,7 @@
 
 #include "cache/audit/figure.h"
 #include "cache/audit/png.h"
-#include "formats/sndfile_open.h"
+#include "formats/audio/sndfile_open.h"
 
 /* ---- histograms --------------------------------------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /* sndfile_open.c — see sndfile_open.h. */
-#include "formats/sndfile_open.h"
+#include "formats/audio/sndfile_open.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -1,12 +1,12 @@
-/* flac_mem.c — FLAC in memory through libsndfile's virtual I/O (formats/flac_mem.h). */
-#include "formats/flac_mem.h"
+/* flac_mem.c — FLAC in memory through libsndfile's virtual I/O (formats/audio/flac_mem.h). */
+#include "formats/audio/flac_mem.h"
 
 #include <sndfile.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/sndfile_open.h"
+#include "formats/audio/sndfile_open.h"
 
 /* A growable memory file: libsndfile seeks back to rewrite the FLAC STREAMINFO block. */
 typedef struct {
