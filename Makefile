@@ -346,13 +346,25 @@ install-built: $(LIBXTTS) $(READER_SO) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(
 	rm -rf python/build python/*.egg-info
 
 # the Python package as a wheel that carries libxtts-reader.so (the portable build's, as make
-# install's), tagged for this platform: $(BUILD)/wheel/xtts_prep-VERSION-py3-none-linux_x86_64.whl;
-# offline, with Debian's setuptools and wheel (scripts/build-wheel.sh)
+# install's) and what it links: $(BUILD)/wheel/xtts_prep-VERSION-py3-none-manylinux_2_NN_x86_64.whl,
+# tagged for this machine's glibc; offline, with Debian's setuptools and wheel
+# (scripts/build-wheel.sh). The wheel's copy of the library links zstd statically and finds the
+# libraries whose Debian archives are not position-independent (LMDB, jansson) in
+# xtts_prep/_libs/, where build-wheel.sh copies them, as auditwheel does: so it loads on a
+# machine without liblmdb0, libzstd1 or libjansson4.
 WHEEL_DIR ?= $(BUILD)/wheel
+READER_WHEEL_SO := $(BUILD)/lib/wheel/libxtts-reader.so
+READER_WHEEL_LIBS := -Wl,--exclude-libs,ALL -Wl,-Bstatic -lzstd -Wl,-Bdynamic -llmdb -ljansson
+
+$(READER_WHEEL_SO): $(READER_SO_OBJS) cache/store/read/reader_api.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(SANITIZE) -o $@ $(READER_SO_OBJS) -Wl,--version-script=cache/store/read/reader_api.map \
+	    -Wl,-soname,libxtts-reader.so -Wl,--no-undefined -Wl,-rpath,'$$ORIGIN/_libs' $(READER_WHEEL_LIBS) -lpthread -lm
+
 wheel:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/portable CFLAGS_OPT="$(PORTABLE_OPT)" \
-	    $(BUILD)/portable/lib/libxtts-reader.so
-	@bash scripts/build-wheel.sh $(PYTHON) $(BUILD)/portable/lib/libxtts-reader.so $(WHEEL_DIR) \
+	    $(BUILD)/portable/lib/wheel/libxtts-reader.so
+	@bash scripts/build-wheel.sh $(PYTHON) $(BUILD)/portable/lib/wheel/libxtts-reader.so $(WHEEL_DIR) \
 	    $(BUILD)/wheel-stage
 
 clean:

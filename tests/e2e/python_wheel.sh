@@ -2,7 +2,7 @@
 # The xtts_prep package finds libxtts-reader.so wherever it is installed, and says so when it
 # cannot (docs/python-reader.md, "Install" and "The C library"):
 #   1. the wheel of `make wheel` (built here when $BUILD/wheel has none) installed into a
-#      fresh venv made with --system-site-packages: carries the library, a platform tag, and
+#      fresh venv made with --system-site-packages: carries the library, a manylinux tag, and
 #      `python -m xtts_prep --about` says backend c with the library inside the venv;
 #      read_batch there equals the pure-Python reader's
 #   2. the source tree (PYTHONPATH=python, nothing else): backend c from build/lib (when BUILD
@@ -57,8 +57,8 @@ fi
 [ ${#whl[@]} -eq 1 ] || die "expected one wheel in $BUILD/wheel, found ${#whl[@]}"
 name=$(basename "${whl[0]}")
 case $name in
-  xtts_prep-*-py3-none-linux_*.whl) ;;
-  *) die "$name: not tagged py3-none-<linux platform>" ;;
+  xtts_prep-*-py3-none-manylinux_2_*.whl) ;;
+  *) die "$name: not tagged py3-none-manylinux_2_NN_<arch>" ;;
 esac
 # the listing is taken whole first: grep -q stops reading at its match, and under pipefail
 # the lister's broken pipe would fail the line
