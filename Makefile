@@ -326,17 +326,23 @@ portable:
 
 portable-built: $(LIBXTTS) $(READER_SO) $(PROGS)
 
-install-built: $(LIBXTTS) $(READER_SO) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN))
+# One public face, as LMDB has lmdb.h: libxtts-reader.so with reader_api.h (its versioned C
+# interface, which needs no other header of the project) as include/xtts-prep/reader_api.h,
+# and a pkg-config file, xtts-reader.pc. libxtts.a and the other headers are the programs'
+# own, free to change, and stay in the build tree (docs/design.md, "The public face").
+PUBLIC_HEADERS := cache/store/read/reader_api.h
+install-built: $(READER_SO) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN))
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/man/man1 \
 	    $(DESTDIR)$(PREFIX)/share/xtts-prep
 	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(LIBXTTS) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(READER_SO) $(DESTDIR)$(PREFIX)/lib/
 	if [ -f $(CUDA_PLUGIN) ]; then install -d $(DESTDIR)$(PREFIX)/lib/xtts-prep && \
 	    install -m 755 $(CUDA_PLUGIN) $(DESTDIR)$(PREFIX)/lib/xtts-prep/; fi
-	for d in $(LIBDIRS); do ls $$d/*.h >/dev/null 2>&1 || continue; \
-	    install -d $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d; \
-	    for h in $$d/*.h; do case $$h in *_internal.h) ;; *) install -m 644 $$h $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d/ ;; esac; done; done
+	install -d $(DESTDIR)$(PREFIX)/include/xtts-prep $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(PREFIX)/include/xtts-prep/
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	    'Name: xtts-reader' 'Description: xtts-prep cache reader (reader_api.h, ABI versioned)' 'Version: $(VERSION)' \
+	    'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lxtts-reader' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/xtts-reader.pc
 	-install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/ 2>/dev/null
 	install -m 755 scripts/slurm-melcache.sbatch scripts/parallel-melcache.sh $(DESTDIR)$(PREFIX)/share/xtts-prep/
 	install -m 644 scripts/k8s-melcache-job.yaml $(DESTDIR)$(PREFIX)/share/xtts-prep/

@@ -8,7 +8,8 @@
 #   2. the source tree (PYTHONPATH=python, nothing else): backend c from build/lib (when BUILD
 #      is the source tree's build/)
 #   3. make install's recipe into DESTDIR=... PREFIX=/opt/xtts (install-built, on this build):
-#      backend c from PREFIX/lib
+#      backend c from PREFIX/lib; of the C headers only xtts-prep/reader_api.h, with
+#      xtts-reader.pc, and a C program built with them reads the cache
 #   4. the fallback: XTTS_PREP_LIB at an empty directory, and a copy of the package outside
 #      the source tree with no library anywhere: backend python and the FallbackWarning
 #      exactly once per process (even with PYTHONWARNINGS=always); XTTS_PREP_LIB=none and
@@ -94,6 +95,18 @@ about=$(run_py env PYTHONPATH="$site" "$PY" -m xtts_prep --about)
 [ "$(echo "$about" | field backend)" = c ] || { echo "$about"; die "make install: backend is not c"; }
 [ "$(echo "$about" | field library)" = "$T/root/opt/xtts/lib/libxtts-reader.so" ] || { echo "$about"; die "make install: library"; }
 [ "$(run_py env PYTHONPATH="$site" "$PY" "$T/same.py" "$T/c")" = same ]
+# the C face it installs: reader_api.h alone, and xtts-reader.pc, enough to build a C reader
+inc=$(cd "$T/root/opt/xtts/include" && find . -type f | sort | tr '\n' ' ')
+[ "$inc" = "./xtts-prep/reader_api.h " ] || die "make install: headers $inc, want xtts-prep/reader_api.h alone"
+[ ! -e "$T/root/opt/xtts/lib/libxtts.a" ] || die "make install: installs libxtts.a"
+pc=$T/root/opt/xtts/lib/pkgconfig/xtts-reader.pc
+[ -f "$pc" ] || die "make install: no $pc"
+printf '#include <stdio.h>\n#include <xtts-prep/reader_api.h>\nint main(int c, char **v) { (void)c;\n'\
+'  xtts_api_cache *h = xtts_api_open(v[1]); if (!h || xtts_api_abi_version() != XTTS_API_ABI_VERSION) return 1;\n'\
+'  printf("%%llu\\n", (unsigned long long)xtts_api_count(h)); xtts_api_close(h); return 0; }\n' > "$T/count.c"
+flags=$(PKG_CONFIG_PATH="$(dirname "$pc")" pkg-config --define-variable=prefix="$T/root/opt/xtts" --cflags --libs xtts-reader)
+gcc -std=c17 -Wall -Werror "$T/count.c" $flags -o "$T/count" || die "a C reader does not build against the installed face"
+[ "$(LD_LIBRARY_PATH="$T/root/opt/xtts/lib" "$T/count" "$T/c")" = 40 ] || die "the C reader built against the install"
 
 # 4. the fallback, reported once per process
 mkdir -p "$T/empty" "$T/outside"
