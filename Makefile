@@ -169,15 +169,13 @@ $(LIBXTTS): $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/bin/%: $(OBJ)/%.o $(LIBXTTS)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $< $(LIBXTTS) $(LIBS) -o $@
-
-# Program objects live next to their folder's objects; map bin name -> source.
+# A program's object lies in its folder's part of the object tree, beside the folder's other
+# objects (so a dependency file left by a build from before a program moved to another folder
+# names an object no rule asks for); map bin name -> object.
 define PROG_RULE
-$(OBJ)/$(basename $(notdir $(1))).o: $(1)
+$(BUILD)/bin/$(basename $(notdir $(1))): $(OBJ)/$(basename $(1)).o $(LIBXTTS)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CPPFLAGS) $$(CFLAGS) -MMD -MP -c $$< -o $$@
+	$$(CC) $$(LDFLAGS) $$< $$(LIBXTTS) $$(LIBS) -o $$@
 endef
 $(foreach p,$(PROG_SRCS),$(eval $(call PROG_RULE,$(p))))
 
