@@ -92,8 +92,7 @@ LIBXTTS   := $(BUILD)/lib/libxtts.a
 # they call (common, the mel parameters), exporting only xtts_cudaplugin_* (cuda_plugin.map).
 CUDA_PLUGIN := $(BUILD)/lib/libxtts-cuda.so
 CUDA_PLUGIN_OBJS := $(patsubst %.cu,$(OBJ)/%.cu.pic.o,$(CU_SRCS)) \
-                    $(OBJ)/cuda-plugin/common/xtts_common.o $(OBJ)/cuda-plugin/common/mel_params.o \
-                    $(OBJ)/cuda-plugin/kernels/mel.o
+                    $(patsubst %.c,$(OBJ)/cuda-plugin/%.o,$(wildcard common/*.c)) $(OBJ)/cuda-plugin/kernels/mel.o
 # The reader as a shared library with the stable C interface of cache/store/read/reader_api.h
 # (what the Python package loads through ctypes), exporting only xtts_api_*
 # (cache/store/read/reader_api.map). A folder rule, as zstd's decoder-only library: the
@@ -119,7 +118,7 @@ TOOLS     := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TOOL_SRCS))
 TESTLIB_SRCS := $(filter-out $(TEST_SRCS),$(wildcard tests/*.c))
 TESTLIB   := $(BUILD)/tests/libxtts-test.a
 
-.PHONY: all test layers typecheck unit e2e asan demo bench scale cache install install-built wheel clean deps fuzz gpu-check cuda-check help \
+.PHONY: all test test-long layers typecheck unit e2e e2e-long asan demo bench scale cache install install-built wheel clean deps fuzz gpu-check cuda-check help fresh-check \
         gpu-bundle gpu-bundle-built gpu-bench
 .DEFAULT_GOAL := all
 
@@ -129,7 +128,7 @@ all: $(CUDA_PLUGIN)
 endif
 
 help:
-	@echo "targets: all test layers typecheck asan demo bench scale cache install wheel clean fuzz gpu-check" \
+	@echo "targets: all test layers typecheck asan demo bench scale cache install wheel clean fuzz fresh-check gpu-check" \
 	    "gpu-bundle (DIR=path) gpu-bench (BUNDLE=path)"
 
 $(OBJ)/%.o: %.c
@@ -200,7 +199,7 @@ deps:
 # The library flags above are read from pkg-config when make starts: a build begun before the
 # packages were there would link without them, so make stops at once, naming what is missing.
 # (The goals that install the packages first run the build in a make of their own after deps.)
-NO_PKGS_GOALS := deps demo test asan clean help fresh-check
+NO_PKGS_GOALS := deps demo test test-long asan clean help fresh-check
 ifneq ($(filter-out $(NO_PKGS_GOALS),$(or $(MAKECMDGOALS),all)),)
 PKGS_MISSING := $(shell for p in $(filter-out lmdb,$(PKGS)); do pkg-config --exists $$p 2>/dev/null || echo $$p; done)
 ifneq ($(strip $(PKGS_MISSING)),)
@@ -233,7 +232,16 @@ unit: $(TESTS)
 # the wheel too (tests/e2e/python_wheel.sh installs it), except in a sanitizer build, whose
 # library an uninstrumented interpreter cannot load
 e2e: $(PROGS) $(READER_SO) $(if $(SANITIZE),,wheel)
-	@BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) bash tests/run-e2e.sh
+	@BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) bash tests/run-e2e.sh short
+
+# the end-to-end tests of several minutes (kill loops, a clean clone's whole path), marked
+# "# e2e: long" in their first lines: not in make test, in CI
+e2e-long: $(PROGS) $(READER_SO) $(if $(SANITIZE),,wheel)
+	@BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) bash tests/run-e2e.sh long
+
+test-long: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory e2e-long
 
 # The whole suite again, under AddressSanitizer and UBSan, in its own build dir.
 asan: deps
@@ -277,6 +285,11 @@ scale: all
 FUZZ_SECONDS ?= 60
 fuzz:
 	@BUILD=$(abspath $(BUILD)) FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run.sh
+
+# README's two commands, the first time, in a debootstrap'ed Debian 12 (needs root and Debian's
+# packages; scripts/fresh-check.sh)
+fresh-check:
+	@bash scripts/fresh-check.sh
 
 gpu-check: all
 	@BUILD=$(abspath $(BUILD)) bash scripts/gpu-check.sh

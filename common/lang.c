@@ -1,10 +1,24 @@
-/* lang.c — language tags beyond XTTS's 17 (xtts_common.h, "Any language"). */
+/* lang.c — XTTS's 17 language codes, and language tags beyond them (xtts_common.h, "Any
+ * language"). */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "common/xtts_common.h"
+
+/* ---- XTTS's 17 ------------------------------------------------------------- */
+
+const char *const xtts_lang_codes[XTTS_N_LANGS] = {"en", "es", "fr", "de", "it", "pt", "pl", "tr", "ru",
+                                                   "nl", "cs", "ar", "zh-cn", "hu", "ko", "ja", "hi"};
+
+int xtts_lang_index(const char *code) {
+    if (!code) return -1;
+    if (!strcasecmp(code, "zh")) return 12;
+    for (int i = 0; i < XTTS_N_LANGS; i++)
+        if (!strcasecmp(code, xtts_lang_codes[i])) return i;
+    return -1;
+}
 
 /* ISO 639-1: the alpha-2 column of Debian iso-codes' iso_639-2.json (184 codes), two
  * letters each, sorted. */

@@ -1,5 +1,6 @@
 /* xtts_common_internal.h — the reference implementations that common/'s fast paths are
- * tested against; outside the library's API (not installed by `make install`).
+ * tested against, and the CPU checks that choose them; outside the library's API (not
+ * installed by `make install`).
  */
 #ifndef XTTS_COMMON_INTERNAL_H
 #define XTTS_COMMON_INTERNAL_H
@@ -14,6 +15,11 @@ extern "C" {
 /* xtts_crc32 by tables only (slicing-by-8): the reference its carry-less multiplication path
  * (PCLMULQDQ, where the build targets it) is tested against, and its path on CPUs without it. */
 uint32_t xtts_crc32_table(uint32_t crc, const void *data, size_t len);
+
+/* What the CPU offers the fast paths (common/cpu.c): PCLMULQDQ with SSE4.1; AVX with F16C
+ * and the operating system's saving of the YMM registers. 0 off x86-64. */
+int xtts_cpu_has_pclmul_sse41(void);
+int xtts_cpu_has_avx_f16c(void);
 
 #ifdef __cplusplus
 }

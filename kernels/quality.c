@@ -384,6 +384,104 @@ static float measure_bandwidth(xtts_quality_state *st, const float *x, float dc,
     return 0;
 }
 
+/* Of the power in the speech frames' spectrum (measure_bandwidth's sum), the share above the
+ * speech band's lower edge; 1 when there is no spectrum. */
+static double speech_band_share(const xtts_quality_state *st, int sample_rate) {
+    int nb = st->n_fft / 2 + 1, lo = (int)ceil(XTTS_QUALITY_SPEECH_BAND_HZ * st->n_fft / sample_rate);
+    double all = 0, band = 0;
+    for (int k = 1; k < nb; k++) {
+        all += st->spectrum[k];
+        if (k >= lo) band += st->spectrum[k];
+    }
+    return all > 0 && band > 0 ? band / all : 1;
+}
+
+/* Of the power of the quietest frame (the noise), the share above the speech band's lower
+ * edge, from one FFT there: small for hum and rumble, about 1 for broadband noise; 1 when the
+ * frame is silent. */
+static double noise_band_share(xtts_quality_state *st, const float *x, float dc, size_t n, size_t frame_len,
+                               size_t n_frames, int sample_rate) {
+    size_t q = 0;
+    for (size_t f = 1; f < n_frames; f++)
+        if (st->frame_pow[f] < st->frame_pow[q]) q = f;
+    int nf = st->n_fft, nb = nf / 2 + 1, lo = (int)ceil(XTTS_QUALITY_SPEECH_BAND_HZ * nf / sample_rate);
+    size_t start = q * frame_len + frame_len / 2;
+    start = start > (size_t)nf / 2 ? start - (size_t)nf / 2 : 0;
+    if (start + (size_t)nf > n) start = n >= (size_t)nf ? n - (size_t)nf : 0;
+    if (start + (size_t)nf > n) return 1;
+    for (int i = 0; i < nf; i++) st->fft_in[i] = (x[start + (size_t)i] - dc) * st->window[i];
+    fftwf_execute(st->plan);
+    double all = 0, band = 0;
+    for (int k = 1; k < nb; k++) {
+        double p = (double)st->fft_out[k][0] * st->fft_out[k][0] + (double)st->fft_out[k][1] * st->fft_out[k][1];
+        all += p;
+        if (k >= lo) band += p;
+    }
+    return all > 0 && band > 0 ? band / all : 1;
+}
+
+/* ---- the edges, in the speech band --------------------------------------------------------- */
+
+#define EDGE_SETTLE_S 0.020 /* the high-pass runs this long before the edge: its slowest pole pair
+                            * decays in 2.1 ms, so a start-up transient is 80 dB down by then */
+
+/* A 4th-order Butterworth high-pass at the speech band's edge, as two biquads (Q 0.5412 and
+ * 1.3066): hum at 50-60 Hz falls 40 dB or more, 100-120 Hz some 20 dB, rumble and DC drift
+ * further. */
+typedef struct {
+    double b0, b1, b2, a1, a2, z1, z2;
+} edge_biquad;
+
+static void edge_biquad_init(edge_biquad *q, double fc, int sample_rate, double qf) {
+    double w = 2 * 3.14159265358979 * fc / sample_rate, alpha = sin(w) / (2 * qf), c = cos(w), a0 = 1 + alpha;
+    *q = (edge_biquad){(1 + c) / 2 / a0, -(1 + c) / a0, (1 + c) / 2 / a0, -2 * c / a0, (1 - alpha) / a0, 0, 0};
+}
+
+static double edge_biquad_step(edge_biquad *q, double v) {
+    double o = q->b0 * v + q->z1;
+    q->z1 = q->b1 * v - q->a1 * o + q->z2;
+    q->z2 = q->b2 * v - q->a2 * o;
+    return o;
+}
+
+/* The speech-band levels (dBFS, about dc) of the first and of the last EDGE_S. The filters run
+ * from EDGE_SETTLE_S inside the clip towards the edge (backwards in time for the start), so
+ * their start-up transient has died out before the edge and the clip's boundary itself makes
+ * none. Both ends run in one loop: their recursions are independent, so the CPU overlaps them. */
+static void edge_band_dbfs(const float *x, size_t n, float dc, int sample_rate, float *start_db, float *end_db) {
+    size_t edge = (size_t)lround(XTTS_QUALITY_EDGE_S * sample_rate), run = edge + (size_t)lround(EDGE_SETTLE_S * sample_rate);
+    if (edge < 1) edge = 1;
+    if (run > n) run = n;
+    if (edge > run) edge = run;
+    edge_biquad s[2], e[2];
+    edge_biquad_init(&s[0], XTTS_QUALITY_SPEECH_BAND_HZ, sample_rate, 0.5412);
+    edge_biquad_init(&s[1], XTTS_QUALITY_SPEECH_BAND_HZ, sample_rate, 1.3066);
+    e[0] = s[0];
+    e[1] = s[1];
+    double sum_s = 0, sum_e = 0;
+    for (size_t k = 0; k < run; k++) { /* k-th sample from the inside towards each edge */
+        double ys = edge_biquad_step(&s[1], edge_biquad_step(&s[0], (double)x[run - 1 - k] - dc));
+        double ye = edge_biquad_step(&e[1], edge_biquad_step(&e[0], (double)x[n - run + k] - dc));
+        if (k >= run - edge) sum_s += ys * ys, sum_e += ye * ye;
+    }
+    *start_db = db_of_power(sum_s / (double)edge);
+    *end_db = db_of_power(sum_e / (double)edge);
+}
+
+/* cut_start / cut_end and the edge levels: the edge's speech-band level against the speech
+ * frames' speech-band level (band_active_db), and whether it is speech at all: over the
+ * speech/silence threshold taken in the speech band (band_thr_db: loud - 40 dB and noise + 6 dB,
+ * each of its speech-band share), so that hum, which raises the broadband noise, hides no cut. */
+static void measure_edges(xtts_quality_metrics *m, const float *x, size_t n, float dc, int sample_rate,
+                          float band_thr_db, float band_active_db) {
+    float start, end;
+    edge_band_dbfs(x, n, dc, sample_rate, &start, &end);
+    m->cut_start = start > band_thr_db;
+    m->cut_end = end > band_thr_db;
+    m->start_edge_db = start - band_active_db;
+    m->end_edge_db = end - band_active_db;
+}
+
 /* ---- the clip -------------------------------------------------------------------------- */
 
 static size_t frame_samples(int sample_rate) {
@@ -391,19 +489,9 @@ static size_t frame_samples(int sample_rate) {
     return (size_t)(blocks < 1 ? 1 : blocks) * BLOCK;
 }
 
-/* Edge level: the mean power of the frames covering the first (or last) EDGE_S. */
-static float edge_db(const float *fp, size_t n_frames, size_t edge_frames, int at_end, float active_db) {
-    double s = 0;
-    for (size_t k = 0; k < edge_frames; k++) s += fp[at_end ? n_frames - 1 - k : k];
-    float d = db_of_power(s / (double)edge_frames) - active_db;
-    return d;
-}
-
-static void fill_speech(xtts_quality_metrics *m, const frame_stats *fs, const float *fp, size_t n_frames,
-                        size_t frame_len, size_t n, int sample_rate) {
-    double frame_s = (double)frame_len / sample_rate, thr_pow = pow(10.0, fs->thr_db / 10.0);
-    size_t edge_frames = (size_t)lround(XTTS_QUALITY_EDGE_S / frame_s);
-    if (edge_frames < 1) edge_frames = 1;
+static void fill_speech(xtts_quality_metrics *m, const frame_stats *fs, size_t frame_len, size_t n,
+                        int sample_rate) {
+    double frame_s = (double)frame_len / sample_rate;
     m->active_dbfs = fs->n_speech ? db_of_power(fs->speech_pow) : XTTS_QUALITY_FLOOR_DBFS;
     m->noise_dbfs = fs->noise_db;
     if (fs->first > fs->last) { /* no speech: all of it is leading silence */
@@ -417,12 +505,6 @@ static void fill_speech(xtts_quality_metrics *m, const frame_stats *fs, const fl
         if (fs->noise_pow <= fs->speech_pow * 1e-10) m->snr_db = XTTS_QUALITY_MAX_SNR_DB;
         else m->snr_db = sig > fs->noise_pow * 1e-3 ? (float)(10.0 * log10(sig / fs->noise_pow)) : -30.0f;
     }
-    for (size_t k = 0; k < edge_frames; k++) {
-        if (fp[k] > thr_pow) m->cut_start = 1;
-        if (fp[n_frames - 1 - k] > thr_pow) m->cut_end = 1;
-    }
-    m->start_edge_db = edge_db(fp, n_frames, edge_frames, 0, m->active_dbfs);
-    m->end_edge_db = edge_db(fp, n_frames, edge_frames, 1, m->active_dbfs);
     if (m->speech_s > 0) {
         m->chars_per_s = (float)m->n_chars / m->speech_s;
         m->tokens_per_s = (float)m->n_tokens / m->speech_s;
@@ -446,6 +528,7 @@ xtts_status xtts_quality_measure(xtts_quality_state *st, const float *samples, s
     if (!st || !out || sample_rate <= 0 || (!samples && n > 0))
         return xtts_error_set(err, XTTS_EUSAGE, "quality: bad arguments (state, output, rate %d)", sample_rate);
     memset(out, 0, sizeof *out);
+    out->version = XTTS_QUALITY_VERSION;
     out->sample_rate = (uint32_t)sample_rate;
     out->native_rate = native_rate > 0 ? (uint32_t)native_rate : 0;
     out->n_chars = n_chars;
@@ -482,12 +565,19 @@ xtts_status xtts_quality_measure(xtts_quality_state *st, const float *samples, s
     }
     frame_stats fs;
     classify_frames(st->frame_pow, n_frames, &fs);
-    fill_speech(out, &fs, st->frame_pow, n_frames, frame_len, n, sample_rate);
+    fill_speech(out, &fs, frame_len, n, sample_rate);
+    double band_share = 1, noise_share = 1; /* of the speech frames' and the noise's power, the speech band's */
     if (fs.first <= fs.last) {
         xtts_status e = ensure_fft(st, sample_rate, err);
         if (e) return e;
         out->bandwidth_hz = measure_bandwidth(st, samples, dc, n, frame_len, &fs, pow(10.0, fs.thr_db / 10.0), sample_rate);
+        band_share = speech_band_share(st, sample_rate);
+        noise_share = noise_band_share(st, samples, dc, n, frame_len, n_frames, sample_rate);
     }
+    float band_thr = fs.loud_db + db_of_power(band_share) - SPEECH_RANGE_DB;
+    float band_noise_thr = fs.noise_db + db_of_power(noise_share) + SPEECH_OVER_NOISE_DB;
+    if (band_noise_thr > band_thr) band_thr = band_noise_thr;
+    measure_edges(out, samples, n, dc, sample_rate, band_thr, out->active_dbfs + db_of_power(band_share));
     make_finite(out);
     return XTTS_OK;
 }

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "kernels/quality.h"
+#include "formats/quality_flags.h"
 
 #define SR 22050
 #define TWO_PI 6.283185307179586
@@ -137,6 +137,57 @@ static void test_speech_at_the_very_start_or_end_is_a_cut(void **state) {
     assert_int_equal(m.cut_start, 0);
     assert_int_equal(m.cut_end, 1);
     assert_int_equal(flags_of(&m), 1u << XTTS_QFLAG_CUT_END);
+    free(x);
+}
+
+/* A tight trim: the clip starts on the onset itself, which rises from silence over 15 ms (as
+ * LJSpeech's clips do); and ends on a 15 ms decay. Speech in the first frame, but no cut. */
+static void test_onset_rising_from_silence_is_a_tight_trim_not_a_cut(void **state) {
+    (void)state;
+    size_t n = 2 * SR;
+    float *x = calloc(n, sizeof *x);
+    add_bursts_ramped(x, 0, n, 0, 0, 0.01, 3, 0.015);
+    xtts_quality_metrics m;
+    measure(x, n, &m);
+    assert_true(m.lead_silence_s < 0.011f);
+    assert_true(m.start_edge_db < -20.0f);
+    assert_true(m.end_edge_db < -20.0f);
+    assert_int_equal(flags_of(&m) & ((1u << XTTS_QFLAG_CUT_START) | (1u << XTTS_QFLAG_CUT_END)), 0);
+    free(x);
+}
+
+/* Mains hum (50 Hz and its 2nd harmonic) and a DC step as loud as the speech over the first
+ * and last 40 ms, silence between them and the speech: below the speech band, not speech, so
+ * not a cut (a broadband edge level would read it as speech at speech level). And hum does not
+ * hide a cut either. */
+static void test_hum_and_drift_at_the_edges_are_not_a_cut(void **state) {
+    (void)state;
+    size_t n = 2 * SR, edge = (size_t)(0.040 * SR), gap = SR / 10;
+    float *x = calloc(n, sizeof *x);
+    add_bursts(x, edge + gap, n - 2 * (edge + gap), 0, 0, 0.01, 4);
+    for (size_t i = 0; i < n; i++) {
+        if (i >= edge && i < n - edge) continue;
+        double t = (double)i / SR, a = sqrt(2 * 0.01);
+        x[i] += (float)(a * sin(TWO_PI * 50 * t) + 0.5 * a * sin(TWO_PI * 100 * t + 1) + 0.01 * (i < edge ? 1 : -1));
+    }
+    xtts_quality_metrics m;
+    measure(x, n, &m);
+    assert_true(m.start_edge_db < -20.0f);
+    assert_true(m.end_edge_db < -20.0f);
+    assert_int_equal(flags_of(&m) & ((1u << XTTS_QFLAG_CUT_START) | (1u << XTTS_QFLAG_CUT_END)), 0);
+    /* hum all through, 7 dB under the speech, over a clip cut at its start in a part of the word
+     * 10 dB under its level: the hum raises the broadband noise over that part, but the cut is
+     * judged against the speech band's noise and still found */
+    memset(x, 0, n * sizeof *x);
+    add_bursts(x, 0, n - gap, 0, 0, 0.01, 5);
+    for (size_t i = 0; i < (size_t)(0.005 * SR); i++) x[i] = x[i + (size_t)(0.005 * SR)];
+    for (size_t i = 0; i < (size_t)(0.010 * SR); i++) x[i] *= 0.316f;
+    for (size_t i = 0; i < n; i++)
+        x[i] += (float)(sqrt(2 * 0.002) * sin(TWO_PI * 50 * (double)i / SR));
+    measure(x, n, &m);
+    assert_true(m.start_edge_db > -13.0f && m.start_edge_db < -7.0f);
+    assert_int_equal(flags_of(&m) & ((1u << XTTS_QFLAG_CUT_START) | (1u << XTTS_QFLAG_CUT_END)),
+                     1u << XTTS_QFLAG_CUT_START);
     free(x);
 }
 
@@ -447,6 +498,19 @@ static void test_stored_form_round_trips_and_detects_damage(void **state) {
     xtts_error e;
     assert_int_equal(xtts_quality_decode(b, &back, &e), XTTS_OK);
     assert_memory_equal(&m, &back, sizeof m);
+    /* metrics of a cache built before version 2 (broadband 20 ms edges) read back as such,
+     * and are stored again as version 1 */
+    xtts_quality_metrics old = m;
+    old.version = 1;
+    uint8_t b1[XTTS_QUALITY_BYTES];
+    xtts_quality_encode(&old, b1);
+    assert_int_equal(b1[0], 1);
+    assert_int_equal(xtts_quality_decode(b1, &back, &e), XTTS_OK);
+    assert_int_equal(back.version, 1);
+    assert_memory_equal(&old, &back, sizeof old);
+    b1[0] = 3;
+    xtts_put_le32(b1 + 100, xtts_crc32(0, b1, 100));
+    assert_int_equal(xtts_quality_decode(b1, &back, &e), XTTS_ECORRUPT);
     for (size_t i = 0; i < XTTS_QUALITY_BYTES; i += 7) {
         uint8_t c[XTTS_QUALITY_BYTES];
         memcpy(c, b, sizeof c);
@@ -501,6 +565,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_silence_lengths_and_speech_span),
         cmocka_unit_test(test_speech_at_the_very_start_or_end_is_a_cut),
+        cmocka_unit_test(test_onset_rising_from_silence_is_a_tight_trim_not_a_cut),
+        cmocka_unit_test(test_hum_and_drift_at_the_edges_are_not_a_cut),
         cmocka_unit_test(test_peak_and_rms_of_a_sine),
         cmocka_unit_test(test_clip_fraction_of_a_clipped_sine),
         cmocka_unit_test(test_dc_offset_is_the_mean),

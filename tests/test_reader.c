@@ -1146,8 +1146,11 @@ static void test_a_held_build_lock_is_a_build_in_progress(void **state) {
     assert_int_equal(xtts_cache_open(t.dir, &c, &e), XTTS_EBUSY);
     assert_non_null(strstr(e.msg, "a build is running in this directory"));
     release_lock_child(pid);
-    assert_int_equal(xtts_cache_unfinished(t.dir, msg, sizeof msg), 0);
+    /* once free, a directory holding only the lock file is an empty one, and says so */
+    assert_int_equal(xtts_cache_unfinished(t.dir, msg, sizeof msg), 1);
+    assert_non_null(strstr(msg, "no cache here: the directory is empty"));
     assert_int_equal(xtts_cache_open(t.dir, &c, &e), XTTS_ENOTFOUND);
+    assert_non_null(strstr(e.msg, "the directory is empty"));
     /* a finished cache whose directory a build (say --force) has just locked */
     fixture_options o;
     fixture_defaults(&o);

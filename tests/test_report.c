@@ -19,7 +19,8 @@
 #include "cache/store/read/reader_api.h"
 #include "cache/store/writer.h"
 #include "formats/record.h"
-#include "kernels/quality.h"
+#include "cache/audit/report.h"
+#include "formats/quality_flags.h"
 #include "tests/writer_fixture.h"
 
 #define N_MELS 8
@@ -65,6 +66,9 @@ static void make_metrics(int i, xtts_quality_metrics *m) {
     m->audio_hash[0] = 0x1234u + (uint64_t)i;
 }
 
+/* Records whose metrics say cut_start when i % 4 != 0 (make_metrics_cut). */
+static int cut_most;
+
 /* Write n records (metrics with each when with_metrics) into f->dir in small shards; return
  * the shard count. */
 static size_t write_cache(fixture *f, int n, int with_metrics) {
@@ -85,6 +89,7 @@ static size_t write_cache(fixture *f, int n, int with_metrics) {
         snprintf(id, sizeof id, "utt%04d", i);
         xtts_quality_metrics m;
         make_metrics(i, &m);
+        if (cut_most && i % 4) m.cut_start = 1, m.start_edge_db = -3.0f;
         uint8_t q[XTTS_QUALITY_BYTES];
         xtts_quality_encode(&m, q);
         xtts_cache_entry v = {XTTS_CACHE_DB_QUALITY, q, sizeof q};
@@ -122,6 +127,31 @@ static void metrics_are_stored_with_their_records_across_shards(void **state) {
     xtts_cache_close(c);
 }
 
+/* A flag on most records is said to be the dataset's, in the text summary and the JSON; one
+ * on a few is not. */
+static void a_flag_on_most_records_is_called_a_property_of_the_dataset(void **state) {
+    fixture *f = *state;
+    cut_most = 1;
+    write_cache(f, 20, 1);
+    cut_most = 0;
+    xtts_report_options o;
+    xtts_report_options_defaults(&o);
+    xtts_report *r;
+    xtts_error err;
+    assert_int_equal(xtts_report_open(f->dir, &o, &r, &err), XTTS_OK);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mf = open_memstream(&text, &len);
+    assert_int_equal(xtts_report_summary(r, mf, &err), XTTS_OK);
+    assert_int_equal(xtts_report_json(r, mf, &err), XTTS_OK);
+    fclose(mf);
+    assert_non_null(strstr(text, "cut_start on 75 % of records: the dataset is trimmed tightly at the start"));
+    assert_non_null(strstr(text, "\"dataset_notes\""));
+    assert_null(strstr(text, "upsampled on")); /* no other flag is on most records */
+    free(text);
+    xtts_report_close(r);
+}
+
 /* The stable C interface gives the stored bytes, which decode to what was written. */
 static void reader_api_gives_the_stored_metrics(void **state) {
     fixture *f = *state;
@@ -139,6 +169,26 @@ static void reader_api_gives_the_stored_metrics(void **state) {
     assert_int_equal(m.n_chars, want.n_chars);
     assert_int_equal(xtts_api_quality(a, 7, buf, 10, &len), XTTS_ERANGE);
     assert_int_equal(xtts_api_quality(a, 12, buf, sizeof buf, &len), XTTS_ERANGE);
+    /* every record's flags as the report decides them: the defaults, then a thresholds text */
+    uint32_t flags[12], want_flags[12];
+    int64_t dup_of[12], want_dup[12];
+    xtts_quality_metrics all[12];
+    uint32_t spk[12];
+    xtts_quality_thresholds t;
+    xtts_quality_thresholds_defaults(&t);
+    for (int i = 0; i < 12; i++) make_metrics(i, &all[i]), spk[i] = (uint32_t)(i % 2);
+    assert_int_equal(xtts_quality_flag_all(all, spk, 12, &t, want_flags, want_dup, &err), XTTS_OK);
+    assert_int_equal(xtts_api_quality_flags(a, NULL, 0, flags, dup_of, 12), 0);
+    assert_memory_equal(flags, want_flags, sizeof flags);
+    assert_memory_equal(dup_of, want_dup, sizeof dup_of);
+    const char *strict = "snr_db = 25\n";
+    t.snr_db = 25;
+    assert_int_equal(xtts_quality_flag_all(all, spk, 12, &t, want_flags, want_dup, &err), XTTS_OK);
+    assert_int_equal(xtts_api_quality_flags(a, strict, strlen(strict), flags, dup_of, 12), 0);
+    assert_memory_equal(flags, want_flags, sizeof flags);
+    assert_int_equal(xtts_api_quality_flags(a, "snr = 3\n", 8, flags, dup_of, 12), XTTS_EUSAGE);
+    assert_non_null(strstr(xtts_api_last_error(), "thresholds:1: unknown key 'snr'"));
+    assert_int_equal(xtts_api_quality_flags(a, NULL, 0, flags, dup_of, 11), XTTS_ERANGE);
     xtts_api_close(a);
 }
 
@@ -251,6 +301,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(metrics_are_stored_with_their_records_across_shards, setup, teardown),
         cmocka_unit_test_setup_teardown(reader_api_gives_the_stored_metrics, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_flag_on_most_records_is_called_a_property_of_the_dataset, setup, teardown),
         cmocka_unit_test_setup_teardown(a_cache_without_metrics_reads_as_none_and_says_how_to_add_them, setup, teardown),
         cmocka_unit_test_setup_teardown(writer_refuses_reserved_and_unusable_database_names, setup, teardown),
         cmocka_unit_test_setup_teardown(exclude_reads_a_report_tsv_with_a_flag_mask_and_plain_lists, setup, teardown),

@@ -234,7 +234,42 @@ static void summary_speakers(const xtts_report *r, FILE *f) {
     }
     size_t with = 0;
     for (size_t s = 0; s < r->n_speakers; s++) with += r->spk[s].records > 0;
-    if (with > shown) fprintf(f, "... %zu more speakers (the JSON and the HTML page list them all)\n", with - shown);
+    if (with > shown) fprintf(f, "... %zu more speakers (the JSON lists them all)\n", with - shown);
+}
+
+/* What a flag on most records says of the dataset (XTTS_REPORT_DATASET_SHARE), by flag. */
+static const char *const DATASET_NOTES[XTTS_QUALITY_N_FLAGS] = {
+    [XTTS_QFLAG_LEAD_SILENCE] = "the dataset leaves long silences before the speech",
+    [XTTS_QFLAG_TRAIL_SILENCE] = "the dataset leaves long silences after the speech",
+    [XTTS_QFLAG_CUT_START] = "the dataset is trimmed tightly at the start (or cut there): look at a few before "
+                             "dropping them",
+    [XTTS_QFLAG_CUT_END] = "the dataset is trimmed tightly at the end (or cut there): look at a few before dropping them",
+    [XTTS_QFLAG_CLIPPED] = "the dataset was recorded or normalized too hot",
+    [XTTS_QFLAG_LOW_SNR] = "the dataset is noisy throughout",
+    [XTTS_QFLAG_UPSAMPLED] = "the dataset's sources have a lower rate than the cache (build at their rate)",
+    [XTTS_QFLAG_TOO_QUIET] = "the dataset is recorded quietly throughout",
+    [XTTS_QFLAG_DUP_AUDIO] = "the dataset repeats its audio",
+    [XTTS_QFLAG_RATE_OUTLIER] = "the speakers' rates vary more than the rule expects",
+    [XTTS_QFLAG_TOO_SHORT] = "the dataset's clips are too short to measure",
+    [XTTS_QFLAG_DC_OFFSET] = "the dataset's recording chain leaves a DC offset",
+};
+
+const char *xtts_report_dataset_note(const xtts_report *r, int f) {
+    if (f < 0 || f >= XTTS_QUALITY_N_FLAGS || !r->n) return NULL;
+    if ((double)r->flag_records[f] <= XTTS_REPORT_DATASET_SHARE * (double)r->n) return NULL;
+    return DATASET_NOTES[f] ? DATASET_NOTES[f] : "a property of the dataset";
+}
+
+/* "cut_start on 70 % of records: the dataset is trimmed tightly at the start ..." lines. */
+static void summary_dataset_notes(const xtts_report *r, FILE *f) {
+    int any = 0;
+    for (int fl = 0; fl < XTTS_QUALITY_N_FLAGS; fl++) {
+        const char *note = xtts_report_dataset_note(r, fl);
+        if (!note) continue;
+        if (!any++) fputs("\nof the dataset as a whole:\n", f);
+        fprintf(f, "%s on %.0f %% of records: %s\n", xtts_quality_flag_name(fl), pct((double)r->flag_records[fl], (double)r->n),
+                note);
+    }
 }
 
 xtts_status xtts_report_summary(xtts_report *r, FILE *f, xtts_error *err) {
@@ -249,6 +284,7 @@ xtts_status xtts_report_summary(xtts_report *r, FILE *f, xtts_error *err) {
     for (int fl = 0; fl < XTTS_QUALITY_N_FLAGS; fl++)
         fprintf(f, "%-16s %9llu %9.3f %7.1f%%\n", xtts_quality_flag_name(fl), (unsigned long long)r->flag_records[fl],
                 r->flag_seconds[fl] / 3600, pct((double)r->flag_records[fl], (double)r->n));
+    summary_dataset_notes(r, f);
     summary_speakers(r, f);
     if (fflush(f) || ferror(f)) return xtts_error_set(err, XTTS_EIO, "summary: write failed");
     return XTTS_OK;
@@ -322,6 +358,14 @@ static json_t *summary_json(const xtts_report *r) {
         json_object_set_new(fl, xtts_quality_flag_name(f), json_pack("{s:I, s:f}", "records", (json_int_t)r->flag_records[f],
                                                                        "hours", r->flag_seconds[f] / 3600));
     json_object_set_new(o, "flags", fl);
+    json_t *notes = json_array();
+    for (int f = 0; f < XTTS_QUALITY_N_FLAGS; f++) {
+        const char *note = xtts_report_dataset_note(r, f);
+        if (note)
+            json_array_append_new(notes, json_pack("{s:s, s:f, s:s}", "flag", xtts_quality_flag_name(f), "share",
+                                                   (double)r->flag_records[f] / (double)r->n, "note", note));
+    }
+    json_object_set_new(o, "dataset_notes", notes);
     for (size_t s = 0; s < r->n_speakers; s++) {
         const xtts_report_speaker *p = &r->spk[s];
         char name[256];

@@ -14,7 +14,7 @@
 #include <stdio.h>
 
 #include "common/xtts_common.h"
-#include "kernels/quality.h"
+#include "formats/quality_flags.h"
 
 #ifdef __cplusplus
 extern "C" {

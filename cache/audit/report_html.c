@@ -12,8 +12,8 @@
 static const char *const FLAG_MEANING[XTTS_QUALITY_N_FLAGS] = {
     "a long silence before the speech",
     "a long silence after the speech",
-    "speech already under way in the first 20 ms: the start may be cut",
-    "speech still under way in the last 20 ms: the end may be cut",
+    "speech already under way at the first sample (speech band): the start may be cut",
+    "speech still under way at the last sample (speech band): the end may be cut",
     "samples at full scale",
     "noise loud next to the speech (low signal-to-noise ratio)",
     "no energy in the upper band: the source had a lower sample rate",
@@ -70,7 +70,14 @@ static void page_summary(xtts_report *r, FILE *f) {
     snprintf(v, sizeof v, "%llu", (unsigned long long)r->flagged), card(f, v, "records flagged");
     snprintf(v, sizeof v, "%.2f h", (r->seconds - r->flagged_seconds) / 3600), card(f, v, "left if they are dropped");
     snprintf(v, sizeof v, "%llu", (unsigned long long)r->too_short), card(f, v, "too short to measure");
-    fputs("</div>\n<h2>Flags</h2><table><tr><th>flag</th><th>what it means</th><th class=\"n\">records</th>"
+    fputs("</div>\n", f);
+    for (int fl = 0; fl < XTTS_QUALITY_N_FLAGS; fl++) {
+        const char *note = xtts_report_dataset_note(r, fl);
+        if (note)
+            fprintf(f, "<p class=\"sub\"><code>%s</code> on %.0f %% of records: %s</p>\n", xtts_quality_flag_name(fl),
+                    100.0 * (double)r->flag_records[fl] / (double)r->n, note);
+    }
+    fputs("<h2>Flags</h2><table><tr><th>flag</th><th>what it means</th><th class=\"n\">records</th>"
           "<th class=\"n\">hours</th><th class=\"n\">share</th><th></th></tr>\n", f);
     for (int fl = 0; fl < XTTS_QUALITY_N_FLAGS; fl++) {
         double share = r->n ? 100.0 * (double)r->flag_records[fl] / (double)r->n : 0;
@@ -222,8 +229,8 @@ static void flag_value(xtts_report *r, int fl, uint64_t i, char *out, size_t cap
     switch (fl) {
     case XTTS_QFLAG_LEAD_SILENCE: snprintf(out, cap, "%.2f s of silence first", m->lead_silence_s); break;
     case XTTS_QFLAG_TRAIL_SILENCE: snprintf(out, cap, "%.2f s of silence last", m->trail_silence_s); break;
-    case XTTS_QFLAG_CUT_START: snprintf(out, cap, "first 20 ms at %.1f dB of the speech level", m->start_edge_db); break;
-    case XTTS_QFLAG_CUT_END: snprintf(out, cap, "last 20 ms at %.1f dB of the speech level", m->end_edge_db); break;
+    case XTTS_QFLAG_CUT_START: snprintf(out, cap, "first %s at %.1f dB of the speech level", m->version == 1 ? "20 ms" : "2.5 ms", m->start_edge_db); break;
+    case XTTS_QFLAG_CUT_END: snprintf(out, cap, "last %s at %.1f dB of the speech level", m->version == 1 ? "20 ms" : "2.5 ms", m->end_edge_db); break;
     case XTTS_QFLAG_CLIPPED: snprintf(out, cap, "%.3f%% of samples at full scale", 100.0 * m->clip_fraction); break;
     case XTTS_QFLAG_LOW_SNR: snprintf(out, cap, "SNR %.1f dB", m->snr_db); break;
     case XTTS_QFLAG_UPSAMPLED:

@@ -8,7 +8,7 @@
 
 #include "cache/store/read/reader.h"
 #include "cache/audit/report.h"
-#include "kernels/quality.h"
+#include "formats/quality_flags.h"
 
 /* Per speaker: counts, and the quantiles the page draws. */
 typedef struct {
@@ -39,6 +39,11 @@ struct xtts_report {
 
 /* Name of speaker id s (the manifest's table), "speaker N" past its end. Into buf. */
 const char *xtts_report_speaker_name(const xtts_report *r, uint32_t s, char *buf, size_t cap);
+/* When flag f is on more than XTTS_REPORT_DATASET_SHARE of the records it says something of
+ * the dataset rather than of single clips: what, in a few words ("the dataset is trimmed
+ * tightly at the start"); NULL when f is on fewer records. */
+#define XTTS_REPORT_DATASET_SHARE 0.5
+const char *xtts_report_dataset_note(const xtts_report *r, int f);
 /* How bad record i is for flag f (larger is worse), to pick the worst records per flag. */
 double xtts_report_severity(const xtts_report *r, int f, uint64_t i);
 /* The id of record i into buf ("?" when its header cannot be read). */

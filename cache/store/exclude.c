@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/quality.h"
+#include "formats/quality_flags.h"
 
 struct xtts_exclude {
     char **slots;     /* cap entries, NULL when free */
@@ -116,17 +116,43 @@ static xtts_status tsv_line(char *line, const char *path, size_t lineno, uint32_
     return XTTS_OK;
 }
 
-/* The lines of f into x. */
+/* The longest line read: a report's line is an id (at most XTTS_ID_MAX_BYTES) and its metrics. */
+#define LINE_MAX_BYTES (64 * 1024)
+
+/* One line of f into buf (cap bytes), without its end (\n, \r\n); *n its length. 1 a line, 0
+ * the end of the file, -1 a line longer than cap - 1 (read no further: an endless line stops
+ * here, in bounded memory). */
+static int next_line(FILE *f, char *buf, size_t cap, size_t *n) {
+    int c;
+    *n = 0;
+    while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+        if (*n + 1 >= cap) return -1;
+        buf[(*n)++] = (char)c;
+    }
+    if (c == EOF && *n == 0) return 0;
+    while (*n && buf[*n - 1] == '\r') (*n)--;
+    buf[*n] = '\0';
+    return 1;
+}
+
+/* The lines of f into x: a report's TSV (its header first) or a plain list, one id a line; a
+ * byte-order mark before the first line, CRLF ends and blank lines are taken as they come; a
+ * NUL byte, a tab in a plain list's id and a line past LINE_MAX_BYTES are refused by line. */
 static xtts_status read_lines(FILE *f, const char *path, uint32_t mask, xtts_exclude *x, xtts_error *err) {
-    char *line = NULL;
-    size_t cap = 0, lineno = 0;
-    ssize_t got;
-    int tsv = -1;
+    char *buf = malloc(LINE_MAX_BYTES), *line;
+    if (!buf) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
+    size_t n, lineno = 0;
+    int tsv = -1, got;
     xtts_status st = XTTS_OK;
-    while (!st && (got = getline(&line, &cap, f)) >= 0) {
+    while (!st && (got = next_line(f, buf, LINE_MAX_BYTES, &n)) != 0) {
         lineno++;
-        size_t n = (size_t)got;
-        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = '\0';
+        if (got < 0) {
+            st = xtts_error_set(err, XTTS_EINPUT, "%s:%zu: a line longer than %d bytes (not an id list or a report's TSV)",
+                                path, lineno, LINE_MAX_BYTES - 1);
+            break;
+        }
+        line = buf;
+        if (lineno == 1 && n >= 3 && !memcmp(line, "\xEF\xBB\xBF", 3)) line += 3, n -= 3;
         if (strlen(line) != n) { st = xtts_error_set(err, XTTS_EINPUT, "%s:%zu: a NUL byte", path, lineno); break; }
         if (tsv < 0) {
             tsv = !strncmp(line, "id\tflags\t", 9) || !strcmp(line, "id\tflags");
@@ -134,6 +160,9 @@ static xtts_status read_lines(FILE *f, const char *path, uint32_t mask, xtts_exc
         }
         int take = 1;
         if (tsv) st = tsv_line(line, path, lineno, mask, &take, err);
+        else if (strchr(line, '\t'))
+            st = xtts_error_set(err, XTTS_EINPUT, "%s:%zu: a tab in an id (a plain list holds one id a line; a report's TSV "
+                                "starts with its header line id<TAB>flags)", path, lineno);
         if (st || !take || !*line) continue;
         if (strlen(line) > XTTS_ID_MAX_BYTES)
             st = xtts_error_set(err, XTTS_EINPUT, "%s:%zu: an id of %zu bytes (ids are at most %d)", path, lineno, strlen(line), XTTS_ID_MAX_BYTES);
@@ -141,7 +170,7 @@ static xtts_status read_lines(FILE *f, const char *path, uint32_t mask, xtts_exc
             st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
     }
     if (!st && ferror(f)) st = xtts_error_set(err, XTTS_EIO, "%s: read error: %s", path, strerror(errno));
-    free(line);
+    free(buf);
     return st;
 }
 

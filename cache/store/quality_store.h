@@ -12,7 +12,7 @@
 
 #include "cache/store/read/reader.h"
 #include "common/xtts_common.h"
-#include "kernels/quality.h"
+#include "formats/quality_flags.h"
 
 #ifdef __cplusplus
 extern "C" {

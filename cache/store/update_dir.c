@@ -145,8 +145,11 @@ xtts_status xtts_update_dir_switch(const char *dir, const char *stage, xtts_erro
     return xtts_remove_file(mark, err);
 }
 
-xtts_status xtts_update_dir_lock(const char *dir, int *fd, xtts_error *err) {
-    return xtts_lock(dir, XTTS_LOCK_NAME, 0, fd, "a whole build or a merge is running in this directory", err);
+xtts_status xtts_update_dir_lock(const char *dir, int exclusive, int *fd, xtts_error *err) {
+    return xtts_lock(dir, XTTS_LOCK_NAME, exclusive, fd,
+                     exclusive ? "another build, merge or update is running in this directory"
+                               : "a whole build, a merge or a whole update is running in this directory",
+                     err);
 }
 
 void xtts_update_dir_unlock(int fd) { xtts_unlock(fd); }

@@ -47,10 +47,11 @@ xtts_status xtts_update_dir_prepare(const char *dir, const char *stage, int *res
  * exchange directories). */
 xtts_status xtts_update_dir_switch(const char *dir, const char *stage, xtts_error *err);
 
-/* Take dir's build lock shared (so that no whole build or merge runs in it while it is the
- * source of an update; parts of an update share it). *fd for xtts_update_dir_unlock.
- * Errors: XTTS_EBUSY (a writer holds it), XTTS_EIO. */
-xtts_status xtts_update_dir_lock(const char *dir, int *fd, xtts_error *err);
+/* Take dir's build lock while it is the source of an update: exclusive for a whole update (no
+ * build, merge or other update runs in it meanwhile), shared for a part of an update in parts
+ * (its parts run side by side, never beside a whole build, a merge or a whole update).
+ * *fd for xtts_update_dir_unlock. Errors: XTTS_EBUSY (another holds it), XTTS_EIO. */
+xtts_status xtts_update_dir_lock(const char *dir, int exclusive, int *fd, xtts_error *err);
 void xtts_update_dir_unlock(int fd);
 
 #ifdef __cplusplus

@@ -29,7 +29,9 @@
  */
 #include "cache/store/writer.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -572,7 +574,15 @@ static xtts_status check_open_options(const xtts_cache_writer_options *opt, cons
     json_decref(cj);
     if (st == XTTS_ENOMEM) return xtts_error_set(err, st, "%s: out of memory", opt->dir);
     if (st) return xtts_error_set(err, XTTS_EUSAGE, "invalid cache configuration: %s", cerr.msg);
-    return xtts_mkdir_p(opt->dir, err);
+    /* the parents only: the directory itself is made already locked (writer_lock_new_dir) */
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", opt->dir);
+    size_t n = strlen(parent);
+    while (n > 1 && parent[n - 1] == '/') parent[--n] = '\0';
+    char *slash = strrchr(parent, '/');
+    if (!slash || slash == parent) return XTTS_OK;
+    *slash = '\0';
+    return xtts_mkdir_p(parent, err);
 }
 
 /* A writer with the options' sizes and the configuration's hash, holding nothing yet. *out is
@@ -605,21 +615,55 @@ static xtts_status writer_new(const xtts_cache_writer_options *opt, const xtts_c
 
 /* A whole build or a merge holds the directory lock exclusively; part builds share it (so
  * parts run side by side but never beside a whole build or a merge) and hold their own part
- * lock exclusively. */
-static xtts_status writer_lock(xtts_cache_writer *w, xtts_error *err) {
+ * lock exclusively. The locks are taken in dir (w->dir, or the new directory's temporary name). */
+static xtts_status writer_lock_in(xtts_cache_writer *w, const char *dir, xtts_error *err) {
     xtts_status st;
     if (w->part < 0) {
-        st = xtts_lock(w->dir, XTTS_LOCK_NAME, 1, &w->lock_fd, "another build or merge is running in this directory", err);
+        st = xtts_lock(dir, XTTS_LOCK_NAME, 1, &w->lock_fd, "another build or merge is running in this directory", err);
     } else {
-        st = xtts_lock(w->dir, XTTS_LOCK_NAME, 0, &w->lock_fd, "a whole build or a merge is running in this directory", err);
+        st = xtts_lock(dir, XTTS_LOCK_NAME, 0, &w->lock_fd, "a whole build or a merge is running in this directory", err);
         if (!st) {
             char name[40];
             snprintf(name, sizeof name, "%s-part-%05d", XTTS_LOCK_NAME, w->part);
             char what[64];
             snprintf(what, sizeof what, "part %d is already being built", w->part);
-            st = xtts_lock(w->dir, name, 1, &w->part_lock_fd, what, err);
+            st = xtts_lock(dir, name, 1, &w->part_lock_fd, what, err);
         }
     }
+    return st;
+}
+
+/* A directory that does not exist yet appears already locked, so that no reader ever sees it
+ * without its lock (and takes it for an empty or broken cache): it is made under a temporary
+ * name beside it (DIR.xtts-new.PID), locked there, and renamed into place, never over a
+ * directory that appeared meanwhile. 1 when done so; 0 when DIR exists (or appeared, or the
+ * file system cannot rename without replacing) and is to be locked where it is. */
+static int writer_lock_new_dir(xtts_cache_writer *w, xtts_status *st, xtts_error *err) {
+    struct stat sb;
+    if (stat(w->dir, &sb) == 0 || errno != ENOENT) return 0;
+    char dir[4096], tmp[4200], lock[4300];
+    snprintf(dir, sizeof dir, "%s", w->dir);
+    for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/'; n--) dir[n - 1] = '\0';
+    snprintf(tmp, sizeof tmp, "%s.xtts-new.%ld", dir, (long)getpid());
+    if (mkdir(tmp, 0755) != 0) return 0;
+    *st = writer_lock_in(w, tmp, err);
+    if (!*st && renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_NOREPLACE) == 0) return 1;
+    xtts_unlock(w->part_lock_fd);
+    xtts_unlock(w->lock_fd);
+    w->lock_fd = w->part_lock_fd = -1;
+    DIR *d = opendir(tmp);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.' || strncmp(e->d_name, XTTS_LOCK_NAME, strlen(XTTS_LOCK_NAME)) == 0)
+            if (xtts_path_join(lock, sizeof lock, tmp, e->d_name) < sizeof lock) unlink(lock);
+    if (d) closedir(d);
+    rmdir(tmp);
+    return 0;
+}
+
+static xtts_status writer_lock(xtts_cache_writer *w, xtts_error *err) {
+    xtts_status st = XTTS_OK;
+    if (!writer_lock_new_dir(w, &st, err)) st = writer_lock_in(w, w->dir, err);
     if (st) return st;
     /* this process is now the one writer of its manifest: drop what a killed one left */
     xtts_remove_manifest_temps(w->dir, w->part);

@@ -1624,7 +1624,7 @@ static xtts_status run_update_begin(melcache_run *r, xtts_error *err) {
         return xtts_error_set(err, XTTS_EINPUT, "%s: an unfinished build, not a cache to update: finish it first (the same "
                               "command without --update), or use --force to rebuild it", o->out_dir);
     if (ds == XTTS_DIR_UNFINISHED) return XTTS_OK;
-    if (!o->dry_run && (st = xtts_update_dir_lock(o->out_dir, &r->lock_fd, err))) return st; /* a dry run writes nothing */
+    if (!o->dry_run && (st = xtts_update_dir_lock(o->out_dir, o->part < 0, &r->lock_fd, err))) return st; /* a dry run writes nothing */
     st = open_source(r, o->out_dir, err);
     if (st == XTTS_EMISMATCH && o->force) { /* rebuilt in place, as without --update: its writer locks it */
         xtts_update_dir_unlock(r->lock_fd);

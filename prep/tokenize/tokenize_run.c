@@ -16,6 +16,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -375,7 +376,9 @@ typedef struct {
     xtts_hash_set dup_hashes;    /* the hashes met twice */
     id_store dups;          /* later passes: exact ids behind dup_hashes */
     id_set val_ids, test_ids;
-    char *val_buf, *test_buf, *stdin_buf;
+    char *val_buf, *test_buf;
+    void *spill;            /* input read once: its temporary copy, mapped (spill_len bytes) */
+    size_t spill_len;
     int forced_lang, lang_column, has_split, threads;
     xtts_langid_prior prior;
     xtts_langid_result *res;
@@ -511,48 +514,94 @@ static xtts_status reject_duplicates(run_t *R, xtts_error *err) {
     return XTTS_OK;
 }
 
+/* An unlinked temporary file in $TMPDIR (or /tmp), -1 with errno set when none can be made. */
+static int spill_file(void) {
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir) dir = "/tmp";
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)) return fd;
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/xtts-tokenize.XXXXXX", dir) >= (int)sizeof path) { errno = ENAMETOOLONG; return -1; }
+    fd = mkstemp(path);
+    if (fd >= 0) unlink(path);
+    return fd;
+}
+
+/* Copies what gz yields into the file tfd, up to the metadata size limit; a NUL byte stops it
+ * at once with an error naming its line and offset (text never holds one: the input is binary,
+ * e.g. /dev/urandom, and is not read on). *len: bytes copied. */
+static xtts_status spill_copy(gzFile gz, int tfd, const char *name, size_t *len, xtts_error *err) {
+    enum { BLOCK = 1 << 16 };
+    char *blk = malloc(BLOCK);
+    if (!blk) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    xtts_status st = XTTS_OK;
+    size_t lines = 0;
+    for (;;) {
+        int got = gzread(gz, blk, BLOCK);
+        if (got < 0) {
+            int zerr;
+            const char *why = gzerror(gz, &zerr);
+            st = xtts_error_set(err, zerr == Z_ERRNO ? XTTS_EIO : XTTS_EINPUT, "%s: read error after %zu bytes: %s", name,
+                                *len, zerr == Z_ERRNO ? strerror(errno) : why);
+            break;
+        }
+        if (got == 0) break;
+        if (*len + (size_t)got > (size_t)XTTS_META_MAX_BYTES) {
+            st = xtts_error_set(err, XTTS_EINPUT, "%s: larger than %zu bytes (metadata files are read up to that size)",
+                                name, (size_t)XTTS_META_MAX_BYTES);
+            break;
+        }
+        for (size_t off = 0; off < (size_t)got && !st;) {
+            ssize_t w = write(tfd, blk + off, (size_t)got - off);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) st = xtts_error_set(err, XTTS_EIO, "%s: cannot keep a copy in the temporary folder ($TMPDIR): %s",
+                                            name, strerror(w < 0 ? errno : ENOSPC));
+            else off += (size_t)w;
+        }
+        if (st) break;
+        const char *nul = memchr(blk, 0, (size_t)got);
+        for (const char *q = blk; (q = memchr(q, '\n', (size_t)((nul ? nul : blk + got) - q))); q++) lines++;
+        if (nul) {
+            st = xtts_error_set(err, XTTS_EINPUT, "%s:%zu: binary data (a NUL byte at offset %zu), not a metadata text",
+                                name, lines + 1, *len + (size_t)(nul - blk));
+            break;
+        }
+        *len += (size_t)got;
+    }
+    free(blk);
+    return st;
+}
+
 /* The metadata is read in three passes (and its first line twice when the format is
  * sniffed), so an input that cannot be read twice — standard input, a FIFO, a pipe given as
- * /dev/fd/N or <(...), a character device — is read once into memory (gzip or plain, as a
- * file would be), up to the metadata size limit; fd is closed. name is used in messages. */
+ * /dev/fd/N or <(...), a character device — is read once (gzip or plain, as a file would be),
+ * up to the metadata size limit, into an unlinked temporary file that the passes read mapped:
+ * memory stays bounded whatever the input's size. fd is closed. name is used in messages. */
 static xtts_status slurp_input(run_t *R, int fd, const char *name, xtts_error *err) {
     gzFile gz = fd >= 0 ? gzdopen(fd, "rb") : NULL;
     if (!gz) {
         if (fd >= 0) close(fd);
         return xtts_error_set(err, XTTS_EIO, "%s: cannot read: %s", name, strerror(errno ? errno : EBADF));
     }
-    size_t cap = 1 << 20, len = 0;
-    char *b = malloc(cap);
-    xtts_status st = b ? XTTS_OK : xtts_error_set(err, XTTS_ENOMEM, "out of memory");
-    while (!st) {
-        if (len == cap) {
-            if (cap > XTTS_META_MAX_BYTES) {
-                st = xtts_error_set(err, XTTS_EINPUT, "%s: larger than %zu bytes (metadata files are read up to that size)",
-                                    name, (size_t)XTTS_META_MAX_BYTES);
-                break;
-            }
-            /* one byte past the limit at most: reaching it is the proof the input is larger */
-            size_t ncap = cap * 2 > (size_t)XTTS_META_MAX_BYTES + 1 ? (size_t)XTTS_META_MAX_BYTES + 1 : cap * 2;
-            char *nb = realloc(b, ncap);
-            if (!nb) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory"); break; }
-            b = nb;
-            cap = ncap;
-        }
-        int got = gzread(gz, b + len, (unsigned)(cap - len > (1u << 30) ? (1u << 30) : cap - len));
-        if (got < 0) {
-            int zerr;
-            const char *why = gzerror(gz, &zerr);
-            st = xtts_error_set(err, zerr == Z_ERRNO ? XTTS_EIO : XTTS_EINPUT, "%s: read error after %zu bytes: %s", name,
-                                len, zerr == Z_ERRNO ? strerror(errno) : why);
-            break;
-        }
-        if (got == 0) break;
-        len += (size_t)got;
+    int tfd = spill_file();
+    if (tfd < 0) {
+        int e = errno;
+        gzclose(gz);
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot make a temporary file to read it once ($TMPDIR): %s", name, strerror(e));
     }
+    size_t len = 0;
+    xtts_status st = spill_copy(gz, tfd, name, &len, err);
     gzclose(gz);
-    if (st) { free(b); return st; }
-    R->stdin_buf = b;
-    R->mo.data = b;
+    void *map = NULL;
+    if (!st && len && (map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, tfd, 0)) == MAP_FAILED) {
+        map = NULL;
+        st = xtts_error_set(err, XTTS_EIO, "%s: cannot map its temporary copy: %s", name, strerror(errno));
+    }
+    close(tfd);
+    if (st) return st;
+    R->spill = map;
+    R->spill_len = len;
+    R->mo.data = map ? (const char *)map : "";
     R->mo.len = len;
     return XTTS_OK;
 }
@@ -846,7 +895,7 @@ static void run_free(run_t *R) {
     free(R->test_ids.keys);
     free(R->val_buf);
     free(R->test_buf);
-    free(R->stdin_buf);
+    if (R->spill) munmap(R->spill, R->spill_len);
     for (size_t i = 0; i < R->sources.n; i++) free(R->sources.v[i]);
     free(R->sources.v);
     xtts_langid_prior_free(&R->prior);

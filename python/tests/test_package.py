@@ -377,5 +377,71 @@ class Batches(unittest.TestCase):
         assert_same(self, out, want, "torch out")
 
 
+def stored_metrics(version=2, **fields):
+    """A stored 104-byte quality entry (formats/cache.md 3.5) with fields over plain defaults."""
+    import struct
+    import zlib
+    from xtts_prep.quality import FLOAT_FIELDS
+    m = dict(status=1, cut_start=0, cut_end=0, sample_rate=22050, native_rate=22050, n_chars=40, n_tokens=40,
+             duration_s=3.0, lead_silence_s=0.2, trail_silence_s=0.2, speech_s=2.6, start_edge_db=-40.0,
+             end_edge_db=-40.0, peak_dbfs=-3.0, rms_dbfs=-22.0, active_dbfs=-20.0, noise_dbfs=-60.0,
+             clip_fraction=0.0, snr_db=40.0, bandwidth_hz=11000.0, chars_per_s=15.0, tokens_per_s=15.0,
+             dc_offset=0.0, h0=1, h1=2)
+    m.update(fields)
+    b = struct.pack("<BBBBIIII", version, m["status"], m["cut_start"], m["cut_end"], m["sample_rate"],
+                    m["native_rate"], m["n_chars"], m["n_tokens"])
+    b += struct.pack("<16f", *(m[k] for k in FLOAT_FIELDS)) + struct.pack("<QQ", m["h0"], m["h1"])
+    return b + struct.pack("<I", zlib.crc32(b))
+
+
+class Quality(unittest.TestCase):
+    """xtts_prep.quality, the Python backend's metrics and flags (the C backend's are checked
+    against the report's TSV by tests/e2e/report_quality.sh)."""
+
+    def test_stored_metrics_decode_both_versions_and_refuse_damage(self):
+        from xtts_prep.quality import decode_metrics
+        for v in (1, 2):
+            m = decode_metrics(stored_metrics(v, snr_db=12.5))
+            self.assertEqual((m["version"], m["status"], m["snr_db"]), (v, "measured", 12.5))
+            self.assertEqual(m["audio_hash"], "%016x%016x" % (1, 2))
+        b = bytearray(stored_metrics())
+        b[30] ^= 1
+        with self.assertRaisesRegex(CacheError, "checksum"):
+            decode_metrics(bytes(b))
+        with self.assertRaisesRegex(CacheError, "unknown version 3"):
+            decode_metrics(stored_metrics(3))
+        with self.assertRaisesRegex(CacheError, "non-finite"):
+            decode_metrics(stored_metrics(snr_db=float("nan")))
+
+    def test_flags_per_clip_duplicates_and_rates_as_the_report_decides(self):
+        from xtts_prep.quality import decode_metrics, flag_all, flag_names
+        ms = [decode_metrics(stored_metrics(h0=i, chars_per_s=15.0 + 0.1 * i)) for i in range(10)]
+        ms[3] = decode_metrics(stored_metrics(h0=3, cut_start=1, start_edge_db=-12.0))   # cut: within 15 dB
+        ms[4] = decode_metrics(stored_metrics(h0=4, cut_start=1, start_edge_db=-18.0))   # a tight trim
+        ms[5] = decode_metrics(stored_metrics(h0=1))                                      # the audio of 1
+        ms[6] = decode_metrics(stored_metrics(h0=6, chars_per_s=30.0))                    # twice the rate
+        ms[7] = decode_metrics(stored_metrics(h0=7, snr_db=10.0, dc_offset=-0.05))
+        flags, dup_of = flag_all(ms, [0] * 10)
+        self.assertEqual(flag_names(int(flags[3])), ["cut_start"])
+        self.assertEqual(int(flags[4]), 0)
+        self.assertEqual((flag_names(int(flags[5])), int(dup_of[5]), int(dup_of[1])), (["dup_audio"], 1, -1))
+        self.assertEqual(flag_names(int(flags[6])), ["rate_outlier"])
+        self.assertEqual(flag_names(int(flags[7])), ["low_snr", "dc_offset"])
+        self.assertEqual(flag_names(int(flag_all(ms, [0] * 10, {"snr_db": 45})[0][0])), ["low_snr"])
+        with self.assertRaisesRegex(ValueError, "unknown quality threshold 'snr'"):
+            flag_all(ms, [0] * 10, {"snr": 3})
+
+    def test_a_cache_without_metrics_says_so(self):
+        for backend in ("python", "c") if xtts_prep._clib.library() else ("python",):
+            c = XttsCache(CACHE, backend=backend)
+            if c.has_metrics():
+                continue
+            with self.assertRaisesRegex(CacheError, "no quality metrics"):
+                c.quality_flags()
+            with self.assertRaisesRegex(CacheError, "no quality metrics"):
+                CacheDataset(CACHE, backend=backend, exclude_flags=["clipped"])
+            self.assertEqual(len(CacheDataset(CACHE, backend=backend, exclude_flags=[])), len(c))
+
+
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0], "-v"])

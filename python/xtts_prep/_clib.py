@@ -269,6 +269,29 @@ class CHandle:
         if rc:
             raise CacheError(_last_error(self.lib))
 
+    def quality(self, index: int) -> bytes:
+        """Record index's stored quality metrics (xtts_api_quality); CacheError on failure."""
+        f = self.lib.xtts_api_quality
+        f.restype, f.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_size_t,
+                                               ctypes.POINTER(ctypes.c_size_t)]
+        buf, n = ctypes.create_string_buffer(256), ctypes.c_size_t(0)
+        if f(self.h, index, buf, len(buf), ctypes.byref(n)):
+            raise CacheError(_last_error(self.lib))
+        return buf.raw[:n.value]
+
+    def has_quality_flags(self) -> bool:
+        """Whether the loaded library has xtts_api_quality_flags (one built before it has not)."""
+        return hasattr(self.lib, "xtts_api_quality_flags")
+
+    def quality_flags(self, thresholds: Optional[str], flags_ptr: int, dup_of_ptr: int, n: int) -> None:
+        """Every record's flags and dup_of into the arrays at the pointers (xtts_api_quality_flags)."""
+        f = self.lib.xtts_api_quality_flags
+        f.restype, f.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_void_p,
+                                               ctypes.c_void_p, ctypes.c_size_t]
+        text = thresholds.encode("utf-8") if thresholds is not None else None
+        if f(self.h, text, len(text) if text is not None else 0, flags_ptr, dup_of_ptr, n):
+            raise CacheError(_last_error(self.lib))
+
     def close(self) -> None:
         if self.h and self.pid == os.getpid():
             self.lib.xtts_api_close(self.h)

@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _clib, _fallback
+from . import quality as _quality
 from .lmdbcheck import check_lmdb_structure as check_lmdb_structure
 from .manifest import SHARED_VERSION, CacheError, load_manifest
 # the record codec and the LMDB check lived in this module before record.py and
@@ -142,6 +143,15 @@ class Record(TypedDict):
     mel: npt.NDArray[np.float32]
 
 
+def _dir_ident(path: str) -> Optional[tuple[int, int]]:
+    """(device, inode) of the directory path, None when it cannot be had."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
 class XttsCache:
     """A cache directory: manifest.json plus shard-*/ LMDB environments.
 
@@ -157,6 +167,9 @@ class XttsCache:
     def __init__(self, path: Union[str, os.PathLike[str]], padded: bool = False, backend: str = "auto",
                  threads: int = 1) -> None:
         self.path = os.fspath(path)
+        # the directory as opened: a shard (re)opened after an update or a rebuild exchanged it
+        # would be the new cache's under the old manifest, so each opening checks it first
+        self._dir_ident = _dir_ident(self.path)
         self.padded = padded
         if backend not in BACKENDS:
             raise ValueError("backend %r: one of %s" % (backend, ", ".join(BACKENDS)))
@@ -166,6 +179,7 @@ class XttsCache:
         self.backend = "c" if backend != "python" and _clib.library() is not None else "python"
         self.threads = max(1, int(threads))
         self._chandle: Optional[_clib.CHandle] = None
+        self._flags_cache: Dict[Optional[str], tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]] = {}
         mpath = os.path.join(self.path, "manifest.json")
         self.manifest = m = load_manifest(mpath)   # checked as the C loader checks it
         self.manifest_version: int = m["format_version"]
@@ -258,6 +272,9 @@ class XttsCache:
         return CacheResourceError(code, "%s: cannot open %s: %s" % (name, what, os.strerror(code)))
 
     def _open_shard(self, si: int) -> _Handles:
+        if self._dir_ident is not None and _dir_ident(self.path) not in (None, self._dir_ident):
+            raise CacheError("%s: the cache was replaced while it was read (an update or a rebuild exchanged the "
+                             "directory); open it again to read the new one" % self.path)
         s = self.shards[si]
         path = os.path.join(self.path, s.name)
         data = os.path.join(path, "data.mdb")
@@ -658,6 +675,78 @@ class XttsCache:
                 return v
         except _fallback.lmdb().Error as e:
             raise CacheError("%s: meta %r: %s" % (self.shards[shard].name, key, e)) from None
+
+    def _quality_db(self, si: int) -> Any:
+        """Shard si's "quality" database, or None when the shard has none."""
+        env, dbs = self._shard(si)
+        if "quality" not in dbs:
+            try:
+                dbs["quality"] = env.open_db(b"quality", create=False)
+            except _fallback.lmdb().NotFoundError:
+                dbs["quality"] = None
+            except _fallback.lmdb().Error as e:
+                raise CacheError("%s: \"quality\": %s" % (self.shards[si].name, e)) from None
+        return dbs["quality"]
+
+    def has_metrics(self) -> bool:
+        """True when the cache stores the records' quality metrics (built with them)."""
+        return any(self._quality_db(si) is not None for si in range(len(self.shards)))
+
+    def metrics_bytes(self, index: int) -> bytes:
+        """Record index's stored quality metrics (104 bytes, formats/cache.md 3.5); CacheError
+        when the cache has none or they are missing."""
+        index, si = self._locate(index)
+        if self.backend == "c":
+            return self._c().quality(index)
+        db = self._quality_db(si)
+        if db is None:
+            if not self.has_metrics():
+                raise CacheError("%s: the cache stores no quality metrics (built before them)" % self.path)
+            raise CacheError("%s: quality metrics missing" % self.shards[si].name)
+        env, _ = self._shard(si)
+        local = index - self.shards[si].first + self.shards[si].local_first
+        try:
+            with env.begin(db=db) as txn:
+                buf: Optional[bytes] = txn.get(record_key(local))
+        except _fallback.lmdb().Error as e:
+            raise CacheError("%s: index %d: quality: %s" % (self.shards[si].name, index, e)) from None
+        if buf is None:
+            raise CacheError("%s: index %d: quality metrics missing" % (self.shards[si].name, index))
+        return bytes(buf)
+
+    def metrics(self, index: int) -> dict[str, Any]:
+        """Record index's quality metrics as a dict (xtts_prep.quality.decode_metrics): the
+        columns of xtts-cache-report's TSV, and version."""
+        try:
+            return _quality.decode_metrics(self.metrics_bytes(index))
+        except CacheError as e:
+            raise CacheError("%s: index %d: %s" % (self.shard_of(index), index, e)) from None
+
+    def quality_flags(self, thresholds: Optional[Dict[str, float]] = None
+                      ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+        """Every record's quality flags (uint32 bitmasks of 1 << flag, xtts_prep.quality.FLAG_NAMES)
+        and dup_of (int64, -1 none), as xtts-cache-report decides them; thresholds: keys of the
+        thresholds file (docs/quality.md) to change. Computed once per thresholds."""
+        text = _quality.thresholds_text(thresholds)
+        got = self._flags_cache.get(text)
+        if got is not None:
+            return got
+        n = self._count
+        if self.backend == "c" and self._c().has_quality_flags():
+            flags, dup_of = np.zeros(n, dtype=np.uint32), np.zeros(n, dtype=np.int64)
+            self._c().quality_flags(text, flags.ctypes.data, dup_of.ctypes.data, n)
+        else:
+            if not self.has_metrics():
+                raise CacheError("%s: the cache stores no quality metrics (built before them)" % self.path)
+            flags, dup_of = _quality.flag_all([self.metrics(i) for i in range(n)],
+                                              self.lengths()["speaker_id"].tolist(), thresholds)
+        self._flags_cache[text] = (flags, dup_of)
+        return flags, dup_of
+
+    def flags(self, index: int, thresholds: Optional[Dict[str, float]] = None) -> list[str]:
+        """Record index's quality flag names (the report's TSV column, as a list)."""
+        index = self._locate(index)[0]
+        return _quality.flag_names(int(self.quality_flags(thresholds)[0][index]))
 
     def has_lengths_index(self) -> bool:
         """True when the shards hold the lengths index (format 2, formats/cache.md 3.3)."""

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .cache import XttsCache, CacheError
+from .quality import flag_mask
 
 __all__ = ["CacheDataset", "BucketingBatchSampler", "Collate", "XttsGptDataset", "XttsGptCollate",
            "VocoderSegmentDataset", "check_expect"]
@@ -79,12 +80,15 @@ class CacheDataset:
     with text=True text (the normalized transcript).
 
     split "train" or "val" keeps that split only; expect= checks the cache's fields
-    (check_expect). lengths (numpy structured array, see XttsCache.lengths) come from
+    (check_expect); exclude_flags= (quality flag names, e.g. ["cut_start", "clipped"]) leaves
+    out the records that carry any of them, as xtts-cache-report flags them
+    (XttsCache.quality_flags, with quality_thresholds= changing its thresholds). lengths (numpy structured array, see XttsCache.lengths) come from
     the lengths index, or from the record headers of a version-1 cache."""
 
     def __init__(self, path: Union[str, os.PathLike[str]], split: Optional[str] = None,
                  expect: Optional[Mapping[str, Any]] = None, audio: bool = False, text: bool = False,
-                 backend: str = "auto", threads: int = 1) -> None:
+                 backend: str = "auto", threads: int = 1, exclude_flags: Optional[Sequence[str]] = None,
+                 quality_thresholds: Optional[Dict[str, float]] = None) -> None:
         self.cache = XttsCache(path, backend=backend, threads=threads)
         check_expect(self.cache, expect)
         if audio and self.cache.audio == "none":
@@ -97,6 +101,10 @@ class CacheDataset:
         else:
             want = {"train": 0, "val": 1}[split]
             self.indices = np.nonzero(all_lengths["split"] == want)[0]
+        if exclude_flags:
+            mask = flag_mask(exclude_flags)
+            flags = self.cache.quality_flags(quality_thresholds)[0]
+            self.indices = self.indices[(flags[self.indices] & np.uint32(mask)) == 0]
         self.lengths = all_lengths[self.indices]
         self.pad_token = self.cache.pad_token
         self.pad_value: Optional[float] = None   # read from the first record on demand
@@ -327,10 +335,10 @@ class XttsGptDataset(CacheDataset):
                  expect: Optional[Mapping[str, Any]] = None, min_conditioning_length: int = 66150,
                  max_conditioning_length: int = 132300, use_masking_gt_prompt_approach: bool = True,
                  is_eval: bool = False, max_wav_length: Optional[int] = None,
-                 max_text_length: Optional[int] = None) -> None:
+                 max_text_length: Optional[int] = None, exclude_flags: Optional[Sequence[str]] = None) -> None:
         exp = dict(expect or {})
         exp.setdefault("sample_rate", XTTS_SAMPLE_RATE)
-        super().__init__(path, split=split, expect=exp, audio=True)
+        super().__init__(path, split=split, expect=exp, audio=True, exclude_flags=exclude_flags)
         keep = self.lengths["n_samples"] >= 0.5 * XTTS_SAMPLE_RATE
         if max_wav_length is not None:
             keep &= self.lengths["n_samples"] <= max_wav_length
@@ -415,8 +423,9 @@ class VocoderSegmentDataset(CacheDataset):
 
     def __init__(self, path: Union[str, os.PathLike[str]], segment_frames: int = 32, split: Optional[str] = None,
                  expect: Optional[Mapping[str, Any]] = None,
-                 linear_path: Union[str, os.PathLike[str], None] = None, eval: bool = False) -> None:
-        super().__init__(path, split=split, expect=expect, audio=True)
+                 linear_path: Union[str, os.PathLike[str], None] = None, eval: bool = False,
+                 exclude_flags: Optional[Sequence[str]] = None) -> None:
+        super().__init__(path, split=split, expect=expect, audio=True, exclude_flags=exclude_flags)
         self.L = int(segment_frames)
         if self.L < 1:
             raise ValueError("segment_frames must be >= 1")

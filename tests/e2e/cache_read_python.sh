@@ -125,6 +125,6 @@ print("ok")
 PYEOF
 done
 # the module's command line prints the same digest line as verify
-PYTHONPATH="$HERE/python" "$PY" -m xtts_prep --digest "$T/fp16" | grep -q "^digest: $("$V" "$T/fp16" | sed -n 's/^digest: //p')$" \
+grep -q "^digest: $("$V" "$T/fp16" | sed -n 's/^digest: //p')$" <<< "$(PYTHONPATH="$HERE/python" "$PY" -m xtts_prep --digest "$T/fp16")" \
   || die "python --digest differs"
 echo ok

@@ -225,6 +225,22 @@ kill $holder; wait $holder 2>/dev/null || true
 # the same directory once the lock is free: no longer "running"
 expect_rc 2 "$BIN/xtts-cache-verify" "$T/starting"
 grep -q "a build is running" "$T/out.txt" && die "a free lock taken for a build in progress"
+# ... and says what it is: an empty directory, not "manifest.json: cannot open"
+grep -q "$T/starting: no cache here: the directory is empty" "$T/out.txt" || { cat "$T/out.txt"; die "an empty directory not named as such"; }
+# a real build's first instant: its directory appears already locked (made under a temporary
+# name, locked, renamed into place), so a reader started as soon as it exists never finds it
+# unlocked and empty; and no temporary name is left behind
+for k in $(seq 12); do
+  d="$T/fresh$k"
+  "$BIN/xtts-melcache" -q --out "$d" "$T/tokens.tsv" > /dev/null 2>&1 &
+  b=$!
+  for _ in $(seq 200000); do [ -e "$d" ] && break; done
+  rc=0; "$BIN/xtts-cache-verify" "$d" > "$T/out.txt" 2>&1 || rc=$?
+  wait $b || true
+  [ $rc -eq 0 ] || grep -q "$d: a build is running in this directory" "$T/out.txt" ||
+    { cat "$T/out.txt"; die "a reader at a build's first instant: exit $rc without 'a build is running'"; }
+done
+[ -z "$(ls -d "$T"/*.xtts-new.* 2>/dev/null)" ] || die "a build left its directory's temporary name"
 # a part build: the directory lock shared, the part's own lock exclusive
 mkdir "$T/part"
 hold_locks "$T/part" .xtts-lock:sh .xtts-lock-part-00001:ex

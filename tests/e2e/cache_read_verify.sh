@@ -53,7 +53,7 @@ grep -q '^frames per record: min 1' "$T/ia.txt" || die "inspect frames histogram
 grep -q '^tokens per record:' "$T/ia.txt" || die "inspect tokens histogram"
 grep -q 'shard-00002  first 30  records 10' "$T/ia.txt" || die "inspect shards"
 grep -q 'buckets 12,24,48, dtype fp16' "$T/ia.txt" || die "inspect config"
-"$I" --stats --no-lengths "$T/a" | grep -q '^     15 ' || die "inspect --stats channel lines"
+grep -q '^     15 ' <<< "$("$I" --stats --no-lengths "$T/a")" || die "inspect --stats channel lines"
 "$I" --json --stats "$T/a" > "$T/ia.json"
 "$PY" - "$T/ia.json" <<'PYEOF'
 import json, sys
@@ -66,7 +66,7 @@ assert [s["name"] for s in j["shards"]] == ["shard-00000", "shard-00001", "shard
 PYEOF
 
 # one record: text, --json, --npy, --png (stdout too)
-"$I" --index 3 "$T/a" | grep -q '^id: utt-00003$' || die "inspect --index"
+grep -q '^id: utt-00003$' <<< "$("$I" --index 3 "$T/a")" || die "inspect --index"
 "$I" --id utt-00022 --json "$T/a" > "$T/r22.json"
 "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['index']==22 and j['id']=='utt-00022' and j['shard']=='shard-00001' and len(j['tokens'])==j['n_tokens'], j" "$T/r22.json"
 "$I" --id utt-00022 --npy "$T/r22.npy" --png "$T/r22.png" --bare --scale 3 --colormap magma "$T/a"

@@ -83,7 +83,7 @@ for kb in 256 $((used / 2)) $((used - 24)) $((used - 12)) $((used - 8)) $((used 
        one_line_error "." ;;
     *) cat "$T/err.txt"; die "full disk of ${kb}k: exit $rc" ;;
   esac
-  ls "$mnt/c" | grep -q tmp && die "a temporary file was left behind at ${kb}k"
+  grep -q tmp <<< "$(ls "$mnt/c")" && die "a temporary file was left behind at ${kb}k"
   mount -o remount,size=8m "$mnt"
   expect_rc 3 "$BIN/xtts-melcache" --out "$mnt/c" -j 2 -q --commit-every 8 "$T/tokens.tsv"
   [ "$(digest "$mnt/c")" = "$d_ref" ] || die "digest after a full disk of ${kb}k differs"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e: long
 # Fault injection: kill -9 of xtts-melcache at random moments spread over whole builds,
 # in chains (kill, re-run killed again, ... then a re-run left to finish), with commits
 # after every 1, 3 and 16 inputs, -j 1 and -j 2, and for a part build joined by the last
@@ -97,7 +98,7 @@ for k in 1 2 3 4 5; do
   sleep_ms "$at"; kill -9 "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
   expect_rc 0 "$BIN/xtts-cache-merge" "$T/kp"
   [ "$(digest "$T/kp")" = "$d_parts" ] || die "merge killed at ${at}ms: digest differs"
-  ! ls "$T/kp" | grep -q '\.tmp\.' || die "merge killed at ${at}ms: a temporary file is left: $(ls "$T/kp")"
+  ! grep -q '\.tmp\.' <<< "$(ls "$T/kp")" || die "merge killed at ${at}ms: a temporary file is left: $(ls "$T/kp")"
 done
 # a temporary manifest of a killed build is removed by the next build of the directory
 touch "$T/k1/manifest.json.tmp.999999"

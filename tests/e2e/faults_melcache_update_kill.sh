@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e: long
 # Fault injection: kill -9 of xtts-melcache --update at random moments (while the update is
 # built beside the cache, around the exchange, while the old cache is removed), in chains
 # of kills then a re-run left to finish. After every kill the cache verifies and is either

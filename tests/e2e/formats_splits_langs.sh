@@ -65,7 +65,7 @@ rc=0; "$BIN/xtts-tokenize" --format nosuch data/metadata.csv > /dev/null 2> e4 |
 # bytes: any ISO 639 code; a language past XTTS's 17 has no language token
 "$BIN/xtts-tokenize" -q --lang sw data/metadata.csv > sw.tsv 2>/dev/null
 head -1 sw.tsv | grep -q '	lang=sw	' || fail "lang=sw header: $(head -1 sw.tsv)"
-[ "$(sed -n 2p sw.tsv | cut -f3)" = sw ] && sed -n 2p sw.tsv | cut -f5 | grep -q '^1 147 ' || fail "sw record: $(sed -n 2p sw.tsv)"
+[ "$(sed -n 2p sw.tsv | cut -f3)" = sw ] && grep -q '^1 147 ' <<< "$(sed -n 2p sw.tsv | cut -f5)" || fail "sw record: $(sed -n 2p sw.tsv)"
 rc=0; "$BIN/xtts-tokenize" -q --lang xx data/metadata.csv > /dev/null 2> e5 || rc=$?
 [ $rc -eq 1 ] && grep -q -- "--lang xx is not a BCP-47/ISO 639 language code" e5 || fail "--lang xx: rc $rc $(cat e5)"
 # phonemes: an espeak-ng voice language past XTTS's 17

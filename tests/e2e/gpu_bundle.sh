@@ -51,7 +51,7 @@ if [ -f "$BUILD/lib/libxtts-cuda.so" ]; then
     [ -f "$B/$f" ] || die "the bundle lacks $f"
   done
   grep -q '^libcudart' "$B/lib/cuda-sonames.txt" || die "lib/cuda-sonames.txt does not name libcudart"
-  ! ls "$B"/lib | grep -Eq "$cuda" || die "a CUDA library was bundled: $(ls "$B"/lib | grep -E "$cuda")"
+  ! grep -Eq "$cuda" <<< "$(ls "$B"/lib)" || die "a CUDA library was bundled: $(ls "$B"/lib | grep -E "$cuda")"
 fi
 v=$(cd / && env -i PATH=/usr/bin:/bin LD_LIBRARY_PATH="$B/lib" "$B/bin/xtts-melcache" --version)
 [ "$v" = "xtts-melcache $(cat "$HERE/VERSION")" ] || die "the bundled xtts-melcache --version says '$v'"

@@ -3,7 +3,7 @@
 # in three passes and opened the path for each: from a FIFO the first pass read to the end
 # and the second waited for ever for a new writer; from <(cat metadata.csv) it read nothing
 # after the format sniffing ("0 records read", or an "empty input"). Now an input that
-# cannot be read twice is read once into memory, like standard input.
+# cannot be read twice is read once, into a temporary file, like standard input.
 # 1. xtts-tokenize on a FIFO, on <(...), on <(gzip ...), on standard input and with
 #    --format given: the token stream of the regular file, byte for byte (run from the
 #    dataset folder, so audio paths resolve alike; a pipe's audio is looked for in the
@@ -13,6 +13,9 @@
 # 3. xtts-train --resume of a FIFO: refused at once (exit 2; a checkpoint is read twice).
 # 4. a FIFO in place of a shard's data.mdb, met by xtts-melcache: refused at once as damaged
 #    (exit 2, --force rebuilds).
+# 5. in bounded memory: an endless binary input (/dev/urandom) stops at its first bad bytes
+#    (under a 300 MB address-space limit, within the timeout), and a piped input is kept in an
+#    unlinked temporary file under $TMPDIR, not in memory, and tokenized whole.
 # Every command runs under a timeout: a hang fails the test.
 set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
@@ -103,4 +106,27 @@ except xtts_prep.CacheError as e:
 [ $rc -eq 2 ] && grep -q 'not a regular file' "$T/py.txt" || { cat "$T/py.txt" >&2; die "Python reader on a FIFO data.mdb: exit $rc"; }
 expect_rc 3 timeout 120 "$BIN/xtts-melcache" -q --force --out "$T/c_bad" "$T/tokens.tsv"
 [ "$(digest "$T/c_bad")" = "$want" ] || die "--force over a FIFO data.mdb: another cache"
+# ---- 5. bounded memory ---------------------------------------------------------------------------
+for fmt in auto ljspeech tsv; do
+  rc=0; (ulimit -v 300000; timeout 30 "$BIN/xtts-tokenize" --format "$fmt" /dev/urandom > /dev/null 2> "$T/err.txt") || rc=$?
+  [ $rc -eq 2 ] && grep -q "^xtts-tokenize: /dev/urandom:[0-9]*: binary data (a NUL byte at offset [0-9]*), not a metadata text$" "$T/err.txt" ||
+    { cat "$T/err.txt" >&2; die "--format $fmt on /dev/urandom: exit $rc (want 2, stopped at the first NUL byte)"; }
+done
+# a piped input is kept in a temporary file ($TMPDIR), not in memory: one there while it runs, none after
+mkdir -p "$T/spill"
+# (the input stays open until the copy was seen, or 60 s: no timing window)
+rc=0; { awk 'BEGIN { for (i = 0; i < 200000; i++) printf "id%d|%s|%s\n", i, "a few words", "a few words" }'
+        for _ in $(seq 600); do [ -e "$T/seen" ] && break; sleep 0.1; done; } |
+  TMPDIR="$T/spill" timeout 120 "$BIN/xtts-tokenize" --format ljspeech --lang en -q - > "$T/big.tsv" 2>/dev/null &
+pid=$!; held=0
+for _ in $(seq 500); do
+  child=$(cat "/proc/$pid/task/$pid/children" 2>/dev/null || true)  # (timeout's child: xtts-tokenize)
+  held=$(ls -l "/proc/${child%% *}/fd" 2>/dev/null | grep -c "$T/spill" || true)
+  [ "$held" -ge 1 ] && break; sleep 0.1
+done
+touch "$T/seen"
+wait $pid || rc=$?
+[ $rc -eq 0 ] && [ "$(grep -vc '^#' "$T/big.tsv")" -eq 200000 ] || die "a large piped input: exit $rc"
+[ "$held" -ge 1 ] || die "a piped input was not kept in a temporary file under \$TMPDIR"
+[ -z "$(ls -A "$T/spill")" ] || die "the temporary copy of a piped input was left behind"
 echo "inputs_read_once: ok"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e: long
 # The batch pipeline (the CUDA path's: sub-batches whose mels the engine computes on its own
 # thread while the workers decode the next and encode the one before), run here with the CPU
 # batch engine (XTTS_MELCACHE_BATCH=engine=cpu), gives the cache the CPU path gives, byte for

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e: long
 # A newcomer's path, end to end, on a clean copy of the committed tree: `make demo` (README's
 # first command) → README's "Real use" block as pasted, from the copy's folder, on the demo
 # data it wrote → `make wheel` → the wheel into a fresh venv → a PyTorch DataLoader over the

@@ -53,11 +53,11 @@ head -1 "$T/r.tsv" | grep -q "^id	flags	dup_of	speaker	status	duration_s	" || di
 [ "$(tail -n +2 "$T/r.tsv" | wc -l)" -eq "$n" ] || die "TSV: not one line per record"
 if grep -qi "nan\|inf" <(tail -n +2 "$T/r.tsv" | cut -f5-); then die "TSV holds NaN or Inf"; fi
 line() { awk -F'\t' -v id="$1" '$1 == id' "$T/r.tsv"; }
-line qa_dup | awk -F'\t' '$2 ~ /(^|,)dup_audio(,|$)/ && $3 == "en_001"' | grep -q . || die "qa_dup: $(line qa_dup | cut -f1-5)"
-line qa_short | awk -F'\t' '$2 ~ /too_short/ && $5 == "too_short"' | grep -q . || die "qa_short: $(line qa_short | cut -f1-5)"
-line qa_lead | awk -F'\t' '$2 ~ /lead_silence/ && $7 > 2.0' | grep -q . || die "qa_lead: $(line qa_lead | cut -f1-8)"
-line qa_clip | cut -f2 | grep -q clipped || die "qa_clip: $(line qa_clip | cut -f1-5)"
-line en_001 | cut -f2 | grep -qv dup_audio || die "en_001: the first of two copies is not flagged"
+grep -q . <<< "$(line qa_dup | awk -F'\t' '$2 ~ /(^|,)dup_audio(,|$)/ && $3 == "en_001"')" || die "qa_dup: $(line qa_dup | cut -f1-5)"
+grep -q . <<< "$(line qa_short | awk -F'\t' '$2 ~ /too_short/ && $5 == "too_short"')" || die "qa_short: $(line qa_short | cut -f1-5)"
+grep -q . <<< "$(line qa_lead | awk -F'\t' '$2 ~ /lead_silence/ && $7 > 2.0')" || die "qa_lead: $(line qa_lead | cut -f1-8)"
+grep -q clipped <<< "$(line qa_clip | cut -f2)" || die "qa_clip: $(line qa_clip | cut -f1-5)"
+grep -qv dup_audio <<< "$(line en_001 | cut -f2)" || die "en_001: the first of two copies is not flagged"
 "$PY" - "$T/r.json" "$T/r.tsv" "$n" <<'EOF'
 import json, math, sys
 j = json.load(open(sys.argv[1]))
@@ -76,6 +76,39 @@ assert dup["dup_of"] == "en_001", dup
 assert j["flagged_records"] == sum(1 for r in j["per_record"] if r["flags"])
 assert abs(j["kept_hours"] + j["flagged_hours"] - j["hours"]) < 1e-9
 EOF
+# the Python package reads the same metrics and flags, both backends, and filters on them
+printf 'snr_db = 60\n' > "$T/strict.conf"
+"$BIN/xtts-cache-report" -q "$T/c" --thresholds "$T/strict.conf" --tsv "$T/r60.tsv" || die "report --thresholds"
+PYTHONPATH="$here/python" XTTS_PREP_LIB="$BUILD/lib" "$PY" - "$T/c" "$T/r.tsv" "$T/r60.tsv" <<'EOF' || die "python's metrics or flags differ from the report's"
+import sys
+from xtts_prep import CacheDataset, XttsCache
+def rows(path):
+    lines = open(path).read().splitlines()
+    head = lines[0].split("\t")
+    return {l.split("\t")[0]: dict(zip(head, l.split("\t"))) for l in lines[1:]}
+def close(v, text):
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    return abs(v - float(text)) <= 0.5 * 10 ** -decimals + 1e-9
+want, want60 = rows(sys.argv[2]), rows(sys.argv[3])
+for backend in ("c", "python"):
+    c = XttsCache(sys.argv[1], backend=backend)
+    assert c.backend == backend and c.has_metrics()
+    flags, dup_of = c.quality_flags()
+    for i in range(len(c)):
+        rid = c.header(i)["id"]
+        w, m = want[rid], c.metrics(i)
+        assert (",".join(c.flags(i)) or "-") == w["flags"], (backend, rid, c.flags(i), w["flags"])
+        assert (c.header(int(dup_of[i]))["id"] if dup_of[i] >= 0 else "-") == w["dup_of"], (backend, rid)
+        assert m["status"] == w["status"] and m["audio_hash"] == w["audio_hash"], (backend, rid)
+        for k in ("duration_s", "snr_db", "active_dbfs", "start_edge_db", "bandwidth_hz", "clip_fraction"):
+            assert close(m[k], w[k]), (backend, rid, k, m[k], w[k])
+        assert (",".join(c.flags(i, {"snr_db": 60})) or "-") == want60[rid]["flags"], (backend, rid)
+    ds = CacheDataset(sys.argv[1], backend=backend, exclude_flags=["dup_audio", "clipped", "lead_silence"])
+    kept = {ds[k]["id"] for k in range(len(ds))}
+    gone = {r for r, w in want.items() if set(w["flags"].split(",")) & {"dup_audio", "clipped", "lead_silence"}}
+    assert gone and kept == set(want) - gone, (backend, sorted(gone), len(kept))
+print("python reads the report's metrics and flags: ok")
+EOF
 # a build in parts, joined: the same metrics, so the same report
 for k in 0 1 2; do
   rc=0; "$BIN/xtts-melcache" --out "$T/cp" --part $k/3 -j 1 -q --audio int16 "$T/tokens.tsv" 2>/dev/null || rc=$?
@@ -93,8 +126,8 @@ flagged=$(tail -n +2 "$T/r.tsv" | awk -F'\t' '$2 != "-"' | wc -l)
 rc=0; "$BIN/xtts-tokenize" --lang en --exclude "$T/r.tsv" "$T/data/metadata.csv" > "$T/tokens-x.tsv" 2>"$T/tokx.err" || rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 3 ] || { cat "$T/tokx.err"; die "tokenize --exclude exit $rc"; }
 grep -q ", $flagged excluded" "$T/tokx.err" || { cat "$T/tokx.err"; die "tokenize: want $flagged excluded"; }
-if cut -f1 "$T/tokens-x.tsv" | grep -qx "qa_dup\|qa_lead\|qa_clip"; then die "tokenize kept an excluded record"; fi
-cut -f1 "$T/tokens-x.tsv" | grep -qx en_001 || die "tokenize dropped en_001"
+if grep -qx "qa_dup\|qa_lead\|qa_clip" <<< "$(cut -f1 "$T/tokens-x.tsv")"; then die "tokenize kept an excluded record"; fi
+grep -qx en_001 <<< "$(cut -f1 "$T/tokens-x.tsv")" || die "tokenize dropped en_001"
 rc=0; "$BIN/xtts-melcache" --out "$T/cx1" -j 2 -q "$T/tokens-x.tsv" 2>/dev/null || rc=$?; [ $rc -eq 0 ] || [ $rc -eq 3 ]
 rc=0; "$BIN/xtts-melcache" --out "$T/cx2" -j 2 -q --exclude "$T/r.tsv" "$T/tokens.tsv" 2>"$T/melx.err" || rc=$?
 [ $rc -eq 0 ] || [ $rc -eq 3 ] || { cat "$T/melx.err"; die "melcache --exclude exit $rc"; }
@@ -108,7 +141,7 @@ rc=0; "$BIN/xtts-tokenize" --lang en --exclude "$T/r.tsv" --exclude-flags clippe
   > "$T/tokens-c.tsv" 2>"$T/tokc.err" || rc=$?
 want=$(tail -n +2 "$T/r.tsv" | awk -F'\t' '$2 ~ /(^|,)(clipped|dup_audio)(,|$)/' | wc -l)
 grep -q ", $want excluded" "$T/tokc.err" || { cat "$T/tokc.err"; die "--exclude-flags: want $want excluded"; }
-cut -f1 "$T/tokens-c.tsv" | grep -qx qa_lead || die "--exclude-flags clipped,dup_audio left out qa_lead"
+grep -qx qa_lead <<< "$(cut -f1 "$T/tokens-c.tsv")" || die "--exclude-flags clipped,dup_audio left out qa_lead"
 printf 'en_001\nqa_lead\n\n' > "$T/ids.txt"
 rc=0; "$BIN/xtts-tokenize" --lang en --exclude "$T/ids.txt" "$T/data/metadata.csv" > /dev/null 2>"$T/toki.err" || rc=$?
 grep -q ", 2 excluded" "$T/toki.err" || { cat "$T/toki.err"; die "plain id list"; }

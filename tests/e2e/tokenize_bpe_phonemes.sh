@@ -21,7 +21,7 @@ grep -q '^a3	the vocabulary has no token for language hi (\[hi\]; it has: en es 
   fail "hi reject: $(cat rej.tsv)"
 [ "$(tail -n +2 bpe.tsv | wc -l)" -eq 2 ] || fail "expected 2 bpe records"
 # [en] first, [SPACE] (id 2) between words
-tail -n +2 bpe.tsv | head -1 | cut -f5 | grep -q '^4 .* 2 ' || fail "bpe ids: $(tail -n +2 bpe.tsv | head -1 | cut -f5)"
+grep -q '^4 .* 2 ' <<< "$(tail -n +2 bpe.tsv | head -1 | cut -f5)" || fail "bpe ids: $(tail -n +2 bpe.tsv | head -1 | cut -f5)"
 
 # broken vocabularies: exit 2 and a reason naming the file
 printf '{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": ["a x"]}}' > badmerge.json
@@ -46,5 +46,5 @@ set -e
 cmp ph1.tsv ph3.tsv || fail "phonemes differ with -j"
 head -1 ph1.tsv | grep -q 'tokenizer=phonemes' || fail "phonemes header"
 [ "$(tail -n +2 ph1.tsv | wc -l)" -eq 3 ] || fail "expected 3 phoneme records"
-tail -n +2 ph1.tsv | cut -f3 | tr '\n' ' ' | grep -q '^en de hi $' || fail "phoneme languages"
+grep -q '^en de hi $' <<< "$(tail -n +2 ph1.tsv | cut -f3 | tr '\n' ' ')" || fail "phoneme languages"
 echo "tokenize_bpe_phonemes: ok"

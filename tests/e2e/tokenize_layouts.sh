@@ -27,7 +27,7 @@ mkdir -p ho/wavs
 } > ho/metadata.csv
 tok --lang en --normalize none ho/metadata.csv > c1.tsv 2> c1.err
 [ "$(texts c1.tsv)" = 'a1:apples are red,a2:the sky is blue,a3:she said "yes",' ] || fail "text column not read: $(texts c1.tsv)"
-tail -n +2 c1.tsv | cut -f2 | sort -u | grep -qx anna || fail "speaker_name lost"
+grep -qx anna <<< "$(tail -n +2 c1.tsv | cut -f2 | sort -u)" || fail "speaker_name lost"
 "$PYTHON" - c1.tsv <<'PY'
 import sys
 for l in open(sys.argv[1], encoding="utf-8").read().split("\n")[1:-1]:
@@ -98,7 +98,7 @@ import json; m = json.load(open('cache/manifest.json'))
 assert m['records'] == 3 and m['splits'] == {'train': 2, 'val': 1}, m['splits']"
 # metadata.csv beside the split files is not read, and the notice says so
 printf 'audio_file|text|speaker_name\nwavs/t1.wav|whole|coqui\n' > ft/metadata.csv
-tok --lang en ft 2> f4.err | tail -n +2 | cut -f1 | tr '\n' ' ' | grep -qx 't1 t2 e1 ' || fail "split files not preferred"
+grep -qx 't1 t2 e1 ' <<< "$(tok --lang en ft 2> f4.err | tail -n +2 | cut -f1 | tr '\n' ' ')" || fail "split files not preferred"
 grep -q 'as --format coqui; metadata.csv is not read$' f4.err || fail "metadata.csv notice: $(cat f4.err)"
 
 # ---- a folder without metadata: one line naming what was looked for, exit 2

@@ -45,7 +45,7 @@ grep -q "unk.csv:3: record 3 (u3): rejected: characters not in the vocabulary" e
 "$BIN" -l en -t bpe --vocab "$VOCAB" --normalize spoken --allow-unk unk.csv > allow.tsv 2>/dev/null
 [ "$(tail -n +2 allow.tsv | wc -l)" -eq 3 ] || fail "--allow-unk keeps all three"
 unk=$(hdr allow.tsv unk_id)
-tail -n +2 allow.tsv | head -1 | cut -f5 | tr ' ' '\n' | grep -qx "$unk" || fail "u1 holds [UNK] with --allow-unk"
+grep -qx "$unk" <<< "$(tail -n +2 allow.tsv | head -1 | cut -f5 | tr ' ' '\n')" || fail "u1 holds [UNK] with --allow-unk"
 # the bytes tokenizer has no unknown characters
 "$BIN" -l en unk.csv > b.tsv 2>/dev/null || fail "bytes rejects nothing"
 echo "tokenize_normalize_unk: ok"

@@ -47,7 +47,7 @@ grep -q 'missing audio path' rej.tsv || fail "missing audio"
 # --audio-dir resolves relative paths elsewhere; ids from the id column
 printf 'id\taudio\ttext\nu1\tx.wav\tGood morning.\n' > list2.tsv
 "$BIN" --format tsv --lang en --audio-dir /srv/audio list2.tsv > out2.tsv 2>/dev/null
-tail -1 out2.tsv | cut -f1,4 | grep -q '^u1	/srv/audio/x.wav$' || fail "--audio-dir: $(tail -1 out2.tsv)"
+grep -q '^u1	/srv/audio/x.wav$' <<< "$(tail -1 out2.tsv | cut -f1,4)" || fail "--audio-dir: $(tail -1 out2.tsv)"
 
 # a header without the required columns stops the run (exit 2, names the file and line)
 printf 'path\ttranscript\nx.wav\thello\n' > bad.tsv

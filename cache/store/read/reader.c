@@ -145,6 +145,11 @@ struct xtts_cache {
     pthread_mutex_t pool_mu;
     size_t pool_cap, pool_open;
     uint64_t pool_clock;
+    /* the directory as opened: a shard (re)opened after an update or a rebuild exchanged it
+     * would be the new cache's under the old manifest, so each opening checks it first */
+    dev_t dir_dev;
+    ino_t dir_ino;
+    int dir_known;
 };
 
 struct xtts_cache_reader {
@@ -475,7 +480,20 @@ static int pool_evict(xtts_cache *c) {
  * memory limit met on the way closes another idle environment and tries again. On failure
  * nothing of the shard stays open and s->status says why (s->sys_errno when it is the
  * system's). pool_mu held (or the cache not yet shared). */
+/* 1 when c's directory is no longer the one opened (an update's exchange, a rebuild). */
+static int dir_replaced(const xtts_cache *c) {
+    struct stat sb;
+    return c->dir_known && stat(c->dir, &sb) == 0 && (sb.st_dev != c->dir_dev || sb.st_ino != c->dir_ino);
+}
+
 static void shard_open(xtts_cache *c, shard_t *s) {
+    if (dir_replaced(c)) { /* refused, not kept as the shard's fault: the cache is not damaged */
+        s->status = XTTS_EBUSY;
+        s->sys_errno = ESTALE;
+        snprintf(s->error, sizeof s->error, "%s: the cache was replaced while it was read (an update or a rebuild "
+                 "exchanged the directory); open it again to read the new one", c->dir);
+        return;
+    }
     while (c->pool_open >= c->pool_cap && pool_evict(c)) {
     }
     for (;;) {
@@ -551,6 +569,12 @@ xtts_status xtts_cache_open_ex(const char *dir, unsigned flags, xtts_cache **out
         return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
     }
     pthread_mutex_init(&c->pool_mu, NULL);
+    struct stat dsb;
+    if (stat(dir, &dsb) == 0) {
+        c->dir_dev = dsb.st_dev;
+        c->dir_ino = dsb.st_ino;
+        c->dir_known = 1;
+    }
     char path[4200], why[600];
     xtts_status st;
     if (xtts_cache_build_running(dir, why, sizeof why)) { /* its shards may be changing under us */

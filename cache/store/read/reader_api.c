@@ -17,6 +17,7 @@
  * for one call of that size. */
 #include "cache/store/read/reader_api.h"
 #include "cache/store/read/reader.h"
+#include "formats/quality_flags.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -362,5 +363,53 @@ int xtts_api_quality(xtts_api_cache *a, uint64_t index, uint8_t *out, size_t cap
         *len = n;
     }
     pool_give(a, r);
+    return rc;
+}
+
+/* Every record's metrics decoded into m[0..n) and speaker into spk[0..n), with reader r. */
+static int quality_load_all(xtts_api_cache *a, xtts_cache_reader *r, xtts_quality_metrics *m, uint32_t *spk, size_t n) {
+    xtts_error e;
+    for (size_t i = 0; i < n; i++) {
+        const void *buf;
+        size_t len;
+        xtts_status st = xtts_cache_reader_value(r, i, XTTS_CACHE_DB_QUALITY, &buf, &len, &e);
+        if (st == XTTS_ENOTFOUND) return failf(XTTS_ECORRUPT, "%s: quality metrics missing", e.msg);
+        if (st) return fail(st, e.msg);
+        if (len != XTTS_QUALITY_BYTES || xtts_quality_decode(buf, &m[i], &e))
+            return failf(XTTS_ECORRUPT, "%s: index %zu: quality metrics damaged (%s)", xtts_cache_shard_of(a->c, i), i,
+                         len != XTTS_QUALITY_BYTES ? "wrong size" : e.msg);
+    }
+    xtts_lengths *l = malloc((n ? n : 1) * sizeof *l);
+    if (!l) return fail(XTTS_ENOMEM, "quality flags: out of memory");
+    xtts_status st = xtts_cache_lengths(r, l, &e);
+    for (size_t i = 0; !st && i < n; i++) spk[i] = l[i].speaker_id;
+    free(l);
+    return st ? fail(st, e.msg) : 0;
+}
+
+int xtts_api_quality_flags(xtts_api_cache *a, const char *thresholds, size_t thresholds_len, uint32_t *flags,
+                           int64_t *dup_of, size_t n) {
+    if (!a || !flags || !dup_of) return fail(XTTS_EUSAGE, "xtts_api_quality_flags: a NULL argument");
+    if (n != xtts_cache_count(a->c))
+        return failf(XTTS_ERANGE, "%s: room for %zu records' flags, the cache has %llu", xtts_cache_dir(a->c), n,
+                     (unsigned long long)xtts_cache_count(a->c));
+    if (!xtts_cache_shards_with_db(a->c, XTTS_CACHE_DB_QUALITY))
+        return failf(XTTS_ENOTFOUND, "%s: the cache stores no quality metrics (built before them)", xtts_cache_dir(a->c));
+    xtts_quality_thresholds t;
+    xtts_quality_thresholds_defaults(&t);
+    xtts_error e;
+    if (thresholds && xtts_quality_thresholds_parse(thresholds, thresholds_len, "thresholds", &t, &e))
+        return fail(e.code, e.msg);
+    xtts_quality_metrics *m = malloc((n ? n : 1) * sizeof *m);
+    uint32_t *spk = malloc((n ? n : 1) * sizeof *spk);
+    xtts_cache_reader *r = NULL;
+    int rc = m && spk ? pool_take(a, &r) : fail(XTTS_ENOMEM, "quality flags: out of memory");
+    if (!rc) {
+        rc = quality_load_all(a, r, m, spk, n);
+        pool_give(a, r);
+    }
+    if (!rc && xtts_quality_flag_all(m, spk, n, &t, flags, dup_of, &e)) rc = fail(e.code, e.msg);
+    free(m);
+    free(spk);
     return rc;
 }

@@ -95,6 +95,17 @@ int xtts_api_read_batch(xtts_api_cache *c, const uint64_t *indices, size_t n, in
  * The bytes are checked by their CRC here. */
 int xtts_api_quality(xtts_api_cache *c, uint64_t index, uint8_t *out, size_t cap, size_t *len);
 
+/* Every record's quality flags as xtts-cache-report decides them (the same code: kernels/
+ * quality.h xtts_quality_flag_all, speakers from the records): flags[i] the bitmask of
+ * 1u << flag (flag numbers and names as in docs/quality.md), dup_of[i] the index of the earlier
+ * record with the same audio or -1; n must be the record count. thresholds is the text of a
+ * thresholds file (thresholds_len bytes; NULL for the defaults). Returns 0 or an xtts_status:
+ * 8 (not found) for a cache without metrics, 5 (corrupt) for a record's missing or damaged
+ * metrics, 7 (range) when n is not the count, 1 (usage) for a NULL argument or a bad thresholds
+ * text (the message names the line); those of reads. */
+int xtts_api_quality_flags(xtts_api_cache *c, const char *thresholds, size_t thresholds_len, uint32_t *flags,
+                           int64_t *dup_of, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -93,9 +93,11 @@ int xtts_cache_unfinished(const char *dir, char *msg, size_t cap) {
     if (xtts_cache_build_running(dir, msg, cap)) return 2;
     DIR *d = opendir(dir);
     if (!d) return 0;
-    int parts_done = 0, n_parts = 0, shards = 0;
+    int parts_done = 0, n_parts = 0, shards = 0, others = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
+        others += strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+                  strncmp(e->d_name, XTTS_LOCK_NAME, strlen(XTTS_LOCK_NAME));
         if (!strncmp(e->d_name, "shard-", 6)) shards++;
         if (!strncmp(e->d_name, "manifest.part-", 14) && strstr(e->d_name, ".json") &&
             !strstr(e->d_name, ".tmp")) {
@@ -114,6 +116,9 @@ int xtts_cache_unfinished(const char *dir, char *msg, size_t cap) {
         snprintf(msg, cap, "%s: unfinished: %d of %s parts done; re-run the build of the missing parts, or run "
                  "xtts-cache-merge when all are done", dir, parts_done, of);
     }
+    else if (!others)
+        snprintf(msg, cap, "%s: no cache here: the directory is empty (no manifest.json, no shards); build one with "
+                 "xtts-melcache --out %s", dir, dir);
     else if (shards)
         snprintf(msg, cap, "%s: unfinished build (no manifest.json, %d shard director%s); re-run xtts-melcache to finish it",
                  dir, shards, shards == 1 ? "y" : "ies");

@@ -1,9 +1,10 @@
 /* quality_flags.c — the quality report's decisions over all records: the flag vocabulary,
  * thresholds (defaults and the `key = value` file), duplicates by audio hash, speaking-rate
  * outliers against each speaker's median, and the stored byte form of the metrics.
- * The measurement of one clip is quality.c's.
+ * The measurement of one clip is kernels/quality.c's. Over stored metrics only (no signal
+ * processing), so the reader library carries it (xtts_api_quality_flags).
  */
-#include "kernels/quality.h"
+#include "formats/quality_flags.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -73,7 +74,7 @@ size_t xtts_quality_tsv_fields(const xtts_quality_metrics *m, char *out, size_t 
 void xtts_quality_thresholds_defaults(xtts_quality_thresholds *t) {
     t->lead_silence_s = 1.0f;
     t->trail_silence_s = 1.0f;
-    t->cut_edge_db = -20.0f;
+    t->cut_edge_db = -15.0f;
     t->clip_fraction = 0.001f;
     t->snr_db = 15.0f;
     t->bandwidth_fraction = 0.8f;
@@ -155,6 +156,7 @@ xtts_status xtts_quality_thresholds_parse(const char *text, size_t len, const ch
     unsigned char seen[N_THRESHOLD_KEYS] = {0};
     char line[1024];
     size_t lineno = 0, pos = 0;
+    if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) pos = 3; /* a UTF-8 byte-order mark some editors write */
     while (pos < len) {
         lineno++;
         const char *nl = memchr(text + pos, '\n', len - pos);
@@ -338,7 +340,7 @@ void xtts_quality_encode(const xtts_quality_metrics *m, uint8_t out[XTTS_QUALITY
     xtts_quality_metrics c = *m;
     float *f[N_FLOATS];
     float_fields(&c, f);
-    out[0] = XTTS_QUALITY_VERSION;
+    out[0] = c.version == 1 ? 1 : XTTS_QUALITY_VERSION;
     out[1] = c.status;
     out[2] = c.cut_start;
     out[3] = c.cut_end;
@@ -362,12 +364,13 @@ xtts_status xtts_quality_decode(const uint8_t in[XTTS_QUALITY_BYTES], xtts_quali
     memset(m, 0, sizeof *m);
     if (xtts_get_le32(in + 100) != xtts_crc32(0, in, 100))
         return xtts_error_set(err, XTTS_ECORRUPT, "quality metrics: checksum mismatch");
-    if (in[0] != XTTS_QUALITY_VERSION)
+    if (in[0] != 1 && in[0] != XTTS_QUALITY_VERSION)
         return xtts_error_set(err, XTTS_ECORRUPT, "quality metrics: unknown version %u", in[0]);
     if (in[1] > XTTS_QUALITY_TOO_SHORT || in[2] > 1 || in[3] > 1)
         return xtts_error_set(err, XTTS_ECORRUPT, "quality metrics: bad status or cut flag");
     xtts_quality_metrics c = {0};
     c.status = in[1];
+    c.version = in[0];
     c.cut_start = in[2];
     c.cut_end = in[3];
     c.sample_rate = xtts_get_le32(in + 4);

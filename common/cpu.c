@@ -1,0 +1,30 @@
+/* cpu.c — what the x86-64 CPU running the program offers, read once by the fast paths of
+ * common/ (CRC-32 by carry-less multiplication, fp16 by F16C); elsewhere none is offered. */
+#include "common/xtts_common_internal.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+
+/* CPUID leaf 1: ECX bit 1 PCLMULQDQ, bit 19 SSE4.1, bit 27 OSXSAVE, bit 28 AVX, bit 29 F16C.
+ * (Read directly: gcc's and clang's __builtin_cpu_supports do not know the same names.) */
+static unsigned cpuid1_ecx(void) {
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) ? c : 0;
+}
+int xtts_cpu_has_pclmul_sse41(void) {
+    unsigned c = cpuid1_ecx();
+    return (c & (1u << 1)) && (c & (1u << 19));
+}
+/* AVX also needs the operating system to save the YMM registers (XCR0 bits 1 and 2). */
+int xtts_cpu_has_avx_f16c(void) {
+    unsigned c = cpuid1_ecx();
+    if (!(c & (1u << 27)) || !(c & (1u << 28)) || !(c & (1u << 29))) return 0;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    return (lo & 6u) == 6u;
+}
+#else
+int xtts_cpu_has_pclmul_sse41(void) { return 0; }
+int xtts_cpu_has_avx_f16c(void) { return 0; }
+#endif
