@@ -17,7 +17,7 @@
 #include "cache/store/quality_store.h"
 #include "cache/store/read/reader.h"
 #include "cache/store/writer_internal.h"
-#include "kernels/mel.h"
+#include "common/mel_params.h"
 
 void xtts_verify_options_defaults(xtts_verify_options *o) {
     memset(o, 0, sizeof *o);
