@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "kernels/quality.h"
+#include "formats/quality_flags.h"
 
 #define SR 22050
 #define TWO_PI 6.283185307179586

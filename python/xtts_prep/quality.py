@@ -1,6 +1,6 @@
 """The records' quality metrics and flags (docs/quality.md) in pure Python: the stored
 104-byte form decoded, and the flags decided over all records as xtts-cache-report decides
-them (kernels/quality_flags.c, in float32 as the C code computes), for the Python backend.
+them (formats/quality_flags.c, in float32 as the C code computes), for the Python backend.
 The C backend calls the library's own implementation (xtts_api_quality_flags) instead.
 """
 from __future__ import annotations
@@ -90,7 +90,7 @@ def _bit(name: str) -> int:
 
 
 def _clip_flags(m: Mapping[str, Any], t: Mapping[str, float]) -> int:
-    """kernels/quality_flags.c clip_flags, with its float32 comparisons."""
+    """formats/quality_flags.c clip_flags, with its float32 comparisons."""
     if m["status"] == "unmeasured":
         return 0
     if m["status"] == "too_short":
@@ -127,7 +127,7 @@ _RATE_UNTRUSTED = sum(1 << FLAG_NAMES.index(n) for n in ("cut_start", "cut_end",
 
 def _flag_rates(metrics: Sequence[Mapping[str, Any]], speakers: Sequence[int], t: Mapping[str, float],
                 flags: npt.NDArray[np.uint32]) -> None:
-    """kernels/quality_flags.c flag_rates: per speaker, |ln(rate) - median| > rate_k x spread."""
+    """formats/quality_flags.c flag_rates: per speaker, |ln(rate) - median| > rate_k x spread."""
     by_spk: dict[int, list[tuple[np.float32, int]]] = {}
     for i, m in enumerate(metrics):
         if (m["status"] != "measured" or m["n_chars"] == 0 or _F(m["speech_s"]) < _F(t["rate_min_speech_s"])

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/quality.h"
+#include "formats/quality_flags.h"
 #include "prep/audio/audio.h"
 
 typedef struct {
