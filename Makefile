@@ -1,13 +1,13 @@
 # xtts-prep — GNU make build.
 #
 # Sources are discovered by folder so that adding a file needs no edit here:
-#   common/ formats/ kernels/ cache/ prep/*/ train/  *.c *.cc -> build/lib/libxtts.a
+#   common/ formats/ kernels/ cache/*/ prep/*/ train/ *.c *.cc -> build/lib/libxtts.a
 #   <folder>/xtts-*.c                                         -> build/bin/xtts-*
 #   tests/test_*.c                                            -> build/tests/test_* (cmocka)
 #   tests/*.c (the others: code the tests share)              -> build/tests/libxtts-test.a
 #   tests/e2e/*.sh                                            -> end-to-end shell tests
 #   kernels/*.cu (when nvcc is found and CUDA != 0)           -> into libxtts.a
-#   common/ formats/ cache/ (the reader's part), -fPIC         -> build/lib/libxtts-reader.so
+#   common/ formats/ cache/store/read/, -fPIC                 -> build/lib/libxtts-reader.so
 #
 # Variables: CC, CFLAGS_OPT (default -O2 -march=native), CUDA=0|1, PREFIX, DESTDIR,
 #            DATA, OUT, SHARDS, TOKENIZE_OPTS, MELCACHE_OPTS (make cache), FUZZ_SECONDS (make fuzz),
@@ -42,7 +42,10 @@ WARN      := -Wall -Wextra -Werror
 CPPFLAGS  += -I. -DXTTS_VERSION=\"$(VERSION)\" -D_GNU_SOURCE
 CFLAGS    := -std=c17 $(CFLAGS_OPT) $(WARN) -fno-math-errno -fvect-cost-model=dynamic -fopenmp -g $(SANITIZE) $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 CXXFLAGS  := -std=c++17 $(CFLAGS_OPT) $(WARN) -fopenmp -g $(SANITIZE) $(EXTRA_CFLAGS)
-LDFLAGS   += -fopenmp $(SANITIZE)
+# The FLAC codec is a weak reference of the record codec (formats/record.c, so that the reader
+# library needs no libsndfile): every program and test links it in by name.
+XTTS_LINK_FLAC := -Wl,-u,xtts_flac_encode_i16 -Wl,-u,xtts_flac_decode_i16
+LDFLAGS   += -fopenmp $(SANITIZE) $(XTTS_LINK_FLAC)
 
 # ---- CUDA detection --------------------------------------------------------
 CUDA      ?= auto
@@ -70,7 +73,12 @@ endif
 # ---- sources ---------------------------------------------------------------
 # prep/ is cut by job into sub-folders (docs/design.md), found here so that a new one needs no edit
 PREP_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard prep/*/*.c prep/*/*.cc prep/*/*/*.c prep/*/*/*.cc))))
-LIBDIRS   := common formats kernels cache $(PREP_DIRS) train
+# cache/ is two rooms, the store (cache/store/, its read side in cache/store/read/) and the
+# audit tools (cache/audit/), found the same way
+CACHE_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard cache/*/*.c cache/*/*/*.c))))
+# formats/audio/: the audio codecs of the formats, over libsndfile (not in the reader library)
+FORMATS_DIRS := formats $(sort $(patsubst %/,%,$(dir $(wildcard formats/*/*.c))))
+LIBDIRS   := common $(FORMATS_DIRS) kernels $(CACHE_DIRS) $(PREP_DIRS) train
 PROG_SRCS := $(wildcard $(addsuffix /xtts-*.c,$(LIBDIRS)))
 LIB_CSRCS := $(filter-out $(PROG_SRCS),$(wildcard $(addsuffix /*.c,$(LIBDIRS))))
 LIB_CXXSRCS := $(wildcard $(addsuffix /*.cc,$(LIBDIRS)))
@@ -84,16 +92,20 @@ LIBXTTS   := $(BUILD)/lib/libxtts.a
 # they call (common, the mel parameters), exporting only xtts_cudaplugin_* (cuda_plugin.map).
 CUDA_PLUGIN := $(BUILD)/lib/libxtts-cuda.so
 CUDA_PLUGIN_OBJS := $(patsubst %.cu,$(OBJ)/%.cu.pic.o,$(CU_SRCS)) \
-                    $(OBJ)/cuda-plugin/common/xtts_common.o $(OBJ)/cuda-plugin/kernels/mel.o
-# The reader as a shared library with the stable C interface of cache/reader_api.h (what the
-# Python package loads through ctypes): position-independent copies of the reader's layers (and of
-# kernels/mel.c, where the manifest finds the presets),
-# exporting only xtts_api_* (cache/reader_api.map).
+                    $(OBJ)/cuda-plugin/common/xtts_common.o $(OBJ)/cuda-plugin/common/mel_params.o \
+                    $(OBJ)/cuda-plugin/kernels/mel.o
+# The reader as a shared library with the stable C interface of cache/store/read/reader_api.h
+# (what the Python package loads through ctypes), exporting only xtts_api_*
+# (cache/store/read/reader_api.map). A folder rule, as zstd's decoder-only library: the
+# position-independent copies of common/, formats/ (not its sub-folders: formats/audio/ is
+# libsndfile's) and the store's read side, cache/store/read/; so it needs LMDB, zstd and
+# jansson (the manifest) and nothing else (tests/e2e/reader_library_deps.sh). The record
+# codec's FLAC waveforms are not in it (formats/record.c).
 READER_SO := $(BUILD)/lib/libxtts-reader.so
-READER_SO_SRCS := $(filter-out $(PROG_SRCS),$(wildcard common/*.c formats/*.c)) \
-                  kernels/mel.c cache/reader.c cache/unfinished.c cache/lmdb_file.c cache/reader_api.c
+READER_SO_DIRS := common formats cache/store/read
+READER_SO_SRCS := $(filter-out $(PROG_SRCS),$(wildcard $(addsuffix /*.c,$(READER_SO_DIRS))))
 READER_SO_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(READER_SO_SRCS))
-READER_SO_LIBS := $(shell pkg-config --libs lmdb libzstd jansson sndfile fftw3f 2>/dev/null)
+READER_SO_LIBS := $(shell pkg-config --libs lmdb libzstd jansson 2>/dev/null)
 ifeq ($(findstring -llmdb,$(READER_SO_LIBS)),)
 READER_SO_LIBS += -llmdb
 endif
@@ -147,9 +159,9 @@ $(OBJ)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -MMD -MP -c $< -o $@
 
-$(READER_SO): $(READER_SO_OBJS) cache/reader_api.map
+$(READER_SO): $(READER_SO_OBJS) cache/store/read/reader_api.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared $(SANITIZE) -o $@ $(READER_SO_OBJS) -Wl,--version-script=cache/reader_api.map \
+	$(CC) -shared $(SANITIZE) -o $@ $(READER_SO_OBJS) -Wl,--version-script=cache/store/read/reader_api.map \
 	    -Wl,-soname,libxtts-reader.so -Wl,--no-undefined $(READER_SO_LIBS) -lpthread -lm
 
 $(LIBXTTS): $(LIB_OBJS)
@@ -157,15 +169,13 @@ $(LIBXTTS): $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/bin/%: $(OBJ)/%.o $(LIBXTTS)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $< $(LIBXTTS) $(LIBS) -o $@
-
-# Program objects live next to their folder's objects; map bin name -> source.
+# A program's object lies in its folder's part of the object tree, beside the folder's other
+# objects (so a dependency file left by a build from before a program moved to another folder
+# names an object no rule asks for); map bin name -> object.
 define PROG_RULE
-$(OBJ)/$(basename $(notdir $(1))).o: $(1)
+$(BUILD)/bin/$(basename $(notdir $(1))): $(OBJ)/$(basename $(1)).o $(LIBXTTS)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(CPPFLAGS) $$(CFLAGS) -MMD -MP -c $$< -o $$@
+	$$(CC) $$(LDFLAGS) $$< $$(LIBXTTS) $$(LIBS) -o $$@
 endef
 $(foreach p,$(PROG_SRCS),$(eval $(call PROG_RULE,$(p))))
 
@@ -328,17 +338,23 @@ portable:
 
 portable-built: $(LIBXTTS) $(READER_SO) $(PROGS)
 
-install-built: $(LIBXTTS) $(READER_SO) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN))
+# One public face, as LMDB has lmdb.h: libxtts-reader.so with reader_api.h (its versioned C
+# interface, which needs no other header of the project) as include/xtts-prep/reader_api.h,
+# and a pkg-config file, xtts-reader.pc. libxtts.a and the other headers are the programs'
+# own, free to change, and stay in the build tree (docs/design.md, "The public face").
+PUBLIC_HEADERS := cache/store/read/reader_api.h
+install-built: $(READER_SO) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN))
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/man/man1 \
 	    $(DESTDIR)$(PREFIX)/share/xtts-prep
 	install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(LIBXTTS) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(READER_SO) $(DESTDIR)$(PREFIX)/lib/
 	if [ -f $(CUDA_PLUGIN) ]; then install -d $(DESTDIR)$(PREFIX)/lib/xtts-prep && \
 	    install -m 755 $(CUDA_PLUGIN) $(DESTDIR)$(PREFIX)/lib/xtts-prep/; fi
-	for d in $(LIBDIRS); do ls $$d/*.h >/dev/null 2>&1 || continue; \
-	    install -d $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d; \
-	    for h in $$d/*.h; do case $$h in *_internal.h) ;; *) install -m 644 $$h $(DESTDIR)$(PREFIX)/include/xtts-prep/$$d/ ;; esac; done; done
+	install -d $(DESTDIR)$(PREFIX)/include/xtts-prep $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(PREFIX)/include/xtts-prep/
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	    'Name: xtts-reader' 'Description: xtts-prep cache reader (reader_api.h, ABI versioned)' 'Version: $(VERSION)' \
+	    'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lxtts-reader' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/xtts-reader.pc
 	-install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/ 2>/dev/null
 	install -m 755 scripts/slurm-melcache.sbatch scripts/parallel-melcache.sh $(DESTDIR)$(PREFIX)/share/xtts-prep/
 	install -m 644 scripts/k8s-melcache-job.yaml $(DESTDIR)$(PREFIX)/share/xtts-prep/
@@ -348,13 +364,25 @@ install-built: $(LIBXTTS) $(READER_SO) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(
 	rm -rf python/build python/*.egg-info
 
 # the Python package as a wheel that carries libxtts-reader.so (the portable build's, as make
-# install's), tagged for this platform: $(BUILD)/wheel/xtts_prep-VERSION-py3-none-linux_x86_64.whl;
-# offline, with Debian's setuptools and wheel (scripts/build-wheel.sh)
+# install's) and what it links: $(BUILD)/wheel/xtts_prep-VERSION-py3-none-manylinux_2_NN_x86_64.whl,
+# tagged for this machine's glibc; offline, with Debian's setuptools and wheel
+# (scripts/build-wheel.sh). The wheel's copy of the library links zstd statically and finds the
+# libraries whose Debian archives are not position-independent (LMDB, jansson) in
+# xtts_prep/_libs/, where build-wheel.sh copies them, as auditwheel does: so it loads on a
+# machine without liblmdb0, libzstd1 or libjansson4.
 WHEEL_DIR ?= $(BUILD)/wheel
+READER_WHEEL_SO := $(BUILD)/lib/wheel/libxtts-reader.so
+READER_WHEEL_LIBS := -Wl,--exclude-libs,ALL -Wl,-Bstatic -lzstd -Wl,-Bdynamic -llmdb -ljansson
+
+$(READER_WHEEL_SO): $(READER_SO_OBJS) cache/store/read/reader_api.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(SANITIZE) -o $@ $(READER_SO_OBJS) -Wl,--version-script=cache/store/read/reader_api.map \
+	    -Wl,-soname,libxtts-reader.so -Wl,--no-undefined -Wl,-rpath,'$$ORIGIN/_libs' $(READER_WHEEL_LIBS) -lpthread -lm
+
 wheel:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/portable CFLAGS_OPT="$(PORTABLE_OPT)" \
-	    $(BUILD)/portable/lib/libxtts-reader.so
-	@bash scripts/build-wheel.sh $(PYTHON) $(BUILD)/portable/lib/libxtts-reader.so $(WHEEL_DIR) \
+	    $(BUILD)/portable/lib/wheel/libxtts-reader.so
+	@bash scripts/build-wheel.sh $(PYTHON) $(BUILD)/portable/lib/wheel/libxtts-reader.so $(WHEEL_DIR) \
 	    $(BUILD)/wheel-stage
 
 clean:

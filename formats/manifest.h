@@ -18,9 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/mel_params.h"
 #include "common/xtts_common.h"
 #include "formats/tokens.h"
-#include "kernels/mel.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -15,13 +15,20 @@
  */
 #define ZSTD_STATIC_LINKING_ONLY
 #include "formats/record.h"
-#include "formats/flac_mem.h"
+#include "formats/audio/flac_mem.h"
 #include "formats/record_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
+
+/* The FLAC codec of waveform sections (formats/audio/flac_mem.c, over libsndfile) is a weak
+ * reference: the programs and the tests link it (the Makefile's XTTS_LINK_FLAC), the reader
+ * library libxtts-reader.so, which reads no waveform, is built without it and needs no
+ * libsndfile; there a FLAC section is XTTS_EUNSUPPORTED. */
+#pragma weak xtts_flac_encode_i16
+#pragma weak xtts_flac_decode_i16
 
 #define PAYLOAD_MAX ((size_t)1 << 30)
 
@@ -497,6 +504,8 @@ static xtts_status v2_put_wave_flac(xtts_record_encoder *e, const xtts_record_in
                                     xtts_error *err) {
     uint8_t *fl = NULL;
     size_t fl_len = 0;
+    if (!xtts_flac_encode_i16)
+        return xtts_error_set(err, XTTS_EUNSUPPORTED, "record '%s': waveform: this library has no FLAC codec", r->id);
     xtts_status st = xtts_flac_encode_i16(in->wave, in->n_samples, (int)in->sample_rate, &fl, &fl_len, err);
     if (st) return st;
     if (fl_len > UINT32_MAX || grow(&e->out, &e->out_cap, r->pos + fl_len)) {
@@ -685,6 +694,8 @@ xtts_status xtts_record_decode_wave(xtts_record_decoder *d, const void *buf, siz
         return xtts_error_set(err, XTTS_ENOMEM, "record '%s': out of memory", h.id);
     int16_t *all = (int16_t *)(void *)d->aux;
     const xtts_record_section *s = &h.sections[3];
+    if (!xtts_flac_decode_i16)
+        return xtts_error_set(err, XTTS_EUNSUPPORTED, "record '%s': waveform: this library has no FLAC codec", h.id);
     if ((st = xtts_flac_decode_i16((const uint8_t *)buf + s->offset, s->stored_bytes, all, h.n_samples, err))) {
         char m[sizeof err->msg];
         snprintf(m, sizeof m, "%s", err ? err->msg : "");

@@ -1,18 +1,35 @@
 """Build hook of the xtts_prep package; its configuration is pyproject.toml.
 
 A package directory that holds libxtts-reader.so (as `make wheel` stages it,
-scripts/build-wheel.sh) builds a platform wheel tagged py3-none-<platform>, e.g.
-py3-none-linux_x86_64: the library is compiled for one architecture and loaded with ctypes,
-it is not a CPython extension module, so the one wheel serves every Python 3. Without the
-library (`pip install ./python`, `make install`) the package is pure Python, py3-none-any.
+scripts/build-wheel.sh, with the libraries it links beyond glibc in xtts_prep/_libs/) builds a
+platform wheel tagged py3-none-manylinux_<glibc>_<arch>, e.g. py3-none-manylinux_2_36_x86_64
+on Debian 12: the library is compiled for one architecture and loaded with ctypes, it is not
+a CPython extension module, so the one wheel serves every Python 3; it needs the glibc it was
+built against (or a newer one) and nothing else, which is what the manylinux tag says (PEP
+600). Without the library (`pip install ./python`, `make install`) the package is pure
+Python, py3-none-any.
 """
 
 import os
+import platform
 
 from setuptools import setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HAS_LIBRARY = os.path.isfile(os.path.join(HERE, "xtts_prep", "libxtts-reader.so"))
+
+
+def glibc_platform_tag(fallback):
+    """manylinux_MAJOR_MINOR_ARCH for the glibc this build runs on; fallback elsewhere."""
+    try:
+        name, version = os.confstr("CS_GNU_LIBC_VERSION").split()
+        major, minor = version.split(".")[:2]
+        if name != "glibc":
+            return fallback
+        return "manylinux_%d_%d_%s" % (int(major), int(minor), platform.machine())
+    except (AttributeError, OSError, ValueError):
+        return fallback
+
 
 options = {}
 if HAS_LIBRARY:
@@ -26,10 +43,10 @@ if HAS_LIBRARY:
             return True
 
     class PlatformWheel(bdist_wheel):
-        """A wheel for this platform that any Python 3 can install."""
+        """A wheel for this glibc and architecture that any Python 3 can install."""
 
         def get_tag(self):
-            return "py3", "none", super().get_tag()[2]
+            return "py3", "none", glibc_platform_tag(super().get_tag()[2])
 
     options = {"cmdclass": {"bdist_wheel": PlatformWheel}, "distclass": PlatformDistribution}
 

@@ -21,7 +21,7 @@
 #include "formats/manifest.h"
 #include "formats/record.h"
 #include "formats/record_internal.h"
-#include "cache/writer.h"
+#include "cache/store/writer.h"
 
 typedef struct {
     int records;
@@ -281,7 +281,7 @@ static inline int fixture_build(const char *dir, const fixture_options *o) {
     return rc;
 }
 
-/* Build dir through the cache writer (cache/writer.h): a whole build with shards of
+/* Build dir through the cache writer (cache/store/writer.h): a whole build with shards of
  * about shard_bytes, or, with parts > 1, that many partial builds over contiguous
  * ranges of records joined by xtts_cache_merge. Input index i of record i; inputs in
  * `rejects` (a -1-terminated list, may be NULL) are rejected instead. */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache/writer.h"
+#include "cache/store/writer.h"
 #include "formats/manifest.h"
 #include "formats/record.h"
 

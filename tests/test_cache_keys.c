@@ -1,8 +1,8 @@
 /* test_cache_keys.c — carrying records between caches: a record's own databases written
- * with it and found again with it by content key (cache/keys.h), the reserved database
+ * with it and found again with it by content key (cache/store/keys.h), the reserved database
  * names, a record's speaker and language ids rewritten with a valid CRC
  * (formats/record_ids.h), the "keys" value, and the update directory exchanged with the
- * cache (cache/update_dir.h). Real LMDB shards and records. */
+ * cache (cache/store/update_dir.h). Real LMDB shards and records. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -16,9 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache/keys.h"
-#include "cache/update_dir.h"
-#include "cache/writer.h"
+#include "cache/store/keys.h"
+#include "cache/store/update_dir.h"
+#include "cache/store/writer.h"
 #include "formats/manifest.h"
 #include "formats/record.h"
 #include "formats/record_ids.h"

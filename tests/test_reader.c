@@ -21,9 +21,9 @@
 #include <png.h>
 #include <sndfile.h>
 
-#include "cache/inspect.h"
-#include "cache/reader.h"
-#include "cache/verify.h"
+#include "cache/audit/inspect.h"
+#include "cache/store/read/reader.h"
+#include "cache/audit/verify.h"
 #include "prep/melcache/recompute.h"
 #include "kernels/mel.h"
 #include "prep/audio/audio.h"

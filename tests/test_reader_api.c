@@ -1,4 +1,4 @@
-/* test_reader_api.c — the stable C interface of cache/reader_api.h (libxtts-reader.so):
+/* test_reader_api.c — the stable C interface of cache/store/read/reader_api.h (libxtts-reader.so):
  * batches equal to xtts_cache_reader_batch's whatever the thread count and dtype, narrow
  * rows, errors with their messages, concurrent calls on one handle, a forked child. */
 #include <pthread.h>
@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "cache/reader.h"
-#include "cache/reader_api.h"
+#include "cache/store/read/reader.h"
+#include "cache/store/read/reader_api.h"
 #include "tests/cache_fixture.h"
 
 static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {

@@ -15,10 +15,10 @@
 
 #include <cmocka.h>
 
-#include "cache/reader.h"
-#include "cache/verify.h"
+#include "cache/store/read/reader.h"
+#include "cache/audit/verify.h"
 #include "prep/melcache/recompute.h"
-#include "cache/writer.h"
+#include "cache/store/writer.h"
 #include "formats/record.h"
 #include "formats/record_internal.h"
 #include "kernels/mel.h"

@@ -13,11 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache/exclude.h"
-#include "cache/quality_store.h"
-#include "cache/reader.h"
-#include "cache/reader_api.h"
-#include "cache/writer.h"
+#include "cache/store/exclude.h"
+#include "cache/store/quality_store.h"
+#include "cache/store/read/reader.h"
+#include "cache/store/read/reader_api.h"
+#include "cache/store/writer.h"
 #include "formats/record.h"
 #include "kernels/quality.h"
 #include "tests/writer_fixture.h"

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache/reader.h"
+#include "cache/store/read/reader.h"
 #include "train/loader.h"
 #include "tests/synth.h"
 

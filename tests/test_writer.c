@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache/writer.h"
+#include "cache/store/writer.h"
 #include "formats/manifest.h"
 #include "formats/record.h"
 #include "tests/writer_fixture.h"

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cache/reader.h"
+#include "cache/store/read/reader.h"
 #include "common/xtts_common.h"
 #include "train/model.h"
 
@@ -49,7 +49,7 @@ typedef struct {
 
 /* Read every record header of the cache once. A corrupt header stops the scan with
  * XTTS_ECORRUPT naming the record, or with skip_corrupt leaves the record out (counted).
- * Errors: XTTS_ENOMEM, and those of xtts_cache_reader_header (cache/reader.h; only
+ * Errors: XTTS_ENOMEM, and those of xtts_cache_reader_header (cache/store/read/reader.h; only
  * XTTS_ECORRUPT is skipped with skip_corrupt: an unreadable shard's other fault, or a record
  * version this build does not read, XTTS_EMISMATCH, still stops the scan). */
 xtts_status xtts_dataset_scan(xtts_cache *cache, int skip_corrupt, xtts_dataset *ds, xtts_error *err);

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache/reader.h"
+#include "cache/store/read/reader.h"
 #include "kernels/mel_cuda.h"
 #include "train/checkpoint.h"
 #include "train/cpu_level.h"

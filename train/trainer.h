@@ -43,7 +43,7 @@ void xtts_train_options_defaults(xtts_train_options *o);
  * Errors: XTTS_EUSAGE (device or precision spelling, steps, batch size, loader threads, model size, a
  * model config xtts_model_new refuses), XTTS_EUNSUPPORTED (the CUDA device asked for is not
  * usable, a precision other than fp32 on the CPU, or the CUDA trainer cannot be loaded), those of xtts_cache_open, xtts_dataset_scan,
- * xtts_loader_new and xtts_loader_next (cache/reader.h: XTTS_ENOTFOUND, XTTS_ECORRUPT,
+ * xtts_loader_new and xtts_loader_next (cache/store/read/reader.h: XTTS_ENOTFOUND, XTTS_ECORRUPT,
  * XTTS_EMISMATCH, XTTS_EIO, XTTS_EINPUT ...), of the checkpoint calls on resume and save
  * (XTTS_EIO, XTTS_EINPUT, XTTS_EMISMATCH for another model, cache or batch size,
  * XTTS_ECORRUPT) and of xtts_mkdir_p, XTTS_ERANGE (a batch the model or device refuses),

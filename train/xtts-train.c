@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache/reader.h"
+#include "cache/store/read/reader.h"
 #include "common/xtts_common.h"
 #include "train/trainer.h"
 

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "formats/sndfile_open.h"
+#include "formats/audio/sndfile_open.h"
 
 /* Samples (all channels) decoded per read: 256 KB of 16-bit PCM, so that a clip is read in
  * a few system calls (each costs more than the copy on some virtual machines). */

@@ -27,12 +27,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache/exclude.h"
-#include "cache/keys.h"
-#include "cache/quality_store.h"
-#include "cache/share.h"
-#include "cache/update_dir.h"
-#include "cache/writer.h"
+#include "cache/store/exclude.h"
+#include "cache/store/keys.h"
+#include "cache/store/quality_store.h"
+#include "cache/store/share.h"
+#include "cache/store/update_dir.h"
+#include "cache/store/writer.h"
 #include "formats/record.h"
 #include "formats/record_ids.h"
 #include "formats/tokens.h"

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "cache/exclude.h"
+#include "cache/store/exclude.h"
 #include "common/xtts_common.h"
 #include "formats/manifest.h"
 #include "prep/audio/audio.h"

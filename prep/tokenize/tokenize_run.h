@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "cache/exclude.h"
+#include "cache/store/exclude.h"
 #include "common/xtts_common.h"
 #include "prep/dataset/metadata.h"
 #include "prep/text/tokenizer/tokenizer.h"
@@ -46,7 +46,7 @@ typedef struct {
     int quiet;                  /* no per-record reject lines on stderr */
     int verbose;                /* a warning line on stderr per record over XTTS's character limit */
     int keep_text;              /* write the original transcript as the optional 7th field */
-    const xtts_exclude *exclude; /* ids to leave out (--exclude, cache/exclude.h), or NULL */
+    const xtts_exclude *exclude; /* ids to leave out (--exclude, cache/store/exclude.h), or NULL */
 } xtts_tokenize_options;
 
 typedef struct {

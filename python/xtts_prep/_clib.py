@@ -1,4 +1,4 @@
-"""ctypes binding of libxtts-reader.so, the C reader's stable interface (cache/reader_api.h).
+"""ctypes binding of libxtts-reader.so, the C reader's stable interface (cache/store/read/reader_api.h).
 
 No compiled extension module: the shared library is found and loaded at run time, and
 XttsCache falls back to the pure-Python reader when it is absent (docs/python-reader.md,
@@ -74,7 +74,7 @@ def _source_tree_lib(here: str) -> Optional[str]:
     """ROOT/build/lib when the package is python/xtts_prep of a source tree ROOT."""
     root = os.path.dirname(os.path.dirname(here))
     if os.path.basename(os.path.dirname(here)) == "python" \
-            and os.path.isfile(os.path.join(root, "cache", "reader_api.h")):
+            and os.path.isfile(os.path.join(root, "cache", "store", "read", "reader_api.h")):
         return os.path.join(root, "build", "lib")
     return None
 

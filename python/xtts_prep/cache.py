@@ -1,6 +1,8 @@
 """The cache reader (formats/cache.md): XttsCache.
 
-Needs only numpy, lmdb and zstandard. LMDB environments are opened lazily in each
+Needs numpy; the records it reads itself (every method but read_batch where libxtts-reader.so
+is found) also py-lmdb and zstandard, imported when first used
+(_fallback.py: the "fallback" extra). LMDB environments are opened lazily in each
 process (an environment opened before fork() and used in the child is a known source of
 MDB_CORRUPTED and reader-table errors), read-only and without lock files (lock=False: no
 reader slots are taken, so any number of workers may read). An XttsCache pickles without
@@ -27,14 +29,12 @@ import struct
 import sys
 import zlib
 from dataclasses import dataclass, fields
-from typing import Any, Dict, Iterator, Optional, Sequence, Tuple, TypedDict, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional, Sequence, Tuple, TypedDict, Union
 
-import lmdb
 import numpy as np
 import numpy.typing as npt
-import zstandard
 
-from . import _clib
+from . import _clib, _fallback
 from .lmdbcheck import check_lmdb_structure as check_lmdb_structure
 from .manifest import SHARED_VERSION, CacheError, load_manifest
 # the record codec and the LMDB check lived in this module before record.py and
@@ -46,6 +46,9 @@ from .record import (DTYPE_F16 as DTYPE_F16, DTYPE_F32 as DTYPE_F32, FLAG_SHUFFL
                      decode_record as decode_record, parse_header as parse_header)
 from .record import (LENGTH_DTYPE, LENGTH_STRUCT, Header, RecordHeaderV2, decode_stored, parse_record_header,
                      record_key, section_bytes, unshuffle)
+
+if TYPE_CHECKING:
+    import zstandard
 
 __all__ = ["XttsCache", "CacheError", "CacheResourceError", "LENGTH_FIELDS"]
 
@@ -233,7 +236,7 @@ class XttsCache:
         if pid != self._pid:
             # Handles inherited through fork() are dropped, never used: open afresh here.
             self._envs = collections.OrderedDict()
-            self._dctx = zstandard.ZstdDecompressor()
+            self._dctx = _fallback.zstandard().ZstdDecompressor()
             self._pid = pid
 
     def _shard(self, si: int) -> _Handles:
@@ -306,6 +309,7 @@ class XttsCache:
         # map the file as it is: a reader needs none of the room a writer may grow into
         page = mmap.PAGESIZE
         map_size = max(page, (size + page - 1) // page * page)
+        lmdb = _fallback.lmdb()
         try:
             env = lmdb.open(path, readonly=True, lock=False, readahead=False, max_dbs=8, max_readers=4096,
                             subdir=True, create=False, map_size=map_size)
@@ -314,7 +318,7 @@ class XttsCache:
                 CacheError("%s: cannot open LMDB environment (%s)" % (s.name, e)) from None
         try:
             return env, self._check_shard(s, env, size)
-        except lmdb.Error as e:
+        except _fallback.lmdb().Error as e:
             env.close()
             raise self._resource_error(s.name, data, e) or CacheError("%s: %s" % (s.name, e)) from None
         except CacheError:
@@ -437,7 +441,7 @@ class XttsCache:
         try:
             with env.begin(db=dbs["records"]) as txn:
                 buf: Optional[bytes] = txn.get(record_key(local))
-        except lmdb.Error as e:
+        except _fallback.lmdb().Error as e:
             raise CacheError("%s: index %d (local %d): %s" % (self.shards[si].name, index, local, e)) from None
         if buf is None:
             raise CacheError("%s: index %d (local %d): record missing from \"records\""
@@ -552,7 +556,7 @@ class XttsCache:
                    mel_dtype: npt.DTypeLike = np.float32, to_torch: bool = False,
                    pin_memory: Optional[bool] = None) -> dict[str, Any]:
         """Records indices as one fixed-shape batch, the rows xtts-train's loader fills
-        (cache/reader.h, xtts_batch): a dict of
+        (cache/store/read/reader.h, xtts_batch): a dict of
             tokens      int32   [B, max_tokens]   stored tokens, then the pad token
             mel         float32 [B, n_mels, max_frames] (or float16 with mel_dtype): the
                         stored frames, then the record's pad value
@@ -644,7 +648,7 @@ class XttsCache:
             try:
                 with env.begin(db=dbs["ids"]) as txn:
                     v: Optional[bytes] = txn.get(key)
-            except lmdb.Error as e:
+            except _fallback.lmdb().Error as e:
                 raise CacheError("%s: id '%s': %s" % (s.name, shown, e)) from None
             if v is not None:
                 if len(v) != 8:
@@ -667,7 +671,7 @@ class XttsCache:
             with env.begin(db=dbs["meta"]) as txn:
                 v: Optional[bytes] = txn.get(key.encode() if isinstance(key, str) else key)
                 return v
-        except lmdb.Error as e:
+        except _fallback.lmdb().Error as e:
             raise CacheError("%s: meta %r: %s" % (self.shards[shard].name, key, e)) from None
 
     def has_lengths_index(self) -> bool:
@@ -710,7 +714,7 @@ class XttsCache:
                                              % (s.name, want))
                         out[s.first + want] = e[:7]
                         want += 1
-            except lmdb.Error as e:
+            except _fallback.lmdb().Error as e:
                 raise CacheError("%s: \"lengths\": %s" % (s.name, e)) from None
             if want != s.records:
                 raise CacheError("%s: \"lengths\" holds %d entries for %d records" % (s.name, want, s.records))

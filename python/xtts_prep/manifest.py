@@ -275,7 +275,7 @@ def _lock_holder(path: str) -> int:
 
 
 def building(cache_dir: _Path) -> Optional[str]:
-    """The C readers' words (cache/unfinished.c) when a build, a part of one or a merge
+    """The C readers' words (cache/store/read/unfinished.c) when a build, a part of one or a merge
     holds the directory's lock: a build in progress from its first instant, whether or not
     a manifest is there yet (the build may be replacing the shards it lists). Else None."""
     try:
@@ -292,7 +292,7 @@ def building(cache_dir: _Path) -> Optional[str]:
 
 def unfinished(cache_dir: _Path) -> Optional[str]:
     """What a cache directory without manifest.json holds, in the C readers' words
-    (cache/unfinished.c): a build running in it, an unfinished build, or None."""
+    (cache/store/read/unfinished.c): a build running in it, an unfinished build, or None."""
     why = building(cache_dir)
     if why:
         return why

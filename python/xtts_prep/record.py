@@ -3,7 +3,8 @@ header, decode its tokens and mel, and the lengths index entry.
 
 Every check the C reader makes on a record is made here (header CRC-32, shape, section
 and zstd checksums); damage raises CacheError without shard context (XttsCache adds the
-shard, the index and the id). Needs only numpy and zstandard.
+shard, the index and the id). Needs numpy, and zstandard (imported when a record is first
+decoded, _fallback.py).
 """
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ import math
 import struct
 import zlib
 from dataclasses import dataclass, fields
-from typing import Any, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
-import zstandard
 
+from . import _fallback
 from .manifest import CacheError
+
+if TYPE_CHECKING:
+    import zstandard
 
 __all__ = ["RECORD_MAGIC", "RECORD_VERSION", "MAX_ID", "MAX_TOKENS", "MAX_FRAMES", "MAX_MELS", "PAYLOAD_MAX",
            "FLAG_SHUFFLED", "DTYPE_F32", "DTYPE_F16", "LENGTH_FIELDS", "LENGTH_DTYPE", "Section", "RecordHeader",
@@ -243,10 +247,10 @@ def section_bytes(buf: bytes, h: RecordHeaderV2, i: int, dctx: zstandard.ZstdDec
     if zlib.crc32(body) != s.crc:
         raise CacheError("record '%s': %s section checksum mismatch" % (h.id, name))
     try:
-        if zstandard.get_frame_parameters(body).content_size != s.raw:
+        if _fallback.zstandard().get_frame_parameters(body).content_size != s.raw:
             raise CacheError("record '%s': %s section content size does not match" % (h.id, name))
         raw = dctx.decompress(body, max_output_size=max(s.raw, 1))
-    except zstandard.ZstdError as e:
+    except _fallback.zstandard().ZstdError as e:
         raise CacheError("record '%s': %s section: %s" % (h.id, name, e)) from None
     if len(raw) != s.raw:
         raise CacheError("record '%s': %s section decompressed to %d bytes, expected %d"
@@ -295,21 +299,21 @@ def decode_stored(buf: bytes, dctx: Optional[zstandard.ZstdDecompressor] = None
     [tokens_padded], mel [n_mels, frames_padded] as stored: float16 or float32)."""
     h = parse_record_header(buf)
     if isinstance(h, RecordHeaderV2):
-        return _decode_v2(buf, h, dctx or zstandard.ZstdDecompressor())
+        return _decode_v2(buf, h, dctx or _fallback.zstandard().ZstdDecompressor())
     frame = bytes(buf[64 + h.id_len:])
     # zstd's own checksum covers the content only; this covers the compressed bytes
     if zlib.crc32(frame) != h.frame_crc:
         raise CacheError("record '%s': zstd frame checksum mismatch" % h.id)
-    dctx = dctx or zstandard.ZstdDecompressor()
+    dctx = dctx or _fallback.zstandard().ZstdDecompressor()
     try:
-        params = zstandard.get_frame_parameters(frame)
-    except zstandard.ZstdError as e:
+        params = _fallback.zstandard().get_frame_parameters(frame)
+    except _fallback.zstandard().ZstdError as e:
         raise CacheError("record '%s': zstd frame: %s" % (h.id, e)) from None
     if params.content_size != h.payload_bytes:
         raise CacheError("record '%s': zstd frame content size does not match header" % h.id)
     try:
         raw = dctx.decompress(frame, max_output_size=h.payload_bytes)
-    except zstandard.ZstdError as e:
+    except _fallback.zstandard().ZstdError as e:
         raise CacheError("record '%s': zstd frame: %s" % (h.id, e)) from None
     if len(raw) != h.payload_bytes:
         raise CacheError("record '%s': payload decompressed to %d bytes, expected %d"

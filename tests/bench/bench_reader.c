@@ -31,7 +31,7 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "cache/reader.h"
+#include "cache/store/read/reader.h"
 
 #define BATCH 32
 #define FRAMES_PER 2

@@ -2,13 +2,14 @@
 # The xtts_prep package finds libxtts-reader.so wherever it is installed, and says so when it
 # cannot (docs/python-reader.md, "Install" and "The C library"):
 #   1. the wheel of `make wheel` (built here when $BUILD/wheel has none) installed into a
-#      fresh venv made with --system-site-packages: carries the library, a platform tag, and
+#      fresh venv made with --system-site-packages: carries the library, a manylinux tag, and
 #      `python -m xtts_prep --about` says backend c with the library inside the venv;
 #      read_batch there equals the pure-Python reader's
 #   2. the source tree (PYTHONPATH=python, nothing else): backend c from build/lib (when BUILD
 #      is the source tree's build/)
 #   3. make install's recipe into DESTDIR=... PREFIX=/opt/xtts (install-built, on this build):
-#      backend c from PREFIX/lib
+#      backend c from PREFIX/lib; of the C headers only xtts-prep/reader_api.h, with
+#      xtts-reader.pc, and a C program built with them reads the cache
 #   4. the fallback: XTTS_PREP_LIB at an empty directory, and a copy of the package outside
 #      the source tree with no library anywhere: backend python and the FallbackWarning
 #      exactly once per process (even with PYTHONWARNINGS=always); XTTS_PREP_LIB=none and
@@ -57,8 +58,8 @@ fi
 [ ${#whl[@]} -eq 1 ] || die "expected one wheel in $BUILD/wheel, found ${#whl[@]}"
 name=$(basename "${whl[0]}")
 case $name in
-  xtts_prep-*-py3-none-linux_*.whl) ;;
-  *) die "$name: not tagged py3-none-<linux platform>" ;;
+  xtts_prep-*-py3-none-manylinux_2_*.whl) ;;
+  *) die "$name: not tagged py3-none-manylinux_2_NN_<arch>" ;;
 esac
 # the listing is taken whole first: grep -q stops reading at its match, and under pipefail
 # the lister's broken pipe would fail the line
@@ -94,6 +95,18 @@ about=$(run_py env PYTHONPATH="$site" "$PY" -m xtts_prep --about)
 [ "$(echo "$about" | field backend)" = c ] || { echo "$about"; die "make install: backend is not c"; }
 [ "$(echo "$about" | field library)" = "$T/root/opt/xtts/lib/libxtts-reader.so" ] || { echo "$about"; die "make install: library"; }
 [ "$(run_py env PYTHONPATH="$site" "$PY" "$T/same.py" "$T/c")" = same ]
+# the C face it installs: reader_api.h alone, and xtts-reader.pc, enough to build a C reader
+inc=$(cd "$T/root/opt/xtts/include" && find . -type f | sort | tr '\n' ' ')
+[ "$inc" = "./xtts-prep/reader_api.h " ] || die "make install: headers $inc, want xtts-prep/reader_api.h alone"
+[ ! -e "$T/root/opt/xtts/lib/libxtts.a" ] || die "make install: installs libxtts.a"
+pc=$T/root/opt/xtts/lib/pkgconfig/xtts-reader.pc
+[ -f "$pc" ] || die "make install: no $pc"
+printf '#include <stdio.h>\n#include <xtts-prep/reader_api.h>\nint main(int c, char **v) { (void)c;\n'\
+'  xtts_api_cache *h = xtts_api_open(v[1]); if (!h || xtts_api_abi_version() != XTTS_API_ABI_VERSION) return 1;\n'\
+'  printf("%%llu\\n", (unsigned long long)xtts_api_count(h)); xtts_api_close(h); return 0; }\n' > "$T/count.c"
+flags=$(PKG_CONFIG_PATH="$(dirname "$pc")" pkg-config --define-variable=prefix="$T/root/opt/xtts" --cflags --libs xtts-reader)
+gcc -std=c17 -Wall -Werror "$T/count.c" $flags -o "$T/count" || die "a C reader does not build against the installed face"
+[ "$(LD_LIBRARY_PATH="$T/root/opt/xtts/lib" "$T/count" "$T/c")" = 40 ] || die "the C reader built against the install"
 
 # 4. the fallback, reported once per process
 mkdir -p "$T/empty" "$T/outside"

@@ -1,4 +1,4 @@
-/* fuzz_exclude.c — libFuzzer target: the --exclude lists (cache/exclude.h), a report's TSV or a
+/* fuzz_exclude.c — libFuzzer target: the --exclude lists (cache/store/exclude.h), a report's TSV or a
  * plain list of ids. Whatever the input: no more ids kept than it has lines, and every
  * non-empty line of a plain list that reads without error is found again. */
 #include <stdint.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache/exclude.h"
+#include "cache/store/exclude.h"
 
 static void check(const uint8_t *data, size_t size, uint32_t flags) {
     FILE *f = fmemopen((void *)data, size, "r");

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache/verify.h"
+#include "cache/audit/verify.h"
 #include "common/xtts_common.h"
 #include "formats/record.h"
 

@@ -59,7 +59,8 @@ SAN_EXE="-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 COMMON="-g -O1 -fno-omit-frame-pointer -Wno-pass-failed $OMP"
 CFLAGS="-std=c17 $COMMON $PKG_CFLAGS"
 CXXFLAGS="-std=c++17 $COMMON $PKG_CFLAGS"
-LIBS="$PKG_LIBS -lcld2 -lmecab -lstdc++ -lm -lpthread"
+# (the FLAC codec, a weak reference of the record codec, linked in by name as the Makefile does)
+LIBS="$PKG_LIBS -lcld2 -lmecab -lstdc++ -lm -lpthread -Wl,-u,xtts_flac_encode_i16 -Wl,-u,xtts_flac_decode_i16"
 
 # ---- library ----------------------------------------------------------------------------
 # Rebuild an object when its source, any header in the tree or this script is newer.
@@ -67,7 +68,7 @@ newest_header=$(find common formats kernels prep cache train -name '*.h' -newer 
 [ -e "$OUT/lib.stamp" ] && [ -z "$newest_header" ] && [ ! "$0" -nt "$OUT/lib.stamp" ] || rm -rf "$OUT/obj"
 mkdir -p "$OUT/obj"
 srcs=()
-for d in common formats kernels cache $(find prep -mindepth 1 -type d | sort) train; do
+for d in common $(find formats -type d | sort) kernels $(find cache prep -mindepth 1 -type d | sort) train; do
   [ -d "$d" ] || continue
   for f in "$d"/*.c "$d"/*.cc; do
     [ -e "$f" ] || continue

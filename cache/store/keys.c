@@ -1,0 +1,256 @@
+/* keys.c — a finished cache as a source of records, looked up by id and content key
+ * (keys.h). Each shard stays open read-only with one read transaction for the source's
+ * life, so what a lookup returns points into the mapped shard and is copied only by the
+ * writer that stores it. */
+#include "cache/store/keys.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/store/writer_internal.h"
+#include "formats/manifest.h"
+
+typedef struct {
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi records, ids, keys;
+    MDB_dbi own[XTTS_SHARD_MAX_DBS]; /* every database of the records' own, "keys" among them */
+    char *own_names[XTTS_SHARD_MAX_DBS];
+    size_t n_own;
+    char path[4096];
+    char name[24];
+    uint64_t bytes; /* the sum of its "records" value sizes, referenced or not */
+    int empty;      /* no record, and so no "keys" database */
+} source_shard;
+
+/* A manifest entry: the records of a range of one directory's keys. */
+typedef struct {
+    size_t dir;
+    uint64_t local_first, records;
+} source_range;
+
+struct xtts_cache_source {
+    source_shard *shards; /* one per directory */
+    size_t n_shards;
+    source_range *ranges; /* one per manifest entry */
+    size_t n_ranges;
+    int ranged;           /* manifest format_version 3: a directory's keys outside its ranges are no record */
+    uint64_t records;
+};
+
+size_t xtts_keys_value_bytes(int n_mels) { return XTTS_CONTENT_KEY_BYTES + 4 + 16 * (size_t)n_mels; }
+
+static void put_f64(uint8_t *p, double d) {
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(u >> (8 * i));
+}
+
+static double get_f64(const uint8_t *p) {
+    uint64_t u = 0;
+    for (int i = 0; i < 8; i++) u |= (uint64_t)p[i] << (8 * i);
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+void xtts_keys_value_pack(const uint8_t key[XTTS_CONTENT_KEY_BYTES], int n_mels, const double *sum,
+                          const double *sumsq, uint8_t *out) {
+    memcpy(out, key, XTTS_CONTENT_KEY_BYTES);
+    uint8_t *p = out + XTTS_CONTENT_KEY_BYTES;
+    xtts_put_le32(p, (uint32_t)n_mels);
+    p += 4;
+    for (int c = 0; c < n_mels; c++) put_f64(p + 8 * (size_t)c, sum[c]);
+    p += 8 * (size_t)n_mels;
+    for (int c = 0; c < n_mels; c++) put_f64(p + 8 * (size_t)c, sumsq[c]);
+}
+
+int xtts_keys_value_unpack(const void *value, size_t len, int n_mels, double *sum, double *sumsq) {
+    const uint8_t *p = value;
+    if (n_mels < 0 || len != xtts_keys_value_bytes(n_mels) || xtts_get_le32(p + XTTS_CONTENT_KEY_BYTES) != (uint32_t)n_mels)
+        return -1;
+    p += XTTS_CONTENT_KEY_BYTES + 4;
+    for (int c = 0; c < n_mels; c++) sum[c] = get_f64(p + 8 * (size_t)c);
+    p += 8 * (size_t)n_mels;
+    for (int c = 0; c < n_mels; c++) sumsq[c] = get_f64(p + 8 * (size_t)c);
+    return 0;
+}
+
+/* The shard's databases of records' own: every named database but the writer's four. */
+static int list_own(source_shard *sh) {
+    MDB_dbi main_db;
+    MDB_cursor *cur;
+    int rc = mdb_dbi_open(sh->txn, NULL, 0, &main_db);
+    if (!rc) rc = mdb_cursor_open(sh->txn, main_db, &cur);
+    if (rc) return rc;
+    MDB_val k, v;
+    int c = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    while (!c && !rc) {
+        char name[XTTS_CACHE_DB_NAME_MAX + 1];
+        if (k.mv_size >= 1 && k.mv_size <= XTTS_CACHE_DB_NAME_MAX && !memchr(k.mv_data, 0, k.mv_size)) {
+            memcpy(name, k.mv_data, k.mv_size);
+            name[k.mv_size] = 0;
+            if (!xtts_cache_db_reserved(name) && sh->n_own < XTTS_SHARD_MAX_DBS - 4) {
+                rc = mdb_dbi_open(sh->txn, name, 0, &sh->own[sh->n_own]);
+                if (!rc && !(sh->own_names[sh->n_own] = strdup(name))) rc = ENOMEM;
+                if (!rc) sh->n_own++;
+            }
+        }
+        c = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    }
+    mdb_cursor_close(cur);
+    return rc;
+}
+
+/* The sum of the "records" value sizes of the shard. */
+static int sum_bytes(source_shard *sh) {
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(sh->txn, sh->records, &cur);
+    if (rc) return rc;
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
+        sh->bytes += v.mv_size;
+    mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+static xtts_status shard_open(source_shard *sh, xtts_error *err) {
+    xtts_status st = xtts_lmdb_file_check(sh->path, err);
+    if (st) return st;
+    int rc = mdb_env_create(&sh->env);
+    if (!rc) rc = mdb_env_set_maxdbs(sh->env, XTTS_SHARD_MAX_DBS);
+    if (!rc) rc = mdb_env_open(sh->env, sh->path, MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD, 0644);
+    if (!rc) rc = mdb_txn_begin(sh->env, NULL, MDB_RDONLY, &sh->txn);
+    if (!rc) rc = mdb_dbi_open(sh->txn, "records", 0, &sh->records);
+    if (!rc) rc = mdb_dbi_open(sh->txn, "ids", 0, &sh->ids);
+    if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: cannot open shard: %s", sh->path, mdb_strerror(rc));
+    rc = mdb_dbi_open(sh->txn, XTTS_KEYS_DB, 0, &sh->keys);
+    MDB_stat ms;
+    if (rc == MDB_NOTFOUND && !mdb_stat(sh->txn, sh->records, &ms) && ms.ms_entries == 0) {
+        sh->empty = 1; /* a shard that took only rejects (an update's): no record to look up */
+        return XTTS_OK;
+    }
+    if (rc == MDB_NOTFOUND)
+        return xtts_error_set(err, XTTS_EUNSUPPORTED, "%s: no content keys (a cache built before they were stored)", sh->path);
+    if (!rc) rc = list_own(sh);
+    if (!rc) rc = sum_bytes(sh);
+    if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", sh->path, mdb_strerror(rc));
+    return XTTS_OK;
+}
+
+xtts_status xtts_cache_source_open(const char *dir, const char *config_hash, xtts_cache_source **out,
+                                   xtts_error *err) {
+    *out = NULL;
+    char path[4096];
+    xtts_path_join(path, sizeof path, dir, "manifest.json");
+    FILE *probe = fopen(path, "r");
+    if (!probe) return xtts_error_set(err, XTTS_ENOTFOUND, "%s: not a finished cache (no manifest.json)", dir);
+    fclose(probe);
+    xtts_manifest_info info;
+    xtts_status st = xtts_manifest_info_init(&info, path, err);
+    if (!st && strcmp(info.config_hash, config_hash))
+        st = xtts_error_set(err, XTTS_EMISMATCH, "%s: a cache of another configuration (config_hash %.12s..., this build's "
+                            "%.12s...)", dir, info.config_hash, config_hash);
+    xtts_cache_source *s = st ? NULL : calloc(1, sizeof *s);
+    if (!st && (!s || !(s->shards = calloc(info.n_shards ? info.n_shards : 1, sizeof *s->shards)) ||
+                !(s->ranges = calloc(info.n_shards ? info.n_shards : 1, sizeof *s->ranges))))
+        st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
+    if (s) s->records = info.records;
+    if (s) s->ranged = info.format_version >= XTTS_MANIFEST_VERSION_SHARED;
+    for (size_t i = 0; !st && i < info.n_shards; i++) {
+        size_t d = 0; /* one environment per directory, however many entries list it */
+        while (d < s->n_shards && strcmp(s->shards[d].name, info.shards[i].name)) d++;
+        s->ranges[s->n_ranges++] = (source_range){d, info.shards[i].local_first, info.shards[i].records};
+        if (d < s->n_shards) continue;
+        source_shard *sh = &s->shards[s->n_shards++];
+        snprintf(sh->name, sizeof sh->name, "%s", info.shards[i].name);
+        xtts_path_join(sh->path, sizeof sh->path, dir, info.shards[i].name);
+        st = shard_open(sh, err);
+    }
+    xtts_manifest_info_free(&info);
+    if (st) {
+        xtts_cache_source_close(s);
+        return st;
+    }
+    *out = s;
+    return XTTS_OK;
+}
+
+uint64_t xtts_cache_source_records(const xtts_cache_source *s) { return s ? s->records : 0; }
+size_t xtts_cache_source_dirs(const xtts_cache_source *s) { return s ? s->n_shards : 0; }
+const char *xtts_cache_source_dir_name(const xtts_cache_source *s, size_t d) { return s->shards[d].name; }
+const char *xtts_cache_source_dir_path(const xtts_cache_source *s, size_t d) { return s->shards[d].path; }
+uint64_t xtts_cache_source_dir_bytes(const xtts_cache_source *s, size_t d) { return s->shards[d].bytes; }
+
+/* Whether local key `local` of directory d is a record of the source (in one of its ranges). */
+static int referenced(const xtts_cache_source *s, size_t d, uint64_t local) {
+    if (!s->ranged) return 1;
+    for (size_t i = 0; i < s->n_ranges; i++)
+        if (s->ranges[i].dir == d && local >= s->ranges[i].local_first && local - s->ranges[i].local_first < s->ranges[i].records)
+            return 1;
+    return 0;
+}
+
+static xtts_status fill_hit(source_shard *sh, MDB_val *local, const uint8_t *key, xtts_cache_source_hit *hit,
+                            xtts_error *err) {
+    MDB_val kv, rv;
+    int rc = mdb_get(sh->txn, sh->keys, local, &kv);
+    if (rc == MDB_NOTFOUND) return xtts_error_set(err, XTTS_ECORRUPT, "%s: a record without its content key", sh->path);
+    if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", sh->path, mdb_strerror(rc));
+    if (kv.mv_size < XTTS_CONTENT_KEY_BYTES || memcmp(kv.mv_data, key, XTTS_CONTENT_KEY_BYTES)) return XTTS_OK;
+    rc = mdb_get(sh->txn, sh->records, local, &rv);
+    if (rc) return xtts_error_set(err, rc == MDB_NOTFOUND ? XTTS_ECORRUPT : xtts_mdb_status(rc), "%s: record missing: %s",
+                                  sh->path, mdb_strerror(rc));
+    hit->same = 1;
+    hit->record = rv.mv_data;
+    hit->len = rv.mv_size;
+    hit->keys_value = kv.mv_data;
+    hit->keys_len = kv.mv_size;
+    for (size_t d = 0; d < sh->n_own; d++) {
+        MDB_val ev;
+        rc = mdb_get(sh->txn, sh->own[d], local, &ev);
+        if (rc == MDB_NOTFOUND) continue;
+        if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", sh->path, mdb_strerror(rc));
+        hit->entries[hit->n_entries++] = (xtts_cache_entry){sh->own_names[d], ev.mv_data, ev.mv_size};
+    }
+    return XTTS_OK;
+}
+
+xtts_status xtts_cache_source_find(xtts_cache_source *s, const char *id, const uint8_t key[XTTS_CONTENT_KEY_BYTES],
+                                   xtts_cache_source_hit *hit, xtts_error *err) {
+    memset(hit, 0, sizeof *hit);
+    size_t n = strlen(id);
+    if (n == 0 || n > XTTS_LMDB_MAX_KEY) return XTTS_OK;
+    for (size_t i = 0; i < s->n_shards; i++) {
+        source_shard *sh = &s->shards[i];
+        if (sh->empty) continue;
+        MDB_val k = {n, (void *)id}, v;
+        int rc = mdb_get(sh->txn, sh->ids, &k, &v);
+        if (rc == MDB_NOTFOUND) continue;
+        if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", sh->path, mdb_strerror(rc));
+        if (v.mv_size != 8) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': bad index", sh->path, id);
+        if (!referenced(s, i, xtts_get_be64(v.mv_data))) continue; /* a record no entry lists any more */
+        hit->found = 1;
+        hit->dir = i;
+        hit->local = xtts_get_be64(v.mv_data);
+        MDB_val local = {8, v.mv_data};
+        return fill_hit(sh, &local, key, hit, err);
+    }
+    return XTTS_OK;
+}
+
+void xtts_cache_source_close(xtts_cache_source *s) {
+    if (!s) return;
+    for (size_t i = 0; i < s->n_shards; i++) {
+        source_shard *sh = &s->shards[i];
+        if (sh->txn) mdb_txn_abort(sh->txn);
+        if (sh->env) mdb_env_close(sh->env);
+        for (size_t d = 0; d < sh->n_own; d++) free(sh->own_names[d]);
+    }
+    free(s->shards);
+    free(s->ranges);
+    free(s);
+}
