@@ -19,6 +19,8 @@
 #include "cache/store/read/reader_api.h"
 #include "cache/store/writer.h"
 #include "cache/store/writer_internal.h"
+#include "formats/model/torch_pth.h"
+#include "formats/model/zip_read.h"
 #include "prep/audio/audio.h"
 #include "prep/dataset/metadata.h"
 #include "prep/melcache/builder.h"
@@ -41,6 +43,8 @@ static void test_every_destructor_accepts_null(void **state) {
     xtts_record_encoder_delete(NULL);
     xtts_record_decoder_delete(NULL);
     xtts_tokens_reader_close(NULL);
+    xtts_pth_close(NULL);
+    xtts_zip_close(NULL);
     xtts_cache_close(NULL);
     xtts_cache_reader_delete(NULL);
     xtts_batch_free(NULL);
