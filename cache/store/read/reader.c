@@ -347,6 +347,13 @@ static int shard_open_env(shard_t *s) {
     return 0;
 }
 
+/* Open an optional database: 0 with *has set, or LMDB's error when it exists but fails. */
+static int optional_dbi(MDB_txn *txn, const char *name, MDB_dbi *dbi, int *has) {
+    int rc = mdb_dbi_open(txn, name, 0, dbi);
+    *has = rc == 0;
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
 /* the databases, and the shard's configuration, format and counts against the manifest */
 static void shard_open_databases(xtts_cache *c, shard_t *s) {
     char detail[300];
@@ -378,15 +385,10 @@ static void shard_open_databases(xtts_cache *c, shard_t *s) {
         if (!rc) rc = mdb_stat(txn, s->lengths_dbi, &lst);
         if (!rc) s->lengths_entries = lst.ms_entries;
     }
-    if (!rc) { /* optional: caches built before the quality metrics have none */
-        int qrc = mdb_dbi_open(txn, XTTS_CACHE_DB_QUALITY, 0, &s->quality_dbi);
-        if (qrc != MDB_NOTFOUND) stage = 7, rc = qrc;
-        s->has_quality = qrc == 0;
-    }
-    if (!rc) { /* optional: caches built before content keys have none */
-        int krc = mdb_dbi_open(txn, XTTS_CACHE_DB_KEYS, 0, &s->keys_dbi);
-        if (krc != MDB_NOTFOUND) stage = 8, rc = krc;
-        s->has_keys = krc == 0;
+    if (!rc) { /* optional: caches built before the quality metrics or content keys have none */
+        int qrc = optional_dbi(txn, XTTS_CACHE_DB_QUALITY, &s->quality_dbi, &s->has_quality);
+        int krc = qrc ? 0 : optional_dbi(txn, XTTS_CACHE_DB_KEYS, &s->keys_dbi, &s->has_keys);
+        if (qrc || krc) stage = qrc ? 7 : 8, rc = qrc ? qrc : krc;
     }
     if (!rc) {
         stage = 6;
