@@ -132,12 +132,12 @@ static xtts_status env_open(xtts_codes_store *s, unsigned flags, const xtts_code
     xtts_status st;
     if (h && meta_get(txn, s->meta_dbi, "format", probe, sizeof probe)) st = header_write(s, txn, h, err);
     else st = header_read(s, txn, err);
-    if (!st && s->writable) {
-        rc = mdb_txn_commit(txn);
-        return rc ? lmdb_fail(s, rc, "commit", err) : XTTS_OK;
+    if (st) {
+        mdb_txn_abort(txn);
+        return st;
     }
-    mdb_txn_abort(txn);
-    return st;
+    rc = mdb_txn_commit(txn); /* also read-only: the handles stay open only after a commit */
+    return rc ? lmdb_fail(s, rc, "commit", err) : XTTS_OK;
 }
 
 xtts_status xtts_codes_store_create(const char *cache_dir, const xtts_codes_header *hdr, xtts_codes_store **out,
