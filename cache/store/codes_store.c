@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cache/store/writer_internal.h"
 #include "common/mel_params.h"
@@ -277,7 +278,7 @@ void xtts_codes_store_close(xtts_codes_store *s) {
     free(s);
 }
 
-static int codes_name(const char *n) {
+int xtts_codes_dir_name_valid(const char *n) {
     size_t p = strlen(XTTS_CODES_DIR_PREFIX);
     if (strncmp(n, XTTS_CODES_DIR_PREFIX, p) || strlen(n) != p + 16) return 0;
     for (n += p; *n; n++)
@@ -295,7 +296,7 @@ xtts_status xtts_codes_dirs(const char *cache_dir, char ***names, size_t *n, xtt
     struct dirent *e;
     size_t cap = 0;
     while ((e = readdir(d))) {
-        if (!codes_name(e->d_name)) continue;
+        if (!xtts_codes_dir_name_valid(e->d_name)) continue;
         if (*n == cap) {
             char **g = realloc(*names, (cap = cap ? 2 * cap : 4) * sizeof *g);
             if (!g) break;
@@ -318,4 +319,42 @@ xtts_status xtts_codes_dirs(const char *cache_dir, char ***names, size_t *n, xtt
 void xtts_codes_dirs_free(char **names, size_t n) {
     for (size_t i = 0; i < n; i++) free(names[i]);
     free(names);
+}
+
+xtts_status xtts_codes_dir_remove(const char *path, xtts_error *err) {
+    static const char *files[] = {"data.mdb", "lock.mdb", CODES_LOCK};
+    char f[4200];
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        xtts_path_join(f, sizeof f, path, files[i]);
+        if (unlink(f) && errno != ENOENT) return xtts_error_set(err, XTTS_EIO, "%s: cannot remove: %s", f, strerror(errno));
+    }
+    if (rmdir(path) && errno != ENOENT) return xtts_error_set(err, XTTS_EIO, "%s: cannot remove: %s", path, strerror(errno));
+    return XTTS_OK;
+}
+
+/* Copy the codes directory name of from_dir into to_dir. */
+static xtts_status copy_one(const char *from_dir, const char *to_dir, const char *name, xtts_error *err) {
+    char src[4096], dst[4096];
+    xtts_path_join(src, sizeof src, from_dir, name);
+    xtts_path_join(dst, sizeof dst, to_dir, name);
+    xtts_codes_store *s = NULL;
+    xtts_status st = xtts_codes_dir_remove(dst, err);
+    if (!st && mkdir(dst, 0777)) st = xtts_error_set(err, XTTS_EIO, "%s: cannot create: %s", dst, strerror(errno));
+    if (!st) st = xtts_codes_store_open(src, &s, err);
+    if (!st) {
+        int rc = mdb_env_copy2(s->env, dst, MDB_CP_COMPACT);
+        if (rc) st = xtts_error_set(err, XTTS_EIO, "%s: cannot copy to %s: %s", src, dst, mdb_strerror(rc));
+    }
+    xtts_codes_store_close(s);
+    return st;
+}
+
+xtts_status xtts_codes_dirs_copy(const char *from_dir, const char *to_dir, xtts_error *err) {
+    char **names;
+    size_t n;
+    xtts_status st = xtts_codes_dirs(from_dir, &names, &n, err);
+    if (st) return st;
+    for (size_t i = 0; !st && i < n; i++) st = copy_one(from_dir, to_dir, names[i], err);
+    xtts_codes_dirs_free(names, n);
+    return st;
 }

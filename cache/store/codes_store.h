@@ -83,6 +83,20 @@ uint64_t xtts_codes_store_count(xtts_codes_store *s);
 /* Close; staged entries not committed are dropped. NULL is allowed. */
 void xtts_codes_store_close(xtts_codes_store *s);
 
+/* 1 when name is a codes directory's ("codes-" and 16 lower-case hex digits), else 0. */
+int xtts_codes_dir_name_valid(const char *name);
+
+/* Remove the codes directory at path (its LMDB files, its lock, itself); missing is fine.
+ * Errors: XTTS_EIO naming the file that could not be removed. */
+xtts_status xtts_codes_dir_remove(const char *path, xtts_error *err);
+
+/* Copy every codes directory of from_dir into to_dir (an update's new cache, before it takes
+ * the old one's place): each one's entries as of now, compacted (mdb_env_copy2), replacing a
+ * copy an earlier try left. Entries of records the new cache no longer holds come along (a
+ * few bytes each; xtts-cache-verify counts them).
+ * Errors: XTTS_EIO, XTTS_ENOMEM, those of xtts_codes_store_open. */
+xtts_status xtts_codes_dirs_copy(const char *from_dir, const char *to_dir, xtts_error *err);
+
 /* The codes directories of cache_dir (names matching "codes-" and 16 hex digits), sorted, in
  * a malloc'd array of malloc'd names (*n of them; free with xtts_codes_dirs_free).
  * Errors: XTTS_EIO (cannot list the directory), XTTS_ENOMEM. */
