@@ -36,6 +36,8 @@ static void header(xtts_codes_header *h, char fill) {
     memset(h->dvae_sha256, fill, 64);
     memset(h->norms_sha256, 'b', 64);
     h->num_tokens = 1024;
+    h->n_mels = 80;
+    for (int i = 0; i < 80; i++) h->mel_norms[i] = 1.0f + (float)i / 8;
 }
 
 static void test_dir_name_from_both_hashes(void **state) {
@@ -94,6 +96,8 @@ static void test_put_commit_get(void **state) {
     xtts_codes_store *r = NULL;
     assert_int_equal(xtts_codes_store_open(path, &r, &err), XTTS_OK);
     assert_int_equal(xtts_codes_store_header(r)->num_tokens, 1024);
+    assert_int_equal(xtts_codes_store_header(r)->n_mels, 80);
+    assert_true(xtts_codes_store_header(r)->mel_norms[79] == 1.0f + 79.0f / 8);
     key[0] = 1;
     assert_int_equal(xtts_codes_store_get(r, key, out, 8, &n, &err), XTTS_OK);
     xtts_codes_store_close(r);

@@ -90,6 +90,15 @@ static xtts_status header_read(xtts_codes_store *s, MDB_txn *txn, xtts_error *er
     if (errno || *end || t < 1 || t > XTTS_CODES_MAX_TOKENS || !is_hex64(h->dvae_sha256) || !is_hex64(h->norms_sha256))
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: header: a hash or num_tokens (\"%s\") out of form", s->path, tokens);
     h->num_tokens = (uint32_t)t;
+    MDB_val k = {9, (void *)"mel_norms"}, v;
+    if (mdb_get(txn, s->meta_dbi, &k, &v) || v.mv_size % 4 || v.mv_size < 4 || v.mv_size / 4 > XTTS_CODES_MAX_MELS)
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: header: no mel_norms of 1 to %d float32 values", s->path,
+                              XTTS_CODES_MAX_MELS);
+    h->n_mels = (uint32_t)(v.mv_size / 4);
+    for (uint32_t i = 0; i < h->n_mels; i++) {
+        uint32_t u = xtts_get_le32((const uint8_t *)v.mv_data + 4 * i);
+        memcpy(&h->mel_norms[i], &u, 4);
+    }
     return XTTS_OK;
 }
 
@@ -105,6 +114,17 @@ static xtts_status header_write(xtts_codes_store *s, MDB_txn *txn, const xtts_co
         int rc = mdb_put(txn, s->meta_dbi, &k, &v, 0);
         if (rc) return lmdb_fail(s, rc, "meta", err);
     }
+    if (h->n_mels < 1 || h->n_mels > XTTS_CODES_MAX_MELS)
+        return xtts_error_set(err, XTTS_EUSAGE, "%s: %u mel norms", s->path, h->n_mels);
+    uint8_t norms[4 * XTTS_CODES_MAX_MELS];
+    for (uint32_t i = 0; i < h->n_mels; i++) {
+        uint32_t u;
+        memcpy(&u, &h->mel_norms[i], 4);
+        xtts_put_le32(norms + 4 * i, u);
+    }
+    MDB_val k = {9, (void *)"mel_norms"}, v = {4 * (size_t)h->n_mels, norms};
+    int rc = mdb_put(txn, s->meta_dbi, &k, &v, 0);
+    if (rc) return lmdb_fail(s, rc, "meta", err);
     s->hdr = *h;
     return XTTS_OK;
 }

@@ -2,7 +2,8 @@
  * in a directory of their own, one per DVAE and mel norms (formats/cache.md, "Audio codes").
  *
  * CACHE/codes-<16 hex>/ holds an LMDB environment of two databases: "meta" (the header: the
- * format, the SHA-256 of the DVAE file and of the mel norms file, the codebook size) and
+ * format, the SHA-256 of the DVAE file and of the mel norms file, the codebook size, the
+ * norms themselves) and
  * "codes", keyed by a record's content key (the 32 bytes of its "keys" entry,
  * cache/store/keys.h), so that the codes follow the record's content and not its index: a
  * record an update carries keeps them, a changed record is computed again. A value is
@@ -27,12 +28,16 @@ extern "C" {
 #define XTTS_CODES_KEY_BYTES 32
 #define XTTS_CODES_NAME_MAX 32 /* "codes-" + 16 hex + NUL fits */
 #define XTTS_CODES_MAX_TOKENS 65536
+#define XTTS_CODES_MAX_MELS 256
 
 /* What a codes directory was computed with. */
 typedef struct {
     char dvae_sha256[65];  /* hex of the DVAE file's bytes */
     char norms_sha256[65]; /* hex of the mel norms file's bytes */
     uint32_t num_tokens;   /* codebook entries: every code is below it */
+    uint32_t n_mels;       /* the mel norms' count (80) */
+    float mel_norms[XTTS_CODES_MAX_MELS]; /* the norms the mels were divided by, for readers
+                                             that compute conditioning mels (python/xtts_prep) */
 } xtts_codes_header;
 
 /* The directory's name: "codes-" and the first 16 hex digits of the SHA-256 of the two hex

@@ -56,10 +56,12 @@ static xtts_status load_model(const xtts_codes_options *o, run_ctx *x, xtts_erro
         (st = xtts_mel_norms_from_pth(x->norms_file, x->w.cfg.channels, &x->norms, err)) ||
         (st = xtts_dvae_new(&x->w, &x->enc, err)) || (st = xtts_mel_preset("xtts", &x->mp, err)))
         return st;
-    if (x->mp.n_mels != x->w.cfg.channels)
+    if (x->mp.n_mels != x->w.cfg.channels || x->w.cfg.channels > XTTS_CODES_MAX_MELS)
         return xtts_error_set(err, XTTS_EMISMATCH, "%s: the DVAE takes %d mel channels, the xtts mel has %d", o->dvae_path,
                               x->w.cfg.channels, x->mp.n_mels);
     x->hdr.num_tokens = (uint32_t)x->w.cfg.num_tokens;
+    x->hdr.n_mels = (uint32_t)x->w.cfg.channels;
+    memcpy(x->hdr.mel_norms, x->norms, sizeof *x->norms * x->hdr.n_mels);
     return xtts_mel_new(&x->mp, &x->mel, err);
 }
 
