@@ -27,8 +27,8 @@ def mel_filters_htk_slaney(sample_rate: int, n_fft: int, n_mels: int, f_min: flo
     norm="slaney", mel_scale="htk"), transposed: [n_mels, n_freqs]."""
     n_freqs = n_fft // 2 + 1
     all_freqs = np.linspace(0, sample_rate // 2, n_freqs)
-    hz_to_mel = lambda f: 2595.0 * np.log10(1.0 + np.asarray(f, dtype=np.float64) / 700.0)  # noqa: E731
-    m_pts = np.linspace(hz_to_mel(f_min), hz_to_mel(f_max), n_mels + 2)
+    m_min, m_max = (2595.0 * np.log10(1.0 + f / 700.0) for f in (float(f_min), float(f_max)))   # HTK
+    m_pts = np.linspace(m_min, m_max, n_mels + 2)
     f_pts = 700.0 * (10.0 ** (m_pts / 2595.0) - 1.0)
     f_diff = f_pts[1:] - f_pts[:-1]
     slopes = f_pts[None, :] - all_freqs[:, None]

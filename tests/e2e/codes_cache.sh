@@ -7,7 +7,7 @@
 # one; a cache without waveform is refused in one line naming the command that adds it; a
 # second run on the same codes is refused while one runs; after --update that adds records only
 # those are computed and the carried records keep their codes; another DVAE gets a directory
-# of its own.
+# of its own. Then python/tests/test_gpt_codes.py: XttsGptDataset's audio_codes and cond_mels.
 set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
 
@@ -153,6 +153,10 @@ grep -q "no audio codes for this record" "$T/v.txt" || { cat "$T/v.txt"; die "th
 expect_rc 0 "$BIN/xtts-cache-codes" "$T/ref" "${M[@]}"
 grep -q "238 had codes, 2 computed" "$T/err.txt" || { cat "$T/err.txt"; die "the repair"; }
 "$BIN/xtts-cache-verify" "$T/ref" > "$T/v.txt" || { cat "$T/v.txt"; die "verify after the repair"; }
+
+# the Python reader: audio_codes and cond_mels of XttsGptDataset (python/tests/test_gpt_codes.py)
+PYTHONPATH="$HERE/python" "$PY" "$HERE/python/tests/test_gpt_codes.py" "$T/ref" "$T/dvae.pth" "$T/mel_stats.pth" \
+  > "$T/py.txt" 2>&1 || { cat "$T/py.txt"; die "python/tests/test_gpt_codes.py"; }
 
 # a cache without waveform: refused, naming the command that adds one
 expect_rc 2 "$BIN/xtts-cache-codes" "$T/none" "${M[@]}"
