@@ -42,11 +42,16 @@ def mel_filters_htk_slaney(sample_rate: int, n_fft: int, n_mels: int, f_min: flo
 
 @functools.lru_cache(maxsize=8)
 def _window(n_fft: int, win: int) -> npt.NDArray[np.float64]:
-    """torch.hann_window(win) (periodic), zero-padded to n_fft on both sides as torch.stft does."""
-    w = 0.5 - 0.5 * np.cos(2.0 * np.pi * np.arange(win) / win)
+    """torch.hann_window(win) (periodic), zero-padded to n_fft on both sides as torch.stft does.
+    Computed in float32 as torch computes it (arange * (2 pi / win), cos rounded to float32,
+    * -0.5, + 0.5; equal to torch's but for a few values one float32 step apart): at the
+    bins of a frame far below its loudest, the window's float32 rounding leaks more than the
+    FFT's, so a float64 window would not match TorchMelSpectrogram there."""
+    n = np.arange(win, dtype=np.float32) * np.float32(2.0 * np.pi / win)
+    w = np.float32(-0.5) * np.cos(n.astype(np.float64)).astype(np.float32) + np.float32(0.5)
     left = (n_fft - win) // 2
     out = np.zeros(n_fft)
-    out[left:left + win] = w
+    out[left:left + win] = w.astype(np.float64)
     return out
 
 
