@@ -13,7 +13,9 @@ DVAE, MEL_NORMS (the files the codes were computed with).
   slice, divided by the norms the codes directory holds (equal to the files'); the random
   draws are those of the dataset without codes under the same seed;
 - collate: audio_codes int64 [B, codes of the longest wav] zero-padded, cond_mels
-  [B, 1, 80, T]; the dataset pickles and works in DataLoader workers.
+  [B, 1, 80, T]; the dataset pickles and works in DataLoader workers;
+- xtts_prep.coqui over a stand-in GPTTrainer: the DVAE dropped, batches holding exactly the
+  keys train_step reads, nothing computed on the device.
 """
 
 import os
@@ -149,6 +151,62 @@ class Items(unittest.TestCase):
             self.assertEqual(b["audio_codes"].dtype, torch.int64)
             n += b["audio_codes"].shape[0]
         self.assertEqual(n, len(ds))
+
+
+class CoquiDropIn(unittest.TestCase):
+    """xtts_prep.coqui over a stand-in of Coqui's GPTTrainer (Coqui TTS is not installed
+    here): the DVAE and mel extractors dropped, the loader's batches carrying exactly what
+    GPTTrainer.train_step reads, format_batch_on_device computing nothing."""
+
+    def setUp(self):
+        if torch is None:
+            self.skipTest("torch does not import")
+        import types
+        names = ["TTS", "TTS.tts", "TTS.tts.layers", "TTS.tts.layers.xtts", "TTS.tts.layers.xtts.trainer",
+                 "TTS.tts.layers.xtts.trainer.gpt_trainer"]
+        self.saved = {n: sys.modules.get(n) for n in names + ["xtts_prep.coqui"]}
+        for n in names:
+            sys.modules[n] = types.ModuleType(n)
+
+        class GPTTrainer(torch.nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.config = config
+                self.dvae = torch.nn.Linear(2, 2)
+                self.torch_mel_spectrogram_dvae = torch.nn.Identity()
+                self.torch_mel_spectrogram_style_encoder = torch.nn.Identity()
+
+            def get_sampler(self, dataset, num_gpus=1):
+                return None
+
+        sys.modules["TTS.tts.layers.xtts.trainer.gpt_trainer"].GPTTrainer = GPTTrainer
+        sys.modules.pop("xtts_prep.coqui", None)
+
+    def tearDown(self):
+        for n, m in getattr(self, "saved", {}).items():
+            if m is None:
+                sys.modules.pop(n, None)
+            else:
+                sys.modules[n] = m
+
+    def test_batches_hold_what_train_step_reads(self):
+        from types import SimpleNamespace as NS
+        from xtts_prep.coqui import CachedGPTTrainer
+        args = NS(dvae_checkpoint=DVAE, mel_norm_file=NORMS, min_conditioning_length=22050,
+                  max_conditioning_length=44100, gpt_use_masking_gt_prompt_approach=True, max_wav_length=255995,
+                  max_text_length=200)
+        config = NS(model_args=args, audio=NS(sample_rate=22050), run_eval=False, batch_size=4,
+                    num_loader_workers=0)
+        model = CachedGPTTrainer.init_from_config(config, cache=CACHE)
+        self.assertFalse(hasattr(model, "dvae"))
+        self.assertEqual(len(model.samples("train")), len(XttsGptDataset(CACHE, split="train")))
+        self.assertIsNone(model.get_data_loader(config, None, True, [], False, 1))
+        batch = next(iter(model.get_data_loader(config, None, False, [], False, 1)))
+        batch = model.format_batch_on_device(model.format_batch(batch))
+        self.assertEqual(set(batch), {"text_inputs", "text_lengths", "audio_codes", "wav_lengths", "cond_mels",
+                                      "cond_idxs", "cond_lens"})
+        self.assertEqual(batch["audio_codes"].dtype, torch.int64)
+        self.assertEqual(tuple(batch["cond_mels"].shape), (4, 1, 80, 44100 // 256 + 1))
 
 
 if __name__ == "__main__":
