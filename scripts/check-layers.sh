@@ -11,7 +11,7 @@
 # layer and may use them all; tests are not checked.
 # prep/ is cut by job into rooms, and a room uses only itself, the layers below and the rooms
 # PREP_ALLOW names for it (docs/design.md, "Parts and where they live"):
-#   dataset, audio, text/num2words, text/romanize, text/langid, text/tokenizer: no other room
+#   dataset, audio, codes, text/num2words, text/romanize, text/langid, text/tokenizer: no other room
 #   text/normalize: text/num2words, text/romanize   (Coqui's cleaners spell numbers, romanize)
 #   tokenize: dataset and every text/ room           (the xtts-tokenize driver)
 #   melcache: audio                                  (the xtts-melcache driver)

@@ -15,12 +15,13 @@
 #include "kernels/mel_cuda.h"
 #include "formats/record.h"
 #include "formats/tokens.h"
-#include "formats/model/torch_pth.h"
-#include "formats/model/zip_read.h"
+#include "cache/store/codes_store.h"
 #include "cache/store/read/reader.h"
 #include "cache/store/read/reader_api.h"
 #include "cache/store/writer.h"
 #include "cache/store/writer_internal.h"
+#include "formats/model/torch_pth.h"
+#include "formats/model/zip_read.h"
 #include "prep/audio/audio.h"
 #include "prep/dataset/metadata.h"
 #include "prep/melcache/builder.h"
@@ -44,6 +45,8 @@ static void test_every_destructor_accepts_null(void **state) {
     xtts_record_decoder_delete(NULL);
     xtts_tokens_reader_close(NULL);
     xtts_pth_close(NULL);
+    xtts_codes_store_close(NULL);
+    xtts_codes_dirs_free(NULL, 0);
     xtts_zip_close(NULL);
     xtts_cache_close(NULL);
     xtts_cache_reader_delete(NULL);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/store/codes_store.h"
 #include "cache/store/quality_store.h"
 #include "cache/store/read/reader.h"
 #include "cache/store/writer_internal.h"
@@ -480,6 +481,67 @@ static void check_unlisted(run_t *r, const char *dir) {
     closedir(d);
 }
 
+/* ---- audio codes (cache/store/codes_store.h) ------------------------------------------------ */
+
+/* Every record's codes in the codes directory at path: an entry under its content key, of the
+ * length its waveform gives, whole (checksum), every code within the codebook. */
+static void check_codes_dir(run_t *r, const char *name, const char *path) {
+    xtts_codes_store *cs = NULL;
+    xtts_error e;
+    if (xtts_codes_store_open(path, &cs, &e)) {
+        fault(r, name, -1, "", "%s", e.msg);
+        return;
+    }
+    uint64_t n = xtts_cache_count(r->cache), missing = 0, bad = 0;
+    uint16_t *codes = NULL;
+    size_t cap = 0;
+    for (uint64_t i = 0; i < n && !r->oom; i++) {
+        const void *kv;
+        size_t klen, got, want;
+        xtts_record_header h;
+        if (xtts_cache_reader_value(r->reader, i, XTTS_CACHE_DB_KEYS, &kv, &klen, &e) || klen < XTTS_CODES_KEY_BYTES ||
+            xtts_cache_reader_header(r->reader, i, &h, &e))
+            continue; /* the record's own fault, reported by the walk */
+        want = xtts_codes_expected(h.n_samples);
+        if (want + 1 > cap) {
+            uint16_t *g = realloc(codes, (want + 1) * sizeof *g);
+            if (!g) {
+                r->oom = 1;
+                break;
+            }
+            codes = g, cap = want + 1;
+        }
+        xtts_status st = xtts_codes_store_get(cs, kv, codes, cap, &got, &e);
+        if (!st && got != want) st = XTTS_ECORRUPT, snprintf(e.msg, sizeof e.msg, "%zu codes, its %u samples make %zu",
+                                                             got, h.n_samples, want);
+        if (!st) r->rep->codes_records++;
+        else if (st == XTTS_ENOTFOUND && ++missing <= 10) fault(r, name, (int64_t)i, h.id, "no audio codes for this record");
+        else if (st != XTTS_ENOTFOUND && ++bad <= 10) fault(r, name, (int64_t)i, h.id, "%s", e.msg);
+    }
+    if (missing > 10 || bad > 10) /* one line for the rest: a directory of a wrong kind fails every record */
+        fault(r, name, -1, "", "%llu records without audio codes and %llu with damaged ones in all", (unsigned long long)missing,
+              (unsigned long long)bad);
+    r->rep->codes_entries += xtts_codes_store_count(cs);
+    r->rep->codes_dirs++;
+    free(codes);
+    xtts_codes_store_close(cs);
+}
+
+static void check_codes(run_t *r, const char *dir) {
+    char **names, path[4096];
+    size_t n;
+    xtts_error e;
+    if (xtts_codes_dirs(dir, &names, &n, &e)) {
+        fault(r, "", -1, "", "%s", e.msg);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        xtts_path_join(path, sizeof path, dir, names[i]);
+        check_codes_dir(r, names[i], path);
+    }
+    xtts_codes_dirs_free(names, n);
+}
+
 static void check_manifest_counts(run_t *r) {
     const xtts_manifest_info *m = xtts_cache_manifest(r->cache);
     xtts_verify_report *rep = r->rep;
@@ -851,6 +913,7 @@ xtts_status xtts_verify_cache(const char *dir, const xtts_verify_options *opt, x
         st = walk_shards(&r, dir, err);
     }
     if (!st) check_totals(&r);
+    if (!st) check_codes(&r, dir);
     run_end(&r, st);
     return st;
 }

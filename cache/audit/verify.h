@@ -66,6 +66,9 @@ typedef struct {
     uint64_t recomputed, recompute_failed;
     double recompute_max_abs;  /* largest |stored - recomputed| seen */
     int recompute_available;   /* 0: recomputing was not possible in this build */
+    uint64_t codes_dirs;       /* audio codes directories (codes-<hash>/) checked */
+    uint64_t codes_records;    /* records whose codes were found whole, summed over them */
+    uint64_t codes_entries;    /* entries they hold (those of records no longer in the cache included) */
     char digest[65];           /* hex SHA-256 */
     int digest_complete;       /* 1: every record of the manifest went into the digest */
 } xtts_verify_report;

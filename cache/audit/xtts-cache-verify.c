@@ -114,6 +114,8 @@ static void report_json(const char *dir, const xtts_verify_options *vo, const xt
                           "frames", (json_int_t)rep->frames, "tokens", (json_int_t)rep->tokens, "ids",
                           (json_int_t)rep->ids, "digest", rep->digest, "digest_complete", rep->digest_complete,
                           "fault_list", faults);
+    json_object_set_new(j, "codes_dirs", json_integer((json_int_t)rep->codes_dirs));
+    json_object_set_new(j, "codes_records", json_integer((json_int_t)rep->codes_records));
     if (j && vo->recompute) {
         json_object_set_new(j, "recomputed", json_integer((json_int_t)rep->recomputed));
         json_object_set_new(j, "recompute_failed", json_integer((json_int_t)rep->recompute_failed));
@@ -140,6 +142,10 @@ static void report_text(const char *dir, const xtts_verify_options *vo, const xt
         printf("ids: %llu\n", (unsigned long long)rep->ids);
         printf("splits: train %llu, val %llu\n", (unsigned long long)rep->train, (unsigned long long)rep->val);
         printf("frames: %llu, tokens: %llu\n", (unsigned long long)rep->frames, (unsigned long long)rep->tokens);
+        if (rep->codes_dirs)
+            printf("audio codes: %llu directories, %llu records' codes whole, %llu entries\n",
+                   (unsigned long long)rep->codes_dirs, (unsigned long long)rep->codes_records,
+                   (unsigned long long)rep->codes_entries);
         if (vo->recompute)
             printf("recomputed: %llu, failed %llu, largest difference %g\n", (unsigned long long)rep->recomputed,
                    (unsigned long long)rep->recompute_failed, rep->recompute_max_abs);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache/store/codes_store.h"
 #include "cache/store/writer_internal.h"
 
 #ifndef RENAME_EXCHANGE
@@ -22,7 +23,8 @@ static int is_cache_entry(const char *n) {
     int part, number;
     return !strcmp(n, "manifest.json") || (!strncmp(n, "manifest.part-", 14) && strstr(n, ".json")) ||
            (!strncmp(n, "manifest", 8) && strstr(n, ".json.tmp.")) || !strncmp(n, XTTS_LOCK_NAME, strlen(XTTS_LOCK_NAME)) ||
-           !strcmp(n, XTTS_UPDATE_MARK) || xtts_shard_name_parse(n, &part, &number) || xtts_base_name_parse(n, &number);
+           !strcmp(n, XTTS_UPDATE_MARK) || xtts_shard_name_parse(n, &part, &number) || xtts_base_name_parse(n, &number) ||
+           xtts_codes_dir_name_valid(n);
 }
 
 /* XTTS_EINPUT naming the first entry of dir that is not the cache's. */
@@ -83,7 +85,8 @@ static xtts_status remove_cache_dir(const char *dir, xtts_error *err) {
         xtts_path_join(path, sizeof path, dir, e->d_name);
         st = xtts_shard_name_parse(e->d_name, &part, &number) || xtts_base_name_parse(e->d_name, &number)
                  ? xtts_remove_shard_dir(path, err)
-                 : xtts_remove_file(path, err);
+             : xtts_codes_dir_name_valid(e->d_name) ? xtts_codes_dir_remove(path, err)
+                                                     : xtts_remove_file(path, err);
     }
     closedir(d);
     if (!st && rmdir(dir) != 0 && errno != ENOENT)
@@ -123,6 +126,10 @@ xtts_status xtts_update_dir_prepare(const char *dir, const char *stage, int *res
 }
 
 xtts_status xtts_update_dir_switch(const char *dir, const char *stage, xtts_error *err) {
+    /* the audio codes follow the records' content keys: the new cache takes the old one's */
+    xtts_status cst = xtts_codes_dirs_copy(dir, stage, err);
+    if (cst) return cst;
+    fsync_dir(stage);
     if (renameat2(AT_FDCWD, stage, AT_FDCWD, dir, RENAME_EXCHANGE) != 0)
         return xtts_error_set(err, errno == EINVAL || errno == ENOSYS ? XTTS_EUNSUPPORTED : XTTS_EIO,
                               "%s: cannot exchange with %s: %s", dir, stage, strerror(errno));

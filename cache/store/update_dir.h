@@ -42,7 +42,9 @@ xtts_status xtts_update_dir_path(const char *dir, char *out, size_t cap, xtts_er
 xtts_status xtts_update_dir_prepare(const char *dir, const char *stage, int *resumed, xtts_error *err);
 
 /* Put the finished update in stage in the place of dir, atomically, then remove the old
- * cache (now in stage) and the mark. Errors: XTTS_EIO (the exchange or a removal failed; a
+ * cache (now in stage) and the mark. The old cache's audio codes directories are copied into
+ * stage first (cache/store/codes_store.h: they are keyed by content key, so a carried record
+ * keeps its codes). Errors: XTTS_EIO (the exchange or a removal failed; a
  * failed removal leaves dir the new cache), XTTS_EUNSUPPORTED (the filesystem cannot
  * exchange directories). */
 xtts_status xtts_update_dir_switch(const char *dir, const char *stage, xtts_error *err);

@@ -334,6 +334,10 @@ class XttsCache:
             raise CacheError("%s: truncated (data.mdb has %d bytes, its pages reach %d)" % (s.name, size, need))
         names = ("records", "ids", "meta") + (("lengths",) if self.format_version >= 2 else ())
         dbs: dict[str, Any] = {n: env.open_db(n.encode(), create=False) for n in names}
+        try:   # optional: caches built before content keys have none
+            dbs["keys"] = env.open_db(b"keys", create=False)
+        except _fallback.lmdb().NotFoundError:
+            pass
         with env.begin(db=dbs["meta"]) as txn:
             h = txn.get(b"config_hash")
             fmt = txn.get(b"format")
@@ -665,6 +669,25 @@ class XttsCache:
                                      % (s.name, shown, local, s.records))
                 return s.first + local
         raise KeyError(rid)
+
+    def content_key(self, index: int) -> bytes:
+        """The 32-byte content key of record index (formats/cache.md, "Content keys"): what
+        the audio codes directories are keyed by. CacheError for a cache built before
+        content keys, or a record without one."""
+        index, si = self._locate(index)
+        env, dbs = self._shard(si)
+        s = self.shards[si]
+        if "keys" not in dbs:
+            raise CacheError("%s: no \"keys\" database (a cache built before content keys)" % s.name)
+        local = index - s.first + s.local_first
+        try:
+            with env.begin(db=dbs["keys"]) as txn:
+                v: Optional[bytes] = txn.get(record_key(local))
+        except _fallback.lmdb().Error as e:
+            raise CacheError("%s: index %d (local %d): %s" % (s.name, index, local, e)) from None
+        if v is None or len(v) < 32:
+            raise CacheError("%s: index %d (local %d): no content key" % (s.name, index, local))
+        return bytes(v[:32])
 
     def meta(self, shard: int, key: Union[str, bytes]) -> Optional[bytes]:
         """A value of a shard's "meta" database (bytes) or None."""

@@ -18,7 +18,9 @@ import numpy as np
 import numpy.typing as npt
 
 from .cache import XttsCache, CacheError
+from .codes import AudioCodes, codes_count
 from .quality import flag_mask
+from .style_mel import style_mel
 
 __all__ = ["CacheDataset", "BucketingBatchSampler", "Collate", "XttsGptDataset", "XttsGptCollate",
            "VocoderSegmentDataset", "check_expect"]
@@ -329,13 +331,24 @@ class XttsGptDataset(CacheDataset):
     cond_lens is NaN and the collate makes it None) or, with False, cond_idxs is NaN and
     cond_lens the slice length. Clips shorter than half a second, or longer than
     max_wav_length samples or max_text_length tokens, are left out when the dataset is
-    built (Coqui skips them when it meets them)."""
+    built (Coqui skips them when it meets them).
+
+    With codes (True for the cache's only codes directory, a directory name or path, or a
+    (dvae_file, mel_norms_file) pair; docs/xtts-cache-codes.md) the items also hold what
+    Coqui's format_batch_on_device computes on the GPU at every step: audio_codes (uint16
+    [n_codes], the DVAE's codes of the whole clip, n_codes = codes_count(wav_lengths)),
+    audio_codes_lengths, and cond_mels (float32 [1, 80, max_conditioning_length // 256 + 1]:
+    the style encoder's TorchMelSpectrogram of the zero-padded conditioning slice, divided
+    by the mel norms the codes directory records, or by mel_norms when given). mel_norms
+    alone gives cond_mels without codes."""
 
     def __init__(self, path: Union[str, os.PathLike[str]], split: Optional[str] = None,
                  expect: Optional[Mapping[str, Any]] = None, min_conditioning_length: int = 66150,
                  max_conditioning_length: int = 132300, use_masking_gt_prompt_approach: bool = True,
                  is_eval: bool = False, max_wav_length: Optional[int] = None,
-                 max_text_length: Optional[int] = None, exclude_flags: Optional[Sequence[str]] = None) -> None:
+                 max_text_length: Optional[int] = None, exclude_flags: Optional[Sequence[str]] = None,
+                 codes: Union[None, bool, str, os.PathLike[str], tuple[Any, Any]] = None,
+                 mel_norms: Optional[npt.ArrayLike] = None) -> None:
         exp = dict(expect or {})
         exp.setdefault("sample_rate", XTTS_SAMPLE_RATE)
         super().__init__(path, split=split, expect=exp, audio=True, exclude_flags=exclude_flags)
@@ -348,6 +361,14 @@ class XttsGptDataset(CacheDataset):
         self.min_cond, self.max_cond = int(min_conditioning_length), int(max_conditioning_length)
         self.masking = bool(use_masking_gt_prompt_approach)
         self.is_eval = bool(is_eval)
+        self.codes: Optional[AudioCodes] = None
+        if codes is not None and codes is not False:
+            self.codes = AudioCodes(path, None if codes is True else codes)
+        self.mel_norms: Optional[npt.NDArray[np.float32]] = None
+        if mel_norms is not None:
+            self.mel_norms = np.asarray(mel_norms, dtype=np.float32).reshape(-1)
+        elif self.codes is not None:
+            self.mel_norms = self.codes.mel_norms
 
     def __getitem__(self, i: int) -> dict[str, Any]:
         gi = int(self.indices[i])
@@ -357,7 +378,7 @@ class XttsGptDataset(CacheDataset):
         start, end = prompt_slice(n, self.min_cond, self.max_cond, self.is_eval)
         cond = np.zeros((1, self.max_cond), dtype=np.float32)
         cond[:, :end - start] = wav[:, start:end]
-        return {
+        item: dict[str, Any] = {
             "text": r["tokens"].astype(np.int32),
             "text_lengths": np.int64(r["n_tokens"]),
             "wav": wav,
@@ -369,6 +390,24 @@ class XttsGptDataset(CacheDataset):
             "mel": r["mel"],
             "mel_lengths": np.int64(r["n_frames"]),
         }
+        if self.mel_norms is not None:
+            item["cond_mels"] = style_mel(cond[0], self.mel_norms)[None]    # [1, 80, T]
+        if self.codes is not None:
+            item["audio_codes"] = self._codes_of(gi, n, r["id"])
+            item["audio_codes_lengths"] = np.int64(item["audio_codes"].shape[0])
+        return item
+
+    def _codes_of(self, gi: int, n_samples: int, rid: str) -> npt.NDArray[np.uint16]:
+        assert self.codes is not None
+        try:
+            codes = self.codes.get(self.cache.content_key(gi))
+        except KeyError:
+            raise CacheError("%s: index %d (%s) has no audio codes: run xtts-cache-codes %s again"
+                             % (self.codes.path, gi, rid, self.cache.path)) from None
+        if codes.shape[0] != codes_count(n_samples):
+            raise CacheError("%s: index %d (%s): %d codes, its %d samples make %d"
+                             % (self.codes.path, gi, rid, codes.shape[0], n_samples, codes_count(n_samples)))
+        return codes
 
     def collate(self, to_torch: Optional[bool] = None) -> XttsGptCollate:
         return XttsGptCollate(mel_pad_value=self.mel_pad_value(), to_torch=to_torch)
@@ -379,7 +418,10 @@ class XttsGptCollate:
     conditioning, cond_lens, cond_idxs stacked (cond_lens / cond_idxs None when any is
     NaN); padded_text int32 [B, max text] zero-padded; wav float32 [B, 1, max wav]
     zero-padded; text, filenames left as lists; plus mel [B, 80, max T] padded with the
-    mel pad value and mel_lengths."""
+    mel pad value and mel_lengths. Items with codes: audio_codes int64 [B, codes_count(max
+    wav)] (the width the DVAE gives Coqui's padded batch), zero-padded (gpt.py overwrites
+    every code from ceil(wav_length / 1024) on with its stop token, so the padding is never
+    read), audio_codes_lengths; items with cond_mels: cond_mels float32 [B, 1, 80, T]."""
 
     def __init__(self, mel_pad_value: float = 0.0, to_torch: Optional[bool] = None) -> None:
         self.mel_pad_value, self.to_torch = mel_pad_value, to_torch
@@ -400,6 +442,14 @@ class XttsGptCollate:
         batch["wav"] = wav_padded
         batch["padded_text"] = text_padded
         batch["mel"], _, _ = Collate.pad(batch["mel"], self.mel_pad_value, np.float32)
+        if "cond_mels" in batch:
+            batch["cond_mels"] = np.stack(batch["cond_mels"])
+        if "audio_codes" in batch:
+            codes = np.zeros((B, codes_count(int(batch["wav_lengths"].max()))), dtype=np.int64)
+            for b, c in enumerate(batch["audio_codes"]):
+                codes[b, :c.shape[0]] = c
+            batch["audio_codes"] = codes
+            batch["audio_codes_lengths"] = np.stack(batch["audio_codes_lengths"])
         torch = _torch(self.to_torch)
         if torch is not None:
             batch["text"] = [torch.from_numpy(t) for t in batch["text"]]

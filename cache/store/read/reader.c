@@ -121,6 +121,8 @@ typedef struct {
     uint64_t lengths_entries;
     MDB_dbi quality_dbi; /* the "quality" database, when has_quality */
     int has_quality;
+    MDB_dbi keys_dbi; /* the "keys" database (content keys), when has_keys */
+    int has_keys;
     const char *map;     /* start of the memory map */
     uint64_t file_bytes; /* size of data.mdb at open */
     xtts_status status;
@@ -345,6 +347,13 @@ static int shard_open_env(shard_t *s) {
     return 0;
 }
 
+/* Open an optional database: 0 with *has set, or LMDB's error when it exists but fails. */
+static int optional_dbi(MDB_txn *txn, const char *name, MDB_dbi *dbi, int *has) {
+    int rc = mdb_dbi_open(txn, name, 0, dbi);
+    *has = rc == 0;
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
 /* the databases, and the shard's configuration, format and counts against the manifest */
 static void shard_open_databases(xtts_cache *c, shard_t *s) {
     char detail[300];
@@ -376,10 +385,10 @@ static void shard_open_databases(xtts_cache *c, shard_t *s) {
         if (!rc) rc = mdb_stat(txn, s->lengths_dbi, &lst);
         if (!rc) s->lengths_entries = lst.ms_entries;
     }
-    if (!rc) { /* optional: caches built before the quality metrics have none */
-        int qrc = mdb_dbi_open(txn, XTTS_CACHE_DB_QUALITY, 0, &s->quality_dbi);
-        if (qrc != MDB_NOTFOUND) stage = 7, rc = qrc;
-        s->has_quality = qrc == 0;
+    if (!rc) { /* optional: caches built before the quality metrics or content keys have none */
+        int qrc = optional_dbi(txn, XTTS_CACHE_DB_QUALITY, &s->quality_dbi, &s->has_quality);
+        int krc = qrc ? 0 : optional_dbi(txn, XTTS_CACHE_DB_KEYS, &s->keys_dbi, &s->has_keys);
+        if (qrc || krc) stage = qrc ? 7 : 8, rc = qrc ? qrc : krc;
     }
     if (!rc) {
         stage = 6;
@@ -395,7 +404,8 @@ static void shard_open_databases(xtts_cache *c, shard_t *s) {
     }
     if (rc) {
         mdb_txn_abort(txn);
-        static const char *what[] = {"", "records", "ids", "meta", "records", "lengths", "meta", XTTS_CACHE_DB_QUALITY};
+        static const char *what[] = {"",       "records", "ids", "meta", "records", "lengths", "meta", XTTS_CACHE_DB_QUALITY,
+                                     XTTS_CACHE_DB_KEYS};
         say(detail, sizeof detail, "database \"%s\": %s", what[stage], mdb_strerror(rc));
         shard_fail(s, XTTS_ECORRUPT, "%s: %s", detail);
         return;
@@ -517,6 +527,7 @@ static void entry_check(xtts_cache *c, shard_t *s) {
     s->status = h->status;
     s->sys_errno = h->sys_errno;
     s->has_quality = h->has_quality;
+    s->has_keys = h->has_keys;
     snprintf(s->error, sizeof s->error, "%s", h->error);
     if (s->status) return;
     if (h->dir_entries < s->local_first || h->dir_entries - s->local_first < s->records) {
@@ -1139,14 +1150,18 @@ const xtts_cache *xtts_cache_reader_cache(const xtts_cache_reader *r) { return r
 
 size_t xtts_cache_shards_with_db(const xtts_cache *c, const char *db) {
     size_t n = 0;
-    if (strcmp(db, XTTS_CACHE_DB_QUALITY)) return 0;
-    for (size_t i = 0; i < c->n_shards; i++) n += c->shards[i].status == XTTS_OK && c->shards[i].has_quality;
+    int keys = !strcmp(db, XTTS_CACHE_DB_KEYS);
+    if (!keys && strcmp(db, XTTS_CACHE_DB_QUALITY)) return 0;
+    for (size_t i = 0; i < c->n_shards; i++)
+        n += c->shards[i].status == XTTS_OK && (keys ? c->shards[i].has_keys : c->shards[i].has_quality);
     return n;
 }
 
 xtts_status xtts_cache_reader_value(xtts_cache_reader *r, uint64_t index, const char *db, const void **buf,
                                     size_t *len, xtts_error *err) {
-    if (strcmp(db, XTTS_CACHE_DB_QUALITY)) return xtts_error_set(err, XTTS_EUSAGE, "no per-record database \"%s\"", db);
+    int keys = !strcmp(db, XTTS_CACHE_DB_KEYS);
+    if (!keys && strcmp(db, XTTS_CACHE_DB_QUALITY))
+        return xtts_error_set(err, XTTS_EUSAGE, "no per-record database \"%s\"", db);
     size_t si;
     xtts_status st = locate(r, index, &si, err);
     if (st) return st;
@@ -1154,7 +1169,7 @@ xtts_status xtts_cache_reader_value(xtts_cache_reader *r, uint64_t index, const 
     MDB_txn *txn;
     if ((st = reader_txn(r, si, &txn, err))) return st;
     uint64_t local = local_key(&r->c->shards[si], index);
-    if (!s->has_quality)
+    if (keys ? !s->has_keys : !s->has_quality)
         return xtts_error_set(err, XTTS_ENOTFOUND, "%s: index %llu: no \"%s\" database in the shard", s->name,
                               (unsigned long long)index, db);
     uint8_t kb[8];
@@ -1162,7 +1177,7 @@ xtts_status xtts_cache_reader_value(xtts_cache_reader *r, uint64_t index, const 
     MDB_val k = {8, kb}, v;
     int rc;
     GUARD(sig)
-    rc = mdb_get(txn, s->quality_dbi, &k, &v);
+    rc = mdb_get(txn, keys ? s->keys_dbi : s->quality_dbi, &k, &v);
     GUARD_END(sig)
     if (sig) {
         reader_drop_txn(r, si);

@@ -220,9 +220,12 @@ xtts_status xtts_cache_reader_find_local(xtts_cache_reader *r, size_t shard, con
 /* ---- per-record databases (formats/cache.md section 2) ----------------------------------
  * Values kept beside the records, keyed like "records" by the local index, in databases of
  * their own that a cache may or may not hold: "quality" (the records' quality metrics,
- * kernels/quality.h; cache/store/quality_store.h reads them decoded). A cache built before them
+ * kernels/quality.h; cache/store/quality_store.h reads them decoded) and "keys" (content keys). A cache built before them
  * has none. */
 #define XTTS_CACHE_DB_QUALITY "quality"
+/* "keys": each record's content key (32 bytes) and mel sums (cache/store/keys.h); caches built
+ * before content keys have none. */
+#define XTTS_CACHE_DB_KEYS "keys"
 
 /* The cache r reads. */
 const xtts_cache *xtts_cache_reader_cache(const xtts_cache_reader *r);

@@ -1,0 +1,148 @@
+"""The audio codes of XTTS's DVAE that xtts-cache-codes stores beside a cache
+(formats/cache.md, section 7; docs/xtts-cache-codes.md): one LMDB environment per DVAE and mel
+norms, in CACHE/codes-<16 hex>/, keyed by each record's content key.
+
+Reading them needs py-lmdb (the package's "fallback" extra; Debian python3-lmdb).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import struct
+import zlib
+from typing import Any, Optional, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _fallback
+from .manifest import CacheError
+
+__all__ = ["AudioCodes", "codes_dir_name", "codes_count", "CODES_FORMAT"]
+
+CODES_FORMAT = b"xtts-codes 1"
+_NAME = re.compile(r"^codes-[0-9a-f]{16}$")
+
+
+def codes_dir_name(dvae_sha256: str, norms_sha256: str) -> str:
+    """The directory name of the codes of a DVAE and mel norms given by their files' SHA-256
+    (hex): "codes-" and 16 hex digits of the SHA-256 of the two digests written in turn."""
+    return "codes-" + hashlib.sha256((dvae_sha256 + norms_sha256).encode("ascii")).hexdigest()[:16]
+
+
+def codes_count(n_samples: int) -> int:
+    """Codes of a clip of n_samples at 22,050 Hz: one per 4 frames of the xtts mel (hop 256,
+    centered), after the DVAE's two stride-2 convolutions."""
+    frames = n_samples // 256 + 1
+    return ((frames + 1) // 2 + 1) // 2
+
+
+def _file_sha256(path: Union[str, os.PathLike[str]]) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+class AudioCodes:
+    """One codes directory of a cache, opened read-only (lazily, once per process: it
+    pickles without its handle, for DataLoader workers).
+
+    which: None takes the cache's only codes directory; a name ("codes-3f0c...") or a path
+    names one; a (dvae_file, mel_norms_file) pair finds the directory of those files by
+    their SHA-256, as xtts-cache-codes names it."""
+
+    def __init__(self, cache_path: Union[str, os.PathLike[str]],
+                 which: Union[None, str, os.PathLike[str], tuple[Any, Any]] = None) -> None:
+        self.cache_path = os.fspath(cache_path)
+        self.path = self._find(which)
+        self._env: Any = None
+        self._pid = -1
+        meta = self._read_meta()
+        if meta.get("format") != CODES_FORMAT:
+            raise CacheError("%s: format %r, this reader reads %r" % (self.path, meta.get("format"), CODES_FORMAT))
+        try:
+            self.num_tokens = int(meta["num_tokens"])
+            self.dvae_sha256 = meta["dvae_sha256"].decode("ascii")
+            self.norms_sha256 = meta["norms_sha256"].decode("ascii")
+            raw = meta["mel_norms"]
+        except (KeyError, ValueError, UnicodeDecodeError) as e:
+            raise CacheError("%s: header incomplete (%s)" % (self.path, e)) from None
+        if len(raw) % 4 or not raw:
+            raise CacheError("%s: mel_norms of %d bytes" % (self.path, len(raw)))
+        self.mel_norms: npt.NDArray[np.float32] = np.frombuffer(raw, dtype="<f4").astype(np.float32)
+        if os.path.basename(self.path) != codes_dir_name(self.dvae_sha256, self.norms_sha256):
+            raise CacheError("%s: the header's hashes give the name %s" % (self.path,
+                                                                           codes_dir_name(self.dvae_sha256, self.norms_sha256)))
+
+    def _find(self, which: Union[None, str, os.PathLike[str], tuple[Any, Any]]) -> str:
+        if isinstance(which, tuple):
+            name = codes_dir_name(_file_sha256(which[0]), _file_sha256(which[1]))
+            path = os.path.join(self.cache_path, name)
+            if not os.path.isdir(path):
+                raise CacheError("%s: no audio codes of %s and %s (%s): run xtts-cache-codes %s --dvae %s --mel-norms %s"
+                                 % (self.cache_path, which[0], which[1], name, self.cache_path, which[0], which[1]))
+            return path
+        if which is not None:
+            p = os.fspath(which)
+            path = p if os.sep in p else os.path.join(self.cache_path, p)
+            if not _NAME.match(os.path.basename(path)) or not os.path.isdir(path):
+                raise CacheError("%s: not a codes directory" % path)
+            return path
+        try:
+            names = sorted(n for n in os.listdir(self.cache_path) if _NAME.match(n))
+        except OSError as e:
+            raise CacheError("%s: %s" % (self.cache_path, e.strerror)) from None
+        if len(names) != 1:
+            raise CacheError("%s: %s: name the DVAE's (the codes= argument)" % (
+                self.cache_path, "no audio codes (run xtts-cache-codes)" if not names else
+                "%d codes directories (%s)" % (len(names), ", ".join(names))))
+        return os.path.join(self.cache_path, names[0])
+
+    def _db(self) -> tuple[Any, Any]:
+        pid = os.getpid()
+        if self._env is None or self._pid != pid:   # handles inherited through fork() are not used
+            lmdb = _fallback.lmdb()
+            try:
+                self._env = lmdb.open(self.path, readonly=True, lock=False, readahead=False, max_dbs=4,
+                                      subdir=True, create=False)
+                self._codes = self._env.open_db(b"codes", create=False)
+                self._meta = self._env.open_db(b"meta", create=False)
+            except lmdb.Error as e:
+                raise CacheError("%s: cannot open (%s)" % (self.path, e)) from None
+            self._pid = pid
+        return self._env, self._codes
+
+    def _read_meta(self) -> dict[str, bytes]:
+        env, _ = self._db()
+        with env.begin(db=self._meta) as txn:
+            return {bytes(k).decode("ascii", "replace"): bytes(v) for k, v in txn.cursor()}
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        for k in ("_env", "_codes", "_meta"):
+            state.pop(k, None)
+        state["_env"], state["_pid"] = None, -1
+        return state
+
+    def get(self, key: bytes) -> npt.NDArray[np.uint16]:
+        """The codes stored under a record's content key (XttsCache.content_key), checked:
+        the count, the CRC-32 and every code below num_tokens. KeyError when absent."""
+        env, db = self._db()
+        with env.begin(db=db) as txn:
+            v: Optional[bytes] = txn.get(key)
+        if v is None:
+            raise KeyError(key.hex()[:16])
+        if len(v) < 10:
+            raise CacheError("%s: key %s...: a value of %d bytes" % (self.path, key.hex()[:16], len(v)))
+        n, crc = struct.unpack("<II", v[:8])
+        if len(v) != 8 + 2 * n or zlib.crc32(key + v[:4] + v[8:]) != crc:
+            raise CacheError("%s: key %s...: checksum mismatch" % (self.path, key.hex()[:16]))
+        codes = np.frombuffer(v, dtype="<u2", offset=8).astype(np.uint16)
+        if int(codes.max()) >= self.num_tokens:
+            raise CacheError("%s: key %s...: a code past the codebook of %d" % (self.path, key.hex()[:16],
+                                                                                 self.num_tokens))
+        return codes
