@@ -27,6 +27,7 @@
 #include "prep/melcache/resume.h"
 #include "prep/melcache/slots.h"
 #include "prep/melcache/state.h"
+#include "prep/melcache/update.h"
 
 void xtts_melcache_options_defaults(xtts_melcache_options *o) {
     memset(o, 0, sizeof *o);
@@ -108,6 +109,7 @@ static xtts_status run_start_workers(melcache_run *r, xtts_error *err) {
     xtts_status st = xtts_melcache_compute_init(&r->compute, &r->o.cfg, r->o.threads, &r->dev.batch, err);
     if (!st) st = xtts_melcache_buffers_init(&r->bufs, r->compute.chunk, r->o.cfg.mel.n_mels, cfg_hash,
                                              r->compute.threads, err);
+    if (!st && !r->o.rehash) r->plan.hasher = r->bufs.keys.hasher; /* the source's stat records go there */
     return st;
 }
 
@@ -161,6 +163,17 @@ static xtts_status run_join_parts(melcache_run *r, xtts_error *err) {
     return XTTS_OK;
 }
 
+/* The stat records of the audio files this run read or found unchanged, into the last commit. */
+static xtts_status save_stat_records(melcache_run *r, xtts_error *err) {
+    void *blob;
+    size_t len;
+    xtts_status st = xtts_audio_hasher_save(r->bufs.keys.hasher, &blob, &len, err);
+    if (st) return st;
+    st = xtts_cache_writer_set_state(r->build.w, XTTS_MELCACHE_STAT_KEY, blob, len, err);
+    free(blob);
+    return st;
+}
+
 /* Count what the cache (or part) holds, write its manifest with the speakers, languages and
  * statistics, join the parts when this was one, and finish an update. */
 static xtts_status run_finish(melcache_run *r, xtts_error *err) {
@@ -171,7 +184,9 @@ static xtts_status run_finish(melcache_run *r, xtts_error *err) {
     manifest_extra(&r->in, r->build.stats, langs, mean, sd, &extra);
     res->stored = xtts_cache_writer_count(r->build.w);
     res->rejected = xtts_cache_writer_rejected(r->build.w);
-    xtts_status st = xtts_cache_writer_finish(r->build.w, &extra, err);
+    xtts_status st = save_stat_records(r, err);
+    if (st) return st; /* run_free aborts the writer: what it committed stays */
+    st = xtts_cache_writer_finish(r->build.w, &extra, err);
     r->build.w = NULL;
     xtts_progress_finish(&r->pipe.prog, r->pipe.done_sel, res->selected, NULL);
     if (!st && r->o.part >= 0) st = run_join_parts(r, err);
@@ -184,6 +199,7 @@ static void run_free(melcache_run *r) {
     if (r->build.w) xtts_cache_writer_abort(r->build.w);
     xtts_melcache_compute_free(&r->compute); /* the engine's thread ends before the engine */
     xtts_melcache_device_free(&r->dev);
+    if (r->bufs.keys.hasher) xtts_audio_hasher_counts(r->bufs.keys.hasher, &r->res->audio_read, &r->res->audio_known);
     xtts_melcache_buffers_free(&r->bufs);
     if (r->build.stats) r->res->audio_seconds = r->build.stats->audio_seconds;
     free(r->build.stats);

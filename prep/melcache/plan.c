@@ -106,6 +106,30 @@ xtts_status xtts_melcache_plan_buffer(xtts_melcache_plan *p, xtts_melcache_slot 
 }
 
 
+/* The stat records saved in the shards of the finished cache dir, into h: every shard's (a
+ * build saves them with its last commit, so an update's shards shared with the old cache hold
+ * the old build's, as good as the new ones while their files' stat matches). A cache that
+ * does not open gives none: the files are read. */
+static void load_stat_records(const char *dir, xtts_audio_hasher *h) {
+    xtts_cache *c;
+    xtts_cache_reader *rd;
+    xtts_error e;
+    if (xtts_cache_open(dir, &c, &e)) return;
+    if (xtts_cache_reader_new(c, &rd, &e)) {
+        xtts_cache_close(c);
+        return;
+    }
+    for (size_t i = 0; i < xtts_cache_n_shards(c); i++) {
+        char *val;
+        size_t len;
+        if (xtts_cache_reader_meta(rd, i, "state:" XTTS_MELCACHE_STAT_KEY, &val, &len, &e)) continue;
+        (void)xtts_audio_hasher_load(h, val, len, &e); /* out of memory: the files are read */
+        free(val);
+    }
+    xtts_cache_reader_delete(rd);
+    xtts_cache_close(c);
+}
+
 xtts_status xtts_melcache_plan_source(xtts_melcache_plan *p, const char *dir, int update, xtts_error *err) {
     char cfg_hash[65];
     xtts_cache_config_hash(p->cfg, cfg_hash);
@@ -118,6 +142,7 @@ xtts_status xtts_melcache_plan_source(xtts_melcache_plan *p, const char *dir, in
                               : "rebuild it with this version first");
     }
     if (!st) p->res->has_source = 1;
+    if (!st && p->hasher) load_stat_records(dir, p->hasher);
     return st;
 }
 

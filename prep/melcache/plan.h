@@ -19,6 +19,7 @@
 #include "prep/melcache/melcache.h"
 #include "prep/melcache/slots.h"
 #include "prep/melcache/state.h"
+#include "prep/melcache/update.h"
 
 typedef struct {
     const xtts_cache_config *cfg;
@@ -26,6 +27,7 @@ typedef struct {
     int measure;               /* the build stores quality metrics (set once the build is open) */
     int dry_run;
     xtts_cache_source *src;    /* the cache records are carried from, or NULL */
+    xtts_audio_hasher *hasher; /* takes the source's stat records, or NULL (--rehash) */
     char target[4096];         /* with staging: the cache the update replaces (its absolute path) */
     char stage[4096];          /* with staging: where the update is built (the options' out_dir points here) */
     int staging;
@@ -42,7 +44,8 @@ typedef struct {
 void xtts_melcache_plan_init(xtts_melcache_plan *p, const xtts_cache_config *cfg, xtts_melcache_result *res,
                              int dry_run);
 
-/* The source: the cache dir (--reuse, or the cache an update replaces: update = 1).
+/* The source: the cache dir (--reuse, or the cache an update replaces: update = 1), and the
+ * stat records its builds saved, given to p->hasher (best effort: none when it holds none).
  * Errors: those of xtts_cache_source_open (XTTS_EUNSUPPORTED with a hint: a cache without
  * content keys; XTTS_EMISMATCH: another configuration). */
 xtts_status xtts_melcache_plan_source(xtts_melcache_plan *p, const char *dir, int update, xtts_error *err);

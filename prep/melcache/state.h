@@ -26,6 +26,10 @@
  * before it numbered speakers by first appearance: their stored ids would not agree with
  * this run's, so they are not resumed (--force rebuilds them). */
 #define XTTS_MELCACHE_SPEAKERS_KEY "melcache-speakers"
+/* State key set with the last commit of a build: the stat records of the audio files it read
+ * (prep/melcache/update.h; formats/cache.md, "Stat records"), so that a later update or
+ * --reuse reads only the files whose stat changed. */
+#define XTTS_MELCACHE_STAT_KEY "melcache-audio-stat"
 /* State key: "1" an update that shares the old shards, "0" one that copies (cache/share.h). */
 #define XTTS_MELCACHE_SHARE_KEY "melcache-share"
 
