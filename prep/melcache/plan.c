@@ -108,8 +108,8 @@ xtts_status xtts_melcache_plan_buffer(xtts_melcache_plan *p, xtts_melcache_slot 
 
 /* The stat records saved in the shards of the finished cache dir, into h: every shard's (a
  * build saves them with its last commit, so an update's shards shared with the old cache hold
- * the old build's, as good as the new ones while their files' stat matches). A cache that
- * does not open gives none: the files are read. */
+ * the old build's, as good as the new ones while their files' stat matches), each directory
+ * once. A cache that does not open gives none: the files are read. */
 static void load_stat_records(const char *dir, xtts_audio_hasher *h) {
     xtts_cache *c;
     xtts_cache_reader *rd;
@@ -119,10 +119,18 @@ static void load_stat_records(const char *dir, xtts_audio_hasher *h) {
         xtts_cache_close(c);
         return;
     }
-    for (size_t i = 0; i < xtts_cache_n_shards(c); i++) {
+    size_t n = xtts_cache_n_shards(c);
+    for (size_t i = 0; i < n; i++) {
+        xtts_cache_shard s, t;
+        xtts_cache_shard_get(c, i, &s);
+        int seen = 0; /* a shared directory is listed once a run of its records */
+        for (size_t k = 0; k < i && !seen; k++) {
+            xtts_cache_shard_get(c, k, &t);
+            seen = !strcmp(s.name, t.name);
+        }
         char *val;
         size_t len;
-        if (xtts_cache_reader_meta(rd, i, "state:" XTTS_MELCACHE_STAT_KEY, &val, &len, &e)) continue;
+        if (seen || xtts_cache_reader_meta(rd, i, "state:" XTTS_MELCACHE_STAT_KEY, &val, &len, &e)) continue;
         (void)xtts_audio_hasher_load(h, val, len, &e); /* out of memory: the files are read */
         free(val);
     }

@@ -246,13 +246,16 @@ static void remember(xtts_audio_hasher *h, const struct stat *sb, int64_t read_n
 
 int xtts_audio_hasher_hash(xtts_audio_hasher *h, const char *path, uint8_t out[32]) {
     memset(out, 0, 32);
+    struct stat sb;
+    /* a file whose stat record matches is not opened: a change of its mode (chmod) or of its
+     * bytes moves its change time, so the record no longer matches */
+    if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && known_hash(h, &sb, out)) return 0;
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     /* O_NONBLOCK: a fifo given as an audio path must not block the open (it is refused
      * below as not a regular file, as the decoder refuses it) */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return -1;
-    struct stat sb;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         close(fd);
         return -1;
