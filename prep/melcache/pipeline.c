@@ -37,6 +37,14 @@ static xtts_status put_record(xtts_melcache_pipe *p, const xtts_melcache_slot *s
     return xtts_cache_writer_put_entries(p->build->w, s->input, x->id, s->bytes, s->len, x->audio_path, v, n, err);
 }
 
+/* The digest of the inputs up to the slot's, and its id, for the commit that ends with it. */
+static xtts_status save_inputs(xtts_melcache_pipe *p, const xtts_melcache_slot *s, xtts_error *err) {
+    uint8_t digest[32];
+    xtts_sha256 c = s->keys_upto;
+    xtts_sha256_final(&c, digest);
+    return xtts_melcache_inputs_save(p->build->w, digest, s->rec.id, err);
+}
+
 static xtts_status write_buffer(xtts_melcache_pipe *p, const xtts_melcache_slot *buf, size_t m, xtts_error *err) {
     const xtts_melcache_options *o = p->o;
     xtts_melcache_stats *stats = p->build->stats;
@@ -64,12 +72,12 @@ static xtts_status write_buffer(xtts_melcache_pipe *p, const xtts_melcache_slot 
             /* a kept record is not written: its sums join the state saved with the next
              * input the writer takes, which a resume starts after */
             if (!s->kept) st = xtts_melcache_stats_save(p->build->w, stats, err);
-            if (!st && !s->kept) st = xtts_melcache_inputs_save(p->build->w, s->digest, x->id, err);
+            if (!st && !s->kept) st = save_inputs(p, s, err);
             if (!st && !s->kept) st = put_record(p, s, err);
         } else {
             report_reject(o, p->in->name, x, s->input, s->reason);
             st = xtts_melcache_stats_save(p->build->w, stats, err);
-            if (!st) st = xtts_melcache_inputs_save(p->build->w, s->digest, x->id, err);
+            if (!st) st = save_inputs(p, s, err);
             if (!st) st = xtts_cache_writer_reject(p->build->w, s->input, x->id, s->reason, err);
         }
         p->done_sel++;

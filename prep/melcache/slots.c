@@ -79,6 +79,6 @@ void xtts_melcache_buffer_keys(const xtts_melcache_buffers *bs, xtts_melcache_in
     }
     for (size_t i = 0; i < m; i++) {
         xtts_melcache_inputs_add_key(in, buf[i].key);
-        xtts_melcache_inputs_digest(in, buf[i].digest);
+        buf[i].keys_upto = in->keys_ctx;
     }
 }

@@ -42,7 +42,8 @@ void xtts_melcache_slot_bufs_free(xtts_melcache_slot_bufs *b);
 typedef struct {
     uint64_t input;      /* index in the token stream */
     xtts_melcache_input rec; /* that input (owned; the slot's next input replaces it) */
-    uint8_t digest[32];  /* the digest of the keys up to this input (saved with its commit) */
+    xtts_sha256 keys_upto; /* the running digest of the keys up to this input, not finalized:
+                              only a written record's commit saves it (a kept one's does not) */
     uint8_t key[XTTS_CONTENT_KEY_BYTES]; /* its content key */
     int reused;          /* carried over from the source cache: bytes and sums are its */
     int kept;            /* with reused: kept where the source stores it (a shared update): not
@@ -99,7 +100,7 @@ xtts_status xtts_melcache_buffer_fill(const xtts_melcache_buffers *bs, xtts_melc
                                       uint64_t *next, uint64_t end, size_t *m, xtts_error *err);
 
 /* The buffer's keys (on `threads` threads), then, in input order, the inputs' running digest
- * over them and each slot's copy of it. */
+ * over them and each slot's copy of its state. */
 void xtts_melcache_buffer_keys(const xtts_melcache_buffers *bs, xtts_melcache_inputs *in, xtts_melcache_slot *buf,
                                size_t m);
 
