@@ -202,6 +202,9 @@ static xtts_status compute_batched(xtts_melcache_compute *c, xtts_melcache_slot 
 }
 
 xtts_status xtts_melcache_compute_buffer(xtts_melcache_compute *c, xtts_melcache_slot *buf, size_t m, xtts_error *err) {
+    size_t todo = 0;
+    for (size_t k = 0; k < m; k++) todo += !buf[k].reused;
+    if (todo == 0) return XTTS_OK; /* an update's buffer of carried records: no worker woken */
     if (c->dev && c->dev->batched) return compute_batched(c, buf, m, err);
 #pragma omp parallel for num_threads(c->threads) schedule(dynamic, 1)
     for (size_t k = 0; k < m; k++) {
