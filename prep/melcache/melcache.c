@@ -134,8 +134,8 @@ static xtts_status run_pipeline(melcache_run *r, xtts_error *err) {
 
 /* What the build adds to the manifest; mean and std are filled here, the rest points into in
  * and s. */
-static void manifest_extra(const xtts_melcache_inputs *in, const xtts_melcache_stats *s, const char **langs, double *mean, double *sd,
-                           xtts_manifest_extra *x) {
+static void manifest_extra(const xtts_melcache_inputs *in, const xtts_melcache_stats *s, const char **langs,
+                           double *mean, double *sd, xtts_manifest_extra *x) {
     for (int i = 0; i < in->n_langs; i++) langs[i] = in->langs[i];
     for (size_t c = 0; c < s->n_mels; c++) {
         double n = s->frames ? (double)s->frames : 1.0;
