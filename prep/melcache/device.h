@@ -1,5 +1,7 @@
-/* device.h — where `xtts-melcache --device auto` computes the mels: the CPU path or the
- * CUDA path, whichever a cost model of the two says finishes the build sooner.
+/* device.h — where a build computes its mels, and the start of the device that does.
+ *
+ * `xtts-melcache --device auto` takes the CPU path or the CUDA path, whichever a cost model
+ * of the two says finishes the build sooner.
  *
  * The model (docs/xtts-melcache.md, "Device choice"; its figures were measured on an H100
  * with a 16-core host): the CPU path costs about cpu_core_s_per_hour core-seconds per hour
@@ -7,8 +9,13 @@
  * start-up plus gpu_s_per_hour per hour of audio however many threads feed it. So the GPU
  * pays only where the host has few threads and the build is large enough to repay the
  * start-up. The amount of audio is not known before decoding: it is estimated from the
- * number of records to compute and a typical clip length. Pure functions (no device is
- * touched), so that the rule is tested without a GPU.
+ * number of records to compute and a typical clip length. The model's functions are pure (no
+ * device is touched), so that the rule is tested without a GPU.
+ *
+ * A run's device (xtts_melcache_device, at the end) holds the choice and the batch engine:
+ * where the mels go through the batch pipeline (the CUDA path, or the CPU engine asked for
+ * by XTTS_MELCACHE_BATCH), the engine is made at the start, a CUDA one on a thread of its
+ * own so that the device's start-up overlaps the decoding of the first buffer.
  */
 #ifndef XTTS_PREP_MELCACHE_DEVICE_H
 #define XTTS_PREP_MELCACHE_DEVICE_H
@@ -17,6 +24,8 @@
 #include <stdint.h>
 
 #include "common/xtts_common.h"
+#include "formats/manifest.h"
+#include "kernels/mel_batch.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -77,6 +86,42 @@ void xtts_melcache_batch_options_defaults(xtts_melcache_batch_options *b);
  * unchanged.
  * Errors: XTTS_EUSAGE for an unknown key or a bad value (the message names both). */
 xtts_status xtts_melcache_batch_options_parse(xtts_melcache_batch_options *b, const char *spec, xtts_error *err);
+
+/* A run's device. */
+typedef struct xtts_melcache_gpu_start xtts_melcache_gpu_start;
+typedef struct {
+    const char *asked;          /* --device: "auto", "cpu", "cuda", "cuda:N" (NULL: auto) */
+    char name[64];              /* what computes the mels: "cpu" or "cuda:N" */
+    xtts_melcache_device_model auto_model; /* --device auto's cost model */
+    xtts_melcache_batch_options batch; /* XTTS_MELCACHE_BATCH's settings */
+    int batched;                /* the mels go through the batch pipeline */
+    xtts_mel_batch *engine;     /* with batched, once xtts_melcache_device_engine has it */
+    xtts_melcache_gpu_start *starting; /* the CUDA engine being made on its own thread, or NULL */
+} xtts_melcache_device;
+
+/* --device cpu, cuda or cuda:N (asked), checked before anything is read: a device asked for
+ * that is not usable stops the run. auto is decided once the build's size is known
+ * (xtts_melcache_device_start); here its cost model is read, with XTTS_MELCACHE_AUTO's
+ * overrides. Then XTTS_MELCACHE_BATCH's settings.
+ * Errors: XTTS_EUSAGE (a bad spelling or setting), XTTS_EUNSUPPORTED (the CUDA device is not
+ * usable). */
+xtts_status xtts_melcache_device_choose(xtts_melcache_device *d, const char *asked, xtts_error *err);
+
+/* The device for a build of n_records records to compute on `threads` threads (auto decided
+ * now, one line on stderr says which and why), and the batch engine when the mels go through
+ * the batch pipeline, for buffers of chunk records of the configuration c (kept by pointer
+ * until the engine is made): a CUDA one begun on a thread of its own, on the CPU the CPU
+ * batch engine when XTTS_MELCACHE_BATCH asks for it. Nothing is started when n_records is 0.
+ * Errors: XTTS_ENOMEM, the CPU engine's (a CUDA engine's come from _engine). */
+xtts_status xtts_melcache_device_start(xtts_melcache_device *d, const xtts_cache_config *c, int threads, size_t chunk,
+                                       uint64_t n_records, xtts_error *err);
+
+/* Wait for the CUDA engine begun by _start (at once when there is none); its error, if it
+ * failed (err may be NULL). */
+xtts_status xtts_melcache_device_engine(xtts_melcache_device *d, xtts_error *err);
+
+/* The engine (waited for when it is still being made) deleted. */
+void xtts_melcache_device_free(xtts_melcache_device *d);
 
 #ifdef __cplusplus
 }

@@ -42,6 +42,8 @@ typedef struct {
     int compact;                /* with update: copy every carried record into new shards instead of
                                    sharing the old cache's (formats/cache.md, "Shared shards") */
     const xtts_exclude *exclude; /* ids of the stream to leave out (--exclude), or NULL */
+    int rehash;                 /* read every audio file for its content key, trusting no stat record
+                                   (formats/cache.md, "Stat records") */
 } xtts_melcache_options;
 
 typedef struct {
@@ -70,6 +72,8 @@ typedef struct {
     int compacted;              /* the update copied every record (--compact, or sharing was not
                                    worth it: compact_why says why) */
     char compact_why[160];
+    uint64_t audio_read;        /* audio files read for their content keys */
+    uint64_t audio_known;       /* audio files whose stat record (from the source cache) spared the read */
 } xtts_melcache_result;
 
 void xtts_melcache_options_defaults(xtts_melcache_options *o);

@@ -22,9 +22,14 @@
 extern "C" {
 #endif
 
-/* Audio files' content hashes, remembered for this process by file identity (device,
- * inode, size, modification and change times), so that a file that many records share is
- * read once per run. Thread-safe. Nothing is kept across runs. */
+/* Audio files' content hashes, remembered by file identity (device, inode) with the file's
+ * size, modification and change times in nanoseconds, as git's index remembers them: a file
+ * whose stat still matches is not read again. Within a run a file that many records share is
+ * read once; across runs the hasher saves its stat records (xtts_audio_hasher_save) and a later
+ * run loads them (xtts_audio_hasher_load), so that an update reads only the files whose stat
+ * changed. A copied or moved dataset (other inodes, or other change times) is read once more.
+ * The change time is the safeguard: `touch -r` can set a re-recorded file's modification time
+ * back, never its change time. Thread-safe. */
 typedef struct xtts_audio_hasher xtts_audio_hasher;
 
 /* Errors: XTTS_ENOMEM. */
@@ -33,8 +38,24 @@ xtts_status xtts_audio_hasher_new(xtts_audio_hasher **out, xtts_error *err);
 void xtts_audio_hasher_delete(xtts_audio_hasher *h);
 /* The content hash of path's bytes into out (their XXH64 with seed 0, then their count,
  * each as 8 bytes LE, then 16 zero bytes): 0, or -1 when it cannot be read (out is then
- * all zero: such a record is rejected when it is computed, and its key says so). */
+ * all zero: such a record is rejected when it is computed, and its key says so). A file
+ * whose identity and stat match a record the hasher holds is not read. */
 int xtts_audio_hasher_hash(xtts_audio_hasher *h, const char *path, uint8_t out[32]);
+
+/* The stat records of a blob saved by xtts_audio_hasher_save added to h. Of two loaded records
+ * of one file the one with the later change time is kept (blobs of several builds may name
+ * it); a file h has seen this run keeps its own. A blob that is not one is ignored: the files
+ * are read.
+ * Errors: XTTS_ENOMEM. */
+xtts_status xtts_audio_hasher_load(xtts_audio_hasher *h, const void *blob, size_t len, xtts_error *err);
+/* The stat records of the files h read or found unchanged since it was made, as a blob
+ * (malloc'd, the caller frees; formats/cache.md, "Stat records"): those whose modification
+ * or change time is within a second of the moment they were read are left out, since a
+ * change made right after the read could leave the same times (git's "racy" entries).
+ * Errors: XTTS_ENOMEM. */
+xtts_status xtts_audio_hasher_save(xtts_audio_hasher *h, void **blob, size_t *len, xtts_error *err);
+/* Files read, and files whose stat record spared the read, since h was made. */
+void xtts_audio_hasher_counts(const xtts_audio_hasher *h, uint64_t *read, uint64_t *known);
 
 /* XXH64 (xxHash's published 64-bit algorithm) of data. */
 uint64_t xtts_xxh64(const void *data, size_t len, uint64_t seed);

@@ -50,7 +50,10 @@ static void usage(FILE *f) {
             "                            an update keeps unchanged records in the old cache's shards)\n"
             "      --reuse DIR           copy records with an unchanged content key from the finished cache DIR\n"
             "      --dry-run             with --update or --reuse: say how many records would be reused,\n"
-            "                            computed and dropped; write nothing"
+            "                            computed and dropped; write nothing\n"
+            "      --rehash              with --update or --reuse: read every audio file for its content key,\n"
+            "                            trusting no stat record (by default a file whose device, inode,\n"
+            "                            size, modification and change times are unchanged is not read)\n"
             "      --rejects FILE        write 'id<TAB>reason' for every rejected record\n"
             "      --exclude FILE        leave out the records xtts-cache-report's TSV flags (or a list of ids,\n"
             "                            one per line); counted as excluded in the summary\n"
@@ -99,7 +102,7 @@ static int parse_buckets(const char *s, xtts_cache_config *c) {
 enum {
     O_PRESET = 256, O_SR, O_NFFT, O_HOP, O_WIN, O_NMELS, O_FMIN, O_FMAX, O_MAXF, O_BUCKETS, O_DTYPE, O_ZSTD,
     O_NOSHUF, O_RESAMPLER, O_RQ, O_TRIM, O_VAL, O_DEVICE, O_SHARDSZ, O_PART, O_FORCE, O_REJECTS, O_STRICT,
-    O_PROGRESS, O_COMMIT, O_AUDIO, O_UPDATE, O_REUSE, O_DRYRUN, O_COMPACT, O_EXCLUDE, O_EXCLUDE_FLAGS
+    O_PROGRESS, O_COMMIT, O_AUDIO, O_UPDATE, O_REUSE, O_DRYRUN, O_COMPACT, O_EXCLUDE, O_EXCLUDE_FLAGS, O_REHASH
 };
 
 /* main's answer from a step that may end the program: go on, or exit with the code. */
@@ -167,6 +170,7 @@ static int parse_option(int c, const char *arg, xtts_melcache_options *o, melcac
     case O_REUSE: o->reuse_dir = arg; break;
     case O_DRYRUN: o->dry_run = 1; break;
     case O_COMPACT: o->compact = 1; break;
+    case O_REHASH: o->rehash = 1; break;
     case O_REJECTS: cli->rejects_path = arg; break;
     case O_EXCLUDE: cli->exclude_path = arg; break;
     case O_EXCLUDE_FLAGS: {
@@ -205,7 +209,7 @@ static int parse_args(int argc, char **argv, xtts_melcache_options *o, melcache_
         {"commit-every", required_argument, 0, O_COMMIT}, {"quiet", no_argument, 0, 'q'},
         {"audio", required_argument, 0, O_AUDIO}, {"update", no_argument, 0, O_UPDATE},
         {"reuse", required_argument, 0, O_REUSE}, {"dry-run", no_argument, 0, O_DRYRUN},
-        {"compact", no_argument, 0, O_COMPACT},
+        {"compact", no_argument, 0, O_COMPACT}, {"rehash", no_argument, 0, O_REHASH},
         {"audio", required_argument, 0, O_AUDIO}, {"exclude", required_argument, 0, O_EXCLUDE},
         {"exclude-flags", required_argument, 0, O_EXCLUDE_FLAGS},
         {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
@@ -219,6 +223,7 @@ static int parse_args(int argc, char **argv, xtts_melcache_options *o, melcache_
     if (o->update && o->reuse_dir) BAD("--update takes its records from --out; --reuse is for a build of another --out");
     if (o->dry_run && !o->update && !o->reuse_dir) BAD("--dry-run goes with --update or --reuse DIR");
     if (o->compact && !o->update) BAD("--compact goes with --update");
+    if (o->rehash && !o->update && !o->reuse_dir) BAD("--rehash goes with --update or --reuse DIR");
     xtts_error err;
     xtts_error_clear(&err);
     if (xtts_mel_params_derive(cli->preset, &cli->ov, &o->cfg.mel, &err)) { xtts_error_print(PROG, &err); return 1; }
@@ -296,6 +301,9 @@ static void report_reuse(const xtts_melcache_options *o, const xtts_melcache_res
     fprintf(stderr, "%s: %s%llu reused, %llu computed%s%s%s\n", PROG, o->dry_run ? "dry run: " : "",
             (unsigned long long)res->reused, (unsigned long long)res->computed, dropped,
             res->switched ? "; the update replaced the old cache" : "", shared);
+    fprintf(stderr, "%s: %llu audio file%s read for content keys, %llu known by their stat records%s\n", PROG,
+            (unsigned long long)res->audio_read, res->audio_read == 1 ? "" : "s", (unsigned long long)res->audio_known,
+            o->rehash ? " (--rehash)" : "");
     if (res->compacted && !o->dry_run)
         fprintf(stderr, "%s: the update copies every record into new shards (%s)\n", PROG, res->compact_why);
 }

@@ -1,0 +1,90 @@
+/* plan.h — updates and reuse (private to prep/melcache): which of a build's inputs are
+ * carried over from a source cache instead of computed (formats/cache.md, "Content keys").
+ *
+ * The source is the cache --reuse names, or the cache --update replaces; an update is built
+ * beside its target (the stage) and exchanged with it at the end. A whole update first plans
+ * which records stay where the old cache stores them (a shared update, cache/share.h); the
+ * build pass then keeps those, takes the source's copy of every other record whose content
+ * key is unchanged, and computes the rest.
+ */
+#ifndef XTTS_PREP_MELCACHE_PLAN_H
+#define XTTS_PREP_MELCACHE_PLAN_H
+
+#include <stdint.h>
+
+#include "cache/store/keys.h"
+#include "cache/store/share.h"
+#include "common/xtts_common.h"
+#include "prep/melcache/inputs.h"
+#include "prep/melcache/melcache.h"
+#include "prep/melcache/slots.h"
+#include "prep/melcache/state.h"
+#include "prep/melcache/update.h"
+
+typedef struct {
+    const xtts_cache_config *cfg;
+    xtts_melcache_result *res;
+    int measure;               /* the build stores quality metrics (set once the build is open) */
+    int dry_run;
+    xtts_cache_source *src;    /* the cache records are carried from, or NULL */
+    xtts_audio_hasher *hasher; /* takes the source's stat records, or NULL (--rehash) */
+    char target[4096];         /* with staging: the cache the update replaces (its absolute path) */
+    char stage[4096];          /* with staging: where the update is built (the options' out_dir points here) */
+    int staging;
+    int lock_fd;               /* the target's build lock, shared, while it is a source (-1: none) */
+    uint64_t lo;               /* the part's first input: keys and bits below are from there */
+    xtts_share_plan *plan;     /* a shared update: what stays in the old shards, or NULL */
+    uint8_t *plan_keys;        /* [hi - lo][32]: the inputs' content keys, from the plan's pass */
+    uint8_t *keep_bits;        /* [(hi - lo + 7) / 8]: input lo + i is kept */
+    uint64_t *found_at;        /* the plan's pass: the source records the inputs' ids name */
+    size_t n_found;
+} xtts_melcache_plan;
+
+/* An empty plan for configuration cfg (by pointer), filling res. */
+void xtts_melcache_plan_init(xtts_melcache_plan *p, const xtts_cache_config *cfg, xtts_melcache_result *res,
+                             int dry_run);
+
+/* The source: the cache dir (--reuse, or the cache an update replaces: update = 1), and the
+ * stat records its builds saved, given to p->hasher (best effort: none when it holds none).
+ * Errors: those of xtts_cache_source_open (XTTS_EUNSUPPORTED with a hint: a cache without
+ * content keys; XTTS_EMISMATCH: another configuration). */
+xtts_status xtts_melcache_plan_source(xtts_melcache_plan *p, const char *dir, int update, xtts_error *err);
+
+/* --update: where the build goes. A missing or empty out_dir is a plain build, an unfinished
+ * one is finished first; a finished cache of this configuration is the source of a build
+ * beside it (staging: o->out_dir then names the stage, o->force is set); of another
+ * configuration it is refused, or with --force rebuilt in place as without --update; one
+ * without content keys is refused, or with --force rebuilt whole beside it.
+ * Errors: XTTS_EINPUT (an unfinished build), the source's, the lock's, the stage's. */
+xtts_status xtts_melcache_plan_update(xtts_melcache_plan *p, xtts_melcache_options *o, xtts_error *err);
+
+/* A whole update: plan which records stay in the old cache's shards, and share them when that
+ * is worth it (else, or with compact, every record is copied); the mode is saved in b's writer
+ * state, and a re-run continues in the mode its update began in. The plan's pass computes the
+ * inputs' keys, which bs's keys then take. The stream is left where the resume left it.
+ * Errors: XTTS_ENOMEM, the writer's, the source's, the inputs'. */
+xtts_status xtts_melcache_plan_share(xtts_melcache_plan *p, const xtts_melcache_build *b, int compact,
+                                     xtts_melcache_inputs *in, xtts_melcache_buffers *bs, xtts_error *err);
+
+/* --dry-run: the keys of the part's inputs looked up in the source; nothing is written.
+ * Errors: the inputs', the source's. */
+xtts_status xtts_melcache_plan_dry(xtts_melcache_plan *p, int whole, xtts_melcache_inputs *in,
+                                   xtts_melcache_buffers *bs, xtts_error *err);
+
+/* The records of the part's inputs from `from` to `hi` the plan does not keep. */
+uint64_t xtts_melcache_plan_to_compute(const xtts_melcache_plan *p, uint64_t from, uint64_t hi);
+
+/* Look every slot of buf[0..m) up in the source, in input order (one thread: the source's
+ * transactions are not shared): kept, taken (its bytes, sums and entries), or to compute;
+ * res counts them. Errors: XTTS_ECORRUPT (a kept record changed), the source's. */
+xtts_status xtts_melcache_plan_buffer(xtts_melcache_plan *p, xtts_melcache_slot *buf, size_t m, xtts_error *err);
+
+/* After the manifest, with st the run's status so far: the records the source lost (a whole
+ * build from its start), then, when st is XTTS_OK, the shared shards finished and an update's
+ * stage put in its target's place (a whole build, or a part that joined the parts). Returns st
+ * when it is an error, else those of xtts_share_finish and xtts_update_dir_switch. */
+xtts_status xtts_melcache_plan_finish(xtts_melcache_plan *p, int whole, xtts_status st, xtts_error *err);
+
+void xtts_melcache_plan_free(xtts_melcache_plan *p);
+
+#endif
