@@ -60,6 +60,16 @@ void xtts_pth_refs_free(xtts_pth_refs *r);
 /* Append a copy of ref (its strings duplicated). Errors: XTTS_ENOMEM. */
 xtts_status xtts_pth_refs_add(xtts_pth_refs *r, const xtts_pth_ref *ref, const char *name, const char *key);
 
+/* The tensor table that xtts_pth_open fills (torch_pth.c, by torch.save's pickle; or
+ * torch_safetensors.c) through xtts_pth_add_tensor (torch_tensor.c). */
+struct xtts_pth {
+    xtts_pth_tensor *t;
+    size_t n, cap;
+    const xtts_pth_tensor **by_name; /* sorted by name, for xtts_pth_find */
+    uint64_t bytes, bytes_max;       /* float32 bytes held, and the bound on them */
+    char *label;                     /* the file, for xtts_pth_expect's messages */
+};
+
 /* Read a .safetensors file in data[0, size) into the tensor table of f (torch_pth.c).
  * Errors: XTTS_EINPUT, XTTS_ERANGE, XTTS_ENOMEM, as xtts_pth_open. */
 struct xtts_pth;

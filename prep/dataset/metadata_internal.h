@@ -1,7 +1,8 @@
 /* metadata_internal.h — what the files of prep/dataset/ share (metadata.h is the room's face):
  * the table of formats, the bounded line source, the reader's state, the field helpers and
  * the line parser of each format, each in a file of its own:
- *   metadata.c       the table, format detection, opening and the record loop
+ *   metadata.c       format detection, opening and the record loop
+ *   table.c          the table of formats
  *   lines.c          the bounded line source, paths and the sorted directory walk
  *   fields.c         columns, headers and the helpers that fill an entry's fields
  *   fmt_ljspeech.c   ljspeech and mailabs lines   fmt_columns.c  tsv, coqui, commonvoice
@@ -83,7 +84,7 @@ struct xtts_meta_reader {
     char reject[320];
 };
 
-/* The table: per format, its name and which fields it can fill (metadata.c). */
+/* The table: per format, its name and which fields it can fill (table.c). */
 extern const format_entry xtts_meta_formats[XTTS_META_N_FORMATS];
 
 /* lines.c: the bounded line source over a file (gz or plain) or a buffer; paths; the sorted,
