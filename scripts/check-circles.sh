@@ -25,7 +25,9 @@ fi
 
 bad=0
 for dir in $folders; do
-  objs=$(find "$dir" -maxdepth 1 -name '*.o' ! -name '*.pic.o' ! -name 'xtts-*.o' | sort)
+  # (an object whose source is gone, left by a build before a file moved, is not the tree's)
+  objs=$(find "$dir" -maxdepth 1 -name '*.o' ! -name '*.pic.o' ! -name 'xtts-*.o' | sort |
+         while read -r o; do o=${o#./}; if [ -e "$ROOT/${o%.o}.c" ] || [ -e "$ROOT/${o%.o}.cc" ]; then echo "$o"; fi; done || true)
   [ "$(printf '%s\n' "$objs" | grep -c .)" -ge 2 ] || continue
   # the edges "caller callee" between the folder's objects
   edges=$({ nm -A --defined-only -g $objs 2>/dev/null | awk '{split($1, p, ":"); if (NF == 3) print "D", $3, p[1]}'
