@@ -218,10 +218,10 @@ test: deps
 # (docs/design.md, "Parts and where they live")
 CIRCLES_KNOWN ?= prep/text/num2words
 layers: $(LIBXTTS)
-	@bash scripts/check-layers.sh $(CURDIR) $(abspath $(BUILD))/obj
-	@CIRCLES_KNOWN="$(CIRCLES_KNOWN)" bash scripts/check-circles.sh $(CURDIR) $(abspath $(BUILD))/obj
-	@bash scripts/check-symbols.sh $(abspath $(LIBXTTS))
-	@$(PYTHON) scripts/check-function-size.py $(CURDIR)
+	@bash scripts/dev/check-layers.sh $(CURDIR) $(abspath $(BUILD))/obj
+	@CIRCLES_KNOWN="$(CIRCLES_KNOWN)" bash scripts/dev/check-circles.sh $(CURDIR) $(abspath $(BUILD))/obj
+	@bash scripts/dev/check-symbols.sh $(abspath $(LIBXTTS))
+	@$(PYTHON) scripts/dev/check-function-size.py $(CURDIR)
 
 # the Python package (python/xtts_prep) under mypy --strict, configured in python/pyproject.toml
 typecheck:
@@ -290,9 +290,9 @@ fuzz:
 	@BUILD=$(abspath $(BUILD)) FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run.sh
 
 # README's two commands, the first time, in a debootstrap'ed Debian 12 (needs root and Debian's
-# packages; scripts/fresh-check.sh)
+# packages; scripts/dev/fresh-check.sh)
 fresh-check:
-	@bash scripts/fresh-check.sh
+	@bash scripts/dev/fresh-check.sh
 
 gpu-check: all
 	@BUILD=$(abspath $(BUILD)) bash scripts/gpu-check.sh

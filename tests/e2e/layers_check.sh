@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make layers` (scripts/check-layers.sh): the real tree passes, and a crafted tree with an
+# `make layers` (scripts/dev/check-layers.sh): the real tree passes, and a crafted tree with an
 # include going up, an include between prep and train, an include between two rooms of prep
 # that may not use each other, a call going up, and an include and a call from the cache's
 # store into its audit tools fail with one line naming each; allowed uses between rooms
@@ -10,7 +10,7 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 T=$TMPDIR_TEST/layers
 die() { echo "FAIL: $*" >&2; exit 1; }
 
-bash "$root/scripts/check-layers.sh" "$root" "$BUILD/obj" > "$T.out" || { cat "$T.out"; die "the tree breaks its layers"; }
+bash "$root/scripts/dev/check-layers.sh" "$root" "$BUILD/obj" > "$T.out" || { cat "$T.out"; die "the tree breaks its layers"; }
 
 mkdir -p "$T"/{common,cache,prep,train,obj/common,obj/cache} "$T"/prep/{text/num2words,melcache,tokenize,dataset} \
          "$T"/cache/{store/read,audit} "$T"/obj/cache/{store,audit}
@@ -32,7 +32,7 @@ gcc -c "$T/common/a.c" -I"$T" -o "$T/obj/common/a.o"
 gcc -c "$T/cache/store/s.c" -I"$T" -o "$T/obj/cache/store/s.o"
 gcc -c "$T/cache/audit/v.c" -I"$T" -o "$T/obj/cache/audit/v.o"
 gcc -c "$T/cache/b.c" -o "$T/obj/cache/b.o"
-rc=0; bash "$root/scripts/check-layers.sh" "$T" "$T/obj" > "$T.out" || rc=$?
+rc=0; bash "$root/scripts/dev/check-layers.sh" "$T" "$T/obj" > "$T.out" || rc=$?
 [ $rc -eq 1 ] || { cat "$T.out"; die "violations not found (exit $rc)"; }
 grep -q '^layers: common/a.c:1: includes "cache/b.h" (common may not use cache)$' "$T.out" || { cat "$T.out"; die "include up"; }
 grep -q '^layers: train/t.c:1: includes "prep/x.h" (train may not use prep)$' "$T.out" || { cat "$T.out"; die "train -> prep"; }

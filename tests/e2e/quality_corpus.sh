@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The quality flags on a small corpus with known injected defects (scripts/quality_corpus.py,
+# The quality flags on a small corpus with known injected defects (scripts/dev/quality-corpus.py,
 # espeak-ng speech, one defect per clip): every flag at precision and recall >= 0.95 and at
-# most 2 % of the clean clips flagged (scripts/quality_eval.py --check); the metrics read
+# most 2 % of the clean clips flagged (scripts/dev/quality-eval.py --check); the metrics read
 # through the audio front end by build/tests/tools/quality-eval. A thresholds file that
 # names an unknown key stops the helper with exit 1 and the file and line.
 set -euo pipefail
@@ -12,10 +12,10 @@ EVAL="$BUILD/tests/tools/quality-eval"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v espeak-ng >/dev/null && command -v sox >/dev/null || fail "espeak-ng and sox are needed (make deps)"
 
-"$PY" "$ROOT/scripts/quality_corpus.py" "$T/c" --seed 7 --clean-per-speaker 10 --per-defect 6 >/dev/null
+"$PY" "$ROOT/scripts/dev/quality-corpus.py" "$T/c" --seed 7 --clean-per-speaker 10 --per-defect 6 >/dev/null
 "$EVAL" "$T/c/metadata.tsv" > "$T/flags.tsv"
 [ "$(wc -l < "$T/flags.tsv")" -eq "$(wc -l < "$T/c/metadata.tsv")" ] || fail "a row per record"
-"$PY" "$ROOT/scripts/quality_eval.py" "$T/c/labels.tsv" "$T/flags.tsv" --check > "$T/eval.txt" ||
+"$PY" "$ROOT/scripts/dev/quality-eval.py" "$T/c/labels.tsv" "$T/flags.tsv" --check > "$T/eval.txt" ||
   { cat "$T/eval.txt"; fail "precision, recall or clean clips flagged off target"; }
 cat "$T/eval.txt"
 # a duplicate names its source, the source is not flagged

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The quality flags on real clean speech: on each corpus that scripts/real_speech_corpus.py
+# The quality flags on real clean speech: on each corpus that scripts/dev/real-speech-corpus.py
 # wrote into $XTTS_REAL_SPEECH (ljspeech, speechbrain, librispeech, librispeech-other, and the
 # -low copies with hum, rumble and DC drift added), at most 5 % of the clips carry a flag that
 # the committed labels (tests/data/quality_real_labels.tsv, an independent look) do not
 # confirm, and the -low copies carry the clean ones' edge flags but on at most 2 % of the
 # clips. Skips when the corpus is absent (the audio is not part of the repository): e.g.
 #   git clone --depth 1 https://github.com/coqui-ai/TTS /tmp/TTS
-#   python3 scripts/real_speech_corpus.py /tmp/rs --coqui /tmp/TTS --low-noise
+#   python3 scripts/dev/real-speech-corpus.py /tmp/rs --coqui /tmp/TTS --low-noise
 #   XTTS_REAL_SPEECH=/tmp/rs bash tests/e2e/quality_real_speech.sh
 set -euo pipefail
 T="${TMPDIR_TEST:-$(mktemp -d)}"
@@ -16,7 +16,7 @@ LABELS="$ROOT/tests/data/quality_real_labels.tsv"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 R="${XTTS_REAL_SPEECH:-}"
 if [ -z "$R" ] || ! ls "$R"/*/metadata.tsv >/dev/null 2>&1; then
-  echo "skip: no real-speech corpus (set XTTS_REAL_SPEECH to a folder written by scripts/real_speech_corpus.py)"
+  echo "skip: no real-speech corpus (set XTTS_REAL_SPEECH to a folder written by scripts/dev/real-speech-corpus.py)"
   exit 0
 fi
 ran=0

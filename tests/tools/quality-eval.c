@@ -1,7 +1,7 @@
 /* quality-eval — the quality metrics and flags of a dataset straight from its audio, through
  * the project's audio front end (decode, downmix, resample) and kernels/quality.h, without
  * building a cache: the evaluation of the metrics on a corpus with known defects
- * (scripts/quality_corpus.py, scripts/quality_eval.py).
+ * (scripts/dev/quality-corpus.py, scripts/dev/quality-eval.py).
  *
  * Usage: quality-eval [--rate HZ] [--thresholds FILE] METADATA.tsv > flags.tsv
  *   METADATA.tsv: a header row naming the columns id, audio, text and speaker (the tsv

@@ -1,5 +1,5 @@
 /* langid_model.h — character n-gram statistics (1- to 5-grams) of XTTS's 17 languages
- * (format: formats/langid-ngrams.md; built by scripts/langid_build_model.py from texts in
+ * (format: formats/langid-ngrams.md; built by scripts/dev/langid-build-model.py from texts in
  * Debian packages). The statistics are compiled into the library (prep/text/langid/langid_ngrams.bin);
  * the parser also takes any bytes, so that a damaged table is refused with a message.
  */

@@ -5,7 +5,7 @@
  * words by pypinyin's forward maximum matching over its phrase dictionary (mmseg with
  * no_non_phrases), a word found there takes the phrase's readings, any other character its
  * default reading; a Han character with no reading is copied. The tables
- * (romanize_zh_data.c) are generated from pypinyin's own data by scripts/make_pinyin_table.py.
+ * (romanize_zh_data.c) are generated from pypinyin's own data by scripts/dev/make-pinyin-table.py.
  * The lookup structure is built once, on first use, and then only read (thread-safe). */
 #include <pthread.h>
 #include <stdint.h>

@@ -12,7 +12,7 @@
 # CIRCLES_KNOWN: folders whose circles are known and being opened (e.g. "cache"): theirs are
 # listed as notes and do not fail the check.
 set -euo pipefail
-ROOT=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+ROOT=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 OBJ=${2:-$ROOT/build/obj}
 shift $(( $# > 2 ? 2 : $# ))
 cd "$OBJ"

@@ -50,7 +50,7 @@ def main(argv):
     if args[:1] == ["--max"]:
         limit = int(args[1])
         args = args[2:]
-    root = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    root = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     bad = 0
     n = 0
     for d in DIRS:

@@ -11,7 +11,7 @@
 # not ours and pass.
 # One line per offending symbol, naming its object; exit 1 when there is any, 0 otherwise.
 set -euo pipefail
-LIB=${1:-$(cd "$(dirname "$0")/.." && pwd)/build/lib/libxtts.a}
+LIB=${1:-$(cd "$(dirname "$0")/../.." && pwd)/build/lib/libxtts.a}
 [ -f "$LIB" ] || { echo "symbols: $LIB: no such file" >&2; exit 2; }
 
 out=$(readelf -W -s "$LIB" | awk '

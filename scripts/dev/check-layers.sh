@@ -21,7 +21,7 @@
 #             outside the project.
 # One line per violation; exit 1 when there is any, 0 otherwise.
 set -euo pipefail
-ROOT=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+ROOT=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 OBJ=${2:-$ROOT/build/obj}
 cd "$ROOT"
 

@@ -6,7 +6,7 @@ The texts come from Debian packages fetched with `apt-get download` at run time 
 from them is committed): translated manual pages (manpages, manpages-XX) and the gettext
 catalogues (.mo) of a few packages. Their licences are listed in docs/langid.md.
 
-    /usr/bin/python3 scripts/langid_build_model.py [--work DIR] [--out prep/text/langid/langid_ngrams.bin]
+    /usr/bin/python3 scripts/dev/langid-build-model.py [--work DIR] [--out prep/text/langid/langid_ngrams.bin]
 
 The text is reduced exactly as prep/text/langid/langid_model.c reduces it: NFC, lowercase, runs of
 letters (Unicode categories L* and M*) are words, everything else separates words; each

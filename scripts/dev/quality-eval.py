@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """quality_eval.py — precision and recall of the quality flags against a corpus's known
-defects (scripts/quality_corpus.py), as a markdown table.
+defects (scripts/dev/quality-corpus.py), as a markdown table.
 
 FLAGS.tsv is any table with a header row whose first two columns are id and flags ("-" or
 names joined by ','): the output of build/tests/tools/quality-eval or the TSV of the cache

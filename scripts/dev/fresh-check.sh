@@ -11,7 +11,7 @@
 # (default a new folder under /var/tmp, removed afterwards unless KEEP=1), MIRROR (default
 # Debian's, as apt uses here).
 set -euo pipefail
-here="$(cd "$(dirname "$0")/.." && pwd)"
+here="$(cd "$(dirname "$0")/../.." && pwd)"
 [ "$(id -u)" -eq 0 ] || { echo "fresh-check: needs root (debootstrap, chroot)" >&2; exit 2; }
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 root=${FRESH_ROOT:-$(mktemp -d /var/tmp/xtts-fresh.XXXXXX)}
