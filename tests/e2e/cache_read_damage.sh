@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e: long
 # Damaged caches: bit flips (inside a record and at random places), truncated data.mdb,
 # a missing shard, a manifest from another build, a record whose lengths exceed its
 # padded shape under a valid CRC. xtts-cache-verify reports each (exit 2, naming the

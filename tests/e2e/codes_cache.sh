@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e: long
 # xtts-cache-codes on the demo dataset built with --audio int16, with a small random DVAE in
 # XTTS's key layout written by torch.save (skips without torch): codes for every record,
 # each the length the waveform gives and below the codebook size; a re-run computes nothing;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# e2e: long
 # The GPU bundle (scripts/gpu-bundle.sh, make gpu-bundle; docs/gpu.md, "The GPU check") made from
 # BUILD into a new folder:
 #   1. every program, CUDA test and library in it resolves every library but glibc's and CUDA's
