@@ -89,3 +89,11 @@ nobody_tools() {
   chmod 755 "$T"; chmod -R a+rX "$T/nobody"
   NBIN="$T/nobody/bin"; NPYTHONPATH="$T/nobody"
 }
+
+# vlimit KB CMD...: CMD under ulimit -v KB, or without the limit in a sanitizer build
+# (AddressSanitizer reserves terabytes of shadow address space at start and cannot start under
+# ulimit -v; the command's own bounds are then checked by its timeout alone)
+vlimit() {
+  local kb=$1; shift
+  if grep -q 'lib[a-z]*san' <<< "$(ldd "$BIN/xtts-tokenize" 2>/dev/null)"; then "$@"; else (ulimit -v "$kb"; "$@"); fi
+}

@@ -45,7 +45,7 @@ refused "$T/nul.txt" "nul.txt:2: a NUL byte"
 head -c 30000000 /dev/zero | tr '\0' a > "$T/huge.txt"
 refused "$T/huge.txt" "huge.txt:1: a line longer than 65535 bytes"
 rm "$T/huge.txt"
-rc=0; (ulimit -v 200000; timeout 60 "${tok[@]}" --exclude <(yes a | tr -d '\n') "$D/metadata.csv" > /dev/null 2> "$T/err.txt") || rc=$?
+rc=0; vlimit 200000 timeout 60 "${tok[@]}" --exclude <(yes a | tr -d '\n') "$D/metadata.csv" > /dev/null 2> "$T/err.txt" || rc=$?
 [ $rc -eq 2 ] && grep -q ":1: a line longer than 65535 bytes" "$T/err.txt" || { cat "$T/err.txt"; die "an endless --exclude line: exit $rc"; }
 echo "1: --exclude files: BOM and CRLF read; tab, NUL, long and endless lines refused by line"
 

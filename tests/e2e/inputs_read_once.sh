@@ -108,7 +108,7 @@ expect_rc 3 timeout 120 "$BIN/xtts-melcache" -q --force --out "$T/c_bad" "$T/tok
 [ "$(digest "$T/c_bad")" = "$want" ] || die "--force over a FIFO data.mdb: another cache"
 # ---- 5. bounded memory ---------------------------------------------------------------------------
 for fmt in auto ljspeech tsv; do
-  rc=0; (ulimit -v 300000; timeout 30 "$BIN/xtts-tokenize" --format "$fmt" /dev/urandom > /dev/null 2> "$T/err.txt") || rc=$?
+  rc=0; vlimit 300000 timeout 30 "$BIN/xtts-tokenize" --format "$fmt" /dev/urandom > /dev/null 2> "$T/err.txt" || rc=$?
   [ $rc -eq 2 ] && grep -q "^xtts-tokenize: /dev/urandom:[0-9]*: binary data (a NUL byte at offset [0-9]*), not a metadata text$" "$T/err.txt" ||
     { cat "$T/err.txt" >&2; die "--format $fmt on /dev/urandom: exit $rc (want 2, stopped at the first NUL byte)"; }
 done
