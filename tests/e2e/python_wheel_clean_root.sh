@@ -7,6 +7,9 @@
 # index (the pure-Python reader's job) raises CacheError naming the "fallback" extra.
 set -euo pipefail
 : "${BUILD:?}" "${TMPDIR_TEST:?}"
+if [ -f "$BUILD/lib/libxtts-reader.so" ] && grep -q 'lib[a-z]*san' <<< "$(ldd "$BUILD/lib/libxtts-reader.so")"; then
+  echo "skip: a sanitizer build (its library cannot be loaded into an uninstrumented interpreter; no wheel is made of it)"; exit 0
+fi
 PY=${PYTHON:-/usr/bin/python3}
 HERE=$(cd "$(dirname "$0")/../.." && pwd)
 T=$TMPDIR_TEST/clean-root
