@@ -25,13 +25,16 @@ static void check(const uint8_t *data, size_t size, uint32_t flags) {
     /* a plain list keeps every line that is not empty (its trailing CRs dropped) */
     /* a TSV is one whose first line is the report's header: "id<TAB>flags", alone or with
      * more columns */
-    size_t first = 0;
+    /* (a UTF-8 byte-order mark before the first line is not part of it) */
+    size_t bom = size >= 3 && !memcmp(data, "\xEF\xBB\xBF", 3) ? 3 : 0;
+    size_t first = bom;
     while (first < size && data[first] != '\n') first++;
-    while (first && data[first - 1] == '\r') first--;
-    int tsv = (first >= 9 && !memcmp(data, "id\tflags\t", 9)) || (first == 8 && !memcmp(data, "id\tflags", 8));
+    while (first > bom && data[first - 1] == '\r') first--;
+    first -= bom;
+    int tsv = (first >= 9 && !memcmp(data + bom, "id\tflags\t", 9)) || (first == 8 && !memcmp(data + bom, "id\tflags", 8));
     char *line = malloc(size + 1);
     if (!line) abort();
-    for (size_t i = 0; i < size && !tsv;) {
+    for (size_t i = bom; i < size && !tsv;) {
         size_t n = 0;
         while (i < size && data[i] != '\n') line[n++] = (char)data[i++];
         i++;
