@@ -300,7 +300,7 @@ static xtts_status encode_segments(xtts_dvae *d, const float *mel, size_t frames
         xtts_status st = encode_alone(d, (int)k, mel + f0, frames, f1 - f0, a - f0 / 4, b - a, codes + a,
                                       latent ? latent + a : NULL, t2, &e);
         if (st) {
-#pragma omp critical(xtts_dvae_error)
+#pragma omp critical
             if (!st_all) st_all = st, *err = e;
         }
     }
