@@ -11,8 +11,11 @@ result is the summary this prints (docs/model-files.md quotes it).
 2. The cache: xtts-tokenize --format tsv, xtts-melcache --audio int16 (the 22,050 Hz waveform
    stored), xtts-cache-codes with a DVAE of XTTS-v2's configuration (Coqui's DiscreteVAE built
    with gpt_trainer.py's arguments: 80 mels, hidden 512, codebook 512 x 1024) and random
-   weights, its codebook spread over its own latents of real speech, the whole state dict
-   saved by torch.save as dvae.pth is saved, 80 random positive norms as mel_stats.pth.
+   weights, the whole state dict saved by torch.save as dvae.pth is saved, 80 random positive
+   norms as mel_stats.pth. The codebook (--codebook): "speech" (default), 1024 of its own
+   latents of the corpus plus 5 % of their spread in noise, so that most latents have close
+   competitors (the hard case: many near-ties); "spread", as check_dvae_full.py, Gaussian
+   around the latents' mean with their spread per dimension.
 3. Coqui: TTS/tts/layers/tortoise/arch_utils.py's TorchMelSpectrogram (the `xtts` preset: n_fft
    1024, hop 256, win 1024, 80 mels, 0-8000 Hz, with mel_norm_file=mel_stats.pth) and
    TTS/tts/layers/xtts/dvae.py's DiscreteVAE.get_codebook_indices, both loaded unmodified from
@@ -26,12 +29,15 @@ result is the summary this prints (docs/model-files.md quotes it).
    distances (float64, from Coqui's latent) are within 1e-6 of each other relative to
    |x|^2 + |e|^2 (e the farther of the two entries). The counter-check: Coqui's codes of the
    cache's stored fp16 mel (divided by the norms) instead of the float32 mel of the waveform.
+   And the encoder alone: TorchMelSpectrogram's float32 mel through tests/tools/dvae-codes,
+   which separates what the C mel contributes to the differences from what the encoder does.
 
 Exit 0 when every differing code of the float32 path is a near-tie and >= 99.9 % are equal and
 the fp16 path does not pass the same test; 1 otherwise.
 
 Run:  /usr/bin/python3 tests/golden/check_dvae_real_speech.py --coqui GIT_DIR \\
-        --speechbrain GIT_DIR --resemblyzer GIT_DIR [--minutes 22] [--threads 2] [--work DIR]
+        --speechbrain GIT_DIR --resemblyzer GIT_DIR [--minutes 22] [--threads 2]
+        [--codebook speech|spread] [--work DIR [--reuse]]
 """
 import argparse
 import os
@@ -168,7 +174,7 @@ def make_corpus(args, work):
     return tsv, chosen, seconds
 
 
-def make_dvae(coqui, mels, norms, work):
+def make_dvae(coqui, mels, norms, work, codebook):
     """Coqui's DiscreteVAE at XTTS-v2's sizes, random weights, codebook over its latents."""
     mod = load_dvae_module(coqui)
     torch.manual_seed(2038)
@@ -178,8 +184,11 @@ def make_dvae(coqui, mels, norms, work):
     g = torch.Generator().manual_seed(5)
     with torch.no_grad():
         lat = torch.cat([dvae.encoder((m / norms.unsqueeze(1)).unsqueeze(0))[0] for m in mels], 1)
-        emb = lat[:, torch.randint(0, lat.shape[1], (1024,), generator=g)]
-        emb = emb + 0.05 * lat.std(1, keepdim=True) * torch.randn(512, 1024, generator=g)
+        if codebook == "speech":   # entries near latents of speech: many close competitors
+            emb = lat[:, torch.randint(0, lat.shape[1], (1024,), generator=g)]
+            emb = emb + 0.05 * lat.std(1, keepdim=True) * torch.randn(512, 1024, generator=g)
+        else:                      # "spread", as check_dvae_full.py: around the latents' mean and spread
+            emb = lat.mean(1, keepdim=True) + lat.std(1, keepdim=True) * torch.randn(512, 1024, generator=g)
         dvae.codebook.embed.copy_(emb)
         dvae.codebook.embed_avg.copy_(emb)
     torch.save(dvae.state_dict(), os.path.join(work, "dvae.pth"))
@@ -239,6 +248,8 @@ def compare(args, work, cache_dir, dvae, mel_mod):
     f32 = {"n": 0, "eq": 0, "ties": 0, "tie_gaps": [], "bad": []}
     f16 = {"n": 0, "eq": 0, "ties": 0, "tie_gaps": [], "bad": []}
     torch_s, mel_err = 0.0, 0.0
+    alone = {"n": 0, "eq": 0, "ties": 0, "tie_gaps": [], "bad": []}
+    kept, lines = [], []
     for i in range(len(cache)):
         rec = cache.get(i)
         wav = torch.from_numpy(cache.waveform(i).astype(np.float32) / 32768.0)
@@ -255,7 +266,20 @@ def compare(args, work, cache_dir, dvae, mel_mod):
             x16 = (stored / norms.unsqueeze(1)).unsqueeze(0)
             c16 = dvae.get_codebook_indices(x16)[0].tolist()
             tally(want, c16, margins, f16, rec["id"] + " (fp16 mel)")
-    return len(cache), f32, f16, torch_s, mel_err
+            path = os.path.join(work, f"mel{i}.f32")
+            (x[0] * norms.unsqueeze(1)).numpy().astype("<f4").tofile(path)
+            lines.append(f"c{i}\t{x.shape[2]}\t{path}\n")
+            kept.append((want, margins, rec["id"]))
+    with open(os.path.join(work, "mels.tsv"), "w") as f:
+        f.writelines(lines)
+    run = subprocess.run([os.path.join(ROOT, "build", "tests", "tools", "dvae-codes"), os.path.join(work, "dvae.pth"),
+                          os.path.join(work, "mel_stats.pth"), os.path.join(work, "mels.tsv")],
+                         capture_output=True, text=True, check=True, env=dict(os.environ, OMP_NUM_THREADS=str(args.threads)))
+    for line, (want, margins, rid) in zip(run.stdout.splitlines(), kept):
+        tally(want, [int(c) for c in line.split("\t")[1].split()], margins, alone, rid + " (encoder alone)")
+    for i in range(len(cache)):
+        os.remove(os.path.join(work, f"mel{i}.f32"))
+    return len(cache), f32, f16, alone, torch_s, mel_err
 
 
 def passes(t):
@@ -278,6 +302,27 @@ def report(args, clips, seconds, count, f32, f16, torch_s, mel_err, how, codes_s
         print("  " + line)
 
 
+def prepare(args, work, mel_mod):
+    """The corpus, the cache, the model files and xtts-cache-codes' run."""
+    tsv, clips, seconds = make_corpus(args, work)
+    with open(os.path.join(work, "seconds.txt"), "w") as f:
+        f.write(f"{seconds}\n")
+    cache_dir = build_cache(args, work, tsv)
+    from xtts_prep import XttsCache
+    c = XttsCache(cache_dir)
+    g = torch.Generator().manual_seed(9)
+    norms = torch.rand(80, generator=g) * 2 + 0.5
+    plain = mel_mod.TorchMelSpectrogram(mel_norm_file=None)
+    with torch.no_grad():
+        mels = [plain(torch.from_numpy(c.waveform(i).astype(np.float32) / 32768.0).unsqueeze(0))[0]
+                for i in range(0, len(c), max(1, len(c) // 6))]
+    dvae = make_dvae(args.coqui, mels, norms, work, args.codebook)
+    t0 = time.time()
+    subprocess.run([tool("xtts-cache-codes"), cache_dir, "--dvae", os.path.join(work, "dvae.pth"),
+                    "--mel-norms", os.path.join(work, "mel_stats.pth"), "-j", str(args.threads), "-q"], check=True)
+    return cache_dir, clips, seconds, dvae, time.time() - t0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--coqui", required=True)
@@ -286,29 +331,33 @@ def main() -> int:
     ap.add_argument("--minutes", type=float, default=22.0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--work", help="scratch folder (default: a temporary one, removed)")
+    ap.add_argument("--codebook", choices=("speech", "spread"), default="speech",
+                    help="entries drawn near latents of the corpus (default), or spread around their mean")
+    ap.add_argument("--reuse", action="store_true", help="compare again on the cache and codes of --work")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     work = args.work or tempfile.mkdtemp(prefix="dvae-real-")
     os.makedirs(work, exist_ok=True)
     try:
-        tsv, clips, seconds = make_corpus(args, work)
-        cache_dir = build_cache(args, work, tsv)
         mel_mod, how = load_mel_module(args.coqui)
-        from xtts_prep import XttsCache
-        c = XttsCache(cache_dir)
-        g = torch.Generator().manual_seed(9)
-        norms = torch.rand(80, generator=g) * 2 + 0.5
-        plain = mel_mod.TorchMelSpectrogram(mel_norm_file=None)
-        with torch.no_grad():
-            mels = [plain(torch.from_numpy(c.waveform(i).astype(np.float32) / 32768.0).unsqueeze(0))[0]
-                    for i in range(0, len(c), max(1, len(c) // 6))]
-        dvae = make_dvae(args.coqui, mels, norms, work)
-        t0 = time.time()
-        subprocess.run([tool("xtts-cache-codes"), cache_dir, "--dvae", os.path.join(work, "dvae.pth"),
-                        "--mel-norms", os.path.join(work, "mel_stats.pth"), "-j", str(args.threads), "-q"], check=True)
-        codes_s = time.time() - t0
-        count, f32, f16, torch_s, mel_err = compare(args, work, cache_dir, dvae, mel_mod)
+        if args.reuse:   # the corpus, cache, model files and codes of an earlier run in --work
+            cache_dir = os.path.join(work, "cache")
+            with open(os.path.join(work, "corpus.tsv"), encoding="utf-8") as f:
+                clips = f.read().splitlines()[1:]
+            seconds = float(open(os.path.join(work, "seconds.txt")).read())
+            dvae = load_dvae_module(args.coqui).DiscreteVAE(
+                channels=80, normalization=None, positional_dims=1, num_tokens=1024, codebook_dim=512, hidden_dim=512,
+                num_resnet_blocks=3, kernel_size=3, num_layers=2, use_transposed_convs=False).eval()
+            dvae.load_state_dict(torch.load(os.path.join(work, "dvae.pth")))
+            codes_s = float("nan")
+        else:
+            cache_dir, clips, seconds, dvae, codes_s = prepare(args, work, mel_mod)
+        count, f32, f16, alone, torch_s, mel_err = compare(args, work, cache_dir, dvae, mel_mod)
         report(args, clips, seconds, count, f32, f16, torch_s, mel_err, how, codes_s)
+        print(f"the encoder alone (TorchMelSpectrogram's float32 mel through tests/tools/dvae-codes): codes equal "
+              f"{alone['eq']}/{alone['n']}; {alone['ties']} differ as near-ties; {len(alone['bad'])} differ otherwise")
+        for line in alone["bad"][:10]:
+            print("  " + line)
         return 0 if passes(f32) and not passes(f16) else 1
     finally:
         if not args.work:
