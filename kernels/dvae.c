@@ -73,6 +73,24 @@ static void micro_kernel(const float *const *w, const float *c, size_t kc, float
     _mm256_storeu_ps(y + 4 * ldy, a40), _mm256_storeu_ps(y + 4 * ldy + 8, a41);
     _mm256_storeu_ps(y + 5 * ldy, a50), _mm256_storeu_ps(y + 5 * ldy + 8, a51);
 }
+
+/* The left half of micro_kernel, for a last panel of at most 8 columns (half the work). */
+static void micro_kernel8(const float *const *w, const float *c, size_t kc, float *y, size_t ldy) {
+    __m256 a0 = _mm256_loadu_ps(y), a1 = _mm256_loadu_ps(y + ldy), a2 = _mm256_loadu_ps(y + 2 * ldy);
+    __m256 a3 = _mm256_loadu_ps(y + 3 * ldy), a4 = _mm256_loadu_ps(y + 4 * ldy), a5 = _mm256_loadu_ps(y + 5 * ldy);
+    for (size_t j = 0; j < kc; j++) {
+        __m256 c0 = _mm256_loadu_ps(c + j * NR);
+        a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(w[0] + j), c0, a0);
+        a1 = _mm256_fmadd_ps(_mm256_broadcast_ss(w[1] + j), c0, a1);
+        a2 = _mm256_fmadd_ps(_mm256_broadcast_ss(w[2] + j), c0, a2);
+        a3 = _mm256_fmadd_ps(_mm256_broadcast_ss(w[3] + j), c0, a3);
+        a4 = _mm256_fmadd_ps(_mm256_broadcast_ss(w[4] + j), c0, a4);
+        a5 = _mm256_fmadd_ps(_mm256_broadcast_ss(w[5] + j), c0, a5);
+    }
+    _mm256_storeu_ps(y, a0), _mm256_storeu_ps(y + ldy, a1), _mm256_storeu_ps(y + 2 * ldy, a2);
+    _mm256_storeu_ps(y + 3 * ldy, a3), _mm256_storeu_ps(y + 4 * ldy, a4), _mm256_storeu_ps(y + 5 * ldy, a5);
+}
+#define XTTS_DVAE_HALF_KERNEL 1
 #else
 /* The same with GCC's vector extension (a multiply, then an add: no FMA in ISO C's
  * contraction rules), 4 rows. */
@@ -111,7 +129,11 @@ static void block_kernel(const float *w, size_t ldw, const float *c, size_t kc, 
     }
     float tmp[MR * NR] = {0};
     for (int r = 0; r < nr; r++) memcpy(tmp + r * NR, y + (size_t)r * ldy, nt * sizeof(float));
-    micro_kernel(rows, c, kc, tmp, NR);
+#ifdef XTTS_DVAE_HALF_KERNEL
+    if (nt <= 8) micro_kernel8(rows, c, kc, tmp, NR);
+    else
+#endif
+        micro_kernel(rows, c, kc, tmp, NR);
     for (int r = 0; r < nr; r++) memcpy(y + (size_t)r * ldy, tmp + r * NR, nt * sizeof(float));
 }
 
