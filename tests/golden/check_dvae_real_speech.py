@@ -31,6 +31,8 @@ result is the summary this prints (docs/model-files.md quotes it).
    cache's stored fp16 mel (divided by the norms) instead of the float32 mel of the waveform.
    And the encoder alone: TorchMelSpectrogram's float32 mel through tests/tools/dvae-codes,
    which separates what the C mel contributes to the differences from what the encoder does.
+   With --float64 (and --reuse), only Coqui's float32 codes and ours against Coqui's DiscreteVAE
+   run in float64: the share of float32 rounding itself.
 
 Exit 0 when every differing code of the float32 path is a near-tie and >= 99.9 % are equal and
 the fp16 path does not pass the same test; 1 otherwise.
@@ -282,6 +284,33 @@ def compare(args, work, cache_dir, dvae, mel_mod):
     return len(cache), f32, f16, alone, torch_s, mel_err
 
 
+def against_float64(args, work, cache_dir, dvae, mel_mod):
+    """Coqui's float32 codes and ours, each against Coqui's DiscreteVAE run in float64 (the same
+    weights) on TorchMelSpectrogram's mel: how far float32 rounding alone moves codes. Near-ties
+    here are measured on the float64 latent."""
+    import copy
+    from xtts_prep import AudioCodes, XttsCache
+    cache, codes = XttsCache(cache_dir), AudioCodes(cache_dir)
+    tmel = mel_mod.TorchMelSpectrogram(mel_norm_file=os.path.join(work, "mel_stats.pth"))
+    dvae64 = copy.deepcopy(dvae).double()
+    coqui32 = {"n": 0, "eq": 0, "ties": 0, "tie_gaps": [], "bad": []}
+    ours32 = {"n": 0, "eq": 0, "ties": 0, "tie_gaps": [], "bad": []}
+    for i in range(len(cache)):
+        wav = torch.from_numpy(cache.waveform(i).astype(np.float32) / 32768.0)
+        with torch.no_grad():
+            x = tmel(wav.unsqueeze(0))
+            x64 = x.double()
+            truth = dvae64.get_codebook_indices(x64)[0].tolist()
+            margins = margins_of(dvae64, x64)
+            tally(truth, dvae.get_codebook_indices(x)[0].tolist(), margins, coqui32, f"{i} (Coqui float32)")
+        tally(truth, codes.get(cache.content_key(i)).astype(np.int64).tolist(), margins, ours32, f"{i} (ours)")
+    for name, t in (("Coqui's DVAE in float32", coqui32), ("ours (xtts-cache-codes)", ours32)):
+        print(f"{name} against Coqui's in float64: codes equal {t['eq']}/{t['n']}; {t['ties']} differ as near-ties; "
+              f"{len(t['bad'])} differ otherwise")
+        for line in t["bad"][:5]:
+            print("  " + line)
+
+
 def passes(t):
     return not t["bad"] and t["n"] > 0 and t["eq"] >= 0.999 * t["n"]
 
@@ -333,6 +362,8 @@ def main() -> int:
     ap.add_argument("--work", help="scratch folder (default: a temporary one, removed)")
     ap.add_argument("--codebook", choices=("speech", "spread"), default="speech",
                     help="entries drawn near latents of the corpus (default), or spread around their mean")
+    ap.add_argument("--float64", action="store_true",
+                    help="only compare Coqui's float32 codes and ours with Coqui's DVAE run in float64")
     ap.add_argument("--reuse", action="store_true", help="compare again on the cache and codes of --work")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -352,6 +383,9 @@ def main() -> int:
             codes_s = float("nan")
         else:
             cache_dir, clips, seconds, dvae, codes_s = prepare(args, work, mel_mod)
+        if args.float64:
+            against_float64(args, work, cache_dir, dvae, mel_mod)
+            return 0
         count, f32, f16, alone, torch_s, mel_err = compare(args, work, cache_dir, dvae, mel_mod)
         report(args, clips, seconds, count, f32, f16, torch_s, mel_err, how, codes_s)
         print(f"the encoder alone (TorchMelSpectrogram's float32 mel through tests/tools/dvae-codes): codes equal "
