@@ -4,6 +4,7 @@
  * tests/golden/make_dvae_golden.py): the latent within 1e-4 and the codes equal. Wrong
  * files: a missing key, a wrong shape, a nested state dict, bad mel norms. */
 #include <math.h>
+#include <omp.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -277,6 +278,45 @@ static void test_odd_sizes_match_a_direct_convolution(void **state) {
     xtts_dvae_delete(d);
 }
 
+/* A long clip cut into parts for the threads (kernels/dvae.c, encode_segments): codes and
+ * latent equal the whole clip's encoded on one thread, bit for bit, for lengths of every
+ * phase modulo 4 and parts of every count up to 5. */
+static void test_parts_side_by_side_equal_the_whole_clip(void **state) {
+    (void)state;
+    enum { C = 3, H = 3, I = 6, D = 5, N = 7, T = 1203 };
+    static float wt[20000], mel[C * T], lat1[D * T], latn[D * T];
+    static uint16_t codes1[T], codesn[T];
+    uint64_t seed = 7;
+    for (size_t i = 0; i < sizeof wt / sizeof wt[0]; i++) wt[i] = (float)((xtts_splitmix64(&seed) >> 40) / 16777216.0 - 0.5);
+    for (int i = 0; i < C * T; i++) mel[i] = (float)((xtts_splitmix64(&seed) >> 40) / 4194304.0 - 2.0);
+    xtts_dvae_weights w = {.cfg = {C, H, D, N}};
+    const float *p = wt;
+    w.conv0_w = p, p += H * C * 3, w.conv0_b = p, p += H;
+    w.conv1_w = p, p += I * H * 3, w.conv1_b = p, p += I;
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++) w.res_w[r][k] = p, p += I * I * (k == 2 ? 1 : 3), w.res_b[r][k] = p, p += I;
+    w.proj_w = p, p += D * I, w.proj_b = p, p += D;
+    w.codebook = p;
+    xtts_dvae *d = NULL;
+    xtts_error err;
+    assert_int_equal(xtts_dvae_new(&w, &d, &err), XTTS_OK);
+    int saved = omp_get_max_threads();
+    for (int frames = T - 3; frames <= T; frames++) {
+        size_t t2 = xtts_dvae_codes_len((size_t)frames);
+        omp_set_num_threads(1);
+        assert_int_equal(xtts_dvae_encode(d, mel, (size_t)frames, codes1, lat1, &err), XTTS_OK);
+        for (int threads = 2; threads <= 5; threads++) {
+            omp_set_num_threads(threads);
+            memset(latn, 0, sizeof latn);
+            assert_int_equal(xtts_dvae_encode(d, mel, (size_t)frames, codesn, latn, &err), XTTS_OK);
+            assert_memory_equal(codesn, codes1, t2 * sizeof(uint16_t));
+            assert_memory_equal(latn, lat1, D * t2 * sizeof(float));
+        }
+    }
+    omp_set_num_threads(saved);
+    xtts_dvae_delete(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_codes_equal_coquis_discrete_vae),
@@ -284,6 +324,7 @@ int main(void) {
         cmocka_unit_test(test_weights_by_key_missing_or_misshapen_are_refused_by_name),
         cmocka_unit_test(test_misshapen_weight_is_refused_with_both_shapes),
         cmocka_unit_test(test_odd_sizes_match_a_direct_convolution),
+        cmocka_unit_test(test_parts_side_by_side_equal_the_whole_clip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
