@@ -1,5 +1,6 @@
 /* cpu.c — what the x86-64 CPU running the program offers, read once by the fast paths of
- * common/ (CRC-32 by carry-less multiplication, fp16 by F16C); elsewhere none is offered. */
+ * common/ (CRC-32 by carry-less multiplication, fp16 by F16C) and kernels/dvae.c (AVX2 + FMA);
+ * elsewhere none is offered. */
 #include "common/xtts_common_internal.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -24,7 +25,18 @@ int xtts_cpu_has_avx_f16c(void) {
     (void)hi;
     return (lo & 6u) == 6u;
 }
+/* AVX2 (CPUID leaf 7, EBX bit 5) and FMA (leaf 1, ECX bit 12), with AVX's register saving. */
+int xtts_cpu_has_avx2_fma(void) {
+    unsigned c = cpuid1_ecx(), a, b, cc, d;
+    if (!(c & (1u << 12)) || !(c & (1u << 27)) || !(c & (1u << 28))) return 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &cc, &d) || !(b & (1u << 5))) return 0;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    return (lo & 6u) == 6u;
+}
 #else
 int xtts_cpu_has_pclmul_sse41(void) { return 0; }
 int xtts_cpu_has_avx_f16c(void) { return 0; }
+int xtts_cpu_has_avx2_fma(void) { return 0; }
 #endif

@@ -20,6 +20,8 @@ uint32_t xtts_crc32_table(uint32_t crc, const void *data, size_t len);
  * and the operating system's saving of the YMM registers. 0 off x86-64. */
 int xtts_cpu_has_pclmul_sse41(void);
 int xtts_cpu_has_avx_f16c(void);
+/* AVX2 and FMA, with the operating system's saving of the YMM registers. */
+int xtts_cpu_has_avx2_fma(void);
 
 #ifdef __cplusplus
 }

@@ -2,8 +2,8 @@
  *
  * Every convolution is one matrix product: the input is unfolded (im2col) into
  * (in*kernel, T_out) columns, and out = W (out, in*kernel) x columns + bias, computed by a
- * 6 x 16 register-blocked kernel of fused multiply-adds (AVX2 + FMA; elsewhere 4 x 16 with GCC's
- * vector extension) over the columns packed in panels of 16, in passes of 256 over the inner
+ * 6 x 16 register-blocked kernel of fused multiply-adds (AVX2 + FMA, chosen at run time; elsewhere
+ * the same blocks with GCC's vector extension) over the columns packed in panels of 16, in passes of 256 over the inner
  * dimension; the threads share the packed panels and take blocks of output rows. The
  * codebook search is one more product, the transposed codebook (N, D) by the latent (D, T2),
  * with the entries' squared norms precomputed. float32 throughout, as Coqui runs it (fused
@@ -11,6 +11,8 @@
  * 1e-4 of Coqui's, the codes equal). Reference: tests/golden/make_dvae_golden.py and check_dvae_full.py run
  * Coqui's own DiscreteVAE on the same weights and mel. */
 #include "kernels/dvae.h"
+
+#include "common/xtts_common_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +24,13 @@
 #define XTTS_DVAE_HALO 7      /* codes each side of a cut that the cut disturbs (see encode_segments) */
 #define XTTS_DVAE_MIN_PART 48 /* codes of a part, at least: the halos cost 2 x 7 codes each */
 
-#if defined(__FMA__) && defined(__AVX2__)
+#define MR 6 /* output rows of the micro-kernel: 12 vector accumulators */
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The fused multiply-add kernels are compiled for AVX2 + FMA whatever the build's baseline and
+ * used where the CPU has them (chosen once), so a portable build (x86-64-v2) keeps them. */
 #include <immintrin.h>
-#define MR 6 /* output rows of the micro-kernel: 12 vector accumulators, fused multiply-adds */
-#else
-#define MR 4 /* output rows of the micro-kernel: 8 vector accumulators */
+#define DVAE_FMA_TARGET __attribute__((target("avx2,fma")))
+#define DVAE_HAVE_FMA_KERNEL 1
 #endif
 #define NR 16  /* output columns of the micro-kernel: two vectors of 8 */
 #define KC 256 /* inner dimension per pass: MR rows of W (KC floats each) stay in L1 */
@@ -46,10 +50,10 @@ size_t xtts_dvae_codes_len(size_t frames) {
     return (t1 + 1) / 2;
 }
 
-#if MR == 6
+#ifdef DVAE_HAVE_FMA_KERNEL
 /* y[MR][NR] += W[MR][kc] x c[kc][NR]: rows w[0..5] of W, the packed panel c (NR floats per
  * step of the inner dimension), y with row stride ldy. Fused multiply-adds (AVX2 + FMA). */
-static void micro_kernel(const float *const *w, const float *c, size_t kc, float *y, size_t ldy) {
+DVAE_FMA_TARGET static void micro_kernel_fma(const float *const *w, const float *c, size_t kc, float *y, size_t ldy) {
     __m256 a00 = _mm256_loadu_ps(y), a01 = _mm256_loadu_ps(y + 8);
     __m256 a10 = _mm256_loadu_ps(y + ldy), a11 = _mm256_loadu_ps(y + ldy + 8);
     __m256 a20 = _mm256_loadu_ps(y + 2 * ldy), a21 = _mm256_loadu_ps(y + 2 * ldy + 8);
@@ -74,8 +78,8 @@ static void micro_kernel(const float *const *w, const float *c, size_t kc, float
     _mm256_storeu_ps(y + 5 * ldy, a50), _mm256_storeu_ps(y + 5 * ldy + 8, a51);
 }
 
-/* The left half of micro_kernel, for a last panel of at most 8 columns (half the work). */
-static void micro_kernel8(const float *const *w, const float *c, size_t kc, float *y, size_t ldy) {
+/* The left half of micro_kernel_fma, for a last panel of at most 8 columns (half the work). */
+DVAE_FMA_TARGET static void micro_kernel8_fma(const float *const *w, const float *c, size_t kc, float *y, size_t ldy) {
     __m256 a0 = _mm256_loadu_ps(y), a1 = _mm256_loadu_ps(y + ldy), a2 = _mm256_loadu_ps(y + 2 * ldy);
     __m256 a3 = _mm256_loadu_ps(y + 3 * ldy), a4 = _mm256_loadu_ps(y + 4 * ldy), a5 = _mm256_loadu_ps(y + 5 * ldy);
     for (size_t j = 0; j < kc; j++) {
@@ -90,32 +94,39 @@ static void micro_kernel8(const float *const *w, const float *c, size_t kc, floa
     _mm256_storeu_ps(y, a0), _mm256_storeu_ps(y + ldy, a1), _mm256_storeu_ps(y + 2 * ldy, a2);
     _mm256_storeu_ps(y + 3 * ldy, a3), _mm256_storeu_ps(y + 4 * ldy, a4), _mm256_storeu_ps(y + 5 * ldy, a5);
 }
-#define XTTS_DVAE_HALF_KERNEL 1
-#else
-/* The same with GCC's vector extension (a multiply, then an add: no FMA in ISO C's
- * contraction rules), 4 rows. */
-static void micro_kernel(const float *const *w, const float *c, size_t kc, float *y, size_t ldy) {
-    v8f a00, a01, a10, a11, a20, a21, a30, a31;
-    memcpy(&a00, y, 32), memcpy(&a01, y + 8, 32);
-    memcpy(&a10, y + ldy, 32), memcpy(&a11, y + ldy + 8, 32);
-    memcpy(&a20, y + 2 * ldy, 32), memcpy(&a21, y + 2 * ldy + 8, 32);
-    memcpy(&a30, y + 3 * ldy, 32), memcpy(&a31, y + 3 * ldy + 8, 32);
-    const float *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3];
+#endif
+
+/* The same without FMA, with GCC's vector extension (a multiply, then an add: no contraction
+ * under ISO C's rules): where the CPU lacks AVX2 + FMA, and off x86-64. */
+static void micro_kernel_generic(const float *const *w, const float *c, size_t kc, float *y, size_t ldy) {
+    v8f a[MR][2];
+    for (int r = 0; r < MR; r++) memcpy(&a[r][0], y + (size_t)r * ldy, 32), memcpy(&a[r][1], y + (size_t)r * ldy + 8, 32);
     for (size_t j = 0; j < kc; j++) {
         v8f c0, c1;
         memcpy(&c0, c + j * NR, 32);
         memcpy(&c1, c + j * NR + 8, 32);
-        a00 += w0[j] * c0, a01 += w0[j] * c1;
-        a10 += w1[j] * c0, a11 += w1[j] * c1;
-        a20 += w2[j] * c0, a21 += w2[j] * c1;
-        a30 += w3[j] * c0, a31 += w3[j] * c1;
+        for (int r = 0; r < MR; r++) a[r][0] += w[r][j] * c0, a[r][1] += w[r][j] * c1;
     }
-    memcpy(y, &a00, 32), memcpy(y + 8, &a01, 32);
-    memcpy(y + ldy, &a10, 32), memcpy(y + ldy + 8, &a11, 32);
-    memcpy(y + 2 * ldy, &a20, 32), memcpy(y + 2 * ldy + 8, &a21, 32);
-    memcpy(y + 3 * ldy, &a30, 32), memcpy(y + 3 * ldy + 8, &a31, 32);
+    for (int r = 0; r < MR; r++) memcpy(y + (size_t)r * ldy, &a[r][0], 32), memcpy(y + (size_t)r * ldy + 8, &a[r][1], 32);
 }
+
+typedef void (*dvae_kernel_fn)(const float *const *w, const float *c, size_t kc, float *y, size_t ldy);
+
+/* The kernels for this CPU (full panels, and panels of at most 8 columns), chosen once. */
+static void dvae_kernels(dvae_kernel_fn *full, dvae_kernel_fn *half) {
+    static int have = -1; /* a benign race: every thread computes the same answer */
+    int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+    if (h < 0) {
+        /* XTTS_DVAE_KERNEL=generic: the kernel without FMA on any CPU (its test runs it so) */
+        const char *force = getenv("XTTS_DVAE_KERNEL");
+        h = force && !strcmp(force, "generic") ? 0 : xtts_cpu_has_avx2_fma();
+        __atomic_store_n(&have, h, __ATOMIC_RELAXED);
+    }
+    *full = *half = micro_kernel_generic;
+#ifdef DVAE_HAVE_FMA_KERNEL
+    if (h) *full = micro_kernel_fma, *half = micro_kernel8_fma;
 #endif
+}
 
 /* A block of nr <= MR rows and nt <= NR columns: the kernel on a copy (the missing rows of W
  * repeat the last one and are dropped; the packed panel's missing columns are zeros). */
@@ -123,17 +134,15 @@ static void block_kernel(const float *w, size_t ldw, const float *c, size_t kc, 
                          size_t nt) {
     const float *rows[MR];
     for (int r = 0; r < MR; r++) rows[r] = w + (size_t)(r < nr ? r : nr - 1) * ldw;
+    dvae_kernel_fn full, half;
+    dvae_kernels(&full, &half);
     if (nr == MR && nt == NR) {
-        micro_kernel(rows, c, kc, y, ldy);
+        full(rows, c, kc, y, ldy);
         return;
     }
     float tmp[MR * NR] = {0};
     for (int r = 0; r < nr; r++) memcpy(tmp + r * NR, y + (size_t)r * ldy, nt * sizeof(float));
-#ifdef XTTS_DVAE_HALF_KERNEL
-    if (nt <= 8) micro_kernel8(rows, c, kc, tmp, NR);
-    else
-#endif
-        micro_kernel(rows, c, kc, tmp, NR);
+    (nt <= 8 ? half : full)(rows, c, kc, tmp, NR);
     for (int r = 0; r < nr; r++) memcpy(y + (size_t)r * ldy, tmp + r * NR, nt * sizeof(float));
 }
 
