@@ -279,11 +279,11 @@ cache: all
 	    bash scripts/build-cache.sh "$(DATA)" "$(OUT)" "$(SHARDS)"
 
 bench: all
-	@BUILD=$(abspath $(BUILD)) bash scripts/bench.sh
+	@BUILD=$(abspath $(BUILD)) bash bench/run.sh
 
 # time and peak memory per record at 10,000 and 100,000 records (SCALE_SIZES=...)
 scale: all
-	@BUILD=$(abspath $(BUILD)) SCALE_SIZES="$(SCALE_SIZES)" bash scripts/scale.sh
+	@BUILD=$(abspath $(BUILD)) SCALE_SIZES="$(SCALE_SIZES)" bash bench/scale.sh
 
 FUZZ_SECONDS ?= 60
 fuzz:

@@ -6,7 +6,7 @@
  * reused for every clip. FFTW's planner is not thread-safe, so plan creation and destruction
  * are serialized by a process-wide mutex; executing a plan is thread-safe. Plans come from
  * wisdom built into the library (kernels/mel_fftw_wisdom.h, FFTW_PATIENT, made by
- * tests/bench/make_fftw_wisdom.c) with FFTW_WISDOM_ONLY, or, for sizes or machines the wisdom
+ * bench/src/make_fftw_wisdom.c) with FFTW_WISDOM_ONLY, or, for sizes or machines the wisdom
  * does not cover, from FFTW_ESTIMATE. Both pick the same algorithm in every context and every
  * process, so output bytes do not depend on the thread count or on which run computed them
  * (FFTW_MEASURE times candidates at run time and may pick differently from run to run).

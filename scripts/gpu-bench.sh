@@ -13,7 +13,7 @@
 #   4. xtts-train --device cuda --batch-size 16 on the 1 h cache, --model small (200 steps)
 #      and base (40 steps), at --precision fp32, tf32 and bf16 (the last two only when the
 #      program has --precision), median step time from --log-json; and 6 steps on the CPU;
-#   5. the same model in PyTorch (scripts/bench_train_torch.py) replaying the first 60 (base:
+#   5. the same model in PyTorch (bench/train-torch.py) replaying the first 60 (base:
 #      40) batch shapes xtts-train fp32 logged, fp32, tf32 and bf16 autocast, when torch sees
 #      a CUDA device;
 # and ends with one table (check | figure | peer | ratio), also written to $OUT/gpu-bench.txt
@@ -308,7 +308,7 @@ import json, sys
 c = json.load(open(sys.argv[1]))["config"]
 print(c["mel"]["n_mels"], c["max_tokens"] + 1, max([c["max_frames"]] + c["buckets"]), c["vocab_size"])' "$TRAIN_CACHE/manifest.json")"
   local rc=0 ms
-  timeout "$(cap 150)" "$PY" "$ROOT/scripts/bench_train_torch.py" "$log" --layers "$L" --width "$C" --heads "$NH" \
+  timeout "$(cap 150)" "$PY" "$ROOT/bench/train-torch.py" "$log" --layers "$L" --width "$C" --heads "$NH" \
     --mels "$M" --vocab "$V" --text-pos "$PT" --mel-pos "$PM" --device cuda --precision fp32,tf32,bf16 \
     --max-steps "$steps" > "$WORK/peer.json" 2> "$WORK/peer.err" || rc=$?
   [ $rc -eq 0 ] || tail -n 3 "$WORK/peer.err" | sed 's/^/   /'

@@ -11,8 +11,8 @@
 #                          its own; lib/cuda-sonames.txt names them for gpu-bench.sh to find)
 #   DIR/tests/             test_mel_cuda, test_train_cuda and tests/golden/train_tiny.bin
 #                          (which test_train_cuda opens relative to its working directory, DIR)
-#   DIR/scripts/           bench_train_torch.py, the PyTorch peer of xtts-train
-#   DIR/data/              6 minutes of generated 22,050 Hz speech (scripts/make-bench-data.sh)
+#   DIR/bench/             train-torch.py, the PyTorch peer of xtts-train
+#   DIR/data/              6 minutes of generated 22,050 Hz speech (bench/make-data.sh)
 #                          and its token stream, whose audio paths begin with @ROOT@ (gpu-bench.sh
 #                          puts DIR/data there and grows the stream to 1, 20 and 100 h)
 #   DIR/BUNDLE             what was bundled: version, build, date
@@ -41,7 +41,7 @@ if [ -e "$DIR" ] && [ -n "$(ls -A "$DIR")" ] && [ ! -f "$DIR/BUNDLE" ]; then
   die "$DIR is a non-empty folder that is no bundle (it has no BUNDLE file); choose another"
 fi
 rm -rf "$DIR"
-mkdir -p "$DIR"/{bin,lib,tests/golden,scripts,data}
+mkdir -p "$DIR"/{bin,lib,tests/golden,bench,data}
 DIR=$(cd "$DIR" && pwd)
 
 # ---- programs, plugin, tests ----------------------------------------------------------------
@@ -82,13 +82,13 @@ sort -u -o "$DIR/lib/cuda-sonames.txt" "$DIR/lib/cuda-sonames.txt"
 
 # ---- scripts --------------------------------------------------------------------------------
 cp "$HERE/scripts/gpu-bench.sh" "$DIR/gpu-bench.sh"
-cp "$HERE/scripts/bench_train_torch.py" "$DIR/scripts/"
+cp "$HERE/bench/train-torch.py" "$DIR/bench/"
 
 # ---- data: generated speech and its token stream with @ROOT@ for the bundle's data/ ----------
 gen=$(mktemp -d "${TMPDIR:-/tmp}/gpu-bundle.XXXXXX")
 trap 'rm -rf "$gen"' EXIT
-bash "$HERE/scripts/make-bench-data.sh" "$gen" 0.1 2> "$gen.log" ||
-  { cat "$gen.log" >&2; rm -f "$gen.log"; die "scripts/make-bench-data.sh failed"; }
+bash "$HERE/bench/make-data.sh" "$gen" 0.1 2> "$gen.log" ||
+  { cat "$gen.log" >&2; rm -f "$gen.log"; die "bench/make-data.sh failed"; }
 rm -f "$gen.log"
 mkdir -p "$DIR/data/wavs"
 cp "$gen"/ljs22k/wavs/*.wav "$DIR/data/wavs/"

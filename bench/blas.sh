@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_blas.sh — prints which BLAS library a PyTorch process of this environment loads (the
+# bench/blas.sh — prints which BLAS library a PyTorch process of this environment loads (the
 # file mapped after a matrix product), so each benchmark states what its peers ran on.
 PY=${PYTHON:-/usr/bin/python3}
 "$PY" - <<'PYEOF' 2>/dev/null || echo "none (torch not importable)"

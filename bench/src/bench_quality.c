@@ -8,7 +8,7 @@
  * resampled to 22,050 Hz by the audio front end, up to SECONDS_OF_AUDIO, each timed as a
  * clip of its own length (as a build measures them).
  * Usage: bench_quality [--wavs LIST] [SECONDS_OF_AUDIO (default 600) [CLIP_SECONDS (default 10)]]
- * Built and run by scripts/bench_quality.sh. */
+ * Built and run by bench/quality.sh. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

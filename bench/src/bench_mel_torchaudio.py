@@ -4,7 +4,7 @@ plus log(clamp(x, 1e-5)) on the same amount of audio in the same clip length, on
 Prints: torchaudio_mel_xtts <seconds per hour of audio>
 Usage: bench_mel_torchaudio.py [SECONDS_OF_AUDIO [CLIP_SECONDS]]
 Run with LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp so torch's matrix products
-use OpenBLAS rather than the reference BLAS (scripts/bench_mel.sh does)."""
+use OpenBLAS rather than the reference BLAS (bench/mel.sh does)."""
 import sys
 import time
 

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# bench_melcache.sh — xtts-melcache end to end (decode, resample, mel, pad, compress,
-# write) against the Python pipeline a training script would run (scripts/bench/
-# peer_pipeline.py: soundfile, torchaudio resample + MelSpectrogram, fp16 pad, zstandard
+# bench/melcache.sh — xtts-melcache end to end (decode, resample, mel, pad, compress,
+# write) against the Python pipeline a training script would run (bench/
+# peer-pipeline.py: soundfile, torchaudio resample + MelSpectrogram, fp16 pad, zstandard
 # level 3, lmdb), twice: 44.1 kHz audio with -j THREADS and THREADS worker processes, and
 # 22,050 Hz audio (nothing to resample) on one thread and one worker; runs alternated REPS
 # times, medians and ratios, and each against the sum of its stages' floors. Then the
 # cache's size per hour of audio against raw fp16, with and without byte-plane shuffling,
 # and the storage choices (waveform section, zstd level) by size and build time.
-# Env: BUILD, BENCH_DATA (from scripts/make-bench-data.sh), THREADS (2), REPS (5), PYTHON.
+# Env: BUILD, BENCH_DATA (from bench/make-data.sh), THREADS (2), REPS (5), PYTHON.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN="${BUILD:?}/bin"
@@ -60,7 +60,7 @@ with wave.open(p) as w: print(w.getframerate())")
     "$BIN/xtts-melcache" --out "$W/c-$set" -j "$th" -q "$W/tokens-$set.tsv" 2>/dev/null || [ $? -eq 3 ]
     ours+=("$(echo "$(now) - $t0" | bc)")
     rm -rf "$W/p"; mkdir -p "$W/p"
-    local out; out=$("${peer_env[@]}" "$PY" "$ROOT/scripts/bench/peer_pipeline.py" "$DATA/$set/metadata.csv" "$W/p" "$th")
+    local out; out=$("${peer_env[@]}" "$PY" "$ROOT/bench/peer-pipeline.py" "$DATA/$set/metadata.csv" "$W/p" "$th")
     peer+=("${out##*seconds=}")
   done
   local mo mp; mo=$(median "${ours[@]}"); mp=$(median "${peer[@]}")
@@ -116,7 +116,7 @@ end_to_end ljs44k "$THREADS"
 end_to_end ljs22k 1
 # where the time goes: perf samples by stage (skipped without perf or permission to sample)
 for set in ljs44k ljs22k; do
-  prof=$(bash "$ROOT/scripts/bench/profile_melcache.sh" "$W/tokens-$set.tsv" 1 2>/dev/null || true)
+  prof=$(bash "$ROOT/bench/profile-melcache.sh" "$W/tokens-$set.tsv" 1 2>/dev/null || true)
   [ -n "$prof" ] || continue
   echo "### Where xtts-melcache's time goes: $set, one thread (perf, share of CPU samples)"
   echo

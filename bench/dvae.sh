@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# bench_dvae.sh — the DVAE encoder (kernels/dvae.c, XTTS-v2's sizes, random weights) on the
+# bench/dvae.sh — the DVAE encoder (kernels/dvae.c, XTTS-v2's sizes, random weights) on the
 # CPU beside its peers, measured side by side in this run, alternated, RUNS times: Debian's
 # PyTorch running Coqui's own DiscreteVAE.get_codebook_indices with the same threads, and the
 # machine's single-precision GEMM rate (numpy's BLAS: OpenBLAS under make bench) on the
 # encoder's own products and on a square 2048 product. Prints hours of audio per minute and
-# the ratios, medians of the runs (tests/bench/bench_dvae.c, tests/bench/bench_dvae_torch.py).
+# the ratios, medians of the runs (bench/src/bench_dvae.c, bench/src/bench_dvae_torch.py).
 #
 # Env: BUILD, PYTHON, THREADS (default nproc: the -j of xtts-cache-codes), DVAE_SECONDS (audio
 # per pass, default 60), CLIP_SECONDS (default 10), RUNS (default 3), COQUI_TTS (a coqui-ai/TTS
@@ -23,7 +23,7 @@ CC=${CC:-gcc}
 LIB=$BUILD/lib/libxtts.a
 [ -f "$LIB" ] || { echo "bench_dvae: $LIB not found; run make first" >&2; exit 2; }
 mkdir -p "$BUILD/bench"
-$CC -std=c17 -O2 -march=native -fopenmp -D_GNU_SOURCE -I"$ROOT" "$ROOT/tests/bench/bench_dvae.c" "$LIB" -lm \
+$CC -std=c17 -O2 -march=native -fopenmp -D_GNU_SOURCE -I"$ROOT" "$ROOT/bench/src/bench_dvae.c" "$LIB" -lm \
   -o "$BUILD/bench/bench_dvae"
 OPENBLAS_DIR=${OPENBLAS_DIR:-/usr/lib/x86_64-linux-gnu/openblas-openmp}
 peer_env=(env OMP_NUM_THREADS="$THREADS" OPENBLAS_NUM_THREADS="$THREADS")
@@ -38,7 +38,7 @@ out=$BUILD/bench/dvae_runs.txt
 : > "$out"
 for r in $(seq 1 "$RUNS"); do
   OMP_NUM_THREADS=$THREADS "$BUILD/bench/bench_dvae" "$DVAE_SECONDS" "$CLIP_SECONDS" 2 | sed "s/^/$r /" >> "$out"
-  "${peer_env[@]}" "$PYTHON" "$ROOT/tests/bench/bench_dvae_torch.py" "$coqui" "$DVAE_SECONDS" "$CLIP_SECONDS" \
+  "${peer_env[@]}" "$PYTHON" "$ROOT/bench/src/bench_dvae_torch.py" "$coqui" "$DVAE_SECONDS" "$CLIP_SECONDS" \
     "$THREADS" 2 | sed "s/^/$r /" >> "$out"
 done
 echo "DVAE encoder, XTTS-v2's sizes (80 -> 512 -> 1024, 3 residual blocks, codebook 512 x 1024), random"

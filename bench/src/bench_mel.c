@@ -7,7 +7,7 @@
  * FFTW's planner here shares the process's wisdom, which includes the built-in wisdom the mel
  * contexts import, so "estimate" floors use the same plans as the mel where the wisdom fits.
  * Usage: bench_mel [SECONDS_OF_AUDIO (default 600) [CLIP_SECONDS (default 10)]]
- * Built and run by scripts/bench_mel.sh. */
+ * Built and run by bench/mel.sh. */
 #include <fftw3.h>
 #include <math.h>
 #include <stdio.h>

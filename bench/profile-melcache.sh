@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# profile_melcache.sh TOKENS_TSV THREADS — where xtts-melcache's time goes: perf samples of
+# profile-melcache.sh TOKENS_TSV THREADS — where xtts-melcache's time goes: perf samples of
 # one build (cycles, user and kernel), summed by stage from the symbol and library each
 # sample fell in. Prints a markdown table (stage, share of samples, what it holds).
 # Needs perf (linux-perf) and permission to sample (root, or perf_event_paranoid <= 1);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_mel.sh — one-core throughput of the log-mel (every preset) beside FFTW's bare STFT
+# bench/mel.sh — one-core throughput of the log-mel (every preset) beside FFTW's bare STFT
 # floor and torchaudio's MelSpectrogram, and of every resampler option with its SNR.
 # Figures are seconds per hour of audio (mel: at the preset's rate; resampling: of 44.1 kHz
 # input). Ratios are taken within this one run, side by side.
@@ -18,8 +18,8 @@ LIB=$BUILD/lib/libxtts.a
 mkdir -p "$BUILD/bench"
 FLAGS="-std=c17 -O2 -march=native -fopenmp -D_GNU_SOURCE -I$ROOT"
 LIBS="$(pkg-config --libs sndfile soxr samplerate fftw3f) -lpthread -lm"
-$CC $FLAGS "$ROOT/tests/bench/bench_mel.c" "$LIB" $LIBS -o "$BUILD/bench/bench_mel"
-$CC $FLAGS "$ROOT/tests/bench/bench_audio.c" "$LIB" $LIBS -o "$BUILD/bench/bench_audio"
+$CC $FLAGS "$ROOT/bench/src/bench_mel.c" "$LIB" $LIBS -o "$BUILD/bench/bench_mel"
+$CC $FLAGS "$ROOT/bench/src/bench_audio.c" "$LIB" $LIBS -o "$BUILD/bench/bench_audio"
 
 echo "== log-mel, one core, ${SECONDS_AUDIO} s of audio in ${CLIP_SECONDS} s clips (s per hour of audio)"
 mel_out=$("$BUILD/bench/bench_mel" "$SECONDS_AUDIO" "$CLIP_SECONDS")
@@ -27,7 +27,7 @@ peer=""
 openblas=/usr/lib/x86_64-linux-gnu/openblas-openmp
 if "$PYTHON" -c 'import torchaudio' 2>/dev/null; then
   peer=$(LD_LIBRARY_PATH=$( [ -d $openblas ] && echo $openblas )${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
-         OMP_NUM_THREADS=1 "$PYTHON" "$ROOT/tests/bench/bench_mel_torchaudio.py" "$SECONDS_AUDIO" "$CLIP_SECONDS")
+         OMP_NUM_THREADS=1 "$PYTHON" "$ROOT/bench/src/bench_mel_torchaudio.py" "$SECONDS_AUDIO" "$CLIP_SECONDS")
 fi
 printf '%s\n%s\n' "$mel_out" "$peer" | awk '
   /^#/ { next }

@@ -22,9 +22,9 @@
  *   <what> <batches/s> <decoded MB/s> <% of zstd_ceiling, same threads> <out MB/s>
  *   <% of zstd_plus_batch_write, same threads and output dtype>
  * Usage: bench_reader CACHE_DIR [SECONDS (default 3)] [ROUNDS (default 5)] [reader-fp32]
- * (reader-fp32: only the c_reader_*_fp32out lines, for scripts/bench_reader.sh to alternate
+ * (reader-fp32: only the c_reader_*_fp32out lines, for bench/reader.sh to alternate
  * with the Python package's runs).
- * Built and run by scripts/bench_reader.sh. */
+ * Built and run by bench/reader.sh. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# bench_portable.sh — the portable build that `make install` installs (x86-64-v2 baseline, the
+# bench/portable.sh — the portable build that `make install` installs (x86-64-v2 baseline, the
 # hot code choosing AVX2 or AVX-512 at run time; docs/building.md) against the native build
 # (-march=native) of the same source, in the same run: xtts-train's median step time (tiny and
 # small models, a synthetic cache), and, with the bench data, xtts-melcache's wall time on
 # its 22,050 Hz clips and xtts-cache-verify --deep's on the cache it wrote. ROUNDS alternated
 # rounds, medians, and the ratio portable / native; the two caches' content digests and the
 # two trainers' losses must be equal.
-# Env: BUILD (default build), BENCH_DATA (scripts/make-bench-data.sh; without it xtts-train
+# Env: BUILD (default build), BENCH_DATA (bench/make-data.sh; without it xtts-train
 # only), THREADS (default nproc), STEPS (20), BATCH (8), FRAMES (160), ROUNDS (3),
 # MELCACHE_CLIPS (default: all), PYTHON. `make portable` builds $BUILD/portable first (PORTABLE_OPT
 # passes through).

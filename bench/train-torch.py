@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The xtts-train model in PyTorch: the reference for scripts/bench_train.sh (CPU) and
+"""The xtts-train model in PyTorch: the reference for bench/train.sh (CPU) and
 scripts/gpu-bench.sh (CUDA).
 
 Replays the batch shapes (rows, sequence length, real frames) that an xtts-train run wrote

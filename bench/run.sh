@@ -14,7 +14,7 @@ bash "$ROOT/scripts/install-deps.sh" --bench
 openblas=/usr/lib/x86_64-linux-gnu/openblas-openmp
 [ -d "$openblas" ] && export LD_LIBRARY_PATH="$openblas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export BENCH_DATA="$BUILD/bench/data"
-bash "$ROOT/scripts/make-bench-data.sh" "$BENCH_DATA" "${BENCH_HOURS:-1}" >&2
+bash "$ROOT/bench/make-data.sh" "$BENCH_DATA" "${BENCH_HOURS:-1}" >&2
 only=" ${BENCH_ONLY:-mel melcache quality tokenize reader train portable dvae} "
 out="$BUILD/bench/benchmarks.md"
 simd=$(grep -qw avx512f /proc/cpuinfo && echo "AVX-512" || { grep -qw avx2 /proc/cpuinfo && echo "AVX2, no AVX-512" || echo "no AVX2"; })
@@ -32,7 +32,7 @@ mkdir -p "$BUILD/bench"
   echo "$(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo) RAM, $(. /etc/os-release; echo "$PRETTY_NAME"), gcc $(gcc -dumpversion)."
   echo "Each section names the machine and day it was measured on."
   echo "Peers: $("$PYTHON" -c 'import torch, torchaudio; print(f"PyTorch {torch.__version__}, torchaudio {torchaudio.__version__}")' 2>/dev/null || echo 'torch not installed')"
-  echo "BLAS of the peers' processes: $(bash "$ROOT/scripts/bench_blas.sh")."
+  echo "BLAS of the peers' processes: $(bash "$ROOT/bench/blas.sh")."
   echo "GPU figures are not measured here: \`make gpu-bundle DIR=...\` and \`bash DIR/gpu-bench.sh\` on a GPU machine"
   echo "(docs/gpu.md, \"The GPU check\")."
   echo
@@ -40,10 +40,10 @@ mkdir -p "$BUILD/bench"
 section() { # name script
   local name=$1 script=$2
   case "$only" in *" $name "*) ;; *) return 0 ;; esac
-  if [ ! -f "$ROOT/scripts/$script" ]; then echo "bench: $script missing; skipping $name" >&2; return 0; fi
+  if [ ! -f "$ROOT/bench/$script" ]; then echo "bench: $script missing; skipping $name" >&2; return 0; fi
   echo "bench: $name ..." >&2
   local tmp; tmp=$(mktemp)
-  bash "$ROOT/scripts/$script" > "$tmp" || echo "(the $name benchmark failed: exit $?)" >> "$tmp"
+  bash "$ROOT/bench/$script" > "$tmp" || echo "(the $name benchmark failed: exit $?)" >> "$tmp"
   cp "$tmp" "$BUILD/bench/$name.txt" # later sections may use earlier figures (floors)
   {
     echo "## $name"; echo
@@ -53,14 +53,14 @@ section() { # name script
   } >> "$out"
   rm -f "$tmp"
 }
-section mel bench_mel.sh
-section melcache bench_melcache.sh
-section quality bench_quality.sh
-section tokenize bench_tokenize.sh
-section reader bench_reader.sh
-section train bench_train.sh
-section portable bench_portable.sh
-section dvae bench_dvae.sh
+section mel mel.sh
+section melcache melcache.sh
+section quality quality.sh
+section tokenize tokenize.sh
+section reader reader.sh
+section train train.sh
+section portable portable.sh
+section dvae dvae.sh
 # Into docs/benchmarks.md: the sections of this run replace those of the same name; the others
 # (sections not run this time, "Scale" from make scale, the profile) stay where they are.
 "$PYTHON" - "$out" "$ROOT/docs/benchmarks.md" <<'PY'

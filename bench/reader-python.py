@@ -1,14 +1,14 @@
 """Fixed-shape batches per second of the Python package, C-backed against pure Python
-(docs/python-reader.md, "The C library"), for scripts/bench_reader.sh.
+(docs/python-reader.md, "The C library"), for bench/reader.sh.
 
-    PYTHONPATH=python XTTS_PREP_LIB=build/lib /usr/bin/python3 scripts/bench_reader_python.py \
+    PYTHONPATH=python XTTS_PREP_LIB=build/lib /usr/bin/python3 bench/reader-python.py \
         CACHE [SECONDS] [ROUNDS] [C_READER_1THREAD] [C_READER_2THREADS]
 
 Reads random batches of 32 records (the C benchmark's batch and order) with
 XttsCache.read_batch into reused float32 arrays, as a training loop would: through the C
 library on 1 and 2 threads, and through the pure-Python reader, in ROUNDS alternated rounds
 of SECONDS / ROUNDS per configuration; prints medians as "<what> <batches/s> <decoded MB/s>"
-lines (decoded bytes counted as tests/bench/bench_reader.c counts them: the records' stored
+lines (decoded bytes counted as bench/src/bench_reader.c counts them: the records' stored
 payload). Given the C reader's batches/s (bench_reader's c_reader_*_fp32out lines), it adds
 the ratio of the C-backed package to it with the same number of threads.
 """

@@ -31,7 +31,7 @@ if [ -f "$DEST/.complete" ] && [ "$(cat "$DEST/.complete")" = "hours=$HOURS" ]; 
 fi
 rm -f "$DEST/.complete"
 mkdir -p "$DEST"
-bash "$here/make-demo-dataset.sh" "$DEST/demo"
+bash "$here/../scripts/make-demo-dataset.sh" "$DEST/demo"
 
 "$PY" - "$DEST" "$HOURS" <<'PYEOF'
 import os, subprocess, sys

@@ -5,8 +5,8 @@
 # by Hugging Face tokenizers alone (npm `tokenizers`, when installed in tests/golden).
 # XTTS_VOCAB: XTTS's tokenizer.json for the BPE rows (default tests/golden/xtts_vocab.json).
 # Environment: BUILD (build dir, default build), THREADS (default: all cores), LINES,
-# METADATA (use this metadata.csv instead of generating one; default under scripts/bench.sh:
-# $BENCH_DATA/text/metadata.csv from scripts/make-bench-data.sh).
+# METADATA (use this metadata.csv instead of generating one; default under bench/run.sh:
+# $BENCH_DATA/text/metadata.csv from bench/make-data.sh).
 # Prints a markdown table; each time is the median of 3 runs. With the peer installed, the
 # row of the whole `--lang auto` run with BPE on all cores is measured alternated with the
 # peer's encodeBatch (3 pairs) and carries the ratio ours / HF encodeBatch.
@@ -34,7 +34,7 @@ if [ -n "${METADATA:-}" ]; then
   cp "$METADATA" "$work/metadata.csv"
   LINES=$(grep -c . "$work/metadata.csv")
 else
-  $PY "$root/scripts/bench_tokenize_gen.py" "$work/metadata.csv" "$LINES"
+  $PY "$root/bench/tokenize-gen.py" "$work/metadata.csv" "$LINES"
 fi
 
 median_of_3() { # median wall-clock seconds of 3 runs of a command
@@ -54,7 +54,7 @@ echo "--allow-unk, so that every line is written."
 echo
 peer=0
 if command -v node > /dev/null && [ -d "$root/tests/golden/node_modules/tokenizers" ]; then peer=1; fi
-run_peer() { NODE_PATH="$root/tests/golden/node_modules" node "$root/scripts/bench_tokenize_peer.js" "$VOCAB" "$work/metadata.csv"; }
+run_peer() { NODE_PATH="$root/tests/golden/node_modules" node "$root/bench/tokenize-peer.js" "$VOCAB" "$work/metadata.csv"; }
 median() { printf '%s\n' "$@" | sort -g | sed -n "$(( ($# + 1) / 2 ))p"; }
 # the whole xtts-tokenize --lang auto with BPE on all cores, and the peer, alternated
 pair_ours=() pair_seq=() pair_batch=()
@@ -111,7 +111,7 @@ if [ "$peer" = 1 ]; then
   row "HF tokenizers encode(), one call per line (peer)" "$hf_seq"
   row "HF tokenizers encodeBatch(), all cores (peer)" "$hf_batch" "1"
   "$BIN" -q --lang auto --tokenizer bpe --allow-unk --vocab "$VOCAB" "$work/metadata.csv" > "$work/bpe.tsv" 2>/dev/null || true
-  chk=$(NODE_PATH="$root/tests/golden/node_modules" node "$root/scripts/bench_tokenize_peer.js" "$VOCAB" --check "$work/bpe.tsv" || true)
+  chk=$(NODE_PATH="$root/tests/golden/node_modules" node "$root/bench/tokenize-peer.js" "$VOCAB" --check "$work/bpe.tsv" || true)
   echo
   echo "BPE ids equal to HF tokenizers': $(echo "$chk" | sed 's/check_rows=\([0-9]*\) check_differ=\([0-9]*\)/\1 records checked, \2 differ/')"
 else

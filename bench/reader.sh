@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# bench_reader.sh — cache reader throughput: the C reader (batch 32, random order, 1 and 2
+# bench/reader.sh — cache reader throughput: the C reader (batch 32, random order, 1 and 2
 # threads) against bare zstd decompression of the same frames and against the Python
 # package (python/xtts_prep): its fixed-shape batches through the C library
 # (libxtts-reader.so, 1 and 2 threads, with the ratio to the C reader) and in pure Python
-# (scripts/bench_reader_python.py), and its per-record get(). Prints "<what> <batches/s>
+# (bench/reader-python.py), and its per-record get(). Prints "<what> <batches/s>
 # <decoded MB/s>" lines; the C lines add the % of the bare zstd ceiling, the batch bytes
-# written per second and the % of zstd plus the batch's writes (tests/bench/bench_reader.c
+# written per second and the % of zstd plus the batch's writes (bench/src/bench_reader.c
 # says how each is counted).
 #
 # Environment: BUILD (absolute build dir, default ./build), PYTHON (default
@@ -37,7 +37,7 @@ MK
 )
 cflags=${flags%@@*}; libs=${flags#*@@}
 [ -n "$flags" ] || { cflags="-I. -O2 -march=native -fopenmp -D_GNU_SOURCE"; libs="-llmdb -lzstd -ljansson -lm -lpthread"; }
-(cd "$root" && gcc $cflags tests/bench/bench_reader.c "$BUILD/lib/libxtts.a" $libs -o "$work/bench_reader")
+(cd "$root" && gcc $cflags bench/src/bench_reader.c "$BUILD/lib/libxtts.a" $libs -o "$work/bench_reader")
 echo "# cache: $cache"
 c_out=$("$work/bench_reader" "$cache" "$SECS" "$ROUNDS")
 echo "$c_out"
@@ -53,7 +53,7 @@ for k in $(seq "$PAIRS"); do
   c1=$(echo "$c_pair" | awk '$1 == "c_reader_1thread_fp32out" {print $2}')
   c2=$(echo "$c_pair" | awk '$1 == "c_reader_2threads_fp32out" {print $2}')
   echo "$c_pair" | awk '{print $1, $2}' >> "$pairs"
-  PYTHONPATH="$root/python" XTTS_PREP_LIB="$BUILD/lib" "$PY" "$root/scripts/bench_reader_python.py" \
+  PYTHONPATH="$root/python" XTTS_PREP_LIB="$BUILD/lib" "$PY" "$root/bench/reader-python.py" \
     "$cache" "$(awk -v s="$SECS" 'BEGIN {print s / 3}')" 1 "${c1:--}" "${c2:--}" | grep -v '^#' >> "$pairs"
 done
 echo "# side by side: $PAIRS alternated pairs (C reader fp32 lines, then the package), medians over the pairs;"

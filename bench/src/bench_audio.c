@@ -3,7 +3,7 @@
  * tones computed in double (1 kHz + 7 kHz kept, 15 kHz to be removed; as tests/test_audio.c).
  * Prints: <resampler> <quality> <out_rate> <s_per_hour> <snr_db>
  * Usage: bench_audio [SECONDS_OF_AUDIO (default 300)]
- * Built and run by scripts/bench_mel.sh. */
+ * Built and run by bench/mel.sh. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@ would otherwise run — soundfile decode, torchaudio resample and MelSpectrogram
 preset), log clamp, fp16 padding to 1024 frames, zstandard level 3, LMDB — with N worker
 processes (one torch thread each), the way DataLoader workers do it.
 
-usage: peer_pipeline.py METADATA_CSV OUT_LMDB_DIR WORKERS
+usage: peer-pipeline.py METADATA_CSV OUT_LMDB_DIR WORKERS
 Prints: records=<n> seconds=<wall>
 """
 import os

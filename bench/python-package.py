@@ -1,6 +1,6 @@
 """Batches per second of the xtts_prep package (docs/python-reader.md), main process only.
 
-    PYTHONPATH=python /usr/bin/python3 scripts/bench_python.py CACHE [SECONDS] [BATCH]
+    PYTHONPATH=python /usr/bin/python3 bench/python-package.py CACHE [SECONDS] [BATCH]
 
 Reads shuffled batches of BATCH records (default 16) through CacheDataset and its
 Collate (numpy), for SECONDS (default 5) each: mel and tokens only, then with the

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# bench_quality.sh — what the quality metrics (kernels/quality.h) add to a cache build: their
+# bench/quality.sh — what the quality metrics (kernels/quality.h) add to a cache build: their
 # CPU time per hour of audio beside the xtts log-mel's on the same clips (one core, clip by
-# clip, tests/bench/bench_quality.c), and beside xtts-melcache's whole per-record work
+# clip, bench/src/bench_quality.c), and beside xtts-melcache's whole per-record work
 # (decode, mel, pad, fp16, zstd, LMDB) on the same 22,050 Hz speech, -j 1. CPU time (user +
 # system), not wall time, for all three: on a shared machine the wall clock also counts other
 # processes. Medians of REPS runs.
-# Env: BUILD, BENCH_DATA (scripts/make-bench-data.sh; without it the clips are generated
+# Env: BUILD, BENCH_DATA (bench/make-data.sh; without it the clips are generated
 # speech-like audio and the melcache row is left out), REPS (5), SECONDS_AUDIO (600), PYTHON.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +19,7 @@ LIB=$BUILD/lib/libxtts.a
 [ -f "$LIB" ] || { echo "bench_quality: $LIB not found; run make first" >&2; exit 2; }
 W=$BUILD/bench/quality
 rm -rf "$W"; mkdir -p "$W"
-$CC -std=c17 -O2 -march=native -fopenmp -fno-math-errno -D_GNU_SOURCE -I"$ROOT" "$ROOT/tests/bench/bench_quality.c" \
+$CC -std=c17 -O2 -march=native -fopenmp -fno-math-errno -D_GNU_SOURCE -I"$ROOT" "$ROOT/bench/src/bench_quality.c" \
     "$LIB" $(pkg-config --libs sndfile soxr samplerate fftw3f) -lpthread -lm -o "$W/bench_quality"
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 set22="${BENCH_DATA:-}/ljs22k"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# bench_train.sh — xtts-train step time against the same model in PyTorch on the CPU.
+# bench/train.sh — xtts-train step time against the same model in PyTorch on the CPU.
 #
 # For the tiny and small models: trains STEPS steps on a synthetic cache with THREADS
-# OpenMP threads, then replays the same batch shapes in PyTorch (scripts/bench_train_torch.py)
+# OpenMP threads, then replays the same batch shapes in PyTorch (bench/train-torch.py)
 # with the same number of threads; ROUNDS rounds alternate the two, and the medians over
 # rounds are printed as a markdown table: median step time, samples/s, their ratio and the
 # loader's input stall. Environment: BUILD (default build), THREADS (default: nproc),
@@ -13,7 +13,7 @@
 # that spin at barriers while their partners are descheduled cost more than the work.
 set -euo pipefail
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
-# PyTorch on OpenBLAS whatever the machine's BLAS alternative is (scripts/bench.sh does the same)
+# PyTorch on OpenBLAS whatever the machine's BLAS alternative is (bench/run.sh does the same)
 openblas=/usr/lib/x86_64-linux-gnu/openblas-openmp
 case ":${LD_LIBRARY_PATH:-}:" in *":$openblas:"*) ;; *) [ -d "$openblas" ] && export LD_LIBRARY_PATH="$openblas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;; esac
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -40,7 +40,7 @@ print(c["max_tokens"] + 1, max([c["max_frames"]] + c["buckets"]), c["vocab_size"
 
 echo "xtts-train against the same model in PyTorch on the CPU: $THREADS threads, batch $BATCH, $STEPS steps"
 echo "per run on a synthetic cache (up to $FRAMES frames), $ROUNDS alternated rounds, medians;"
-echo "OMP_WAIT_POLICY=$OMP_WAIT_POLICY; PyTorch's BLAS: $(PYTHON="$PY" bash "$here/bench_blas.sh")."
+echo "OMP_WAIT_POLICY=$OMP_WAIT_POLICY; PyTorch's BLAS: $(PYTHON="$PY" bash "$here/blas.sh")."
 echo
 echo "| model | xtts-train ms/step | PyTorch ms/step | ratio | xtts-train samples/s | PyTorch samples/s | input stall % |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
@@ -50,7 +50,7 @@ for model in tiny small; do
         "$T" --cache "$OUT/cache" --model "$model" --steps "$STEPS" --batch-size "$BATCH" --threads "$THREADS" \
              --log-every 1000000 --log-json "$OUT/$model.$r.json" 2> "$OUT/$model.$r.err"
         if [ "$have_torch" = 1 ]; then
-            "$PY" "$here/bench_train_torch.py" "$OUT/$model.$r.json" --layers "$L" --width "$C" --heads "$NH" \
+            "$PY" "$here/train-torch.py" "$OUT/$model.$r.json" --layers "$L" --width "$C" --heads "$NH" \
                 --mels "$M" --vocab "$V" --text-pos "$PT" --mel-pos "$PM" --threads "$THREADS" > "$OUT/$model.$r.torch.json"
         fi
     done
