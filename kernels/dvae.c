@@ -112,8 +112,13 @@ static void micro_kernel_generic(const float *const *w, const float *c, size_t k
 
 typedef void (*dvae_kernel_fn)(const float *const *w, const float *c, size_t kc, float *y, size_t ldy);
 
-/* The kernels for this CPU (full panels, and panels of at most 8 columns), chosen once. */
-static void dvae_kernels(dvae_kernel_fn *full, dvae_kernel_fn *half) {
+/* The kernels for this CPU: for full panels, and for panels of at most 8 columns. */
+typedef struct {
+    dvae_kernel_fn full, half;
+} dvae_kernels;
+
+/* The kernels of this CPU, the CPU read once (a product asks at its start). */
+static dvae_kernels dvae_kernels_for_cpu(void) {
     static int have = -1; /* a benign race: every thread computes the same answer */
     int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
     if (h < 0) {
@@ -122,27 +127,26 @@ static void dvae_kernels(dvae_kernel_fn *full, dvae_kernel_fn *half) {
         h = force && !strcmp(force, "generic") ? 0 : xtts_cpu_has_avx2_fma();
         __atomic_store_n(&have, h, __ATOMIC_RELAXED);
     }
-    *full = *half = micro_kernel_generic;
+    dvae_kernels k = {micro_kernel_generic, micro_kernel_generic};
 #ifdef DVAE_HAVE_FMA_KERNEL
-    if (h) *full = micro_kernel_fma, *half = micro_kernel8_fma;
+    if (h) k.full = micro_kernel_fma, k.half = micro_kernel8_fma;
 #endif
+    return k;
 }
 
 /* A block of nr <= MR rows and nt <= NR columns: the kernel on a copy (the missing rows of W
  * repeat the last one and are dropped; the packed panel's missing columns are zeros). */
-static void block_kernel(const float *w, size_t ldw, const float *c, size_t kc, float *y, size_t ldy, int nr,
-                         size_t nt) {
+static void block_kernel(const dvae_kernels *k, const float *w, size_t ldw, const float *c, size_t kc, float *y,
+                         size_t ldy, int nr, size_t nt) {
     const float *rows[MR];
     for (int r = 0; r < MR; r++) rows[r] = w + (size_t)(r < nr ? r : nr - 1) * ldw;
-    dvae_kernel_fn full, half;
-    dvae_kernels(&full, &half);
     if (nr == MR && nt == NR) {
-        full(rows, c, kc, y, ldy);
+        k->full(rows, c, kc, y, ldy);
         return;
     }
     float tmp[MR * NR] = {0};
     for (int r = 0; r < nr; r++) memcpy(tmp + r * NR, y + (size_t)r * ldy, nt * sizeof(float));
-    (nt <= 8 ? half : full)(rows, c, kc, tmp, NR);
+    (nt <= 8 ? k->half : k->full)(rows, c, kc, tmp, NR);
     for (int r = 0; r < nr; r++) memcpy(y + (size_t)r * ldy, tmp + r * NR, nt * sizeof(float));
 }
 
@@ -171,6 +175,7 @@ static void pack_panels(const float *cols, size_t k_in, size_t tout, float *pack
 static void matmul_bias(const float *w, const float *b, const float *cols, size_t k_in, int cout, size_t tout, float *y,
                         float *pack) {
     size_t panels = (tout + NR - 1) / NR;
+    const dvae_kernels kern = dvae_kernels_for_cpu();
     pack_panels(cols, k_in, tout, pack);
     for (int o0 = 0; o0 < cout; o0 += MR) {
         int nr = cout - o0 < MR ? cout - o0 : MR;
@@ -180,7 +185,7 @@ static void matmul_bias(const float *w, const float *b, const float *cols, size_
             size_t kc = k_in - k0 < KC ? k_in - k0 : KC;
             for (size_t p = 0; p < panels; p++) {
                 size_t t0 = p * NR, nt = tout - t0 < NR ? tout - t0 : NR;
-                block_kernel(w + (size_t)o0 * k_in + k0, k_in, pack + p * k_in * NR + k0 * NR, kc,
+                block_kernel(&kern, w + (size_t)o0 * k_in + k0, k_in, pack + p * k_in * NR + k0 * NR, kc,
                              y + (size_t)o0 * tout + t0, tout, nr, nt);
             }
         }

@@ -651,11 +651,11 @@ static int writer_lock_new_dir(xtts_cache_writer *w, xtts_status *st, xtts_error
     xtts_unlock(w->part_lock_fd);
     xtts_unlock(w->lock_fd);
     w->lock_fd = w->part_lock_fd = -1;
-    DIR *d = opendir(tmp);
+    DIR *d = opendir(tmp); /* it holds the lock files this call made, nothing else */
     struct dirent *e;
     while (d && (e = readdir(d)))
-        if (e->d_name[0] != '.' || strncmp(e->d_name, XTTS_LOCK_NAME, strlen(XTTS_LOCK_NAME)) == 0)
-            if (xtts_path_join(lock, sizeof lock, tmp, e->d_name) < sizeof lock) unlink(lock);
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && xtts_path_join(lock, sizeof lock, tmp, e->d_name) < sizeof lock)
+            unlink(lock);
     if (d) closedir(d);
     rmdir(tmp);
     return 0;

@@ -60,8 +60,7 @@ expect_rc 3 "$BIN/xtts-melcache" --out "$T/small" -q "$T/tokens.tsv"
 d_small=$(digest "$T/small")
 # AddressSanitizer reserves terabytes of shadow address space at start: a sanitizer build
 # cannot run under ulimit -v at all, so parts 2 and 3's address-space cases skip there
-libs=$(ldd "$BIN/xtts-cache-verify")
-if grep -q 'lib[a-z]*san' <<<"$libs"; then
+if sanitizer_build; then
   echo "skip: sanitizer build (cannot start under ulimit -v): address-space cases not run"
 else
 vlim() { (ulimit -v 307200; "$@"); }

@@ -95,5 +95,8 @@ nobody_tools() {
 # ulimit -v; the command's own bounds are then checked by its timeout alone)
 vlimit() {
   local kb=$1; shift
-  if grep -q 'lib[a-z]*san' <<< "$(ldd "$BIN/xtts-tokenize" 2>/dev/null)"; then "$@"; else (ulimit -v "$kb"; "$@"); fi
+  if sanitizer_build; then "$@"; else (ulimit -v "$kb"; "$@"); fi
 }
+
+# sanitizer_build: true when the programs under test link a sanitizer's runtime
+sanitizer_build() { grep -q 'lib[a-z]*san' <<< "$(ldd "$BIN/xtts-tokenize" 2>/dev/null)"; }
