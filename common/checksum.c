@@ -240,7 +240,7 @@ static const uint32_t K256[64] = {
 
 #define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
 
-static void sha256_block(uint32_t st[8], const uint8_t *b) {
+static void sha256_block_portable(uint32_t st[8], const uint8_t *b) {
     uint32_t w[64];
     for (int i = 0; i < 16; i++)
         w[i] = ((uint32_t)b[4 * i] << 24) | ((uint32_t)b[4 * i + 1] << 16) | ((uint32_t)b[4 * i + 2] << 8) | b[4 * i + 3];
@@ -262,6 +262,73 @@ static void sha256_block(uint32_t st[8], const uint8_t *b) {
     st[0] += a; st[1] += bb; st[2] += c; st[3] += d; st[4] += e; st[5] += f; st[6] += g; st[7] += h;
 }
 
+void xtts_sha256_blocks_portable(uint32_t st[8], const uint8_t *p, size_t n) {
+    for (; n; n--, p += 64) sha256_block_portable(st, p);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The SHA extensions (SHA-NI: Intel since Goldmont and Ice Lake, AMD since Zen), compiled for
+ * them whatever the build's baseline and used when the CPU has them (checked once). The state
+ * lives in two registers as the instructions want it, (a, b, e, f) and (c, d, g, h); each
+ * SHA256RNDS2 does two rounds, and SHA256MSG1/MSG2 extend the message schedule four words at
+ * a time: w[t] = s1(w[t-2]) + w[t-7] + s0(w[t-15]) + w[t-16]. */
+#define SHA_TARGET __attribute__((target("sha,ssse3,sse4.1")))
+
+SHA_TARGET static void sha256_blocks_shani(uint32_t st[8], const uint8_t *p, size_t n) {
+    const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+    __m128i dcba = _mm_loadu_si128((const __m128i *)st), hgfe = _mm_loadu_si128((const __m128i *)(st + 4));
+    __m128i badc = _mm_shuffle_epi32(dcba, 0xB1);          /* lanes b a d c */
+    __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);          /* lanes h g f e */
+    __m128i abef = _mm_alignr_epi8(badc, efgh, 8);         /* lanes f e b a */
+    __m128i cdgh = _mm_blend_epi16(efgh, badc, 0xF0);      /* lanes h g d c */
+    for (; n; n--, p += 64) {
+        __m128i abef0 = abef, cdgh0 = cdgh, w[4];
+        for (int q = 0; q < 16; q++) { /* four rounds a step */
+            __m128i m;
+            if (q < 4) m = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * q)), bswap);
+            else {
+                m = _mm_sha256msg1_epu32(w[q & 3], w[(q + 1) & 3]);             /* w[t-16] + s0(w[t-15]) */
+                m = _mm_add_epi32(m, _mm_alignr_epi8(w[(q + 3) & 3], w[(q + 2) & 3], 4)); /* + w[t-7] */
+                m = _mm_sha256msg2_epu32(m, w[(q + 3) & 3]);                      /* + s1(w[t-2]) */
+            }
+            w[q & 3] = m;
+            __m128i k = _mm_add_epi32(m, _mm_loadu_si128((const __m128i *)(K256 + 4 * q)));
+            cdgh = _mm_sha256rnds2_epu32(cdgh, abef, k);
+            abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(k, 0x0E));
+        }
+        abef = _mm_add_epi32(abef, abef0);
+        cdgh = _mm_add_epi32(cdgh, cdgh0);
+    }
+    __m128i feba = _mm_shuffle_epi32(abef, 0x1B);          /* lanes a b e f */
+    __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);          /* lanes g h c d */
+    _mm_storeu_si128((__m128i *)st, _mm_blend_epi16(feba, dchg, 0xF0));      /* a b c d */
+    _mm_storeu_si128((__m128i *)(st + 4), _mm_alignr_epi8(dchg, feba, 8));   /* e f g h */
+}
+
+int xtts_sha256_blocks_shani(uint32_t st[8], const uint8_t *p, size_t n) {
+    if (!xtts_cpu_has_sha()) return -1;
+    sha256_blocks_shani(st, p, n);
+    return 0;
+}
+
+static void sha256_blocks(uint32_t st[8], const uint8_t *p, size_t n) {
+    static int have_sha = -1; /* a benign race: every thread computes the same answer */
+    int h = __atomic_load_n(&have_sha, __ATOMIC_RELAXED);
+    if (h < 0) {
+        h = xtts_cpu_has_sha();
+        __atomic_store_n(&have_sha, h, __ATOMIC_RELAXED);
+    }
+    if (h) sha256_blocks_shani(st, p, n);
+    else xtts_sha256_blocks_portable(st, p, n);
+}
+#else
+int xtts_sha256_blocks_shani(uint32_t st[8], const uint8_t *p, size_t n) {
+    (void)st, (void)p, (void)n;
+    return -1;
+}
+static void sha256_blocks(uint32_t st[8], const uint8_t *p, size_t n) { xtts_sha256_blocks_portable(st, p, n); }
+#endif
+
 void xtts_sha256_init(xtts_sha256 *s) {
     static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
@@ -277,21 +344,27 @@ void xtts_sha256_update(xtts_sha256 *s, const void *data, size_t len) {
         size_t take = 64 - s->used < len ? 64 - s->used : len;
         memcpy(s->block + s->used, p, take);
         s->used += take; p += take; len -= take;
-        if (s->used == 64) { sha256_block(s->state, s->block); s->used = 0; }
+        if (s->used == 64) { sha256_blocks(s->state, s->block, 1); s->used = 0; }
     }
-    while (len >= 64) { sha256_block(s->state, p); p += 64; len -= 64; }
+    if (len >= 64) {
+        sha256_blocks(s->state, p, len / 64);
+        p += len / 64 * 64;
+        len %= 64;
+    }
     if (len) { memcpy(s->block, p, len); s->used = len; }
 }
 
 void xtts_sha256_final(xtts_sha256 *s, uint8_t out[32]) {
     uint64_t bits = s->bytes * 8;
-    uint8_t pad = 0x80;
-    xtts_sha256_update(s, &pad, 1);
-    uint8_t zero = 0;
-    while (s->used != 56) xtts_sha256_update(s, &zero, 1);
-    uint8_t lenb[8];
-    xtts_put_be64(lenb, bits);
-    xtts_sha256_update(s, lenb, 8);
+    s->block[s->used++] = 0x80; /* used < 64 between calls */
+    if (s->used > 56) {
+        memset(s->block + s->used, 0, 64 - s->used);
+        sha256_blocks(s->state, s->block, 1);
+        s->used = 0;
+    }
+    memset(s->block + s->used, 0, 56 - s->used);
+    xtts_put_be64(s->block + 56, bits);
+    sha256_blocks(s->state, s->block, 1);
     for (int i = 0; i < 8; i++) {
         out[4 * i] = (uint8_t)(s->state[i] >> 24); out[4 * i + 1] = (uint8_t)(s->state[i] >> 16);
         out[4 * i + 2] = (uint8_t)(s->state[i] >> 8); out[4 * i + 3] = (uint8_t)s->state[i];

@@ -1,5 +1,5 @@
 /* cpu.c — what the x86-64 CPU running the program offers, read once by the fast paths of
- * common/ (CRC-32 by carry-less multiplication, fp16 by F16C) and kernels/dvae.c (AVX2 + FMA);
+ * common/ (CRC-32 by carry-less multiplication, SHA-256 by the SHA extensions, fp16 by F16C) and kernels/dvae.c (AVX2 + FMA);
  * elsewhere none is offered. */
 #include "common/xtts_common_internal.h"
 
@@ -35,7 +35,14 @@ int xtts_cpu_has_avx2_fma(void) {
     (void)hi;
     return (lo & 6u) == 6u;
 }
+/* SHA (CPUID leaf 7, EBX bit 29), SSSE3 (leaf 1, ECX bit 9) and SSE4.1 (bit 19). */
+int xtts_cpu_has_sha(void) {
+    unsigned c = cpuid1_ecx(), a, b, cc, d;
+    if (!(c & (1u << 9)) || !(c & (1u << 19))) return 0;
+    return __get_cpuid_count(7, 0, &a, &b, &cc, &d) && (b & (1u << 29));
+}
 #else
+int xtts_cpu_has_sha(void) { return 0; }
 int xtts_cpu_has_pclmul_sse41(void) { return 0; }
 int xtts_cpu_has_avx_f16c(void) { return 0; }
 int xtts_cpu_has_avx2_fma(void) { return 0; }

@@ -448,6 +448,19 @@ size_t xtts_tokens_reader_line(const xtts_tokens_reader *r) { return r->line_no;
 
 void xtts_tokens_reader_lenient(xtts_tokens_reader *r, int on) { r->lenient = on != 0; }
 
+void xtts_tokens_reader_tell(const xtts_tokens_reader *r, xtts_tokens_pos *pos) {
+    pos->offset = r->bytes;
+    pos->line_no = r->line_no;
+}
+
+xtts_status xtts_tokens_reader_seek(xtts_tokens_reader *r, const xtts_tokens_pos *pos, xtts_error *err) {
+    if (pos->offset > (uint64_t)INT64_MAX || fseeko(r->f, (off_t)pos->offset, SEEK_SET) != 0)
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot return to line %zu: %s", r->name, pos->line_no + 1, strerror(errno));
+    r->bytes = pos->offset;
+    r->line_no = pos->line_no;
+    return XTTS_OK;
+}
+
 void xtts_tokens_reader_close(xtts_tokens_reader *r) {
     if (!r) return;
     free(r->line);

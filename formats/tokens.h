@@ -116,6 +116,20 @@ void xtts_tokens_reader_lenient(xtts_tokens_reader *r, int on);
 /* The 1-based number of the line last read (the header is line 1). */
 size_t xtts_tokens_reader_line(const xtts_tokens_reader *r);
 
+/* Where the reader stands: the byte offset of the next line in the stream (counted from
+ * where it was opened) and the number of the line last read. */
+typedef struct {
+    uint64_t offset;
+    size_t line_no;
+} xtts_tokens_pos;
+
+/* The position before the next line; xtts_tokens_reader_seek() returns there, so that the
+ * next xtts_tokens_reader_next() reads that line again (a pass that skips records it has no
+ * use for). The stream must be seekable and opened at its offset 0.
+ * Errors of _seek: XTTS_EIO (fseeko failed). */
+void xtts_tokens_reader_tell(const xtts_tokens_reader *r, xtts_tokens_pos *pos);
+xtts_status xtts_tokens_reader_seek(xtts_tokens_reader *r, const xtts_tokens_pos *pos, xtts_error *err);
+
 /* Free the reader and its buffers (NULL is allowed). */
 void xtts_tokens_reader_close(xtts_tokens_reader *r);
 

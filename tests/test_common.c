@@ -191,6 +191,28 @@ static void sha256_matches_fips_180_vectors(void **state) {
     assert_string_equal(hex, "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
 }
 
+/* The SHA extensions' path equals the portable code on random states and blocks, one block
+ * to many at a time (the portable code is the one the vectors above pin down on CPUs without
+ * them; on CPUs with them the vectors run the SHA-NI path). */
+static void sha256_shani_equals_portable(void **state) {
+    (void)state;
+    uint32_t a[8] = {0}, b[8] = {0};
+    if (xtts_sha256_blocks_shani(a, NULL, 0) != 0) {
+        print_message("sha256_shani_equals_portable: this CPU has no SHA extensions (portable code only)\n");
+        return;
+    }
+    static uint8_t data[64 * 40];
+    uint64_t x = 0x9e3779b97f4a7c15ULL;
+    for (int round = 0; round < 200; round++) {
+        for (size_t i = 0; i < sizeof data; i++) data[i] = (uint8_t)((x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 56);
+        for (int i = 0; i < 8; i++) a[i] = b[i] = (uint32_t)((x = x * 6364136223846793005ULL + 1) >> 32);
+        size_t n = (size_t)round % 40 + 1;
+        xtts_sha256_blocks_portable(a, data, n);
+        assert_int_equal(xtts_sha256_blocks_shani(b, data, n), 0);
+        assert_memory_equal(a, b, sizeof a);
+    }
+}
+
 static void sha256_of_a_million_a_in_odd_chunks(void **state) {
     (void)state;
     static uint8_t a[1000];
@@ -777,6 +799,7 @@ int main(void) {
         cmocka_unit_test(fnv1a64_matches_published_vectors),
         cmocka_unit_test(sha256_matches_fips_180_vectors),
         cmocka_unit_test(sha256_of_a_million_a_in_odd_chunks),
+        cmocka_unit_test(sha256_shani_equals_portable),
         cmocka_unit_test(sha256_block_boundary_lengths_match_hashlib),
         cmocka_unit_test(sha256_file_hashes_contents_and_reports_missing_file),
         cmocka_unit_test(hex_writes_lowercase_and_terminates),

@@ -194,8 +194,8 @@ static int referenced(const xtts_cache_source *s, size_t d, uint64_t local) {
     return 0;
 }
 
-static xtts_status fill_hit(source_shard *sh, MDB_val *local, const uint8_t *key, xtts_cache_source_hit *hit,
-                            xtts_error *err) {
+static xtts_status fill_hit(source_shard *sh, MDB_val *local, const uint8_t *key, int entries,
+                            xtts_cache_source_hit *hit, xtts_error *err) {
     MDB_val kv, rv;
     int rc = mdb_get(sh->txn, sh->keys, local, &kv);
     if (rc == MDB_NOTFOUND) return xtts_error_set(err, XTTS_ECORRUPT, "%s: a record without its content key", sh->path);
@@ -209,7 +209,7 @@ static xtts_status fill_hit(source_shard *sh, MDB_val *local, const uint8_t *key
     hit->len = rv.mv_size;
     hit->keys_value = kv.mv_data;
     hit->keys_len = kv.mv_size;
-    for (size_t d = 0; d < sh->n_own; d++) {
+    for (size_t d = 0; entries && d < sh->n_own; d++) {
         MDB_val ev;
         rc = mdb_get(sh->txn, sh->own[d], local, &ev);
         if (rc == MDB_NOTFOUND) continue;
@@ -237,9 +237,22 @@ xtts_status xtts_cache_source_find(xtts_cache_source *s, const char *id, const u
         hit->dir = i;
         hit->local = xtts_get_be64(v.mv_data);
         MDB_val local = {8, v.mv_data};
-        return fill_hit(sh, &local, key, hit, err);
+        return fill_hit(sh, &local, key, 1, hit, err);
     }
     return XTTS_OK;
+}
+
+xtts_status xtts_cache_source_at(xtts_cache_source *s, size_t dir, uint64_t local,
+                                 const uint8_t key[XTTS_CONTENT_KEY_BYTES], xtts_cache_source_hit *hit, xtts_error *err) {
+    memset(hit, 0, sizeof *hit);
+    if (dir >= s->n_shards || s->shards[dir].empty) return XTTS_OK;
+    uint8_t lk[8];
+    xtts_put_be64(lk, local);
+    MDB_val k = {8, lk};
+    hit->found = 1;
+    hit->dir = dir;
+    hit->local = local;
+    return fill_hit(&s->shards[dir], &k, key, 0, hit, err);
 }
 
 void xtts_cache_source_close(xtts_cache_source *s) {

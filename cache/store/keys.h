@@ -72,6 +72,12 @@ typedef struct {
 xtts_status xtts_cache_source_find(xtts_cache_source *s, const char *id, const uint8_t key[XTTS_CONTENT_KEY_BYTES],
                                    xtts_cache_source_hit *hit, xtts_error *err);
 
+/* The record at directory dir, local key local (where an earlier find saw it), without its
+ * entries: found is set, same when its content key is key. A step that already found a
+ * record by its id takes it again by its place (no id lookup). Errors: as _find's. */
+xtts_status xtts_cache_source_at(xtts_cache_source *s, size_t dir, uint64_t local,
+                                 const uint8_t key[XTTS_CONTENT_KEY_BYTES], xtts_cache_source_hit *hit, xtts_error *err);
+
 /* NULL is allowed. */
 void xtts_cache_source_close(xtts_cache_source *s);
 

@@ -206,7 +206,9 @@ xtts_status xtts_melcache_compute_buffer(xtts_melcache_compute *c, xtts_melcache
     for (size_t k = 0; k < m; k++) todo += !buf[k].reused;
     if (todo == 0) return XTTS_OK; /* an update's buffer of carried records: no worker woken */
     if (c->dev && c->dev->batched) return compute_batched(c, buf, m, err);
-#pragma omp parallel for num_threads(c->threads) schedule(dynamic, 1)
+    /* one record (an update's usual buffer) on this thread: woken, the workers would spin
+     * for a while after it, taking a core from the update's own thread */
+#pragma omp parallel for num_threads(c->threads) schedule(dynamic, 1) if (todo > 1)
     for (size_t k = 0; k < m; k++) {
         if (buf[k].reused) continue;
         int t = omp_get_thread_num();

@@ -242,6 +242,13 @@ xtts_status xtts_melcache_inputs_seek(xtts_melcache_inputs *in, uint64_t target,
     return st;
 }
 
+xtts_status xtts_melcache_inputs_jump(xtts_melcache_inputs *in, uint64_t target, const xtts_tokens_pos *pos,
+                                      xtts_error *err) {
+    xtts_status st = in->r ? xtts_tokens_reader_seek(in->r, pos, err) : xtts_melcache_inputs_seek(in, target, err);
+    if (!st) in->next = target;
+    return st;
+}
+
 void xtts_melcache_inputs_clear_keys(xtts_melcache_inputs *in) { xtts_sha256_init(&in->keys_ctx); }
 
 void xtts_melcache_inputs_add_key(xtts_melcache_inputs *in, const uint8_t key[32]) {

@@ -74,6 +74,12 @@ xtts_status xtts_melcache_inputs_next(xtts_melcache_inputs *in, xtts_melcache_in
 /* Position the second pass at input target (from the first record when it is behind). */
 xtts_status xtts_melcache_inputs_seek(xtts_melcache_inputs *in, uint64_t target, xtts_error *err);
 
+/* Position the second pass at input target, whose line the reader found at pos (its
+ * position before reading it, xtts_tokens_reader_tell) in an earlier pass over the same stream.
+ * Errors: XTTS_EIO. */
+xtts_status xtts_melcache_inputs_jump(xtts_melcache_inputs *in, uint64_t target, const xtts_tokens_pos *pos,
+                                      xtts_error *err);
+
 /* The running digest: cleared, one key added, the digest of the keys added so far. */
 void xtts_melcache_inputs_clear_keys(xtts_melcache_inputs *in);
 void xtts_melcache_inputs_add_key(xtts_melcache_inputs *in, const uint8_t key[32]);

@@ -185,7 +185,7 @@ xtts_status xtts_melcache_pipeline_run(xtts_melcache_pipe *p, xtts_error *err) {
     for (int b = 0; !st && next < p->in->hi; b ^= 1) {
         if (pipe_wait_free(p, b)) break;
         size_t m;
-        st = xtts_melcache_buffer_fill(p->bs, p->in, bufs[b], &next, p->in->hi, &m, err);
+        st = xtts_melcache_plan_fill(p->plan, p->bs, p->in, bufs[b], &next, p->in->hi, &m, err);
         if (st || m == 0) break;
         st = prepare_buffer(p, bufs[b], m, err);
         if (st) break;

@@ -53,17 +53,19 @@ static int is_kept(const xtts_melcache_plan *p, uint64_t input) {
     return p->keep_bits && (p->keep_bits[(input - p->lo) / 8] >> ((input - p->lo) % 8) & 1);
 }
 
-/* A slot the plan keeps in the source: its figures and sums, for the statistics. */
+/* A slot the plan keeps in the source: its figures and sums, for the statistics (taken where
+ * the plan's pass found the record; the slot's input was not read). */
 static xtts_status keep_one(xtts_melcache_plan *p, xtts_melcache_slot *s, xtts_error *err) {
     xtts_cache_source_hit h;
     xtts_record_header hdr;
     xtts_error e;
-    xtts_status st = xtts_cache_source_find(p->src, s->rec.id, s->key, &h, err);
+    uint64_t at = p->kept_at[s->input - p->lo];
+    xtts_status st = xtts_cache_source_at(p->src, (size_t)(at >> 40), at & ((1ull << 40) - 1), s->key, &h, err);
     if (st) return st;
     if (!h.same || xtts_record_parse_header(h.record, h.len, &hdr, &e) ||
         xtts_keys_value_unpack(h.keys_value, h.keys_len, p->cfg->mel.n_mels, s->sum, s->sumsq))
-        return xtts_error_set(err, XTTS_ECORRUPT, "%s: record '%s' changed since the update planned to keep it",
-                              p->target, s->rec.id);
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: the record of input %llu changed since the update planned to keep it",
+                              p->target, (unsigned long long)s->input + 1);
     s->n_frames = hdr.n_frames;
     s->n_pcm = hdr.n_samples;
     s->n_tokens = hdr.n_tokens;
@@ -196,6 +198,51 @@ static int same_ids(const xtts_melcache_slot *s, const xtts_cache_source_hit *h)
            hdr.lang_id == (uint32_t)s->rec.lang_id;
 }
 
+/* Where the stream holds the slot's input, which the build pass reads again. */
+static xtts_status note_parse_at(xtts_melcache_plan *p, const xtts_melcache_slot *s, xtts_error *err) {
+    if (p->n_parse_at == p->cap_parse_at) {
+        size_t cap = p->cap_parse_at ? 2 * p->cap_parse_at : 1024;
+        xtts_melcache_parse_at *a = realloc(p->parse_at, cap * sizeof *a);
+        if (!a) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+        p->parse_at = a;
+        p->cap_parse_at = cap;
+    }
+    p->parse_at[p->n_parse_at++] = (xtts_melcache_parse_at){s->input, s->pos};
+    return XTTS_OK;
+}
+
+/* The reader of the build pass at input target, a later one than it stands at. */
+static xtts_status skip_to(const xtts_melcache_plan *p, xtts_melcache_inputs *in, uint64_t target, xtts_error *err) {
+    size_t a = 0, b = p->n_parse_at;
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (p->parse_at[mid].input < target) a = mid + 1; else b = mid;
+    }
+    if (a < p->n_parse_at && p->parse_at[a].input == target && in->next < target)
+        return xtts_melcache_inputs_jump(in, target, &p->parse_at[a].pos, err);
+    return xtts_melcache_inputs_seek(in, target, err); /* read through (the plan's pass did not see it) */
+}
+
+xtts_status xtts_melcache_plan_fill(const xtts_melcache_plan *p, const xtts_melcache_buffers *bs, xtts_melcache_inputs *in,
+                                    xtts_melcache_slot *buf, uint64_t *next, uint64_t end, size_t *m, xtts_error *err) {
+    if (!p->keep_bits) return xtts_melcache_buffer_fill(bs, in, buf, next, end, m, err);
+    xtts_status st = XTTS_OK;
+    *m = 0;
+    while (!st && *m < bs->chunk && *next < end) {
+        xtts_melcache_slot *s = &buf[*m];
+        if (is_kept(p, *next)) {
+            s->input = *next;
+            s->reused = s->kept = 0;
+            s->n_ent = 0;
+        } else {
+            if (in->next != *next) st = skip_to(p, in, *next, err);
+            if (!st) st = xtts_melcache_slot_read(in, s, *next, err);
+        }
+        if (!st) (*next)++, (*m)++;
+    }
+    return st;
+}
+
 /* The plan's step for each slot of a buffer, in input order: kept where the source stores
  * it, or taken by the writer; the plan's keys and found_at collect the keys and the source
  * records named. */
@@ -213,9 +260,11 @@ static xtts_status plan_slots(xtts_melcache_plan *p, xtts_melcache_slot *buf, si
         if (h.found) p->found_at[p->n_found++] = (uint64_t)h.dir << 40 | h.local;
         if (h.same && hit_complete(p, &h) && same_ids(s, &h)) {
             p->keep_bits[i / 8] |= (uint8_t)(1u << (i % 8));
+            p->kept_at[i] = (uint64_t)h.dir << 40 | h.local;
             (void)xtts_share_plan_keep(p->plan, h.dir, h.local, h.len); /* past the bound: the plan says so */
         } else {
             (void)xtts_share_plan_write(p->plan, s->input);
+            if ((st = note_parse_at(p, s, err))) return st;
         }
     }
     return XTTS_OK;
@@ -294,6 +343,8 @@ static xtts_status plan_settle(xtts_melcache_plan *p, const xtts_melcache_build 
     p->plan = NULL;
     free(p->keep_bits);
     p->keep_bits = NULL;
+    free(p->kept_at);
+    p->kept_at = NULL;
     return xtts_cache_writer_set_state(b->w, XTTS_MELCACHE_SHARE_KEY, "0", 1, err);
 }
 
@@ -314,7 +365,8 @@ xtts_status xtts_melcache_plan_share(xtts_melcache_plan *p, const xtts_melcache_
     p->plan_keys = malloc(n ? n * 32 : 1);
     p->keep_bits = calloc((n + 7) / 8 + 1, 1);
     p->found_at = malloc((n ? n : 1) * sizeof *p->found_at);
-    if (!p->plan_keys || !p->keep_bits || !p->found_at) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    p->kept_at = malloc((n ? n : 1) * sizeof *p->kept_at);
+    if (!p->plan_keys || !p->keep_bits || !p->found_at || !p->kept_at) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     xtts_status st = xtts_share_plan_new(p->src, &p->plan, err);
     if (!st) st = plan_pass(p, b, in, bs, err);
     bs->keys.planned = p->plan_keys; /* the build pass takes the keys from here */
@@ -375,6 +427,8 @@ void xtts_melcache_plan_free(xtts_melcache_plan *p) {
     free(p->plan_keys);
     free(p->keep_bits);
     free(p->found_at);
+    free(p->kept_at);
+    free(p->parse_at);
     xtts_cache_source_close(p->src);
     if (p->lock_fd >= 0) xtts_update_dir_unlock(p->lock_fd);
     memset(p, 0, sizeof *p);

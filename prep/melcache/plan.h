@@ -21,6 +21,12 @@
 #include "prep/melcache/state.h"
 #include "prep/melcache/update.h"
 
+/* An input's place in the token stream. */
+typedef struct {
+    uint64_t input;
+    xtts_tokens_pos pos;
+} xtts_melcache_parse_at;
+
 typedef struct {
     const xtts_cache_config *cfg;
     xtts_melcache_result *res;
@@ -38,6 +44,10 @@ typedef struct {
     uint8_t *keep_bits;        /* [(hi - lo + 7) / 8]: input lo + i is kept */
     uint64_t *found_at;        /* the plan's pass: the source records the inputs' ids name */
     size_t n_found;
+    uint64_t *kept_at;         /* [hi - lo]: where the source stores input lo + i when it is kept
+                                  (its directory << 40 | its local key) */
+    xtts_melcache_parse_at *parse_at; /* where the stream holds each input not kept, in input order */
+    size_t n_parse_at, cap_parse_at;
 } xtts_melcache_plan;
 
 /* An empty plan for configuration cfg (by pointer), filling res. */
@@ -73,6 +83,13 @@ xtts_status xtts_melcache_plan_dry(xtts_melcache_plan *p, int whole, xtts_melcac
 
 /* The records of the part's inputs from `from` to `hi` the plan does not keep. */
 uint64_t xtts_melcache_plan_to_compute(const xtts_melcache_plan *p, uint64_t from, uint64_t hi);
+
+/* The build pass's next inputs before end into buf, a chunk at most (*m: how many; *next
+ * moves past them): as xtts_melcache_buffer_fill, but an input the plan keeps is not read from
+ * the stream (its slot has only its number: what the build needs of it is in the source), and
+ * the reader skips to the next input it must read. Errors: those of the inputs. */
+xtts_status xtts_melcache_plan_fill(const xtts_melcache_plan *p, const xtts_melcache_buffers *bs, xtts_melcache_inputs *in,
+                                    xtts_melcache_slot *buf, uint64_t *next, uint64_t end, size_t *m, xtts_error *err);
 
 /* Look every slot of buf[0..m) up in the source, in input order (one thread: the source's
  * transactions are not shared): kept, taken (its bytes, sums and entries), or to compute;

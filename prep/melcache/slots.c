@@ -20,7 +20,8 @@ xtts_status xtts_melcache_buffers_init(xtts_melcache_buffers *bs, size_t chunk, 
     bs->keys.threads = threads;
     bs->slots = calloc(2 * chunk, sizeof *bs->slots);
     bs->sums = calloc(2 * chunk * 2 * nm, sizeof(double));
-    if (!bs->slots || !bs->sums) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    bs->keys.to_read = malloc(chunk * sizeof *bs->keys.to_read);
+    if (!bs->slots || !bs->sums || !bs->keys.to_read) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     for (size_t k = 0; k < 2 * chunk; k++) {
         bs->slots[k].sum = bs->sums + k * 2 * nm;
         bs->slots[k].sumsq = bs->slots[k].sum + nm;
@@ -36,8 +37,18 @@ void xtts_melcache_buffers_free(xtts_melcache_buffers *bs) {
         }
     free(bs->slots);
     free(bs->sums);
+    free(bs->keys.to_read);
     xtts_audio_hasher_delete(bs->keys.hasher);
     memset(bs, 0, sizeof *bs);
+}
+
+xtts_status xtts_melcache_slot_read(xtts_melcache_inputs *in, xtts_melcache_slot *s, uint64_t input, xtts_error *err) {
+    xtts_tokens_reader_tell(in->r, &s->pos);
+    xtts_status st = xtts_melcache_inputs_next(in, &s->rec, err);
+    s->input = input;
+    s->reused = s->kept = 0;
+    s->n_ent = 0;
+    return st;
 }
 
 xtts_status xtts_melcache_buffer_fill(const xtts_melcache_buffers *bs, xtts_melcache_inputs *in, xtts_melcache_slot *buf,
@@ -45,27 +56,51 @@ xtts_status xtts_melcache_buffer_fill(const xtts_melcache_buffers *bs, xtts_melc
     xtts_status st = XTTS_OK;
     *m = 0;
     while (*m < bs->chunk && *next < end) {
-        if ((st = xtts_melcache_inputs_next(in, &buf[*m].rec, err))) break;
-        buf[*m].input = (*next)++;
-        buf[*m].reused = 0;
-        buf[*m].n_ent = 0;
+        if ((st = xtts_melcache_slot_read(in, &buf[*m], *next, err))) break;
+        (*next)++;
         (*m)++;
     }
     return st;
 }
 
-/* The content key of the slot's input: its audio file's content hash (read, not decoded)
- * and the stream's fields. */
-static void key_one(const xtts_melcache_keys *k, const xtts_melcache_inputs *in, xtts_melcache_slot *s) {
+/* The content key of the slot's input from its audio file's content hash (NULL: the file
+ * cannot be read) and the stream's fields. */
+static void key_of(const xtts_melcache_keys *k, const xtts_melcache_inputs *in, xtts_melcache_slot *s,
+                   const uint8_t *audio) {
     const xtts_melcache_input *x = &s->rec;
-    uint8_t audio[32];
-    int readable = xtts_audio_hasher_hash(k->hasher, x->audio_path, audio) == 0;
     xtts_content_key_input ki = {
-        .config_hash = k->cfg_hash, .audio_hash = readable ? audio : NULL, .id = x->id,
+        .config_hash = k->cfg_hash, .audio_hash = audio, .id = x->id,
         .speaker = in->speakers[x->speaker_id], .lang = x->lang, .split = x->split, .tokens = x->tokens,
         .n_tokens = x->n_tokens, .text = x->text, .orig_text = x->orig_text, .reject = x->reject,
     };
     xtts_content_key(&ki, s->key);
+}
+
+/* The key of a slot whose file must be read (hashed, not decoded). */
+static void key_read(const xtts_melcache_keys *k, const xtts_melcache_inputs *in, xtts_melcache_slot *s) {
+    uint8_t audio[32];
+    int readable = xtts_audio_hasher_hash(k->hasher, s->rec.audio_path, audio) == 0;
+    key_of(k, in, s, readable ? audio : NULL);
+}
+
+/* The keys of buf[0..m): those whose files the stat records know on this thread (an update's
+ * usual case: a stat and a hash each, too little to wake the workers for), the files to read
+ * on the workers. */
+static void keys_compute(const xtts_melcache_keys *k, xtts_melcache_inputs *in, xtts_melcache_slot *buf, size_t m) {
+    size_t n_read = 0;
+    if (xtts_audio_hasher_empty(k->hasher)) /* a first build: every file is read */
+        for (size_t i = 0; i < m; i++) k->to_read[n_read++] = i;
+    else
+        for (size_t i = 0; i < m; i++) {
+            uint8_t audio[32];
+            if (xtts_audio_hasher_known(k->hasher, buf[i].rec.audio_path, audio)) key_of(k, in, &buf[i], audio);
+            else k->to_read[n_read++] = i;
+        }
+    if (n_read == 1) key_read(k, in, &buf[k->to_read[0]]);
+    else if (n_read > 1) {
+#pragma omp parallel for num_threads(k->threads) schedule(dynamic, 8)
+        for (size_t j = 0; j < n_read; j++) key_read(k, in, &buf[k->to_read[j]]);
+    }
 }
 
 void xtts_melcache_buffer_keys(const xtts_melcache_buffers *bs, xtts_melcache_inputs *in, xtts_melcache_slot *buf,
@@ -73,10 +108,8 @@ void xtts_melcache_buffer_keys(const xtts_melcache_buffers *bs, xtts_melcache_in
     const xtts_melcache_keys *k = &bs->keys;
     if (k->planned) /* the plan's pass computed them */
         for (size_t i = 0; i < m; i++) memcpy(buf[i].key, k->planned + (buf[i].input - k->planned_from) * 32, 32);
-    else {
-#pragma omp parallel for num_threads(k->threads) schedule(dynamic, 8)
-        for (size_t i = 0; i < m; i++) key_one(k, in, &buf[i]);
-    }
+    else
+        keys_compute(k, in, buf, m);
     for (size_t i = 0; i < m; i++) {
         xtts_melcache_inputs_add_key(in, buf[i].key);
         buf[i].keys_upto = in->keys_ctx;

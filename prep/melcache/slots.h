@@ -41,7 +41,9 @@ void xtts_melcache_slot_bufs_free(xtts_melcache_slot_bufs *b);
  * pad, encode). */
 typedef struct {
     uint64_t input;      /* index in the token stream */
-    xtts_melcache_input rec; /* that input (owned; the slot's next input replaces it) */
+    xtts_melcache_input rec; /* that input (owned; the slot's next input replaces it; a record
+                                an update keeps is not read: rec is then a stale one) */
+    xtts_tokens_pos pos; /* where the stream's reader stood before reading it */
     xtts_sha256 keys_upto; /* the running digest of the keys up to this input, not finalized:
                               only a written record's commit saves it (a kept one's does not) */
     uint8_t key[XTTS_CONTENT_KEY_BYTES]; /* its content key */
@@ -77,6 +79,7 @@ typedef struct {
                                    plan computed them already ([n][32]), or NULL */
     uint64_t planned_from;
     int threads;                /* the threads that hash the audio files */
+    size_t *to_read;            /* [chunk]: the slots of a buffer whose files are read */
 } xtts_melcache_keys;
 
 /* The two buffers of a run, chunk slots each (buffer b is slots + b * chunk), and what their
@@ -93,6 +96,10 @@ typedef struct {
 xtts_status xtts_melcache_buffers_init(xtts_melcache_buffers *bs, size_t chunk, int n_mels, const char *cfg_hash,
                                        int threads, xtts_error *err);
 void xtts_melcache_buffers_free(xtts_melcache_buffers *bs);
+
+/* The stream's next input, number input, into slot s (where the reader stood before it in
+ * s->pos). Errors: those of xtts_melcache_inputs_next. */
+xtts_status xtts_melcache_slot_read(xtts_melcache_inputs *in, xtts_melcache_slot *s, uint64_t input, xtts_error *err);
 
 /* The next inputs before end into buf, a chunk at most; *m: how many; *next moves past them.
  * Errors: those of xtts_melcache_inputs_next. */

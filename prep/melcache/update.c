@@ -273,6 +273,14 @@ int xtts_audio_hasher_hash(xtts_audio_hasher *h, const char *path, uint8_t out[3
     return 0;
 }
 
+int xtts_audio_hasher_known(xtts_audio_hasher *h, const char *path, uint8_t out[32]) {
+    memset(out, 0, 32);
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && known_hash(h, &sb, out);
+}
+
+int xtts_audio_hasher_empty(const xtts_audio_hasher *h) { return h->n == 0; }
+
 xtts_status xtts_audio_hasher_load(xtts_audio_hasher *h, const void *blob, size_t len, xtts_error *err) {
     const uint8_t *p = blob;
     if (len < STAT_HEAD || memcmp(p, STAT_MAGIC, 4) || xtts_get_le32(p + 4) != STAT_VERSION) return XTTS_OK;

@@ -41,6 +41,12 @@ void xtts_audio_hasher_delete(xtts_audio_hasher *h);
  * all zero: such a record is rejected when it is computed, and its key says so). A file
  * whose identity and stat match a record the hasher holds is not read. */
 int xtts_audio_hasher_hash(xtts_audio_hasher *h, const char *path, uint8_t out[32]);
+/* The content hash of the file at path from its stat record alone: 1 (out set) when h holds a
+ * record whose identity and stat match, else 0 (out cleared; xtts_audio_hasher_hash reads it).
+ * A stat, no open: what an update asks first of every file, on one thread. */
+int xtts_audio_hasher_known(xtts_audio_hasher *h, const char *path, uint8_t out[32]);
+/* 1 when h holds no stat record (a first build: every file is read). */
+int xtts_audio_hasher_empty(const xtts_audio_hasher *h);
 
 /* The stat records of a blob saved by xtts_audio_hasher_save added to h. Of two loaded records
  * of one file the one with the later change time is kept (blobs of several builds may name
