@@ -121,3 +121,10 @@ void xtts_n2w_feminine_o(xtts_sb *b) {
     for (size_t i = 0; i < b->len; i++)
         if (b->s[i] == 'o' && (i + 1 == b->len || b->s[i + 1] == ' ')) b->s[i] = 'a';
 }
+
+int xtts_n2w_take(xtts_sb *w, int rc, xtts_sb *out) {
+    if (!rc && !w->failed) xtts_sb_putn(out, w->s ? w->s : "", w->len);
+    rc = rc || w->failed || out->failed ? -1 : 0;
+    xtts_sb_free(w);
+    return rc;
+}

@@ -25,6 +25,10 @@ int xtts_n2w_parse_repr(const char *repr, n2w_repr *r);
  * ROUND_HALF_UP on the exact binary value. Returns -1 when |x| >= 2^63 or x is not finite. */
 int xtts_n2w_money_parts(const char *repr, int64_t *units, int *cents, int *neg);
 
+/* The end of a spoken form built in a buffer of its own: appends w to out when rc is 0 and
+ * nothing failed, frees w, returns 0 or -1 (out unchanged). */
+int xtts_n2w_take(xtts_sb *w, int rc, xtts_sb *out);
+
 /* If b ends with from, replaces that end by to and returns 1; else 0. */
 int xtts_n2w_replace_end(xtts_sb *b, const char *from, const char *to);
 

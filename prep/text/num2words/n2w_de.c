@@ -142,10 +142,7 @@ static int de_spoken_cardinal(uint64_t n, int form, xtts_sb *out) {
     xtts_sb w = {0};
     int rc = xtts_n2w_eu_cardinal(&de_spoken_lang, (int64_t)n, &w);
     if (!rc && form == XTTS_N2W_BEFORE_NOUN) xtts_n2w_replace_end(&w, "eins", "ein");
-    if (!rc && !w.failed) xtts_sb_putn(out, w.s, w.len);
-    rc = rc || w.failed || out->failed ? -1 : 0;
-    xtts_sb_free(&w);
-    return rc;
+    return xtts_n2w_take(&w, rc, out);
 }
 
 /* The weak inflection: "-sten" after 20 and up and after round hundreds, the numbers' own stems
@@ -162,10 +159,7 @@ static int de_spoken_ordinal(uint64_t n, int fem, xtts_sb *out) {
             if (xtts_n2w_replace_end(&w, de_ord_stems[i][0], de_ord_stems[i][1])) break;
         xtts_sb_puts(&w, "ten");
     }
-    if (!rc && !w.failed) xtts_sb_putn(out, w.s, w.len);
-    rc = rc || w.failed || out->failed ? -1 : 0;
-    xtts_sb_free(&w);
-    return rc;
+    return xtts_n2w_take(&w, rc, out);
 }
 
 static const xtts_n2w_spoken de_spoken = {de_spoken_cardinal, de_spoken_ordinal, NULL};

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "prep/text/num2words/n2w_common_internal.h"
 #include "prep/text/num2words/n2w_eu_internal.h"
 #include "prep/text/num2words/num2words.h"
 
@@ -111,10 +112,7 @@ static int en_spoken_year(uint64_t n, xtts_sb *out) {
         xtts_sb_puts(&y, lo < 10 ? " oh " : " ");
         en_spoken_words(lo, &y);
     }
-    if (!y.failed) xtts_sb_putn(out, y.s, y.len);
-    int rc = y.failed || out->failed ? -1 : 0;
-    xtts_sb_free(&y);
-    return rc;
+    return xtts_n2w_take(&y, 0, out);
 }
 
 static const xtts_n2w_spoken en_spoken = {en_spoken_cardinal, en_spoken_ordinal, en_spoken_year};

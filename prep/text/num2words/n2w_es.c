@@ -34,15 +34,11 @@ static size_t drop_chars(const char *s, size_t len, int k) {
 
 /* ct before mil or millones; with apocope (spoken) "veintiuno" -> "veintiún", "uno" -> "un" */
 static void put_multiplier(xtts_sb *o, const char *ct, int apocope) {
-    size_t at = o->len;
-    xtts_sb_puts(o, ct);
-    if (!apocope || o->failed) return;
-    xtts_sb t = {0};
-    xtts_sb_putn(&t, o->s + at, o->len - at);
-    if (!xtts_n2w_replace_end(&t, "veintiuno", "veinti\xc3\xban")) xtts_n2w_replace_end(&t, "uno", "un");
-    o->len = at;
-    xtts_sb_putn(o, t.s ? t.s : "", t.len);
-    xtts_sb_free(&t);
+    size_t cl = strlen(ct);
+    if (apocope && xtts_n2w_endswith(ct, cl, "veintiuno")) {
+        xtts_sb_putn(o, ct, cl - 3);
+        xtts_sb_puts(o, "\xc3\xban");
+    } else xtts_sb_putn(o, ct, apocope && xtts_n2w_endswith(ct, cl, "uno") ? cl - 1 : cl);
 }
 
 static void es_merge_with(const char *ct, int64_t cn, const char *nt, int64_t nn, xtts_sb *o, int64_t *on, int apocope) {
@@ -223,10 +219,7 @@ static int es_spoken_cardinal(uint64_t n, int form, xtts_sb *out) {
     if (!rc && form == XTTS_N2W_FEM) xtts_n2w_feminine_tail(&w, scales, una, 4, ientas);
     if (!rc && form == XTTS_N2W_BEFORE_NOUN && !xtts_n2w_replace_end(&w, "veintiuno", "veinti\xc3\xban"))
         xtts_n2w_replace_end(&w, "uno", "un");
-    if (!rc && !w.failed) xtts_sb_putn(out, w.s, w.len);
-    rc = rc || w.failed || out->failed ? -1 : 0;
-    xtts_sb_free(&w);
-    return rc;
+    return xtts_n2w_take(&w, rc, out);
 }
 
 /* The ordinal word of 1..99: num2words' stems, but cuadragésimo (num2words: quadragésimo),
@@ -237,9 +230,10 @@ static void es_spoken_ordinal_word(uint64_t n, xtts_sb *o) {
         xtts_sb_putc(o, 'o');
         if (n % 10) xtts_sb_putc(o, ' ');
         n %= 10;
-    } else if (n >= 10) {
-        static const char *const own[3] = {"d\xc3\xa9" "cimo", "und\xc3\xa9" "cimo", "duod\xc3\xa9" "cimo"};
-        if (n <= 12) { xtts_sb_puts(o, own[n - 10]); return; }
+    } else if (n == 11 || n == 12) {
+        xtts_sb_puts(o, n == 11 ? "und\xc3\xa9" "cimo" : "duod\xc3\xa9" "cimo");
+        return;
+    } else if (n > 12) {
         xtts_sb_puts(o, n == 18 ? "decim" : "decimo"); /* decimoctavo */
         n -= 10;
     }
@@ -252,10 +246,7 @@ static int es_spoken_ordinal(uint64_t n, int fem, xtts_sb *out) {
     xtts_sb w = {0};
     es_spoken_ordinal_word(n, &w);
     if (fem) xtts_n2w_feminine_o(&w);
-    if (!w.failed) xtts_sb_putn(out, w.s, w.len);
-    int rc = w.failed || out->failed ? -1 : 0;
-    xtts_sb_free(&w);
-    return rc;
+    return xtts_n2w_take(&w, 0, out);
 }
 
 static const xtts_n2w_spoken es_spoken = {es_spoken_cardinal, es_spoken_ordinal, NULL};

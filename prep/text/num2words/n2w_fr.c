@@ -85,10 +85,7 @@ static int fr_spoken_cardinal(uint64_t n, int form, xtts_sb *out) {
     xtts_sb w = {0};
     int rc = fr_cardinal((int64_t)n, &w);
     if (!rc && form == XTTS_N2W_FEM) xtts_n2w_feminine_tail(&w, scales, une, 1, NULL);
-    if (!rc && !w.failed) xtts_sb_putn(out, w.s, w.len);
-    rc = rc || w.failed || out->failed ? -1 : 0;
-    xtts_sb_free(&w);
-    return rc;
+    return xtts_n2w_take(&w, rc, out);
 }
 
 static int fr_spoken_ordinal(uint64_t n, int fem, xtts_sb *out) {

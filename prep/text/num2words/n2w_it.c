@@ -278,10 +278,7 @@ static int it_spoken_cardinal(uint64_t n, int form, xtts_sb *out) {
     xtts_sb w = {0};
     it_spoken_words(n, form == XTTS_N2W_FEM, &w);
     if (form == XTTS_N2W_BEFORE_NOUN && w.len == 3 && !memcmp(w.s, "uno", 3)) w.len--;
-    if (!w.failed) xtts_sb_putn(out, w.s, w.len);
-    int rc = w.failed || out->failed ? -1 : 0;
-    xtts_sb_free(&w);
-    return rc;
+    return xtts_n2w_take(&w, 0, out);
 }
 
 /* num2words' words to decimo, then the cardinal with -esimo: ventitreesimo, ventiseiesimo,
@@ -296,10 +293,7 @@ static int it_spoken_ordinal(uint64_t n, int fem, xtts_sb *out) {
         xtts_sb_puts(&w, "esimo");
     }
     if (fem) xtts_n2w_feminine_o(&w);
-    if (!w.failed) xtts_sb_putn(out, w.s, w.len);
-    int rc = w.failed || out->failed ? -1 : 0;
-    xtts_sb_free(&w);
-    return rc;
+    return xtts_n2w_take(&w, 0, out);
 }
 
 static const xtts_n2w_spoken it_spoken = {it_spoken_cardinal, it_spoken_ordinal, NULL};

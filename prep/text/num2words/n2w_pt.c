@@ -221,10 +221,7 @@ static int pt_spoken_cardinal(uint64_t n, int form, xtts_sb *out) {
     xtts_sb w = {0};
     int rc = xtts_n2w_eu_cardinal(&pt_spoken_lang, (int64_t)n, &w);
     if (!rc && form == XTTS_N2W_FEM) xtts_n2w_feminine_tail(&w, scales, uma, 2, entas);
-    if (!rc && !w.failed) xtts_sb_putn(out, w.s, w.len);
-    rc = rc || w.failed || out->failed ? -1 : 0;
-    xtts_sb_free(&w);
-    return rc;
+    return xtts_n2w_take(&w, rc, out);
 }
 
 /* num2words' ordinals below a hundred, read as cardinals from a hundred on */
@@ -234,10 +231,7 @@ static int pt_spoken_ordinal(uint64_t n, int fem, xtts_sb *out) {
     xtts_sb w = {0};
     int rc = pt_ordinal((int64_t)n, &w);
     if (fem) xtts_n2w_feminine_o(&w);
-    if (!rc && !w.failed) xtts_sb_putn(out, w.s, w.len);
-    rc = rc || w.failed || out->failed ? -1 : 0;
-    xtts_sb_free(&w);
-    return rc;
+    return xtts_n2w_take(&w, rc, out);
 }
 
 static const xtts_n2w_spoken pt_spoken = {pt_spoken_cardinal, pt_spoken_ordinal, NULL};
