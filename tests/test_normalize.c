@@ -246,7 +246,7 @@ static void test_languages_without_expansion_keep_digits_and_say_so(void **s) {
     char *out;
     unsigned flags;
     xtts_error err;
-    /* hi has neither numbers.c nor num2words words here (pl, then ko, used to be the example:
+    /* hi has neither spoken nor num2words words here (pl, then ko, used to be the example:
      * they now read their numbers with num2words' words, see
      * test_num2words_languages_read_numbers) */
     const char *t = "\xe0\xa4\xac\xe0\xa4\xbf\xe0\xa4\xb2\xe0\xa5\x8d\xe0\xa4\xb2\xe0\xa5\x80 3";
@@ -260,7 +260,7 @@ static void test_languages_without_expansion_keep_digits_and_say_so(void **s) {
     free(out);
 }
 
-/* Languages numbers.c lacks read their numbers with num2words 0.5.12's words (expected
+/* Languages without spoken number words read their numbers with num2words 0.5.12's words (expected
  * values written by the Python library). Languages whose entry is not in this build yet
  * are skipped with a message. */
 static void test_num2words_languages_read_numbers(void **s) {

@@ -1,6 +1,6 @@
 /* normalize.c — text normalization (see normalize.h). The language rules are tables in
- * normalize_rules.c and number words in numbers.c; this file is the scanner that applies
- * them. */
+ * normalize_rules.c and number words come from numbers.h (the spoken variant of
+ * prep/text/num2words/); this file is the scanner that applies them. */
 #include "prep/text/normalize/normalize.h"
 #include "prep/text/normalize/xtts_text.h"
 
@@ -525,7 +525,7 @@ xtts_status xtts_normalize(const char *text, size_t len, int lang, const xtts_no
         expand(&sc);
         cur = &e;
     } else {
-        /* languages numbers.c lacks: num2words' words (prep/text/normalize/xtts_text.c) */
+        /* languages without spoken number words: num2words' words (prep/text/normalize/xtts_text.c) */
         if (opts->expand && opts->mode == XTTS_NORM_SPOKEN && lang >= 0 && lang < XTTS_N_LANGS) {
             xtts_sb_cstr(&e);
             if (!xtts_text_spoken_numbers(u.s, u.len, xtts_lang_codes[lang], &e)) cur = &e;

@@ -31,7 +31,7 @@ extern "C" {
 /* What normalization does (xtts-tokenize --normalize). Spoken and none start with NFC and
  * unification; xtts does not. */
 typedef enum {
-    XTTS_NORM_SPOKEN = 0, /* our own reading: years as years, per-language expansion (numbers.c) */
+    XTTS_NORM_SPOKEN = 0, /* our own reading: years as years, per-language expansion (numbers.h) */
     XTTS_NORM_XTTS = 1,   /* Coqui XTTS's own text preparation, exactly (prep/text/normalize/xtts_text.c),
                              on the text as given: no NFC, no unification */
     XTTS_NORM_NONE = 2,   /* NFC, unification and whitespace only (was --no-expand) */

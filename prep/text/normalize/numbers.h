@@ -1,10 +1,10 @@
-/* numbers.h — numbers as words for the languages the normalizer expands (en es fr de it pt).
+/* numbers.h — numbers as words for --normalize spoken, by XTTS language index (xtts_lang_index):
+ * a thin face over the spoken variant of the num2words code (prep/text/num2words/num2words.h,
+ * which says what each language's spoken conventions are), for the languages that have one
+ * (en es fr de it pt).
  *
- * Each function appends words to b and returns 0, or -1 when the language has no number
- * words or the value is too large (>= XTTS_NUM_MAX), in which case b is unchanged.
- * Languages are XTTS language indices (xtts_lang_index). Spelling: en American, es
- * Castilian, fr traditional (vingt et un, quatre-vingts), de one word below a million,
- * it with elision (ventuno, centottanta), pt Brazilian (dezesseis, cem, cento e um).
+ * Each function appends words to b and returns 0, or -1 when the language has no spoken
+ * number words or the value is too large (>= XTTS_NUM_MAX), in which case b is unchanged.
  */
 #ifndef XTTS_NUMBERS_H
 #define XTTS_NUMBERS_H
@@ -12,12 +12,13 @@
 #include <stdint.h>
 
 #include "common/strbuf.h"
+#include "prep/text/num2words/num2words.h"
 
-#define XTTS_NUM_MAX 1000000000000000ULL /* 10^15 */
+#define XTTS_NUM_MAX XTTS_N2W_SPOKEN_MAX /* 10^15 */
 
-enum { XTTS_NUM_MASC = 0, XTTS_NUM_FEM = 1, XTTS_NUM_BEFORE_NOUN = 2 };
+enum { XTTS_NUM_MASC = XTTS_N2W_MASC, XTTS_NUM_FEM = XTTS_N2W_FEM, XTTS_NUM_BEFORE_NOUN = XTTS_N2W_BEFORE_NOUN };
 
-/* 1 if the language has number words here. */
+/* 1 if the language has spoken number words. */
 int xtts_num_supported(int lang);
 
 /* Cardinal: form is XTTS_NUM_MASC, XTTS_NUM_FEM, or XTTS_NUM_BEFORE_NOUN (the form before

@@ -34,7 +34,7 @@ int xtts_text_char_limit(const char *lang);
  * (a byte that is not UTF-8 counts as one). */
 size_t xtts_text_char_count(const char *text, size_t len);
 
-/* Numbers as words for --normalize spoken in the languages prep/text/normalize/numbers.c has no words for
+/* Numbers as words for --normalize spoken in the languages without spoken number words (numbers.h)
  * (nl pl tr ru cs ar hu ko): the number steps of the XTTS preparation (separators, currency,
  * decimals, ordinals where the language's marker says so, cardinals) with num2words' words,
  * without lowercasing the rest. Appends to out and returns 0; the text is appended unchanged

@@ -237,4 +237,4 @@ static int ar_currency(const char *repr, const char *cur, xtts_sb *out) {
     return rc;
 }
 
-const xtts_n2w_lang xtts_n2w_ar = {"ar", ar_cardinal, ar_ordinal, ar_float, ar_currency};
+const xtts_n2w_lang xtts_n2w_ar = {"ar", ar_cardinal, ar_ordinal, ar_float, ar_currency, NULL};

@@ -63,3 +63,68 @@ int xtts_n2w_money_parts(const char *repr, int64_t *units, int *cents, int *neg)
 void xtts_n2w_repeat(xtts_sb *out, const char *s, int n) {
     for (int i = 0; i < n; i++) xtts_sb_puts(out, s);
 }
+
+int xtts_n2w_replace_end(xtts_sb *b, const char *from, const char *to) {
+    size_t k = strlen(from);
+    if (b->len < k || memcmp(b->s + b->len - k, from, k)) return 0;
+    b->len -= k;
+    xtts_sb_puts(b, to);
+    return 1;
+}
+
+static int ends_with(const char *s, size_t len, const char *end) {
+    size_t k = strlen(end);
+    return len >= k && !memcmp(s + len - k, end, k);
+}
+
+/* One word of the tail, feminine. */
+static void feminine_word(const char *w, size_t len, const char *const (*words)[2], size_t nwords,
+                          const char *const suffix[2], xtts_sb *out) {
+    for (size_t i = 0; i < nwords; i++)
+        if (strlen(words[i][0]) == len && !memcmp(w, words[i][0], len)) {
+            xtts_sb_puts(out, words[i][1]);
+            return;
+        }
+    if (suffix && ends_with(w, len, suffix[0])) {
+        xtts_sb_putn(out, w, len - strlen(suffix[0]));
+        xtts_sb_puts(out, suffix[1]);
+        return;
+    }
+    xtts_sb_putn(out, w, len);
+}
+
+void xtts_n2w_feminine_tail(xtts_sb *b, const char *const *scale_ends, const char *const (*words)[2], size_t nwords,
+                            const char *const suffix[2]) {
+    size_t tail = 0; /* where the words after the last scale word start */
+    for (size_t i = 0; i < b->len;) {
+        size_t e = i;
+        while (e < b->len && b->s[e] != ' ' && b->s[e] != '-') e++;
+        for (const char *const *s = scale_ends; *s; s++)
+            if (ends_with(b->s + i, e - i, *s)) tail = e;
+        i = e + 1;
+    }
+    xtts_sb f = {0};
+    for (size_t i = tail; i < b->len;) {
+        size_t e = i;
+        while (e < b->len && b->s[e] != ' ' && b->s[e] != '-') e++;
+        feminine_word(b->s + i, e - i, words, nwords, suffix, &f);
+        if (e < b->len) xtts_sb_putc(&f, b->s[e]);
+        i = e + 1;
+    }
+    b->len = tail;
+    xtts_sb_putn(b, f.s ? f.s : "", f.len);
+    if (f.failed) b->failed = 1;
+    xtts_sb_free(&f);
+}
+
+void xtts_n2w_feminine_o(xtts_sb *b) {
+    for (size_t i = 0; i < b->len; i++)
+        if (b->s[i] == 'o' && (i + 1 == b->len || b->s[i + 1] == ' ')) b->s[i] = 'a';
+}
+
+int xtts_n2w_take(xtts_sb *w, int rc, xtts_sb *out) {
+    if (!rc && !w->failed) xtts_sb_putn(out, w->s ? w->s : "", w->len);
+    rc = rc || w->failed || out->failed ? -1 : 0;
+    xtts_sb_free(w);
+    return rc;
+}

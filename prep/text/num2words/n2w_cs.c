@@ -41,4 +41,4 @@ static int cs_currency(const char *repr, const char *cur, xtts_sb *out) {
     return xtts_n2w_slavic_currency(&CS, repr, EURO, CENT, 0, 0, out);
 }
 
-const xtts_n2w_lang xtts_n2w_cs = {"cs", cs_cardinal, NULL, cs_float, cs_currency};
+const xtts_n2w_lang xtts_n2w_cs = {"cs", cs_cardinal, NULL, cs_float, cs_currency, NULL};

@@ -1,8 +1,12 @@
 /* n2w_de.c — num2words 0.5.12's number words for "de" (see num2words.h): Num2Word_DE, long
  * scale with capitalised Million/Milliarde/..., its merge, ordinals (with the
- * "hundertste"/"millionste" exceptions) and currency forms ("ein Euro"). */
+ * "hundertste"/"millionste" exceptions) and currency forms ("ein Euro"); and the spoken
+ * variant: the same words but "ein" before "tausend" ("einhunderteintausend", where num2words
+ * says "einhunderteinstausend"), "ein" before a noun, ordinals in the weak inflection ("am
+ * dritten Mai"). */
 #include <string.h>
 
+#include "prep/text/num2words/n2w_common_internal.h"
 #include "prep/text/num2words/n2w_eu_internal.h"
 #include "prep/text/num2words/num2words.h"
 
@@ -16,14 +20,16 @@ static const n2w_card de_cards[] = {
     {6, "sechs"}, {5, "f\xc3\xbcnf"}, {4, "vier"}, {3, "drei"}, {2, "zwei"}, {1, "eins"}, {0, "null"},
 };
 
-static void de_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtts_sb *o, int64_t *on) {
+/* spoken: a number ending in "eins" says "ein" before "tausend" */
+static void de_merge_with(const char *ct, int64_t cn, const char *nt, int64_t nn, xtts_sb *o, int64_t *on, int spoken) {
     if (cn == 1) {
         if (nn == 100 || nn == 1000) { xtts_sb_puts(o, "ein"); xtts_sb_puts(o, nt); *on = nn; return; }
         if (nn < 1000000) { xtts_sb_puts(o, nt); *on = nn; return; }
         ct = "eine";
     }
     if (nn > cn) {
-        xtts_sb_puts(o, ct);
+        size_t cl = strlen(ct);
+        xtts_sb_putn(o, ct, spoken && nn == 1000 && xtts_n2w_endswith(ct, cl, "eins") ? cl - 1 : cl);
         if (nn >= 1000000) xtts_sb_putc(o, ' ');
         xtts_sb_puts(o, nt);
         if (nn >= 1000000 && cn > 1) xtts_sb_puts(o, xtts_n2w_endswith(nt, strlen(nt), "e") ? "n" : "en");
@@ -42,7 +48,24 @@ static void de_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtt
     xtts_sb_puts(o, nt);
 }
 
-static const n2w_eu de_lang = {de_cards, sizeof de_cards / sizeof de_cards[0], de_merge, "minus"};
+static void de_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtts_sb *o, int64_t *on) {
+    de_merge_with(ct, cn, nt, nn, o, on, 0);
+}
+
+static void de_merge_spoken(const char *ct, int64_t cn, const char *nt, int64_t nn, xtts_sb *o, int64_t *on) {
+    de_merge_with(ct, cn, nt, nn, o, on, 1);
+}
+
+static const n2w_eu de_lang = {{N2W_CARDS(de_cards)}, de_merge, "minus"};
+static const n2w_eu de_spoken_lang = {{N2W_CARDS(de_cards)}, de_merge_spoken, "minus"};
+
+/* Endings of a cardinal and their ordinal stems (num2words' Num2Word_DE.to_ordinal); the
+ * first DE_ORD_OWN are the numbers with stems of their own, which the spoken variant shares. */
+static const char *const de_ord_stems[][2] = {
+    {"eins", "ers"}, {"drei", "drit"}, {"acht", "ach"}, {"sieben", "sieb"}, {"ig", "igs"}, {"ert", "erts"},
+    {"end", "ends"}, {"ion", "ions"}, {"nen", "ns"}, {"rde", "rds"}, {"rden", "rds"},
+};
+enum { DE_ORD_OWN = 4 };
 
 static int de_cardinal(int64_t n, xtts_sb *out) { return xtts_n2w_eu_cardinal(&de_lang, n, out); }
 
@@ -57,15 +80,12 @@ static long big_ordinal_word(const char *s, size_t len) {
 }
 
 static int de_ordinal(int64_t n, xtts_sb *out) {
-    static const char *const ords[][2] = {
-        {"eins", "ers"}, {"drei", "drit"}, {"acht", "ach"}, {"sieben", "sieb"}, {"ig", "igs"}, {"ert", "erts"},
-        {"end", "ends"}, {"ion", "ions"}, {"nen", "ns"}, {"rde", "rds"}, {"rden", "rds"},
-    };
+    const char *const (*ords)[2] = de_ord_stems;
     xtts_sb w = {0}, r = {0};
     if (n < 0 || de_cardinal(n, &w) || w.failed) { xtts_sb_free(&w); return -1; }
     for (size_t i = 0; i < w.len; i++)
         if (w.s[i] >= 'A' && w.s[i] <= 'Z') w.s[i] = (char)(w.s[i] - 'A' + 'a');
-    size_t i, n_ords = sizeof ords / sizeof ords[0];
+    size_t i, n_ords = sizeof de_ord_stems / sizeof de_ord_stems[0];
     for (i = 0; i < n_ords; i++)
         if (xtts_n2w_endswith(w.s, w.len, ords[i][0])) break;
     if (i < n_ords) {
@@ -115,4 +135,33 @@ static int de_currency(const char *repr, const char *cur, xtts_sb *out) {
     return rc;
 }
 
-const xtts_n2w_lang xtts_n2w_de = {"de", de_cardinal, de_ordinal, de_float, de_currency};
+/* ---- the spoken variant ---- */
+
+static int de_spoken_cardinal(uint64_t n, int form, xtts_sb *out) {
+    if (n >= XTTS_N2W_SPOKEN_MAX) return -1;
+    xtts_sb w = {0};
+    int rc = xtts_n2w_eu_cardinal(&de_spoken_lang, (int64_t)n, &w);
+    if (!rc && form == XTTS_N2W_BEFORE_NOUN) xtts_n2w_replace_end(&w, "eins", "ein");
+    return xtts_n2w_take(&w, rc, out);
+}
+
+/* The weak inflection: "-sten" after 20 and up and after round hundreds, the numbers' own stems
+ * (ersten, dritten, achten, siebten), "-ten" otherwise. */
+static int de_spoken_ordinal(uint64_t n, int fem, xtts_sb *out) {
+    (void)fem;
+    if (!n || n >= XTTS_N2W_SPOKEN_MAX) return -1;
+    xtts_sb w = {0};
+    int rc = xtts_n2w_eu_cardinal(&de_spoken_lang, (int64_t)n, &w);
+    uint64_t last = n % 100;
+    if (!rc && (last >= 20 || (n >= 100 && last == 0))) xtts_sb_puts(&w, "sten");
+    else if (!rc) {
+        for (size_t i = 0; i < DE_ORD_OWN; i++)
+            if (xtts_n2w_replace_end(&w, de_ord_stems[i][0], de_ord_stems[i][1])) break;
+        xtts_sb_puts(&w, "ten");
+    }
+    return xtts_n2w_take(&w, rc, out);
+}
+
+static const xtts_n2w_spoken de_spoken = {de_spoken_cardinal, de_spoken_ordinal, NULL};
+
+const xtts_n2w_lang xtts_n2w_de = {"de", de_cardinal, de_ordinal, de_float, de_currency, &de_spoken};

@@ -1,9 +1,14 @@
 /* n2w_es.c — num2words 0.5.12's number words for "es" (see num2words.h): Num2Word_ES with
  * gender_stem "o", its merge (ciento, quinientos, millones), ordinals (décimo primero
- * written "décimoprimero" as the library does) and currency forms ("un euro", "una libra"). */
+ * written "décimoprimero" as the library does) and currency forms ("un euro", "una libra");
+ * and the spoken variant: the same merge with "un" and "veintiún" before mil and millones
+ * (num2words: "veintiuno mil"), without billón (a million millions), the feminine
+ * (doscientas una), the form before a noun, and ordinals in one word below a hundred
+ * (decimotercero, cuadragésimo) and as cardinals from a hundred on. */
 #include <math.h>
 #include <string.h>
 
+#include "prep/text/num2words/n2w_common_internal.h"
 #include "prep/text/num2words/n2w_eu_internal.h"
 #include "prep/text/num2words/num2words.h"
 
@@ -27,13 +32,23 @@ static size_t drop_chars(const char *s, size_t len, int k) {
     return len;
 }
 
-static void es_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtts_sb *o, int64_t *on) {
+/* ct before mil or millones; with apocope (spoken) "veintiuno" -> "veintiún", "uno" -> "un" */
+static void put_multiplier(xtts_sb *o, const char *ct, int apocope) {
+    size_t cl = strlen(ct);
+    if (apocope && xtts_n2w_endswith(ct, cl, "veintiuno")) {
+        xtts_sb_putn(o, ct, cl - 3);
+        xtts_sb_puts(o, "\xc3\xban");
+    } else xtts_sb_putn(o, ct, apocope && xtts_n2w_endswith(ct, cl, "uno") ? cl - 1 : cl);
+}
+
+static void es_merge_with(const char *ct, int64_t cn, const char *nt, int64_t nn, xtts_sb *o, int64_t *on, int apocope) {
     int ciento = 0;
     if (cn == 1) {
         if (nn < 1000000) { xtts_sb_puts(o, nt); *on = nn; return; }
         ct = "un";
     } else if (cn == 100 && nn % 1000 != 0) ciento = 1;
-    if (nn < cn) {
+    /* spoken, without billón: a million millions multiplies though its left side is larger */
+    if (nn < cn && !(apocope && nn == 1000000)) {
         xtts_sb_puts(o, ct);
         if (ciento) xtts_sb_puts(o, "to");
         xtts_sb_puts(o, cn < 100 ? " y " : " ");
@@ -51,7 +66,7 @@ static void es_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtt
         if (lones) xtts_sb_puts(o, "lones");
         xtts_sb_puts(o, "tos");
     } else {
-        xtts_sb_puts(o, ct);
+        put_multiplier(o, ct, apocope);
         if (ciento) xtts_sb_puts(o, "to");
         xtts_sb_putc(o, ' ');
         xtts_sb_putn(o, nt, lones ? drop_chars(nt, nl, 3) : nl);
@@ -60,7 +75,17 @@ static void es_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtt
     *on = cn * nn;
 }
 
-static const n2w_eu es_lang = {es_cards, sizeof es_cards / sizeof es_cards[0], es_merge, "menos"};
+static void es_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtts_sb *o, int64_t *on) {
+    es_merge_with(ct, cn, nt, nn, o, on, 0);
+}
+
+static void es_merge_spoken(const char *ct, int64_t cn, const char *nt, int64_t nn, xtts_sb *o, int64_t *on) {
+    es_merge_with(ct, cn, nt, nn, o, on, 1);
+}
+
+static const n2w_eu es_lang = {{N2W_CARDS(es_cards)}, es_merge, "menos"};
+/* spoken: the cards from millón down (no billón, trillón) */
+static const n2w_eu es_spoken_lang = {{{es_cards + 2, sizeof es_cards / sizeof es_cards[0] - 2}}, es_merge_spoken, "menos"};
 
 static int es_cardinal(int64_t n, xtts_sb *out) { return xtts_n2w_eu_cardinal(&es_lang, n, out); }
 
@@ -181,4 +206,49 @@ static int es_currency(const char *repr, const char *cur, xtts_sb *out) {
     return out->failed ? -1 : 0;
 }
 
-const xtts_n2w_lang xtts_n2w_es = {"es", es_cardinal, es_ordinal, es_float, es_currency};
+/* ---- the spoken variant ---- */
+
+static int es_spoken_cardinal(uint64_t n, int form, xtts_sb *out) {
+    static const char *const scales[] = {"ll\xc3\xb3n", "llones", NULL};
+    static const char *const una[][2] = {{"uno", "una"}, {"un", "una"}, {"veintiuno", "veintiuna"},
+                                         {"veinti\xc3\xban", "veintiuna"}};
+    static const char *const ientas[2] = {"ientos", "ientas"};
+    if (n >= XTTS_N2W_SPOKEN_MAX) return -1;
+    xtts_sb w = {0};
+    int rc = xtts_n2w_eu_cardinal(&es_spoken_lang, (int64_t)n, &w);
+    if (!rc && form == XTTS_N2W_FEM) xtts_n2w_feminine_tail(&w, scales, una, 4, ientas);
+    if (!rc && form == XTTS_N2W_BEFORE_NOUN && !xtts_n2w_replace_end(&w, "veintiuno", "veinti\xc3\xban"))
+        xtts_n2w_replace_end(&w, "uno", "un");
+    return xtts_n2w_take(&w, rc, out);
+}
+
+/* The ordinal word of 1..99: num2words' stems, but cuadragésimo (num2words: quadragésimo),
+ * undécimo, duodécimo and decimotercero... in one word (num2words: décimo tercero). */
+static void es_spoken_ordinal_word(uint64_t n, xtts_sb *o) {
+    if (n >= 20) {
+        xtts_sb_puts(o, n / 10 == 4 ? "cuadrag\xc3\xa9sim" : es_ord_stem((int64_t)(n / 10 * 10)));
+        xtts_sb_putc(o, 'o');
+        if (n % 10) xtts_sb_putc(o, ' ');
+        n %= 10;
+    } else if (n == 11 || n == 12) {
+        xtts_sb_puts(o, n == 11 ? "und\xc3\xa9" "cimo" : "duod\xc3\xa9" "cimo");
+        return;
+    } else if (n > 12) {
+        xtts_sb_puts(o, n == 18 ? "decim" : "decimo"); /* decimoctavo */
+        n -= 10;
+    }
+    if (n) { xtts_sb_puts(o, es_ord_stem((int64_t)n)); xtts_sb_putc(o, 'o'); }
+}
+
+static int es_spoken_ordinal(uint64_t n, int fem, xtts_sb *out) {
+    if (!n || n >= XTTS_N2W_SPOKEN_MAX) return -1;
+    if (n >= 100) return es_spoken_cardinal(n, fem ? XTTS_N2W_FEM : XTTS_N2W_MASC, out);
+    xtts_sb w = {0};
+    es_spoken_ordinal_word(n, &w);
+    if (fem) xtts_n2w_feminine_o(&w);
+    return xtts_n2w_take(&w, 0, out);
+}
+
+static const xtts_n2w_spoken es_spoken = {es_spoken_cardinal, es_spoken_ordinal, NULL};
+
+const xtts_n2w_lang xtts_n2w_es = {"es", es_cardinal, es_ordinal, es_float, es_currency, &es_spoken};

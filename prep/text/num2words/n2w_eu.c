@@ -56,25 +56,34 @@ static void list_add(n2w_tree *t, int list, int kid) {
     t->n[list].k[t->n[list].nk++] = kid;
 }
 
-static const char *card_word(const n2w_eu *L, int64_t v) {
-    for (size_t i = 0; i < L->ncards; i++)
-        if (L->cards[i].num == v) return L->cards[i].word;
-    return "";
+/* The card of value v, or the first card not above v when exact is 0; NULL if none. */
+static const n2w_card *card_find(const n2w_eu *L, int64_t v, int exact) {
+    for (size_t r = 0; r < sizeof L->cards / sizeof L->cards[0]; r++)
+        for (size_t i = 0; i < L->cards[r].n; i++) {
+            const n2w_card *c = &L->cards[r].cards[i];
+            if (exact ? c->num == v : c->num <= v) return c;
+        }
+    return NULL;
+}
+
+const char *xtts_n2w_eu_word(const n2w_eu *L, int64_t v) {
+    const n2w_card *c = card_find(L, v, 1);
+    return c ? c->word : "";
 }
 
 /* splitnum(value) -> list node */
 static int splitnum(n2w_tree *t, int64_t value) {
     const n2w_eu *L = t->L;
-    for (size_t i = 0; i < L->ncards && !t->failed; i++) {
-        int64_t elem = L->cards[i].num;
-        if (elem > value) continue;
+    const n2w_card *card = card_find(L, value, 0);
+    if (card && !t->failed) {
+        int64_t elem = card->num;
         int out = node_new(t);
         int64_t div, mod;
         if (value == 0) { div = 1; mod = 0; }
         else { div = value / elem; mod = value % elem; }
-        if (div == 1) list_add(t, out, leaf_new(t, card_word(L, 1), 1));
+        if (div == 1) list_add(t, out, leaf_new(t, xtts_n2w_eu_word(L, 1), 1));
         else list_add(t, out, splitnum(t, div));
-        list_add(t, out, leaf_new(t, L->cards[i].word, elem));
+        list_add(t, out, leaf_new(t, card->word, elem));
         if (mod) list_add(t, out, splitnum(t, mod));
         return out;
     }

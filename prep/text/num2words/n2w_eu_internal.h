@@ -19,12 +19,22 @@ typedef struct {
 /* merge(left, right) of num2words: writes the merged text into o and its value to *on. */
 typedef void (*n2w_merge_fn)(const char *lt, int64_t ln, const char *rt, int64_t rn, xtts_sb *o, int64_t *on);
 
+/* A run of cards, largest first. A language's table is up to four runs, one after the
+ * other, so that a variant of it (the spoken words, num2words.h) shares the runs it keeps. */
 typedef struct {
-    const n2w_card *cards; /* largest first, ending with 0 */
-    size_t ncards;
+    const n2w_card *cards;
+    size_t n;
+} n2w_cards;
+#define N2W_CARDS(table) {table, sizeof table / sizeof table[0]}
+
+typedef struct {
+    n2w_cards cards[4]; /* together largest first, ending with 0; unused runs are empty */
     n2w_merge_fn merge;
     const char *negword;   /* to_cardinal's word before a negative number ("minus") */
 } n2w_eu;
+
+/* The word of the card of value v in L's table, "" when there is none. */
+const char *xtts_n2w_eu_word(const n2w_eu *L, int64_t v);
 
 /* to_cardinal(n): negword, a space and the words of |n| for n < 0 (as Num2Word_Base; -1 for
  * INT64_MIN); -1 when n is beyond what is handled here (>= 10^19 is never passed: callers

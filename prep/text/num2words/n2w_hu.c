@@ -229,4 +229,4 @@ static int hu_currency(const char *repr, const char *cur, xtts_sb *out) {
     return rc;
 }
 
-const xtts_n2w_lang xtts_n2w_hu = {"hu", hu_cardinal, hu_ordinal, hu_float, hu_currency};
+const xtts_n2w_lang xtts_n2w_hu = {"hu", hu_cardinal, hu_ordinal, hu_float, hu_currency, NULL};

@@ -1,10 +1,11 @@
 /* n2w_it.c — num2words 0.5.12's number words for "it" (see num2words.h): Num2Word_IT, which
  * builds its words itself (tens, hundreds, "mila", "milioni") with its phonetic
  * contractions and its accent rule for a final "tre", and reads floats digit by digit from
- * their repr. */
+ * their repr; and the spoken variant (below). */
 #include <stdio.h>
 #include <string.h>
 
+#include "prep/text/num2words/n2w_common_internal.h"
 #include "prep/text/num2words/n2w_eu_internal.h"
 #include "prep/text/num2words/num2words.h"
 
@@ -57,6 +58,11 @@ static void accentuate(const char *s, xtts_sb *out) {
 }
 
 static int it_cardinal_raw(int64_t n, xtts_sb *o);
+
+/* The word of 10^explen (explen a multiple of 3 from 6 on): milione, miliardo, bilione, ... */
+static void it_scale_word(size_t explen, char *buf, size_t size) {
+    snprintf(buf, size, "%s%s", it_exp[explen / 6], explen % 6 ? "iliardo" : "ilione");
+}
 
 static int it_cardinal(int64_t n, xtts_sb *out) {
     xtts_sb r = {0};
@@ -123,7 +129,7 @@ static int it_cardinal_raw(int64_t n, xtts_sb *o) {
     size_t pre = len % 3 ? len % 3 : 3;
     size_t explen = len - pre;
     char infix[64];
-    snprintf(infix, sizeof infix, "%s%s", it_exp[explen / 6], explen % 6 ? "iliardo" : "ilione");
+    it_scale_word(explen, infix, sizeof infix);
     int64_t mult = 0, rest = 0;
     for (size_t i = 0; i < pre; i++) mult = mult * 10 + (digits[i] - '0');
     for (size_t i = pre; i < len; i++) rest = rest * 10 + (digits[i] - '0');
@@ -217,4 +223,79 @@ static int it_currency(const char *repr, const char *cur, xtts_sb *out) {
     return rc;
 }
 
-const xtts_n2w_lang xtts_n2w_it = {"it", it_cardinal, it_ordinal, it_float, it_currency};
+/* ---- the spoken variant ----
+ * num2words' words below a hundred (ventuno, trentotto, ventitré) and for the scales, put
+ * together as Italian writes them: an accent only at the end of a compound below a hundred
+ * ("centotre", "ventitrémila"; num2words: "centotré", "ventitremila"), no contraction after
+ * cento but before ottanta ("centootto", "centottanta"; num2words: "centotto",
+ * "centodicotto"), "un milione uno" (num2words: "un milione e uno"). */
+
+static void it_spoken_99(int64_t n, int fem, xtts_sb *o) {
+    size_t at = o->len;
+    it_cardinal(n, o);
+    if (fem && !o->failed && xtts_n2w_endswith(o->s + at, o->len - at, "uno")) o->s[o->len - 1] = 'a';
+}
+
+static void it_spoken_999(int64_t n, int fem, xtts_sb *o) {
+    if (n >= 100) {
+        int64_t h = n / 100, r = n % 100;
+        if (h > 1) xtts_sb_puts(o, it_card[h]);
+        xtts_sb_puts(o, r / 10 == 8 ? "cent" : "cento");
+        if (!r) return;
+        n = r;
+    }
+    it_spoken_99(n, fem, o);
+}
+
+static void it_spoken_words(uint64_t n, int fem, xtts_sb *o) {
+    if (n == 0) { xtts_sb_puts(o, it_card[0]); return; }
+    uint64_t scale = 1000000000000ULL;
+    for (size_t explen = 12; explen >= 6; explen -= 3, scale /= 1000) {
+        int64_t part = (int64_t)(n / scale);
+        if (!part) continue;
+        char word[64];
+        it_scale_word(explen, word, sizeof word);
+        if (o->len) xtts_sb_putc(o, ' ');
+        if (part == 1) xtts_sb_puts(o, "un ");
+        else {
+            it_spoken_999(part, 0, o);
+            xtts_sb_putc(o, ' ');
+            word[strlen(word) - 1] = 'i';
+        }
+        xtts_sb_puts(o, word);
+        n %= scale;
+    }
+    if (!n) return;
+    if (o->len) xtts_sb_putc(o, ' ');
+    int64_t th = (int64_t)(n / 1000), u = (int64_t)(n % 1000);
+    if (th == 1) xtts_sb_puts(o, "mille");
+    else if (th) { it_spoken_999(th, 0, o); xtts_sb_puts(o, "mila"); }
+    if (u) it_spoken_999(u, fem, o);
+}
+
+static int it_spoken_cardinal(uint64_t n, int form, xtts_sb *out) {
+    if (n >= XTTS_N2W_SPOKEN_MAX) return -1;
+    xtts_sb w = {0};
+    it_spoken_words(n, form == XTTS_N2W_FEM, &w);
+    if (form == XTTS_N2W_BEFORE_NOUN && w.len == 3 && !memcmp(w.s, "uno", 3)) w.len--;
+    return xtts_n2w_take(&w, 0, out);
+}
+
+/* num2words' words to decimo, then the cardinal with -esimo: ventitreesimo, ventiseiesimo,
+ * duemilesimo (num2words: duemillesimo) */
+static int it_spoken_ordinal(uint64_t n, int fem, xtts_sb *out) {
+    if (!n || n >= XTTS_N2W_SPOKEN_MAX) return -1;
+    xtts_sb w = {0};
+    if (n <= 10) xtts_sb_puts(&w, it_ord[n]);
+    else {
+        it_spoken_words(n, 0, &w);
+        if (!xtts_n2w_replace_end(&w, ACC_TRE, "tre") && !xtts_n2w_endswith(w.s, w.len, "sei") && w.len) w.len--;
+        xtts_sb_puts(&w, "esimo");
+    }
+    if (fem) xtts_n2w_feminine_o(&w);
+    return xtts_n2w_take(&w, 0, out);
+}
+
+static const xtts_n2w_spoken it_spoken = {it_spoken_cardinal, it_spoken_ordinal, NULL};
+
+const xtts_n2w_lang xtts_n2w_it = {"it", it_cardinal, it_ordinal, it_float, it_currency, &it_spoken};

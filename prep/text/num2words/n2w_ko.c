@@ -56,7 +56,7 @@ static void ko_merge(const char *lt, int64_t ln, const char *rt, int64_t rn, xtt
 }
 
 /* negword "마이너스 " (xtts_n2w_eu_cardinal puts the space) */
-static const n2w_eu ko_lang = {ko_cards, sizeof ko_cards / sizeof ko_cards[0], ko_merge,
+static const n2w_eu ko_lang = {{N2W_CARDS(ko_cards)}, ko_merge,
                                "\xeb\xa7\x88\xec\x9d\xb4\xeb\x84\x88\xec\x8a\xa4"};
 
 static int ko_cardinal(int64_t n, xtts_sb *out) { return xtts_n2w_eu_cardinal(&ko_lang, n, out); }
@@ -191,4 +191,4 @@ static int ko_currency(const char *repr, const char *cur, xtts_sb *out) {
     return rc == 0 && !failed ? 0 : -1;
 }
 
-const xtts_n2w_lang xtts_n2w_ko = {"ko", ko_cardinal, ko_ordinal, ko_float, ko_currency};
+const xtts_n2w_lang xtts_n2w_ko = {"ko", ko_cardinal, ko_ordinal, ko_float, ko_currency, NULL};

@@ -42,7 +42,7 @@ static void nl_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtt
     xtts_sb_puts(o, nt);
 }
 
-static const n2w_eu nl_lang = {nl_cards, sizeof nl_cards / sizeof nl_cards[0], nl_merge, "min"};
+static const n2w_eu nl_lang = {{N2W_CARDS(nl_cards)}, nl_merge, "min"};
 
 static int nl_cardinal(int64_t n, xtts_sb *out) { return xtts_n2w_eu_cardinal(&nl_lang, n, out); }
 
@@ -78,4 +78,4 @@ static int nl_currency(const char *repr, const char *cur, xtts_sb *out) {
     return f ? xtts_n2w_generic_currency(repr, nl_cardinal, f, ",", out) : -1;
 }
 
-const xtts_n2w_lang xtts_n2w_nl = {"nl", nl_cardinal, nl_ordinal, nl_float, nl_currency};
+const xtts_n2w_lang xtts_n2w_nl = {"nl", nl_cardinal, nl_ordinal, nl_float, nl_currency, NULL};

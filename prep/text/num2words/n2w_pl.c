@@ -150,4 +150,4 @@ static int pl_currency(const char *repr, const char *cur, xtts_sb *out) {
     return xtts_n2w_slavic_currency(&PL, repr, EURO, CENT, 0, 0, out);
 }
 
-const xtts_n2w_lang xtts_n2w_pl = {"pl", pl_cardinal, pl_ordinal, pl_float, pl_currency};
+const xtts_n2w_lang xtts_n2w_pl = {"pl", pl_cardinal, pl_ordinal, pl_float, pl_currency, NULL};

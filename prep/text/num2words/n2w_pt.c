@@ -1,20 +1,32 @@
 /* n2w_pt.c — num2words 0.5.12's number words for "pt" (see num2words.h): Num2Word_PT
  * (European Portuguese: dezasseis, milhões, mil milhões), its merge, the "mil e duzentos" ->
  * "mil duzentos" rewrite of its to_cardinal, its digit-by-digit ordinals and its currency
- * ("milhões de euros", no "e zero cêntimos"). */
+ * ("milhões de euros", no "e zero cêntimos"); and the spoken variant, Brazilian: dezesseis,
+ * bilhão and trilhão (short scale), "e" where Brazilian puts it (pt_spoken_join), the
+ * feminine (duzentas e uma), ordinals as num2words' below a hundred. */
 #include <stdio.h>
 #include <string.h>
 
+#include "prep/text/num2words/n2w_common_internal.h"
 #include "prep/text/num2words/n2w_eu_internal.h"
 #include "prep/text/num2words/num2words.h"
 
-static const n2w_card pt_cards[] = {
-    {1000000000000000000LL, "trili\xc3\xa3o"}, {1000000000000LL, "bili\xc3\xa3o"}, {1000000LL, "mili\xc3\xa3o"},
+/* The cards in runs: the scales and the teens that differ between European Portuguese
+ * (num2words: milião, bilião at 10^12; dezasseis) and Brazilian (spoken: bilhão at 10^9;
+ * dezesseis), and the runs both share. */
+static const n2w_card pt_scales[] = {
+    {1000000000000000000LL, "trili\xc3\xa3o"}, {1000000000000LL, "bili\xc3\xa3o"}, {1000000LL, "mili\xc3\xa3o"}};
+static const n2w_card pt_scales_br[] = {
+    {1000000000000LL, "trilh\xc3\xa3o"}, {1000000000LL, "bilh\xc3\xa3o"}, {1000000LL, "milh\xc3\xa3o"}};
+static const n2w_card pt_tens[] = {
     {1000, "mil"}, {100, "cem"}, {90, "noventa"}, {80, "oitenta"}, {70, "setenta"}, {60, "sessenta"},
-    {50, "cinquenta"}, {40, "quarenta"}, {30, "trinta"}, {20, "vinte"}, {19, "dezanove"}, {18, "dezoito"},
-    {17, "dezassete"}, {16, "dezasseis"}, {15, "quinze"}, {14, "catorze"}, {13, "treze"}, {12, "doze"},
-    {11, "onze"}, {10, "dez"}, {9, "nove"}, {8, "oito"}, {7, "sete"}, {6, "seis"}, {5, "cinco"},
-    {4, "quatro"}, {3, "tr\xc3\xaas"}, {2, "dois"}, {1, "um"}, {0, "zero"},
+    {50, "cinquenta"}, {40, "quarenta"}, {30, "trinta"}, {20, "vinte"}};
+static const n2w_card pt_teens[] = {{19, "dezanove"}, {18, "dezoito"}, {17, "dezassete"}, {16, "dezasseis"}};
+static const n2w_card pt_teens_br[] = {{19, "dezenove"}, {18, "dezoito"}, {17, "dezessete"}, {16, "dezesseis"}};
+static const n2w_card pt_units[] = {
+    {15, "quinze"}, {14, "catorze"}, {13, "treze"}, {12, "doze"}, {11, "onze"}, {10, "dez"}, {9, "nove"},
+    {8, "oito"}, {7, "sete"}, {6, "seis"}, {5, "cinco"}, {4, "quatro"}, {3, "tr\xc3\xaas"}, {2, "dois"},
+    {1, "um"}, {0, "zero"},
 };
 
 static const char *const pt_hundreds[10] = {"", "cento", "duzentos", "trezentos", "quatrocentos", "quinhentos",
@@ -28,21 +40,32 @@ static size_t drop_chars(const char *s, size_t len, int k) {
     return len;
 }
 
-static void pt_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtts_sb *o, int64_t *on) {
+/* What joins a number ending in a thousand or more to the rest nn below it, spoken: "e" before
+ * the last group when it is below a hundred or a round hundred ("mil e duzentos", "mil
+ * duzentos e cinquenta"), or before round thousands ("um milhão e duzentos mil"). */
+static const char *pt_spoken_join(int64_t nn) {
+    int64_t th = nn / 1000, u = nn % 1000;
+    if (nn >= 1000000) return " ";
+    if (th) return (u == 0 && th % 100 == 0) || th < 100 ? " e " : " ";
+    return u < 100 || u % 100 == 0 ? " e " : " ";
+}
+
+/* spoken: Brazilian plurals (bilhões where num2words says biliões) and joins */
+static void pt_merge_with(const char *ct, int64_t cn, const char *nt, int64_t nn, xtts_sb *o, int64_t *on, int spoken) {
     if (cn == 1) {
         if (nn < 1000000) { xtts_sb_puts(o, nt); *on = nn; return; }
         ct = "um";
     } else if (cn == 100 && nn % 1000 != 0) ct = "cento";
     if (nn < cn) {
         xtts_sb_puts(o, ct);
-        xtts_sb_puts(o, " e ");
+        xtts_sb_puts(o, spoken && cn >= 1000 ? pt_spoken_join(nn) : " e ");
         xtts_sb_puts(o, nt);
         *on = cn + nn;
         return;
     }
     char n2[64];
     snprintf(n2, sizeof n2, "%s", nt);
-    if (!(nn % 1000000000) && cn > 1) snprintf(n2 + drop_chars(nt, strlen(nt), 4), sizeof n2 - 8, "li\xc3\xb5" "es");
+    if (!spoken && !(nn % 1000000000) && cn > 1) snprintf(n2 + drop_chars(nt, strlen(nt), 4), sizeof n2 - 8, "li\xc3\xb5" "es");
     else if (!(nn % 1000000) && cn > 1) snprintf(n2 + drop_chars(nt, strlen(nt), 4), sizeof n2 - 8, "lh\xc3\xb5" "es");
     if (!strcmp(n2, "mili\xc3\xa3o")) snprintf(n2, sizeof n2, "milh\xc3\xa3o");
     if (nn == 100) xtts_sb_puts(o, cn >= 0 && cn < 10 ? pt_hundreds[cn] : "");
@@ -54,7 +77,18 @@ static void pt_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtt
     *on = cn * nn;
 }
 
-static const n2w_eu pt_lang = {pt_cards, sizeof pt_cards / sizeof pt_cards[0], pt_merge, "menos"};
+static void pt_merge(const char *ct, int64_t cn, const char *nt, int64_t nn, xtts_sb *o, int64_t *on) {
+    pt_merge_with(ct, cn, nt, nn, o, on, 0);
+}
+
+static void pt_merge_spoken(const char *ct, int64_t cn, const char *nt, int64_t nn, xtts_sb *o, int64_t *on) {
+    pt_merge_with(ct, cn, nt, nn, o, on, 1);
+}
+
+static const n2w_eu pt_lang = {
+    {N2W_CARDS(pt_scales), N2W_CARDS(pt_tens), N2W_CARDS(pt_teens), N2W_CARDS(pt_units)}, pt_merge, "menos"};
+static const n2w_eu pt_spoken_lang = {
+    {N2W_CARDS(pt_scales_br), N2W_CARDS(pt_tens), N2W_CARDS(pt_teens_br), N2W_CARDS(pt_units)}, pt_merge_spoken, "menos"};
 
 static int is_word_byte(unsigned char c) {
     return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || c == '_' || c >= 0x80;
@@ -177,4 +211,29 @@ static int pt_currency(const char *repr, const char *cur, xtts_sb *out) {
     return rc;
 }
 
-const xtts_n2w_lang xtts_n2w_pt = {"pt", pt_cardinal, pt_ordinal, pt_float, pt_currency};
+/* ---- the spoken variant ---- */
+
+static int pt_spoken_cardinal(uint64_t n, int form, xtts_sb *out) {
+    static const char *const scales[] = {"lh\xc3\xa3o", "lh\xc3\xb5" "es", NULL};
+    static const char *const uma[][2] = {{"um", "uma"}, {"dois", "duas"}};
+    static const char *const entas[2] = {"entos", "entas"};
+    if (n >= XTTS_N2W_SPOKEN_MAX) return -1;
+    xtts_sb w = {0};
+    int rc = xtts_n2w_eu_cardinal(&pt_spoken_lang, (int64_t)n, &w);
+    if (!rc && form == XTTS_N2W_FEM) xtts_n2w_feminine_tail(&w, scales, uma, 2, entas);
+    return xtts_n2w_take(&w, rc, out);
+}
+
+/* num2words' ordinals below a hundred, read as cardinals from a hundred on */
+static int pt_spoken_ordinal(uint64_t n, int fem, xtts_sb *out) {
+    if (!n || n >= XTTS_N2W_SPOKEN_MAX) return -1;
+    if (n >= 100) return pt_spoken_cardinal(n, fem ? XTTS_N2W_FEM : XTTS_N2W_MASC, out);
+    xtts_sb w = {0};
+    int rc = pt_ordinal((int64_t)n, &w);
+    if (fem) xtts_n2w_feminine_o(&w);
+    return xtts_n2w_take(&w, rc, out);
+}
+
+static const xtts_n2w_spoken pt_spoken = {pt_spoken_cardinal, pt_spoken_ordinal, NULL};
+
+const xtts_n2w_lang xtts_n2w_pt = {"pt", pt_cardinal, pt_ordinal, pt_float, pt_currency, &pt_spoken};

@@ -178,4 +178,4 @@ static int ru_ordinal(int64_t n, xtts_sb *out) {
     return 0;
 }
 
-const xtts_n2w_lang xtts_n2w_ru = {"ru", ru_cardinal, ru_ordinal, ru_float, ru_currency};
+const xtts_n2w_lang xtts_n2w_ru = {"ru", ru_cardinal, ru_ordinal, ru_float, ru_currency, NULL};

@@ -277,4 +277,4 @@ static int tr_float(const char *repr, xtts_sb *out) {
     return rc;
 }
 
-const xtts_n2w_lang xtts_n2w_tr = {"tr", tr_cardinal, tr_ordinal, tr_float, NULL};
+const xtts_n2w_lang xtts_n2w_tr = {"tr", tr_cardinal, tr_ordinal, tr_float, NULL, NULL};

@@ -14,7 +14,38 @@
 
 #include "common/strbuf.h"
 
-/* One language. Any member may be NULL: that form raises in num2words for this language. */
+/* ---- two variants of one engine ----------------------------------------------------------
+ * The entries below (cardinal, ordinal, cardinal_float, currency) are the num2words 0.5.12
+ * variant, the library's behaviour exactly, its bugs included (es "veintiuno mil", de
+ * "einhunderteinstausend", it "centodicotto"): --normalize xtts must equal Coqui. The same
+ * per-language code has a spoken variant for en es fr de it pt, what --normalize spoken reads
+ * (prep/text/normalize/numbers.h): American English without "and", es with "veintiún mil"
+ * (and millions of millions where num2words says billón), fr as num2words, de as num2words
+ * but "einhunderteintausend", it with elision and "tré" only at the end of a compound,
+ * Brazilian pt (dezesseis, bilhão, "mil e duzentos"); the feminine, the form before a noun
+ * and the ordinals of each language (de in the weak inflection: "am dritten Mai"). Where the
+ * variants agree they run the same code; each n2w_<lang>.c switches where they differ. */
+
+/* The spoken variant says numbers below this (10^15); above it, -1. */
+#define XTTS_N2W_SPOKEN_MAX 1000000000000000ULL
+
+/* Forms of a spoken cardinal: masculine, feminine, and the form before a masculine noun (es
+ * "un", "veintiún"; de "ein"; it "un"). */
+enum { XTTS_N2W_MASC = 0, XTTS_N2W_FEM = 1, XTTS_N2W_BEFORE_NOUN = 2 };
+
+/* A language's spoken variant. Each appends words to out and returns 0, or -1 (out
+ * unchanged) for n >= XTTS_N2W_SPOKEN_MAX (ordinal: or n == 0). */
+typedef struct {
+    int (*cardinal)(uint64_t n, int form, xtts_sb *out);
+    /* fem selects the feminine where the language has one */
+    int (*ordinal)(uint64_t n, int fem, xtts_sb *out);
+    /* a year read as a year (en: "nineteen oh five"); NULL where the language has no reading
+     * of its own for years */
+    int (*year)(uint64_t n, xtts_sb *out);
+} xtts_n2w_spoken;
+
+/* One language. Any member may be NULL: that form raises in num2words for this language
+ * (spoken: the language has no spoken variant). */
 typedef struct {
     const char *lang; /* XTTS language code: "en", "cs", ... (Coqui passes "cz" for cs) */
     /* num2words(n, lang=...) */
@@ -27,6 +58,7 @@ typedef struct {
     /* num2words(x, to="currency", currency=cur, lang=...) for a Python float x given as its
      * repr; cur is "EUR", "USD" or "GBP". */
     int (*currency)(const char *repr, const char *cur, xtts_sb *out);
+    const xtts_n2w_spoken *spoken;
 } xtts_n2w_lang;
 
 /* The entry for an XTTS language code, or NULL when num2words is not used for it. */
