@@ -152,7 +152,7 @@ def main(argv):
         except CacheError as e:
             print(e)
         return 0
-    out = {p: dump(p) for p in argv[1:]}
+    out = {os.path.basename(os.path.normpath(p)): dump(p) for p in argv[1:]}
     from xtts_prep import _clib
     print("backend: %s" % ("c" if _clib.library() is not None else "python"))
     with open(argv[0], "w") as f:

@@ -39,7 +39,7 @@ grep -qx "backend: python" "$T/python.out" || die "the reference was not read by
 XTTS_PREP_LIB="$BUILD/lib" "$PY" "$READS" --without-fallback "$T/c.json" "$T/c" "$T/audio" > "$T/c.out"
 grep -qx "backend: c" "$T/c.out" || die "the C library was not used: $(cat "$T/c.out")"
 if ! cmp -s "$T/python.json" "$T/c.json"; then
-  diff "$T/python.json" "$T/c.json" | head -n 20 >&2
+  diff "$T/python.json" "$T/c.json" > "$T/diff.txt" || true; head -n 20 "$T/diff.txt" >&2
   die "the C library without py-lmdb and zstandard reads otherwise than the pure-Python reader"
 fi
 grep -q '"audio_codes"' "$T/c.json" || die "no audio codes were read (${codes##*/})"
