@@ -72,8 +72,16 @@ def _items(ds, n=None):
     return [_call(ds.__getitem__, i) for i in range(len(ds) if n is None else min(n, len(ds)))]
 
 
+def _codes_reads(c, d):
+    from xtts_prep import AudioCodes
+    a = AudioCodes(c.path, d)
+    return {"num_tokens": a.num_tokens, "dvae": a.dvae_sha256, "norms": a.norms_sha256, "mel_norms": a.mel_norms,
+            "codes": [_call(lambda i: a.get(c.content_key(i)), i) for i in range(len(c))],
+            "absent": _call(a.get, bytes(32))}
+
+
 def dump(path):
-    from xtts_prep import AudioCodes, CacheDataset, VocoderSegmentDataset, XttsCache, XttsGptDataset
+    from xtts_prep import CacheDataset, VocoderSegmentDataset, XttsCache, XttsGptDataset
     c = XttsCache(path)
     out = {"len": len(c), "format_version": c.format_version}
     n = len(c)
@@ -93,21 +101,17 @@ def dump(path):
                    for s in range(len(c.shards))]
     out["digest"] = _call(c.digest)
     out["read_batch"] = _call(c.read_batch, list(range(n))[::-1])
-    out["iter"] = len(list(c))
-    out["dataset"] = _items(CacheDataset(path, audio=c.audio != "none", text=True))
+    out["iter"] = _call(lambda: len(list(c)))
+    out["dataset"] = _call(lambda: _items(CacheDataset(path, audio=c.audio != "none", text=True)))
     out["dataset_val"] = _call(lambda: len(CacheDataset(path, split="val")))
     codes = sorted(d for d in os.listdir(path) if d.startswith("codes-"))
     if c.audio != "none" and c.sample_rate == 22050:
-        out["gpt"] = _items(XttsGptDataset(path, is_eval=True))
+        out["gpt"] = _call(lambda: _items(XttsGptDataset(path, is_eval=True)))
         if codes:
-            out["gpt_codes"] = _items(XttsGptDataset(path, codes=True, is_eval=False))
-        out["vocoder"] = _items(VocoderSegmentDataset(path, segment_frames=16, eval=True), 8)
+            out["gpt_codes"] = _call(lambda: _items(XttsGptDataset(path, codes=True, is_eval=False)))
+        out["vocoder"] = _call(lambda: _items(VocoderSegmentDataset(path, segment_frames=16, eval=True), 8))
     for d in codes:
-        a = AudioCodes(path, d)
-        out[d] = {"num_tokens": a.num_tokens, "dvae": a.dvae_sha256, "norms": a.norms_sha256,
-                  "mel_norms": _canon(a.mel_norms),
-                  "codes": [_call(lambda i: a.get(c.content_key(i)), i) for i in range(n)],
-                  "absent": _call(a.get, bytes(32))}
+        out[d] = _call(_codes_reads, c, d)
     return out
 
 

@@ -8,6 +8,9 @@
 # cache of test_reader (no waveform, keys or metrics: the errors must agree too) and on the
 # demo dataset built with --audio int16, with a codes directory beside it. The same check in a
 # clean Debian root is python_wheel_clean_root.sh, which skips where chroot is not allowed.
+# Then the same reads through the C library on copies with bit flips in a shard's data.mdb
+# and in the codes directory's: no crash (the library's fault guard), and nothing raised but
+# CacheError, KeyError and IndexError.
 set -euo pipefail
 : "${BUILD:?}" "${TMPDIR_TEST:?}"
 PY=${PYTHON:-/usr/bin/python3}
@@ -44,4 +47,44 @@ if ! cmp -s "$T/python.json" "$T/c.json"; then
 fi
 grep -q '"audio_codes"' "$T/c.json" || die "no audio codes were read (${codes##*/})"
 grep -q '"raised": "CacheError"' "$T/c.json" || die "no error case was compared"
+# damage through the per-record calls and the codes reader
+cat > "$T/raised.py" <<'PYEOF'
+import json, sys
+seen = set()
+def walk(x):
+    if isinstance(x, dict):
+        if "raised" in x:
+            seen.add(x["raised"])
+        for v in x.values():
+            walk(v)
+    elif isinstance(x, list):
+        for v in x:
+            walk(v)
+walk(json.load(open(sys.argv[1])))
+print(" ".join(sorted(seen)))
+PYEOF
+errors=0
+for seed in 1 2 3 4 5 6; do
+  rm -rf "$T/dmg"; cp -r "$T/audio" "$T/dmg"
+  "$PY" - "$seed" "$T/dmg/shard-00000/data.mdb" "$T/dmg/${codes##*/}/data.mdb" <<'PYEOF'
+import random, sys
+r = random.Random(int(sys.argv[1]))
+for p in sys.argv[2:]:
+    data = bytearray(open(p, "rb").read())
+    for _ in range(int(sys.argv[1]) * 4):
+        data[r.randrange(len(data))] ^= 1 << r.randrange(8)
+    open(p, "wb").write(data)
+PYEOF
+  set +e
+  XTTS_PREP_LIB="$BUILD/lib" "$PY" "$READS" --without-fallback "$T/dmg.json" "$T/dmg" > "$T/dmg.out" 2>&1
+  rc=$?
+  set -e
+  [ $rc -eq 0 ] || { tail -n 5 "$T/dmg.out" >&2; die "reading a damaged cache (seed $seed) exited $rc"; }
+  raised=$("$PY" "$T/raised.py" "$T/dmg.json")
+  for r in $raised; do
+    case $r in CacheError|KeyError|IndexError) ;; *) die "a damaged cache (seed $seed) raised $r" ;; esac
+  done
+  grep -q CacheError <<< "$raised" && errors=$((errors + 1))
+done
+[ $errors -gt 0 ] || die "no damage was found in 6 damaged copies"
 echo "python_backends_equal: ok ($(grep -c sha256 "$T/c.json") arrays and every value equal; ${codes##*/})"
