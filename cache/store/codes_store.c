@@ -131,19 +131,13 @@ xtts_status xtts_codes_store_open(const char *path, xtts_codes_store **out, xtts
     if (!s) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     s->lock_fd = -1;
     snprintf(s->path, sizeof s->path, "%s", path);
-    char data[4200], name[XTTS_CODES_NAME_MAX];
+    char data[4200];
     struct stat sb;
     xtts_status st = XTTS_OK;
     xtts_path_join(data, sizeof data, path, "data.mdb");
     if (stat(data, &sb)) st = xtts_error_set(err, XTTS_ENOTFOUND, "%s: no data.mdb", path);
     if (!st) st = env_open(s, MDB_RDONLY, NULL, err);
-    if (!st) {
-        const char *base = strrchr(path, '/');
-        base = base ? base + 1 : path;
-        xtts_codes_dir_name(s->hdr.dvae_sha256, s->hdr.norms_sha256, name);
-        if (strcmp(base, name))
-            st = xtts_error_set(err, XTTS_ECORRUPT, "%s: the header's hashes give the name %s", path, name);
-    }
+    if (!st) st = xtts_codes_name_check(path, &s->hdr, err);
     if (st) {
         xtts_codes_store_close(s);
         return st;

@@ -30,6 +30,16 @@ void xtts_codes_dir_name(const char *dvae_sha256, const char *norms_sha256, char
     snprintf(out, XTTS_CODES_NAME_MAX, "%s%.16s", XTTS_CODES_DIR_PREFIX, hex);
 }
 
+xtts_status xtts_codes_name_check(const char *path, const xtts_codes_header *h, xtts_error *err) {
+    char name[XTTS_CODES_NAME_MAX];
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    xtts_codes_dir_name(h->dvae_sha256, h->norms_sha256, name);
+    if (strcmp(base, name))
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: the header's hashes give the name %s", path, name);
+    return XTTS_OK;
+}
+
 int xtts_codes_dir_name_valid(const char *n) {
     size_t p = strlen(XTTS_CODES_DIR_PREFIX);
     if (strncmp(n, XTTS_CODES_DIR_PREFIX, p) || strlen(n) != p + 16) return 0;
@@ -161,7 +171,7 @@ xtts_status xtts_codes_reader_open(const char *path, xtts_codes_reader **out, xt
     xtts_codes_reader *r = calloc(1, sizeof *r);
     if (!r) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
     xtts_status st = XTTS_OK;
-    char data[4200], name[XTTS_CODES_NAME_MAX];
+    char data[4200];
     struct stat sb;
     if (snprintf(r->path, sizeof r->path, "%s", path) >= (int)sizeof r->path)
         st = xtts_error_set(err, XTTS_ERANGE, "%s: path too long", path);
@@ -171,13 +181,7 @@ xtts_status xtts_codes_reader_open(const char *path, xtts_codes_reader **out, xt
         st = xtts_error_set(err, XTTS_ECORRUPT, "%s: damaged (%s is not a regular file)", path, data);
     if (!st) st = xtts_lmdb_file_check(path, err);
     if (!st) st = reader_env_open(r, (uint64_t)sb.st_size, err);
-    if (!st) {
-        const char *base = strrchr(path, '/');
-        base = base ? base + 1 : path;
-        xtts_codes_dir_name(r->hdr.dvae_sha256, r->hdr.norms_sha256, name);
-        if (strcmp(base, name))
-            st = xtts_error_set(err, XTTS_ECORRUPT, "%s: the header's hashes give the name %s", path, name);
-    }
+    if (!st) st = xtts_codes_name_check(path, &r->hdr, err);
     if (st) {
         xtts_codes_reader_close(r);
         return st;

@@ -47,6 +47,10 @@ typedef struct {
  * digests written one after the other (dvae, then norms). */
 void xtts_codes_dir_name(const char *dvae_sha256, const char *norms_sha256, char out[XTTS_CODES_NAME_MAX]);
 
+/* 0 when the last component of path is the name h's hashes give, else XTTS_ECORRUPT
+ * ("PATH: the header's hashes give the name codes-..."). */
+xtts_status xtts_codes_name_check(const char *path, const xtts_codes_header *h, xtts_error *err);
+
 /* 1 when name is a codes directory's ("codes-" and 16 lower-case hex digits), else 0. */
 int xtts_codes_dir_name_valid(const char *name);
 
