@@ -1,6 +1,7 @@
 /* test_reader_api.c — the stable C interface of cache/store/read/reader_api.h (libxtts-reader.so):
  * batches equal to xtts_cache_reader_batch's whatever the thread count and dtype, narrow
- * rows, errors with their messages, concurrent calls on one handle, a forked child. */
+ * rows, errors with their messages, concurrent calls on one handle, a forked child; the
+ * per-record reads equal to the reader's, with their sizing and their errors. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -257,6 +258,99 @@ static void test_a_forked_child_opens_its_own(void **state) {
     xtts_api_close(a);
 }
 
+static void test_per_record_reads_equal_the_reader(void **state) {
+    fx_t *fx = *state;
+    xtts_api_cache *a = xtts_api_open_ex(fx->dir, XTTS_API_OPEN_TOLERANT);
+    assert_non_null(a);
+    xtts_cache *c;
+    xtts_cache_reader *r;
+    xtts_error e;
+    assert_int_equal(xtts_cache_open(fx->dir, &c, &e), XTTS_OK);
+    assert_int_equal(xtts_cache_reader_new(c, &r, &e), XTTS_OK);
+    uint64_t n = xtts_api_count(a);
+    /* the stored bytes: sized with cap 0 first, then equal to the reader's */
+    for (uint64_t i = 0; i < n; i++) {
+        size_t len = 0;
+        assert_int_equal(xtts_api_record(a, i, NULL, 0, &len), 7);
+        uint8_t *buf = malloc(len);
+        assert_int_equal(xtts_api_record(a, i, buf, len, &len), 0);
+        const void *want;
+        size_t want_len;
+        assert_int_equal(xtts_cache_reader_raw(r, i, &want, &want_len, &e), XTTS_OK);
+        assert_int_equal(len, want_len);
+        assert_memory_equal(buf, want, len);
+        free(buf);
+        /* the id back to its index */
+        xtts_record_header h;
+        assert_int_equal(xtts_cache_reader_header(r, i, &h, &e), XTTS_OK);
+        uint64_t got = n;
+        assert_int_equal(xtts_api_find(a, h.id, &got), 0);
+        assert_int_equal(got, i);
+    }
+    uint64_t got;
+    assert_int_equal(xtts_api_find(a, "no such id", &got), 8);
+    assert_non_null(strstr(xtts_api_last_error(), "no such id"));
+    /* text: too small, then whole */
+    size_t on = 0, nn = 0;
+    char ob[4096], nb[4096];
+    assert_int_equal(xtts_api_text(a, 0, ob, 0, &on, nb, 0, &nn), 7);
+    assert_true(on > 0);
+    assert_int_equal(xtts_api_text(a, 0, ob, sizeof ob, &on, nb, sizeof nb, &nn), 0);
+    const char *o, *nm;
+    size_t ol, nl;
+    assert_int_equal(xtts_cache_reader_text(r, 0, &o, &ol, &nm, &nl, &e), XTTS_OK);
+    assert_int_equal(on, ol);
+    assert_int_equal(nn, nl);
+    assert_memory_equal(ob, o, ol);
+    /* lengths: the reader's, as rows of 7 */
+    uint32_t *rows = malloc(n * 7 * sizeof *rows);
+    xtts_lengths *l = malloc(n * sizeof *l);
+    assert_int_equal(xtts_api_lengths(a, rows, n + 1), 7);
+    assert_int_equal(xtts_api_lengths(a, rows, n), 0);
+    assert_int_equal(xtts_cache_lengths(r, l, &e), XTTS_OK);
+    for (uint64_t i = 0; i < n; i++) {
+        assert_int_equal(rows[7 * i], l[i].n_frames);
+        assert_int_equal(rows[7 * i + 1], l[i].n_tokens);
+        assert_int_equal(rows[7 * i + 3], l[i].speaker_id);
+        assert_int_equal(rows[7 * i + 5], l[i].split);
+    }
+    free(rows);
+    free(l);
+    /* meta: present, absent, no such shard */
+    char mv[256];
+    size_t ml = 0;
+    assert_int_equal(xtts_api_meta(a, 0, "format", mv, sizeof mv, &ml), 0);
+    assert_int_equal(ml, strlen("xtts-cache 2"));
+    assert_memory_equal(mv, "xtts-cache 2", ml);
+    assert_int_equal(xtts_api_meta(a, 0, "no such key", mv, sizeof mv, &ml), 8);
+    assert_int_equal(xtts_api_meta(a, 999, "format", mv, sizeof mv, &ml), 7);
+    /* a fixture without waveforms, content keys or metrics */
+    int16_t wav[4];
+    uint8_t key[32];
+    assert_int_equal(xtts_api_waveform(a, 0, wav, 0, 4), 8);
+    assert_int_equal(xtts_api_content_key(a, 0, key), 8);
+    assert_int_equal(xtts_api_shards_with(a, "keys"), 0);
+    assert_int_equal(xtts_api_shards_with(a, "quality"), 0);
+    size_t len;
+    assert_int_equal(xtts_api_record(a, n, NULL, 0, &len), 7);
+    assert_int_equal(xtts_api_record(NULL, 0, NULL, 0, &len), 1);
+    xtts_cache_reader_delete(r);
+    xtts_cache_close(c);
+    xtts_api_close(a);
+}
+
+static void test_codes_open_refuses_what_is_not_a_codes_directory(void **state) {
+    fx_t *fx = *state;
+    char path[400];
+    snprintf(path, sizeof path, "%s/codes-0000000000000000", fx->dir);
+    assert_null(xtts_api_codes_open(path));
+    assert_non_null(strstr(xtts_api_last_error(), "no data.mdb"));
+    snprintf(path, sizeof path, "%s/shard-00000", fx->dir);   /* an LMDB file without a codes header */
+    assert_null(xtts_api_codes_open(path));
+    assert_true(xtts_api_last_error()[0] != '\0');
+    xtts_api_codes_close(NULL);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shape_and_version),
@@ -264,6 +358,8 @@ int main(void) {
         cmocka_unit_test(test_errors_leave_a_message),
         cmocka_unit_test(test_concurrent_calls_on_one_handle),
         cmocka_unit_test(test_a_forked_child_opens_its_own),
+        cmocka_unit_test(test_per_record_reads_equal_the_reader),
+        cmocka_unit_test(test_codes_open_refuses_what_is_not_a_codes_directory),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

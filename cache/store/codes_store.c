@@ -17,7 +17,6 @@
 
 #define CODES_LOCK "writer.lock"
 #define CODES_MAP_BYTES ((size_t)1 << 34) /* 16 GiB of address space: about 100,000 hours of codes */
-#define CODES_VALUE_HEAD 8
 
 struct xtts_codes_store {
     char path[4096];
@@ -28,78 +27,15 @@ struct xtts_codes_store {
     int writable, lock_fd;
 };
 
-void xtts_codes_dir_name(const char *dvae_sha256, const char *norms_sha256, char out[XTTS_CODES_NAME_MAX]) {
-    xtts_sha256 h;
-    uint8_t d[32];
-    char hex[17];
-    xtts_sha256_init(&h);
-    xtts_sha256_update(&h, dvae_sha256, strlen(dvae_sha256));
-    xtts_sha256_update(&h, norms_sha256, strlen(norms_sha256));
-    xtts_sha256_final(&h, d);
-    xtts_hex(d, 8, hex);
-    snprintf(out, XTTS_CODES_NAME_MAX, "%s%.16s", XTTS_CODES_DIR_PREFIX, hex);
-}
-
 size_t xtts_codes_expected(uint32_t n_samples) {
     xtts_mel_params p;
     if (xtts_mel_preset("xtts", &p, NULL)) return 0;
     return xtts_dvae_codes_len(xtts_mel_n_frames(&p, n_samples));
 }
 
-static uint32_t entry_crc(const uint8_t *key, const uint8_t *n_le, const void *codes, size_t bytes) {
-    uint32_t crc = xtts_crc32(0, key, XTTS_CODES_KEY_BYTES);
-    crc = xtts_crc32(crc, n_le, 4);
-    return xtts_crc32(crc, codes, bytes);
-}
-
 static xtts_status lmdb_fail(xtts_codes_store *s, int rc, const char *what, xtts_error *err) {
     return xtts_error_set(err, rc == MDB_CORRUPTED || rc == MDB_INVALID ? XTTS_ECORRUPT : XTTS_EIO, "%s: %s: %s",
                           s->path, what, mdb_strerror(rc));
-}
-
-static int meta_get(MDB_txn *txn, MDB_dbi dbi, const char *key, char *out, size_t cap) {
-    MDB_val k = {strlen(key), (void *)key}, v;
-    if (mdb_get(txn, dbi, &k, &v) || v.mv_size >= cap) return -1;
-    memcpy(out, v.mv_data, v.mv_size);
-    out[v.mv_size] = '\0';
-    return 0;
-}
-
-static int is_hex64(const char *s) {
-    if (strlen(s) != 64) return 0;
-    for (const char *p = s; *p; p++)
-        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) return 0;
-    return 1;
-}
-
-/* Read the header from "meta" into s->hdr. */
-static xtts_status header_read(xtts_codes_store *s, MDB_txn *txn, xtts_error *err) {
-    char format[64], tokens[32], *end;
-    xtts_codes_header *h = &s->hdr;
-    if (meta_get(txn, s->meta_dbi, "format", format, sizeof format) ||
-        meta_get(txn, s->meta_dbi, "dvae_sha256", h->dvae_sha256, sizeof h->dvae_sha256) ||
-        meta_get(txn, s->meta_dbi, "norms_sha256", h->norms_sha256, sizeof h->norms_sha256) ||
-        meta_get(txn, s->meta_dbi, "num_tokens", tokens, sizeof tokens))
-        return xtts_error_set(err, XTTS_ECORRUPT, "%s: header incomplete (format, dvae_sha256, norms_sha256, num_tokens)",
-                              s->path);
-    if (strcmp(format, XTTS_CODES_FORMAT))
-        return xtts_error_set(err, XTTS_EMISMATCH, "%s: format \"%s\", this build reads \"%s\"", s->path, format,
-                              XTTS_CODES_FORMAT);
-    errno = 0;
-    unsigned long t = strtoul(tokens, &end, 10);
-    if (errno || *end || t < 1 || t > XTTS_CODES_MAX_TOKENS || !is_hex64(h->dvae_sha256) || !is_hex64(h->norms_sha256))
-        return xtts_error_set(err, XTTS_ECORRUPT, "%s: header: a hash or num_tokens (\"%s\") out of form", s->path, tokens);
-    h->num_tokens = (uint32_t)t;
-    MDB_val k = {9, (void *)"mel_norms"}, v;
-    if (mdb_get(txn, s->meta_dbi, &k, &v) || v.mv_size % 4 || v.mv_size < 4 || v.mv_size / 4 > XTTS_CODES_MAX_MELS)
-        return xtts_error_set(err, XTTS_ECORRUPT, "%s: header: no mel_norms of 1 to %d float32 values", s->path,
-                              XTTS_CODES_MAX_MELS);
-    h->n_mels = (uint32_t)(v.mv_size / 4);
-    for (uint32_t i = 0; i < h->n_mels; i++) {
-        uint32_t u = xtts_get_le32((const uint8_t *)v.mv_data + 4 * i);
-        memcpy(&h->mel_norms[i], &u, 4);
-    }
-    return XTTS_OK;
 }
 
 static xtts_status header_write(xtts_codes_store *s, MDB_txn *txn, const xtts_codes_header *h, xtts_error *err) {
@@ -149,10 +85,10 @@ static xtts_status env_open(xtts_codes_store *s, unsigned flags, const xtts_code
         mdb_txn_abort(txn);
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: databases \"meta\" and \"codes\": %s", s->path, mdb_strerror(rc));
     }
-    char probe[64];
+    MDB_val fk = {6, (void *)"format"}, fv;
     xtts_status st;
-    if (h && meta_get(txn, s->meta_dbi, "format", probe, sizeof probe)) st = header_write(s, txn, h, err);
-    else st = header_read(s, txn, err);
+    if (h && mdb_get(txn, s->meta_dbi, &fk, &fv)) st = header_write(s, txn, h, err);
+    else st = xtts_codes_header_read(txn, s->meta_dbi, s->path, &s->hdr, err);
     if (st) {
         mdb_txn_abort(txn);
         return st;
@@ -195,19 +131,13 @@ xtts_status xtts_codes_store_open(const char *path, xtts_codes_store **out, xtts
     if (!s) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     s->lock_fd = -1;
     snprintf(s->path, sizeof s->path, "%s", path);
-    char data[4200], name[XTTS_CODES_NAME_MAX];
+    char data[4200];
     struct stat sb;
     xtts_status st = XTTS_OK;
     xtts_path_join(data, sizeof data, path, "data.mdb");
     if (stat(data, &sb)) st = xtts_error_set(err, XTTS_ENOTFOUND, "%s: no data.mdb", path);
     if (!st) st = env_open(s, MDB_RDONLY, NULL, err);
-    if (!st) {
-        const char *base = strrchr(path, '/');
-        base = base ? base + 1 : path;
-        xtts_codes_dir_name(s->hdr.dvae_sha256, s->hdr.norms_sha256, name);
-        if (strcmp(base, name))
-            st = xtts_error_set(err, XTTS_ECORRUPT, "%s: the header's hashes give the name %s", path, name);
-    }
+    if (!st) st = xtts_codes_name_check(path, &s->hdr, err);
     if (st) {
         xtts_codes_store_close(s);
         return st;
@@ -219,31 +149,6 @@ xtts_status xtts_codes_store_open(const char *path, xtts_codes_store **out, xtts
 const xtts_codes_header *xtts_codes_store_header(const xtts_codes_store *s) { return &s->hdr; }
 const char *xtts_codes_store_path(const xtts_codes_store *s) { return s->path; }
 
-/* Check a value found under key and copy its codes out. */
-static xtts_status value_decode(xtts_codes_store *s, const uint8_t *key, const MDB_val *v, uint16_t *codes, size_t cap,
-                                size_t *n, xtts_error *err) {
-    const uint8_t *p = v->mv_data;
-    char hex[17];
-    xtts_hex(key, 8, hex);
-    if (v->mv_size < CODES_VALUE_HEAD + 2 || (v->mv_size - CODES_VALUE_HEAD) % 2 ||
-        xtts_get_le32(p) != (v->mv_size - CODES_VALUE_HEAD) / 2)
-        return xtts_error_set(err, XTTS_ECORRUPT, "%s: key %s...: value of %zu bytes does not hold its count", s->path,
-                              hex, v->mv_size);
-    size_t count = xtts_get_le32(p);
-    if (entry_crc(key, p, p + CODES_VALUE_HEAD, 2 * count) != xtts_get_le32(p + 4))
-        return xtts_error_set(err, XTTS_ECORRUPT, "%s: key %s...: checksum mismatch", s->path, hex);
-    if (count > cap)
-        return xtts_error_set(err, XTTS_ERANGE, "%s: key %s...: %zu codes, room for %zu", s->path, hex, count, cap);
-    for (size_t i = 0; i < count; i++) {
-        codes[i] = xtts_get_le16(p + CODES_VALUE_HEAD + 2 * i);
-        if (codes[i] >= s->hdr.num_tokens)
-            return xtts_error_set(err, XTTS_ECORRUPT, "%s: key %s...: code %zu is %u, the codebook has %u", s->path, hex, i,
-                                  codes[i], s->hdr.num_tokens);
-    }
-    *n = count;
-    return XTTS_OK;
-}
-
 xtts_status xtts_codes_store_get(xtts_codes_store *s, const uint8_t key[XTTS_CODES_KEY_BYTES], uint16_t *codes,
                                  size_t cap, size_t *n, xtts_error *err) {
     MDB_txn *txn = s->wtxn;
@@ -254,7 +159,7 @@ xtts_status xtts_codes_store_get(xtts_codes_store *s, const uint8_t key[XTTS_COD
     xtts_status st;
     if (rc == MDB_NOTFOUND) st = XTTS_ENOTFOUND, xtts_error_set(err, XTTS_ENOTFOUND, "%s: no entry", s->path);
     else if (rc) st = lmdb_fail(s, rc, "codes", err);
-    else st = value_decode(s, key, &v, codes, cap, n, err);
+    else st = xtts_codes_value_decode(s->path, s->hdr.num_tokens, key, v.mv_data, v.mv_size, codes, cap, n, err);
     if (txn != s->wtxn) mdb_txn_abort(txn);
     return st;
 }
@@ -265,12 +170,12 @@ xtts_status xtts_codes_store_put(xtts_codes_store *s, const uint8_t key[XTTS_COD
         return xtts_error_set(err, XTTS_EUSAGE, "%s: put of %zu codes refused", s->path, n);
     int rc;
     if (!s->wtxn && (rc = mdb_txn_begin(s->env, NULL, 0, &s->wtxn))) return lmdb_fail(s, rc, "txn", err);
-    MDB_val k = {XTTS_CODES_KEY_BYTES, (void *)key}, v = {CODES_VALUE_HEAD + 2 * n, NULL};
+    MDB_val k = {XTTS_CODES_KEY_BYTES, (void *)key}, v = {XTTS_CODES_VALUE_HEAD + 2 * n, NULL};
     if ((rc = mdb_put(s->wtxn, s->codes_dbi, &k, &v, MDB_RESERVE))) return lmdb_fail(s, rc, "put", err);
     uint8_t *p = v.mv_data;
     xtts_put_le32(p, (uint32_t)n);
-    for (size_t i = 0; i < n; i++) xtts_put_le16(p + CODES_VALUE_HEAD + 2 * i, codes[i]);
-    xtts_put_le32(p + 4, entry_crc(key, p, p + CODES_VALUE_HEAD, 2 * n));
+    for (size_t i = 0; i < n; i++) xtts_put_le16(p + XTTS_CODES_VALUE_HEAD + 2 * i, codes[i]);
+    xtts_put_le32(p + 4, xtts_codes_entry_crc(key, p, p + XTTS_CODES_VALUE_HEAD, 2 * n));
     return XTTS_OK;
 }
 
@@ -296,14 +201,6 @@ void xtts_codes_store_close(xtts_codes_store *s) {
     if (s->env) mdb_env_close(s->env);
     xtts_unlock(s->lock_fd);
     free(s);
-}
-
-int xtts_codes_dir_name_valid(const char *n) {
-    size_t p = strlen(XTTS_CODES_DIR_PREFIX);
-    if (strncmp(n, XTTS_CODES_DIR_PREFIX, p) || strlen(n) != p + 16) return 0;
-    for (n += p; *n; n++)
-        if (!((*n >= '0' && *n <= '9') || (*n >= 'a' && *n <= 'f'))) return 0;
-    return 1;
 }
 
 static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }

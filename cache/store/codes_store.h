@@ -1,6 +1,9 @@
 /* codes_store.h — the XTTS DVAE's audio codes of a cache's records, stored beside the cache
  * in a directory of their own, one per DVAE and mel norms (formats/cache.md, "Audio codes").
  *
+ * Names, the header and the value check are the read side's (cache/store/read/codes_read.h,
+ * which also reads a directory for libxtts-reader.so).
+ *
  * CACHE/codes-<16 hex>/ holds an LMDB environment of two databases: "meta" (the header: the
  * format, the SHA-256 of the DVAE file and of the mel norms file, the codebook size, the
  * norms themselves) and
@@ -17,32 +20,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache/store/read/codes_read.h"
 #include "common/xtts_common.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define XTTS_CODES_FORMAT "xtts-codes 1"
-#define XTTS_CODES_DIR_PREFIX "codes-"
-#define XTTS_CODES_KEY_BYTES 32
-#define XTTS_CODES_NAME_MAX 32 /* "codes-" + 16 hex + NUL fits */
-#define XTTS_CODES_MAX_TOKENS 65536
-#define XTTS_CODES_MAX_MELS 256
-
-/* What a codes directory was computed with. */
-typedef struct {
-    char dvae_sha256[65];  /* hex of the DVAE file's bytes */
-    char norms_sha256[65]; /* hex of the mel norms file's bytes */
-    uint32_t num_tokens;   /* codebook entries: every code is below it */
-    uint32_t n_mels;       /* the mel norms' count (80) */
-    float mel_norms[XTTS_CODES_MAX_MELS]; /* the norms the mels were divided by, for readers
-                                             that compute conditioning mels (python/xtts_prep) */
-} xtts_codes_header;
-
-/* The directory's name: "codes-" and the first 16 hex digits of the SHA-256 of the two hex
- * digests written one after the other (dvae, then norms). */
-void xtts_codes_dir_name(const char *dvae_sha256, const char *norms_sha256, char out[XTTS_CODES_NAME_MAX]);
 
 /* The codes of a clip of n_samples samples at 22,050 Hz: one per 4 frames of the `xtts` mel
  * (hop 256, centered), xtts_dvae_codes_len(n_samples / 256 + 1); 0 for an empty clip. */
@@ -87,9 +70,6 @@ uint64_t xtts_codes_store_count(xtts_codes_store *s);
 
 /* Close; staged entries not committed are dropped. NULL is allowed. */
 void xtts_codes_store_close(xtts_codes_store *s);
-
-/* 1 when name is a codes directory's ("codes-" and 16 lower-case hex digits), else 0. */
-int xtts_codes_dir_name_valid(const char *name);
 
 /* Remove the codes directory at path (its LMDB files, its lock, itself); missing is fine.
  * Errors: XTTS_EIO naming the file that could not be removed. */

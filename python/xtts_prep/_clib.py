@@ -27,16 +27,22 @@ import os
 import sys
 import warnings
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Any, Callable, Optional, Union
+
+import numpy as np
+import numpy.typing as npt
 
 from .manifest import CacheError
 
 __all__ = ["ABI_VERSION", "LIB_NAME", "FallbackWarning", "library", "library_path", "library_version",
-           "load_error", "search_places", "fallback_message", "warn_fallback", "CHandle", "MEL_F32", "MEL_F16"]
+           "load_error", "search_places", "fallback_message", "warn_fallback", "CHandle", "CCodes", "MEL_F32", "MEL_F16"]
 
 ABI_VERSION = 1
 LIB_NAME = "libxtts-reader.so"
 MEL_F32, MEL_F16 = 0, 1
+OPEN_TOLERANT = 1
+# the statuses the bindings tell apart (common/xtts_common.h)
+ERANGE, ENOTFOUND = 7, 8
 LOADER_PATH = "the loader's search path (LD_LIBRARY_PATH, ld.so.cache)"
 _DISABLED = ("", "0", "none", "off")
 
@@ -145,6 +151,28 @@ def _bind(lib: ctypes.CDLL) -> None:
     lib.xtts_api_read_batch.argtypes = [c.c_void_p, c.c_void_p, c.c_size_t, c.c_void_p, c.c_size_t, c.c_void_p,
                                         c.c_int, c.c_size_t, c.c_void_p, c.c_void_p, c.c_void_p, c.c_void_p,
                                         c.c_void_p, c.c_int]
+    # the per-record reads (a library without them is passed over: the package reads every
+    # record through one backend)
+    size_p = c.POINTER(c.c_size_t)
+    for name, args in (("open_ex", [c.c_char_p, c.c_uint]),
+                       ("record", [c.c_void_p, c.c_uint64, c.c_void_p, c.c_size_t, size_p]),
+                       ("text", [c.c_void_p, c.c_uint64, c.c_void_p, c.c_size_t, size_p, c.c_void_p, c.c_size_t,
+                                 size_p]),
+                       ("waveform", [c.c_void_p, c.c_uint64, c.c_void_p, c.c_size_t, c.c_size_t]),
+                       ("find", [c.c_void_p, c.c_char_p, c.POINTER(c.c_uint64)]),
+                       ("meta", [c.c_void_p, c.c_size_t, c.c_char_p, c.c_void_p, c.c_size_t, size_p]),
+                       ("content_key", [c.c_void_p, c.c_uint64, c.c_void_p]),
+                       ("lengths", [c.c_void_p, c.c_void_p, c.c_size_t]),
+                       ("shards_with", [c.c_void_p, c.c_char_p]),
+                       ("codes_open", [c.c_char_p]),
+                       ("codes_close", [c.c_void_p]),
+                       ("codes_header", [c.c_void_p, c.c_char_p, c.c_char_p, c.POINTER(c.c_uint32), c.c_void_p,
+                                         c.c_size_t, size_p]),
+                       ("codes_get", [c.c_void_p, c.c_char_p, c.c_void_p, c.c_size_t, size_p])):
+        f = getattr(lib, "xtts_api_" + name)
+        f.argtypes = args
+        f.restype = {"open_ex": c.c_void_p, "codes_open": c.c_void_p, "codes_close": None,
+                     "shards_with": c.c_size_t}.get(name, c.c_int)
 
 
 def _try_load(path: str, errors: list[str]) -> Optional[ctypes.CDLL]:
@@ -159,8 +187,11 @@ def _try_load(path: str, errors: list[str]) -> Optional[ctypes.CDLL]:
             lib = ctypes.CDLL(path)
         _bind(lib)
         abi: int = lib.xtts_api_abi_version()
-    except (OSError, AttributeError) as e:
+    except OSError as e:
         errors.append("%s: %s" % (path, e))
+        return None
+    except AttributeError as e:   # a library older than this package: a function is missing
+        errors.append("%s: an older library (%s)" % (path, e))
         return None
     if abi != ABI_VERSION:
         errors.append("%s: ABI version %d, this package needs %d" % (path, abi, ABI_VERSION))
@@ -249,7 +280,9 @@ class CHandle:
 
     def __init__(self, lib: ctypes.CDLL, path: Union[str, os.PathLike[str]]) -> None:
         self.lib = lib
-        self.h: Optional[int] = lib.xtts_api_open(os.fsencode(path))
+        # tolerant: a damaged or missing shard fails the reads of its records only, as the
+        # pure-Python reader, which opens each shard when first read
+        self.h: Optional[int] = lib.xtts_api_open_ex(os.fsencode(path), OPEN_TOLERANT)
         if not self.h:
             raise CacheError(_last_error(lib))
         self.pid = os.getpid()
@@ -292,7 +325,124 @@ class CHandle:
         if f(self.h, text, len(text) if text is not None else 0, flags_ptr, dup_of_ptr, n):
             raise CacheError(_last_error(self.lib))
 
+    def _check(self, rc: int) -> None:
+        if rc:
+            raise CacheError(_last_error(self.lib))
+
+    def _sized(self, call: Callable[[Any, int, Any], int], first: int) -> tuple[int, bytes]:
+        """A value of unknown size: call(buf, cap, byref(len)) with a buffer of first bytes,
+        again with the size the library asked for when that was too small; (status, value)."""
+        n = ctypes.c_size_t(0)
+        buf = ctypes.create_string_buffer(first)
+        rc = call(buf, len(buf), ctypes.byref(n))
+        if rc == ERANGE and n.value > len(buf):
+            buf = ctypes.create_string_buffer(n.value)
+            rc = call(buf, len(buf), ctypes.byref(n))
+        return rc, buf.raw[:n.value] if rc == 0 else b""
+
+    def record(self, index: int) -> bytes:
+        """Record index's stored value (xtts_api_record)."""
+        rc, value = self._sized(lambda b, cap, n: int(self.lib.xtts_api_record(self.h, index, b, cap, n)), 1 << 16)
+        self._check(rc)
+        return value
+
+    def text(self, index: int) -> tuple[bytes, bytes]:
+        """Record index's original and normalized text, UTF-8 bytes (xtts_api_text)."""
+        on, nn = ctypes.c_size_t(0), ctypes.c_size_t(0)
+        cap = 4096
+        for _ in range(2):
+            ob, nb = ctypes.create_string_buffer(cap), ctypes.create_string_buffer(cap)
+            rc = self.lib.xtts_api_text(self.h, index, ob, cap, ctypes.byref(on), nb, cap, ctypes.byref(nn))
+            if rc != ERANGE:
+                break
+            cap = max(on.value, nn.value, 1)
+        self._check(rc)
+        return ob.raw[:on.value], nb.raw[:nn.value]
+
+    def waveform(self, index: int, n_samples: int) -> npt.NDArray[np.int16]:
+        """Record index's stored waveform, n_samples int16 (xtts_api_waveform)."""
+        out = np.empty(n_samples, dtype=np.int16)
+        self._check(self.lib.xtts_api_waveform(self.h, index, out.ctypes.data, 0, n_samples))
+        return out
+
+    def find(self, rid: bytes) -> Optional[int]:
+        """The index of utterance id rid, None when no shard holds it (xtts_api_find)."""
+        got = ctypes.c_uint64(0)
+        rc = self.lib.xtts_api_find(self.h, rid, ctypes.byref(got))
+        if rc == ENOTFOUND:
+            return None
+        self._check(rc)
+        return got.value
+
+    def meta(self, shard: int, key: bytes) -> Optional[bytes]:
+        """A value of shard's "meta" database, None when absent (xtts_api_meta)."""
+        rc, value = self._sized(lambda b, cap, n: int(self.lib.xtts_api_meta(self.h, shard, key, b, cap, n)), 256)
+        if rc == ENOTFOUND:
+            return None
+        self._check(rc)
+        return value
+
+    def content_key(self, index: int) -> bytes:
+        """Record index's 32-byte content key (xtts_api_content_key)."""
+        buf = ctypes.create_string_buffer(32)
+        self._check(self.lib.xtts_api_content_key(self.h, index, buf))
+        return buf.raw
+
+    def lengths(self, n: int) -> npt.NDArray[np.uint32]:
+        """Every record's lengths as uint32 [n, 7] (xtts_api_lengths)."""
+        out = np.empty((n, 7), dtype=np.uint32)
+        self._check(self.lib.xtts_api_lengths(self.h, out.ctypes.data, n))
+        return out
+
+    def shards_with(self, db: str) -> int:
+        """How many shards hold the optional database db (xtts_api_shards_with)."""
+        got: int = self.lib.xtts_api_shards_with(self.h, db.encode("ascii"))
+        return got
+
     def close(self) -> None:
         if self.h and self.pid == os.getpid():
             self.lib.xtts_api_close(self.h)
+        self.h = None
+
+
+class CCodes:
+    """One process's open audio codes directory in the C library (xtts_api_codes_*): its
+    header and checked reads by content key."""
+
+    def __init__(self, lib: ctypes.CDLL, path: Union[str, os.PathLike[str]]) -> None:
+        self.lib = lib
+        self.h: Optional[int] = lib.xtts_api_codes_open(os.fsencode(path))
+        if not self.h:
+            raise CacheError(_last_error(lib))
+        self.pid = os.getpid()
+        dvae, norms = ctypes.create_string_buffer(65), ctypes.create_string_buffer(65)
+        tokens, n = ctypes.c_uint32(0), ctypes.c_size_t(0)
+        mel_norms = np.zeros(256, dtype=np.float32)
+        if lib.xtts_api_codes_header(self.h, dvae, norms, ctypes.byref(tokens), mel_norms.ctypes.data,
+                                     len(mel_norms), ctypes.byref(n)):
+            msg = _last_error(lib)
+            self.close()
+            raise CacheError(msg)
+        self.dvae_sha256: str = dvae.value.decode("ascii")
+        self.norms_sha256: str = norms.value.decode("ascii")
+        self.num_tokens: int = tokens.value
+        self.mel_norms: npt.NDArray[np.float32] = mel_norms[:n.value].copy()
+
+    def get(self, key: bytes) -> Optional[npt.NDArray[np.uint16]]:
+        """The codes under key, checked; None when there is no entry."""
+        n = ctypes.c_size_t(0)
+        out = np.empty(4096, dtype=np.uint16)
+        rc = self.lib.xtts_api_codes_get(self.h, key, out.ctypes.data, len(out), ctypes.byref(n))
+        if rc == ERANGE and n.value > len(out):
+            out = np.empty(n.value, dtype=np.uint16)
+            rc = self.lib.xtts_api_codes_get(self.h, key, out.ctypes.data, len(out), ctypes.byref(n))
+        if rc == ENOTFOUND:
+            return None
+        if rc:
+            raise CacheError(_last_error(self.lib))
+        return out[:n.value].copy()
+
+    def close(self) -> None:
+        if self.h and self.pid == os.getpid():
+            self.lib.xtts_api_codes_close(self.h)
         self.h = None

@@ -1,43 +1,42 @@
 """The cache reader (formats/cache.md): XttsCache.
 
-Needs numpy; the records it reads itself (every method but read_batch where libxtts-reader.so
-is found) also py-lmdb and zstandard, imported when first used
-(_fallback.py: the "fallback" extra). LMDB environments are opened lazily in each
-process (an environment opened before fork() and used in the child is a known source of
-MDB_CORRUPTED and reader-table errors), read-only and without lock files (lock=False: no
-reader slots are taken, so any number of workers may read). An XttsCache pickles without
-its handles, so it travels into spawn-started workers too.
+Needs numpy. Records are read through one of two backends (_backends.py): the C library
+(libxtts-reader.so, _clib.py) when it loads, which needs nothing more, or the pure-Python
+reader, which needs py-lmdb and zstandard (the "fallback" extra, _fallback.py, imported
+when first used). Either opens its handles lazily in each process (an LMDB environment
+opened before fork() and used in the child is a known source of MDB_CORRUPTED and
+reader-table errors); an XttsCache pickles without them, so it travels into spawn-started
+workers too.
 
 Every record is checked as the C reader checks it (record.py: header CRC-32, shape,
 section and zstd checksums; lmdbcheck.py: the shard's LMDB pages before py-lmdb reads
-them); damage raises CacheError naming the shard, index and id.
+them); damage raises CacheError naming the shard, index and id. Both backends give the
+same values.
 
-Fixed-shape batches (read_batch) are decoded by the C reader through libxtts-reader.so
-(_clib.py) when that library is found, straight into numpy arrays or torch tensors, and
-by the pure-Python reader otherwise; both give identical arrays.
+Fixed-shape batches (read_batch) are decoded by the C reader straight into numpy arrays or
+torch tensors when the backend is "c", and by the pure-Python reader otherwise; both give
+identical arrays.
 """
 
 from __future__ import annotations
 
-import collections
-import errno
 import hashlib
-import mmap
 import os
 import stat
 import struct
 import sys
 import zlib
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional, Sequence, Tuple, TypedDict, Union
+from typing import Any, Dict, Iterator, Optional, Sequence, TypedDict, Union
 
 import numpy as np
 import numpy.typing as npt
 
-from . import _clib, _fallback
+from . import _clib
 from . import quality as _quality
+from ._backends import MIN_RECORD_BYTES, Backend, CBackend, PyBackend, _dir_ident
 from .lmdbcheck import check_lmdb_structure as check_lmdb_structure
-from .manifest import SHARED_VERSION, CacheError, load_manifest
+from .manifest import SHARED_VERSION, CacheError, CacheResourceError as CacheResourceError, load_manifest
 # the record codec and the LMDB check lived in this module before record.py and
 # lmdbcheck.py; their public names are still importable from here
 from .record import (DTYPE_F16 as DTYPE_F16, DTYPE_F32 as DTYPE_F32, FLAG_SHUFFLED as FLAG_SHUFFLED,
@@ -45,65 +44,15 @@ from .record import (DTYPE_F16 as DTYPE_F16, DTYPE_F32 as DTYPE_F32, FLAG_SHUFFL
                      MAX_MELS as MAX_MELS, MAX_TOKENS as MAX_TOKENS, PAYLOAD_MAX as PAYLOAD_MAX,
                      RECORD_MAGIC as RECORD_MAGIC, RECORD_VERSION as RECORD_VERSION,
                      decode_record as decode_record, parse_header as parse_header)
-from .record import (LENGTH_DTYPE, LENGTH_STRUCT, Header, RecordHeaderV2, decode_stored, parse_record_header,
-                     record_key, section_bytes, unshuffle)
-
-if TYPE_CHECKING:
-    import zstandard
+from .record import Header, RecordHeaderV2, parse_record_header, record_error
 
 __all__ = ["XttsCache", "CacheError", "CacheResourceError", "LENGTH_FIELDS"]
 
-
-class CacheResourceError(CacheError, OSError):
-    """A shard that cannot be opened for want of a resource of this process or system (a
-    descriptor or memory limit, a permission): not damage. errno and strerror are set."""
-
-
-# errors of the system, not of the files: named with their errno's words, never "damaged"
-_RESOURCE_ERRNOS = (errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EACCES, errno.EPERM, errno.EAGAIN)
-# those that closing an idle environment of the pool may relieve
-_POOL_ERRNOS = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)
-
-
-def _resource_errno(e: BaseException) -> Optional[int]:
-    """The errno of a resource failure behind e (an OSError, or py-lmdb's Error, which
-    carries only strerror's words), else None."""
-    if isinstance(e, OSError):
-        return e.errno if e.errno in _RESOURCE_ERRNOS else None
-    text = str(e)
-    for code in _RESOURCE_ERRNOS:
-        if text.endswith(os.strerror(code)):
-            return code
-    return None
-
-
-def _pool_capacity() -> int:
-    """How many shard environments stay open at once: a quarter of the descriptors
-    RLIMIT_NOFILE leaves free (the C library's pool and the program keep the rest), 1 to
-    256."""
-    try:
-        import resource
-        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-    except (ImportError, OSError, ValueError):
-        return 256
-    if soft == resource.RLIM_INFINITY or soft >= 4096:
-        return 256
-    try:
-        used = len(os.listdir("/proc/self/fd"))
-    except OSError:
-        used = 16
-    return max(1, min(256, (soft - used) // 4))
 
 BACKENDS = ("auto", "c", "python")
 
 # language ids a cache without a "languages" table may carry (XTTS's 17, formats/record.h)
 _BUILTIN_LANGS = 17
-
-# the least a record takes in data.mdb: its 8-byte key and a record header
-_MIN_RECORD_BYTES = 8 + 64
-
-# an open shard: its LMDB environment and named databases (py-lmdb has no type information)
-_Handles = Tuple[Any, Dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -143,15 +92,6 @@ class Record(TypedDict):
     mel: npt.NDArray[np.float32]
 
 
-def _dir_ident(path: str) -> Optional[tuple[int, int]]:
-    """(device, inode) of the directory path, None when it cannot be had."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
-
-
 class XttsCache:
     """A cache directory: manifest.json plus shard-*/ LMDB environments.
 
@@ -169,7 +109,7 @@ class XttsCache:
         self.path = os.fspath(path)
         # the directory as opened: a shard (re)opened after an update or a rebuild exchanged it
         # would be the new cache's under the old manifest, so each opening checks it first
-        self._dir_ident = _dir_ident(self.path)
+        self.dir_ident = _dir_ident(self.path)
         self.padded = padded
         if backend not in BACKENDS:
             raise ValueError("backend %r: one of %s" % (backend, ", ".join(BACKENDS)))
@@ -178,7 +118,7 @@ class XttsCache:
                              % (self.path, _clib.load_error()))
         self.backend = "c" if backend != "python" and _clib.library() is not None else "python"
         self.threads = max(1, int(threads))
-        self._chandle: Optional[_clib.CHandle] = None
+        self._store: Optional[Backend] = None   # made on first use (_backend)
         self._flags_cache: Dict[Optional[str], tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]] = {}
         mpath = os.path.join(self.path, "manifest.json")
         self.manifest = m = load_manifest(mpath)   # checked as the C loader checks it
@@ -204,13 +144,6 @@ class XttsCache:
         self._firsts = [s.first for s in self.shards]
         self.speakers: list[str] = list(m.get("speakers", []))
         self.languages: list[str] = list(m.get("languages", []))
-        self._pid: Optional[int] = None
-        # the open shards, least recently used first, at most _pool_cap of them
-        self._envs: collections.OrderedDict[int, _Handles] = collections.OrderedDict()
-        self._pool_cap = _pool_capacity()
-        # shard directories whose LMDB pages were walked (once however many entries list one)
-        self._walked: dict[str, tuple[int, int, int, int]] = {}
-        self._dctx: Optional[zstandard.ZstdDecompressor] = None
         if backend == "auto" and self.backend == "python":
             _clib.warn_fallback(stacklevel=2)   # once per process, naming where it looked
 
@@ -227,185 +160,34 @@ class XttsCache:
             if not stat.S_ISREG(st.st_mode):   # a FIFO or a device: opening it could block
                 raise CacheError("%s: damaged (%s is not a regular file)" % (s.name, data))
             size = st.st_size
-            if s.records > size // _MIN_RECORD_BYTES:
+            if s.records > size // MIN_RECORD_BYTES:
                 raise CacheError("%s: the manifest says %d records, data.mdb of %d bytes holds at most %d"
-                                 % (s.name, s.records, size, size // _MIN_RECORD_BYTES))
+                                 % (s.name, s.records, size, size // MIN_RECORD_BYTES))
 
-    # -- per-process LMDB handles ----------------------------------------------------------
+    # -- the backend ------------------------------------------------------------------------------
 
-    def _check_process(self) -> None:
-        pid = os.getpid()
-        if pid != self._pid:
-            # Handles inherited through fork() are dropped, never used: open afresh here.
-            self._envs = collections.OrderedDict()
-            self._dctx = _fallback.zstandard().ZstdDecompressor()
-            self._pid = pid
-
-    def _shard(self, si: int) -> _Handles:
-        self._check_process()
-        got = self._envs.get(si)
-        if got is not None:
-            self._envs.move_to_end(si)
-            return got
-        while len(self._envs) >= self._pool_cap:
-            self._evict()
-        while True:
-            try:
-                got = self._open_shard(si)
-                break
-            except CacheResourceError as e:
-                if e.errno not in _POOL_ERRNOS or not self._envs:
-                    raise
-                self._evict()   # a descriptor or memory limit: close an idle shard, try again
-        self._envs[si] = got
-        return got
-
-    def _evict(self) -> None:
-        """Close the least recently used open shard (reopened when read again)."""
-        _, (env, _) = self._envs.popitem(last=False)
-        env.close()
-
-    def _resource_error(self, name: str, what: str, e: BaseException) -> Optional[CacheResourceError]:
-        code = _resource_errno(e)
-        if code is None:
-            return None
-        return CacheResourceError(code, "%s: cannot open %s: %s" % (name, what, os.strerror(code)))
-
-    def _open_shard(self, si: int) -> _Handles:
-        if self._dir_ident is not None and _dir_ident(self.path) not in (None, self._dir_ident):
-            raise CacheError("%s: the cache was replaced while it was read (an update or a rebuild exchanged the "
-                             "directory); open it again to read the new one" % self.path)
-        s = self.shards[si]
-        path = os.path.join(self.path, s.name)
-        data = os.path.join(path, "data.mdb")
-        for what in (path, data):
-            try:
-                st = os.stat(what)
-            except OSError as e:
-                if e.errno not in (errno.ENOENT, errno.ENOTDIR):   # a permission or the system
-                    raise self._resource_error(s.name, what, e) or \
-                        CacheError("%s: cannot open %s: %s" % (s.name, what, e.strerror)) from None
-                if what == path:
-                    raise CacheError("%s: shard missing (%s)" % (s.name, path)) from None
-                raise CacheError("%s: shard has no data file (%s)" % (s.name, e)) from None
-            if what == path and not os.path.isdir(path):
-                raise CacheError("%s: shard missing (%s)" % (s.name, path))
-        if not stat.S_ISREG(st.st_mode):
-            raise CacheError("%s: damaged (%s is not a regular file)" % (s.name, what))
-        size = st.st_size
-        if s.records > size // _MIN_RECORD_BYTES:
-            raise CacheError("%s: the manifest says %d records, data.mdb of %d bytes holds at most %d"
-                             % (s.name, s.records, size, size // _MIN_RECORD_BYTES))
-        # the page walk reads the whole file: once per file as it is, not at every reopening
-        # of a shard the pool closed
-        ident = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-        try:
-            if self._walked.get(s.name) != ident:
-                check_lmdb_structure(path)
-                self._walked[s.name] = ident
-        except CacheError as e:
-            raise CacheError("%s: damaged (%s)" % (s.name, e)) from None
-        except (OSError, ValueError, struct.error) as e:
-            raise self._resource_error(s.name, data, e) or \
-                CacheError("%s: cannot read data.mdb (%s)" % (s.name, e)) from None
-        # map the file as it is: a reader needs none of the room a writer may grow into
-        page = mmap.PAGESIZE
-        map_size = max(page, (size + page - 1) // page * page)
-        lmdb = _fallback.lmdb()
-        try:
-            env = lmdb.open(path, readonly=True, lock=False, readahead=False, max_dbs=8, max_readers=4096,
-                            subdir=True, create=False, map_size=map_size)
-        except lmdb.Error as e:
-            raise self._resource_error(s.name, data, e) or \
-                CacheError("%s: cannot open LMDB environment (%s)" % (s.name, e)) from None
-        try:
-            return env, self._check_shard(s, env, size)
-        except _fallback.lmdb().Error as e:
-            env.close()
-            raise self._resource_error(s.name, data, e) or CacheError("%s: %s" % (s.name, e)) from None
-        except CacheError:
-            env.close()
-            raise
-
-    def _check_shard(self, s: Shard, env: Any, size: int) -> Dict[str, Any]:
-        """The shard's databases, its configuration, format and counts against the manifest."""
-        need: int = (env.info()["last_pgno"] + 1) * env.stat()["psize"]
-        if need > size:
-            raise CacheError("%s: truncated (data.mdb has %d bytes, its pages reach %d)" % (s.name, size, need))
-        names = ("records", "ids", "meta") + (("lengths",) if self.format_version >= 2 else ())
-        dbs: dict[str, Any] = {n: env.open_db(n.encode(), create=False) for n in names}
-        try:   # optional: caches built before content keys have none
-            dbs["keys"] = env.open_db(b"keys", create=False)
-        except _fallback.lmdb().NotFoundError:
-            pass
-        with env.begin(db=dbs["meta"]) as txn:
-            h = txn.get(b"config_hash")
-            fmt = txn.get(b"format")
-        if h is None or h.decode("ascii", "replace") != self.config_hash:
-            raise CacheError("%s: shard %s (built with another configuration)"
-                             % (s.name, "has no config_hash" if h is None else
-                                "config_hash differs from the manifest's"))
-        want = b"xtts-cache %d" % self.format_version
-        if fmt != want:
-            raise CacheError("%s: meta \"format\" is %r, expected %r" % (s.name, fmt, want.decode()))
-        with env.begin() as txn:
-            entries: int = txn.stat(dbs["records"])["entries"]
-        if s.ranged and entries < s.local_first + s.records:
-            raise CacheError("%s: holds %d records, the manifest's range ends at key %d"
-                             % (s.name, entries, s.local_first + s.records))
-        if not s.ranged and entries != s.records:
-            raise CacheError("%s: holds %d records, the manifest says %d" % (s.name, entries, s.records))
-        if "lengths" in dbs:
-            with env.begin() as txn:
-                n_len = txn.stat(dbs["lengths"])["entries"]
-            if n_len != entries:
-                raise CacheError("%s: \"lengths\" holds %d entries for %d records" % (s.name, n_len, entries))
-        return dbs
-
-    def _decompressor(self) -> zstandard.ZstdDecompressor:
-        """This process's zstd decompressor (made by _check_process on the first read)."""
-        self._check_process()
-        assert self._dctx is not None
-        return self._dctx
+    def _backend(self) -> Backend:
+        """The backend that reads for this cache (made on first use; it opens its handles in
+        each process that reads)."""
+        if self._store is None:
+            self._store = CBackend(self) if self.backend == "c" else PyBackend(self)
+        return self._store
 
     def _c(self) -> _clib.CHandle:
-        """This process's C handle (opened on first use; one inherited through fork() is
-        dropped, never used or closed)."""
-        h = self._chandle
-        if h is None or h.pid != os.getpid():
-            self._chandle = None
-            lib = _clib.library()
-            if lib is None:
-                raise CacheError("%s: backend='c', but the C library is not available (%s)"
-                                 % (self.path, _clib.load_error()))
-            h = _clib.CHandle(lib, self.path)
-            if h.count != self._count or h.n_mels != self.n_mels or h.max_tokens != self.max_tokens \
-                    or h.max_frames != self.max_frames:
-                h.close()
-                raise CacheError("%s: the C reader sees %d records of %d mels, %d tokens, %d frames; "
-                                 "the manifest says %d, %d, %d, %d" % (self.path, h.count, h.n_mels, h.max_tokens,
-                                                                        h.max_frames, self._count, self.n_mels,
-                                                                        self.max_tokens, self.max_frames))
-            self._chandle = h
-        return h
+        """This process's C handle (backend "c")."""
+        b = self._backend()
+        assert isinstance(b, CBackend)
+        return b.handle()
 
     def close(self) -> None:
-        """Close this process's LMDB environments and C handle (reopened on the next read)."""
-        if self._pid == os.getpid():
-            for env, _ in self._envs.values():
-                env.close()
-        self._envs = collections.OrderedDict()
-        if self._chandle is not None:
-            self._chandle.close()   # does nothing in a process that did not open it
-            self._chandle = None
+        """Close this process's handles (reopened on the next read)."""
+        if self._store is not None:
+            self._store.close()
 
     def __getstate__(self) -> dict[str, Any]:
         # Pickled into spawn-started workers: no handles travel.
         d = dict(self.__dict__)
-        d["_envs"] = collections.OrderedDict()
-        d["_pid"] = None
-        d["_dctx"] = None
-        d["_chandle"] = None
+        d["_store"] = None
         return d
 
     def __del__(self) -> None:
@@ -440,31 +222,12 @@ class XttsCache:
         return self.shards[self._locate(index)[1]].name
 
     def raw(self, index: int) -> tuple[int, int, bytes]:
-        """The stored bytes of record index."""
+        """(index, shard number, stored bytes) of record index."""
         index, si = self._locate(index)
-        env, dbs = self._shard(si)
-        local = index - self.shards[si].first + self.shards[si].local_first
-        try:
-            with env.begin(db=dbs["records"]) as txn:
-                buf: Optional[bytes] = txn.get(record_key(local))
-        except _fallback.lmdb().Error as e:
-            raise CacheError("%s: index %d (local %d): %s" % (self.shards[si].name, index, local, e)) from None
-        if buf is None:
-            raise CacheError("%s: index %d (local %d): record missing from \"records\""
-                             % (self.shards[si].name, index, local))
-        return index, si, buf
+        return index, si, self._backend().record(index, si)
 
     def _error(self, si: int, index: int, buf: bytes, e: Exception) -> CacheError:
-        rid = ""
-        if len(buf) >= 64:
-            n: int = min(struct.unpack_from("<H", buf, 12)[0], len(buf) - 64, 80)
-            rid = "".join(c if c.isprintable() and c != "'" else "?"
-                          for c in bytes(buf[64:64 + n]).decode("utf-8", "replace"))
-        msg = str(e)
-        prefix = "record '%s': " % rid
-        if msg.startswith(prefix):
-            msg = msg[len(prefix):]
-        return CacheError("%s: index %d, id '%s': %s" % (self.shards[si].name, index, rid, msg))
+        return record_error(self.shards[si].name, index, buf, e)
 
     def header(self, index: int) -> dict[str, Any]:
         """The record's header fields (dict) without decompressing."""
@@ -490,6 +253,23 @@ class XttsCache:
         if h.lang_id >= n_langs:
             raise CacheError("language id %d outside the manifest's %d languages" % (h.lang_id, n_langs))
 
+    def _decoded(self, index: int, check_ids: bool = True
+                 ) -> tuple[int, Header, npt.NDArray[np.int32], npt.NDArray[Any]]:
+        """(index, header, tokens int32 [tokens_padded], mel [n_mels, frames_padded] as stored)
+        of record index, checked: its header, its n_mels, and (check_ids) its speaker and
+        language ids against the manifest's tables."""
+        index, si, buf = self.raw(index)
+        try:
+            h = parse_record_header(buf)
+            if check_ids:
+                self._check_table_ids(h)
+            if h.n_mels != self.n_mels:
+                raise CacheError("%d mel channels, the cache has %d" % (h.n_mels, self.n_mels))
+        except CacheError as e:
+            raise self._error(si, index, buf, e) from None
+        tokens, mel = self._backend().decode(index, si, buf, h)
+        return index, h, tokens, mel
+
     def get(self, index: int, padded: Optional[bool] = None) -> Record:
         """Record index as a dict: index, id, speaker (name or None), lang (code or None),
         speaker_id, lang_id, split ("train"/"val"), n_tokens, n_frames, n_samples,
@@ -498,19 +278,12 @@ class XttsCache:
         (n_mels, max_frames) padded with the record's pad value."""
         if padded is None:
             padded = self.padded
-        index, si, buf = self.raw(index)
-        try:
-            h, tokens, mel = decode_stored(buf, self._dctx)
-            self._check_table_ids(h)
-        except CacheError as e:
-            raise self._error(si, index, buf, e) from None
-        if h.n_mels != self.n_mels:
-            raise self._error(si, index, buf, CacheError("%d mel channels, the cache has %d"
-                                                         % (h.n_mels, self.n_mels)))
+        index, h, tokens, mel = self._decoded(index)
         nt, nf = h.n_tokens, h.n_frames
         if padded:
             if h.tokens_padded > self.max_tokens or h.frames_padded > self.max_frames:
-                raise self._error(si, index, buf, CacheError("padded shape exceeds the cache's"))
+                raise CacheError("%s: index %d, id '%s': padded shape exceeds the cache's"
+                                 % (self.shard_of(index), index, h.id))
             t = np.full(self.max_tokens, self.pad_token, dtype=np.int32)
             t[:h.tokens_padded] = tokens
             m = np.empty((self.n_mels, self.max_frames), dtype=np.float32)
@@ -615,18 +388,11 @@ class XttsCache:
     def _read_batch_py(self, idx: npt.NDArray[np.int64], out: dict[str, npt.NDArray[Any]], T: int, F: int) -> None:
         tok, mel = out["tokens"], out["mel"]
         for k, gi in enumerate(idx.tolist()):
-            index, si, buf = self.raw(gi)
-            try:
-                h, tokens, m = decode_stored(buf, self._dctx)
-                self._check_table_ids(h)
-                if h.n_mels != self.n_mels:
-                    raise CacheError("%d mel channels, the batch has %d" % (h.n_mels, self.n_mels))
-                tp, fp = h.tokens_padded, h.frames_padded
-                if tp > T or fp > F:
-                    raise CacheError("padded shape (%d tokens, %d frames) does not fit the batch's (%d, %d)"
-                                     % (tp, fp, T, F))
-            except CacheError as e:
-                raise self._error(si, index, buf, e) from None
+            index, h, tokens, m = self._decoded(gi)
+            tp, fp = h.tokens_padded, h.frames_padded
+            if tp > T or fp > F:
+                raise CacheError("%s: index %d, id '%s': padded shape (%d tokens, %d frames) does not fit the "
+                                 "batch's (%d, %d)" % (self.shard_of(index), index, h.id, tp, fp, T, F))
             tok[k, :tp] = tokens
             tok[k, tp:] = self.pad_token
             mel[k, :, :fp] = m
@@ -646,96 +412,35 @@ class XttsCache:
     def index_of(self, rid: Union[str, bytes]) -> int:
         """Global index of utterance id rid; KeyError when absent."""
         key = rid.encode("utf-8") if isinstance(rid, str) else bytes(rid)
-        if not 0 < len(key) <= MAX_ID:
+        if not 0 < len(key) <= MAX_ID or b"\0" in key:
             raise KeyError(rid)
-        shown = str(rid)   # as "%s" shows it
-        for si, s in enumerate(self.shards):
-            env, dbs = self._shard(si)
-            try:
-                with env.begin(db=dbs["ids"]) as txn:
-                    v: Optional[bytes] = txn.get(key)
-            except _fallback.lmdb().Error as e:
-                raise CacheError("%s: id '%s': %s" % (s.name, shown, e)) from None
-            if v is not None:
-                if len(v) != 8:
-                    raise CacheError("%s: id '%s': \"ids\" value is not an 8-byte index" % (s.name, shown))
-                local: int = struct.unpack(">Q", v)[0]
-                if s.ranged:   # a key outside the range is another entry's, or no record's
-                    if s.local_first <= local < s.local_first + s.records:
-                        return s.first + local - s.local_first
-                    continue
-                if local >= s.records:
-                    raise CacheError("%s: id '%s': \"ids\" points at local index %d of %d records"
-                                     % (s.name, shown, local, s.records))
-                return s.first + local
-        raise KeyError(rid)
+        got = self._backend().find(key, str(rid))   # str(rid): as "%s" shows it
+        if got is None:
+            raise KeyError(rid)
+        return got
 
     def content_key(self, index: int) -> bytes:
         """The 32-byte content key of record index (formats/cache.md, "Content keys"): what
         the audio codes directories are keyed by. CacheError for a cache built before
         content keys, or a record without one."""
         index, si = self._locate(index)
-        env, dbs = self._shard(si)
-        s = self.shards[si]
-        if "keys" not in dbs:
-            raise CacheError("%s: no \"keys\" database (a cache built before content keys)" % s.name)
-        local = index - s.first + s.local_first
-        try:
-            with env.begin(db=dbs["keys"]) as txn:
-                v: Optional[bytes] = txn.get(record_key(local))
-        except _fallback.lmdb().Error as e:
-            raise CacheError("%s: index %d (local %d): %s" % (s.name, index, local, e)) from None
-        if v is None or len(v) < 32:
-            raise CacheError("%s: index %d (local %d): no content key" % (s.name, index, local))
-        return bytes(v[:32])
+        return self._backend().content_key(index, si)
 
     def meta(self, shard: int, key: Union[str, bytes]) -> Optional[bytes]:
         """A value of a shard's "meta" database (bytes) or None."""
-        env, dbs = self._shard(shard)
-        try:
-            with env.begin(db=dbs["meta"]) as txn:
-                v: Optional[bytes] = txn.get(key.encode() if isinstance(key, str) else key)
-                return v
-        except _fallback.lmdb().Error as e:
-            raise CacheError("%s: meta %r: %s" % (self.shards[shard].name, key, e)) from None
-
-    def _quality_db(self, si: int) -> Any:
-        """Shard si's "quality" database, or None when the shard has none."""
-        env, dbs = self._shard(si)
-        if "quality" not in dbs:
-            try:
-                dbs["quality"] = env.open_db(b"quality", create=False)
-            except _fallback.lmdb().NotFoundError:
-                dbs["quality"] = None
-            except _fallback.lmdb().Error as e:
-                raise CacheError("%s: \"quality\": %s" % (self.shards[si].name, e)) from None
-        return dbs["quality"]
+        if not 0 <= shard < len(self.shards):
+            raise IndexError("shard %d out of range (%d shards)" % (shard, len(self.shards)))
+        return self._backend().meta(shard, key.encode() if isinstance(key, str) else bytes(key))
 
     def has_metrics(self) -> bool:
         """True when the cache stores the records' quality metrics (built with them)."""
-        return any(self._quality_db(si) is not None for si in range(len(self.shards)))
+        return self._backend().has_metrics()
 
     def metrics_bytes(self, index: int) -> bytes:
         """Record index's stored quality metrics (104 bytes, formats/cache.md 3.5); CacheError
         when the cache has none or they are missing."""
         index, si = self._locate(index)
-        if self.backend == "c":
-            return self._c().quality(index)
-        db = self._quality_db(si)
-        if db is None:
-            if not self.has_metrics():
-                raise CacheError("%s: the cache stores no quality metrics (built before them)" % self.path)
-            raise CacheError("%s: quality metrics missing" % self.shards[si].name)
-        env, _ = self._shard(si)
-        local = index - self.shards[si].first + self.shards[si].local_first
-        try:
-            with env.begin(db=db) as txn:
-                buf: Optional[bytes] = txn.get(record_key(local))
-        except _fallback.lmdb().Error as e:
-            raise CacheError("%s: index %d: quality: %s" % (self.shards[si].name, index, e)) from None
-        if buf is None:
-            raise CacheError("%s: index %d: quality metrics missing" % (self.shards[si].name, index))
-        return bytes(buf)
+        return self._backend().metrics_bytes(index, si)
 
     def metrics(self, index: int) -> dict[str, Any]:
         """Record index's quality metrics as a dict (xtts_prep.quality.decode_metrics): the
@@ -780,42 +485,7 @@ class XttsCache:
         the fields of LENGTH_FIELDS. From the lengths index (one cursor pass per shard)
         when the cache has one; a version-1 cache has none, so each record's header is
         read instead (no decompression)."""
-        for si in range(len(self.shards)):
-            self._shard(si)   # every shard holds the records the manifest says: the array is bounded
-        out = np.zeros(self._count, dtype=LENGTH_DTYPE)
-        if not self.has_lengths_index():
-            for i in range(self._count):
-                h = self._header(i)
-                out[i] = (h.n_frames, h.n_tokens, h.n_samples, h.speaker_id, h.lang_id,
-                          h.split, 0)
-            return out
-        for si, s in enumerate(self.shards):
-            env, dbs = self._shard(si)
-            want = 0
-            try:
-                with env.begin(db=dbs["lengths"]) as txn:
-                    cur = txn.cursor()
-                    cur.set_range(record_key(s.local_first))
-                    for k, v in cur:
-                        if s.ranged and (len(k) != 8 or struct.unpack(">Q", k)[0] >= s.local_first + s.records):
-                            break   # past the range: another entry's keys
-                        if len(k) != 8 or struct.unpack(">Q", k)[0] != s.local_first + want or want >= s.records:
-                            raise CacheError("%s: \"lengths\" key %s out of order or out of range"
-                                             % (s.name, bytes(k).hex()))
-                        if len(v) != 24:
-                            raise CacheError("%s: \"lengths\" entry %d of %d bytes, expected 24"
-                                             % (s.name, want, len(v)))
-                        e = LENGTH_STRUCT.unpack(v)
-                        if e[5] > 1 or e[6] & ~1 or e[7]:
-                            raise CacheError("%s: \"lengths\" entry %d has bad split, flags or reserved bytes"
-                                             % (s.name, want))
-                        out[s.first + want] = e[:7]
-                        want += 1
-            except _fallback.lmdb().Error as e:
-                raise CacheError("%s: \"lengths\": %s" % (s.name, e)) from None
-            if want != s.records:
-                raise CacheError("%s: \"lengths\" holds %d entries for %d records" % (s.name, want, s.records))
-        return out
+        return self._backend().lengths()
 
     def _sections(self, index: int, want_wav: bool) -> tuple[int, int, bytes, RecordHeaderV2]:
         index, si, buf = self.raw(index)
@@ -832,16 +502,11 @@ class XttsCache:
     def text(self, index: int) -> tuple[str, str]:
         """(original, normalized) transcript of a version-2 record (formats/cache.md 3.2)."""
         index, si, buf, h = self._sections(index, False)
+        orig, norm = self._backend().text(index, si, buf, h)
         try:
-            raw = section_bytes(buf, h, 2, self._decompressor())
-            n: int = struct.unpack_from("<I", raw, 0)[0]
-            if 4 + n > len(raw):
-                raise CacheError("text section: original length %d over %d bytes" % (n, len(raw)))
-            return raw[4:4 + n].decode("utf-8"), raw[4 + n:].decode("utf-8")
+            return orig.decode("utf-8"), norm.decode("utf-8")
         except UnicodeDecodeError:
             raise self._error(si, index, buf, CacheError("text section is not UTF-8")) from None
-        except CacheError as e:
-            raise self._error(si, index, buf, e) from None
 
     def waveform(self, index: int) -> npt.NDArray[np.int16]:
         """The stored waveform of a version-2 record built with --audio int16|flac, as
@@ -849,10 +514,9 @@ class XttsCache:
         was computed from)."""
         index, si, buf, h = self._sections(index, True)
         s = h.sections[3]
-        try:
-            if s.codec == 1:
-                raw = np.frombuffer(section_bytes(buf, h, 3, self._decompressor()), dtype=np.uint8)
-                return unshuffle(raw, 2, h.n_samples).view(np.int16)  # a fresh array already
+        if s.codec == 1:
+            return self._backend().wave(index, si, buf, h)
+        try:   # FLAC: neither backend decodes it (the C library has no FLAC codec): soundfile does
             body = bytes(buf[s.offset:s.offset + s.stored])
             if zlib.crc32(body) != s.crc:
                 raise CacheError("waveform section checksum mismatch")
@@ -877,11 +541,7 @@ class XttsCache:
         """Content digest, as xtts-cache-verify prints it (docs/xtts-cache-verify.md, "Content digest")."""
         s = hashlib.sha256()
         for i in range(self._count):
-            index, si, buf = self.raw(i)
-            try:
-                h, tokens, mel = decode_stored(buf, self._dctx)
-            except CacheError as e:
-                raise self._error(si, index, buf, e) from None
+            _, h, tokens, mel = self._decoded(i, check_ids=False)
             idb = h.id.encode("utf-8")
             s.update(struct.pack("<I", len(idb)) + idb)
             s.update(struct.pack("<IIIIIIB", h.n_tokens, h.n_frames, h.n_mels, h.n_samples,

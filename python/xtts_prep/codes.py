@@ -2,7 +2,9 @@
 (formats/cache.md, section 7; docs/xtts-cache-codes.md): one LMDB environment per DVAE and mel
 norms, in CACHE/codes-<16 hex>/, keyed by each record's content key.
 
-Reading them needs py-lmdb (the package's "fallback" extra; Debian python3-lmdb).
+Read through the C library (libxtts-reader.so: xtts_api_codes_*) when it loads, else with
+py-lmdb (the package's "fallback" extra; Debian python3-lmdb). Both check the same: the
+header and the name its hashes give, each value's count, CRC-32 and codes.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any, Optional, Union
 import numpy as np
 import numpy.typing as npt
 
-from . import _fallback
+from . import _clib, _fallback
 from .manifest import CacheError
 
 __all__ = ["AudioCodes", "codes_dir_name", "codes_count", "CODES_FORMAT"]
@@ -47,36 +49,89 @@ def _file_sha256(path: Union[str, os.PathLike[str]]) -> str:
     return h.hexdigest()
 
 
-class AudioCodes:
-    """One codes directory of a cache, opened read-only (lazily, once per process: it
-    pickles without its handle, for DataLoader workers).
+class _PyCodes:
+    """A codes directory read with py-lmdb: its header and checked values (the checks of
+    cache/store/read/codes_read.c)."""
 
-    which: None takes the cache's only codes directory; a name ("codes-3f0c...") or a path
-    names one; a (dvae_file, mel_norms_file) pair finds the directory of those files by
-    their SHA-256, as xtts-cache-codes names it."""
-
-    def __init__(self, cache_path: Union[str, os.PathLike[str]],
-                 which: Union[None, str, os.PathLike[str], tuple[Any, Any]] = None) -> None:
-        self.cache_path = os.fspath(cache_path)
-        self.path = self._find(which)
-        self._env: Any = None
-        self._pid = -1
-        meta = self._read_meta()
+    def __init__(self, path: str) -> None:
+        self.path = path
+        lmdb = _fallback.lmdb()
+        try:
+            self._env = lmdb.open(path, readonly=True, lock=False, readahead=False, max_dbs=4, subdir=True,
+                                  create=False)
+            self._codes = self._env.open_db(b"codes", create=False)
+            meta_db = self._env.open_db(b"meta", create=False)
+            with self._env.begin(db=meta_db) as txn:
+                meta = {bytes(k).decode("ascii", "replace"): bytes(v) for k, v in txn.cursor()}
+        except lmdb.Error as e:
+            raise CacheError("%s: cannot open (%s)" % (path, e)) from None
         if meta.get("format") != CODES_FORMAT:
-            raise CacheError("%s: format %r, this reader reads %r" % (self.path, meta.get("format"), CODES_FORMAT))
+            raise CacheError("%s: format %r, this reader reads %r" % (path, meta.get("format"), CODES_FORMAT))
         try:
             self.num_tokens = int(meta["num_tokens"])
             self.dvae_sha256 = meta["dvae_sha256"].decode("ascii")
             self.norms_sha256 = meta["norms_sha256"].decode("ascii")
             raw = meta["mel_norms"]
         except (KeyError, ValueError, UnicodeDecodeError) as e:
-            raise CacheError("%s: header incomplete (%s)" % (self.path, e)) from None
+            raise CacheError("%s: header incomplete (%s)" % (path, e)) from None
         if len(raw) % 4 or not raw:
-            raise CacheError("%s: mel_norms of %d bytes" % (self.path, len(raw)))
+            raise CacheError("%s: mel_norms of %d bytes" % (path, len(raw)))
         self.mel_norms: npt.NDArray[np.float32] = np.frombuffer(raw, dtype="<f4").astype(np.float32)
-        if os.path.basename(self.path) != codes_dir_name(self.dvae_sha256, self.norms_sha256):
-            raise CacheError("%s: the header's hashes give the name %s" % (self.path,
-                                                                           codes_dir_name(self.dvae_sha256, self.norms_sha256)))
+        name = codes_dir_name(self.dvae_sha256, self.norms_sha256)
+        if os.path.basename(path) != name:
+            raise CacheError("%s: the header's hashes give the name %s" % (path, name))
+
+    def get(self, key: bytes) -> Optional[npt.NDArray[np.uint16]]:
+        """The codes under key, checked; None when there is no entry."""
+        with self._env.begin(db=self._codes) as txn:
+            v: Optional[bytes] = txn.get(key)
+        if v is None:
+            return None
+        if len(v) < 10:
+            raise CacheError("%s: key %s...: a value of %d bytes" % (self.path, key.hex()[:16], len(v)))
+        n, crc = struct.unpack("<II", v[:8])
+        if len(v) != 8 + 2 * n or zlib.crc32(key + v[:4] + v[8:]) != crc:
+            raise CacheError("%s: key %s...: checksum mismatch" % (self.path, key.hex()[:16]))
+        codes = np.frombuffer(v, dtype="<u2", offset=8).astype(np.uint16)
+        if int(codes.max()) >= self.num_tokens:
+            raise CacheError("%s: key %s...: a code past the codebook of %d" % (self.path, key.hex()[:16],
+                                                                                 self.num_tokens))
+        return codes
+
+    def close(self) -> None:
+        self._env.close()
+
+
+_Reader = Union[_PyCodes, "_clib.CCodes"]
+
+
+class AudioCodes:
+    """One codes directory of a cache, opened read-only (lazily, once per process: it
+    pickles without its handle, for DataLoader workers).
+
+    which: None takes the cache's only codes directory; a name ("codes-3f0c...") or a path
+    names one; a (dvae_file, mel_norms_file) pair finds the directory of those files by
+    their SHA-256, as xtts-cache-codes names it. backend: "c" reads through the C library
+    (CacheError when it cannot be loaded), "python" with py-lmdb, "auto" (the default) the
+    C library when it loads."""
+
+    def __init__(self, cache_path: Union[str, os.PathLike[str]],
+                 which: Union[None, str, os.PathLike[str], tuple[Any, Any]] = None, backend: str = "auto") -> None:
+        self.cache_path = os.fspath(cache_path)
+        if backend not in ("auto", "c", "python"):
+            raise ValueError("backend %r: one of auto, c, python" % backend)
+        if backend == "c" and _clib.library() is None:
+            raise CacheError("%s: backend='c', but the C library is not available (%s)"
+                             % (self.cache_path, _clib.load_error()))
+        self.backend = "c" if backend != "python" and _clib.library() is not None else "python"
+        self.path = self._find(which)
+        self._rd: Optional[_Reader] = None
+        self._pid = -1
+        rd = self._reader()
+        self.num_tokens: int = rd.num_tokens
+        self.dvae_sha256: str = rd.dvae_sha256
+        self.norms_sha256: str = rd.norms_sha256
+        self.mel_norms: npt.NDArray[np.float32] = rd.mel_norms
 
     def _find(self, which: Union[None, str, os.PathLike[str], tuple[Any, Any]]) -> str:
         if isinstance(which, tuple):
@@ -102,47 +157,24 @@ class AudioCodes:
                 "%d codes directories (%s)" % (len(names), ", ".join(names))))
         return os.path.join(self.cache_path, names[0])
 
-    def _db(self) -> tuple[Any, Any]:
+    def _reader(self) -> _Reader:
+        """This process's reader (handles inherited through fork() are not used)."""
         pid = os.getpid()
-        if self._env is None or self._pid != pid:   # handles inherited through fork() are not used
-            lmdb = _fallback.lmdb()
-            try:
-                self._env = lmdb.open(self.path, readonly=True, lock=False, readahead=False, max_dbs=4,
-                                      subdir=True, create=False)
-                self._codes = self._env.open_db(b"codes", create=False)
-                self._meta = self._env.open_db(b"meta", create=False)
-            except lmdb.Error as e:
-                raise CacheError("%s: cannot open (%s)" % (self.path, e)) from None
+        if self._rd is None or self._pid != pid:
+            lib = _clib.library() if self.backend == "c" else None
+            self._rd = _clib.CCodes(lib, self.path) if lib is not None else _PyCodes(self.path)
             self._pid = pid
-        return self._env, self._codes
-
-    def _read_meta(self) -> dict[str, bytes]:
-        env, _ = self._db()
-        with env.begin(db=self._meta) as txn:
-            return {bytes(k).decode("ascii", "replace"): bytes(v) for k, v in txn.cursor()}
+        return self._rd
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for k in ("_env", "_codes", "_meta"):
-            state.pop(k, None)
-        state["_env"], state["_pid"] = None, -1
+        state["_rd"], state["_pid"] = None, -1
         return state
 
     def get(self, key: bytes) -> npt.NDArray[np.uint16]:
         """The codes stored under a record's content key (XttsCache.content_key), checked:
         the count, the CRC-32 and every code below num_tokens. KeyError when absent."""
-        env, db = self._db()
-        with env.begin(db=db) as txn:
-            v: Optional[bytes] = txn.get(key)
-        if v is None:
+        codes = self._reader().get(key)
+        if codes is None:
             raise KeyError(key.hex()[:16])
-        if len(v) < 10:
-            raise CacheError("%s: key %s...: a value of %d bytes" % (self.path, key.hex()[:16], len(v)))
-        n, crc = struct.unpack("<II", v[:8])
-        if len(v) != 8 + 2 * n or zlib.crc32(key + v[:4] + v[8:]) != crc:
-            raise CacheError("%s: key %s...: checksum mismatch" % (self.path, key.hex()[:16]))
-        codes = np.frombuffer(v, dtype="<u2", offset=8).astype(np.uint16)
-        if int(codes.max()) >= self.num_tokens:
-            raise CacheError("%s: key %s...: a code past the codebook of %d" % (self.path, key.hex()[:16],
-                                                                                 self.num_tokens))
         return codes

@@ -363,7 +363,7 @@ class XttsGptDataset(CacheDataset):
         self.is_eval = bool(is_eval)
         self.codes: Optional[AudioCodes] = None
         if codes is not None and codes is not False:
-            self.codes = AudioCodes(path, None if codes is True else codes)
+            self.codes = AudioCodes(path, None if codes is True else codes, backend=self.cache.backend)
         self.mel_norms: Optional[npt.NDArray[np.float32]] = None
         if mel_norms is not None:
             self.mel_norms = np.asarray(mel_norms, dtype=np.float32).reshape(-1)

@@ -14,7 +14,7 @@ import os
 import re
 from typing import Any, Callable, Iterable, Optional, Sequence, Tuple, Union
 
-__all__ = ["CacheError", "load_manifest", "config_hash", "MANIFEST_MAX_BYTES"]
+__all__ = ["CacheError", "CacheResourceError", "load_manifest", "config_hash", "MANIFEST_MAX_BYTES"]
 
 MANIFEST_MAX_BYTES = 1 << 30   # as the C loader
 _CHUNK = 1 << 20
@@ -23,6 +23,11 @@ _CHUNK = 1 << 20
 class CacheError(Exception):
     """A cache that cannot be read: a damaged manifest, a missing or damaged shard, a
     corrupt record."""
+
+
+class CacheResourceError(CacheError, OSError):
+    """A shard that cannot be opened for want of a resource of this process or system (a
+    descriptor or memory limit, a permission): not damage. errno and strerror are set."""
 
 
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")

@@ -24,7 +24,7 @@ from .manifest import CacheError
 if TYPE_CHECKING:
     import zstandard
 
-__all__ = ["RECORD_MAGIC", "RECORD_VERSION", "MAX_ID", "MAX_TOKENS", "MAX_FRAMES", "MAX_MELS", "PAYLOAD_MAX",
+__all__ = ["record_error", "RECORD_MAGIC", "RECORD_VERSION", "MAX_ID", "MAX_TOKENS", "MAX_FRAMES", "MAX_MELS", "PAYLOAD_MAX",
            "FLAG_SHUFFLED", "DTYPE_F32", "DTYPE_F16", "LENGTH_FIELDS", "LENGTH_DTYPE", "Section", "RecordHeader",
            "RecordHeaderV1", "RecordHeaderV2", "Header", "parse_record_header", "parse_header", "decode_stored",
            "decode_record", "section_bytes", "unshuffle", "record_key"]
@@ -237,6 +237,22 @@ def parse_header(buf: bytes) -> dict[str, Any]:
     """Parse and check a record's header and id (no decompression). Returns a dict;
     raises CacheError (without shard context) on damage."""
     return parse_record_header(buf).as_dict()
+
+
+def record_error(shard: str, index: int, buf: bytes, e: Exception) -> CacheError:
+    """e, an error of record index's stored bytes buf in shard, as the one-line CacheError
+    the readers give: "shard-00000: index 5, id 'utt-5': what" (the id as the header claims
+    it, unprintable characters and quotes shown as '?')."""
+    rid = ""
+    if len(buf) >= 64:
+        n: int = min(struct.unpack_from("<H", buf, 12)[0], len(buf) - 64, 80)
+        rid = "".join(c if c.isprintable() and c != "'" else "?"
+                      for c in bytes(buf[64:64 + n]).decode("utf-8", "replace"))
+    msg = str(e)
+    prefix = "record '%s': " % rid
+    if msg.startswith(prefix):
+        msg = msg[len(prefix):]
+    return CacheError("%s: index %d, id '%s': %s" % (shard, index, rid, msg))
 
 
 def section_bytes(buf: bytes, h: RecordHeaderV2, i: int, dctx: zstandard.ZstdDecompressor) -> bytes:

@@ -32,8 +32,9 @@ run() {
   return $rc
 }
 
-# Every record through the Python module: only CacheError may come out. Prints the
-# first error; exits 2 when any, 0 when none.
+# Every record through the Python module (get, index_of, then header, text, content_key,
+# metrics_bytes, lengths, digest, meta: with the C library, its per-record calls): only
+# CacheError may come out. Prints the first error; exits 2 when any, 0 when none.
 cat > "$T/pyread.py" <<'PYEOF'
 import sys
 from xtts_prep import XttsCache, CacheError
@@ -50,6 +51,18 @@ try:
         try:
             c.index_of("utt-%05d" % i)
         except (CacheError, KeyError) as e:
+            errors.append(str(e))
+    # the other reads (through the C library's per-record calls where it loads)
+    for i in range(len(c)):
+        for read in (c.header, c.text, c.content_key, c.metrics_bytes):
+            try:
+                read(i)
+            except CacheError as e:
+                errors.append(str(e))
+    for read in [c.lengths, c.digest, c.has_metrics] + [lambda s=s: c.meta(s, "format") for s in range(len(c.shards))]:
+        try:
+            read()
+        except CacheError as e:
             errors.append(str(e))
 except CacheError as e:
     errors.append(str(e))

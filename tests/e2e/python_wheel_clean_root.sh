@@ -2,9 +2,13 @@
 # The wheel of `make wheel` on a machine with Python and numpy and nothing else: in a root made
 # here of python3, its standard library, numpy and the libraries those load (no liblmdb0,
 # libzstd1, libjansson4, libsndfile1 or libfftw3, no py-lmdb, no zstandard), entered with
-# chroot, the wheel's package (installed with pip --target) imports, reads the cache with
-# backend "c", and its batches equal those of the pure-Python reader outside; a record read by
-# index (the pure-Python reader's job) raises CacheError naming the "fallback" extra.
+# chroot, the wheel's package (installed with pip --target) imports, reads the caches with
+# backend "c", and every public read (python/tests/backend_reads.py: records, headers, text,
+# waveforms, content keys, metrics and flags, ids, lengths, meta, digest, batches, the
+# datasets, XttsGptDataset with codes=, AudioCodes) equals the pure-Python reader's outside,
+# on a test_reader cache and on the demo dataset built with --audio int16 with a codes
+# directory beside it; the pure-Python reader itself raises CacheError naming the "fallback"
+# extra there.
 set -euo pipefail
 : "${BUILD:?}" "${TMPDIR_TEST:?}"
 if [ -f "$BUILD/lib/libxtts-reader.so" ] && grep -q 'lib[a-z]*san' <<< "$(ldd "$BUILD/lib/libxtts-reader.so")"; then
@@ -66,16 +70,16 @@ found=$(find "$R" \( -name 'liblmdb*' -o -name 'libzstd*' -o -name 'libjansson*'
 # ---- the wheel, a cache, and the reference batches --------------------------------------------
 "$PY" -m pip install -q --root-user-action=ignore --no-index --no-deps --target "$R/site" "${whl[0]}"
 "$BUILD/tests/test_reader" --make-cache "$R/c" 40 15 fp16 >/dev/null
-idx="3,0,39,17,3"
-env -u XTTS_PREP_LIB PYTHONPATH="$HERE/python" "$PY" -c '
-import sys, numpy as np
-from xtts_prep import XttsCache
-b = XttsCache(sys.argv[1], backend="python").read_batch([int(i) for i in sys.argv[2].split(",")])
-np.savez(sys.argv[3], **{k: np.asarray(v) for k, v in b.items()})' "$R/c" "$idx" "$R/ref.npz"
+bash "$HERE/scripts/make-demo-dataset.sh" "$T/data" >/dev/null 2>&1
+"$BUILD/bin/xtts-tokenize" --tokenizer bytes "$T/data/metadata.csv" > "$T/tok.tsv" 2>/dev/null || [ $? -eq 3 ]
+"$BUILD/bin/xtts-melcache" --out "$R/audio" --audio int16 -q "$T/tok.tsv" 2>/dev/null || [ $? -eq 3 ]
+READS=$HERE/python/tests/backend_reads.py
+XTTS_PREP_LIB=none PYTHONPATH="$HERE/python" "$PY" "$READS" --make-codes "$R/audio" >/dev/null
+XTTS_PREP_LIB=none PYTHONPATH="$HERE/python" "$PY" "$READS" "$T/ref.json" "$R/c" "$R/audio" >/dev/null
+cp "$READS" "$R/backend_reads.py"
 
 cat > "$R/check.py" <<'PYEOF'
 import sys
-import numpy as np
 for m in ("lmdb", "zstandard"):
     try:
         __import__(m)
@@ -84,22 +88,24 @@ for m in ("lmdb", "zstandard"):
         pass
 import xtts_prep
 from xtts_prep import CacheError, XttsCache
-c = XttsCache("/c")
-assert c.backend == "c", c.backend
-a = c.read_batch([int(i) for i in sys.argv[1].split(",")])
-ref = np.load("/ref.npz")
-assert sorted(a) == sorted(ref.files), (sorted(a), ref.files)
-assert all(np.array_equal(np.asarray(a[k]), ref[k]) for k in a)
+assert XttsCache("/c").backend == "c"
 try:
-    c.get(0)
-    sys.exit("get() read a record without py-lmdb")
+    XttsCache("/c", backend="python").get(0)
+    sys.exit("the pure-Python reader read a record without py-lmdb")
 except CacheError as e:
     assert "xtts_prep[fallback]" in str(e), str(e)
-print("backend", c.backend, xtts_prep.__name__)
+print("backend", XttsCache("/audio").backend, xtts_prep.__name__)
 PYEOF
-out=$(env -i PATH=/usr/bin PYTHONPATH=/site PYTHONDONTWRITEBYTECODE=1 "$(command -v chroot)" "$R" /usr/bin/python3 /check.py "$idx" 2>&1) \
-  || { echo "$out"; die "the wheel in the clean root"; }
+in_root() { env -i PATH=/usr/bin PYTHONPATH=/site PYTHONDONTWRITEBYTECODE=1 "$(command -v chroot)" "$R" "$@"; }
+out=$(in_root /usr/bin/python3 /check.py 2>&1) || { echo "$out"; die "the wheel in the clean root"; }
 [ "$out" = "backend c xtts_prep" ] || { echo "$out"; die "the wheel in the clean root: $out"; }
+out=$(in_root /usr/bin/python3 /backend_reads.py /reads.json /c /audio 2>&1) || { echo "$out"; die "the reads in the clean root"; }
+[ "$out" = "backend: c" ] || die "the reads in the clean root: $out"
+if ! cmp -s "$T/ref.json" "$R/reads.json"; then
+  diff "$T/ref.json" "$R/reads.json" > "$T/diff.txt" || true; head -n 20 "$T/diff.txt" >&2
+  die "the wheel in the clean root reads otherwise than the pure-Python reader outside"
+fi
+grep -q '"audio_codes"' "$R/reads.json" || die "no audio codes were read in the clean root"
 lib=$R/site/xtts_prep/libxtts-reader.so
 needed=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
-echo "python_wheel_clean_root: ok ($(basename "${whl[0]}"): backend c in a root without LMDB, zstd, jansson, libsndfile, FFTW; NEEDED $needed)"
+echo "python_wheel_clean_root: ok ($(basename "${whl[0]}"): backend c in a root without LMDB, zstd, jansson, libsndfile, FFTW, every read equal to the pure-Python reader's; NEEDED $needed)"

@@ -14,6 +14,7 @@
  * the shard. Outside a guarded region the previous signal disposition applies.
  */
 #include "cache/store/read/reader.h"
+#include "cache/store/read/guard.h"
 #include "cache/store/read/lmdb_file.h"
 
 #include <errno.h>
@@ -43,14 +44,14 @@ __attribute__((format(printf, 3, 4))) static void say(char *buf, size_t cap, con
 
 /* ---- fault guard ---------------------------------------------------------------------- */
 
-static __thread sigjmp_buf *tl_guard;
+__thread sigjmp_buf *xtts_guard_jb;
 static struct sigaction old_segv, old_bus;
 static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
 
 static void guard_handler(int sig, siginfo_t *si, void *uc) {
-    sigjmp_buf *jb = tl_guard;
+    sigjmp_buf *jb = xtts_guard_jb;
     if (jb) {
-        tl_guard = NULL;
+        xtts_guard_jb = NULL;
         siglongjmp(*jb, sig);
     }
     /* Not a fault of a guarded read: give the signal back to whoever had it. */
@@ -77,30 +78,17 @@ static void guard_install(void) {
 }
 
 /* LMDB's internal consistency checks call this before abort(); inside a guard, leave. */
-static void guard_assert(MDB_env *env, const char *msg) {
+void xtts_guard_lmdb_assert(MDB_env *env, const char *msg) {
     (void)env;
     (void)msg;
-    sigjmp_buf *jb = tl_guard;
+    sigjmp_buf *jb = xtts_guard_jb;
     if (jb) {
-        tl_guard = NULL;
+        xtts_guard_jb = NULL;
         siglongjmp(*jb, SIGABRT);
     }
 }
 
-/* GUARD(sig) { ...reads... } GUARD_END: sig is nonzero after a fault in the block. Locals
- * written inside the block and read after a fault must be volatile. */
-#define GUARD(sig)                                                                              \
-    sigjmp_buf guard_jb_##sig;                                                                  \
-    sigjmp_buf *guard_prev_##sig = tl_guard;                                                    \
-    int sig = sigsetjmp(guard_jb_##sig, 0);                                                     \
-    if (sig) tl_guard = guard_prev_##sig;                                                       \
-    else {                                                                                      \
-        tl_guard = &guard_jb_##sig;
-#define GUARD_END(sig)                                                                          \
-    tl_guard = guard_prev_##sig;                                                                \
-    }
-
-static const char *signame(int sig) {
+const char *xtts_guard_signame(int sig) {
     return sig == SIGBUS ? "SIGBUS" : sig == SIGSEGV ? "SIGSEGV" : "LMDB assertion";
 }
 
@@ -303,7 +291,7 @@ static int shard_open_env(shard_t *s) {
         return -1;
     }
     mdb_env_set_maxdbs(s->env, 8);
-    mdb_env_set_assert(s->env, guard_assert);
+    mdb_env_set_assert(s->env, xtts_guard_lmdb_assert);
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     uint64_t map_bytes = (s->file_bytes + page - 1) / page * page;
     if (map_bytes < page) map_bytes = page;
@@ -321,7 +309,7 @@ static int shard_open_env(shard_t *s) {
     }
     if (rc) {
         say(detail, sizeof detail, "%s%s", fault_stage ? "fault while reading meta pages: " : "",
-                 fault_stage ? signame(sig) : mdb_strerror(rc));
+                 fault_stage ? xtts_guard_signame(sig) : mdb_strerror(rc));
         shard_fail(s, rc == ENOENT ? XTTS_ENOTFOUND : XTTS_ECORRUPT, "%s: cannot open LMDB environment (%s)", detail);
         return -1;
     }
@@ -332,7 +320,7 @@ static int shard_open_env(shard_t *s) {
     mdb_env_stat(s->env, &est);
     GUARD_END(sig_info)
     if (sig_info) {
-        shard_fail(s, XTTS_ECORRUPT, "%s: damaged meta pages (%s)", signame(sig_info));
+        shard_fail(s, XTTS_ECORRUPT, "%s: damaged meta pages (%s)", xtts_guard_signame(sig_info));
         return -1;
     }
     uint64_t need = ((uint64_t)info.me_last_pgno + 1) * est.ms_psize;
@@ -363,7 +351,7 @@ static void shard_open_databases(xtts_cache *c, shard_t *s) {
     rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn);
     GUARD_END(sig_txn)
     if (sig_txn) {
-        shard_fail(s, XTTS_ECORRUPT, "%s: damaged meta pages (%s)", signame(sig_txn));
+        shard_fail(s, XTTS_ECORRUPT, "%s: damaged meta pages (%s)", xtts_guard_signame(sig_txn));
         return;
     }
     if (rc) {
@@ -398,7 +386,7 @@ static void shard_open_databases(xtts_cache *c, shard_t *s) {
     GUARD_END(sig2)
     if (sig2) {
         mdb_txn_abort(txn);
-        say(detail, sizeof detail, "%s while reading its databases", signame(sig2));
+        say(detail, sizeof detail, "%s while reading its databases", xtts_guard_signame(sig2));
         shard_fail(s, XTTS_ECORRUPT, "%s: damaged (%s)", detail);
         return;
     }
@@ -820,7 +808,7 @@ static xtts_status reader_txn(xtts_cache_reader *r, size_t si, MDB_txn **txn, xt
     GUARD_END(sig)
     if (sig || rc) {
         shard_unpin(r->c, si);
-        if (sig) return xtts_error_set(err, XTTS_ECORRUPT, "%s: damaged meta pages (%s)", s->name, signame(sig));
+        if (sig) return xtts_error_set(err, XTTS_ECORRUPT, "%s: damaged meta pages (%s)", s->name, xtts_guard_signame(sig));
         return xtts_error_set(err, rc > 0 ? resource_status(rc) : XTTS_EIO, "%s: cannot begin a read transaction (%s)",
                               s->name, mdb_strerror(rc));
     }
@@ -856,7 +844,7 @@ static xtts_status shard_get(xtts_cache_reader *r, size_t si, uint64_t local, ui
     if (sig) {
         reader_drop_txn(r, si);
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu (local %llu): damaged LMDB pages (%s)", s->name,
-                              (unsigned long long)index, (unsigned long long)local, signame(sig));
+                              (unsigned long long)index, (unsigned long long)local, xtts_guard_signame(sig));
     }
     if (rc == MDB_NOTFOUND)
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu (local %llu): record missing from \"records\"",
@@ -934,7 +922,7 @@ xtts_status xtts_cache_reader_header(xtts_cache_reader *r, uint64_t index, xtts_
     GUARD_END(sig)
     if (sig)
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu: fault reading the record (%s)",
-                              r->c->shards[si].name, (unsigned long long)index, signame(sig));
+                              r->c->shards[si].name, (unsigned long long)index, xtts_guard_signame(sig));
     if (st) return record_error(r, si, index, v.mv_data, v.mv_size, &e, err);
     return check_table_ids(r, si, index, hdr, err);
 }
@@ -956,7 +944,7 @@ static xtts_status reader_get(xtts_cache_reader *r, uint64_t index, xtts_record_
     GUARD_END(sig)
     if (sig)
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu: fault reading the record (%s)",
-                              r->c->shards[si].name, (unsigned long long)index, signame(sig));
+                              r->c->shards[si].name, (unsigned long long)index, xtts_guard_signame(sig));
     if (st) return record_error(r, si, index, v.mv_data, v.mv_size, &e, err);
     return check_table_ids(r, si, index, h, err);
 }
@@ -990,7 +978,7 @@ xtts_status xtts_cache_reader_find_local(xtts_cache_reader *r, size_t si, const 
     GUARD_END(sig)
     if (sig) {
         reader_drop_txn(r, si);
-        return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': damaged LMDB pages (%s)", s->name, id, signame(sig));
+        return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': damaged LMDB pages (%s)", s->name, id, xtts_guard_signame(sig));
     }
     if (rc == MDB_NOTFOUND) return xtts_error_set(err, XTTS_ENOTFOUND, "%s: no id '%.200s'", s->name, id);
     if (rc) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': %s", s->name, id, mdb_strerror(rc));
@@ -1101,7 +1089,7 @@ xtts_status xtts_cache_reader_foreach(xtts_cache_reader *r, size_t si, const cha
     if (sig) {
         reader_drop_txn(r, si);
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: \"%s\": damaged LMDB pages after %llu entries (%s)", s->name,
-                              db, (unsigned long long)n, signame(sig));
+                              db, (unsigned long long)n, xtts_guard_signame(sig));
     }
     if (outside)
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: \"%s\": entry %llu points outside data.mdb", s->name, db,
@@ -1134,7 +1122,7 @@ xtts_status xtts_cache_reader_meta(xtts_cache_reader *r, size_t si, const char *
         free(copy);
         reader_drop_txn(r, si);
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: meta \"%s\": damaged LMDB pages (%s)", s->name, key,
-                              signame(sig));
+                              xtts_guard_signame(sig));
     }
     if (rc == MDB_NOTFOUND) return xtts_error_set(err, XTTS_ENOTFOUND, "%s: meta \"%s\" absent", s->name, key);
     if (rc) return xtts_error_set(err, XTTS_ECORRUPT, "%s: meta \"%s\": %s", s->name, key, mdb_strerror(rc));
@@ -1182,7 +1170,7 @@ xtts_status xtts_cache_reader_value(xtts_cache_reader *r, uint64_t index, const 
     if (sig) {
         reader_drop_txn(r, si);
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu: \"%s\": damaged LMDB pages (%s)", s->name,
-                              (unsigned long long)index, db, signame(sig));
+                              (unsigned long long)index, db, xtts_guard_signame(sig));
     }
     if (rc == MDB_NOTFOUND)
         return xtts_error_set(err, XTTS_ENOTFOUND, "%s: index %llu: no \"%s\" entry", s->name, (unsigned long long)index, db);
@@ -1355,7 +1343,7 @@ xtts_status xtts_cache_lengths(xtts_cache_reader *r, xtts_lengths *out, xtts_err
         GUARD_END(sig_)                                                                                      \
         if (sig_)                                                                                            \
             return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu: fault reading the record (%s)",       \
-                                  r->c->shards[si_].name, (unsigned long long)index, signame(sig_));         \
+                                  r->c->shards[si_].name, (unsigned long long)index, xtts_guard_signame(sig_));         \
         if (st_) return record_error(r, si_, index, v.mv_data, v.mv_size, &e, err);                          \
     } while (0)
 

@@ -16,6 +16,7 @@
  * (non-temporal) stores are chosen for the whole batch, as xtts_cache_reader_batch would
  * for one call of that size. */
 #include "cache/store/read/reader_api.h"
+#include "cache/store/read/codes_read.h"
 #include "cache/store/read/reader.h"
 #include "formats/quality_flags.h"
 
@@ -96,7 +97,9 @@ const char *xtts_api_version(void) { return XTTS_VERSION; }
 
 const char *xtts_api_last_error(void) { return last_error; }
 
-xtts_api_cache *xtts_api_open(const char *dir) {
+xtts_api_cache *xtts_api_open(const char *dir) { return xtts_api_open_ex(dir, 0); }
+
+xtts_api_cache *xtts_api_open_ex(const char *dir, unsigned flags) {
     if (!dir) {
         fail(XTTS_EUSAGE, "xtts_api_open: no directory given");
         return NULL;
@@ -108,7 +111,7 @@ xtts_api_cache *xtts_api_open(const char *dir) {
         return NULL;
     }
     xtts_error e;
-    if (xtts_cache_open(dir, &a->c, &e)) {
+    if (xtts_cache_open_ex(dir, flags & XTTS_API_OPEN_TOLERANT ? XTTS_CACHE_OPEN_TOLERANT : 0, &a->c, &e)) {
         fail(e.code, e.msg);
         free(a);
         return NULL;
@@ -412,4 +415,207 @@ int xtts_api_quality_flags(xtts_api_cache *a, const char *thresholds, size_t thr
     free(m);
     free(spk);
     return rc;
+}
+
+/* ---- one record, one value ------------------------------------------------------------ */
+
+/* A reader of the pool for one call on a handle of this process: 0, or a status with the
+ * message set. */
+static int call_begin(xtts_api_cache *a, const char *fn, xtts_cache_reader **r) {
+    if (!a) return failf(XTTS_EUSAGE, "%s: no cache handle", fn);
+    if (a->pid != getpid())
+        return failf(XTTS_EUSAGE, "%s: handle opened by process %ld used in process %ld; open the cache again",
+                     xtts_cache_dir(a->c), (long)a->pid, (long)getpid());
+    return pool_take(a, r);
+}
+
+/* Give r back; the reader's status as the call's, its message as the last error. */
+static int call_end(xtts_api_cache *a, xtts_cache_reader *r, xtts_status st, const xtts_error *e) {
+    pool_give(a, r);
+    return st ? fail(st, e->msg) : 0;
+}
+
+/* Copy src[0..n) into out[0..cap) with the size in *len: 0, or 7 when it does not fit. */
+static int copy_out(const char *what, const void *src, size_t n, void *out, size_t cap, size_t *len) {
+    *len = n;
+    if (n > cap) return failf(XTTS_ERANGE, "%s: %zu bytes, room for %zu", what, n, cap);
+    if (n) memcpy(out, src, n);
+    return 0;
+}
+
+int xtts_api_record(xtts_api_cache *a, uint64_t index, void *out, size_t cap, size_t *len) {
+    if (!len || (cap && !out)) return fail(XTTS_EUSAGE, "xtts_api_record: a NULL argument");
+    xtts_cache_reader *r;
+    int rc = call_begin(a, "xtts_api_record", &r);
+    if (rc) return rc;
+    const void *buf;
+    size_t n;
+    xtts_error e;
+    xtts_status st = xtts_cache_reader_raw(r, index, &buf, &n, &e);
+    if (!st) {
+        char what[96];
+        snprintf(what, sizeof what, "%s: index %llu", xtts_cache_shard_of(a->c, index), (unsigned long long)index);
+        rc = copy_out(what, buf, n, out, cap, len);
+    }
+    return st ? call_end(a, r, st, &e) : (pool_give(a, r), rc);
+}
+
+int xtts_api_text(xtts_api_cache *a, uint64_t index, char *orig, size_t orig_cap, size_t *orig_len, char *norm,
+                  size_t norm_cap, size_t *norm_len) {
+    if (!orig_len || !norm_len || (orig_cap && !orig) || (norm_cap && !norm))
+        return fail(XTTS_EUSAGE, "xtts_api_text: a NULL argument");
+    xtts_cache_reader *r;
+    int rc = call_begin(a, "xtts_api_text", &r);
+    if (rc) return rc;
+    const char *o, *nm;
+    size_t on, nn;
+    xtts_error e;
+    xtts_status st = xtts_cache_reader_text(r, index, &o, &on, &nm, &nn, &e);
+    if (!st) { /* the decoder's own buffer: copied before the reader goes back */
+        *orig_len = on;
+        *norm_len = nn;
+        if (on > orig_cap || nn > norm_cap)
+            rc = failf(XTTS_ERANGE, "%s: index %llu: text of %zu and %zu bytes, room for %zu and %zu",
+                       xtts_cache_shard_of(a->c, index), (unsigned long long)index, on, nn, orig_cap, norm_cap);
+        else {
+            if (on) memcpy(orig, o, on);
+            if (nn) memcpy(norm, nm, nn);
+        }
+    }
+    return st ? call_end(a, r, st, &e) : (pool_give(a, r), rc);
+}
+
+int xtts_api_waveform(xtts_api_cache *a, uint64_t index, int16_t *out, size_t first, size_t n) {
+    if (n && !out) return fail(XTTS_EUSAGE, "xtts_api_waveform: a NULL argument");
+    xtts_cache_reader *r;
+    int rc = call_begin(a, "xtts_api_waveform", &r);
+    if (rc) return rc;
+    xtts_error e;
+    return call_end(a, r, xtts_cache_reader_wave(r, index, out, first, n, &e), &e);
+}
+
+int xtts_api_find(xtts_api_cache *a, const char *id, uint64_t *index) {
+    if (!id || !index) return fail(XTTS_EUSAGE, "xtts_api_find: a NULL argument");
+    xtts_cache_reader *r;
+    int rc = call_begin(a, "xtts_api_find", &r);
+    if (rc) return rc;
+    xtts_error e;
+    return call_end(a, r, xtts_cache_reader_find(r, id, index, &e), &e);
+}
+
+int xtts_api_meta(xtts_api_cache *a, size_t shard, const char *key, void *out, size_t cap, size_t *len) {
+    if (!key || !len || (cap && !out)) return fail(XTTS_EUSAGE, "xtts_api_meta: a NULL argument");
+    xtts_cache_reader *r;
+    int rc = call_begin(a, "xtts_api_meta", &r);
+    if (rc) return rc;
+    char *val;
+    size_t n;
+    xtts_error e;
+    xtts_status st = xtts_cache_reader_meta(r, shard, key, &val, &n, &e);
+    if (!st) {
+        char what[96];
+        snprintf(what, sizeof what, "%s: meta \"%.40s\"", xtts_cache_dir(a->c), key);
+        rc = copy_out(what, val, n, out, cap, len);
+        free(val);
+    }
+    return st ? call_end(a, r, st, &e) : (pool_give(a, r), rc);
+}
+
+int xtts_api_content_key(xtts_api_cache *a, uint64_t index, uint8_t *out) {
+    if (!out) return fail(XTTS_EUSAGE, "xtts_api_content_key: a NULL argument");
+    xtts_cache_reader *r;
+    int rc = call_begin(a, "xtts_api_content_key", &r);
+    if (rc) return rc;
+    const void *buf;
+    size_t n;
+    xtts_error e;
+    xtts_status st = xtts_cache_reader_value(r, index, XTTS_CACHE_DB_KEYS, &buf, &n, &e);
+    const char *shard = xtts_cache_shard_of(a->c, index);
+    if (st == XTTS_ENOTFOUND && xtts_cache_shards_with_db(a->c, XTTS_CACHE_DB_KEYS) == 0)
+        st = xtts_error_set(&e, XTTS_ENOTFOUND, "%s: no \"keys\" database (a cache built before content keys)", shard);
+    else if (st == XTTS_ENOTFOUND || (!st && n < 32))
+        st = xtts_error_set(&e, XTTS_ECORRUPT, "%s: index %llu: no content key", shard, (unsigned long long)index);
+    else if (!st) memcpy(out, buf, 32);
+    return call_end(a, r, st, &e);
+}
+
+int xtts_api_lengths(xtts_api_cache *a, uint32_t *out, size_t n) {
+    if (!out && n) return fail(XTTS_EUSAGE, "xtts_api_lengths: a NULL argument");
+    if (a && n != xtts_cache_count(a->c))
+        return failf(XTTS_ERANGE, "%s: room for %zu records' lengths, the cache has %llu", xtts_cache_dir(a->c), n,
+                     (unsigned long long)xtts_cache_count(a->c));
+    xtts_cache_reader *r;
+    int rc = call_begin(a, "xtts_api_lengths", &r);
+    if (rc) return rc;
+    xtts_lengths *l = malloc((n ? n : 1) * sizeof *l);
+    xtts_error e;
+    xtts_status st = l ? xtts_cache_lengths(r, l, &e) : xtts_error_set(&e, XTTS_ENOMEM, "lengths: out of memory");
+    for (size_t i = 0; !st && i < n; i++) {
+        uint32_t row[7] = {l[i].n_frames, l[i].n_tokens, l[i].n_samples, l[i].speaker_id, l[i].lang_id, l[i].split,
+                           l[i].has_wave};
+        memcpy(out + 7 * i, row, sizeof row);
+    }
+    free(l);
+    return call_end(a, r, st, &e);
+}
+
+size_t xtts_api_shards_with(const xtts_api_cache *a, const char *db) {
+    return a && db ? xtts_cache_shards_with_db(a->c, db) : 0;
+}
+
+/* ---- audio codes directories ---------------------------------------------------------- */
+
+struct xtts_api_codes {
+    xtts_codes_reader *r;
+    pid_t pid;
+};
+
+xtts_api_codes *xtts_api_codes_open(const char *path) {
+    if (!path) {
+        fail(XTTS_EUSAGE, "xtts_api_codes_open: no directory given");
+        return NULL;
+    }
+    xtts_cache_guard_faults();
+    xtts_api_codes *h = calloc(1, sizeof *h);
+    if (!h) {
+        failf(XTTS_ENOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    xtts_error e;
+    if (xtts_codes_reader_open(path, &h->r, &e)) {
+        fail(e.code, e.msg);
+        free(h);
+        return NULL;
+    }
+    h->pid = getpid();
+    return h;
+}
+
+void xtts_api_codes_close(xtts_api_codes *h) {
+    if (!h) return;
+    xtts_codes_reader_close(h->r);
+    free(h);
+}
+
+int xtts_api_codes_header(xtts_api_codes *h, char *dvae_sha256, char *norms_sha256, uint32_t *num_tokens,
+                          float *mel_norms, size_t cap, size_t *n_mels) {
+    if (!h || !dvae_sha256 || !norms_sha256 || !num_tokens || !n_mels || (cap && !mel_norms))
+        return fail(XTTS_EUSAGE, "xtts_api_codes_header: a NULL argument");
+    const xtts_codes_header *hd = xtts_codes_reader_header(h->r);
+    memcpy(dvae_sha256, hd->dvae_sha256, sizeof hd->dvae_sha256);
+    memcpy(norms_sha256, hd->norms_sha256, sizeof hd->norms_sha256);
+    *num_tokens = hd->num_tokens;
+    return copy_out("mel norms", hd->mel_norms, hd->n_mels * sizeof(float), mel_norms, cap * sizeof(float), n_mels)
+               ? (*n_mels = hd->n_mels, XTTS_ERANGE)
+               : (*n_mels = hd->n_mels, 0);
+}
+
+int xtts_api_codes_get(xtts_api_codes *h, const uint8_t *key, uint16_t *out, size_t cap, size_t *n) {
+    if (!h || !key || !n || (cap && !out)) return fail(XTTS_EUSAGE, "xtts_api_codes_get: a NULL argument");
+    if (h->pid != getpid())
+        return failf(XTTS_EUSAGE, "codes handle opened by process %ld used in process %ld; open it again", (long)h->pid,
+                     (long)getpid());
+    xtts_error e;
+    xtts_status st = xtts_codes_reader_get(h->r, key, out, cap, n, &e);
+    return st ? fail(st, e.msg) : 0;
 }

@@ -55,6 +55,14 @@ const char *xtts_api_last_error(void);
 /* Open dir/manifest.json and every shard it lists. NULL on failure; the last error says
  * why (the failures of xtts_cache_open in cache/store/read/reader.h). */
 xtts_api_cache *xtts_api_open(const char *dir);
+/* Open flags of xtts_api_open_ex. XTTS_API_OPEN_TOLERANT: a shard that is missing, damaged
+ * or of another build does not fail the open; every read of its records (and a lookup in it)
+ * returns its fault instead, so the other shards' records read. The manifest must still load,
+ * and a shard that cannot be opened for want of a resource (descriptors, memory) still fails
+ * the open. */
+#define XTTS_API_OPEN_TOLERANT 0x1u
+/* xtts_api_open with flags (0: the same as xtts_api_open). */
+xtts_api_cache *xtts_api_open_ex(const char *dir, unsigned flags);
 /* NULL is allowed. */
 void xtts_api_close(xtts_api_cache *c);
 
@@ -105,6 +113,88 @@ int xtts_api_quality(xtts_api_cache *c, uint64_t index, uint8_t *out, size_t cap
  * text (the message names the line); those of reads. */
 int xtts_api_quality_flags(xtts_api_cache *c, const char *thresholds, size_t thresholds_len, uint32_t *flags,
                            int64_t *dup_of, size_t n);
+
+/* ---- one record, one value ---------------------------------------------------------------
+ * The calls below copy a value of unknown size into a caller buffer out[0..cap) and set *len
+ * to its size; when cap is too small they return 7 (range) with *len set to the size needed
+ * (ask with cap 0 to learn it). Every one returns 0 or an xtts_status and may return, besides
+ * those named: 1 (usage) for a NULL handle or argument, or a handle opened by another process;
+ * 7 (range) for an index out of range; those of reads (cache/store/read/reader.h: a shard's
+ * fault kept by a tolerant open, 3 when LMDB cannot begin a read transaction, 5 for damaged
+ * LMDB pages, a fault under the guard, a value outside data.mdb). */
+
+/* The stored value of record index, as formats/cache.md section 3 lays it out (its header,
+ * then its sections, compressed): the caller parses and checks it (a record read by
+ * xtts_api_read_batch, xtts_api_text or xtts_api_waveform is checked here). 5 (corrupt) when
+ * the record is missing from its shard. */
+int xtts_api_record(xtts_api_cache *c, uint64_t index, void *out, size_t cap, size_t *len);
+
+/* The original and the normalized text of record index (formats/cache.md 3.2), UTF-8 bytes
+ * without a terminating NUL, into orig[0..orig_cap) and norm[0..norm_cap) with their sizes in
+ * *orig_len and *norm_len (7 with both sizes set when either buffer is too small). 8 (not
+ * found) for a version-1 record (it stores no text); 5 (corrupt) for a damaged record or text
+ * section (checksum, zstd, lengths, a NUL byte), 6 (mismatch) for a record version this
+ * library does not read; the message names the shard, the index and the id. */
+int xtts_api_text(xtts_api_cache *c, uint64_t index, char *orig, size_t orig_cap, size_t *orig_len, char *norm,
+                  size_t norm_cap, size_t *norm_len);
+
+/* Samples [first, first + n) of record index's stored waveform (int16 at the mel's sample
+ * rate; n_samples is in the record's header) into out[0..n). 8 (not found) when the record
+ * stores none (--audio none, or version 1); 7 (range) for samples outside the waveform; 5
+ * (corrupt) for a damaged record or section, also a FLAC section, which this library does not
+ * decode (the caller decodes it from xtts_api_record's bytes); 6 (mismatch) as above. */
+int xtts_api_waveform(xtts_api_cache *c, uint64_t index, int16_t *out, size_t first, size_t n);
+
+/* The index of the record of utterance id (NUL-terminated UTF-8) in *index. 8 (not found) when
+ * no shard holds it; 5 (corrupt) for an "ids" entry that is not an index of its shard; the
+ * fault of a shard a tolerant open kept (other than a missing shard, which holds nothing). */
+int xtts_api_find(xtts_api_cache *c, const char *id, uint64_t *index);
+
+/* The value of key (NUL-terminated) in the "meta" database of shard shard (0 to the
+ * manifest's shard count - 1), copied as described above. 8 (not found) when the key is
+ * absent; 7 (range) for no such shard. */
+int xtts_api_meta(xtts_api_cache *c, size_t shard, const char *key, void *out, size_t cap, size_t *len);
+
+/* Record index's 32-byte content key (formats/cache.md, "Content keys"; what the audio codes
+ * directories are keyed by) into out[0..32). 8 (not found) when its shard has no "keys"
+ * database (a cache built before content keys); 5 (corrupt) when the record has no entry or
+ * one shorter than 32 bytes. */
+int xtts_api_content_key(xtts_api_cache *c, uint64_t index, uint8_t *out);
+
+/* Every record's lengths in index order into out[n][7] (uint32): n_frames, n_tokens,
+ * n_samples, speaker_id, lang_id, split, flags (bit 0: a waveform is stored). From the
+ * shards' lengths index (format 2: one cursor pass a shard), else from every record's header
+ * (no decompression). n must be the record count (else 7). 5 (corrupt) for an entry out of
+ * order, out of range or malformed, or a count that differs from the shard's. */
+int xtts_api_lengths(xtts_api_cache *c, uint32_t *out, size_t n);
+
+/* How many shards (of those that opened) hold the optional database db: "quality" (the quality
+ * metrics) or "keys" (content keys); 0 for another name or a NULL argument. */
+size_t xtts_api_shards_with(const xtts_api_cache *c, const char *db);
+
+/* ---- audio codes directories (formats/cache.md, "Audio codes") ---------------------------
+ * One codes-<16 hex>/ directory of a cache, opened read-only (the checks of
+ * cache/store/read/codes_read.h: meta pages, the header, the name its hashes give; LMDB under
+ * the fault guard). The same rules of threads and processes as a cache handle. */
+typedef struct xtts_api_codes xtts_api_codes;
+
+/* Open the codes directory at path. NULL on failure; the last error says why (no data.mdb,
+ * a damaged file, a header missing or out of form, another format). */
+xtts_api_codes *xtts_api_codes_open(const char *path);
+/* NULL is allowed. */
+void xtts_api_codes_close(xtts_api_codes *h);
+
+/* Its header: the SHA-256 (64 hex digits and a NUL) of the DVAE file and of the mel norms
+ * file, the codebook size, and the mel norms (float32) into mel_norms[0..cap) with their count
+ * in *n_mels (7 with *n_mels set when cap is too small; at most 256). */
+int xtts_api_codes_header(xtts_api_codes *h, char *dvae_sha256, char *norms_sha256, uint32_t *num_tokens,
+                          float *mel_norms, size_t cap, size_t *n_mels);
+
+/* The codes stored under a record's content key (key[0..32)) into out[0..cap), their count in
+ * *n (7 with *n set when cap is too small). 8 (not found) when there is no entry; 5 (corrupt)
+ * for a value whose size, checksum or codes (each below num_tokens) fail, or damaged pages;
+ * 3 when LMDB cannot begin a read transaction. */
+int xtts_api_codes_get(xtts_api_codes *h, const uint8_t *key, uint16_t *out, size_t cap, size_t *n);
 
 #ifdef __cplusplus
 }
