@@ -136,6 +136,11 @@ static xtts_status shard_open(source_shard *sh, xtts_error *err) {
     if (rc == MDB_NOTFOUND)
         return xtts_error_set(err, XTTS_EUNSUPPORTED, "%s: no content keys (a cache built before they were stored)", sh->path);
     if (!rc) rc = list_own(sh);
+    /* the handles opened in a read transaction that commits stay the environment's, for the
+     * transactions of other threads (views) too; the source then reads in a transaction of its own */
+    if (!rc) rc = mdb_txn_commit(sh->txn);
+    sh->txn = NULL;
+    if (!rc) rc = mdb_txn_begin(sh->env, NULL, MDB_RDONLY, &sh->txn);
     if (!rc) rc = sum_bytes(sh);
     if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", sh->path, mdb_strerror(rc));
     return XTTS_OK;
@@ -194,8 +199,8 @@ static int referenced(const xtts_cache_source *s, size_t d, uint64_t local) {
     return 0;
 }
 
-static xtts_status fill_hit(source_shard *sh, MDB_val *local, const uint8_t *key, int entries,
-                            xtts_cache_source_hit *hit, xtts_error *err) {
+static xtts_status fill_hit(source_shard *sh, MDB_val *local, const uint8_t *key, xtts_cache_source_hit *hit,
+                            xtts_error *err) {
     MDB_val kv, rv;
     int rc = mdb_get(sh->txn, sh->keys, local, &kv);
     if (rc == MDB_NOTFOUND) return xtts_error_set(err, XTTS_ECORRUPT, "%s: a record without its content key", sh->path);
@@ -209,7 +214,7 @@ static xtts_status fill_hit(source_shard *sh, MDB_val *local, const uint8_t *key
     hit->len = rv.mv_size;
     hit->keys_value = kv.mv_data;
     hit->keys_len = kv.mv_size;
-    for (size_t d = 0; entries && d < sh->n_own; d++) {
+    for (size_t d = 0; d < sh->n_own; d++) {
         MDB_val ev;
         rc = mdb_get(sh->txn, sh->own[d], local, &ev);
         if (rc == MDB_NOTFOUND) continue;
@@ -237,22 +242,91 @@ xtts_status xtts_cache_source_find(xtts_cache_source *s, const char *id, const u
         hit->dir = i;
         hit->local = xtts_get_be64(v.mv_data);
         MDB_val local = {8, v.mv_data};
-        return fill_hit(sh, &local, key, 1, hit, err);
+        return fill_hit(sh, &local, key, hit, err);
     }
     return XTTS_OK;
 }
 
-xtts_status xtts_cache_source_at(xtts_cache_source *s, size_t dir, uint64_t local,
-                                 const uint8_t key[XTTS_CONTENT_KEY_BYTES], xtts_cache_source_hit *hit, xtts_error *err) {
+/* A thread's own read transactions on the source's shards, with a cursor on each shard's
+ * "keys" and "records" that steps to the next local key when that is the one asked for (the
+ * records an update keeps come in runs of consecutive keys). */
+typedef struct {
+    MDB_txn *txn;
+    MDB_cursor *cur[2]; /* keys, records */
+    uint64_t at[2];     /* where each cursor stands, with placed */
+    int placed[2];
+} view_shard;
+
+struct xtts_cache_source_view {
+    const xtts_cache_source *s;
+    view_shard *d; /* [s->n_shards] */
+};
+
+xtts_status xtts_cache_source_view_open(const xtts_cache_source *s, xtts_cache_source_view **out, xtts_error *err) {
+    xtts_cache_source_view *v = calloc(1, sizeof *v);
+    if (v) v->d = calloc(s->n_shards ? s->n_shards : 1, sizeof *v->d);
+    if (!v || !v->d) {
+        if (v) free(v->d);
+        free(v);
+        return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    }
+    v->s = s;
+    *out = v;
+    return XTTS_OK;
+}
+
+/* The value of local key `local` in the view's cursor c (0 keys, 1 records) of shard dir. */
+static int view_get(xtts_cache_source_view *v, size_t dir, int c, uint64_t local, MDB_val *val) {
+    const source_shard *sh = &v->s->shards[dir];
+    view_shard *d = &v->d[dir];
+    int rc = d->txn ? 0 : mdb_txn_begin(sh->env, NULL, MDB_RDONLY, &d->txn);
+    if (!rc && !d->cur[c]) rc = mdb_cursor_open(d->txn, c ? sh->records : sh->keys, &d->cur[c]);
+    if (rc) return rc;
+    uint8_t want[8];
+    xtts_put_be64(want, local);
+    MDB_val k;
+    if (d->placed[c] && d->at[c] + 1 == local && !mdb_cursor_get(d->cur[c], &k, val, MDB_NEXT) && k.mv_size == 8 &&
+        !memcmp(k.mv_data, want, 8)) {
+        d->at[c] = local;
+        return 0;
+    }
+    k = (MDB_val){8, want};
+    rc = mdb_cursor_get(d->cur[c], &k, val, MDB_SET_KEY);
+    d->placed[c] = !rc;
+    d->at[c] = local;
+    return rc;
+}
+
+xtts_status xtts_cache_source_view_get(xtts_cache_source_view *v, size_t dir, uint64_t local,
+                                       const uint8_t key[XTTS_CONTENT_KEY_BYTES], xtts_cache_source_hit *hit,
+                                       xtts_error *err) {
     memset(hit, 0, sizeof *hit);
-    if (dir >= s->n_shards || s->shards[dir].empty) return XTTS_OK;
-    uint8_t lk[8];
-    xtts_put_be64(lk, local);
-    MDB_val k = {8, lk};
-    hit->found = 1;
-    hit->dir = dir;
-    hit->local = local;
-    return fill_hit(&s->shards[dir], &k, key, 0, hit, err);
+    if (dir >= v->s->n_shards || v->s->shards[dir].empty) return XTTS_OK;
+    const source_shard *sh = &v->s->shards[dir];
+    MDB_val kv, rv;
+    int rc = view_get(v, dir, 0, local, &kv);
+    if (rc == MDB_NOTFOUND) return xtts_error_set(err, XTTS_ECORRUPT, "%s: a record without its content key", sh->path);
+    if (!rc && (kv.mv_size < XTTS_CONTENT_KEY_BYTES || memcmp(kv.mv_data, key, XTTS_CONTENT_KEY_BYTES))) {
+        hit->found = 1;
+        return XTTS_OK;
+    }
+    if (!rc) rc = view_get(v, dir, 1, local, &rv);
+    if (rc) return xtts_error_set(err, rc == MDB_NOTFOUND ? XTTS_ECORRUPT : xtts_mdb_status(rc), "%s: record missing: %s",
+                                  sh->path, mdb_strerror(rc));
+    *hit = (xtts_cache_source_hit){.found = 1, .same = 1, .record = rv.mv_data, .len = rv.mv_size,
+                                   .keys_value = kv.mv_data, .keys_len = kv.mv_size, .dir = dir, .local = local};
+    return XTTS_OK;
+}
+
+void xtts_cache_source_view_close(xtts_cache_source_view *v) {
+    if (!v) return;
+    for (size_t i = 0; i < v->s->n_shards; i++) {
+        for (int c = 0; c < 2; c++)
+            if (v->d[i].cur[c]) mdb_cursor_close(v->d[i].cur[c]);
+        if (v->d[i].txn) mdb_txn_abort(v->d[i].txn);
+    }
+    free(v->d);
+    free(v);
 }
 
 void xtts_cache_source_close(xtts_cache_source *s) {

@@ -72,11 +72,19 @@ typedef struct {
 xtts_status xtts_cache_source_find(xtts_cache_source *s, const char *id, const uint8_t key[XTTS_CONTENT_KEY_BYTES],
                                    xtts_cache_source_hit *hit, xtts_error *err);
 
-/* The record at directory dir, local key local (where an earlier find saw it), without its
- * entries: found is set, same when its content key is key. A step that already found a
- * record by its id takes it again by its place (no id lookup). Errors: as _find's. */
-xtts_status xtts_cache_source_at(xtts_cache_source *s, size_t dir, uint64_t local,
-                                 const uint8_t key[XTTS_CONTENT_KEY_BYTES], xtts_cache_source_hit *hit, xtts_error *err);
+/* A view of the source for another thread: its own read transactions (opened when first
+ * used, on the thread that uses the view; the source stays open longer than its views), and
+ * lookups by place, where an earlier find saw a record. A run of consecutive local keys is
+ * read by stepping cursors, not by searching for each. */
+typedef struct xtts_cache_source_view xtts_cache_source_view;
+xtts_status xtts_cache_source_view_open(const xtts_cache_source *s, xtts_cache_source_view **out, xtts_error *err);
+/* The record at directory dir, local key local, without its entries: found is set, and same
+ * (with record and keys_value) when its content key is key. Errors: as _find's. */
+xtts_status xtts_cache_source_view_get(xtts_cache_source_view *v, size_t dir, uint64_t local,
+                                       const uint8_t key[XTTS_CONTENT_KEY_BYTES], xtts_cache_source_hit *hit,
+                                       xtts_error *err);
+/* NULL is allowed. */
+void xtts_cache_source_view_close(xtts_cache_source_view *v);
 
 /* NULL is allowed. */
 void xtts_cache_source_close(xtts_cache_source *s);

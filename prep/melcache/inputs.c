@@ -255,6 +255,10 @@ void xtts_melcache_inputs_add_key(xtts_melcache_inputs *in, const uint8_t key[32
     xtts_sha256_update(&in->keys_ctx, key, 32);
 }
 
+void xtts_melcache_inputs_add_keys(xtts_melcache_inputs *in, const uint8_t *keys, uint64_t n) {
+    xtts_sha256_update(&in->keys_ctx, keys, n * 32);
+}
+
 void xtts_melcache_inputs_digest(const xtts_melcache_inputs *in, uint8_t out[32]) {
     xtts_sha256 c = in->keys_ctx;
     xtts_sha256_final(&c, out);

@@ -83,6 +83,8 @@ xtts_status xtts_melcache_inputs_jump(xtts_melcache_inputs *in, uint64_t target,
 /* The running digest: cleared, one key added, the digest of the keys added so far. */
 void xtts_melcache_inputs_clear_keys(xtts_melcache_inputs *in);
 void xtts_melcache_inputs_add_key(xtts_melcache_inputs *in, const uint8_t key[32]);
+/* n keys, one after the other (keys[n][32]), as n calls of xtts_melcache_inputs_add_key. */
+void xtts_melcache_inputs_add_keys(xtts_melcache_inputs *in, const uint8_t *keys, uint64_t n);
 void xtts_melcache_inputs_digest(const xtts_melcache_inputs *in, uint8_t out[32]);
 
 #endif

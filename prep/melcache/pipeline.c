@@ -60,15 +60,15 @@ static xtts_status write_buffer(xtts_melcache_pipe *p, const xtts_melcache_slot 
             if ((st = xtts_cache_writer_set_state(p->build->w, XTTS_MELCACHE_QUALITY_KEY, "1", 1, err))) break;
             p->quality_noted = 1;
         }
+        if (s->run_end > s->input) { /* kept inputs: their sums read here, off the computing threads */
+            if (!p->view) st = xtts_cache_source_view_open(p->plan->src, &p->view, err);
+            if (!st) st = xtts_melcache_plan_keep_run(p->plan, p->view, s->input, s->run_end, stats, err);
+            p->done_sel += s->run_end - s->input;
+            continue;
+        }
         if (s->ok) {
-            stats->frames += s->n_frames;
-            stats->tokens += s->n_tokens;
-            stats->audio_seconds += (double)s->n_pcm / o->cfg.mel.sample_rate;
-            if (s->split == XTTS_SPLIT_VAL) stats->val++; else stats->train++;
-            for (int c = 0; c < o->cfg.mel.n_mels; c++) {
-                stats->sum[c] += s->sum[c];
-                stats->sumsq[c] += s->sumsq[c];
-            }
+            xtts_melcache_stats_add(stats, s->n_frames, s->n_tokens, s->n_pcm, s->split, s->sum, s->sumsq,
+                                    o->cfg.mel.sample_rate);
             /* a kept record is not written: its sums join the state saved with the next
              * input the writer takes, which a resume starts after */
             if (!s->kept) st = xtts_melcache_stats_save(p->build->w, stats, err);
@@ -107,6 +107,8 @@ static void *write_loop(void *arg) {
         pthread_cond_broadcast(&p->cv);
         pthread_mutex_unlock(&p->mu);
     }
+    xtts_cache_source_view_close(p->view); /* its transactions are this thread's */
+    p->view = NULL;
     return NULL;
 }
 

@@ -45,6 +45,7 @@ typedef struct {
     uint8_t *keys_value;       /* a computed record's "keys" value, packed before its put */
     int quality_noted;         /* XTTS_MELCACHE_QUALITY_KEY is in the writer's state */
     int speakers_noted;        /* XTTS_MELCACHE_SPEAKERS_KEY is */
+    xtts_cache_source_view *view; /* the writer thread's view of the source, for kept inputs */
 } xtts_melcache_pipe;
 
 /* The part's inputs from the build's start to in->hi, a buffer at a time, written; the

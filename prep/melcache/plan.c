@@ -53,26 +53,24 @@ static int is_kept(const xtts_melcache_plan *p, uint64_t input) {
     return p->keep_bits && (p->keep_bits[(input - p->lo) / 8] >> ((input - p->lo) % 8) & 1);
 }
 
-/* A slot the plan keeps in the source: its figures and sums, for the statistics (taken where
- * the plan's pass found the record; the slot's input was not read). */
-static xtts_status keep_one(xtts_melcache_plan *p, xtts_melcache_slot *s, xtts_error *err) {
-    xtts_cache_source_hit h;
-    xtts_record_header hdr;
-    xtts_error e;
-    uint64_t at = p->kept_at[s->input - p->lo];
-    xtts_status st = xtts_cache_source_at(p->src, (size_t)(at >> 40), at & ((1ull << 40) - 1), s->key, &h, err);
-    if (st) return st;
-    if (!h.same || xtts_record_parse_header(h.record, h.len, &hdr, &e) ||
-        xtts_keys_value_unpack(h.keys_value, h.keys_len, p->cfg->mel.n_mels, s->sum, s->sumsq))
-        return xtts_error_set(err, XTTS_ECORRUPT, "%s: the record of input %llu changed since the update planned to keep it",
-                              p->target, (unsigned long long)s->input + 1);
-    s->n_frames = hdr.n_frames;
-    s->n_pcm = hdr.n_samples;
-    s->n_tokens = hdr.n_tokens;
-    s->split = hdr.split;
-    s->reused = s->kept = s->ok = 1;
-    p->res->reused++;
-    p->res->shared++;
+xtts_status xtts_melcache_plan_keep_run(const xtts_melcache_plan *p, xtts_cache_source_view *v, uint64_t from,
+                                        uint64_t to, xtts_melcache_stats *stats, xtts_error *err) {
+    const xtts_cache_config *c = p->cfg;
+    double sum[XTTS_RECORD_MAX_MELS], sumsq[XTTS_RECORD_MAX_MELS];
+    for (uint64_t u = from; u < to; u++) {
+        uint64_t at = p->kept_at[u - p->lo];
+        xtts_cache_source_hit h;
+        xtts_record_header hdr;
+        xtts_error e;
+        xtts_status st = xtts_cache_source_view_get(v, (size_t)(at >> 40), at & ((1ull << 40) - 1),
+                                                    p->plan_keys + (u - p->lo) * 32, &h, err);
+        if (st) return st;
+        if (!h.same || xtts_record_parse_header(h.record, h.len, &hdr, &e) ||
+            xtts_keys_value_unpack(h.keys_value, h.keys_len, c->mel.n_mels, sum, sumsq))
+            return xtts_error_set(err, XTTS_ECORRUPT, "%s: the record of input %llu changed since the update planned to keep it",
+                                  p->target, (unsigned long long)u + 1);
+        xtts_melcache_stats_add(stats, hdr.n_frames, hdr.n_tokens, hdr.n_samples, hdr.split, sum, sumsq, c->mel.sample_rate);
+    }
     return XTTS_OK;
 }
 
@@ -83,12 +81,13 @@ xtts_status xtts_melcache_plan_buffer(xtts_melcache_plan *p, xtts_melcache_slot 
     for (size_t k = 0; k < m; k++) {
         xtts_melcache_slot *s = &buf[k];
         const xtts_melcache_input *x = &s->rec;
-        s->reused = s->kept = 0;
-        if (is_kept(p, s->input)) {
-            xtts_status st = keep_one(p, s, err);
-            if (st) return st;
+        if (s->run_end > s->input) { /* kept: the writer's thread reads their sums (plan_keep_run) */
+            p->res->reused += s->run_end - s->input;
+            p->res->shared += s->run_end - s->input;
+            s->reused = s->kept = s->ok = 1;
             continue;
         }
+        s->reused = s->kept = 0;
         /* what the build would reject is computed (and rejected) again */
         int storable = !x->reject && x->lang_id >= 0 && x->n_tokens > 0 && x->n_tokens <= (uint32_t)c->max_tokens;
         xtts_cache_source_hit h = {0};
@@ -230,10 +229,14 @@ xtts_status xtts_melcache_plan_fill(const xtts_melcache_plan *p, const xtts_melc
     *m = 0;
     while (!st && *m < bs->chunk && *next < end) {
         xtts_melcache_slot *s = &buf[*m];
-        if (is_kept(p, *next)) {
+        if (is_kept(p, *next)) { /* the run of kept inputs from here, in one slot */
+            uint64_t e = *next + 1;
+            while (e < end && e - *next < XTTS_MELCACHE_RUN_MAX && is_kept(p, e)) e++;
             s->input = *next;
+            s->run_end = e;
             s->reused = s->kept = 0;
             s->n_ent = 0;
+            *next = e - 1;
         } else {
             if (in->next != *next) st = skip_to(p, in, *next, err);
             if (!st) st = xtts_melcache_slot_read(in, s, *next, err);

@@ -21,6 +21,10 @@
 #include "prep/melcache/state.h"
 #include "prep/melcache/update.h"
 
+/* The most kept inputs one slot of the build pass stands for (a bound on the time between two
+ * progress lines and commits of state). */
+#define XTTS_MELCACHE_RUN_MAX 65536
+
 /* An input's place in the token stream. */
 typedef struct {
     uint64_t input;
@@ -84,12 +88,19 @@ xtts_status xtts_melcache_plan_dry(xtts_melcache_plan *p, int whole, xtts_melcac
 /* The records of the part's inputs from `from` to `hi` the plan does not keep. */
 uint64_t xtts_melcache_plan_to_compute(const xtts_melcache_plan *p, uint64_t from, uint64_t hi);
 
-/* The build pass's next inputs before end into buf, a chunk at most (*m: how many; *next
- * moves past them): as xtts_melcache_buffer_fill, but an input the plan keeps is not read from
- * the stream (its slot has only its number: what the build needs of it is in the source), and
- * the reader skips to the next input it must read. Errors: those of the inputs. */
+/* The build pass's next inputs before end into buf, a chunk of slots at most (*m: how many;
+ * *next moves past them): as xtts_melcache_buffer_fill, but the inputs the plan keeps are not
+ * read from the stream: a run of them takes one slot (run_end; what the build needs of them is
+ * in the source), and the reader skips to the next input it must read. So a buffer holds up to
+ * a chunk of records to compute however sparse they are. Errors: those of the inputs. */
 xtts_status xtts_melcache_plan_fill(const xtts_melcache_plan *p, const xtts_melcache_buffers *bs, xtts_melcache_inputs *in,
                                     xtts_melcache_slot *buf, uint64_t *next, uint64_t end, size_t *m, xtts_error *err);
+
+/* The statistics of the kept inputs [from, to), added to stats in input order: each one's
+ * sums and figures read where the plan's pass found it, through v (a view for the calling
+ * thread). Errors: XTTS_ECORRUPT (a kept record changed), the source's. */
+xtts_status xtts_melcache_plan_keep_run(const xtts_melcache_plan *p, xtts_cache_source_view *v, uint64_t from,
+                                        uint64_t to, xtts_melcache_stats *stats, xtts_error *err);
 
 /* Look every slot of buf[0..m) up in the source, in input order (one thread: the source's
  * transactions are not shared): kept, taken (its bytes, sums and entries), or to compute;

@@ -46,6 +46,7 @@ xtts_status xtts_melcache_slot_read(xtts_melcache_inputs *in, xtts_melcache_slot
     xtts_tokens_reader_tell(in->r, &s->pos);
     xtts_status st = xtts_melcache_inputs_next(in, &s->rec, err);
     s->input = input;
+    s->run_end = 0;
     s->reused = s->kept = 0;
     s->n_ent = 0;
     return st;
@@ -106,12 +107,15 @@ static void keys_compute(const xtts_melcache_keys *k, xtts_melcache_inputs *in, 
 void xtts_melcache_buffer_keys(const xtts_melcache_buffers *bs, xtts_melcache_inputs *in, xtts_melcache_slot *buf,
                                size_t m) {
     const xtts_melcache_keys *k = &bs->keys;
-    if (k->planned) /* the plan's pass computed them */
-        for (size_t i = 0; i < m; i++) memcpy(buf[i].key, k->planned + (buf[i].input - k->planned_from) * 32, 32);
-    else
-        keys_compute(k, in, buf, m);
+    if (!k->planned) keys_compute(k, in, buf, m);
     for (size_t i = 0; i < m; i++) {
-        xtts_melcache_inputs_add_key(in, buf[i].key);
+        if (k->planned) { /* the plan's pass computed them: the slot's, or those of its run */
+            const uint8_t *key = k->planned + (buf[i].input - k->planned_from) * 32;
+            uint64_t n = buf[i].run_end > buf[i].input ? buf[i].run_end - buf[i].input : 1;
+            memcpy(buf[i].key, key, 32);
+            xtts_melcache_inputs_add_keys(in, key, n);
+        } else
+            xtts_melcache_inputs_add_key(in, buf[i].key);
         buf[i].keys_upto = in->keys_ctx;
     }
 }

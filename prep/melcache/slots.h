@@ -50,6 +50,8 @@ typedef struct {
     int reused;          /* carried over from the source cache: bytes and sums are its */
     int kept;            /* with reused: kept where the source stores it (a shared update): not
                             written, only counted in the statistics */
+    uint64_t run_end;    /* with kept, in a shared update's build pass: the slot stands for the
+                            inputs [input, run_end), all kept (none of them read from the stream) */
     xtts_cache_entry ent[XTTS_SHARD_MAX_DBS]; /* with reused: its entries in the records' own
                                                  databases (pointing into the source) */
     size_t n_ent;

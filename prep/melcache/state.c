@@ -16,6 +16,18 @@ xtts_status xtts_melcache_inputs_save(xtts_cache_writer *w, const uint8_t digest
     return xtts_cache_writer_set_state(w, XTTS_MELCACHE_INPUTS_KEY, buf, 32 + n, err);
 }
 
+void xtts_melcache_stats_add(xtts_melcache_stats *s, uint64_t frames, uint32_t tokens, uint64_t n_pcm, int split,
+                             const double *sum, const double *sumsq, int sample_rate) {
+    s->frames += frames;
+    s->tokens += tokens;
+    s->audio_seconds += (double)n_pcm / sample_rate;
+    if (split == XTTS_SPLIT_VAL) s->val++; else s->train++;
+    for (uint32_t c = 0; c < s->n_mels; c++) {
+        s->sum[c] += sum[c];
+        s->sumsq[c] += sumsq[c];
+    }
+}
+
 xtts_status xtts_melcache_stats_save(xtts_cache_writer *w, const xtts_melcache_stats *s, xtts_error *err) {
     /* sum[] is full-size in the struct; pack sum[0..n) and sumsq[0..n) contiguously */
     size_t head = offsetof(xtts_melcache_stats, sum);

@@ -49,6 +49,11 @@ typedef struct {
     int measure;                /* the build stores quality metrics */
 } xtts_melcache_build;
 
+/* One stored record into s, in input order (the sums are floating point: their order is the
+ * statistics' last bits): its frames, tokens, samples at sample_rate, split and mel sums. */
+void xtts_melcache_stats_add(xtts_melcache_stats *s, uint64_t frames, uint32_t tokens, uint64_t n_pcm, int split,
+                             const double *sum, const double *sumsq, int sample_rate);
+
 /* Save s into the writer's state (it joins the next commit). Errors: the writer's. */
 xtts_status xtts_melcache_stats_save(xtts_cache_writer *w, const xtts_melcache_stats *s, xtts_error *err);
 /* s from the writer's state, or zero (n_mels channels) when it holds none.
