@@ -50,8 +50,13 @@ static void put_f64(uint8_t *p, double d) {
 }
 
 static double get_f64(const uint8_t *p) {
-    uint64_t u = 0;
+    uint64_t u;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(&u, p, 8); /* the stored order (the loop below is not merged into one load) */
+#else
+    u = 0;
     for (int i = 0; i < 8; i++) u |= (uint64_t)p[i] << (8 * i);
+#endif
     double d;
     memcpy(&d, &u, 8);
     return d;
@@ -298,8 +303,8 @@ static int view_get(xtts_cache_source_view *v, size_t dir, int c, uint64_t local
 }
 
 xtts_status xtts_cache_source_view_get(xtts_cache_source_view *v, size_t dir, uint64_t local,
-                                       const uint8_t key[XTTS_CONTENT_KEY_BYTES], xtts_cache_source_hit *hit,
-                                       xtts_error *err) {
+                                       const uint8_t key[XTTS_CONTENT_KEY_BYTES], int with_record,
+                                       xtts_cache_source_hit *hit, xtts_error *err) {
     memset(hit, 0, sizeof *hit);
     if (dir >= v->s->n_shards || v->s->shards[dir].empty) return XTTS_OK;
     const source_shard *sh = &v->s->shards[dir];
@@ -307,14 +312,48 @@ xtts_status xtts_cache_source_view_get(xtts_cache_source_view *v, size_t dir, ui
     int rc = view_get(v, dir, 0, local, &kv);
     if (rc == MDB_NOTFOUND) return xtts_error_set(err, XTTS_ECORRUPT, "%s: a record without its content key", sh->path);
     if (!rc && (kv.mv_size < XTTS_CONTENT_KEY_BYTES || memcmp(kv.mv_data, key, XTTS_CONTENT_KEY_BYTES))) {
-        hit->found = 1;
+        *hit = (xtts_cache_source_hit){.found = 1, .dir = dir, .local = local};
         return XTTS_OK;
     }
-    if (!rc) rc = view_get(v, dir, 1, local, &rv);
+    rv = (MDB_val){0, NULL};
+    if (!rc && with_record) rc = view_get(v, dir, 1, local, &rv);
     if (rc) return xtts_error_set(err, rc == MDB_NOTFOUND ? XTTS_ECORRUPT : xtts_mdb_status(rc), "%s: record missing: %s",
                                   sh->path, mdb_strerror(rc));
     *hit = (xtts_cache_source_hit){.found = 1, .same = 1, .record = rv.mv_data, .len = rv.mv_size,
                                    .keys_value = kv.mv_data, .keys_len = kv.mv_size, .dir = dir, .local = local};
+    return XTTS_OK;
+}
+
+xtts_status xtts_cache_source_view_find(xtts_cache_source_view *v, const char *id,
+                                        const uint8_t key[XTTS_CONTENT_KEY_BYTES], const char *entry_db,
+                                        xtts_cache_source_hit *hit, xtts_error *err) {
+    memset(hit, 0, sizeof *hit);
+    const xtts_cache_source *s = v->s;
+    size_t n = strlen(id);
+    if (n == 0 || n > XTTS_LMDB_MAX_KEY) return XTTS_OK;
+    for (size_t i = 0; i < s->n_shards; i++) {
+        const source_shard *sh = &s->shards[i];
+        view_shard *d = &v->d[i];
+        if (sh->empty) continue;
+        int rc = d->txn ? 0 : mdb_txn_begin(sh->env, NULL, MDB_RDONLY, &d->txn);
+        MDB_val k = {n, (void *)id}, iv;
+        if (!rc) rc = mdb_get(d->txn, sh->ids, &k, &iv);
+        if (rc == MDB_NOTFOUND) continue;
+        if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", sh->path, mdb_strerror(rc));
+        if (iv.mv_size != 8) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': bad index", sh->path, id);
+        uint64_t local = xtts_get_be64(iv.mv_data);
+        if (!referenced(s, i, local)) continue; /* a record no entry lists any more */
+        xtts_status st = xtts_cache_source_view_get(v, i, local, key, 1, hit, err);
+        if (st || !hit->same || !entry_db) return st;
+        for (size_t e = 0; e < sh->n_own; e++) {
+            if (strcmp(sh->own_names[e], entry_db)) continue;
+            MDB_val lk = {8, iv.mv_data}, ev;
+            rc = mdb_get(d->txn, sh->own[e], &lk, &ev);
+            if (rc && rc != MDB_NOTFOUND) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", sh->path, mdb_strerror(rc));
+            if (!rc) hit->entries[hit->n_entries++] = (xtts_cache_entry){sh->own_names[e], ev.mv_data, ev.mv_size};
+        }
+        return XTTS_OK;
+    }
     return XTTS_OK;
 }
 

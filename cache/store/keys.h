@@ -79,10 +79,16 @@ xtts_status xtts_cache_source_find(xtts_cache_source *s, const char *id, const u
 typedef struct xtts_cache_source_view xtts_cache_source_view;
 xtts_status xtts_cache_source_view_open(const xtts_cache_source *s, xtts_cache_source_view **out, xtts_error *err);
 /* The record at directory dir, local key local, without its entries: found is set, and same
- * (with record and keys_value) when its content key is key. Errors: as _find's. */
+ * (with keys_value, and record when with_record) when its content key is key. Errors: as
+ * _find's. */
 xtts_status xtts_cache_source_view_get(xtts_cache_source_view *v, size_t dir, uint64_t local,
-                                       const uint8_t key[XTTS_CONTENT_KEY_BYTES], xtts_cache_source_hit *hit,
-                                       xtts_error *err);
+                                       const uint8_t key[XTTS_CONTENT_KEY_BYTES], int with_record,
+                                       xtts_cache_source_hit *hit, xtts_error *err);
+/* xtts_cache_source_find through the view, with at most one entry: the record's in database
+ * entry_db (none when NULL, or when the record has none there). */
+xtts_status xtts_cache_source_view_find(xtts_cache_source_view *v, const char *id,
+                                        const uint8_t key[XTTS_CONTENT_KEY_BYTES], const char *entry_db,
+                                        xtts_cache_source_hit *hit, xtts_error *err);
 /* NULL is allowed. */
 void xtts_cache_source_view_close(xtts_cache_source_view *v);
 

@@ -3,6 +3,7 @@
 #include "prep/melcache/plan.h"
 
 #include <errno.h>
+#include <omp.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,17 +60,15 @@ xtts_status xtts_melcache_plan_keep_run(const xtts_melcache_plan *p, xtts_cache_
     double sum[XTTS_RECORD_MAX_MELS], sumsq[XTTS_RECORD_MAX_MELS];
     for (uint64_t u = from; u < to; u++) {
         uint64_t at = p->kept_at[u - p->lo];
+        const xtts_melcache_kept_fig *f = &p->kept_fig[u - p->lo];
         xtts_cache_source_hit h;
-        xtts_record_header hdr;
-        xtts_error e;
         xtts_status st = xtts_cache_source_view_get(v, (size_t)(at >> 40), at & ((1ull << 40) - 1),
-                                                    p->plan_keys + (u - p->lo) * 32, &h, err);
+                                                    p->plan_keys + (u - p->lo) * 32, 0, &h, err);
         if (st) return st;
-        if (!h.same || xtts_record_parse_header(h.record, h.len, &hdr, &e) ||
-            xtts_keys_value_unpack(h.keys_value, h.keys_len, c->mel.n_mels, sum, sumsq))
+        if (!h.same || xtts_keys_value_unpack(h.keys_value, h.keys_len, c->mel.n_mels, sum, sumsq))
             return xtts_error_set(err, XTTS_ECORRUPT, "%s: the record of input %llu changed since the update planned to keep it",
                                   p->target, (unsigned long long)u + 1);
-        xtts_melcache_stats_add(stats, hdr.n_frames, hdr.n_tokens, hdr.n_samples, hdr.split, sum, sumsq, c->mel.sample_rate);
+        xtts_melcache_stats_add(stats, f->n_frames, f->n_tokens, f->n_samples, (int)f->split, sum, sumsq, c->mel.sample_rate);
     }
     return XTTS_OK;
 }
@@ -190,11 +189,10 @@ xtts_status xtts_melcache_plan_update(xtts_melcache_plan *p, xtts_melcache_optio
 
 /* 1 when the source's record carries the ids this build gives the input (the speaker and
  * language tables agree on it), so that its stored bytes are a fresh build's. */
-static int same_ids(const xtts_melcache_slot *s, const xtts_cache_source_hit *h) {
-    xtts_record_header hdr;
+static int same_ids(const xtts_melcache_slot *s, const xtts_cache_source_hit *h, xtts_record_header *hdr) {
     xtts_error e;
-    return !xtts_record_parse_header(h->record, h->len, &hdr, &e) && hdr.speaker_id == (uint32_t)s->rec.speaker_id &&
-           hdr.lang_id == (uint32_t)s->rec.lang_id;
+    return !xtts_record_parse_header(h->record, h->len, hdr, &e) && hdr->speaker_id == (uint32_t)s->rec.speaker_id &&
+           hdr->lang_id == (uint32_t)s->rec.lang_id;
 }
 
 /* Where the stream holds the slot's input, which the build pass reads again. */
@@ -224,7 +222,7 @@ static xtts_status skip_to(const xtts_melcache_plan *p, xtts_melcache_inputs *in
 
 xtts_status xtts_melcache_plan_fill(const xtts_melcache_plan *p, const xtts_melcache_buffers *bs, xtts_melcache_inputs *in,
                                     xtts_melcache_slot *buf, uint64_t *next, uint64_t end, size_t *m, xtts_error *err) {
-    if (!p->keep_bits) return xtts_melcache_buffer_fill(bs, in, buf, next, end, m, err);
+    if (!p->keep_bits) return xtts_melcache_buffer_fill(in, buf, bs->chunk, next, end, m, err);
     xtts_status st = XTTS_OK;
     *m = 0;
     while (!st && *m < bs->chunk && *next < end) {
@@ -246,31 +244,99 @@ xtts_status xtts_melcache_plan_fill(const xtts_melcache_plan *p, const xtts_melc
     return st;
 }
 
-/* The plan's step for each slot of a buffer, in input order: kept where the source stores
- * it, or taken by the writer; the plan's keys and found_at collect the keys and the source
- * records named. */
-static xtts_status plan_slots(xtts_melcache_plan *p, xtts_melcache_slot *buf, size_t m, xtts_error *err) {
+/* What the plan's pass learns of one input (on any thread): whether the source holds its id
+ * (found, where), and whether it stays where the source stores it (keep: the same content
+ * key, complete, and the ids this build gives it). */
+typedef struct {
+    int found, keep;
+    size_t dir;
+    uint64_t local;
+    size_t len;
+    xtts_melcache_kept_fig fig; /* with keep */
+} plan_look;
+
+#define PLAN_CHUNK 1024 /* inputs a step of the plan's pass reads, then keys and looks up in parallel */
+
+static xtts_status look_one(const xtts_melcache_plan *p, xtts_cache_source_view *v, const xtts_melcache_slot *s,
+                            plan_look *l, xtts_error *err) {
     const xtts_cache_config *c = p->cfg;
-    for (size_t k = 0; k < m; k++) {
-        xtts_melcache_slot *s = &buf[k];
-        const xtts_melcache_input *x = &s->rec;
-        uint64_t i = s->input - p->lo;
-        memcpy(p->plan_keys + i * 32, s->key, 32);
-        int storable = !x->reject && x->lang_id >= 0 && x->n_tokens > 0 && x->n_tokens <= (uint32_t)c->max_tokens;
-        xtts_cache_source_hit h = {0};
-        xtts_status st = storable ? xtts_cache_source_find(p->src, x->id, s->key, &h, err) : XTTS_OK;
-        if (st) return st;
-        if (h.found) p->found_at[p->n_found++] = (uint64_t)h.dir << 40 | h.local;
-        if (h.same && hit_complete(p, &h) && same_ids(s, &h)) {
-            p->keep_bits[i / 8] |= (uint8_t)(1u << (i % 8));
-            p->kept_at[i] = (uint64_t)h.dir << 40 | h.local;
-            (void)xtts_share_plan_keep(p->plan, h.dir, h.local, h.len); /* past the bound: the plan says so */
-        } else {
-            (void)xtts_share_plan_write(p->plan, s->input);
-            if ((st = note_parse_at(p, s, err))) return st;
+    const xtts_melcache_input *x = &s->rec;
+    int storable = !x->reject && x->lang_id >= 0 && x->n_tokens > 0 && x->n_tokens <= (uint32_t)c->max_tokens;
+    xtts_cache_source_hit h = {0};
+    const char *need = p->measure || p->dry_run ? XTTS_CACHE_DB_QUALITY : NULL;
+    xtts_status st = storable ? xtts_cache_source_view_find(v, x->id, s->key, need, &h, err) : XTTS_OK;
+    xtts_record_header hdr;
+    *l = (plan_look){.found = h.found, .keep = h.same && hit_complete(p, &h) && same_ids(s, &h, &hdr), .dir = h.dir,
+                     .local = h.local, .len = h.len};
+    if (l->keep) l->fig = (xtts_melcache_kept_fig){hdr.n_frames, hdr.n_tokens, hdr.n_samples, hdr.split};
+    return st;
+}
+
+/* The plan's step for each input, in input order: kept where the source stores it, or taken
+ * by the writer; the plan's keys and found_at collect the keys and the source records named. */
+static xtts_status apply_one(xtts_melcache_plan *p, const xtts_melcache_slot *s, const plan_look *l, xtts_error *err) {
+    uint64_t i = s->input - p->lo;
+    memcpy(p->plan_keys + i * 32, s->key, 32);
+    if (l->found) p->found_at[p->n_found++] = (uint64_t)l->dir << 40 | l->local;
+    if (l->keep) {
+        p->keep_bits[i / 8] |= (uint8_t)(1u << (i % 8));
+        p->kept_at[i] = (uint64_t)l->dir << 40 | l->local;
+        p->kept_fig[i] = l->fig;
+        (void)xtts_share_plan_keep(p->plan, l->dir, l->local, l->len); /* past the bound: the plan says so */
+        return XTTS_OK;
+    }
+    (void)xtts_share_plan_write(p->plan, s->input);
+    return note_parse_at(p, s, err);
+}
+
+/* The keys and lookups of buf[0..m) on `threads` threads, each with its view of the source;
+ * on failure the error of the first failing input. */
+static xtts_status look_all(const xtts_melcache_plan *p, const xtts_melcache_keys *k, const xtts_melcache_inputs *in,
+                            xtts_cache_source_view **views, int threads, xtts_melcache_slot *buf, plan_look *looks,
+                            size_t m, xtts_error *err) {
+    xtts_status first = XTTS_OK;
+    size_t first_at = m;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 16)
+    for (size_t i = 0; i < m; i++) {
+        xtts_error e;
+        xtts_melcache_slot_key(k, in, &buf[i]);
+        xtts_status st = look_one(p, views[omp_get_thread_num()], &buf[i], &looks[i], &e);
+        if (st) {
+#pragma omp critical(plan_look_error)
+            if (i < first_at) {
+                first_at = i;
+                first = st;
+                if (err) *err = e;
+            }
         }
     }
-    return XTTS_OK;
+    return first;
+}
+
+/* The plan's pass over the part's inputs: PLAN_CHUNK at a time read, keyed and looked up in
+ * parallel, then planned in input order. */
+static xtts_status plan_walk(xtts_melcache_plan *p, xtts_melcache_inputs *in, const xtts_melcache_buffers *bs,
+                             xtts_error *err) {
+    int threads = bs->keys.threads > 0 ? bs->keys.threads : 1;
+    xtts_melcache_slot *buf = calloc(PLAN_CHUNK, sizeof *buf);
+    plan_look *looks = calloc(PLAN_CHUNK, sizeof *looks);
+    xtts_cache_source_view **views = calloc((size_t)threads, sizeof *views);
+    xtts_status st = buf && looks && views ? XTTS_OK : xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    for (int t = 0; !st && t < threads; t++) st = xtts_cache_source_view_open(p->src, &views[t], err);
+    if (!st) st = xtts_melcache_inputs_seek(in, p->lo, err);
+    uint64_t next = p->lo;
+    while (!st && next < in->hi) {
+        size_t m;
+        st = xtts_melcache_buffer_fill(in, buf, PLAN_CHUNK, &next, in->hi, &m, err);
+        if (!st) st = look_all(p, &bs->keys, in, views, threads, buf, looks, m, err);
+        for (size_t i = 0; !st && i < m; i++) st = apply_one(p, &buf[i], &looks[i], err);
+    }
+    for (int t = 0; views && t < threads; t++) xtts_cache_source_view_close(views[t]);
+    for (size_t i = 0; buf && i < PLAN_CHUNK; i++) xtts_melcache_input_free(&buf[i].rec);
+    free(views);
+    free(looks);
+    free(buf);
+    return st;
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -305,15 +371,15 @@ static int share_mode_saved(const xtts_melcache_plan *p, const xtts_melcache_bui
 
 /* The part's inputs from its first (p->lo), a buffer at a time with their content keys,
  * through the plan's step (plan_slots) or the dry run's lookups (xtts_melcache_plan_buffer). */
-static xtts_status walk_keyed(xtts_melcache_plan *p, int planning, xtts_melcache_inputs *in, xtts_melcache_buffers *bs,
+static xtts_status walk_keyed(xtts_melcache_plan *p, xtts_melcache_inputs *in, xtts_melcache_buffers *bs,
                               xtts_error *err) {
     xtts_status st = xtts_melcache_inputs_seek(in, p->lo, err);
     uint64_t next = p->lo;
     while (!st && next < in->hi) {
         size_t m;
-        st = xtts_melcache_buffer_fill(bs, in, bs->slots, &next, in->hi, &m, err);
+        st = xtts_melcache_buffer_fill(in, bs->slots, bs->chunk, &next, in->hi, &m, err);
         if (!st) xtts_melcache_buffer_keys(bs, in, bs->slots, m);
-        if (!st) st = planning ? plan_slots(p, bs->slots, m, err) : xtts_melcache_plan_buffer(p, bs->slots, m, err);
+        if (!st) st = xtts_melcache_plan_buffer(p, bs->slots, m, err);
     }
     return st;
 }
@@ -324,7 +390,7 @@ static xtts_status walk_keyed(xtts_melcache_plan *p, int planning, xtts_melcache
 static xtts_status plan_pass(xtts_melcache_plan *p, const xtts_melcache_build *b, xtts_melcache_inputs *in,
                              xtts_melcache_buffers *bs, xtts_error *err) {
     xtts_sha256 saved = in->keys_ctx;
-    xtts_status st = walk_keyed(p, 1, in, bs, err);
+    xtts_status st = plan_walk(p, in, bs, err);
     if (!st) st = xtts_melcache_inputs_seek(in, b->start > p->lo ? b->start : p->lo, err);
     in->keys_ctx = saved;
     return st;
@@ -348,6 +414,8 @@ static xtts_status plan_settle(xtts_melcache_plan *p, const xtts_melcache_build 
     p->keep_bits = NULL;
     free(p->kept_at);
     p->kept_at = NULL;
+    free(p->kept_fig);
+    p->kept_fig = NULL;
     return xtts_cache_writer_set_state(b->w, XTTS_MELCACHE_SHARE_KEY, "0", 1, err);
 }
 
@@ -369,7 +437,8 @@ xtts_status xtts_melcache_plan_share(xtts_melcache_plan *p, const xtts_melcache_
     p->keep_bits = calloc((n + 7) / 8 + 1, 1);
     p->found_at = malloc((n ? n : 1) * sizeof *p->found_at);
     p->kept_at = malloc((n ? n : 1) * sizeof *p->kept_at);
-    if (!p->plan_keys || !p->keep_bits || !p->found_at || !p->kept_at) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    p->kept_fig = malloc((n ? n : 1) * sizeof *p->kept_fig);
+    if (!p->plan_keys || !p->keep_bits || !p->found_at || !p->kept_at || !p->kept_fig) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     xtts_status st = xtts_share_plan_new(p->src, &p->plan, err);
     if (!st) st = plan_pass(p, b, in, bs, err);
     bs->keys.planned = p->plan_keys; /* the build pass takes the keys from here */
@@ -388,7 +457,7 @@ static void count_dropped(xtts_melcache_plan *p) {
 xtts_status xtts_melcache_plan_dry(xtts_melcache_plan *p, int whole, xtts_melcache_inputs *in,
                                    xtts_melcache_buffers *bs, xtts_error *err) {
     p->res->selected = in->hi - p->lo;
-    xtts_status st = walk_keyed(p, 0, in, bs, err);
+    xtts_status st = walk_keyed(p, in, bs, err);
     if (p->src && whole) count_dropped(p);
     return st;
 }
@@ -431,6 +500,7 @@ void xtts_melcache_plan_free(xtts_melcache_plan *p) {
     free(p->keep_bits);
     free(p->found_at);
     free(p->kept_at);
+    free(p->kept_fig);
     free(p->parse_at);
     xtts_cache_source_close(p->src);
     if (p->lock_fd >= 0) xtts_update_dir_unlock(p->lock_fd);

@@ -25,6 +25,11 @@
  * progress lines and commits of state). */
 #define XTTS_MELCACHE_RUN_MAX 65536
 
+/* What the statistics take of a kept record (its header's figures). */
+typedef struct {
+    uint32_t n_frames, n_tokens, n_samples, split;
+} xtts_melcache_kept_fig;
+
 /* An input's place in the token stream. */
 typedef struct {
     uint64_t input;
@@ -50,6 +55,7 @@ typedef struct {
     size_t n_found;
     uint64_t *kept_at;         /* [hi - lo]: where the source stores input lo + i when it is kept
                                   (its directory << 40 | its local key) */
+    xtts_melcache_kept_fig *kept_fig; /* [hi - lo]: the figures of input lo + i when it is kept */
     xtts_melcache_parse_at *parse_at; /* where the stream holds each input not kept, in input order */
     size_t n_parse_at, cap_parse_at;
 } xtts_melcache_plan;

@@ -55,7 +55,7 @@ static xtts_status inputs_check(resume_ctx *r, xtts_error *err) {
     uint64_t next = in->lo;
     while (!st && next < b->start) {
         size_t m;
-        st = xtts_melcache_buffer_fill(r->bs, in, r->bs->slots, &next, b->start, &m, err);
+        st = xtts_melcache_buffer_fill(in, r->bs->slots, r->bs->chunk, &next, b->start, &m, err);
         if (!st && m) {
             xtts_melcache_buffer_keys(r->bs, in, r->bs->slots, m);
             snprintf(got, sizeof got, "%.400s", r->bs->slots[m - 1].rec.id);

@@ -52,11 +52,11 @@ xtts_status xtts_melcache_slot_read(xtts_melcache_inputs *in, xtts_melcache_slot
     return st;
 }
 
-xtts_status xtts_melcache_buffer_fill(const xtts_melcache_buffers *bs, xtts_melcache_inputs *in, xtts_melcache_slot *buf,
-                                      uint64_t *next, uint64_t end, size_t *m, xtts_error *err) {
+xtts_status xtts_melcache_buffer_fill(xtts_melcache_inputs *in, xtts_melcache_slot *buf, size_t cap, uint64_t *next,
+                                      uint64_t end, size_t *m, xtts_error *err) {
     xtts_status st = XTTS_OK;
     *m = 0;
-    while (*m < bs->chunk && *next < end) {
+    while (*m < cap && *next < end) {
         if ((st = xtts_melcache_slot_read(in, &buf[*m], *next, err))) break;
         (*next)++;
         (*m)++;
@@ -82,6 +82,12 @@ static void key_read(const xtts_melcache_keys *k, const xtts_melcache_inputs *in
     uint8_t audio[32];
     int readable = xtts_audio_hasher_hash(k->hasher, s->rec.audio_path, audio) == 0;
     key_of(k, in, s, readable ? audio : NULL);
+}
+
+void xtts_melcache_slot_key(const xtts_melcache_keys *k, const xtts_melcache_inputs *in, xtts_melcache_slot *s) {
+    uint8_t audio[32];
+    if (xtts_audio_hasher_known(k->hasher, s->rec.audio_path, audio)) key_of(k, in, s, audio);
+    else key_read(k, in, s);
 }
 
 /* The keys of buf[0..m): those whose files the stat records know on this thread (an update's
