@@ -289,50 +289,71 @@ static xtts_status apply_one(xtts_melcache_plan *p, const xtts_melcache_slot *s,
     return note_parse_at(p, s, err);
 }
 
-/* The keys and lookups of buf[0..m) on `threads` threads, each with its view of the source;
- * on failure the error of the first failing input. */
-static xtts_status look_all(const xtts_melcache_plan *p, const xtts_melcache_keys *k, const xtts_melcache_inputs *in,
-                            xtts_cache_source_view **views, int threads, xtts_melcache_slot *buf, plan_look *looks,
-                            size_t m, xtts_error *err) {
-    xtts_status first = XTTS_OK;
-    size_t first_at = m;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 16)
+/* The first failure of a step of the plan's pass, in input order. */
+typedef struct {
+    xtts_status st;
+    size_t at;
+    xtts_error err;
+} plan_fail;
+
+/* The keys and lookups of buf[0..m), shared among the threads of the enclosing parallel
+ * region (each with its view of the source), the first failure into f. */
+static void look_all(const xtts_melcache_plan *p, const xtts_melcache_keys *k, const xtts_melcache_inputs *in,
+                     xtts_cache_source_view **views, xtts_melcache_slot *buf, plan_look *looks, size_t m, plan_fail *f) {
+#pragma omp for schedule(dynamic, 16) nowait
     for (size_t i = 0; i < m; i++) {
         xtts_error e;
         xtts_melcache_slot_key(k, in, &buf[i]);
         xtts_status st = look_one(p, views[omp_get_thread_num()], &buf[i], &looks[i], &e);
         if (st) {
 #pragma omp critical(plan_look_error)
-            if (i < first_at) {
-                first_at = i;
-                first = st;
-                if (err) *err = e;
-            }
+            if (i < f->at) *f = (plan_fail){st, i, e};
         }
     }
-    return first;
+}
+
+/* One step: the keys and lookups of the m inputs in buf, while one thread reads the next
+ * inputs into nbuf (*nm of them). Returns the first failure in input order. */
+static xtts_status plan_step(xtts_melcache_plan *p, xtts_melcache_inputs *in, const xtts_melcache_buffers *bs,
+                             xtts_cache_source_view **views, int threads, xtts_melcache_slot *buf, size_t m,
+                             plan_look *looks, xtts_melcache_slot *nbuf, size_t *nm, uint64_t *next, xtts_error *err) {
+    plan_fail f = {XTTS_OK, m, {0}}, fill = {XTTS_OK, 0, {0}};
+    int more = *next < in->hi;
+    *nm = 0;
+#pragma omp parallel num_threads(threads)
+    {
+#pragma omp single nowait
+        if (more) fill.st = xtts_melcache_buffer_fill(in, nbuf, PLAN_CHUNK, next, in->hi, nm, &fill.err);
+        look_all(p, &bs->keys, in, views, buf, looks, m, &f);
+    }
+    for (size_t i = 0; !f.st && i < m; i++) f.st = apply_one(p, &buf[i], &looks[i], &f.err);
+    if (!f.st) f = fill;
+    if (f.st && err) *err = f.err;
+    return f.st;
 }
 
 /* The plan's pass over the part's inputs: PLAN_CHUNK at a time read, keyed and looked up in
- * parallel, then planned in input order. */
+ * parallel (the next ones read meanwhile), then planned in input order. */
 static xtts_status plan_walk(xtts_melcache_plan *p, xtts_melcache_inputs *in, const xtts_melcache_buffers *bs,
                              xtts_error *err) {
     int threads = bs->keys.threads > 0 ? bs->keys.threads : 1;
-    xtts_melcache_slot *buf = calloc(PLAN_CHUNK, sizeof *buf);
+    xtts_melcache_slot *buf = calloc(2 * PLAN_CHUNK, sizeof *buf);
     plan_look *looks = calloc(PLAN_CHUNK, sizeof *looks);
     xtts_cache_source_view **views = calloc((size_t)threads, sizeof *views);
     xtts_status st = buf && looks && views ? XTTS_OK : xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     for (int t = 0; !st && t < threads; t++) st = xtts_cache_source_view_open(p->src, &views[t], err);
     if (!st) st = xtts_melcache_inputs_seek(in, p->lo, err);
     uint64_t next = p->lo;
-    while (!st && next < in->hi) {
-        size_t m;
-        st = xtts_melcache_buffer_fill(in, buf, PLAN_CHUNK, &next, in->hi, &m, err);
-        if (!st) st = look_all(p, &bs->keys, in, views, threads, buf, looks, m, err);
-        for (size_t i = 0; !st && i < m; i++) st = apply_one(p, &buf[i], &looks[i], err);
+    size_t m = 0;
+    if (!st) st = xtts_melcache_buffer_fill(in, buf, PLAN_CHUNK, &next, in->hi, &m, err);
+    for (int b = 0; !st && m > 0; b ^= 1) {
+        size_t nm;
+        st = plan_step(p, in, bs, views, threads, buf + b * PLAN_CHUNK, m, looks, buf + (b ^ 1) * PLAN_CHUNK, &nm,
+                       &next, err);
+        m = nm;
     }
     for (int t = 0; views && t < threads; t++) xtts_cache_source_view_close(views[t]);
-    for (size_t i = 0; buf && i < PLAN_CHUNK; i++) xtts_melcache_input_free(&buf[i].rec);
+    for (size_t i = 0; buf && i < 2 * PLAN_CHUNK; i++) xtts_melcache_input_free(&buf[i].rec);
     free(views);
     free(looks);
     free(buf);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -349,11 +350,17 @@ static void add_str(xtts_sha256 *s, const char *v) {
 
 void xtts_content_key(const xtts_content_key_input *in, uint8_t out[32]) {
     static const char tag[] = "xtts-content-key 1";
-    xtts_sha256 s;
+    /* the tag and the configuration hash, the same for every record of a run: hashed once a thread */
+    static _Thread_local struct { char cfg[72]; xtts_sha256 s; int ready; } head;
+    if (!head.ready || strcmp(head.cfg, in->config_hash)) {
+        xtts_sha256_init(&head.s);
+        xtts_sha256_update(&head.s, tag, sizeof tag);
+        add_str(&head.s, in->config_hash);
+        snprintf(head.cfg, sizeof head.cfg, "%s", in->config_hash);
+        head.ready = strlen(in->config_hash) < sizeof head.cfg;
+    }
+    xtts_sha256 s = head.s;
     uint8_t n[4];
-    xtts_sha256_init(&s);
-    xtts_sha256_update(&s, tag, sizeof tag);
-    add_str(&s, in->config_hash);
     uint8_t have = in->audio_hash != NULL;
     xtts_sha256_update(&s, &have, 1);
     if (have) xtts_sha256_update(&s, in->audio_hash, 32);
@@ -364,10 +371,14 @@ void xtts_content_key(const xtts_content_key_input *in, uint8_t out[32]) {
     xtts_sha256_update(&s, &split, 1);
     xtts_put_le32(n, in->n_tokens);
     xtts_sha256_update(&s, n, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    xtts_sha256_update(&s, in->tokens, 4 * (size_t)in->n_tokens); /* each id's 4 bytes little-endian, as stored */
+#else
     for (uint32_t t = 0; t < in->n_tokens; t++) {
         xtts_put_le32(n, (uint32_t)in->tokens[t]);
         xtts_sha256_update(&s, n, 4);
     }
+#endif
     add_str(&s, in->text);
     add_str(&s, in->orig_text);
     uint8_t rej = in->reject != NULL;
