@@ -36,11 +36,12 @@ done
 command -v sox >/dev/null || { echo "scale: sox is not installed (scripts/install-deps.sh)" >&2; exit 2; }
 if [ -n "${SCALE_WORK:-}" ]; then W=$SCALE_WORK; mkdir -p "$W"; else W=$(mktemp -d /tmp/xtts-scale.XXXXXX); trap 'rm -rf "$W"' EXIT; fi
 
-# measure NAME CMD...: run CMD (stdin from /dev/null), record its wall time and the peak
+# measure NAME CMD...: after a sync, run CMD (stdin from /dev/null), record its wall time and the peak
 # RssAnon (kB) in $W/last.time and $W/last.rss; stdout and stderr go to $W/NAME.out/.err
 measure() {
   local name=$1; shift
   local t0 t1 peak=0 v
+  sync # the previous step's dirty pages written back before, not during, this one
   t0=$(date +%s.%N)
   "$@" </dev/null >"$W/$name.out" 2>"$W/$name.err" & local pid=$!
   while kill -0 "$pid" 2>/dev/null; do

@@ -388,16 +388,65 @@ static xtts_status check_shard_entry(const json_t *s, int shared, const char *na
 
 /* "shards": each entry's keys; names unique, or (format_version 3) a directory listed
  * again only for a range of its keys no other entry takes. *next: the records they hold. */
+/* An entry of "shards" by its name and range, for the check that no two of the first n list
+ * the same shard (a shared cache: the same keys of one shard). */
+typedef struct {
+    const char *name;
+    long long first, n;
+} shard_ref;
+
+static int cmp_shard_ref(const void *a, const void *b) {
+    const shard_ref *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->first > y->first) - (x->first < y->first);
+}
+
+/* 1 when two of the first n entries conflict (or memory runs out: the caller then looks
+ * pair by pair): sorted by name and first key, a shard listed twice has equal neighbours, and
+ * of ranges in order of their first key, one overlaps an earlier one only if it starts before
+ * the farthest end of those before it. */
+static int shards_conflict(const json_t *shards, size_t n, int shared) {
+    shard_ref *r = malloc((n ? n : 1) * sizeof *r);
+    if (!r) return 1;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *s = json_array_get(shards, i), *lf = json_object_get(s, "local_first");
+        r[i] = (shard_ref){json_string_value(json_object_get(s, "name")), lf ? json_integer_value(lf) : 0,
+                           json_integer_value(json_object_get(s, "records"))};
+    }
+    qsort(r, n, sizeof *r, cmp_shard_ref);
+    int bad = 0;
+    long long end = 0;
+    for (size_t i = 1; i < n && !bad; i++) {
+        int same = !strcmp(r[i].name, r[i - 1].name);
+        if (!same) end = 0;
+        if (r[i - 1].n > 0 && r[i - 1].first + r[i - 1].n > end) end = r[i - 1].first + r[i - 1].n;
+        bad = same && (!shared || (r[i].n > 0 && r[i].first < end));
+    }
+    free(r);
+    return bad;
+}
+
 static xtts_status check_shards(const json_t *shards, int shared, const char *name, long long *next, xtts_error *err) {
     if (!json_is_array(shards)) return mbad(err, name, "shards", "must be an array");
-    for (size_t i = 0; i < json_array_size(shards); i++) {
+    size_t n = json_array_size(shards), valid = n;
+    xtts_error bad_entry;
+    xtts_status entry_st = XTTS_OK;
+    for (size_t i = 0; i < n && !entry_st; i++) {
         json_t *s = json_array_get(shards, i);
         char key[48];
         snprintf(key, sizeof key, "shards[%zu]", i);
-        xtts_status st = check_shard_entry(s, shared, name, key, *next, err);
-        if (st) return st;
-        *next += json_integer_value(json_object_get(s, "records"));
+        entry_st = check_shard_entry(s, shared, name, key, *next, &bad_entry);
+        if (entry_st) valid = i;
+        else *next += json_integer_value(json_object_get(s, "records"));
+    }
+    /* a conflict among the valid entries before the first bad one is named first, pair by
+     * pair (the rare case: thousands of entries are checked by sorting) */
+    int conflict = valid > 1 && shards_conflict(shards, valid, shared);
+    for (size_t i = 1; conflict && i < valid; i++) {
+        const json_t *s = json_array_get(shards, i);
         const char *sn = json_string_value(json_object_get(s, "name"));
+        char key[48];
+        snprintf(key, sizeof key, "shards[%zu]", i);
         for (size_t k = 0; k < i; k++) {
             const json_t *o = json_array_get(shards, k);
             if (strcmp(json_string_value(json_object_get(o, "name")), sn)) continue;
@@ -405,7 +454,8 @@ static xtts_status check_shards(const json_t *shards, int shared, const char *na
             if (ranges_overlap(o, s)) return mbad(err, name, key, "a range of keys listed twice");
         }
     }
-    return XTTS_OK;
+    if (entry_st && err) *err = bad_entry;
+    return entry_st;
 }
 
 static xtts_status check_manifest(const json_t *m, const char *name, xtts_error *err) {

@@ -521,6 +521,35 @@ static void manifest_shared_ranges(void **state) {
     json_decref(m);
 }
 
+/* A shared cache after many updates lists thousands of ranges: all checked (not pair by
+ * pair), and a range listed twice is still named by the first entry that repeats it, before
+ * a bad entry after it. */
+static void manifest_many_ranges(void **state) {
+    (void)state;
+    enum { N = 3000 };
+    xtts_error err;
+    json_t *m = valid_manifest();
+    json_object_set_new(m, "format_version", json_integer(XTTS_MANIFEST_VERSION_SHARED));
+    json_object_set_new(m, "records", json_integer(N));
+    json_t *a = json_array();
+    for (int i = 0; i < N; i++)
+        json_array_append_new(a, json_pack("{s:s, s:i, s:i, s:i, s:i}", "name", i % 2 ? "base-00001" : "base-00000",
+                                           "records", 1, "bytes", 100, "first_index", i, "local_first", 7 + i / 2));
+    json_object_set_new(m, "shards", a);
+    assert_int_equal(parse_json(m, &err), XTTS_OK);
+    set_entry(m, 2000, "base-00000", 1, 2000, 7 + 10 / 2); /* the keys of entry 10 again */
+    assert_int_equal(parse_json(m, &err), XTTS_EINPUT);
+    assert_non_null(strstr(err.msg, "shards[2000]"));
+    assert_non_null(strstr(err.msg, "listed twice"));
+    set_entry(m, 2500, "base-0000x", 1, 2500, 9999);
+    assert_int_equal(parse_json(m, &err), XTTS_EINPUT);
+    assert_non_null(strstr(err.msg, "shards[2000]"));
+    set_entry(m, 2000, "base-00000", 1, 2000, 7 + 2000 / 2);
+    assert_int_equal(parse_json(m, &err), XTTS_EINPUT);
+    assert_non_null(strstr(err.msg, "shards[2500]"));
+    json_decref(m);
+}
+
 static void manifest_partial_needs_part_and_n_parts(void **state) {
     (void)state;
     json_t *m = valid_manifest();
@@ -634,6 +663,7 @@ int main(void) {
         cmocka_unit_test(manifest_missing_or_mistyped_keys_are_refused_by_name),
         cmocka_unit_test(manifest_hash_mismatch_and_future_version_are_refused),
         cmocka_unit_test(manifest_shared_ranges),
+        cmocka_unit_test(manifest_many_ranges),
         cmocka_unit_test(manifest_partial_needs_part_and_n_parts),
         cmocka_unit_test(manifest_write_then_load_round_trips_and_leaves_no_temp_file),
         cmocka_unit_test(manifest_extra_writes_what_it_is_given_and_defaults_the_rest),
