@@ -7,6 +7,7 @@ damaged manifests. Every error is a CacheError naming the file and the key.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import math
@@ -354,7 +355,9 @@ def _check_shards(shards: Any, shared: bool, bad: Callable[[str, str], CacheErro
     if not isinstance(shards, list):
         raise bad("shards", "must be an array")
     nxt = 0
-    seen: dict[str, list[tuple[int, int]]] = {}
+    # per directory, the ranges of keys taken so far (those with records), sorted and disjoint:
+    # a new range overlaps one of them only if it overlaps its neighbours there
+    seen: dict[str, tuple[list[int], list[int]]] = {}
     for i, s in enumerate(shards):
         key = "shards[%d]" % i
         if not isinstance(s, dict):
@@ -378,9 +381,13 @@ def _check_shards(shards: Any, shared: bool, bad: Callable[[str, str], CacheErro
         if sn in seen and not shared:
             raise bad(key, "shard listed twice")
         n = s["records"]
-        if n and any(o_n and lf < o_lf + o_n and o_lf < lf + n for o_lf, o_n in seen.get(sn, [])):
-            raise bad(key, "a range of keys listed twice")
-        seen.setdefault(sn, []).append((lf, n))
+        starts, ends = seen.setdefault(sn, ([], []))
+        if n:
+            j = bisect.bisect_right(starts, lf)
+            if (j > 0 and ends[j - 1] > lf) or (j < len(starts) and starts[j] < lf + n):
+                raise bad(key, "a range of keys listed twice")
+            starts.insert(j, lf)
+            ends.insert(j, lf + n)
     return nxt
 
 
