@@ -16,7 +16,8 @@
 typedef struct {
     MDB_env *env;
     MDB_txn *txn;
-    MDB_dbi records, ids, keys;
+    MDB_dbi records, ids, keys, lengths;
+    int has_lengths; /* a "lengths" database (format 2): a record's figures without reading it */
     MDB_dbi own[XTTS_SHARD_MAX_DBS]; /* every database of the records' own, "keys" among them */
     char *own_names[XTTS_SHARD_MAX_DBS];
     size_t n_own;
@@ -140,6 +141,11 @@ static xtts_status shard_open(source_shard *sh, xtts_error *err) {
     }
     if (rc == MDB_NOTFOUND)
         return xtts_error_set(err, XTTS_EUNSUPPORTED, "%s: no content keys (a cache built before they were stored)", sh->path);
+    if (!rc) {
+        int lr = mdb_dbi_open(sh->txn, "lengths", 0, &sh->lengths);
+        sh->has_lengths = lr == 0;
+        if (lr && lr != MDB_NOTFOUND) rc = lr;
+    }
     if (!rc) rc = list_own(sh);
     /* the handles opened in a read transaction that commits stay the environment's, for the
      * transactions of other threads (views) too; the source then reads in a transaction of its own */
@@ -257,9 +263,9 @@ xtts_status xtts_cache_source_find(xtts_cache_source *s, const char *id, const u
  * records an update keeps come in runs of consecutive keys). */
 typedef struct {
     MDB_txn *txn;
-    MDB_cursor *cur[2]; /* keys, records */
-    uint64_t at[2];     /* where each cursor stands, with placed */
-    int placed[2];
+    MDB_cursor *cur[3]; /* keys, records, lengths */
+    uint64_t at[3];     /* where each cursor stands, with placed */
+    int placed[3];
 } view_shard;
 
 struct xtts_cache_source_view {
@@ -280,12 +286,12 @@ xtts_status xtts_cache_source_view_open(const xtts_cache_source *s, xtts_cache_s
     return XTTS_OK;
 }
 
-/* The value of local key `local` in the view's cursor c (0 keys, 1 records) of shard dir. */
+/* The value of local key `local` in the view's cursor c (0 keys, 1 records, 2 lengths) of shard dir. */
 static int view_get(xtts_cache_source_view *v, size_t dir, int c, uint64_t local, MDB_val *val) {
     const source_shard *sh = &v->s->shards[dir];
     view_shard *d = &v->d[dir];
     int rc = d->txn ? 0 : mdb_txn_begin(sh->env, NULL, MDB_RDONLY, &d->txn);
-    if (!rc && !d->cur[c]) rc = mdb_cursor_open(d->txn, c ? sh->records : sh->keys, &d->cur[c]);
+    if (!rc && !d->cur[c]) rc = mdb_cursor_open(d->txn, c == 0 ? sh->keys : c == 1 ? sh->records : sh->lengths, &d->cur[c]);
     if (rc) return rc;
     uint8_t want[8];
     xtts_put_be64(want, local);
@@ -303,7 +309,7 @@ static int view_get(xtts_cache_source_view *v, size_t dir, int c, uint64_t local
 }
 
 xtts_status xtts_cache_source_view_get(xtts_cache_source_view *v, size_t dir, uint64_t local,
-                                       const uint8_t key[XTTS_CONTENT_KEY_BYTES], int with_record,
+                                       const uint8_t key[XTTS_CONTENT_KEY_BYTES], int with,
                                        xtts_cache_source_hit *hit, xtts_error *err) {
     memset(hit, 0, sizeof *hit);
     if (dir >= v->s->n_shards || v->s->shards[dir].empty) return XTTS_OK;
@@ -316,11 +322,16 @@ xtts_status xtts_cache_source_view_get(xtts_cache_source_view *v, size_t dir, ui
         return XTTS_OK;
     }
     rv = (MDB_val){0, NULL};
-    if (!rc && with_record) rc = view_get(v, dir, 1, local, &rv);
+    if (!rc && (with & XTTS_SOURCE_RECORD)) rc = view_get(v, dir, 1, local, &rv);
     if (rc) return xtts_error_set(err, rc == MDB_NOTFOUND ? XTTS_ECORRUPT : xtts_mdb_status(rc), "%s: record missing: %s",
                                   sh->path, mdb_strerror(rc));
     *hit = (xtts_cache_source_hit){.found = 1, .same = 1, .record = rv.mv_data, .len = rv.mv_size,
                                    .keys_value = kv.mv_data, .keys_len = kv.mv_size, .dir = dir, .local = local};
+    MDB_val lv;
+    if ((with & XTTS_SOURCE_LENGTHS) && sh->has_lengths && !view_get(v, dir, 2, local, &lv)) {
+        hit->lengths = lv.mv_data; /* none (not found, or not read): the caller reads the record's header */
+        hit->lengths_len = lv.mv_size;
+    }
     return XTTS_OK;
 }
 
@@ -343,7 +354,7 @@ xtts_status xtts_cache_source_view_find(xtts_cache_source_view *v, const char *i
         if (iv.mv_size != 8) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': bad index", sh->path, id);
         uint64_t local = xtts_get_be64(iv.mv_data);
         if (!referenced(s, i, local)) continue; /* a record no entry lists any more */
-        xtts_status st = xtts_cache_source_view_get(v, i, local, key, 1, hit, err);
+        xtts_status st = xtts_cache_source_view_get(v, i, local, key, XTTS_SOURCE_RECORD | XTTS_SOURCE_LENGTHS, hit, err);
         if (st || !hit->same || !entry_db) return st;
         for (size_t e = 0; e < sh->n_own; e++) {
             if (strcmp(sh->own_names[e], entry_db)) continue;
@@ -360,7 +371,7 @@ xtts_status xtts_cache_source_view_find(xtts_cache_source_view *v, const char *i
 void xtts_cache_source_view_close(xtts_cache_source_view *v) {
     if (!v) return;
     for (size_t i = 0; i < v->s->n_shards; i++) {
-        for (int c = 0; c < 2; c++)
+        for (int c = 0; c < 3; c++)
             if (v->d[i].cur[c]) mdb_cursor_close(v->d[i].cur[c]);
         if (v->d[i].txn) mdb_txn_abort(v->d[i].txn);
     }

@@ -63,6 +63,8 @@ typedef struct {
     xtts_cache_entry entries[XTTS_SHARD_MAX_DBS]; /* with same: its entry in every database
                                                      of its own ("keys" among them) */
     size_t n_entries;
+    const void *lengths;       /* with same, from a view asked for them: its "lengths" entry, or NULL */
+    size_t lengths_len;
     size_t dir;                /* with found: the shard directory holding it (< xtts_cache_source_dirs) */
     uint64_t local;            /* and its local key there */
 } xtts_cache_source_hit;
@@ -78,14 +80,19 @@ xtts_status xtts_cache_source_find(xtts_cache_source *s, const char *id, const u
  * read by stepping cursors, not by searching for each. */
 typedef struct xtts_cache_source_view xtts_cache_source_view;
 xtts_status xtts_cache_source_view_open(const xtts_cache_source *s, xtts_cache_source_view **out, xtts_error *err);
+/* What a view's lookup reads besides the content key: the record (its place and size; its
+ * bytes are not touched until the caller reads them), its "lengths" entry where the shard has
+ * one (a record's figures from a dense database instead of its header). */
+enum { XTTS_SOURCE_RECORD = 1, XTTS_SOURCE_LENGTHS = 2 };
 /* The record at directory dir, local key local, without its entries: found is set, and same
- * (with keys_value, and record when with_record) when its content key is key. Errors: as
+ * (with keys_value, and what `with` asks for) when its content key is key. Errors: as
  * _find's. */
 xtts_status xtts_cache_source_view_get(xtts_cache_source_view *v, size_t dir, uint64_t local,
-                                       const uint8_t key[XTTS_CONTENT_KEY_BYTES], int with_record,
+                                       const uint8_t key[XTTS_CONTENT_KEY_BYTES], int with,
                                        xtts_cache_source_hit *hit, xtts_error *err);
 /* xtts_cache_source_find through the view, with at most one entry: the record's in database
- * entry_db (none when NULL, or when the record has none there). */
+ * entry_db (none when NULL, or when the record has none there), and its "lengths" entry where
+ * the shard has one. */
 xtts_status xtts_cache_source_view_find(xtts_cache_source_view *v, const char *id,
                                         const uint8_t key[XTTS_CONTENT_KEY_BYTES], const char *entry_db,
                                         xtts_cache_source_hit *hit, xtts_error *err);

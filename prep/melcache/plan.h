@@ -11,8 +11,10 @@
 #define XTTS_PREP_MELCACHE_PLAN_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "cache/store/keys.h"
+#include "cache/store/read/reader.h"
 #include "cache/store/share.h"
 #include "common/xtts_common.h"
 #include "prep/melcache/inputs.h"
@@ -101,6 +103,25 @@ uint64_t xtts_melcache_plan_to_compute(const xtts_melcache_plan *p, uint64_t fro
  * a chunk of records to compute however sparse they are. Errors: those of the inputs. */
 xtts_status xtts_melcache_plan_fill(const xtts_melcache_plan *p, const xtts_melcache_buffers *bs, xtts_melcache_inputs *in,
                                     xtts_melcache_slot *buf, uint64_t *next, uint64_t end, size_t *m, xtts_error *err);
+
+/* The plan's pass (a shared update's, plan_walk.c): the part's inputs keyed and looked up in
+ * the source, each planned as kept (keep_bits, kept_at, kept_fig) or to write (parse_at),
+ * plan_keys and found_at filled. Errors: XTTS_ENOMEM, the inputs', the source's. */
+xtts_status xtts_melcache_plan_walk(xtts_melcache_plan *p, xtts_melcache_inputs *in, const xtts_melcache_buffers *bs,
+                                    xtts_error *err);
+/* 1 when the plan keeps input `input` in the source. */
+static inline int xtts_melcache_plan_is_kept(const xtts_melcache_plan *p, uint64_t input) {
+    return p->keep_bits && (p->keep_bits[(input - p->lo) / 8] >> ((input - p->lo) % 8) & 1);
+}
+/* 1 when the source's record h carries every entry the build stores: its quality metrics when
+ * the build measures them (a source built without them, by resuming a build begun before
+ * them, holds none). */
+static inline int xtts_melcache_plan_complete(const xtts_melcache_plan *p, const xtts_cache_source_hit *h) {
+    if (!p->measure && !p->dry_run) return 1;
+    for (size_t i = 0; i < h->n_entries; i++)
+        if (!strcmp(h->entries[i].db, XTTS_CACHE_DB_QUALITY)) return 1;
+    return 0;
+}
 
 /* The statistics of the kept inputs [from, to), added to stats in input order: each one's
  * sums and figures read where the plan's pass found it, through v (a view for the calling
