@@ -263,14 +263,18 @@ xtts_status xtts_cache_source_find(xtts_cache_source *s, const char *id, const u
  * records an update keeps come in runs of consecutive keys). */
 typedef struct {
     MDB_txn *txn;
-    MDB_cursor *cur[3]; /* keys, records, lengths */
-    uint64_t at[3];     /* where each cursor stands, with placed */
-    int placed[3];
+    MDB_cursor *cur[4]; /* keys, records, lengths, and the database of one entry (entry) */
+    uint64_t at[4];     /* where each cursor stands, with placed */
+    int placed[4];
+    int entry;          /* 1 + the index in own[] of that database, 0 not looked for, -1 none */
 } view_shard;
 
 struct xtts_cache_source_view {
     const xtts_cache_source *s;
-    view_shard *d; /* [s->n_shards] */
+    view_shard *d;       /* [s->n_shards] */
+    int has_last;        /* a find's last record: the next input is most often the next key */
+    size_t last_dir;
+    uint64_t last_local;
 };
 
 xtts_status xtts_cache_source_view_open(const xtts_cache_source *s, xtts_cache_source_view **out, xtts_error *err) {
@@ -286,16 +290,19 @@ xtts_status xtts_cache_source_view_open(const xtts_cache_source *s, xtts_cache_s
     return XTTS_OK;
 }
 
-/* The value of local key `local` in the view's cursor c (0 keys, 1 records, 2 lengths) of shard dir. */
+/* The value of local key `local` in the view's cursor c (0 keys, 1 records, 2 lengths, 3 the
+ * entry database) of shard dir. */
 static int view_get(xtts_cache_source_view *v, size_t dir, int c, uint64_t local, MDB_val *val) {
     const source_shard *sh = &v->s->shards[dir];
     view_shard *d = &v->d[dir];
     int rc = d->txn ? 0 : mdb_txn_begin(sh->env, NULL, MDB_RDONLY, &d->txn);
-    if (!rc && !d->cur[c]) rc = mdb_cursor_open(d->txn, c == 0 ? sh->keys : c == 1 ? sh->records : sh->lengths, &d->cur[c]);
+    MDB_dbi dbi = c == 0 ? sh->keys : c == 1 ? sh->records : c == 2 ? sh->lengths : sh->own[d->entry - 1];
+    if (!rc && !d->cur[c]) rc = mdb_cursor_open(d->txn, dbi, &d->cur[c]);
     if (rc) return rc;
     uint8_t want[8];
     xtts_put_be64(want, local);
     MDB_val k;
+    if (d->placed[c] && d->at[c] == local && !mdb_cursor_get(d->cur[c], &k, val, MDB_GET_CURRENT)) return 0;
     if (d->placed[c] && d->at[c] + 1 == local && !mdb_cursor_get(d->cur[c], &k, val, MDB_NEXT) && k.mv_size == 8 &&
         !memcmp(k.mv_data, want, 8)) {
         d->at[c] = local;
@@ -335,13 +342,49 @@ xtts_status xtts_cache_source_view_get(xtts_cache_source_view *v, size_t dir, ui
     return XTTS_OK;
 }
 
+/* The record at (dir, local) into hit as view_get gives it, with its entry in entry_db. */
+static xtts_status view_found(xtts_cache_source_view *v, size_t dir, uint64_t local, const uint8_t *key,
+                              const char *entry_db, xtts_cache_source_hit *hit, xtts_error *err) {
+    const source_shard *sh = &v->s->shards[dir];
+    view_shard *d = &v->d[dir];
+    xtts_status st = xtts_cache_source_view_get(v, dir, local, key, XTTS_SOURCE_RECORD | XTTS_SOURCE_LENGTHS, hit, err);
+    if (st || !hit->same || !entry_db) return st;
+    for (size_t e = 0; !d->entry && e < sh->n_own; e++)
+        if (!strcmp(sh->own_names[e], entry_db)) d->entry = (int)e + 1;
+    if (!d->entry) d->entry = -1;
+    MDB_val ev;
+    int rc = d->entry > 0 ? view_get(v, dir, 3, local, &ev) : MDB_NOTFOUND;
+    if (rc && rc != MDB_NOTFOUND) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", sh->path, mdb_strerror(rc));
+    if (!rc) hit->entries[hit->n_entries++] = (xtts_cache_entry){sh->own_names[d->entry - 1], ev.mv_data, ev.mv_size};
+    return XTTS_OK;
+}
+
+/* The key after the last record found, when it holds this content key: the record of the id
+ * it stands for (the key covers the id, and ids are unique), found without the id's lookup. */
+static int view_guess(xtts_cache_source_view *v, const uint8_t *key, size_t *dir, uint64_t *local) {
+    const xtts_cache_source *s = v->s;
+    if (!v->has_last || s->shards[v->last_dir].empty || !referenced(s, v->last_dir, v->last_local + 1)) return 0;
+    MDB_val kv;
+    if (view_get(v, v->last_dir, 0, v->last_local + 1, &kv) || kv.mv_size < XTTS_CONTENT_KEY_BYTES ||
+        memcmp(kv.mv_data, key, XTTS_CONTENT_KEY_BYTES))
+        return 0;
+    *dir = v->last_dir;
+    *local = v->last_local + 1;
+    return 1;
+}
+
 xtts_status xtts_cache_source_view_find(xtts_cache_source_view *v, const char *id,
                                         const uint8_t key[XTTS_CONTENT_KEY_BYTES], const char *entry_db,
                                         xtts_cache_source_hit *hit, xtts_error *err) {
     memset(hit, 0, sizeof *hit);
     const xtts_cache_source *s = v->s;
-    size_t n = strlen(id);
+    size_t n = strlen(id), dir;
+    uint64_t local;
     if (n == 0 || n > XTTS_LMDB_MAX_KEY) return XTTS_OK;
+    if (view_guess(v, key, &dir, &local)) {
+        v->last_local = local;
+        return view_found(v, dir, local, key, entry_db, hit, err);
+    }
     for (size_t i = 0; i < s->n_shards; i++) {
         const source_shard *sh = &s->shards[i];
         view_shard *d = &v->d[i];
@@ -352,18 +395,12 @@ xtts_status xtts_cache_source_view_find(xtts_cache_source_view *v, const char *i
         if (rc == MDB_NOTFOUND) continue;
         if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", sh->path, mdb_strerror(rc));
         if (iv.mv_size != 8) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': bad index", sh->path, id);
-        uint64_t local = xtts_get_be64(iv.mv_data);
+        local = xtts_get_be64(iv.mv_data);
         if (!referenced(s, i, local)) continue; /* a record no entry lists any more */
-        xtts_status st = xtts_cache_source_view_get(v, i, local, key, XTTS_SOURCE_RECORD | XTTS_SOURCE_LENGTHS, hit, err);
-        if (st || !hit->same || !entry_db) return st;
-        for (size_t e = 0; e < sh->n_own; e++) {
-            if (strcmp(sh->own_names[e], entry_db)) continue;
-            MDB_val lk = {8, iv.mv_data}, ev;
-            rc = mdb_get(d->txn, sh->own[e], &lk, &ev);
-            if (rc && rc != MDB_NOTFOUND) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", sh->path, mdb_strerror(rc));
-            if (!rc) hit->entries[hit->n_entries++] = (xtts_cache_entry){sh->own_names[e], ev.mv_data, ev.mv_size};
-        }
-        return XTTS_OK;
+        v->has_last = 1;
+        v->last_dir = i;
+        v->last_local = local;
+        return view_found(v, i, local, key, entry_db, hit, err);
     }
     return XTTS_OK;
 }
@@ -371,7 +408,7 @@ xtts_status xtts_cache_source_view_find(xtts_cache_source_view *v, const char *i
 void xtts_cache_source_view_close(xtts_cache_source_view *v) {
     if (!v) return;
     for (size_t i = 0; i < v->s->n_shards; i++) {
-        for (int c = 0; c < 3; c++)
+        for (int c = 0; c < 4; c++)
             if (v->d[i].cur[c]) mdb_cursor_close(v->d[i].cur[c]);
         if (v->d[i].txn) mdb_txn_abort(v->d[i].txn);
     }
