@@ -12,6 +12,8 @@ struct xtts_tokens_reader {
     uint64_t bytes;       /* bytes read so far (bounded by XTTS_TOKENS_MAX_BYTES) */
     char *line;           /* current line, unescaped in place */
     size_t line_cap;
+    char *in_buf;         /* what was read of the stream and not taken yet: in_buf[in_pos..in_len) */
+    size_t in_pos, in_len;
     int32_t *ids;
     size_t ids_cap;
     xtts_tokens_header header;
@@ -268,34 +270,57 @@ xtts_status xtts_tokens_format_record(const xtts_tokens_record *rec, char **buf,
 
 /* ---- reading ---------------------------------------------------------------- */
 
+#define READ_BUF (1u << 16)
+
+/* The next block of the stream into in_buf: 1, 0 at its end, -1 on a read error. */
+static int refill(xtts_tokens_reader *r) {
+    if (!r->in_buf && !(r->in_buf = malloc(READ_BUF))) return errno = ENOMEM, -1;
+    r->in_pos = 0;
+    r->in_len = fread(r->in_buf, 1, READ_BUF, r->f);
+    return r->in_len ? 1 : ferror(r->f) ? -1 : 0;
+}
+
+/* Room in r->line for need bytes. */
+static int line_room(xtts_tokens_reader *r, size_t need, xtts_error *err) {
+    if (need <= r->line_cap) return 0;
+    size_t nc = r->line_cap ? r->line_cap : 4096;
+    while (nc < need) nc *= 2;
+    char *nl = realloc(r->line, nc);
+    if (!nl) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", r->name), -1;
+    r->line = nl;
+    r->line_cap = nc;
+    return 0;
+}
+
 /* Read one line into r->line without its '\n' (and a final '\r' removed). Returns 1, 0 at
- * EOF, -1 on error. */
+ * EOF, -1 on error. The stream is read a block at a time, the line found with memchr. */
 static int read_line(xtts_tokens_reader *r, size_t *out_len, xtts_error *err) {
     size_t n = 0;
-    int c;
     int any = 0;
-    while ((c = getc_unlocked(r->f)) != EOF) {
-        any = 1;
-        if (c == '\n') break;
-        if (n + 2 > r->line_cap) {
-            if (n + 2 > XTTS_TOKENS_MAX_LINE) {
-                /* stop here: draining the rest of the line never ends on an endless input */
-                r->line_no++;
-                xtts_error_set(err, XTTS_EINPUT, "%s:%zu: line longer than %u bytes", r->name, r->line_no,
-                               XTTS_TOKENS_MAX_LINE);
+    for (;;) {
+        if (r->in_pos == r->in_len) {
+            int rc = refill(r);
+            if (rc < 0) {
+                xtts_error_set(err, XTTS_EIO, "%s:%zu: read error: %s", r->name, r->line_no + 1, strerror(errno));
                 return -1;
             }
-            size_t nc = r->line_cap ? r->line_cap * 2 : 4096;
-            char *nl = realloc(r->line, nc);
-            if (!nl) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", r->name), -1;
-            r->line = nl;
-            r->line_cap = nc;
+            if (rc == 0) break;
         }
-        r->line[n++] = (char)c;
-    }
-    if (ferror(r->f)) {
-        xtts_error_set(err, XTTS_EIO, "%s:%zu: read error: %s", r->name, r->line_no + 1, strerror(errno));
-        return -1;
+        const char *s = r->in_buf + r->in_pos, *nl = memchr(s, '\n', r->in_len - r->in_pos);
+        size_t take = nl ? (size_t)(nl - s) : r->in_len - r->in_pos;
+        any = 1;
+        if (n + take + 1 > XTTS_TOKENS_MAX_LINE) {
+            /* stop here: draining the rest of the line never ends on an endless input */
+            r->line_no++;
+            xtts_error_set(err, XTTS_EINPUT, "%s:%zu: line longer than %u bytes", r->name, r->line_no,
+                           XTTS_TOKENS_MAX_LINE);
+            return -1;
+        }
+        if (line_room(r, n + take + 2, err)) return -1;
+        memcpy(r->line + n, s, take);
+        n += take;
+        r->in_pos += take + (nl != NULL);
+        if (nl) break;
     }
     if (!any) return 0;
     r->line_no++;
@@ -458,12 +483,14 @@ xtts_status xtts_tokens_reader_seek(xtts_tokens_reader *r, const xtts_tokens_pos
         return xtts_error_set(err, XTTS_EIO, "%s: cannot return to line %zu: %s", r->name, pos->line_no + 1, strerror(errno));
     r->bytes = pos->offset;
     r->line_no = pos->line_no;
+    r->in_pos = r->in_len = 0; /* what was read ahead is not the stream from there */
     return XTTS_OK;
 }
 
 void xtts_tokens_reader_close(xtts_tokens_reader *r) {
     if (!r) return;
     free(r->line);
+    free(r->in_buf);
     free(r->ids);
     free(r);
 }

@@ -7,7 +7,9 @@
  *
  * Reading: open a reader on a FILE (it reads and validates the header line), then call
  * xtts_tokens_reader_next() until it returns 0. Records are borrowed from the reader's
- * buffers and stay valid until the next call. Writing: xtts_tokens_write_header() once,
+ * buffers and stay valid until the next call. The reader reads the FILE ahead, a block at a
+ * time: while it is open, the FILE's position is not that of the next record (use
+ * xtts_tokens_reader_tell and _seek). Writing: xtts_tokens_write_header() once,
  * then xtts_tokens_format_record() into a caller-owned buffer (thread-safe, so records can
  * be formatted in parallel) and fwrite() the buffers in order.
  */
