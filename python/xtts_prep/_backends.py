@@ -145,15 +145,17 @@ class CBackend(Backend):
     def __init__(self, cache: XttsCache) -> None:
         self.c = cache
         self._h: Optional[_clib.CHandle] = None
+        self._lib: Optional[Any] = None  # the library this cache first read with
 
     def handle(self) -> _clib.CHandle:
         """This process's C handle (opened on first use; one inherited through fork() is
-        dropped, never used or closed)."""
+        dropped, never used or closed). A forked child reopens it with the library the
+        parent read with, which it inherited loaded, whatever a later lookup would find."""
         h = self._h
         if h is None or h.pid != os.getpid():
             self._h = None
             c = self.c
-            lib = _clib.library()
+            lib = self._lib if self._lib is not None else _clib.library()
             if lib is None:
                 raise CacheError("%s: backend='c', but the C library is not available (%s)"
                                  % (c.path, _clib.load_error()))
@@ -166,6 +168,7 @@ class CBackend(Backend):
                                                                         h.max_frames, len(c), c.n_mels,
                                                                         c.max_tokens, c.max_frames))
             self._h = h
+            self._lib = lib
         return h
 
     def record(self, index: int, si: int) -> bytes:
