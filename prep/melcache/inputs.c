@@ -73,6 +73,17 @@ static int speaker_id(xtts_melcache_inputs *in, const char *name) {
     return id;
 }
 
+/* The id of a speaker the first pass saw, or -1 (the table is not changed: the second pass
+ * reads records on one thread while others read the table). */
+static int known_speaker_id(const xtts_melcache_inputs *in, const char *name) {
+    const xtts_melcache_speaker_map *m = &in->spk;
+    if (!m->cap) return -1;
+    uint64_t h = xtts_fnv1a64(XTTS_FNV64_INIT, name, strlen(name)) | 1;
+    for (size_t j = h & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1))
+        if (m->keys[j] == h && strcmp(in->speakers[m->vals[j]], name) == 0) return m->vals[j];
+    return -1;
+}
+
 static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* Speaker ids in the bytewise order of the speakers' names, not of their first appearance:
@@ -226,8 +237,12 @@ xtts_status xtts_melcache_inputs_next(xtts_melcache_inputs *in, xtts_melcache_in
     for (int l = 0; l < in->n_langs; l++)
         if (!strcmp(in->langs[l], x->lang)) { x->lang_id = l; break; }
     x->split = !rec.split || !*rec.split ? -1 : !strcmp(rec.split, "val") ? XTTS_SPLIT_VAL : XTTS_SPLIT_TRAIN;
-    x->speaker_id = speaker_id(in, rec_speaker(&rec)); /* known from the first pass */
-    if (x->speaker_id < 0) { xtts_melcache_input_free(x); return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", in->name); }
+    x->speaker_id = known_speaker_id(in, rec_speaker(&rec)); /* known from the first pass */
+    if (x->speaker_id < 0) {
+        xtts_melcache_input_free(x);
+        return xtts_error_set(err, XTTS_EIO, "%s: the stream changed while it was read (record %llu has a speaker the "
+                              "first reading did not see)", in->name, (unsigned long long)in->next + 1);
+    }
     in->next++;
     return XTTS_OK;
 }

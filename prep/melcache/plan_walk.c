@@ -164,7 +164,7 @@ static xtts_status plan_step(xtts_melcache_plan *p, xtts_melcache_inputs *in, co
 }
 
 xtts_status xtts_melcache_plan_walk(xtts_melcache_plan *p, xtts_melcache_inputs *in, const xtts_melcache_buffers *bs,
-                             xtts_error *err) {
+                                    xtts_error *err) {
     int threads = bs->keys.threads > 0 ? bs->keys.threads : 1;
     xtts_melcache_slot *buf = calloc(2 * PLAN_CHUNK, sizeof *buf);
     plan_look *looks = calloc(PLAN_CHUNK, sizeof *looks);
