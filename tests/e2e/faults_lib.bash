@@ -9,6 +9,14 @@ export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 
 die() { echo "FAIL: $*" >&2; exit 1; }
 
+# need_py_reader_modules WHY: skip the test (exit 0, saying WHY) unless $PY imports numpy, lmdb
+# and zstandard (what the pure-Python reader needs)
+need_py_reader_modules() {
+  "$PY" -c 'import numpy, lmdb, zstandard' 2>/dev/null && return 0
+  echo "skip: $PY lacks numpy, lmdb or zstandard ($1)"
+  exit 0
+}
+
 # digest DIR: the content digest printed by xtts-cache-verify ("" when verify fails)
 digest() { "$BIN/xtts-cache-verify" "$1" 2>/dev/null | sed -n 's/^digest: //p'; }
 

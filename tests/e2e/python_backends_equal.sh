@@ -12,14 +12,8 @@
 # and in the codes directory's: no crash (the library's fault guard), and nothing raised but
 # CacheError, KeyError and IndexError.
 set -euo pipefail
-: "${BUILD:?}" "${TMPDIR_TEST:?}"
-PY=${PYTHON:-/usr/bin/python3}
-HERE=$(cd "$(dirname "$0")/../.." && pwd)
-T=$TMPDIR_TEST
-die() { echo "FAIL: $*" >&2; exit 1; }
-if ! "$PY" -c 'import numpy, lmdb, zstandard' 2>/dev/null; then
-  echo "skip: $PY lacks numpy, lmdb or zstandard (the reference reads are the pure-Python reader's)"; exit 0
-fi
+source "$(dirname "$0")/faults_lib.bash"
+need_py_reader_modules "the reference reads are the pure-Python reader's"
 if [ ! -f "$BUILD/lib/libxtts-reader.so" ] || grep -q 'lib[a-z]*san' <<< "$(ldd "$BUILD/lib/libxtts-reader.so")"; then
   echo "skip: no loadable $BUILD/lib/libxtts-reader.so (not built, or a sanitizer build)"; exit 0
 fi

@@ -15,15 +15,8 @@
 #      exactly once per process (even with PYTHONWARNINGS=always); XTTS_PREP_LIB=none and
 #      backend="python" choose Python without a warning
 set -euo pipefail
-: "${BUILD:?}" "${TMPDIR_TEST:?}"
-PY=${PYTHON:-/usr/bin/python3}
-HERE=$(cd "$(dirname "$0")/../.." && pwd)
-T=$TMPDIR_TEST
-die() { echo "FAIL: $*" >&2; exit 1; }
-if ! "$PY" -c 'import numpy, lmdb, zstandard' 2>/dev/null; then
-  echo "skip: $PY lacks numpy, lmdb or zstandard (Debian python3-numpy python3-lmdb python3-zstandard)"
-  exit 0
-fi
+source "$(dirname "$0")/faults_lib.bash"
+need_py_reader_modules "Debian python3-numpy python3-lmdb python3-zstandard"
 LIB=$BUILD/lib/libxtts-reader.so
 [ -f "$LIB" ] || { echo "skip: $LIB not built"; exit 0; }
 if grep -q 'lib[a-z]*san' <<< "$(ldd "$LIB")"; then
