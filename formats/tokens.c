@@ -14,6 +14,7 @@ struct xtts_tokens_reader {
     size_t line_cap;
     char *in_buf;         /* what was read of the stream and not taken yet: in_buf[in_pos..in_len) */
     size_t in_pos, in_len;
+    uint64_t in_at;       /* the stream offset of in_buf[0] */
     int32_t *ids;
     size_t ids_cap;
     xtts_tokens_header header;
@@ -275,6 +276,7 @@ xtts_status xtts_tokens_format_record(const xtts_tokens_record *rec, char **buf,
 /* The next block of the stream into in_buf: 1, 0 at its end, -1 on a read error. */
 static int refill(xtts_tokens_reader *r) {
     if (!r->in_buf && !(r->in_buf = malloc(READ_BUF))) return errno = ENOMEM, -1;
+    r->in_at += r->in_len;
     r->in_pos = 0;
     r->in_len = fread(r->in_buf, 1, READ_BUF, r->f);
     return r->in_len ? 1 : ferror(r->f) ? -1 : 0;
@@ -479,11 +481,17 @@ void xtts_tokens_reader_tell(const xtts_tokens_reader *r, xtts_tokens_pos *pos) 
 }
 
 xtts_status xtts_tokens_reader_seek(xtts_tokens_reader *r, const xtts_tokens_pos *pos, xtts_error *err) {
-    if (pos->offset > (uint64_t)INT64_MAX || fseeko(r->f, (off_t)pos->offset, SEEK_SET) != 0)
-        return xtts_error_set(err, XTTS_EIO, "%s: cannot return to line %zu: %s", r->name, pos->line_no + 1, strerror(errno));
+    if (pos->offset >= r->in_at && pos->offset - r->in_at <= r->in_len) {
+        r->in_pos = (size_t)(pos->offset - r->in_at); /* in the block read ahead: no read */
+    } else {
+        if (pos->offset > (uint64_t)INT64_MAX || fseeko(r->f, (off_t)pos->offset, SEEK_SET) != 0)
+            return xtts_error_set(err, XTTS_EIO, "%s: cannot return to line %zu: %s", r->name, pos->line_no + 1,
+                                  strerror(errno));
+        r->in_at = pos->offset; /* what was read ahead is not the stream from there */
+        r->in_pos = r->in_len = 0;
+    }
     r->bytes = pos->offset;
     r->line_no = pos->line_no;
-    r->in_pos = r->in_len = 0; /* what was read ahead is not the stream from there */
     return XTTS_OK;
 }
 

@@ -31,6 +31,50 @@ static xtts_tokens_reader *open_text(const char *text, FILE **fp, xtts_error *er
     return r;
 }
 
+/* A reader returns to a line where tell saw it, behind it or ahead, inside the block it read
+ * ahead or outside it (a stream of a few hundred KB: several blocks): the records read from
+ * there and the line numbers of messages are those of a reading from the start. */
+static void test_tell_and_seek_return_to_a_line(void **state) {
+    (void)state;
+    enum { N = 4000 };
+    size_t cap = strlen(HEADER) + (size_t)N * 128, len = strlen(HEADER);
+    char *text = malloc(cap);
+    assert_non_null(text);
+    memcpy(text, HEADER, len);
+    for (int i = 0; i < N; i++)
+        len += (size_t)snprintf(text + len, cap - len, "u%d\ts%d\ten\t/a/%d.wav\t%d %d\tline %d of the stream%s\n", i,
+                                i % 7, i, 10 + i % 200, 11 + i % 100, i, i % 9 ? "" : " with some more words in it");
+    text[len] = 0;
+    FILE *f;
+    xtts_error err;
+    xtts_status st;
+    xtts_tokens_reader *r = open_text(text, &f, &err, &st);
+    assert_int_equal(st, XTTS_OK);
+    static xtts_tokens_pos pos[N];
+    xtts_tokens_record rec;
+    for (int i = 0; i < N; i++) {
+        xtts_tokens_reader_tell(r, &pos[i]);
+        assert_int_equal(xtts_tokens_reader_next(r, &rec, &err), 1);
+    }
+    assert_int_equal(xtts_tokens_reader_next(r, &rec, &err), 0);
+    static const int visit[] = {17, 18, 3000, 2999, 0, 1, 1200, 3999, 5, 2500, 2501, 2600, 40};
+    for (size_t k = 0; k < sizeof visit / sizeof visit[0]; k++) {
+        int i = visit[k];
+        assert_int_equal(xtts_tokens_reader_seek(r, &pos[i], &err), XTTS_OK);
+        for (int j = i; j < i + 3 && j < N; j++) {
+            char want[32];
+            snprintf(want, sizeof want, "u%d", j);
+            assert_int_equal(xtts_tokens_reader_next(r, &rec, &err), 1);
+            assert_string_equal(rec.id, want);
+            assert_int_equal(rec.tokens[0], 10 + j % 200);
+            assert_int_equal(xtts_tokens_reader_line(r), (size_t)j + 2); /* the header is line 1 */
+        }
+    }
+    xtts_tokens_reader_close(r);
+    fclose(f);
+    free(text);
+}
+
 static void test_header_written_then_read_keeps_every_field(void **state) {
     (void)state;
     xtts_tokens_header h;
@@ -405,6 +449,7 @@ int main(void) {
         cmocka_unit_test(test_format_record_refuses_what_the_reader_would_refuse),
         cmocka_unit_test(test_header_setters_refuse_bad_pairs),
         cmocka_unit_test(test_utf8_validator_rejects_overlongs_and_surrogates),
+        cmocka_unit_test(test_tell_and_seek_return_to_a_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
