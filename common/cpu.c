@@ -16,24 +16,25 @@ int xtts_cpu_has_pclmul_sse41(void) {
     unsigned c = cpuid1_ecx();
     return (c & (1u << 1)) && (c & (1u << 19));
 }
-/* AVX also needs the operating system to save the YMM registers (XCR0 bits 1 and 2). */
-int xtts_cpu_has_avx_f16c(void) {
-    unsigned c = cpuid1_ecx();
-    if (!(c & (1u << 27)) || !(c & (1u << 28)) || !(c & (1u << 29))) return 0;
+/* AVX (ECX of leaf 1: bit 28), and the operating system saving the YMM registers (OSXSAVE,
+ * bit 27, then XCR0 bits 1 and 2). */
+static int avx_usable(unsigned c) {
+    if (!(c & (1u << 27)) || !(c & (1u << 28))) return 0;
     unsigned lo, hi;
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     (void)hi;
     return (lo & 6u) == 6u;
 }
+
+int xtts_cpu_has_avx_f16c(void) {
+    unsigned c = cpuid1_ecx();
+    return (c & (1u << 29)) && avx_usable(c);
+}
 /* AVX2 (CPUID leaf 7, EBX bit 5) and FMA (leaf 1, ECX bit 12), with AVX's register saving. */
 int xtts_cpu_has_avx2_fma(void) {
     unsigned c = cpuid1_ecx(), a, b, cc, d;
-    if (!(c & (1u << 12)) || !(c & (1u << 27)) || !(c & (1u << 28))) return 0;
-    if (!__get_cpuid_count(7, 0, &a, &b, &cc, &d) || !(b & (1u << 5))) return 0;
-    unsigned lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    (void)hi;
-    return (lo & 6u) == 6u;
+    if (!(c & (1u << 12)) || !avx_usable(c)) return 0;
+    return __get_cpuid_count(7, 0, &a, &b, &cc, &d) && (b & (1u << 5));
 }
 /* SHA (CPUID leaf 7, EBX bit 29), SSSE3 (leaf 1, ECX bit 9) and SSE4.1 (bit 19). */
 int xtts_cpu_has_sha(void) {

@@ -206,6 +206,20 @@ static void test_misshapen_weight_is_refused_with_both_shapes(void **state) {
 
 /* ---- odd sizes against a direct convolution written here ---------------------------------- */
 
+/* Weights of a small encoder (C mel channels, H hidden, I inner, D latent, N codes) carved in
+ * order out of wt, which must hold them all. */
+static xtts_dvae_weights weights_from(const float *wt, int C, int H, int I, int D, int N) {
+    xtts_dvae_weights w = {.cfg = {C, H, D, N}};
+    const float *p = wt;
+    w.conv0_w = p, p += H * C * 3, w.conv0_b = p, p += H;
+    w.conv1_w = p, p += I * H * 3, w.conv1_b = p, p += I;
+    for (int r = 0; r < 3; r++)
+        for (int k = 0; k < 3; k++) w.res_w[r][k] = p, p += I * I * (k == 2 ? 1 : 3), w.res_b[r][k] = p, p += I;
+    w.proj_w = p, p += D * I, w.proj_b = p, p += D;
+    w.codebook = p;
+    return w;
+}
+
 static void ref_conv(const float *x, int cin, int tin, const float *w, const float *b, int cout, int k, int stride,
                      int tout, double *y) {
     int pad = (k - 1) / 2;
@@ -232,14 +246,7 @@ static void test_odd_sizes_match_a_direct_convolution(void **state) {
     static float wt[20000];
     uint64_t seed = 38;
     for (size_t i = 0; i < sizeof wt / sizeof wt[0]; i++) wt[i] = (float)((xtts_splitmix64(&seed) >> 40) / 16777216.0 - 0.5);
-    xtts_dvae_weights w = {.cfg = {C, H, D, N}};
-    const float *p = wt;
-    w.conv0_w = p, p += H * C * 3, w.conv0_b = p, p += H;
-    w.conv1_w = p, p += I * H * 3, w.conv1_b = p, p += I;
-    for (int r = 0; r < 3; r++)
-        for (int k = 0; k < 3; k++) w.res_w[r][k] = p, p += I * I * (k == 2 ? 1 : 3), w.res_b[r][k] = p, p += I;
-    w.proj_w = p, p += D * I, w.proj_b = p, p += D;
-    w.codebook = p, p += D * N;
+    xtts_dvae_weights w = weights_from(wt, C, H, I, D, N);
     float mel[C * T];
     for (int i = 0; i < C * T; i++) mel[i] = (float)((xtts_splitmix64(&seed) >> 40) / 4194304.0 - 2.0);
     /* the reference, layer by layer, rounded to float between layers as the kernel keeps them */
@@ -289,14 +296,7 @@ static void test_parts_side_by_side_equal_the_whole_clip(void **state) {
     uint64_t seed = 7;
     for (size_t i = 0; i < sizeof wt / sizeof wt[0]; i++) wt[i] = (float)((xtts_splitmix64(&seed) >> 40) / 16777216.0 - 0.5);
     for (int i = 0; i < C * T; i++) mel[i] = (float)((xtts_splitmix64(&seed) >> 40) / 4194304.0 - 2.0);
-    xtts_dvae_weights w = {.cfg = {C, H, D, N}};
-    const float *p = wt;
-    w.conv0_w = p, p += H * C * 3, w.conv0_b = p, p += H;
-    w.conv1_w = p, p += I * H * 3, w.conv1_b = p, p += I;
-    for (int r = 0; r < 3; r++)
-        for (int k = 0; k < 3; k++) w.res_w[r][k] = p, p += I * I * (k == 2 ? 1 : 3), w.res_b[r][k] = p, p += I;
-    w.proj_w = p, p += D * I, w.proj_b = p, p += D;
-    w.codebook = p;
+    xtts_dvae_weights w = weights_from(wt, C, H, I, D, N);
     xtts_dvae *d = NULL;
     xtts_error err;
     assert_int_equal(xtts_dvae_new(&w, &d, &err), XTTS_OK);

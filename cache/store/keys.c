@@ -235,29 +235,6 @@ static xtts_status fill_hit(source_shard *sh, MDB_val *local, const uint8_t *key
     return XTTS_OK;
 }
 
-xtts_status xtts_cache_source_find(xtts_cache_source *s, const char *id, const uint8_t key[XTTS_CONTENT_KEY_BYTES],
-                                   xtts_cache_source_hit *hit, xtts_error *err) {
-    memset(hit, 0, sizeof *hit);
-    size_t n = strlen(id);
-    if (n == 0 || n > XTTS_LMDB_MAX_KEY) return XTTS_OK;
-    for (size_t i = 0; i < s->n_shards; i++) {
-        source_shard *sh = &s->shards[i];
-        if (sh->empty) continue;
-        MDB_val k = {n, (void *)id}, v;
-        int rc = mdb_get(sh->txn, sh->ids, &k, &v);
-        if (rc == MDB_NOTFOUND) continue;
-        if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", sh->path, mdb_strerror(rc));
-        if (v.mv_size != 8) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': bad index", sh->path, id);
-        if (!referenced(s, i, xtts_get_be64(v.mv_data))) continue; /* a record no entry lists any more */
-        hit->found = 1;
-        hit->dir = i;
-        hit->local = xtts_get_be64(v.mv_data);
-        MDB_val local = {8, v.mv_data};
-        return fill_hit(sh, &local, key, hit, err);
-    }
-    return XTTS_OK;
-}
-
 /* A thread's own read transactions on the source's shards, with a cursor on each shard's
  * "keys" and "records" that steps to the next local key when that is the one asked for (the
  * records an update keeps come in runs of consecutive keys). */
@@ -276,6 +253,54 @@ struct xtts_cache_source_view {
     size_t last_dir;
     uint64_t last_local;
 };
+
+/* Where id is among the source's records (a record no entry lists any more is none): *found,
+ * and then its directory and local key. Reads through view v's transactions, or the
+ * source's own when v is NULL. Errors: XTTS_ECORRUPT (an "ids" value that is not a local
+ * index), XTTS_EIO (LMDB), naming the shard. */
+static xtts_status locate_id(const xtts_cache_source *s, xtts_cache_source_view *v, const char *id, size_t *dir,
+                             uint64_t *local, int *found, xtts_error *err) {
+    *found = 0;
+    size_t n = strlen(id);
+    if (n == 0 || n > XTTS_LMDB_MAX_KEY) return XTTS_OK;
+    for (size_t i = 0; i < s->n_shards; i++) {
+        const source_shard *sh = &s->shards[i];
+        if (sh->empty) continue;
+        MDB_txn *txn = sh->txn;
+        int rc = 0;
+        if (v) {
+            if (!v->d[i].txn) rc = mdb_txn_begin(sh->env, NULL, MDB_RDONLY, &v->d[i].txn);
+            txn = v->d[i].txn;
+        }
+        MDB_val k = {n, (void *)id}, iv;
+        if (!rc) rc = mdb_get(txn, sh->ids, &k, &iv);
+        if (rc == MDB_NOTFOUND) continue;
+        if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", sh->path, mdb_strerror(rc));
+        if (iv.mv_size != 8) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': bad index", sh->path, id);
+        if (!referenced(s, i, xtts_get_be64(iv.mv_data))) continue;
+        *found = 1;
+        *dir = i;
+        *local = xtts_get_be64(iv.mv_data);
+        return XTTS_OK;
+    }
+    return XTTS_OK;
+}
+
+xtts_status xtts_cache_source_find(xtts_cache_source *s, const char *id, const uint8_t key[XTTS_CONTENT_KEY_BYTES],
+                                   xtts_cache_source_hit *hit, xtts_error *err) {
+    memset(hit, 0, sizeof *hit);
+    size_t dir;
+    uint64_t local;
+    xtts_status st = locate_id(s, NULL, id, &dir, &local, &hit->found, err);
+    if (st || !hit->found) return st;
+    hit->dir = dir;
+    hit->local = local;
+    uint8_t lk[8];
+    xtts_put_be64(lk, local);
+    MDB_val lv = {8, lk};
+    return fill_hit(&s->shards[dir], &lv, key, hit, err);
+}
+
 
 xtts_status xtts_cache_source_view_open(const xtts_cache_source *s, xtts_cache_source_view **out, xtts_error *err) {
     xtts_cache_source_view *v = calloc(1, sizeof *v);
@@ -378,31 +403,20 @@ xtts_status xtts_cache_source_view_find(xtts_cache_source_view *v, const char *i
                                         xtts_cache_source_hit *hit, xtts_error *err) {
     memset(hit, 0, sizeof *hit);
     const xtts_cache_source *s = v->s;
-    size_t n = strlen(id), dir;
+    size_t dir, n = strlen(id);
     uint64_t local;
     if (n == 0 || n > XTTS_LMDB_MAX_KEY) return XTTS_OK;
     if (view_guess(v, key, &dir, &local)) {
         v->last_local = local;
         return view_found(v, dir, local, key, entry_db, hit, err);
     }
-    for (size_t i = 0; i < s->n_shards; i++) {
-        const source_shard *sh = &s->shards[i];
-        view_shard *d = &v->d[i];
-        if (sh->empty) continue;
-        int rc = d->txn ? 0 : mdb_txn_begin(sh->env, NULL, MDB_RDONLY, &d->txn);
-        MDB_val k = {n, (void *)id}, iv;
-        if (!rc) rc = mdb_get(d->txn, sh->ids, &k, &iv);
-        if (rc == MDB_NOTFOUND) continue;
-        if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", sh->path, mdb_strerror(rc));
-        if (iv.mv_size != 8) return xtts_error_set(err, XTTS_ECORRUPT, "%s: id '%s': bad index", sh->path, id);
-        local = xtts_get_be64(iv.mv_data);
-        if (!referenced(s, i, local)) continue; /* a record no entry lists any more */
-        v->has_last = 1;
-        v->last_dir = i;
-        v->last_local = local;
-        return view_found(v, i, local, key, entry_db, hit, err);
-    }
-    return XTTS_OK;
+    int found = 0;
+    xtts_status st = locate_id(s, v, id, &dir, &local, &found, err);
+    if (st || !found) return st;
+    v->has_last = 1;
+    v->last_dir = dir;
+    v->last_local = local;
+    return view_found(v, dir, local, key, entry_db, hit, err);
 }
 
 void xtts_cache_source_view_close(xtts_cache_source_view *v) {

@@ -35,9 +35,22 @@ void xtts_melcache_inputs_free(xtts_melcache_inputs *in) {
     memset(in, 0, sizeof *in);
 }
 
+/* The id of a speaker the first pass saw, or -1 (the table is not changed: the second pass
+ * reads records on one thread while others read the table). */
+static int known_speaker_id(const xtts_melcache_inputs *in, const char *name) {
+    const xtts_melcache_speaker_map *m = &in->spk;
+    if (!m->cap) return -1;
+    uint64_t h = xtts_fnv1a64(XTTS_FNV64_INIT, name, strlen(name)) | 1;
+    for (size_t j = h & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1))
+        if (m->keys[j] == h && strcmp(in->speakers[m->vals[j]], name) == 0) return m->vals[j];
+    return -1;
+}
+
 /* Speaker names to ids during the first pass (a linear probe table keeps it O(n)); once the
  * whole stream is read, speakers_sort numbers them in the order of their names. */
 static int speaker_id(xtts_melcache_inputs *in, const char *name) {
+    int known = known_speaker_id(in, name);
+    if (known >= 0) return known;
     xtts_melcache_speaker_map *m = &in->spk;
     uint64_t h = xtts_fnv1a64(XTTS_FNV64_INIT, name, strlen(name)) | 1;
     if (m->cap == 0 || (in->n_speakers + 1) * 2 > m->cap) {
@@ -55,10 +68,7 @@ static int speaker_id(xtts_melcache_inputs *in, const char *name) {
         m->keys = nk; m->vals = nv; m->cap = ncap;
     }
     size_t j = h & (m->cap - 1);
-    while (m->keys[j]) {
-        if (m->keys[j] == h && strcmp(in->speakers[m->vals[j]], name) == 0) return m->vals[j];
-        j = (j + 1) & (m->cap - 1);
-    }
+    while (m->keys[j]) j = (j + 1) & (m->cap - 1); /* a new name: the first free slot */
     if (in->n_speakers == in->cap_speakers) {
         size_t nc = in->cap_speakers ? in->cap_speakers * 2 : 16;
         char **ns = realloc(in->speakers, nc * sizeof *ns);
@@ -71,17 +81,6 @@ static int speaker_id(xtts_melcache_inputs *in, const char *name) {
     in->speakers[in->n_speakers++] = dup;
     m->keys[j] = h; m->vals[j] = id;
     return id;
-}
-
-/* The id of a speaker the first pass saw, or -1 (the table is not changed: the second pass
- * reads records on one thread while others read the table). */
-static int known_speaker_id(const xtts_melcache_inputs *in, const char *name) {
-    const xtts_melcache_speaker_map *m = &in->spk;
-    if (!m->cap) return -1;
-    uint64_t h = xtts_fnv1a64(XTTS_FNV64_INIT, name, strlen(name)) | 1;
-    for (size_t j = h & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1))
-        if (m->keys[j] == h && strcmp(in->speakers[m->vals[j]], name) == 0) return m->vals[j];
-    return -1;
 }
 
 static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
