@@ -508,21 +508,25 @@ static int record_error(xtts_tokens_reader *r, xtts_error *err, const char *what
     return -1;
 }
 
-/* Cut a line at its tabs into the stream's fields; -1 when it has another number of them. */
-static int split_fields(xtts_tokens_reader *r, char *line, char *f[8], xtts_error *err) {
+/* Cut the line (n bytes, no NUL inside) at its tabs into the stream's fields, their lengths
+ * into len; -1 when it has another number of them. */
+static int split_fields(xtts_tokens_reader *r, char *line, size_t n, char *f[8], size_t len[8], xtts_error *err) {
     int nf = 0;
     const int want = r->n_fields;
-    f[nf++] = line;
-    for (char *p = line; *p; p++) {
-        if (*p == '\t') {
-            if (nf == want) {
-                char msg[64];
-                snprintf(msg, sizeof msg, "more than %d tab-separated fields", want);
-                return record_error(r, err, msg, NULL);
-            }
-            *p = 0;
-            f[nf++] = p + 1;
+    char *p = line, *end = line + n;
+    for (;;) {
+        char *tab = memchr(p, '\t', (size_t)(end - p));
+        f[nf] = p;
+        len[nf] = (size_t)((tab ? tab : end) - p);
+        nf++;
+        if (!tab) break;
+        if (nf == want) {
+            char msg[64];
+            snprintf(msg, sizeof msg, "more than %d tab-separated fields", want);
+            return record_error(r, err, msg, NULL);
         }
+        *tab = 0;
+        p = tab + 1;
     }
     if (nf != want) {
         char msg[64];
@@ -532,16 +536,39 @@ static int split_fields(xtts_tokens_reader *r, char *line, char *f[8], xtts_erro
     return 0;
 }
 
+/* 1 when the n bytes at s are all printable ASCII without a backslash (0x20-0x7e but '\\'):
+ * valid UTF-8 with nothing to unescape, the usual field. Eight bytes a step (the tests for
+ * a byte below 0x20, or equal to '\\' or 0x7f, in a word are exact: Mycroft's, as in
+ * "Bit Twiddling Hacks"). */
+static int plain_ascii(const char *s, size_t n) {
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w, bs, del;
+        memcpy(&w, s + i, 8);
+        bs = w ^ (ones * 0x5c);
+        del = w ^ (ones * 0x7f);
+        uint64_t bad = w | ((w - ones * 0x20) & ~w) | ((bs - ones) & ~bs) | ((del - ones) & ~del);
+        if (bad & highs) return 0;
+    }
+    for (; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c >= 0x7f || c == '\\') return 0;
+    }
+    return 1;
+}
+
 /* Every field but the token ids valid UTF-8 with its escapes undone; id, audio path and text
- * not empty. */
-static int check_fields(xtts_tokens_reader *r, char *f[8], xtts_error *err) {
+ * not empty. len: the fields' lengths (those unescaped shrink: their strings end earlier). */
+static int check_fields(xtts_tokens_reader *r, char *f[8], size_t len[8], xtts_error *err) {
     const char *names[8] = {"id", "speaker", "lang", "audio_path", "tokens", "text", "", ""};
     if (r->split_field >= 0) names[r->split_field] = "split";
     if (r->text_field >= 0) names[r->text_field] = "original text";
     for (int i = 0; i < r->n_fields; i++) {
-        if (i == 4) continue;
-        if (!xtts_utf8_valid(f[i], strlen(f[i]))) return record_error(r, err, "invalid UTF-8 in ", names[i]);
+        if (i == 4 || plain_ascii(f[i], len[i])) continue;
+        if (!xtts_utf8_valid(f[i], len[i])) return record_error(r, err, "invalid UTF-8 in ", names[i]);
         if (unescape(f[i])) return record_error(r, err, "bad escape or control character in ", names[i]);
+        len[i] = strlen(f[i]);
     }
     if (!*f[0]) return record_error(r, err, "empty id", NULL);
     if (!*f[3]) return record_error(r, err, "empty audio_path", NULL);
@@ -551,14 +578,14 @@ static int check_fields(xtts_tokens_reader *r, char *f[8], xtts_error *err) {
 
 /* What makes a lenient reader reject this record alone, into r->reject: an unknown language
  * (an error for a strict reader) or an over-long id. */
-static int note_reject_reason(xtts_tokens_reader *r, char *f[8], xtts_error *err) {
+static int note_reject_reason(xtts_tokens_reader *r, char *f[8], const size_t len[8], xtts_error *err) {
     r->reject[0] = 0;
     if (!xtts_lang_tag_valid(f[2])) {
         if (r->lenient) snprintf(r->reject, sizeof r->reject, "unknown language '%.40s'", f[2]);
         else return xtts_error_set(err, XTTS_EINPUT, "%s:%zu: unknown language '%.40s'", r->name, r->line_no, f[2]), -1;
     }
-    if (r->lenient && !r->reject[0] && strlen(f[0]) > XTTS_ID_MAX_BYTES)
-        snprintf(r->reject, sizeof r->reject, "id of %zu bytes, longer than %d", strlen(f[0]), XTTS_ID_MAX_BYTES);
+    if (r->lenient && !r->reject[0] && len[0] > XTTS_ID_MAX_BYTES)
+        snprintf(r->reject, sizeof r->reject, "id of %zu bytes, longer than %d", len[0], XTTS_ID_MAX_BYTES);
     return 0;
 }
 
@@ -615,9 +642,10 @@ int xtts_tokens_reader_next(xtts_tokens_reader *r, xtts_tokens_record *rec, xtts
     if (n == 0) return record_error(r, err, "empty line", NULL);
     if (memchr(line, 0, n)) return record_error(r, err, "NUL byte in line", NULL);
     char *f[8];
-    if (split_fields(r, line, f, err) || check_fields(r, f, err)) return -1;
+    size_t len[8];
+    if (split_fields(r, line, n, f, len, err) || check_fields(r, f, len, err)) return -1;
     rec->reject = NULL;
-    if (note_reject_reason(r, f, err)) return -1;
+    if (note_reject_reason(r, f, len, err)) return -1;
     const char *split = r->split_field >= 0 ? f[r->split_field] : NULL;
     if (split && *split && strcmp(split, "train") && strcmp(split, "val") && strcmp(split, "test"))
         return record_error(r, err, "split must be train, val, test or empty", NULL);

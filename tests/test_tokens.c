@@ -302,6 +302,45 @@ static void test_bad_records_name_the_line_and_the_fault(void **state) {
     expect_bad_record("", "empty line");
 }
 
+/* Every byte value at every place of a 19-byte text (the reader checks fields eight bytes at a
+ * time, then byte by byte): printable ASCII reads back as it is; a backslash before a digit is
+ * a bad escape; a control character or DEL, and a lone byte above 0x7f, are refused with their
+ * reason; a two-byte UTF-8 character reads back anywhere. */
+static void test_every_byte_at_every_place_of_a_field(void **state) {
+    (void)state;
+    const char base[] = "0123456789012345678";
+    for (size_t k = 0; k < sizeof base - 1; k++)
+        for (int b = 1; b < 256 + 1; b++) {
+            char field[32], line[128];
+            memcpy(field, base, sizeof base);
+            if (b == 256) { /* é: two bytes in place of the one */
+                memmove(field + k + 2, field + k + 1, sizeof base - k - 1);
+                field[k] = (char)0xC3, field[k + 1] = (char)0xA9;
+            } else if (b == '\t' || b == '\n' || b == '\r') {
+                continue; /* a field's or a line's end */
+            } else {
+                field[k] = (char)b;
+            }
+            snprintf(line, sizeof line, "a\tb\ten\t/a.wav\t1\t%s", field);
+            if (b == 256 || (b >= 0x20 && b < 0x7f && b != '\\')) {
+                char text[4096];
+                snprintf(text, sizeof text, "%s%s\n", HEADER, line);
+                FILE *in;
+                xtts_error err;
+                xtts_status st;
+                xtts_tokens_reader *r = open_text(text, &in, &err, &st);
+                assert_int_equal(st, XTTS_OK);
+                xtts_tokens_record rec;
+                assert_int_equal(xtts_tokens_reader_next(r, &rec, &err), 1);
+                assert_string_equal(rec.text, field);
+                xtts_tokens_reader_close(r);
+                fclose(in);
+            } else {
+                expect_bad_record(line, b == '\\' ? "bad escape" : b < 0x80 ? "control character" : "invalid UTF-8");
+            }
+        }
+}
+
 static void test_more_than_max_tokens_is_an_error(void **state) {
     (void)state;
     const char *text = "#xtts-tokens 1\ttokenizer=bytes\tvocab_hash=" HASH
@@ -444,6 +483,7 @@ int main(void) {
         cmocka_unit_test(test_crlf_lines_and_bom_are_accepted),
         cmocka_unit_test(test_bad_headers_are_refused_with_the_reason),
         cmocka_unit_test(test_bad_records_name_the_line_and_the_fault),
+        cmocka_unit_test(test_every_byte_at_every_place_of_a_field),
         cmocka_unit_test(test_more_than_max_tokens_is_an_error),
         cmocka_unit_test(test_lenient_reader_returns_unusable_records_with_a_reason),
         cmocka_unit_test(test_format_record_refuses_what_the_reader_would_refuse),
