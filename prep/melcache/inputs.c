@@ -21,12 +21,29 @@ int xtts_melcache_is_val(const char *id, double val_fraction) {
 }
 
 void xtts_melcache_input_free(xtts_melcache_input *x) {
-    free(x->id); free(x->audio_path); free(x->lang); free(x->tokens);
+    free(x->id); free(x->audio_path); free(x->speaker); free(x->lang); free(x->tokens);
     free(x->text); free(x->orig_text); free(x->reject);
     memset(x, 0, sizeof *x);
 }
 
+/* The first pass's reader and its source closed; -1 when the copy of a stream that cannot seek
+ * failed. */
+static int scan_close(xtts_melcache_inputs *in) {
+    xtts_tokens_reader_close(in->scan_r);
+    in->scan_r = NULL;
+    int failed = 0;
+    if (in->scan_src && in->scan_src != in->f) {
+        fclose(in->scan_src);
+        failed = *(int *)in->tee || fflush(in->spool) != 0;
+    }
+    in->scan_src = NULL;
+    free(in->tee);
+    in->tee = NULL;
+    return failed ? -1 : 0;
+}
+
 void xtts_melcache_inputs_free(xtts_melcache_inputs *in) {
+    (void)scan_close(in);
     for (size_t i = 0; i < in->n_speakers; i++) free(in->speakers[i]);
     free(in->speakers);
     free(in->spk.keys); free(in->spk.vals);
@@ -108,7 +125,7 @@ static const char *rec_speaker(const xtts_tokens_record *rec) {
 
 /* A FILE that reads the source and appends what it read to the spool (the first pass over
  * a stream that cannot seek). */
-typedef struct { FILE *src, *spool; int failed; } tee_t;
+typedef struct { int failed; FILE *src, *spool; } tee_t; /* failed first: scan_close reads it */
 
 static ssize_t tee_read(void *c, char *buf, size_t n) {
     tee_t *t = c;
@@ -140,59 +157,130 @@ static xtts_status read_languages(xtts_melcache_inputs *in, const char *name, xt
     return XTTS_OK;
 }
 
-/* The first pass: header, languages, counts, the speaker table. */
-xtts_status xtts_melcache_inputs_scan(FILE *f, const char *name, double val_fraction, const xtts_exclude *exclude,
+xtts_status xtts_melcache_inputs_open(FILE *f, const char *name, double val_fraction, const xtts_exclude *exclude,
                                       xtts_melcache_inputs *in, xtts_error *err) {
     memset(in, 0, sizeof *in);
     in->name = name;
     in->exclude = exclude;
+    in->val_fraction = val_fraction;
     struct stat sb;
-    FILE *src = f;
-    tee_t tee = {0};
+    in->f = in->scan_src = f;
     if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode) || fseeko(f, 0, SEEK_SET) != 0) {
-        in->spool = tmpfile();
-        if (!in->spool) return xtts_error_set(err, XTTS_EIO, "%s: cannot create a temporary copy of the stream: %s", name, strerror(errno));
-        tee.src = f;
-        tee.spool = in->spool;
-        cookie_io_functions_t io = {.read = tee_read, .close = tee_close};
-        src = fopencookie(&tee, "r", io);
-        if (!src) { xtts_melcache_inputs_free(in); return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name); }
-        in->f = in->spool;
-    } else {
-        in->f = f;
-    }
-    xtts_tokens_reader *r = NULL;
-    xtts_status st = xtts_tokens_reader_open(src, name, &r, err);
-    if (!st) {
-        in->hdr = *xtts_tokens_reader_header(r);
-        st = read_languages(in, name, err);
-    }
-    if (!st) {
-        xtts_tokens_reader_lenient(r, 1); /* bad language, too many tokens, long id: that record only */
-        xtts_tokens_record rec;
-        int rc;
-        while ((rc = xtts_tokens_reader_next(r, &rec, err)) == 1) {
-            if (rec.split && !strcmp(rec.split, "test")) { in->n_test++; continue; }
-            if (xtts_exclude_has(exclude, rec.id ? rec.id : "")) { in->n_excluded++; continue; }
-            in->n++;
-            if (rec.split && rec.split[0]) in->split_given++;
-            else in->val_by_fraction += (uint64_t)xtts_melcache_is_val(rec.id ? rec.id : "", val_fraction);
-            if (speaker_id(in, rec_speaker(&rec)) < 0) { st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name); break; }
+        tee_t *tee = calloc(1, sizeof *tee);
+        in->tee = tee;
+        in->spool = tee ? tmpfile() : NULL;
+        if (!in->spool) {
+            int e = errno;
+            xtts_melcache_inputs_free(in);
+            return xtts_error_set(err, tee ? XTTS_EIO : XTTS_ENOMEM, "%s: cannot create a temporary copy of the stream: %s",
+                                  name, strerror(e));
         }
-        if (!st && rc < 0) st = err ? err->code : XTTS_EINPUT;
+        tee->src = f;
+        tee->spool = in->f = in->spool;
+        cookie_io_functions_t io = {.read = tee_read, .close = tee_close};
+        in->scan_src = fopencookie(tee, "r", io);
+        if (!in->scan_src) { xtts_melcache_inputs_free(in); return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", name); }
     }
-    xtts_tokens_reader_close(r);
-    if (src != f) {
-        fclose(src);
-        if (!st && (tee.failed || fflush(in->spool) != 0))
-            st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the temporary copy of the stream (disk full?)", name);
+    xtts_status st = xtts_tokens_reader_open(in->scan_src, name, &in->scan_r, err);
+    if (!st) {
+        in->hdr = *xtts_tokens_reader_header(in->scan_r);
+        st = read_languages(in, name, err);
+        xtts_tokens_reader_lenient(in->scan_r, 1); /* bad language, too many tokens, long id: that record only */
     }
-    if (!st && in->n == 0) st = xtts_error_set(err, XTTS_EINPUT, "%s: no records in the token stream", name);
-    if (!st) speakers_sort(in);
+    if (st) xtts_melcache_inputs_free(in);
+    return st;
+}
+
+/* x from the stream's record rec, its speaker numbered spk: its own copies of the strings, its
+ * language's id, its split. Errors: XTTS_ENOMEM. */
+static xtts_status input_fill(const xtts_melcache_inputs *in, const xtts_tokens_record *rec, int spk,
+                              xtts_melcache_input *x, xtts_error *err) {
+    xtts_melcache_input_free(x);
+    x->id = strdup(rec->id ? rec->id : "");
+    x->audio_path = strdup(rec->audio_path ? rec->audio_path : "");
+    x->speaker = strdup(rec_speaker(rec));
+    x->lang = strdup(rec->lang ? rec->lang : "");
+    x->n_tokens = (uint32_t)rec->n_tokens;
+    x->tokens = malloc((rec->n_tokens ? rec->n_tokens : 1) * sizeof(int32_t));
+    x->text = strdup(rec->text ? rec->text : "");
+    x->orig_text = strdup(rec->orig_text ? rec->orig_text : "");
+    x->reject = rec->reject ? strdup(rec->reject) : NULL;
+    if (!x->id || !x->audio_path || !x->speaker || !x->lang || !x->tokens || !x->text || !x->orig_text ||
+        (rec->reject && !x->reject)) {
+        xtts_melcache_input_free(x);
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", in->name);
+    }
+    if (rec->n_tokens) memcpy(x->tokens, rec->tokens, rec->n_tokens * sizeof(int32_t));
+    x->lang_id = -1;
+    for (int l = 0; l < in->n_langs; l++)
+        if (!strcmp(in->langs[l], x->lang)) { x->lang_id = l; break; }
+    x->split = !rec->split || !*rec->split ? -1 : !strcmp(rec->split, "val") ? XTTS_SPLIT_VAL : XTTS_SPLIT_TRAIN;
+    x->speaker_id = spk;
+    return XTTS_OK;
+}
+
+int xtts_melcache_inputs_scan_next(xtts_melcache_inputs *in, xtts_melcache_input *x, xtts_tokens_pos *pos,
+                                   xtts_error *err) {
+    xtts_tokens_record rec;
+    int rc;
+    for (;;) {
+        if (pos) xtts_tokens_reader_tell(in->scan_r, pos);
+        if ((rc = xtts_tokens_reader_next(in->scan_r, &rec, err)) != 1) break;
+        if (rec.split && !strcmp(rec.split, "test")) { in->n_test++; continue; }
+        if (xtts_exclude_has(in->exclude, rec.id ? rec.id : "")) { in->n_excluded++; continue; }
+        in->n++;
+        if (rec.split && rec.split[0]) in->split_given++;
+        else in->val_by_fraction += (uint64_t)xtts_melcache_is_val(rec.id ? rec.id : "", in->val_fraction);
+        int spk = speaker_id(in, rec_speaker(&rec));
+        if (spk < 0) return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", in->name), -1;
+        if (x && input_fill(in, &rec, spk, x, err)) return -1;
+        return 1;
+    }
+    return rc;
+}
+
+/* renumber[i]: the id of the speaker first seen i-th, now that speakers_sort has numbered them
+ * (first: the names in that order, which the sort moves). */
+static xtts_status speakers_renumber(xtts_melcache_inputs *in, int **renumber, xtts_error *err) {
+    size_t n = in->n_speakers;
+    char **first = malloc((n ? n : 1) * sizeof *first);
+    int *map = malloc((n ? n : 1) * sizeof *map);
+    if (!first || !map) {
+        free(first);
+        free(map);
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", in->name);
+    }
+    memcpy(first, in->speakers, n * sizeof *first);
+    speakers_sort(in);
+    for (size_t i = 0; i < n; i++) map[i] = known_speaker_id(in, first[i]);
+    free(first);
+    *renumber = map;
+    return XTTS_OK;
+}
+
+xtts_status xtts_melcache_inputs_scan_end(xtts_melcache_inputs *in, int **renumber, xtts_error *err) {
+    xtts_status st = XTTS_OK;
+    if (renumber) *renumber = NULL;
+    if (scan_close(in))
+        st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the temporary copy of the stream (disk full?)", in->name);
+    if (!st && in->n == 0) st = xtts_error_set(err, XTTS_EINPUT, "%s: no records in the token stream", in->name);
+    if (!st && renumber) st = speakers_renumber(in, renumber, err);
+    else if (!st) speakers_sort(in);
     if (st) xtts_melcache_inputs_free(in);
     in->lo = 0;
     in->hi = in->n;
     return st;
+}
+
+xtts_status xtts_melcache_inputs_scan_rest(xtts_melcache_inputs *in, xtts_error *err) {
+    int rc;
+    while ((rc = xtts_melcache_inputs_scan_next(in, NULL, NULL, err)) == 1) {}
+    if (rc < 0) {
+        xtts_status st = err ? err->code : XTTS_EINPUT;
+        xtts_melcache_inputs_free(in);
+        return st;
+    }
+    return xtts_melcache_inputs_scan_end(in, NULL, err);
 }
 
 /* Start the second pass from the first record. */
@@ -218,30 +306,12 @@ xtts_status xtts_melcache_inputs_next(xtts_melcache_inputs *in, xtts_melcache_in
     if (rc < 0) return err ? err->code : XTTS_EINPUT;
     if (rc == 0) return xtts_error_set(err, XTTS_EIO, "%s: the stream changed while it was read (record %llu is missing)",
                                        in->name, (unsigned long long)in->next + 1);
-    xtts_melcache_input_free(x);
-    x->id = strdup(rec.id ? rec.id : "");
-    x->audio_path = strdup(rec.audio_path ? rec.audio_path : "");
-    x->lang = strdup(rec.lang ? rec.lang : "");
-    x->n_tokens = (uint32_t)rec.n_tokens;
-    x->tokens = malloc((rec.n_tokens ? rec.n_tokens : 1) * sizeof(int32_t));
-    x->text = strdup(rec.text ? rec.text : "");
-    x->orig_text = strdup(rec.orig_text ? rec.orig_text : "");
-    x->reject = rec.reject ? strdup(rec.reject) : NULL;
-    if (!x->id || !x->audio_path || !x->lang || !x->tokens || !x->text || !x->orig_text || (rec.reject && !x->reject)) {
-        xtts_melcache_input_free(x);
-        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", in->name);
-    }
-    if (rec.n_tokens) memcpy(x->tokens, rec.tokens, rec.n_tokens * sizeof(int32_t));
-    x->lang_id = -1;
-    for (int l = 0; l < in->n_langs; l++)
-        if (!strcmp(in->langs[l], x->lang)) { x->lang_id = l; break; }
-    x->split = !rec.split || !*rec.split ? -1 : !strcmp(rec.split, "val") ? XTTS_SPLIT_VAL : XTTS_SPLIT_TRAIN;
-    x->speaker_id = known_speaker_id(in, rec_speaker(&rec)); /* known from the first pass */
-    if (x->speaker_id < 0) {
-        xtts_melcache_input_free(x);
+    int spk = known_speaker_id(in, rec_speaker(&rec)); /* known from the first pass */
+    if (spk < 0)
         return xtts_error_set(err, XTTS_EIO, "%s: the stream changed while it was read (record %llu has a speaker the "
                               "first reading did not see)", in->name, (unsigned long long)in->next + 1);
-    }
+    xtts_status st = input_fill(in, &rec, spk, x, err);
+    if (st) return st;
     in->next++;
     return XTTS_OK;
 }

@@ -6,6 +6,9 @@
  * from the whole stream); the second pass hands records to the pipeline one at a time. A
  * stream that cannot be read twice (a pipe, stdin) is copied to a temporary file as the
  * first pass reads it. Memory is bounded by the speaker table, not by the number of records.
+ * The first pass opens with the header (what the configuration takes from the stream), and
+ * either reads its records at once (xtts_melcache_inputs_scan_rest) or hands each input to a
+ * caller that has a use for it (an update's plan, plan_walk.c) before it ends.
  * The second pass also carries the running digest of the content keys of the inputs it has
  * handed out (what a resume checks, resume.h).
  */
@@ -23,6 +26,7 @@
 /* One input record, owning its strings. */
 typedef struct {
     char *id, *audio_path;
+    char *speaker;          /* its name ("default" for none) */
     int speaker_id, lang_id;
     int split;              /* the stream's split field: -1 none (--val-fraction decides), else xtts_split */
     char *lang;
@@ -46,8 +50,13 @@ typedef struct {
     int n_langs;
     size_t n_test;          /* records of the test split, held out of the cache */
     const xtts_exclude *exclude; /* ids left out (--exclude), or NULL */
+    double val_fraction;    /* --val-fraction (the first pass counts the records it puts in val) */
     size_t n_excluded;      /* records of the stream left out by it */
     uint64_t split_given, val_by_fraction;
+    /* the first pass, while it is open */
+    xtts_tokens_reader *scan_r;
+    FILE *scan_src;         /* what scan_r reads: the stream, or a copy-as-you-read of it into spool */
+    void *tee;              /* that copy's state */
     /* the second pass */
     FILE *f;                /* the stream (seekable), or the spool */
     FILE *spool;            /* owned temporary copy of a stream that cannot seek */
@@ -57,12 +66,27 @@ typedef struct {
     xtts_sha256 keys_ctx;   /* the content keys of the inputs added (xtts_melcache_inputs_add_key) */
 } xtts_melcache_inputs;
 
-/* The first pass over f (named name in messages): header, languages, counts, the speaker
- * table; lo and hi span the whole stream. On error in holds nothing to free.
- * Errors: XTTS_EIO (the temporary copy), XTTS_ENOMEM, XTTS_EINPUT (no records, a bad
- * languages= header), those of xtts_tokens_reader_open and _next. */
-xtts_status xtts_melcache_inputs_scan(FILE *f, const char *name, double val_fraction, const xtts_exclude *exclude,
+/* The first pass over f (named name in messages) opened: the header and its languages read
+ * (in->hdr, in->langs). On error in holds nothing to free.
+ * Errors: XTTS_EIO (the temporary copy), XTTS_ENOMEM, XTTS_EINPUT (a bad languages= header),
+ * those of xtts_tokens_reader_open. */
+xtts_status xtts_melcache_inputs_open(FILE *f, const char *name, double val_fraction, const xtts_exclude *exclude,
                                       xtts_melcache_inputs *in, xtts_error *err);
+/* The first pass's next input (the test split and excluded ids are counted and passed by)
+ * into x, which owns its strings as with xtts_melcache_inputs_next, and where the reader stood
+ * before its line into pos; its speaker_id is its speaker's place in the order of first
+ * appearance until the pass ends. The input's index is in->n - 1. Returns 1, 0 at the end of
+ * the stream, -1 on error (err set: XTTS_ENOMEM, the reader's). */
+int xtts_melcache_inputs_scan_next(xtts_melcache_inputs *in, xtts_melcache_input *x, xtts_tokens_pos *pos,
+                                   xtts_error *err);
+/* The first pass ended: the speakers numbered in the order of their names; lo and hi span the
+ * whole stream. renumber (NULL: not wanted) takes a malloc'd map from the place of first
+ * appearance to that number, [n_speakers]. On error in holds nothing to free.
+ * Errors: XTTS_EIO (the temporary copy), XTTS_ENOMEM, XTTS_EINPUT (no records). */
+xtts_status xtts_melcache_inputs_scan_end(xtts_melcache_inputs *in, int **renumber, xtts_error *err);
+/* The rest of the first pass (counts and speaker table only), ended.
+ * Errors: those of _scan_next and _scan_end. */
+xtts_status xtts_melcache_inputs_scan_rest(xtts_melcache_inputs *in, xtts_error *err);
 /* Everything the scan and the second pass hold. */
 void xtts_melcache_inputs_free(xtts_melcache_inputs *in);
 void xtts_melcache_input_free(xtts_melcache_input *x);

@@ -1,10 +1,12 @@
 /* melcache.c — the cache build behind xtts-melcache (see melcache.h): a run's steps in order.
  *
- * A run reads the whole token stream once (inputs.h: small next to the audio) to build the
- * speaker table, so that every part of a sharded build agrees on it; makes its workers and
- * buffers (compute.h, slots.h); finds the cache it carries records from, with --reuse or
- * --update (plan.h); opens the shard writer, which tells where a previous run stopped
- * (resume.h); plans a shared update; starts the device that computes the mels (device.h);
+ * A run opens the token stream at its header (inputs.h), which completes the configuration;
+ * makes its workers and buffers (compute.h, slots.h); finds the cache it carries records
+ * from, with --reuse or --update (plan.h); reads the whole stream once (small next to the
+ * audio) to build the speaker table, so that every part of a sharded build agrees on it, and
+ * a whole update keys and looks up its inputs in that same reading; opens the shard writer,
+ * which tells where a previous run stopped (resume.h); plans a shared update; starts the
+ * device that computes the mels (device.h);
  * then pushes the inputs not stored yet through the write pipeline (pipeline.h) and writes
  * the manifest. Each step's state lives with the step; this file holds them together and
  * releases them in one place.
@@ -74,15 +76,15 @@ static void run_init(melcache_run *r, const xtts_melcache_options *o, const char
     xtts_melcache_plan_init(&r->plan, &r->o.cfg, res, o->dry_run);
 }
 
-/* The options, the device, then the first pass over the token stream, whose header
- * decides the tokenizer fields of the configuration. */
-static xtts_status run_read_inputs(melcache_run *r, FILE *tokens, xtts_error *err) {
+/* The options, the device, then the token stream opened: its header decides the tokenizer
+ * fields of the configuration. */
+static xtts_status run_open_inputs(melcache_run *r, FILE *tokens, xtts_error *err) {
     xtts_melcache_options *o = &r->o;
     xtts_status st = xtts_mel_params_check(&o->cfg.mel, err);
     if (st) return st;
     if (o->n_parts < 1 || o->part >= o->n_parts) return xtts_error_set(err, XTTS_EUSAGE, "--part: bad part number");
     if ((st = xtts_melcache_device_choose(&r->dev, o->device, err))) return st;
-    st = xtts_melcache_inputs_scan(tokens, r->tokens_name, o->cfg.val_fraction, o->exclude, &r->in, err);
+    st = xtts_melcache_inputs_open(tokens, r->tokens_name, o->cfg.val_fraction, o->exclude, &r->in, err);
     if (st) return st;
     const xtts_tokens_header *h = &r->in.hdr;
     snprintf(o->cfg.tokenizer, sizeof o->cfg.tokenizer, "%s", h->tokenizer);
@@ -92,6 +94,17 @@ static xtts_status run_read_inputs(melcache_run *r, FILE *tokens, xtts_error *er
     o->cfg.pad_token = h->pad_id;
     if (o->cfg.max_tokens <= 0 || o->cfg.max_tokens > XTTS_RECORD_MAX_TOKENS)
         return xtts_error_set(err, XTTS_EINPUT, "%s: header max_tokens=%d out of range", r->tokens_name, o->cfg.max_tokens);
+    return XTTS_OK;
+}
+
+/* The rest of the first pass: the counts and the speaker table, with a whole update's plan
+ * (keys and lookups) made as the stream is read; then the part's block of the inputs and the
+ * stage an update is built in. */
+static xtts_status run_count_inputs(melcache_run *r, xtts_error *err) {
+    xtts_melcache_options *o = &r->o;
+    int plan = r->plan.staging && r->plan.src && o->part < 0 && !o->compact; /* xtts_melcache_plan_share's */
+    xtts_status st = plan ? xtts_melcache_plan_walk(&r->plan, &r->in, &r->bufs, err) : xtts_melcache_inputs_scan_rest(&r->in, err);
+    if (st) return st;
     r->res->inputs = r->in.n;
     r->res->test_held_out = r->in.n_test;
     r->res->excluded = r->in.n_excluded;
@@ -99,7 +112,7 @@ static xtts_status run_read_inputs(melcache_run *r, FILE *tokens, xtts_error *er
     r->res->val_by_fraction = r->in.val_by_fraction;
     if (o->part >= 0) xtts_part_block(r->in.n, o->part, o->n_parts, &r->in.lo, &r->in.hi);
     r->plan.lo = r->in.lo;
-    return XTTS_OK;
+    return xtts_melcache_plan_stage(&r->plan, err);
 }
 
 /* A worker a thread, and the two buffers of records in flight. */
@@ -213,10 +226,11 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o, FILE *tokens, cons
                               xtts_melcache_result *res, xtts_error *err) {
     melcache_run r;
     run_init(&r, o, tokens_name, res);
-    xtts_status st = run_read_inputs(&r, tokens, err);
+    xtts_status st = run_open_inputs(&r, tokens, err);
     if (!st) st = run_start_workers(&r, err);
     if (!st && o->reuse_dir) st = xtts_melcache_plan_source(&r.plan, o->reuse_dir, 0, err);
     if (!st && o->update) st = xtts_melcache_plan_update(&r.plan, &r.o, err);
+    if (!st) st = run_count_inputs(&r, err);
     if (!st && o->dry_run) {
         st = xtts_melcache_plan_dry(&r.plan, o->part < 0, &r.in, &r.bufs, err);
         run_free(&r);
@@ -224,7 +238,7 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o, FILE *tokens, cons
     }
     if (!st) st = xtts_melcache_resume_open(&r.build, &r.o, &r.in, &r.bufs, res, err);
     r.plan.measure = r.build.measure;
-    if (!st && r.plan.staging && o->part < 0) st = xtts_melcache_plan_share(&r.plan, &r.build, o->compact, &r.in, &r.bufs, err);
+    if (!st && r.plan.staging && o->part < 0) st = xtts_melcache_plan_share(&r.plan, &r.build, o->compact, &r.bufs, err);
     if (!st) st = xtts_melcache_compute_measure(&r.compute, r.build.measure, err);
     if (!st) st = run_start_device(&r, err);
     if (!st) st = run_pipeline(&r, err);

@@ -144,12 +144,15 @@ xtts_status xtts_melcache_plan_update(xtts_melcache_plan *p, xtts_melcache_optio
         return xtts_error_set(err, XTTS_EIO, "%s: cannot update the cache here: %s", o->out_dir,
                               errno ? strerror(errno) : "the root directory");
     if ((st = xtts_update_dir_path(p->target, p->stage, sizeof p->stage, err))) return st;
-    int resumed;
-    if ((st = xtts_update_dir_prepare(p->target, p->stage, &resumed, err))) return st;
     p->staging = 1;
     o->out_dir = p->stage;
     o->force = 1; /* the stage is this update's own: whatever it holds that is not this build's goes */
     return XTTS_OK;
+}
+
+xtts_status xtts_melcache_plan_stage(xtts_melcache_plan *p, xtts_error *err) {
+    int resumed;
+    return p->staging ? xtts_update_dir_prepare(p->target, p->stage, &resumed, err) : XTTS_OK;
 }
 
 /* ---- a shared update (cache/share.h) ---------------------------------------------- */
@@ -199,18 +202,6 @@ static xtts_status walk_keyed(xtts_melcache_plan *p, xtts_melcache_inputs *in, x
     return st;
 }
 
-/* The plan's pass over the inputs: their keys (kept for the build pass), and for each
- * whether it stays in the old shards. The stream and its running digest are left as the
- * resume left them. */
-static xtts_status plan_pass(xtts_melcache_plan *p, const xtts_melcache_build *b, xtts_melcache_inputs *in,
-                             xtts_melcache_buffers *bs, xtts_error *err) {
-    xtts_sha256 saved = in->keys_ctx;
-    xtts_status st = xtts_melcache_plan_walk(p, in, bs, err);
-    if (!st) st = xtts_melcache_inputs_seek(in, b->start > p->lo ? b->start : p->lo, err);
-    in->keys_ctx = saved;
-    return st;
-}
-
 /* The plan taken: its figures; or dropped: every record copied. */
 static xtts_status plan_settle(xtts_melcache_plan *p, const xtts_melcache_build *b, int saved, xtts_error *err) {
     xtts_melcache_result *res = p->res;
@@ -235,7 +226,7 @@ static xtts_status plan_settle(xtts_melcache_plan *p, const xtts_melcache_build 
 }
 
 xtts_status xtts_melcache_plan_share(xtts_melcache_plan *p, const xtts_melcache_build *b, int compact,
-                                     xtts_melcache_inputs *in, xtts_melcache_buffers *bs, xtts_error *err) {
+                                     xtts_melcache_buffers *bs, xtts_error *err) {
     xtts_melcache_result *res = p->res;
     int saved = share_mode_saved(p, b);
     xtts_error pe;
@@ -247,15 +238,8 @@ xtts_status xtts_melcache_plan_share(xtts_melcache_plan *p, const xtts_melcache_
         snprintf(res->compact_why, sizeof res->compact_why, "%.150s", pe.msg);
     }
     if (res->compacted) return saved < 0 ? xtts_cache_writer_set_state(b->w, XTTS_MELCACHE_SHARE_KEY, "0", 1, err) : XTTS_OK;
-    uint64_t n = in->hi - p->lo;
-    p->plan_keys = malloc(n ? n * 32 : 1);
-    p->keep_bits = calloc((n + 7) / 8 + 1, 1);
-    p->found_at = malloc((n ? n : 1) * sizeof *p->found_at);
-    p->kept_at = malloc((n ? n : 1) * sizeof *p->kept_at);
-    p->kept_fig = malloc((n ? n : 1) * sizeof *p->kept_fig);
-    if (!p->plan_keys || !p->keep_bits || !p->found_at || !p->kept_at || !p->kept_fig) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     xtts_status st = xtts_share_plan_new(p->src, &p->plan, err);
-    if (!st) st = plan_pass(p, b, in, bs, err);
+    if (!st) st = xtts_melcache_plan_seen_apply(p, err);
     bs->keys.planned = p->plan_keys; /* the build pass takes the keys from here */
     bs->keys.planned_from = p->lo;
     if (st) return st;
@@ -317,6 +301,8 @@ void xtts_melcache_plan_free(xtts_melcache_plan *p) {
     free(p->kept_at);
     free(p->kept_fig);
     free(p->parse_at);
+    free(p->seen);
+    free(p->renumber);
     xtts_cache_source_close(p->src);
     if (p->lock_fd >= 0) xtts_update_dir_unlock(p->lock_fd);
     memset(p, 0, sizeof *p);

@@ -32,6 +32,18 @@ typedef struct {
     uint32_t n_frames, n_tokens, n_samples, split;
 } xtts_melcache_kept_fig;
 
+/* What the plan's pass learns of an input, kept until the stream is read whole and its
+ * speakers numbered (plan_walk.c): whether the source holds its id, and with its content key
+ * (found, same; then kept_at and kept_fig hold where and its figures), whether that record
+ * carries quality metrics, the ids it was stored with. */
+typedef struct {
+    xtts_tokens_pos pos;     /* where the stream holds the input */
+    uint64_t len;            /* the stored record's bytes */
+    uint32_t speaker_id;     /* the speaker id the record was stored with */
+    uint32_t first_speaker;  /* the input's speaker's place in the order of first appearance */
+    uint8_t found, same, has_quality, same_lang;
+} xtts_melcache_plan_seen;
+
 /* An input's place in the token stream. */
 typedef struct {
     uint64_t input;
@@ -60,6 +72,10 @@ typedef struct {
     xtts_melcache_kept_fig *kept_fig; /* [hi - lo]: the figures of input lo + i when it is kept */
     xtts_melcache_parse_at *parse_at; /* where the stream holds each input not kept, in input order */
     size_t n_parse_at, cap_parse_at;
+    xtts_melcache_plan_seen *seen; /* [n_seen]: the plan's pass, until the plan is made of it */
+    uint64_t n_seen;
+    size_t cap_inputs;       /* of plan_keys, kept_at, kept_fig and seen while the pass grows them */
+    int *renumber;           /* the speakers' ids by their place of first appearance */
 } xtts_melcache_plan;
 
 /* An empty plan for configuration cfg (by pointer), filling res. */
@@ -74,19 +90,23 @@ xtts_status xtts_melcache_plan_source(xtts_melcache_plan *p, const char *dir, in
 
 /* --update: where the build goes. A missing or empty out_dir is a plain build, an unfinished
  * one is finished first; a finished cache of this configuration is the source of a build
- * beside it (staging: o->out_dir then names the stage, o->force is set); of another
- * configuration it is refused, or with --force rebuilt in place as without --update; one
- * without content keys is refused, or with --force rebuilt whole beside it.
- * Errors: XTTS_EINPUT (an unfinished build), the source's, the lock's, the stage's. */
+ * beside it (staging: o->out_dir then names the stage, which xtts_melcache_plan_stage makes,
+ * o->force is set); of another configuration it is refused, or with --force rebuilt in place
+ * as without --update; one without content keys is refused, or with --force rebuilt whole
+ * beside it.
+ * Errors: XTTS_EINPUT (an unfinished build), the source's, the lock's, the stage's path. */
 xtts_status xtts_melcache_plan_update(xtts_melcache_plan *p, xtts_melcache_options *o, xtts_error *err);
+/* With staging, the stage made (or an earlier try's taken up): once the inputs are read.
+ * Errors: those of xtts_update_dir_prepare. */
+xtts_status xtts_melcache_plan_stage(xtts_melcache_plan *p, xtts_error *err);
 
 /* A whole update: plan which records stay in the old cache's shards, and share them when that
  * is worth it (else, or with compact, every record is copied); the mode is saved in b's writer
- * state, and a re-run continues in the mode its update began in. The plan's pass computes the
- * inputs' keys, which bs's keys then take. The stream is left where the resume left it.
- * Errors: XTTS_ENOMEM, the writer's, the source's, the inputs'. */
+ * state, and a re-run continues in the mode its update began in. The plan is made of what the
+ * plan's pass (xtts_melcache_plan_walk) saw, whose keys bs's keys then take.
+ * Errors: XTTS_ENOMEM, the writer's. */
 xtts_status xtts_melcache_plan_share(xtts_melcache_plan *p, const xtts_melcache_build *b, int compact,
-                                     xtts_melcache_inputs *in, xtts_melcache_buffers *bs, xtts_error *err);
+                                     xtts_melcache_buffers *bs, xtts_error *err);
 
 /* --dry-run: the keys of the part's inputs looked up in the source; nothing is written.
  * Errors: the inputs', the source's. */
@@ -104,11 +124,17 @@ uint64_t xtts_melcache_plan_to_compute(const xtts_melcache_plan *p, uint64_t fro
 xtts_status xtts_melcache_plan_fill(const xtts_melcache_plan *p, const xtts_melcache_buffers *bs, xtts_melcache_inputs *in,
                                     xtts_melcache_slot *buf, uint64_t *next, uint64_t end, size_t *m, xtts_error *err);
 
-/* The plan's pass (a shared update's, plan_walk.c): the part's inputs keyed and looked up in
- * the source, each planned as kept (keep_bits, kept_at, kept_fig) or to write (parse_at),
- * plan_keys and found_at filled. Errors: XTTS_ENOMEM, the inputs', the source's. */
+/* The plan's pass (a whole update's, plan_walk.c), which is also the first pass over the
+ * stream (in opened with xtts_melcache_inputs_open, ended here): every input keyed and looked up
+ * in the source, plan_keys, kept_at, kept_fig and seen filled, renumber taken.
+ * Errors: XTTS_ENOMEM, the inputs', the source's. */
 xtts_status xtts_melcache_plan_walk(xtts_melcache_plan *p, xtts_melcache_inputs *in, const xtts_melcache_buffers *bs,
                                     xtts_error *err);
+/* The plan made of what the pass saw, in input order: each input kept where the source stores
+ * it (keep_bits; the same content key, quality metrics when the build stores them, the ids
+ * this build gives it) or written (parse_at), found_at filled; seen is freed.
+ * Errors: XTTS_ENOMEM. */
+xtts_status xtts_melcache_plan_seen_apply(xtts_melcache_plan *p, xtts_error *err);
 /* 1 when the plan keeps input `input` in the source. */
 static inline int xtts_melcache_plan_is_kept(const xtts_melcache_plan *p, uint64_t input) {
     return p->keep_bits && (p->keep_bits[(input - p->lo) / 8] >> ((input - p->lo) % 8) & 1);

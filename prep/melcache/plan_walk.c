@@ -1,8 +1,10 @@
 /* plan_walk.c — a shared update's two passes over the inputs (plan.h): the plan's pass, which
- * reads the inputs PLAN_CHUNK at a time, keys and looks them up in the source on every thread
- * (each through a view of its own) and plans them in input order; and the build pass's side,
- * which reads only the inputs to compute (the reader jumps to where the plan's pass found
- * them), a run of kept inputs standing in one slot whose statistics the writer's thread reads. */
+ * is the stream's first reading: it reads the inputs PLAN_CHUNK at a time while the other
+ * threads key and look up the chunk before in the source (each through a view of its own),
+ * and once the stream is read whole and its speakers numbered, plans them in input order;
+ * and the build pass's side, which reads only the inputs to compute (the reader jumps to
+ * where the plan's pass found them), a run of kept inputs standing in one slot whose
+ * statistics the writer's thread reads. */
 #include "prep/melcache/plan.h"
 
 #include <omp.h>
@@ -12,22 +14,19 @@
 #include "cache/store/read/reader.h"
 #include "formats/record.h"
 
-/* 1 when the source's record carries the ids this build gives the input (the speaker and
- * language tables agree on it), so that its stored bytes are a fresh build's. */
-static int same_ids(const xtts_melcache_slot *s, const xtts_cache_source_hit *h, xtts_lengths *l) {
+/* The ids and figures the source's record was stored with: from its shard's "lengths" entry
+ * (the record itself is not read), else its header. -1 when neither reads. */
+static int stored_lengths(const xtts_cache_source_hit *h, xtts_lengths *l) {
     xtts_error e;
     xtts_record_header hdr;
-    if (h->lengths) { /* the shard's "lengths" entry: the record itself is not read */
-        if (xtts_lengths_unpack(h->lengths, h->lengths_len, l, &e)) return 0;
-    } else if (!xtts_record_parse_header(h->record, h->len, &hdr, &e))
-        xtts_lengths_from_header(&hdr, l);
-    else
-        return 0;
-    return l->speaker_id == (uint32_t)s->rec.speaker_id && l->lang_id == (uint32_t)s->rec.lang_id;
+    if (h->lengths) return xtts_lengths_unpack(h->lengths, h->lengths_len, l, &e) ? -1 : 0;
+    if (xtts_record_parse_header(h->record, h->len, &hdr, &e)) return -1;
+    xtts_lengths_from_header(&hdr, l);
+    return 0;
 }
 
-/* Where the stream holds the slot's input, which the build pass reads again. */
-static xtts_status note_parse_at(xtts_melcache_plan *p, const xtts_melcache_slot *s, xtts_error *err) {
+/* Where the stream holds input `input`, which the build pass reads again. */
+static xtts_status note_parse_at(xtts_melcache_plan *p, uint64_t input, const xtts_tokens_pos *pos, xtts_error *err) {
     if (p->n_parse_at == p->cap_parse_at) {
         size_t cap = p->cap_parse_at ? 2 * p->cap_parse_at : 1024;
         xtts_melcache_parse_at *a = realloc(p->parse_at, cap * sizeof *a);
@@ -35,7 +34,7 @@ static xtts_status note_parse_at(xtts_melcache_plan *p, const xtts_melcache_slot
         p->parse_at = a;
         p->cap_parse_at = cap;
     }
-    p->parse_at[p->n_parse_at++] = (xtts_melcache_parse_at){s->input, s->pos};
+    p->parse_at[p->n_parse_at++] = (xtts_melcache_parse_at){input, *pos};
     return XTTS_OK;
 }
 
@@ -75,49 +74,51 @@ xtts_status xtts_melcache_plan_fill(const xtts_melcache_plan *p, const xtts_melc
     return st;
 }
 
-/* What the plan's pass learns of one input (on any thread): whether the source holds its id
- * (found, where), and whether it stays where the source stores it (keep: the same content
- * key, complete, and the ids this build gives it). */
-typedef struct {
-    int found, keep;
-    size_t dir;
-    uint64_t local;
-    size_t len;
-    xtts_melcache_kept_fig fig; /* with keep */
-} plan_look;
-
 #define PLAN_CHUNK 1024 /* inputs a step of the plan's pass reads, then keys and looks up in parallel */
 
-static xtts_status look_one(const xtts_melcache_plan *p, xtts_cache_source_view *v, const xtts_melcache_slot *s,
-                            plan_look *l, xtts_error *err) {
+/* Input s keyed and looked up in the source through v (on any thread): what the pass sees of
+ * it into p's arrays at its index. */
+static xtts_status look_one(const xtts_melcache_plan *p, const xtts_melcache_keys *k, xtts_cache_source_view *v,
+                            xtts_melcache_slot *s, xtts_error *err) {
     const xtts_cache_config *c = p->cfg;
     const xtts_melcache_input *x = &s->rec;
+    uint64_t i = s->input - p->lo;
+    xtts_melcache_slot_key(k, s);
+    memcpy(p->plan_keys + i * 32, s->key, 32);
     int storable = !x->reject && x->lang_id >= 0 && x->n_tokens > 0 && x->n_tokens <= (uint32_t)c->max_tokens;
     xtts_cache_source_hit h = {0};
-    const char *need = p->measure || p->dry_run ? XTTS_CACHE_DB_QUALITY : NULL;
-    xtts_status st = storable ? xtts_cache_source_view_find(v, x->id, s->key, need, &h, err) : XTTS_OK;
-    xtts_lengths f;
-    *l = (plan_look){.found = h.found, .keep = h.same && xtts_melcache_plan_complete(p, &h) && same_ids(s, &h, &f),
-                     .dir = h.dir, .local = h.local, .len = h.len};
-    if (l->keep) l->fig = (xtts_melcache_kept_fig){f.n_frames, f.n_tokens, f.n_samples, f.split};
+    xtts_status st = storable ? xtts_cache_source_view_find(v, x->id, s->key, XTTS_CACHE_DB_QUALITY, &h, err) : XTTS_OK;
+    xtts_melcache_plan_seen *w = &p->seen[i];
+    *w = (xtts_melcache_plan_seen){.pos = s->pos, .len = h.len, .first_speaker = (uint32_t)x->speaker_id,
+                                   .found = (uint8_t)h.found, .same = (uint8_t)h.same};
+    p->kept_at[i] = (uint64_t)h.dir << 40 | h.local;
+    xtts_lengths l;
+    if (h.same && stored_lengths(&h, &l)) w->same = 0;
+    if (!w->same) return st;
+    for (size_t e = 0; e < h.n_entries; e++)
+        if (!strcmp(h.entries[e].db, XTTS_CACHE_DB_QUALITY)) w->has_quality = 1;
+    w->speaker_id = l.speaker_id;
+    w->same_lang = l.lang_id == (uint32_t)x->lang_id;
+    p->kept_fig[i] = (xtts_melcache_kept_fig){l.n_frames, l.n_tokens, l.n_samples, l.split};
     return st;
 }
 
-/* The plan's step for each input, in input order: kept where the source stores it, or taken
- * by the writer; the plan's keys and found_at collect the keys and the source records named. */
-static xtts_status apply_one(xtts_melcache_plan *p, const xtts_melcache_slot *s, const plan_look *l, xtts_error *err) {
-    uint64_t i = s->input - p->lo;
-    memcpy(p->plan_keys + i * 32, s->key, 32);
-    if (l->found) p->found_at[p->n_found++] = (uint64_t)l->dir << 40 | l->local;
-    if (l->keep) {
-        p->keep_bits[i / 8] |= (uint8_t)(1u << (i % 8));
-        p->kept_at[i] = (uint64_t)l->dir << 40 | l->local;
-        p->kept_fig[i] = l->fig;
-        (void)xtts_share_plan_keep(p->plan, l->dir, l->local, l->len); /* past the bound: the plan says so */
-        return XTTS_OK;
-    }
-    (void)xtts_share_plan_write(p->plan, s->input);
-    return note_parse_at(p, s, err);
+/* Room in the pass's arrays for n inputs. Errors: XTTS_ENOMEM. */
+static xtts_status reserve_inputs(xtts_melcache_plan *p, size_t n, xtts_error *err) {
+    if (n <= p->cap_inputs) return XTTS_OK;
+    size_t cap = p->cap_inputs ? p->cap_inputs : 16 * PLAN_CHUNK;
+    while (cap < n) cap *= 2;
+    uint8_t *keys = realloc(p->plan_keys, cap * 32);
+    if (keys) p->plan_keys = keys;
+    uint64_t *at = realloc(p->kept_at, cap * sizeof *at);
+    if (at) p->kept_at = at;
+    xtts_melcache_kept_fig *fig = realloc(p->kept_fig, cap * sizeof *fig);
+    if (fig) p->kept_fig = fig;
+    xtts_melcache_plan_seen *seen = realloc(p->seen, cap * sizeof *seen);
+    if (seen) p->seen = seen;
+    if (!keys || !at || !fig || !seen) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    p->cap_inputs = cap;
+    return XTTS_OK;
 }
 
 /* The first failure of a step of the plan's pass, in input order. */
@@ -127,15 +128,27 @@ typedef struct {
     xtts_error err;
 } plan_fail;
 
+/* Up to PLAN_CHUNK inputs of the stream's first reading into buf (*m of them). */
+static void read_chunk(xtts_melcache_inputs *in, xtts_melcache_slot *buf, size_t *m, plan_fail *f) {
+    *m = 0;
+    while (*m < PLAN_CHUNK) {
+        xtts_melcache_slot *s = &buf[*m];
+        int rc = xtts_melcache_inputs_scan_next(in, &s->rec, &s->pos, &f->err);
+        if (rc < 0) f->st = f->err.code ? f->err.code : XTTS_EINPUT;
+        if (rc != 1) return;
+        s->input = in->n - 1;
+        (*m)++;
+    }
+}
+
 /* The keys and lookups of buf[0..m), shared among the threads of the enclosing parallel
  * region (each with its view of the source), the first failure into f. */
-static void look_all(const xtts_melcache_plan *p, const xtts_melcache_keys *k, const xtts_melcache_inputs *in,
-                     xtts_cache_source_view **views, xtts_melcache_slot *buf, plan_look *looks, size_t m, plan_fail *f) {
+static void look_all(const xtts_melcache_plan *p, const xtts_melcache_keys *k, xtts_cache_source_view **views,
+                     xtts_melcache_slot *buf, size_t m, plan_fail *f) {
 #pragma omp for schedule(dynamic, 16) nowait
     for (size_t i = 0; i < m; i++) {
         xtts_error e;
-        xtts_melcache_slot_key(k, in, &buf[i]);
-        xtts_status st = look_one(p, views[omp_get_thread_num()], &buf[i], &looks[i], &e);
+        xtts_status st = look_one(p, k, views[omp_get_thread_num()], &buf[i], &e);
         if (st) {
 #pragma omp critical
             if (i < f->at) *f = (plan_fail){st, i, e};
@@ -147,17 +160,16 @@ static void look_all(const xtts_melcache_plan *p, const xtts_melcache_keys *k, c
  * inputs into nbuf (*nm of them). Returns the first failure in input order. */
 static xtts_status plan_step(xtts_melcache_plan *p, xtts_melcache_inputs *in, const xtts_melcache_buffers *bs,
                              xtts_cache_source_view **views, int threads, xtts_melcache_slot *buf, size_t m,
-                             plan_look *looks, xtts_melcache_slot *nbuf, size_t *nm, uint64_t *next, xtts_error *err) {
+                             xtts_melcache_slot *nbuf, size_t *nm, xtts_error *err) {
     plan_fail f = {XTTS_OK, m, {0}}, fill = {XTTS_OK, 0, {0}};
-    int more = *next < in->hi;
-    *nm = 0;
+    xtts_status st = reserve_inputs(p, in->n + PLAN_CHUNK, err); /* the arrays do not move while threads write them */
+    if (st) return st;
 #pragma omp parallel num_threads(threads)
     {
 #pragma omp single nowait
-        if (more) fill.st = xtts_melcache_buffer_fill(in, nbuf, PLAN_CHUNK, next, in->hi, nm, &fill.err);
-        look_all(p, &bs->keys, in, views, buf, looks, m, &f);
+        read_chunk(in, nbuf, nm, &fill);
+        look_all(p, &bs->keys, views, buf, m, &f);
     }
-    for (size_t i = 0; !f.st && i < m; i++) f.st = apply_one(p, &buf[i], &looks[i], &f.err);
     if (!f.st) f = fill;
     if (f.st && err) *err = f.err;
     return f.st;
@@ -167,25 +179,52 @@ xtts_status xtts_melcache_plan_walk(xtts_melcache_plan *p, xtts_melcache_inputs 
                                     xtts_error *err) {
     int threads = bs->keys.threads > 0 ? bs->keys.threads : 1;
     xtts_melcache_slot *buf = calloc(2 * PLAN_CHUNK, sizeof *buf);
-    plan_look *looks = calloc(PLAN_CHUNK, sizeof *looks);
     xtts_cache_source_view **views = calloc((size_t)threads, sizeof *views);
-    xtts_status st = buf && looks && views ? XTTS_OK : xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    xtts_status st = buf && views ? XTTS_OK : xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     for (int t = 0; !st && t < threads; t++) st = xtts_cache_source_view_open(p->src, &views[t], err);
-    if (!st) st = xtts_melcache_inputs_seek(in, p->lo, err);
-    uint64_t next = p->lo;
+    p->lo = 0;
     size_t m = 0;
-    if (!st) st = xtts_melcache_buffer_fill(in, buf, PLAN_CHUNK, &next, in->hi, &m, err);
+    if (!st) {
+        plan_fail fill = {XTTS_OK, 0, {0}};
+        read_chunk(in, buf, &m, &fill);
+        if ((st = fill.st) && err) *err = fill.err;
+    }
     for (int b = 0; !st && m > 0; b ^= 1) {
-        size_t nm;
-        st = plan_step(p, in, bs, views, threads, buf + b * PLAN_CHUNK, m, looks, buf + (b ^ 1) * PLAN_CHUNK, &nm,
-                       &next, err);
+        size_t nm = 0;
+        st = plan_step(p, in, bs, views, threads, buf + b * PLAN_CHUNK, m, buf + (b ^ 1) * PLAN_CHUNK, &nm, err);
         m = nm;
     }
+    if (!st) st = xtts_melcache_inputs_scan_end(in, &p->renumber, err);
+    p->n_seen = in->n;
     for (int t = 0; views && t < threads; t++) xtts_cache_source_view_close(views[t]);
     for (size_t i = 0; buf && i < 2 * PLAN_CHUNK; i++) xtts_melcache_input_free(&buf[i].rec);
     free(views);
-    free(looks);
     free(buf);
+    return st;
+}
+
+xtts_status xtts_melcache_plan_seen_apply(xtts_melcache_plan *p, xtts_error *err) {
+    uint64_t n = p->n_seen;
+    p->keep_bits = calloc((n + 7) / 8 + 1, 1);
+    p->found_at = malloc((n ? n : 1) * sizeof *p->found_at);
+    if (!p->keep_bits || !p->found_at) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    const int quality = p->measure || p->dry_run; /* the build stores metrics: a record without them is computed */
+    xtts_status st = XTTS_OK;
+    for (uint64_t i = 0; !st && i < n; i++) {
+        const xtts_melcache_plan_seen *w = &p->seen[i];
+        const uint64_t at = p->kept_at[i];
+        if (w->found) p->found_at[p->n_found++] = at;
+        if (w->same && (w->has_quality || !quality) && w->same_lang &&
+            w->speaker_id == (uint32_t)p->renumber[w->first_speaker]) { /* its stored bytes are a fresh build's */
+            p->keep_bits[i / 8] |= (uint8_t)(1u << (i % 8));
+            (void)xtts_share_plan_keep(p->plan, (size_t)(at >> 40), at & ((1ull << 40) - 1), w->len); /* past the bound: the plan says so */
+        } else {
+            (void)xtts_share_plan_write(p->plan, p->lo + i);
+            st = note_parse_at(p, p->lo + i, &w->pos, err);
+        }
+    }
+    free(p->seen);
+    p->seen = NULL;
     return st;
 }
 

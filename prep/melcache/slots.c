@@ -66,54 +66,53 @@ xtts_status xtts_melcache_buffer_fill(xtts_melcache_inputs *in, xtts_melcache_sl
 
 /* The content key of the slot's input from its audio file's content hash (NULL: the file
  * cannot be read) and the stream's fields. */
-static void key_of(const xtts_melcache_keys *k, const xtts_melcache_inputs *in, xtts_melcache_slot *s,
-                   const uint8_t *audio) {
+static void key_of(const xtts_melcache_keys *k, xtts_melcache_slot *s, const uint8_t *audio) {
     const xtts_melcache_input *x = &s->rec;
     xtts_content_key_input ki = {
         .config_hash = k->cfg_hash, .audio_hash = audio, .id = x->id,
-        .speaker = in->speakers[x->speaker_id], .lang = x->lang, .split = x->split, .tokens = x->tokens,
+        .speaker = x->speaker, .lang = x->lang, .split = x->split, .tokens = x->tokens,
         .n_tokens = x->n_tokens, .text = x->text, .orig_text = x->orig_text, .reject = x->reject,
     };
     xtts_content_key(&ki, s->key);
 }
 
 /* The key of a slot whose file must be read (hashed, not decoded). */
-static void key_read(const xtts_melcache_keys *k, const xtts_melcache_inputs *in, xtts_melcache_slot *s) {
+static void key_read(const xtts_melcache_keys *k, xtts_melcache_slot *s) {
     uint8_t audio[32];
     int readable = xtts_audio_hasher_hash(k->hasher, s->rec.audio_path, audio) == 0;
-    key_of(k, in, s, readable ? audio : NULL);
+    key_of(k, s, readable ? audio : NULL);
 }
 
-void xtts_melcache_slot_key(const xtts_melcache_keys *k, const xtts_melcache_inputs *in, xtts_melcache_slot *s) {
+void xtts_melcache_slot_key(const xtts_melcache_keys *k, xtts_melcache_slot *s) {
     uint8_t audio[32];
-    if (xtts_audio_hasher_known(k->hasher, s->rec.audio_path, audio)) key_of(k, in, s, audio);
-    else key_read(k, in, s);
+    if (xtts_audio_hasher_known(k->hasher, s->rec.audio_path, audio)) key_of(k, s, audio);
+    else key_read(k, s);
 }
 
 /* The keys of buf[0..m): those whose files the stat records know on this thread (an update's
  * usual case: a stat and a hash each, too little to wake the workers for), the files to read
  * on the workers. */
-static void keys_compute(const xtts_melcache_keys *k, xtts_melcache_inputs *in, xtts_melcache_slot *buf, size_t m) {
+static void keys_compute(const xtts_melcache_keys *k, xtts_melcache_slot *buf, size_t m) {
     size_t n_read = 0;
     if (xtts_audio_hasher_empty(k->hasher)) /* a first build: every file is read */
         for (size_t i = 0; i < m; i++) k->to_read[n_read++] = i;
     else
         for (size_t i = 0; i < m; i++) {
             uint8_t audio[32];
-            if (xtts_audio_hasher_known(k->hasher, buf[i].rec.audio_path, audio)) key_of(k, in, &buf[i], audio);
+            if (xtts_audio_hasher_known(k->hasher, buf[i].rec.audio_path, audio)) key_of(k, &buf[i], audio);
             else k->to_read[n_read++] = i;
         }
-    if (n_read == 1) key_read(k, in, &buf[k->to_read[0]]);
+    if (n_read == 1) key_read(k, &buf[k->to_read[0]]);
     else if (n_read > 1) {
 #pragma omp parallel for num_threads(k->threads) schedule(dynamic, 8)
-        for (size_t j = 0; j < n_read; j++) key_read(k, in, &buf[k->to_read[j]]);
+        for (size_t j = 0; j < n_read; j++) key_read(k, &buf[k->to_read[j]]);
     }
 }
 
 void xtts_melcache_buffer_keys(const xtts_melcache_buffers *bs, xtts_melcache_inputs *in, xtts_melcache_slot *buf,
                                size_t m) {
     const xtts_melcache_keys *k = &bs->keys;
-    if (!k->planned) keys_compute(k, in, buf, m);
+    if (!k->planned) keys_compute(k, buf, m);
     for (size_t i = 0; i < m; i++) {
         if (k->planned) { /* the plan's pass computed them: the slot's, or those of its run */
             const uint8_t *key = k->planned + (buf[i].input - k->planned_from) * 32;

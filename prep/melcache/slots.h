@@ -108,11 +108,11 @@ xtts_status xtts_melcache_slot_read(xtts_melcache_inputs *in, xtts_melcache_slot
 xtts_status xtts_melcache_buffer_fill(xtts_melcache_inputs *in, xtts_melcache_slot *buf, size_t cap, uint64_t *next,
                                       uint64_t end, size_t *m, xtts_error *err);
 
+/* The content key of slot s: its file's hash from its stat record, or read. Thread-safe. */
+void xtts_melcache_slot_key(const xtts_melcache_keys *k, xtts_melcache_slot *s);
+
 /* The buffer's keys (on `threads` threads), then, in input order, the inputs' running digest
  * over them and each slot's copy of its state. */
-/* The content key of slot s: its file's hash from its stat record, or read. Thread-safe. */
-void xtts_melcache_slot_key(const xtts_melcache_keys *k, const xtts_melcache_inputs *in, xtts_melcache_slot *s);
-
 void xtts_melcache_buffer_keys(const xtts_melcache_buffers *bs, xtts_melcache_inputs *in, xtts_melcache_slot *buf,
                                size_t m);
 
