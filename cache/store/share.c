@@ -156,32 +156,52 @@ xtts_status xtts_share_probe(const xtts_cache_source *src, const char *stage, xt
 
 /* ---- finishing ------------------------------------------------------------------------ */
 
-/* The sum of the value sizes of "records" keys lo..lo+n-1 of the shard at path. */
-static xtts_status range_bytes(const char *path, uint64_t lo, uint64_t n, uint64_t *bytes, xtts_error *err) {
-    *bytes = 0;
-    MDB_env *env = NULL;
-    MDB_txn *txn = NULL;
-    MDB_cursor *cur = NULL;
+/* A writer's shard open for reading its records' sizes (the one a finish reads last). */
+typedef struct {
+    char path[4200];
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_cursor *cur;
+} range_shard;
+
+static void range_shard_close(range_shard *r) {
+    if (r->cur) mdb_cursor_close(r->cur);
+    if (r->txn) mdb_txn_abort(r->txn);
+    if (r->env) mdb_env_close(r->env);
+    memset(r, 0, sizeof *r);
+}
+
+/* r open on the shard at path (kept open when it already is); an LMDB code. */
+static int range_shard_open(range_shard *r, const char *path) {
+    if (r->env && !strcmp(r->path, path)) return 0;
+    range_shard_close(r);
+    snprintf(r->path, sizeof r->path, "%s", path);
     MDB_dbi dbi;
-    int rc = mdb_env_create(&env);
-    if (!rc) rc = mdb_env_set_maxdbs(env, XTTS_SHARD_MAX_DBS);
-    if (!rc) rc = mdb_env_open(env, path, MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD, 0644);
-    if (!rc) rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
-    if (!rc) rc = mdb_dbi_open(txn, "records", 0, &dbi);
-    if (!rc) rc = mdb_cursor_open(txn, dbi, &cur);
+    int rc = mdb_env_create(&r->env);
+    if (!rc) rc = mdb_env_set_maxdbs(r->env, XTTS_SHARD_MAX_DBS);
+    if (!rc) rc = mdb_env_open(r->env, path, MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD, 0644);
+    if (!rc) rc = mdb_txn_begin(r->env, NULL, MDB_RDONLY, &r->txn);
+    if (!rc) rc = mdb_dbi_open(r->txn, "records", 0, &dbi);
+    if (!rc) rc = mdb_cursor_open(r->txn, dbi, &r->cur);
+    if (rc) range_shard_close(r);
+    return rc;
+}
+
+/* The sum of the value sizes of "records" keys lo..lo+n-1 of the shard at path, read through r. */
+static xtts_status range_bytes(range_shard *r, const char *path, uint64_t lo, uint64_t n, uint64_t *bytes,
+                               xtts_error *err) {
+    *bytes = 0;
+    int rc = range_shard_open(r, path);
     uint8_t kb[8];
     xtts_put_be64(kb, lo);
     MDB_val k = {8, kb}, v;
     uint64_t got = 0;
-    if (!rc) rc = n ? mdb_cursor_get(cur, &k, &v, MDB_SET_KEY) : MDB_NOTFOUND;
+    if (!rc) rc = n ? mdb_cursor_get(r->cur, &k, &v, MDB_SET_KEY) : MDB_NOTFOUND;
     while (!rc && got < n) {
         if (k.mv_size != 8 || xtts_get_be64(k.mv_data) != lo + got) break;
         *bytes += v.mv_size;
-        if (++got < n) rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+        if (++got < n) rc = mdb_cursor_get(r->cur, &k, &v, MDB_NEXT);
     }
-    if (cur) mdb_cursor_close(cur);
-    if (txn) mdb_txn_abort(txn);
-    if (env) mdb_env_close(env);
     if (got != n)
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: records %llu..%llu: %s", path, (unsigned long long)lo,
                               (unsigned long long)(lo + n - 1), rc ? mdb_strerror(rc) : "keys missing");
@@ -204,12 +224,21 @@ typedef struct {
     json_t *out; /* the new "shards" */
     uint64_t total;
     const char *stage;
+    range_shard rs; /* the writer's shard take_written reads */
 } finish_ctx;
 
+/* How many of the sorted rejected inputs are below v. */
+static size_t rejected_below(const finish_ctx *x, uint64_t v) {
+    size_t a = 0, b = x->n_rejected;
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (x->rejected[mid] < v) a = mid + 1; else b = mid;
+    }
+    return a;
+}
+
 static uint64_t rejected_in(const finish_ctx *x, uint64_t a, uint64_t n) {
-    uint64_t c = 0;
-    for (size_t i = 0; i < x->n_rejected; i++) c += x->rejected[i] >= a && x->rejected[i] - a < n;
-    return c;
+    return rejected_below(x, a + n) - rejected_below(x, a);
 }
 
 static int add_entry(finish_ctx *x, const char *name, uint64_t local_first, uint64_t records, uint64_t bytes) {
@@ -234,7 +263,7 @@ static xtts_status take_written(finish_ctx *x, uint64_t stored, xtts_error *err)
         const char *name = json_string_value(json_object_get(s, "name"));
         char path[4200];
         xtts_path_join(path, sizeof path, x->stage, name);
-        xtts_status st = range_bytes(path, x->wo, t, &bytes, err);
+        xtts_status st = range_bytes(&x->rs, path, x->wo, t, &bytes, err);
         if (st) return st;
         if (add_entry(x, name, x->wo, t, bytes)) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
         x->wo += t;
@@ -329,6 +358,7 @@ xtts_status xtts_share_finish(const xtts_share_plan *p, const char *stage, uint6
     xtts_status st = base_no ? load_writer_manifest(&x, err) : xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     for (size_t d = 0; base_no && d < dirs; d++) base_no[d] = -1;
     if (!st) st = finish_entries(p, &x, base_no, err);
+    range_shard_close(&x.rs);
     if (!st) fsync_path(stage);
     if (!st && (json_object_set(x.m, "shards", x.out) || json_object_set_new(x.m, "records", json_integer((json_int_t)x.total)) ||
                 json_object_set_new(x.m, "format_version", json_integer(XTTS_MANIFEST_VERSION_SHARED))))
