@@ -847,6 +847,10 @@ static int commit_txn(xtts_cache_writer *w, const char *rejects_text) {
     MDB_dbi lens = 0;
     int v2 = w->cfg.format_version >= 2;
     if (!rc && v2) rc = mdb_dbi_open(txn, "lengths", MDB_CREATE, &lens);
+    /* The records first, then their small entries database by database: each database's
+     * pages of this commit then lie side by side in the file, and a reader that walks one of
+     * them (an update's plan, its sums) touches a run of pages instead of one page among
+     * every record's pages. */
     for (size_t i = 0; !rc && i < w->n_pend; i++) {
         uint8_t key[8];
         xtts_put_be64(key, s->records + i);
@@ -855,16 +859,22 @@ static int commit_txn(xtts_cache_writer *w, const char *rejects_text) {
         if (rc) break;
         MDB_val ik = {strlen(w->pend[i].id), w->pend[i].id}, iv = {8, key};
         rc = mdb_put(txn, ids, &ik, &iv, MDB_NOOVERWRITE);
-        if (!rc && v2) {
-            MDB_val lv = {XTTS_LENGTHS_BYTES, w->pend[i].lengths};
-            rc = mdb_put(txn, lens, &k, &lv, MDB_APPEND);
-        }
-        if (!rc) rc = entries_put(txn, &w->pend[i], key);
         if (!rc && w->pend[i].source) {
             char mk[8 + 512];
             snprintf(mk, sizeof mk, "audio:%s", w->pend[i].id);
             rc = put_meta(txn, meta, mk, w->pend[i].source, strlen(w->pend[i].source));
         }
+    }
+    for (size_t i = 0; !rc && v2 && i < w->n_pend; i++) {
+        uint8_t key[8];
+        xtts_put_be64(key, s->records + i);
+        MDB_val k = {8, key}, lv = {XTTS_LENGTHS_BYTES, w->pend[i].lengths};
+        rc = mdb_put(txn, lens, &k, &lv, MDB_APPEND);
+    }
+    for (size_t i = 0; !rc && i < w->n_pend; i++) {
+        uint8_t key[8];
+        xtts_put_be64(key, s->records + i);
+        rc = entries_put(txn, &w->pend[i], key);
     }
     const char *fmt = xtts_cache_format_name(w->cfg.format_version);
     if (!rc) rc = put_meta(txn, meta, "format", fmt, strlen(fmt));
