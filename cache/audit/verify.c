@@ -481,14 +481,14 @@ static void check_unlisted(run_t *r, const char *dir) {
     closedir(d);
 }
 
-/* ---- audio codes (cache/store/codes_store.h) ------------------------------------------------ */
+/* ---- audio codes (cache/store/codes_store.h, read through cache/store/read/codes_read.h) ---- */
 
 /* Every record's codes in the codes directory at path: an entry under its content key, of the
  * length its waveform gives, whole (checksum), every code within the codebook. */
 static void check_codes_dir(run_t *r, const char *name, const char *path) {
-    xtts_codes_store *cs = NULL;
+    xtts_codes_reader *cs = NULL;
     xtts_error e;
-    if (xtts_codes_store_open(path, &cs, &e)) {
+    if (xtts_codes_reader_open(path, &cs, &e)) { /* under the fault guard: a damaged file is a fault, not a signal */
         fault(r, name, -1, "", "%s", e.msg);
         return;
     }
@@ -511,7 +511,7 @@ static void check_codes_dir(run_t *r, const char *name, const char *path) {
             }
             codes = g, cap = want + 1;
         }
-        xtts_status st = xtts_codes_store_get(cs, kv, codes, cap, &got, &e);
+        xtts_status st = xtts_codes_reader_get(cs, kv, codes, cap, &got, &e);
         if (!st && got != want) st = XTTS_ECORRUPT, snprintf(e.msg, sizeof e.msg, "%zu codes, its %u samples make %zu",
                                                              got, h.n_samples, want);
         if (!st) r->rep->codes_records++;
@@ -521,10 +521,10 @@ static void check_codes_dir(run_t *r, const char *name, const char *path) {
     if (missing > 10 || bad > 10) /* one line for the rest: a directory of a wrong kind fails every record */
         fault(r, name, -1, "", "%llu records without audio codes and %llu with damaged ones in all", (unsigned long long)missing,
               (unsigned long long)bad);
-    r->rep->codes_entries += xtts_codes_store_count(cs);
+    r->rep->codes_entries += xtts_codes_reader_count(cs);
     r->rep->codes_dirs++;
     free(codes);
-    xtts_codes_store_close(cs);
+    xtts_codes_reader_close(cs);
 }
 
 static void check_codes(run_t *r, const char *dir) {

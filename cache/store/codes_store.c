@@ -1,6 +1,7 @@
 /* codes_store.c — the audio codes directory of a cache (codes_store.h; formats/cache.md,
  * "Audio codes"): an LMDB environment keyed by content key, its header in "meta". */
 #include "cache/store/codes_store.h"
+#include "cache/store/read/lmdb_file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -112,6 +113,7 @@ xtts_status xtts_codes_store_create(const char *cache_dir, const xtts_codes_head
     else if (mkdir(s->path, 0777) && errno != EEXIST)
         st = xtts_error_set(err, XTTS_EIO, "%s: cannot create: %s", s->path, strerror(errno));
     if (!st) st = xtts_lock(s->path, CODES_LOCK, 1, &s->lock_fd, "audio codes being computed", err);
+    if (!st) st = xtts_lmdb_file_check(s->path, err);
     if (!st) st = env_open(s, 0, hdr, err);
     if (!st && (strcmp(s->hdr.dvae_sha256, hdr->dvae_sha256) || strcmp(s->hdr.norms_sha256, hdr->norms_sha256) ||
                 s->hdr.num_tokens != hdr->num_tokens))
@@ -136,6 +138,7 @@ xtts_status xtts_codes_store_open(const char *path, xtts_codes_store **out, xtts
     xtts_status st = XTTS_OK;
     xtts_path_join(data, sizeof data, path, "data.mdb");
     if (stat(data, &sb)) st = xtts_error_set(err, XTTS_ENOTFOUND, "%s: no data.mdb", path);
+    if (!st) st = xtts_lmdb_file_check(path, err); /* a file cut short is refused before it is mapped */
     if (!st) st = env_open(s, MDB_RDONLY, NULL, err);
     if (!st) st = xtts_codes_name_check(path, &s->hdr, err);
     if (st) {

@@ -179,4 +179,23 @@ expect_rc 0 "$BIN/xtts-cache-codes" "$T/u" --dvae "$T/dvae2.pth" --mel-norms "$T
 [ "$(ls -d "$T/u"/codes-* | wc -l)" -eq 2 ] || die "two DVAEs share a directory"
 "$BIN/xtts-cache-verify" "$T/u" > "$T/v.txt" || { cat "$T/v.txt"; die "verify with two codes directories"; }
 grep -q "audio codes: 2 directories, 480 records' codes whole" "$T/v.txt" || die "verify did not check both"
+
+# a codes file cut short (a copy interrupted, a disk that filled): verify names the directory
+# and exits 2, never a crash; so do an update of the cache and xtts-cache-codes
+cp -a "$T/u" "$T/cut"
+for f in "$T/cut"/codes-*/data.mdb; do truncate -s $(( $(stat -c %s "$f") / 3 )) "$f"; done
+rc=0; "$BIN/xtts-cache-verify" "$T/cut" > "$T/v.txt" 2>&1 || rc=$?
+[ $rc -eq 2 ] || { cat "$T/v.txt"; die "verify of a cut codes file: exit $rc"; }
+for f in "$T/cut"/codes-*/data.mdb; do
+  grep -q "$(basename "$(dirname "$f")")" "$T/v.txt" || { cat "$T/v.txt"; die "verify does not name a cut codes directory"; }
+done
+# an update of that cache, which carries the codes over: exit 2 naming the file, the cache as it was
+cache_files() { (cd "$1" && find . -type f ! -name '*lock*' -exec md5sum {} + | sort); } # the lock files hold a pid
+files_cut=$(cache_files "$T/cut")
+expect_rc 2 "$BIN/xtts-melcache" --out "$T/cut" --audio int16 -j 2 -q --update "$T/many.tsv"
+grep -q "codes-.*truncated" "$T/err.txt" || { cat "$T/err.txt"; die "the update does not name the cut codes file"; }
+[ "$(cache_files "$T/cut")" = "$files_cut" ] || die "the failed update changed the cache"
+# and xtts-cache-codes on it: the same, no crash
+expect_rc 2 "$BIN/xtts-cache-codes" "$T/cut" "${M[@]}"
+grep -q "codes-.*truncated" "$T/err.txt" || { cat "$T/err.txt"; die "xtts-cache-codes does not name the cut codes file"; }
 echo "ok"

@@ -217,6 +217,18 @@ xtts_status xtts_codes_reader_get(xtts_codes_reader *r, const uint8_t key[XTTS_C
     return st ? xtts_error_set(err, st, "%s", e.msg) : XTTS_OK;
 }
 
+uint64_t xtts_codes_reader_count(xtts_codes_reader *r) {
+    MDB_txn *volatile txn = NULL;
+    MDB_stat ms;
+    volatile uint64_t n = 0;
+    GUARD(sig)
+    if (!mdb_txn_begin(r->env, NULL, MDB_RDONLY, (MDB_txn **)&txn) && !mdb_stat(txn, r->codes_dbi, &ms)) n = ms.ms_entries;
+    GUARD_END(sig)
+    (void)sig;
+    if (txn) mdb_txn_abort(txn);
+    return n;
+}
+
 void xtts_codes_reader_close(xtts_codes_reader *r) {
     if (!r) return;
     if (r->env) mdb_env_close(r->env);

@@ -88,6 +88,9 @@ const xtts_codes_header *xtts_codes_reader_header(const xtts_codes_reader *r);
 xtts_status xtts_codes_reader_get(xtts_codes_reader *r, const uint8_t key[XTTS_CODES_KEY_BYTES], uint16_t *codes,
                                   size_t cap, size_t *n, xtts_error *err);
 
+/* The entries the directory holds (0 when its pages cannot be read). */
+uint64_t xtts_codes_reader_count(xtts_codes_reader *r);
+
 /* NULL is allowed. */
 void xtts_codes_reader_close(xtts_codes_reader *r);
 
