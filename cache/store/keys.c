@@ -36,11 +36,17 @@ typedef struct {
 struct xtts_cache_source {
     source_shard *shards; /* one per directory */
     size_t n_shards;
-    source_range *ranges; /* one per manifest entry */
+    source_range *ranges; /* one per manifest entry that lists records, by directory and first key */
     size_t n_ranges;
     int ranged;           /* manifest format_version 3: a directory's keys outside its ranges are no record */
     uint64_t records;
 };
+
+static int cmp_range(const void *a, const void *b) {
+    const source_range *x = a, *y = b;
+    if (x->dir != y->dir) return x->dir < y->dir ? -1 : 1;
+    return (x->local_first > y->local_first) - (x->local_first < y->local_first);
+}
 
 size_t xtts_keys_value_bytes(int n_mels) { return XTTS_CONTENT_KEY_BYTES + 4 + 16 * (size_t)n_mels; }
 
@@ -179,7 +185,7 @@ xtts_status xtts_cache_source_open(const char *dir, const char *config_hash, xtt
     for (size_t i = 0; !st && i < info.n_shards; i++) {
         size_t d = 0; /* one environment per directory, however many entries list it */
         while (d < s->n_shards && strcmp(s->shards[d].name, info.shards[i].name)) d++;
-        s->ranges[s->n_ranges++] = (source_range){d, info.shards[i].local_first, info.shards[i].records};
+        if (info.shards[i].records) s->ranges[s->n_ranges++] = (source_range){d, info.shards[i].local_first, info.shards[i].records};
         if (d < s->n_shards) continue;
         source_shard *sh = &s->shards[s->n_shards++];
         snprintf(sh->name, sizeof sh->name, "%s", info.shards[i].name);
@@ -191,6 +197,7 @@ xtts_status xtts_cache_source_open(const char *dir, const char *config_hash, xtt
         xtts_cache_source_close(s);
         return st;
     }
+    qsort(s->ranges, s->n_ranges, sizeof *s->ranges, cmp_range); /* the manifest's ranges do not overlap */
     *out = s;
     return XTTS_OK;
 }
@@ -201,13 +208,19 @@ const char *xtts_cache_source_dir_name(const xtts_cache_source *s, size_t d) { r
 const char *xtts_cache_source_dir_path(const xtts_cache_source *s, size_t d) { return s->shards[d].path; }
 uint64_t xtts_cache_source_dir_bytes(const xtts_cache_source *s, size_t d) { return s->shards[d].bytes; }
 
-/* Whether local key `local` of directory d is a record of the source (in one of its ranges). */
+/* Whether local key `local` of directory d is a record of the source: in the range that
+ * starts last at or before it (the ranges are sorted and do not overlap; an update lists one
+ * per run of kept records, thousands after many updates, and every lookup asks). */
 static int referenced(const xtts_cache_source *s, size_t d, uint64_t local) {
     if (!s->ranged) return 1;
-    for (size_t i = 0; i < s->n_ranges; i++)
-        if (s->ranges[i].dir == d && local >= s->ranges[i].local_first && local - s->ranges[i].local_first < s->ranges[i].records)
-            return 1;
-    return 0;
+    size_t a = 0, b = s->n_ranges; /* the first range after (d, local) */
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        const source_range *r = &s->ranges[mid];
+        if (r->dir < d || (r->dir == d && r->local_first <= local)) a = mid + 1; else b = mid;
+    }
+    const source_range *r = a ? &s->ranges[a - 1] : NULL;
+    return r && r->dir == d && local - r->local_first < r->records;
 }
 
 static xtts_status fill_hit(source_shard *sh, MDB_val *local, const uint8_t *key, xtts_cache_source_hit *hit,
