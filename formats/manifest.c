@@ -417,10 +417,12 @@ static int shards_conflict(const json_t *shards, size_t n, int shared) {
     int bad = 0;
     long long end = 0;
     for (size_t i = 1; i < n && !bad; i++) {
-        int same = !strcmp(r[i].name, r[i - 1].name);
-        if (!same) end = 0;
+        if (strcmp(r[i].name, r[i - 1].name)) { /* another directory: its ranges start afresh */
+            end = 0;
+            continue;
+        }
         if (r[i - 1].n > 0 && r[i - 1].first + r[i - 1].n > end) end = r[i - 1].first + r[i - 1].n;
-        bad = same && (!shared || (r[i].n > 0 && r[i].first < end));
+        bad = !shared || (r[i].n > 0 && r[i].first < end);
     }
     free(r);
     return bad;

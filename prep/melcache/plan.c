@@ -86,21 +86,21 @@ static void load_stat_records(const char *dir, xtts_audio_hasher *h) {
         xtts_cache_close(c);
         return;
     }
-    size_t n = xtts_cache_n_shards(c);
-    for (size_t i = 0; i < n; i++) {
-        xtts_cache_shard s, t;
+    size_t n = xtts_cache_n_shards(c), n_dirs = 0;
+    const char **dirs = malloc((n ? n : 1) * sizeof *dirs); /* the directories read: a few, however many runs */
+    for (size_t i = 0; dirs && i < n; i++) {
+        xtts_cache_shard s;
         xtts_cache_shard_get(c, i, &s);
         int seen = 0; /* a shared directory is listed once a run of its records */
-        for (size_t k = 0; k < i && !seen; k++) {
-            xtts_cache_shard_get(c, k, &t);
-            seen = !strcmp(s.name, t.name);
-        }
+        for (size_t k = 0; k < n_dirs && !seen; k++) seen = !strcmp(s.name, dirs[k]);
+        if (!seen) dirs[n_dirs++] = s.name;
         char *val;
         size_t len;
         if (seen || xtts_cache_reader_meta(rd, i, "state:" XTTS_MELCACHE_STAT_KEY, &val, &len, &e)) continue;
         (void)xtts_audio_hasher_load(h, val, len, &e); /* out of memory: the files are read */
         free(val);
     }
+    free(dirs);
     xtts_cache_reader_delete(rd);
     xtts_cache_close(c);
 }
