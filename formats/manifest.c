@@ -401,11 +401,10 @@ static int cmp_shard_ref(const void *a, const void *b) {
     return c ? c : (x->first > y->first) - (x->first < y->first);
 }
 
-/* 1 when two of the first n entries conflict (or memory runs out: the caller then looks
- * pair by pair): sorted by name and first key, a shard listed twice has equal neighbours, and
- * of ranges in order of their first key, one overlaps an earlier one only if it starts before
- * the farthest end of those before it. */
-static int shards_conflict(const json_t *shards, size_t n, int shared) {
+/* Sorted by name and first key, a shard listed twice has equal neighbours, and of one
+ * directory's ranges in order of their first key, one overlaps an earlier one only if it
+ * starts before the farthest end of those before it. */
+int xtts_manifest_shards_conflict(const json_t *shards, size_t n, int shared) {
     shard_ref *r = malloc((n ? n : 1) * sizeof *r);
     if (!r) return 1;
     for (size_t i = 0; i < n; i++) {
@@ -443,7 +442,7 @@ static xtts_status check_shards(const json_t *shards, int shared, const char *na
     }
     /* a conflict among the valid entries before the first bad one is named first, pair by
      * pair (the rare case: thousands of entries are checked by sorting) */
-    int conflict = valid > 1 && shards_conflict(shards, valid, shared);
+    int conflict = valid > 1 && xtts_manifest_shards_conflict(shards, valid, shared);
     for (size_t i = 1; conflict && i < valid; i++) {
         const json_t *s = json_array_get(shards, i);
         const char *sn = json_string_value(json_object_get(s, "name"));

@@ -95,6 +95,12 @@ int xtts_cache_config_max_padded_frames(const xtts_cache_config *c);
  * limit, XTTS_ENOMEM) and of xtts_manifest_parse. */
 xtts_status xtts_manifest_load(const char *path, json_t **out, xtts_error *err);
 
+/* 1 when two of the first n entries of a manifest's "shards" array conflict: the same shard
+ * listed twice, or (shared: format_version 3) one directory's ranges of keys overlapping; also
+ * when memory runs out. What the manifest check asks first, by sorting, before it names the
+ * first conflicting entry pair by pair. */
+int xtts_manifest_shards_conflict(const json_t *shards, size_t n, int shared);
+
 /* Same checks on an in-memory JSON text (used by load and by the fuzz target).
  * Errors: XTTS_EINPUT (invalid JSON, including a duplicate key; a missing, mistyped or
  * inconsistent key; a bad config), XTTS_EMISMATCH (format_version outside what this build

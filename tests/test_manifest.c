@@ -550,6 +550,24 @@ static void manifest_many_ranges(void **state) {
     json_decref(m);
 }
 
+/* The sorted check alone (what spares the check of every pair): each directory's ranges are
+ * compared only with that directory's, so one whose first range starts before another
+ * directory's last end is no conflict; a real overlap, a shard listed twice, are. */
+static void manifest_shards_conflict_by_directory(void **state) {
+    (void)state;
+    json_t *a = json_array();
+    const struct { const char *name; int first, n; } e[] = {
+        {"base-00000", 0, 10}, {"base-00001", 0, 5}, {"base-00000", 10, 10}, {"base-00001", 5, 5}, {"shard-00000", 0, 3}};
+    for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
+        json_array_append_new(a, json_pack("{s:s, s:i, s:i}", "name", e[i].name, "local_first", e[i].first, "records", e[i].n));
+    assert_int_equal(xtts_manifest_shards_conflict(a, 5, 1), 0);
+    json_object_set_new(json_array_get(a, 3), "local_first", json_integer(4)); /* base-00001 [4, 9) over [0, 5) */
+    assert_int_equal(xtts_manifest_shards_conflict(a, 5, 1), 1);
+    json_object_set_new(json_array_get(a, 3), "local_first", json_integer(5));
+    assert_int_equal(xtts_manifest_shards_conflict(a, 5, 0), 1); /* not shared: a name twice is a conflict */
+    json_decref(a);
+}
+
 static void manifest_partial_needs_part_and_n_parts(void **state) {
     (void)state;
     json_t *m = valid_manifest();
@@ -664,6 +682,7 @@ int main(void) {
         cmocka_unit_test(manifest_hash_mismatch_and_future_version_are_refused),
         cmocka_unit_test(manifest_shared_ranges),
         cmocka_unit_test(manifest_many_ranges),
+        cmocka_unit_test(manifest_shards_conflict_by_directory),
         cmocka_unit_test(manifest_partial_needs_part_and_n_parts),
         cmocka_unit_test(manifest_write_then_load_round_trips_and_leaves_no_temp_file),
         cmocka_unit_test(manifest_extra_writes_what_it_is_given_and_defaults_the_rest),
