@@ -23,6 +23,7 @@
 
 #include "cache/audit/inspect.h"
 #include "cache/store/read/reader.h"
+#include "cache/store/writer_internal.h"
 #include "cache/audit/verify.h"
 #include "prep/melcache/recompute.h"
 #include "kernels/mel.h"
@@ -1028,6 +1029,54 @@ static void test_duplicate_ids_are_found_across_batches_of_the_id_merge(void **s
     tmp_remove(&t);
 }
 
+/* The id merge over ranges of shard directories (a shared cache lists one a run): each id
+ * comes once, from the range that holds its local index, with its index within the range and
+ * that range's source; ids of no range do not come; of an id in two directories, the lower
+ * source's comes first. Ranges of one directory given in any order. */
+static void test_id_merge_gives_each_range_its_ids(void **state) {
+    (void)state;
+    tmpdir_t t;
+    tmp_make(&t);
+    fixture_options o;
+    fixture_defaults(&o);
+    o.records = 700;
+    o.per_shard = 350;
+    build(t.dir, &o); /* shard-00000: utt-00000..00349, shard-00001: utt-00350..00699 */
+    char p0[4200], p1[4200];
+    snprintf(p0, sizeof p0, "%s/shard-00000", t.dir);
+    snprintf(p1, sizeof p1, "%s/shard-00001", t.dir);
+    uint8_t kb[8];
+    xtts_put_be64(kb, 5);
+    assert_int_equal(fixture_put(p1, "ids", "utt-00010", 9, kb, 8), 0); /* in both directories */
+    const char *paths[3] = {p1, p0, p0};
+    const uint64_t lo[3] = {0, 100, 0}, count[3] = {300, 250, 100}; /* shard-00001's last 50 in no range */
+    xtts_id_merge *m;
+    xtts_error e;
+    assert_int_equal(xtts_id_merge_open_ranges(paths, lo, count, 3, &m, &e), XTTS_OK);
+    int got, n = 0, seen10 = 0;
+    const void *id;
+    size_t len, src;
+    uint64_t local;
+    while (xtts_id_merge_next(m, &got, &id, &len, &src, &local, &e) == XTTS_OK && got) {
+        char s[16];
+        snprintf(s, sizeof s, "%.*s", (int)len, (const char *)id);
+        int k = atoi(s + 4);
+        if (k == 10 && seen10++ == 0) { /* shard-00001's entry first: source 0, local 5 */
+            assert_true(src == 0 && local == 5);
+            continue;
+        }
+        size_t want_src = k < 100 ? 2 : k < 350 ? 1 : 0;
+        uint64_t want_local = (uint64_t)(k < 100 ? k : k < 350 ? k - 100 : k - 350);
+        if (src != want_src || local != want_local) fail_msg("%s: source %zu local %llu", s, src, (unsigned long long)local);
+        assert_true(k < 650);
+        n++;
+    }
+    assert_int_equal(n, 650);
+    assert_int_equal(seen10, 2);
+    xtts_id_merge_close(m);
+    tmp_remove(&t);
+}
+
 /* A forged "records" (billions, the last shard's count raised to match) is refused by the
  * reader at the shard, before anything is sized by it; verify names the shard and ends. */
 static void test_forged_record_count_is_bounded_by_what_the_shard_can_hold(void **state) {
@@ -1565,6 +1614,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_verify_finds_an_id_stored_by_two_shards),
         cmocka_unit_test(test_shards_beyond_the_descriptor_limit_are_read_through_the_pool),
         cmocka_unit_test(test_duplicate_ids_are_found_across_batches_of_the_id_merge),
+        cmocka_unit_test(test_id_merge_gives_each_range_its_ids),
         cmocka_unit_test(test_forged_record_count_is_bounded_by_what_the_shard_can_hold),
         cmocka_unit_test(test_ids_outside_an_emptied_speakers_table_are_faults),
         cmocka_unit_test(test_a_held_build_lock_is_a_build_in_progress),

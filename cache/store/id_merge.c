@@ -18,17 +18,29 @@
 
 enum { BATCH = 256 }; /* ids read per opening of a shard */
 
+/* A range of a shard directory's local indices that a source of the merge gives. */
+typedef struct {
+    uint64_t lo, count; /* local indices lo..lo+count-1 (count UINT64_MAX: every one) */
+    size_t source;      /* the source's index among the paths given */
+} id_range;
+
+/* One shard directory's "ids", read a batch at a time: those of every range the sources give
+ * of it (a shared directory is listed once a run of kept records, thousands of times after
+ * many updates: one cursor for them all keeps the merge's memory and its choice of the
+ * smallest id independent of the runs). */
 typedef struct {
     const char *path;
+    id_range *ranges;    /* [n_ranges], by lo */
+    size_t n_ranges;
     char *arena;         /* the batch's ids, one after another */
     size_t arena_cap;
     size_t off[BATCH], len[BATCH];
-    uint64_t local[BATCH];
+    uint64_t local[BATCH]; /* each id's local index within its range */
+    size_t source[BATCH];  /* and that range's source */
     size_t n, pos;       /* ids in the batch, the current one */
     char last[512];      /* the batch's last id: where the next batch starts */
     size_t last_len;
     int started, ended;  /* a batch was read; the database has no ids past the batch */
-    uint64_t lo, count;  /* only ids of local indices lo..lo+count-1, given as local - lo */
 } id_cursor;
 
 struct xtts_id_merge {
@@ -39,15 +51,27 @@ struct xtts_id_merge {
 
 void xtts_id_merge_close(xtts_id_merge *m) {
     if (!m) return;
-    for (size_t i = 0; i < m->n; i++) free(m->c[i].arena);
+    for (size_t i = 0; i < m->n; i++) free(m->c[i].arena), free(m->c[i].ranges);
     free(m->c);
     free(m);
+}
+
+/* The range of x that holds local index local (the last that starts at or before it), or NULL. */
+static const id_range *range_of(const id_cursor *x, uint64_t local) {
+    size_t a = 0, b = x->n_ranges;
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (x->ranges[mid].lo <= local) a = mid + 1; else b = mid;
+    }
+    const id_range *r = a ? &x->ranges[a - 1] : NULL;
+    return r && (r->count == UINT64_MAX || local - r->lo < r->count) ? r : NULL;
 }
 
 /* Copy one entry into the batch; -1 when out of memory or the id does not fit last. */
 static int batch_add(id_cursor *x, const MDB_val *k, const MDB_val *v, size_t *used) {
     uint64_t local = v->mv_size == 8 ? xtts_get_be64(v->mv_data) : UINT64_MAX;
-    if (x->count != UINT64_MAX && (local < x->lo || local - x->lo >= x->count)) return 0; /* not the range's */
+    const id_range *r = range_of(x, local);
+    if (!r) return 0; /* in none of the ranges */
     if (k->mv_size >= sizeof x->last) return -1;
     if (*used + k->mv_size > x->arena_cap) {
         size_t cap = x->arena_cap ? x->arena_cap * 2 : 16384;
@@ -60,7 +84,8 @@ static int batch_add(id_cursor *x, const MDB_val *k, const MDB_val *v, size_t *u
     memcpy(x->arena + *used, k->mv_data, k->mv_size);
     x->off[x->n] = *used;
     x->len[x->n] = k->mv_size;
-    x->local[x->n] = local == UINT64_MAX ? local : local - x->lo;
+    x->local[x->n] = local == UINT64_MAX ? local : local - r->lo;
+    x->source[x->n] = r->source;
     *used += k->mv_size;
     x->n++;
     return 0;
@@ -130,6 +155,33 @@ xtts_status xtts_id_merge_open(const char *const *paths, size_t n, xtts_id_merge
     return xtts_id_merge_open_ranges(paths, NULL, NULL, n, out, err);
 }
 
+static int cmp_id_range(const void *a, const void *b) {
+    const id_range *x = a, *y = b;
+    return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* The cursors of the sources: one per directory (the sources of one path share it), each with
+ * its ranges sorted. Errors: XTTS_ENOMEM. */
+static xtts_status group_sources(xtts_id_merge *m, const char *const *paths, const uint64_t *lo, const uint64_t *count,
+                                 size_t n, xtts_error *err) {
+    for (size_t i = 0; i < n; i++) {
+        size_t c = 0;
+        while (lo && c < m->n && strcmp(m->c[c].path, paths[i])) c++; /* every id of a path: a cursor of its own */
+        if (!lo || c == m->n) {
+            c = m->n++;
+            m->c[c].path = paths[i];
+            if (!(m->c[c].ranges = malloc(sizeof *m->c[c].ranges))) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+        } else {
+            id_range *g = realloc(m->c[c].ranges, (m->c[c].n_ranges + 1) * sizeof *g);
+            if (!g) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+            m->c[c].ranges = g;
+        }
+        m->c[c].ranges[m->c[c].n_ranges++] = (id_range){lo ? lo[i] : 0, count ? count[i] : UINT64_MAX, i};
+    }
+    for (size_t c = 0; c < m->n; c++) qsort(m->c[c].ranges, m->c[c].n_ranges, sizeof *m->c[c].ranges, cmp_id_range);
+    return XTTS_OK;
+}
+
 xtts_status xtts_id_merge_open_ranges(const char *const *paths, const uint64_t *lo, const uint64_t *count, size_t n,
                                       xtts_id_merge **out, xtts_error *err) {
     *out = NULL;
@@ -138,16 +190,11 @@ xtts_status xtts_id_merge_open_ranges(const char *const *paths, const uint64_t *
         free(m);
         return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     }
-    m->n = n;
-    for (size_t i = 0; i < n; i++) {
-        m->c[i].path = paths[i];
-        m->c[i].lo = lo ? lo[i] : 0;
-        m->c[i].count = count ? count[i] : UINT64_MAX;
-        xtts_status st = batch_fill(&m->c[i], err);
-        if (st) {
-            xtts_id_merge_close(m);
-            return st;
-        }
+    xtts_status st = group_sources(m, paths, lo, count, n, err);
+    for (size_t i = 0; !st && i < m->n; i++) st = batch_fill(&m->c[i], err);
+    if (st) {
+        xtts_id_merge_close(m);
+        return st;
     }
     *out = m;
     return XTTS_OK;
@@ -176,16 +223,18 @@ xtts_status xtts_id_merge_next(xtts_id_merge *m, int *got, const void **id, size
         }
     }
     id_cursor *min = NULL;
-    for (size_t i = 0; i < m->n; i++) /* the first cursor holding the smallest id */
-        if (live(&m->c[i]) &&
-            (!min || key_cmp(key_of(&m->c[i]), m->c[i].len[m->c[i].pos], key_of(min), min->len[min->pos]) < 0))
-            min = &m->c[i];
+    for (size_t i = 0; i < m->n; i++) { /* the smallest id; of equal ones, the lowest source's */
+        id_cursor *c = &m->c[i];
+        if (!live(c)) continue;
+        int d = min ? key_cmp(key_of(c), c->len[c->pos], key_of(min), min->len[min->pos]) : -1;
+        if (d < 0 || (d == 0 && c->source[c->pos] < min->source[min->pos])) min = c;
+    }
     if (!min) return XTTS_OK;
     m->last = min;
     *got = 1;
     *id = key_of(min);
     *len = min->len[min->pos];
-    *source = (size_t)(min - m->c);
+    *source = min->source[min->pos];
     *local = min->local[min->pos];
     return XTTS_OK;
 }
