@@ -1001,17 +1001,22 @@ static void test_shards_beyond_the_descriptor_limit_are_read_through_the_pool(vo
     tmp_remove(&t);
 }
 
+/* A new directory t holding a fixture cache of `records` records, per_shard a shard. */
+static void build_in_shards(tmpdir_t *t, int records, int per_shard) {
+    tmp_make(t);
+    fixture_options o;
+    fixture_defaults(&o);
+    o.records = records;
+    o.per_shard = per_shard;
+    build(t->dir, &o);
+}
+
 /* The duplicate-id merge reads each shard's ids in batches: shards of 300 records (more
  * than a batch) verify clean, and an id stored again in the last shard is still found. */
 static void test_duplicate_ids_are_found_across_batches_of_the_id_merge(void **state) {
     (void)state;
     tmpdir_t t;
-    tmp_make(&t);
-    fixture_options o;
-    fixture_defaults(&o);
-    o.records = 700;
-    o.per_shard = 300;
-    build(t.dir, &o);
+    build_in_shards(&t, 700, 300);
     faults_t fs;
     xtts_verify_report rep;
     assert_int_equal(verify(t.dir, 0, &fs, &rep), XTTS_OK);
@@ -1036,12 +1041,7 @@ static void test_duplicate_ids_are_found_across_batches_of_the_id_merge(void **s
 static void test_id_merge_gives_each_range_its_ids(void **state) {
     (void)state;
     tmpdir_t t;
-    tmp_make(&t);
-    fixture_options o;
-    fixture_defaults(&o);
-    o.records = 700;
-    o.per_shard = 350;
-    build(t.dir, &o); /* shard-00000: utt-00000..00349, shard-00001: utt-00350..00699 */
+    build_in_shards(&t, 700, 350); /* shard-00000: utt-00000..00349, shard-00001: utt-00350..00699 */
     char p0[4200], p1[4200];
     snprintf(p0, sizeof p0, "%s/shard-00000", t.dir);
     snprintf(p1, sizeof p1, "%s/shard-00001", t.dir);
