@@ -251,8 +251,8 @@ static xtts_status fill_hit(source_shard *sh, MDB_val *local, const uint8_t *key
     return XTTS_OK;
 }
 
-/* A thread's own read transactions on the source's shards, with a cursor on each shard's
- * "keys" and "records" that steps to the next local key when that is the one asked for (the
+/* A thread's own read transactions on the source's shards, with a cursor on each database it
+ * reads (view_get) that steps to the next local key when that is the one asked for (the
  * records an update keeps come in runs of consecutive keys). */
 typedef struct {
     MDB_txn *txn;

@@ -26,6 +26,10 @@ void xtts_melcache_input_free(xtts_melcache_input *x) {
     memset(x, 0, sizeof *x);
 }
 
+/* A FILE that reads the source and appends what it read to the spool (the first pass over
+ * a stream that cannot seek). */
+typedef struct xtts_melcache_tee { FILE *src, *spool; int failed; } tee_t;
+
 /* The first pass's reader and its source closed; -1 when the copy of a stream that cannot seek
  * failed. */
 static int scan_close(xtts_melcache_inputs *in) {
@@ -34,7 +38,7 @@ static int scan_close(xtts_melcache_inputs *in) {
     int failed = 0;
     if (in->scan_src && in->scan_src != in->f) {
         fclose(in->scan_src);
-        failed = *(int *)in->tee || fflush(in->spool) != 0;
+        failed = in->tee->failed || fflush(in->spool) != 0;
     }
     in->scan_src = NULL;
     free(in->tee);
@@ -123,9 +127,6 @@ static const char *rec_speaker(const xtts_tokens_record *rec) {
     return rec->speaker && rec->speaker[0] ? rec->speaker : "default";
 }
 
-/* A FILE that reads the source and appends what it read to the spool (the first pass over
- * a stream that cannot seek). */
-typedef struct { int failed; FILE *src, *spool; } tee_t; /* failed first: scan_close reads it */
 
 static ssize_t tee_read(void *c, char *buf, size_t n) {
     tee_t *t = c;

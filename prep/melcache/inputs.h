@@ -56,7 +56,7 @@ typedef struct {
     /* the first pass, while it is open */
     xtts_tokens_reader *scan_r;
     FILE *scan_src;         /* what scan_r reads: the stream, or a copy-as-you-read of it into spool */
-    void *tee;              /* that copy's state */
+    struct xtts_melcache_tee *tee; /* that copy's state (inputs.c) */
     /* the second pass */
     FILE *f;                /* the stream (seekable), or the spool */
     FILE *spool;            /* owned temporary copy of a stream that cannot seek */

@@ -61,7 +61,8 @@ xtts_status xtts_melcache_plan_buffer(xtts_melcache_plan *p, xtts_melcache_slot 
             xtts_status st = xtts_cache_source_find(p->src, x->id, s->key, &h, err);
             if (st) return st;
         }
-        if (h.same && xtts_melcache_plan_complete(p, &h) && (p->dry_run || take_hit(p, s, &h))) {
+        int complete = h.same && xtts_melcache_plan_complete(p, xtts_melcache_hit_has_quality(&h));
+        if (complete && (p->dry_run || take_hit(p, s, &h))) {
             s->reused = 1;
             p->res->reused++;
             continue;

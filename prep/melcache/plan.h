@@ -139,14 +139,17 @@ xtts_status xtts_melcache_plan_seen_apply(xtts_melcache_plan *p, xtts_error *err
 static inline int xtts_melcache_plan_is_kept(const xtts_melcache_plan *p, uint64_t input) {
     return p->keep_bits && (p->keep_bits[(input - p->lo) / 8] >> ((input - p->lo) % 8) & 1);
 }
-/* 1 when the source's record h carries every entry the build stores: its quality metrics when
- * the build measures them (a source built without them, by resuming a build begun before
- * them, holds none). */
-static inline int xtts_melcache_plan_complete(const xtts_melcache_plan *p, const xtts_cache_source_hit *h) {
-    if (!p->measure && !p->dry_run) return 1;
+/* 1 when the source's record h carries quality metrics (a source built without them, by
+ * resuming a build begun before them, holds none). */
+static inline int xtts_melcache_hit_has_quality(const xtts_cache_source_hit *h) {
     for (size_t i = 0; i < h->n_entries; i++)
         if (!strcmp(h->entries[i].db, XTTS_CACHE_DB_QUALITY)) return 1;
     return 0;
+}
+/* 1 when a record carries every entry the build stores, given whether it has quality metrics:
+ * they are needed when the build measures them. */
+static inline int xtts_melcache_plan_complete(const xtts_melcache_plan *p, int has_quality) {
+    return has_quality || (!p->measure && !p->dry_run);
 }
 
 /* The statistics of the kept inputs [from, to), added to stats in input order: each one's

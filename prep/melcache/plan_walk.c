@@ -95,8 +95,7 @@ static xtts_status look_one(const xtts_melcache_plan *p, const xtts_melcache_key
     xtts_lengths l;
     if (h.same && stored_lengths(&h, &l)) w->same = 0;
     if (!w->same) return st;
-    for (size_t e = 0; e < h.n_entries; e++)
-        if (!strcmp(h.entries[e].db, XTTS_CACHE_DB_QUALITY)) w->has_quality = 1;
+    w->has_quality = (uint8_t)xtts_melcache_hit_has_quality(&h);
     w->speaker_id = l.speaker_id;
     w->same_lang = l.lang_id == (uint32_t)x->lang_id;
     p->kept_fig[i] = (xtts_melcache_kept_fig){l.n_frames, l.n_tokens, l.n_samples, l.split};
@@ -208,13 +207,12 @@ xtts_status xtts_melcache_plan_seen_apply(xtts_melcache_plan *p, xtts_error *err
     p->keep_bits = calloc((n + 7) / 8 + 1, 1);
     p->found_at = malloc((n ? n : 1) * sizeof *p->found_at);
     if (!p->keep_bits || !p->found_at) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
-    const int quality = p->measure || p->dry_run; /* the build stores metrics: a record without them is computed */
     xtts_status st = XTTS_OK;
     for (uint64_t i = 0; !st && i < n; i++) {
         const xtts_melcache_plan_seen *w = &p->seen[i];
         const uint64_t at = p->kept_at[i];
         if (w->found) p->found_at[p->n_found++] = at;
-        if (w->same && (w->has_quality || !quality) && w->same_lang &&
+        if (w->same && xtts_melcache_plan_complete(p, w->has_quality) && w->same_lang &&
             w->speaker_id == (uint32_t)p->renumber[w->first_speaker]) { /* its stored bytes are a fresh build's */
             p->keep_bits[i / 8] |= (uint8_t)(1u << (i % 8));
             (void)xtts_share_plan_keep(p->plan, (size_t)(at >> 40), at & ((1ull << 40) - 1), w->len); /* past the bound: the plan says so */
