@@ -2,8 +2,8 @@
  * pair over a (B,T,3C) buffer of q, k, v, shapes in the comments. The products are those of
  * train/cpu/matmul.h (gemm_acc, skipping the zero tiles of the causal triangle); the softmax
  * runs on xtts_exp (train/train_math.h) and the fixed-order sums of train/cpu/sums.h.
- * The (B,NH,T,T) probabilities are kept for the backward pass (no recompute, no flash
- * attention: the sequences this trainer sees are short).
+ * The (B,NH,T,T) probabilities are kept for the backward pass (memory grows with T^2: no
+ * recompute, no flash attention).
  *
  * Included once per instruction set by train/cpu/loops.h (LOOPS_NAME renames each copy).
  */

@@ -12,7 +12,7 @@
 
 namespace {
 
-// out (B,T,C); see xtts_encoder_forward in model.c
+// out (B,T,C); as encoder_forward of train/cpu/encoder.h, one thread per element
 __global__ void k_encoder_fwd(float *out, batch_dev bt, const float *wte, const float *wpe_text, const float *wpe_mel,
                               const float *melin_w, const float *melin_b, const float *mel_start, int C, int M) {
     size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
