@@ -217,17 +217,8 @@ static xtts_status env_open(xtts_cache_writer *w, int number, int create, MDB_en
         return xtts_error_set(err, XTTS_EIO, "%s: cannot create shard directory: %s", path, strerror(errno));
     xtts_status fst = xtts_lmdb_file_check(path, err); /* a cut data.mdb would be SIGBUS inside liblmdb */
     if (fst) return fst;
-    MDB_env *env;
-    int rc = mdb_env_create(&env);
-    if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: %s", path, mdb_strerror(rc));
-    rc = mdb_env_set_maxdbs(env, XTTS_SHARD_MAX_DBS);
-    if (!rc) rc = mdb_env_set_mapsize(env, (size_t)w->map_bytes0);
-    if (!rc) rc = mdb_env_open(env, path, 0, 0644);
-    if (rc) {
-        mdb_env_close(env);
-        return xtts_error_set(err, xtts_mdb_status(rc), "%s: cannot open shard: %s", path, mdb_strerror(rc));
-    }
-    *out = env;
+    int rc = xtts_lmdb_env_open(out, path, XTTS_LMDB_SHARD_WRITE, w->map_bytes0);
+    if (rc) return xtts_error_set(err, xtts_mdb_status(rc), "%s: cannot open shard: %s", path, mdb_strerror(rc));
     return XTTS_OK;
 }
 

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache/store/read/lmdb_env.h"
 #include "cache/store/read/lmdb_file.h"
 #include "cache/store/read/names.h"
 #include "common/xtts_common.h"
