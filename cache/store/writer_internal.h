@@ -1,5 +1,6 @@
-/* writer_internal.h — what cache/store/writer.c and cache/store/writer_merge.c share: the listing
- * of a cache directory's entries, the flock() locks, and small LMDB helpers.
+/* writer_internal.h — what the cache writer (cache/store/writer*.c) and the store's other
+ * files share: the listing of a cache directory's entries, the flock() locks, and small
+ * LMDB helpers.
  * Not a public interface.
  */
 #ifndef XTTS_CACHE_WRITER_INTERNAL_H
