@@ -70,7 +70,8 @@ xtts_status xtts_writer_env_open(xtts_cache_writer *w, int number, int create, M
     return XTTS_OK;
 }
 
-xtts_status xtts_writer_shards_push(xtts_cache_writer *w, int number, uint64_t records, uint64_t bytes, xtts_error *err) {
+xtts_status xtts_writer_shards_push(xtts_cache_writer *w, int number, uint64_t records, uint64_t bytes,
+                                    xtts_error *err) {
     if (w->n_shards == w->cap_shards) {
         size_t nc = w->cap_shards ? 2 * w->cap_shards : 8;
         shard_info *p = realloc(w->shards, nc * sizeof *p);
