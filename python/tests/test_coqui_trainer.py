@@ -144,7 +144,7 @@ def trainer(targs, cfg, model, train, evals, out):
 
 def step_figures(t, model):
     avg = t.keep_avg_train.avg_values
-    return "step %.3f s, loader %.4f s, format_batch_on_device %.4f s (mean of %d steps)" % (
+    return "step %.3f s, loader %.4f s, format_batch_on_device %.6f s (mean of %d steps)" % (
         avg["avg_step_time"], avg["avg_loader_time"], sum(model.prep_s) / max(len(model.prep_s), 1),
         len(model.prep_s))
 
@@ -196,6 +196,7 @@ def main():
     check(model.eval_ids == val_ids * 3, "fit: evaluation reads the val samples in their order")
     say("figures: ours, batch 2, CPU: " + ours_steps)
     orders_ours = [tuple(e) for e in model.epochs]
+    say("checkpoints of ours carry the %d tensors of the DVAE and the mel extractors" % len(model.dropped_state))
     weights = {k: v.clone() for k, v in model.state_dict().items()}
 
     # ---- Trainer's samples: a filtered list, small_run, eval samples of the train split ---
@@ -222,6 +223,15 @@ def main():
     check(len(model.epochs) == 1 and all(math.isfinite(x) for x in model.losses) and len(model.losses) == per,
           "continue_path: an epoch more, its losses finite")
     check(tuple(model.epochs[0]) not in orders_ours, "continue_path: the continued epoch has an order of its own")
+
+    # ---- Coqui's inference model loads the checkpoint as it loads GPTTrainer's --------------
+    from TTS.tts.layers.xtts.tokenizer import VoiceBpeTokenizer
+    from TTS.tts.models.xtts import Xtts
+    xtts = Xtts(config(os.path.join(WORK, "runs"), 1))
+    xtts.tokenizer = VoiceBpeTokenizer(os.path.join(WORK, "vocab.json"))
+    xtts.init_models()
+    xtts.load_state_dict(xtts.get_compatible_checkpoint_state_dict(latest_checkpoint(run_ours)), strict=True)
+    say("ok: Xtts (inference) loads the checkpoint strictly, as Xtts.load_checkpoint reads it")
 
     # ---- Coqui's GPTTrainer on its own data path ----------------------------------------
     data = os.path.join(WORK, "data")

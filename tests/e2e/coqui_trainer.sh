@@ -22,8 +22,12 @@ PY=/usr/bin/python3    # the environment is built on Debian's python3-torch
 if [ -f "$BUILD/lib/libxtts-reader.so" ] && ! grep -q 'lib[a-z]*san' <<< "$(ldd "$BUILD/lib/libxtts-reader.so")"; then
   export XTTS_PREP_LIB="$BUILD/lib"
 else export XTTS_PREP_LIB=none; fi
-if ! (export XTTS_PREP_PYTHON="$HERE/python"; . "$ENVDIR/env.sh"; cd "$T" && "$PY" -c \
-      'import torch, trainer, TTS.tts.layers.xtts.trainer.gpt_trainer, xtts_prep' 2>"$T/import.txt"); then
+imports() { # ENV_SCRIPT: Coqui's trainer and GPTTrainer, and the package, import there
+  (export XTTS_PREP_PYTHON="$HERE/python"; . "$1"; cd "$T" && "$PY" -c 'import os
+if os.environ.get("COQUI_ENV_PRELOAD"): __import__(os.environ["COQUI_ENV_PRELOAD"])
+import torch, trainer, TTS.tts.layers.xtts.trainer.gpt_trainer, xtts_prep' 2>"$T/import.txt")
+}
+if ! imports "$ENVDIR/env.sh"; then
   echo "skip: the Coqui environment at $ENVDIR does not import ($(tail -n 1 "$T/import.txt"))"
   exit 0
 fi
@@ -102,9 +106,11 @@ run() { # ENV_SCRIPT NAME: the test in that environment, its own work folder
   grep '^coqui-trainer:' "$T/$2.log"
 }
 run "$ENVDIR/env.sh" coqui-ai
-if [ -f "$ENVDIR/env-idiap.sh" ]; then
-  run "$ENVDIR/env-idiap.sh" idiap
-else
+if [ ! -f "$ENVDIR/env-idiap.sh" ]; then
   echo "skip: no idiap fork in $ENVDIR (env-idiap.sh): the fork's Trainer not checked"
+elif ! imports "$ENVDIR/env-idiap.sh"; then
+  echo "skip: the idiap fork in $ENVDIR does not import ($(tail -n 1 "$T/import.txt")): the fork's Trainer not checked"
+else
+  run "$ENVDIR/env-idiap.sh" idiap
 fi
 echo "coqui_trainer: ok"
