@@ -196,12 +196,22 @@ class CoquiDropIn(unittest.TestCase):
                   max_conditioning_length=44100, gpt_use_masking_gt_prompt_approach=True, max_wav_length=255995,
                   max_text_length=200)
         config = NS(model_args=args, audio=NS(sample_rate=22050), run_eval=False, batch_size=4,
-                    num_loader_workers=0)
+                    num_loader_workers=0, training_seed=1)
         model = CachedGPTTrainer.init_from_config(config, cache=CACHE)
         self.assertFalse(hasattr(model, "dvae"))
-        self.assertEqual(len(model.samples("train")), len(XttsGptDataset(CACHE, split="train")))
+        # the dropped modules' tensors stay in the state dict, and a state dict without them loads too
+        state = model.state_dict()
+        self.assertEqual(sorted(state), ["dvae.bias", "dvae.weight"])
+        model.load_state_dict({})
+        model.load_state_dict(state)
+        samples = model.samples("train")
+        self.assertEqual(len(samples), len(XttsGptDataset(CACHE, split="train")))
         self.assertIsNone(model.get_data_loader(config, None, True, [], False, 1))
-        batch = next(iter(model.get_data_loader(config, None, False, [], False, 1)))
+        # the records the samples name, each once an epoch
+        chosen = samples[1::3]
+        loader = model.get_data_loader(config, None, False, chosen, False, 1)
+        self.assertEqual(sum(b["wav_lengths"].shape[0] for b in loader), len(chosen))
+        batch = next(iter(model.get_data_loader(config, None, False, samples, False, 1)))
         batch = model.format_batch_on_device(model.format_batch(batch))
         self.assertEqual(set(batch), {"text_inputs", "text_lengths", "audio_codes", "wav_lengths", "cond_mels",
                                       "cond_idxs", "cond_lens"})
