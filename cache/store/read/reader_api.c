@@ -17,6 +17,7 @@
  * for one call of that size. */
 #include "cache/store/read/reader_api.h"
 #include "cache/store/read/codes_read.h"
+#include "cache/store/read/item.h"
 #include "cache/store/read/reader.h"
 #include "formats/quality_flags.h"
 
@@ -39,6 +40,8 @@ struct xtts_api_cache {
     pthread_mutex_t mu; /* the spare readers */
     xtts_cache_reader **pool;
     size_t n_pool, cap_pool;
+    xtts_item_state **items; /* the spare item decoders (xtts_api_read_items), under mu */
+    size_t n_items, cap_items;
     /* helpers */
     pthread_mutex_t call_mu; /* held by the one call using the helpers */
     pthread_mutex_t wmu;     /* guards the fields below */
@@ -141,6 +144,8 @@ void xtts_api_close(xtts_api_cache *a) {
     free(a->helpers);
     for (size_t i = 0; i < a->n_pool; i++) xtts_cache_reader_delete(a->pool[i]);
     free(a->pool);
+    for (size_t i = 0; i < a->n_items; i++) xtts_item_state_delete(a->items[i]);
+    free(a->items);
     pthread_cond_destroy(&a->work_cv);
     pthread_cond_destroy(&a->done_cv);
     pthread_mutex_destroy(&a->wmu);
@@ -618,4 +623,124 @@ int xtts_api_codes_get(xtts_api_codes *h, const uint8_t *key, uint16_t *out, siz
     xtts_error e;
     xtts_status st = xtts_codes_reader_get(h->r, key, out, cap, n, &e);
     return st ? fail(st, e.msg) : 0;
+}
+
+/* ---- dataset items ---------------------------------------------------------------------- */
+
+/* A spare item decoder (made when there is none). */
+static int items_take(xtts_api_cache *a, xtts_item_state **out) {
+    pthread_mutex_lock(&a->mu);
+    *out = a->n_items ? a->items[--a->n_items] : NULL;
+    pthread_mutex_unlock(&a->mu);
+    if (*out) return 0;
+    xtts_error e;
+    if (xtts_item_state_new(out, &e)) return fail(e.code, e.msg);
+    return 0;
+}
+
+static void items_give(xtts_api_cache *a, xtts_item_state *s) {
+    pthread_mutex_lock(&a->mu);
+    if (a->n_items == a->cap_items) {
+        size_t cap = a->cap_items ? 2 * a->cap_items : 4;
+        xtts_item_state **p = realloc(a->items, cap * sizeof *p);
+        if (p) {
+            a->items = p;
+            a->cap_items = cap;
+        }
+    }
+    if (a->n_items < a->cap_items) {
+        a->items[a->n_items++] = s;
+        s = NULL;
+    }
+    pthread_mutex_unlock(&a->mu);
+    xtts_item_state_delete(s);
+}
+
+/* Row k's fields from the header h (the layout of reader_api.h). */
+static void item_fields(uint64_t *f, const xtts_record_header *h, uint32_t frame_crc) {
+    memset(f, 0, XTTS_API_ITEM_FIELDS * sizeof *f);
+    uint32_t pad_bits;
+    memcpy(&pad_bits, &h->pad_value, 4);
+    uint64_t v[] = {h->version,   h->dtype,      h->flags,         h->n_mels,       h->split,
+                    h->id_len,    h->n_tokens,   h->tokens_padded, h->n_frames,     h->frames_padded,
+                    h->speaker_id, h->lang_id,   h->n_samples,     pad_bits,        h->pad_token,
+                    h->trim_start, h->audio,     h->n_sections,    h->payload_bytes, h->frame_bytes,
+                    frame_crc};
+    memcpy(f, v, sizeof v);
+    for (size_t i = 0; i < h->n_sections && i < XTTS_API_ITEM_MAX_SECTIONS; i++) {
+        const xtts_record_section *s = &h->sections[i];
+        uint64_t *o = f + XTTS_API_F_SECTIONS + 7 * i;
+        o[0] = s->kind, o[1] = s->codec, o[2] = s->flags, o[3] = s->offset, o[4] = s->stored_bytes;
+        o[5] = s->raw_bytes, o[6] = s->crc32;
+    }
+}
+
+int xtts_api_read_items(xtts_api_cache *a, xtts_api_codes *codes, const uint64_t *indices, size_t n, int mel_dtype,
+                        void *const *bufs, const size_t *caps, uint64_t *fields, char *ids, size_t id_cap) {
+    if (n && (!indices || !bufs || !caps || !fields)) return fail(XTTS_EUSAGE, "xtts_api_read_items: a NULL argument");
+    if (mel_dtype != XTTS_API_MEL_F32 && mel_dtype != XTTS_API_MEL_F16)
+        return failf(XTTS_EUSAGE, "xtts_api_read_items: mel dtype %d (0 float32, 1 float16)", mel_dtype);
+    if (ids && id_cap < XTTS_RECORD_MAX_ID + 1)
+        return failf(XTTS_EUSAGE, "xtts_api_read_items: room for ids of %zu bytes, %d needed", id_cap,
+                     XTTS_RECORD_MAX_ID + 1);
+    if (codes && codes->pid != getpid())
+        return failf(XTTS_EUSAGE, "codes handle opened by process %ld used in process %ld; open it again",
+                     (long)codes->pid, (long)getpid());
+    xtts_cache_reader *r;
+    int rc = call_begin(a, "xtts_api_read_items", &r);
+    if (rc) return rc;
+    xtts_item_state *s;
+    if ((rc = items_take(a, &s))) {
+        pool_give(a, r);
+        return rc;
+    }
+    xtts_error e;
+    for (size_t k = 0; k < n && !rc; k++) {
+        void *const *b = bufs + k * XTTS_API_ITEM_PARTS;
+        const size_t *cp = caps + k * XTTS_API_ITEM_PARTS;
+        uint8_t key_own[32];
+        uint16_t *codes_out = b[XTTS_API_PART_CODES];
+        if (codes_out && !codes) {
+            rc = fail(XTTS_EUSAGE, "xtts_api_read_items: codes asked without a codes handle");
+            break;
+        }
+        if (b[XTTS_API_PART_KEY] && cp[XTTS_API_PART_KEY] < 32) {
+            rc = failf(XTTS_ERANGE, "xtts_api_read_items: room for a content key of %zu bytes, 32 needed",
+                       cp[XTTS_API_PART_KEY]);
+            break;
+        }
+        xtts_item_want w = {.tokens = b[XTTS_API_PART_TOKENS], .tokens_cap = cp[XTTS_API_PART_TOKENS],
+                            .mel = b[XTTS_API_PART_MEL], .mel_cap = cp[XTTS_API_PART_MEL],
+                            .mel_dtype = mel_dtype == XTTS_API_MEL_F16 ? XTTS_DTYPE_F16 : XTTS_DTYPE_F32,
+                            .wave = b[XTTS_API_PART_WAVE], .wave_cap = cp[XTTS_API_PART_WAVE],
+                            .key = b[XTTS_API_PART_KEY] ? b[XTTS_API_PART_KEY] : codes_out ? key_own : NULL};
+        xtts_record_header h;
+        h.id_len = 0; /* stays 0 unless the header parsed */
+        uint32_t frame_crc = 0;
+        uint64_t *f = fields + k * XTTS_API_ITEM_FIELDS;
+        memset(f, 0, XTTS_API_ITEM_FIELDS * sizeof *f);
+        xtts_status st = xtts_item_read(r, s, indices[k], &w, &h, &frame_crc, &e);
+        if (!st || st == XTTS_ERANGE) {
+            /* the header parsed: its fields go out even when a buffer was too small */
+            if (!st || h.id_len) item_fields(f, &h, frame_crc);
+            if (ids && (!st || h.id_len)) memcpy(ids + k * id_cap, h.id, (size_t)h.id_len + 1);
+        }
+        if (st) {
+            rc = fail(st, e.msg);
+            break;
+        }
+        if (codes_out) {
+            size_t got = 0;
+            st = xtts_codes_reader_get(codes->r, w.key, codes_out, cp[XTTS_API_PART_CODES], &got, &e);
+            f[XTTS_API_F_N_CODES] = got;
+            if (st == XTTS_ENOTFOUND)
+                rc = failf(st, "%s: index %llu, id '%s': no audio codes", xtts_cache_dir(a->c),
+                           (unsigned long long)indices[k], h.id);
+            else if (st)
+                rc = fail(st, e.msg);
+        }
+    }
+    items_give(a, s);
+    pool_give(a, r);
+    return rc;
 }

@@ -196,6 +196,69 @@ int xtts_api_codes_header(xtts_api_codes *h, char *dvae_sha256, char *norms_sha2
  * 3 when LMDB cannot begin a read transaction. */
 int xtts_api_codes_get(xtts_api_codes *h, const uint8_t *key, uint16_t *out, size_t cap, size_t *n);
 
+/* ---- dataset items --------------------------------------------------------------------------
+ * What a dataset item needs of records indices[0..n), in one call: each record is looked up
+ * once, its header parsed once, each section it asks for decompressed once.
+ *
+ * bufs and caps: XTTS_API_ITEM_PARTS entries per row (row k at bufs + k * XTTS_API_ITEM_PARTS),
+ * one per part below, a buffer and its room in elements; a NULL buffer skips the part.
+ *   XTTS_API_PART_TOKENS  int32 [n_tokens]: the stored ids, unpadded
+ *   XTTS_API_PART_MEL     [n_mels][n_frames] as mel_dtype (XTTS_API_MEL_*), unpadded
+ *   XTTS_API_PART_WAVE    int16 [n_samples]: the stored waveform (8 when the record stores none;
+ *                         5 for a FLAC section this library cannot decode, as xtts_api_waveform)
+ *   XTTS_API_PART_KEY     uint8 [32]: the content key (as xtts_api_content_key)
+ *   XTTS_API_PART_CODES   uint16 [n_codes]: the codes the codes handle stores under the content
+ *                         key (as xtts_api_codes_get; 8 when there is none); needs codes
+ * fields: XTTS_API_ITEM_FIELDS uint64 per row, the header (XTTS_API_F_*: pad_value as the bits of
+ * its float32, frame_crc the header's word at byte 56: version 1 the zstd frame's CRC-32, version
+ * 2 the section table's), the count of codes read, and up to XTTS_API_ITEM_MAX_SECTIONS section
+ * table entries of 7 values from XTTS_API_F_SECTIONS on (kind, codec, flags, offset of the body
+ * in the stored record, stored bytes, raw bytes, CRC-32); unused fields are 0.
+ * ids: NULL, or id_cap (>= 1025) bytes per row: the record's id, NUL-terminated.
+ * A row's ids are checked against the manifest's tables and its n_mels against the cache's, as
+ * every read is. The rows are read in order; the first failure stops the call (rows after it
+ * are unspecified) with its message naming the shard, the index and the id. A buffer too small
+ * is 7 (range) with that row's fields (and n_codes) set, so the caller learns the sizes.
+ * Returns 0 or an xtts_status: 1 (usage) for a NULL argument, a bad mel_dtype or id_cap, codes
+ * asked without a codes handle, a handle of another process; 7 (range) for an index out of range
+ * or a buffer too small; 8 (not found) as above; 5 (corrupt) for a damaged record, a missing
+ * content key; those of reads. */
+#define XTTS_API_PART_TOKENS 0
+#define XTTS_API_PART_MEL 1
+#define XTTS_API_PART_WAVE 2
+#define XTTS_API_PART_KEY 3
+#define XTTS_API_PART_CODES 4
+#define XTTS_API_ITEM_PARTS 5
+
+#define XTTS_API_F_VERSION 0
+#define XTTS_API_F_DTYPE 1 /* of the stored mel: 0 float32, 1 float16 */
+#define XTTS_API_F_FLAGS 2
+#define XTTS_API_F_N_MELS 3
+#define XTTS_API_F_SPLIT 4
+#define XTTS_API_F_ID_LEN 5
+#define XTTS_API_F_N_TOKENS 6
+#define XTTS_API_F_TOKENS_PADDED 7
+#define XTTS_API_F_N_FRAMES 8
+#define XTTS_API_F_FRAMES_PADDED 9
+#define XTTS_API_F_SPEAKER_ID 10
+#define XTTS_API_F_LANG_ID 11
+#define XTTS_API_F_N_SAMPLES 12
+#define XTTS_API_F_PAD_VALUE 13 /* float32 bits */
+#define XTTS_API_F_PAD_TOKEN 14
+#define XTTS_API_F_TRIM_START 15
+#define XTTS_API_F_AUDIO 16 /* 0 none, 1 int16, 2 flac */
+#define XTTS_API_F_N_SECTIONS 17
+#define XTTS_API_F_PAYLOAD_BYTES 18
+#define XTTS_API_F_FRAME_BYTES 19
+#define XTTS_API_F_FRAME_CRC 20
+#define XTTS_API_F_N_CODES 21
+#define XTTS_API_F_SECTIONS 22
+#define XTTS_API_ITEM_MAX_SECTIONS 4
+#define XTTS_API_ITEM_FIELDS 64
+
+int xtts_api_read_items(xtts_api_cache *c, xtts_api_codes *codes, const uint64_t *indices, size_t n, int mel_dtype,
+                        void *const *bufs, const size_t *caps, uint64_t *fields, char *ids, size_t id_cap);
+
 #ifdef __cplusplus
 }
 #endif

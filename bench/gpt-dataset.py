@@ -1,0 +1,86 @@
+"""XttsGptDataset items per second with audio codes and conditioning mels (docs/benchmarks.md),
+main process only, and the calls from Python into libxtts-reader.so that one item makes.
+
+    PYTHONPATH=python /usr/bin/python3 bench/gpt-dataset.py CACHE [SECONDS] [ROUNDS]
+
+CACHE: built with --preset xtts --audio int16 and one codes directory (xtts-cache-codes, or
+python/tests/backend_reads.py --make-codes). Reads random items (seeded) in ROUNDS alternated
+rounds of SECONDS / ROUNDS per configuration and prints medians as "<what> <items/s>" lines:
+    gpt_items       XttsGptDataset(codes=True)[i]: tokens, mel, waveform, codes, conditioning mels
+    gpt_reads       the same items without the conditioning mels (what the cache gives)
+    c_reader_items  the C library alone: the same records' reads, 32 items per call
+                    (xtts_api_read_items; absent from a library without it)
+and "crossings_per_item <n>": calls into the library per item (counted on one item).
+"""
+import ctypes
+import os
+import random
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from xtts_prep import XttsGptDataset, _clib  # noqa: E402
+
+
+def count_crossings(ds, i):
+    """Calls into the library while ds[i] is read (every xtts_api_* attribute wrapped)."""
+    lib = _clib.library()
+    seen = []
+    saved = {}
+    for name in [n for n in dir(lib) if n.startswith("xtts_api_")]:
+        f = getattr(lib, name)
+        saved[name] = f
+
+        def wrap(*a, _f=f, _n=name):
+            seen.append(_n)
+            return _f(*a)
+        setattr(lib, name, wrap)
+    try:
+        ds[i]
+    finally:
+        for name, f in saved.items():
+            setattr(lib, name, f)
+    return seen
+
+
+def run_items(ds, secs, seed):
+    rng = random.Random(seed)
+    random.seed(seed)
+    n, t0 = 0, time.perf_counter()
+    while True:
+        ds[rng.randrange(len(ds))]
+        n += 1
+        t = time.perf_counter() - t0
+        if t >= secs:
+            return n / t
+
+
+def main():
+    path = sys.argv[1]
+    secs = float(sys.argv[2]) if len(sys.argv) > 2 else 10.0
+    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+    full = XttsGptDataset(path, codes=True)
+    reads = XttsGptDataset(path, codes=True)
+    reads.mel_norms = None   # no conditioning mels: the cache's part of an item
+    full[0], reads[0]        # warm up: open the cache and the codes
+    confs = [("gpt_items", lambda s: run_items(full, s, 1)), ("gpt_reads", lambda s: run_items(reads, s, 2))]
+    c_batch = getattr(full, "_bench_c_reader", None)   # the C library's own rate, where the package offers it
+    if c_batch is not None:
+        confs.append(("c_reader_items", c_batch))
+    res = {name: [] for name, _ in confs}
+    for _ in range(rounds):
+        for name, f in confs:
+            res[name].append(f(secs / rounds))
+    print("# %s: %d items, %d alternated rounds of %.2f s, medians; library %s"
+          % (path, len(full), rounds, secs / rounds, _clib.library_path()))
+    for name, _ in confs:
+        print("%s %.1f" % (name, statistics.median(res[name])))
+    calls = count_crossings(reads, 0)
+    print("crossings_per_item %d (%s)" % (len(calls), " ".join(c[len("xtts_api_"):] for c in calls)))
+
+
+if __name__ == "__main__":
+    main()
