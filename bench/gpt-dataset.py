@@ -5,9 +5,12 @@ main process only, and the calls from Python into libxtts-reader.so that one ite
 
 CACHE: built with --preset xtts --audio int16 and one codes directory (xtts-cache-codes, or
 python/tests/backend_reads.py --make-codes). Reads random items (seeded) in ROUNDS alternated
-rounds of SECONDS / ROUNDS per configuration and prints medians as "<what> <items/s>" lines:
+rounds of SECONDS / ROUNDS of this process's CPU time per configuration (CPU time, so that other
+processes on a shared machine do not count) and prints medians as "<what> <items/s>" lines:
     gpt_items       XttsGptDataset(codes=True)[i]: tokens, mel, waveform, codes, conditioning mels
     gpt_reads       the same items without the conditioning mels (what the cache gives)
+    package_items   XttsCache._items one record a call: the package's read of an item (tokens,
+                    mel, waveform, codes), without the dataset's shaping of it
     c_reader_items  the C library alone: the same records' reads, 32 items per call
                     (xtts_api_read_items; absent from a library without it)
 and "crossings_per_item <n>": calls into the library per item (counted on one item).
@@ -49,11 +52,25 @@ def count_crossings(ds, i):
 def run_items(ds, secs, seed):
     rng = random.Random(seed)
     random.seed(seed)
-    n, t0 = 0, time.perf_counter()
+    n, t0 = 0, time.process_time()
     while True:
         ds[rng.randrange(len(ds))]
         n += 1
-        t = time.perf_counter() - t0
+        t = time.process_time() - t0
+        if t >= secs:
+            return n / t
+
+
+def run_c_reader(ds, secs, seed, batch):
+    """Items per second of xtts_api_read_items reading what gpt_reads reads, batch items a call."""
+    rng = np.random.default_rng(seed)
+    rd = ds.codes._reader()
+    n, t0 = 0, time.process_time()
+    while True:
+        pos = rng.integers(0, len(ds), batch)
+        ds.cache._items(ds.indices[pos].tolist(), tokens=True, mel=True, wave=True, codes=rd, sizes=ds.lengths[pos])
+        n += batch
+        t = time.process_time() - t0
         if t >= secs:
             return n / t
 
@@ -67,9 +84,9 @@ def main():
     reads.mel_norms = None   # no conditioning mels: the cache's part of an item
     full[0], reads[0]        # warm up: open the cache and the codes
     confs = [("gpt_items", lambda s: run_items(full, s, 1)), ("gpt_reads", lambda s: run_items(reads, s, 2))]
-    c_batch = getattr(full, "_bench_c_reader", None)   # the C library's own rate, where the package offers it
-    if c_batch is not None:
-        confs.append(("c_reader_items", c_batch))
+    if hasattr(full.cache, "_items"):   # the library's own rate: one call per 32 items
+        confs.append(("package_items", lambda s: run_c_reader(full, s, 3, 1)))
+        confs.append(("c_reader_items", lambda s: run_c_reader(full, s, 3, 32)))
     res = {name: [] for name, _ in confs}
     for _ in range(rounds):
         for name, f in confs:

@@ -21,6 +21,7 @@
 #include "cache/store/read/reader.h"
 #include "formats/quality_flags.h"
 
+#include <jansson.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -743,4 +744,42 @@ int xtts_api_read_items(xtts_api_cache *a, xtts_api_codes *codes, const uint64_t
     items_give(a, s);
     pool_give(a, r);
     return rc;
+}
+
+/* ---- the manifest ------------------------------------------------------------------------ */
+
+int xtts_api_manifest_check(const char *path) {
+    if (!path) return fail(XTTS_EUSAGE, "xtts_api_manifest_check: no path given");
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 1;
+    if (n >= sizeof dir) return failf(XTTS_EINPUT, "%.200s...: path too long", path);
+    memcpy(dir, slash ? path : ".", n);
+    dir[n ? n : 1] = 0;
+    if (slash == path) strcpy(dir, "/");
+    char msg[XTTS_ERRMSG_MAX];
+    if (xtts_cache_build_running(dir, msg, sizeof msg)) return fail(XTTS_EBUSY, msg);
+    json_t *j = NULL;
+    xtts_error e;
+    xtts_status st = xtts_manifest_load(path, &j, &e);
+    json_decref(j);
+    if (st == XTTS_ENOTFOUND && access(path, F_OK) != 0) {
+        int u = xtts_cache_unfinished(dir, msg, sizeof msg);
+        if (u) return fail(u == 2 ? XTTS_EBUSY : XTTS_ENOTFOUND, msg);
+    }
+    return st ? fail(st, e.msg) : 0;
+}
+
+int xtts_api_config_hash(const char *config_json, size_t len, char *out) {
+    if (!config_json || !out) return fail(XTTS_EUSAGE, "xtts_api_config_hash: a NULL argument");
+    json_error_t je;
+    json_t *j = json_loadb(config_json, len, JSON_REJECT_DUPLICATES, &je);
+    if (!j) return failf(XTTS_EINPUT, "config: invalid JSON: %s (line %d)", je.text, je.line);
+    xtts_cache_config cfg;
+    xtts_error e;
+    xtts_status st = xtts_cache_config_from_json(j, &cfg, "config", &e);
+    json_decref(j);
+    if (st) return fail(st, e.msg);
+    xtts_cache_config_hash(&cfg, out);
+    return 0;
 }

@@ -196,6 +196,21 @@ int xtts_api_codes_header(xtts_api_codes *h, char *dvae_sha256, char *norms_sha2
  * 3 when LMDB cannot begin a read transaction. */
 int xtts_api_codes_get(xtts_api_codes *h, const uint8_t *key, uint16_t *out, size_t cap, size_t *n);
 
+/* ---- the manifest ------------------------------------------------------------------------------ */
+
+/* Check the manifest at path (dir/manifest.json) as xtts_api_open does (formats/cache.md
+ * sections 4 and 5, and first the build lock of its directory), without opening the shards. Returns 0 or an xtts_status: 9 (busy) when a build
+ * holds the directory's lock, 8 (not found) for no manifest (the message says what an unfinished
+ * build holds), those of the manifest loader (2 input, 3 I/O, 5 corrupt, 6 mismatch, 7 range),
+ * with the message naming the file and the key. */
+int xtts_api_manifest_check(const char *path);
+
+/* The configuration hash (formats/cache.md section 5: SHA-256 of the configuration's canonical
+ * JSON) of the configuration object config_json[0..len) (a manifest's "config"), checked as the
+ * manifest loader checks it, into out[0..65) (64 hex digits and a NUL). Returns 0 or an
+ * xtts_status: 2 (input) for text that is not JSON, those of the configuration's checks. */
+int xtts_api_config_hash(const char *config_json, size_t len, char *out);
+
 /* ---- dataset items --------------------------------------------------------------------------
  * What a dataset item needs of records indices[0..n), in one call: each record is looked up
  * once, its header parsed once, each section it asks for decompressed once.
