@@ -1,21 +1,12 @@
-"""The cache reader (formats/cache.md): XttsCache.
+"""The oracle's cache reader (formats/cache.md): XttsCache in pure Python (py-lmdb and
+zstandard), the independent second reader the package's C library is checked against
+(tests/e2e/python_backends_equal.sh). It was the package's own Python backend; it gives the
+package's datasets what XttsCache._items gives them, so they run over either reader.
 
-Needs numpy. Records are read through one of two backends (_backends.py): the C library
-(libxtts-reader.so, _clib.py) when it loads, which needs nothing more, or the pure-Python
-reader, which needs py-lmdb and zstandard (the "fallback" extra, _fallback.py, imported
-when first used). Either opens its handles lazily in each process (an LMDB environment
-opened before fork() and used in the child is a known source of MDB_CORRUPTED and
-reader-table errors); an XttsCache pickles without them, so it travels into spawn-started
-workers too.
-
-Every record is checked as the C reader checks it (record.py: header CRC-32, shape,
-section and zstd checksums; lmdbcheck.py: the shard's LMDB pages before py-lmdb reads
-them); damage raises CacheError naming the shard, index and id. Both backends give the
-same values.
-
-Fixed-shape batches (read_batch) are decoded by the C reader straight into numpy arrays or
-torch tensors when the backend is "c", and by the pure-Python reader otherwise; both give
-identical arrays.
+Needs numpy, py-lmdb and zstandard (the last two imported when first used, _fallback.py).
+Every record is checked as the C reader checks it (record.py: header CRC-32, shape, section and
+zstd checksums; lmdbcheck.py: the shard's LMDB pages before py-lmdb reads them); damage raises
+the package's CacheError naming the shard, index and id.
 """
 
 from __future__ import annotations
@@ -32,9 +23,10 @@ from typing import Any, Dict, Iterator, Optional, Sequence, TypedDict, Union
 import numpy as np
 import numpy.typing as npt
 
-from . import _clib
-from . import quality as _quality
-from ._backends import MIN_RECORD_BYTES, Backend, CBackend, PyBackend, _dir_ident
+from xtts_prep import _clib
+from xtts_prep import quality as _quality
+from . import quality as _flags
+from ._backends import MIN_RECORD_BYTES, Backend, PyBackend, _dir_ident
 from .lmdbcheck import check_lmdb_structure as check_lmdb_structure
 from .manifest import SHARED_VERSION, CacheError, CacheResourceError as CacheResourceError, load_manifest
 # the record codec and the LMDB check lived in this module before record.py and
@@ -111,12 +103,7 @@ class XttsCache:
         # would be the new cache's under the old manifest, so each opening checks it first
         self.dir_ident = _dir_ident(self.path)
         self.padded = padded
-        if backend not in BACKENDS:
-            raise ValueError("backend %r: one of %s" % (backend, ", ".join(BACKENDS)))
-        if backend == "c" and _clib.library() is None:
-            raise CacheError("%s: backend='c', but the C library is not available (%s)"
-                             % (self.path, _clib.load_error()))
-        self.backend = "c" if backend != "python" and _clib.library() is not None else "python"
+        self.backend = "python"
         self.threads = max(1, int(threads))
         self._store: Optional[Backend] = None   # made on first use (_backend)
         self._flags_cache: Dict[Optional[str], tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]] = {}
@@ -144,8 +131,6 @@ class XttsCache:
         self._firsts = [s.first for s in self.shards]
         self.speakers: list[str] = list(m.get("speakers", []))
         self.languages: list[str] = list(m.get("languages", []))
-        if backend == "auto" and self.backend == "python":
-            _clib.warn_fallback(stacklevel=2)   # once per process, naming where it looked
 
     def _check_claimed_counts(self) -> None:
         """Refuse a manifest that gives a shard more records than its data.mdb can hold (a
@@ -170,14 +155,8 @@ class XttsCache:
         """The backend that reads for this cache (made on first use; it opens its handles in
         each process that reads)."""
         if self._store is None:
-            self._store = CBackend(self) if self.backend == "c" else PyBackend(self)
+            self._store = PyBackend(self)
         return self._store
-
-    def _c(self) -> _clib.CHandle:
-        """This process's C handle (backend "c")."""
-        b = self._backend()
-        assert isinstance(b, CBackend)
-        return b.handle()
 
     def close(self) -> None:
         """Close this process's handles (reopened on the next read)."""
@@ -371,19 +350,8 @@ class XttsCache:
                         or not _contiguous(got):
                     raise ValueError("out[%r]: a contiguous %s array of shape %s expected (batch_arrays)"
                                      % (k, a.dtype, ((n,) + a.shape[1:],)))
-        if self.backend == "c":
-            self._read_batch_c(idx, out, T, F, self.threads if threads is None else max(1, int(threads)))
-        else:
-            self._read_batch_py(idx, {k: _as_numpy(v) for k, v in out.items()}, T, F)
+        self._read_batch_py(idx, {k: _as_numpy(v) for k, v in out.items()}, T, F)
         return out
-
-    def _read_batch_c(self, idx: npt.NDArray[np.int64], out: dict[str, Any], T: int, F: int, threads: int) -> None:
-        h = self._c()
-        ptr = {k: _data_ptr(v) for k, v in out.items()}
-        mel_f16 = _same_dtype(out["mel"], np.float16)
-        _as_numpy(out["index"])[:] = idx
-        h.read_batch(ptr["index"], len(idx), ptr["tokens"], T, ptr["mel"], _clib.MEL_F16 if mel_f16 else _clib.MEL_F32,
-                     F, ptr["n_tokens"], ptr["n_frames"], ptr["speaker_id"], ptr["lang_id"], ptr["split"], threads)
 
     def _read_batch_py(self, idx: npt.NDArray[np.int64], out: dict[str, npt.NDArray[Any]], T: int, F: int) -> None:
         tok, mel = out["tokens"], out["mel"]
@@ -404,6 +372,40 @@ class XttsCache:
             out["lang_id"][k] = h.lang_id
             out["split"][k] = h.split
         out["index"][:] = idx
+
+    def _items(self, indices: Sequence[int], tokens: bool = False, mel: bool = False, wave: bool = False,
+               key: bool = False, codes: Any = None, mel_dtype: npt.DTypeLike = np.float32,
+               sizes: Any = None) -> list[dict[str, Any]]:
+        """As the package's XttsCache._items gives them (its fields rows, _clib.F), composed of
+        this reader's own reads."""
+        F = _clib.F
+        out = []
+        for gi in indices:
+            index, h, tok, m = self._decoded(int(gi))
+            f = np.zeros(_clib.ITEM_FIELDS, dtype=np.uint64)
+            for k, v in ((F.VERSION, h.version), (F.DTYPE, h.dtype), (F.FLAGS, h.flags), (F.N_MELS, h.n_mels),
+                         (F.SPLIT, h.split), (F.ID_LEN, h.id_len), (F.N_TOKENS, h.n_tokens),
+                         (F.TOKENS_PADDED, h.tokens_padded), (F.N_FRAMES, h.n_frames),
+                         (F.FRAMES_PADDED, h.frames_padded), (F.SPEAKER_ID, h.speaker_id), (F.LANG_ID, h.lang_id),
+                         (F.N_SAMPLES, h.n_samples)):
+                f[k] = v
+            it: dict[str, Any] = {"fields": f, "id": h.id}
+            if tokens:
+                it["tokens"] = tok[:h.n_tokens].copy()
+            if mel:
+                it["mel"] = m[:, :h.n_frames].astype(mel_dtype)
+            if wave:
+                it["wave"] = self.waveform(index)
+            if key or codes is not None:
+                it["key"] = self.content_key(index)
+            if codes is not None:
+                got = codes.get(it["key"])
+                if got is None:
+                    raise CacheError("%s: index %d, id '%s': no audio codes" % (self.path, index, h.id))
+                it["codes"] = got
+                f[F.N_CODES] = len(got)
+            out.append(it)
+        return out
 
     def __iter__(self) -> Iterator[Record]:
         for i in range(self._count):
@@ -460,14 +462,10 @@ class XttsCache:
         if got is not None:
             return got
         n = self._count
-        if self.backend == "c" and self._c().has_quality_flags():
-            flags, dup_of = np.zeros(n, dtype=np.uint32), np.zeros(n, dtype=np.int64)
-            self._c().quality_flags(text, flags.ctypes.data, dup_of.ctypes.data, n)
-        else:
-            if not self.has_metrics():
-                raise CacheError("%s: the cache stores no quality metrics (built before them)" % self.path)
-            flags, dup_of = _quality.flag_all([self.metrics(i) for i in range(n)],
-                                              self.lengths()["speaker_id"].tolist(), thresholds)
+        if not self.has_metrics():
+            raise CacheError("%s: the cache stores no quality metrics (built before them)" % self.path)
+        flags, dup_of = _flags.flag_all([self.metrics(i) for i in range(n)],
+                                        self.lengths()["speaker_id"].tolist(), thresholds)
         self._flags_cache[text] = (flags, dup_of)
         return flags, dup_of
 

@@ -19,7 +19,7 @@ from typing import Any, Optional, Union
 import numpy as np
 import numpy.typing as npt
 
-from . import _clib, _fallback
+from . import _fallback
 from .manifest import CacheError
 
 __all__ = ["AudioCodes", "codes_dir_name", "codes_count", "CODES_FORMAT"]
@@ -102,7 +102,7 @@ class _PyCodes:
         self._env.close()
 
 
-_Reader = Union[_PyCodes, "_clib.CCodes"]
+_Reader = _PyCodes
 
 
 class AudioCodes:
@@ -120,10 +120,7 @@ class AudioCodes:
         self.cache_path = os.fspath(cache_path)
         if backend not in ("auto", "c", "python"):
             raise ValueError("backend %r: one of auto, c, python" % backend)
-        if backend == "c" and _clib.library() is None:
-            raise CacheError("%s: backend='c', but the C library is not available (%s)"
-                             % (self.cache_path, _clib.load_error()))
-        self.backend = "c" if backend != "python" and _clib.library() is not None else "python"
+        self.backend = "python"
         self.path = self._find(which)
         self._rd: Optional[_Reader] = None
         self._pid = -1
@@ -161,8 +158,7 @@ class AudioCodes:
         """This process's reader (handles inherited through fork() are not used)."""
         pid = os.getpid()
         if self._rd is None or self._pid != pid:
-            lib = _clib.library() if self.backend == "c" else None
-            self._rd = _clib.CCodes(lib, self.path) if lib is not None else _PyCodes(self.path)
+            self._rd = _PyCodes(self.path)
             self._pid = pid
         return self._rd
 

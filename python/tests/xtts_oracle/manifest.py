@@ -21,14 +21,7 @@ MANIFEST_MAX_BYTES = 1 << 30   # as the C loader
 _CHUNK = 1 << 20
 
 
-class CacheError(Exception):
-    """A cache that cannot be read: a damaged manifest, a missing or damaged shard, a
-    corrupt record."""
-
-
-class CacheResourceError(CacheError, OSError):
-    """A shard that cannot be opened for want of a resource of this process or system (a
-    descriptor or memory limit, a permission): not damage. errno and strerror are set."""
+from xtts_prep.manifest import CacheError, CacheResourceError  # the package's errors, raised alike
 
 
 _HEX64 = re.compile(r"[0-9a-f]{64}\Z")
