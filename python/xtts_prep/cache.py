@@ -188,9 +188,24 @@ class XttsCache:
                        for s in m["shards"]]
         self._count: int = m["records"]
         self._firsts = [s.first for s in self.shards]
+        self._check_claimed_counts()
         self.speakers: list[str] = list(m.get("speakers", []))
         self.languages: list[str] = list(m.get("languages", []))
         self._check_handle(self._c())
+
+    def _check_claimed_counts(self) -> None:
+        """Refuse a manifest that gives a shard more records than its data.mdb can hold, as the
+        C programs do (the library's tolerant open keeps that as the shard's fault, for its
+        reads), so that no work or array is sized by a forged count."""
+        for s in self.shards:
+            try:
+                size = os.stat(os.path.join(self.path, s.name, "data.mdb")).st_size
+            except OSError:
+                continue   # reported when the shard is read
+            if s.records > size // MIN_RECORD_BYTES:
+                self.close()
+                raise CacheError("%s: the manifest says %d records, data.mdb of %d bytes holds at most %d"
+                                 % (s.name, s.records, size, size // MIN_RECORD_BYTES))
 
     # -- the handle ------------------------------------------------------------------------------
 

@@ -11,3 +11,12 @@ from .record import decode_record, parse_header
 
 __all__ = ["XttsCache", "AudioCodes", "load_manifest", "config_hash", "check_manifest", "decode_record",
            "parse_header"]
+
+
+def cache(path, backend="python", **kw):
+    """A reader of the cache at path by name, for tests that run the same reads through both:
+    "python" the oracle's XttsCache, "c" (or "auto") the package's."""
+    if backend == "python":
+        return XttsCache(path, **kw)
+    import xtts_prep
+    return xtts_prep.XttsCache(path, backend=backend, **kw)
