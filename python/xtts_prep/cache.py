@@ -329,7 +329,7 @@ class XttsCache:
                     if a is not None:
                         bufs[k * _clib.ITEM_PARTS + part] = a.ctypes.data
                         caps[k * _clib.ITEM_PARTS + part] = a.shape[0]
-            fields_ = np.zeros((n, _clib.ITEM_FIELDS), dtype=np.uint64)
+            fields_ = np.empty((n, _clib.ITEM_FIELDS), dtype=np.uint64)   # every row written (zeroed first)
             ids = ctypes_buffer(n * _clib.ID_CAP)
             rc = h.read_items(codes, idx, mdt_c, bufs, caps, fields_, ids)
             if rc != _clib.ERANGE:
