@@ -125,6 +125,11 @@ xtts_status xtts_item_read(xtts_cache_reader *r, xtts_item_state *s, uint64_t in
         return item_error(c, index, id, &e, err);
     }
     if ((st = check_ids(c, index, hdr, err))) return st;
+    if (w->wave && (hdr->version < 2 || hdr->audio == XTTS_AUDIO_NONE)) {
+        xtts_error_set(&e, XTTS_ENOTFOUND, "no waveform (%s)",
+                       hdr->version < 2 ? "record version 1" : "built with --audio none");
+        return item_error(c, index, hdr->id, &e, err);
+    }
     size_t n_mel = (size_t)hdr->n_mels * hdr->n_frames;
     const char *small = w->tokens && w->tokens_cap < hdr->n_tokens ? "tokens"
                       : w->mel && w->mel_cap < n_mel ? "mel"
@@ -138,12 +143,7 @@ xtts_status xtts_item_read(xtts_cache_reader *r, xtts_item_state *s, uint64_t in
     }
     GUARD(sig2)
     vst = w->tokens || w->mel ? decode_rows(s, buf, len, hdr, w, &e) : XTTS_OK;
-    if (!vst && w->wave) {
-        vst = hdr->version < 2 || hdr->audio == XTTS_AUDIO_NONE
-                  ? xtts_error_set(&e, XTTS_ENOTFOUND, "no waveform (%s)", hdr->version < 2
-                                   ? "record version 1" : "built with --audio none")
-                  : xtts_record_decode_wave(s->dec, buf, len, w->wave, 0, hdr->n_samples, &e);
-    }
+    if (!vst && w->wave) vst = xtts_record_decode_wave(s->dec, buf, len, w->wave, 0, hdr->n_samples, &e);
     decoded = 1;
     GUARD_END(sig2)
     if (sig2 || !decoded)
