@@ -27,6 +27,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
@@ -317,38 +318,51 @@ def _need() -> ctypes.CDLL:
     return lib
 
 
-# this process's open caches: key -> [handle, references] (dropped whole in a forked child)
+# this process's open caches: key -> [handle, references] (dropped whole in a forked child),
+# under _open_lock (DataLoader threads may open datasets at once)
 _open: dict[tuple[Any, ...], list[Any]] = {}
 _open_pid = [os.getpid()]
+_open_lock = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    global _open_lock
+    _open_lock = threading.Lock()   # a thread of the parent may have held it at the fork
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def shared(path: str, key: tuple[Any, ...]) -> "CHandle":
     """The process's handle of the cache key names (opened now when none is open), one more
     reference to it; give it back with release(key). key holds the directory's identity, so a
     directory an update exchanged is opened afresh."""
-    if _open_pid[0] != os.getpid():   # a forked child: the parent's handles are not ours
-        _open.clear()
-        _open_pid[0] = os.getpid()
-    got = _open.get(key)
-    if got is None:
-        got = [CHandle(_need(), path), 0]
-        _open[key] = got
-    got[1] += 1
-    h: CHandle = got[0]
-    return h
+    with _open_lock:
+        if _open_pid[0] != os.getpid():   # a forked child: the parent's handles are not ours
+            _open.clear()
+            _open_pid[0] = os.getpid()
+        got = _open.get(key)
+        if got is None:
+            got = [CHandle(_need(), path), 0]
+            _open[key] = got
+        got[1] += 1
+        h: CHandle = got[0]
+        return h
 
 
 def release(key: tuple[Any, ...]) -> None:
     """One reference of shared(key) given back; the last closes the handle."""
-    if _open_pid[0] != os.getpid():
-        return
-    got = _open.get(key)
-    if got is None:
-        return
-    got[1] -= 1
-    if got[1] <= 0:
+    with _open_lock:
+        if _open_pid[0] != os.getpid():
+            return
+        got = _open.get(key)
+        if got is None:
+            return
+        got[1] -= 1
+        if got[1] > 0:
+            return
         del _open[key]
-        got[0].close()
+    got[0].close()
 
 
 class CHandle:
