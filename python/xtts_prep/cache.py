@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import struct
 import sys
 import zlib
@@ -198,10 +199,14 @@ class XttsCache:
         C programs do (the library's tolerant open keeps that as the shard's fault, for its
         reads), so that no work or array is sized by a forged count."""
         for s in self.shards:
+            data = os.path.join(self.path, s.name, "data.mdb")
             try:
-                size = os.stat(os.path.join(self.path, s.name, "data.mdb")).st_size
+                st = os.stat(data)
             except OSError:
                 continue   # reported when the shard is read
+            if not stat.S_ISREG(st.st_mode):   # a FIFO or a device: the library keeps it as the shard's fault
+                continue
+            size = st.st_size
             if s.records > size // MIN_RECORD_BYTES:
                 self.close()
                 raise CacheError("%s: the manifest says %d records, data.mdb of %d bytes holds at most %d"
