@@ -401,6 +401,12 @@ static void test_items_equal_the_reader_in_one_call(void **state) {
     uint64_t out_of_range = n;
     b2[XTTS_API_PART_CODES] = NULL;
     assert_int_equal(xtts_api_read_items(a, NULL, &out_of_range, 1, XTTS_API_MEL_F32, b2, c2, fields, NULL, 0), 7);
+    /* metrics of a fixture built without them: 8 */
+    uint32_t qi[8];
+    float qf[16];
+    uint64_t qh[2];
+    assert_int_equal(xtts_api_metrics(a, 0, qi, qf, qh), 8);
+    assert_int_equal(xtts_api_metrics(a, 0, NULL, qf, qh), 1);
     /* the manifest's checks and its configuration hash */
     char path[512], hash[65];
     snprintf(path, sizeof path, "%s/manifest.json", fx->dir);

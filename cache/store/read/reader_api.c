@@ -375,6 +375,28 @@ int xtts_api_quality(xtts_api_cache *a, uint64_t index, uint8_t *out, size_t cap
     return rc;
 }
 
+int xtts_api_metrics(xtts_api_cache *a, uint64_t index, uint32_t *ints, float *floats, uint64_t *hash) {
+    if (!ints || !floats || !hash) return fail(XTTS_EUSAGE, "xtts_api_metrics: a NULL argument");
+    uint8_t buf[XTTS_QUALITY_BYTES + 8];
+    size_t len = 0;
+    int rc = xtts_api_quality(a, index, buf, sizeof buf, &len);
+    if (rc) return rc;
+    xtts_quality_metrics m;
+    xtts_error e;
+    if (len != XTTS_QUALITY_BYTES || xtts_quality_decode(buf, &m, &e))
+        return failf(XTTS_ECORRUPT, "%s: index %llu: quality metrics damaged (%s)", xtts_cache_shard_of(a->c, index),
+                     (unsigned long long)index, len != XTTS_QUALITY_BYTES ? "wrong size" : e.msg);
+    uint32_t iv[] = {m.version, m.status, m.cut_start, m.cut_end, m.sample_rate, m.native_rate, m.n_chars, m.n_tokens};
+    float fv[] = {m.duration_s,   m.lead_silence_s, m.trail_silence_s, m.speech_s,      m.start_edge_db, m.end_edge_db,
+                  m.peak_dbfs,    m.rms_dbfs,       m.active_dbfs,     m.noise_dbfs,    m.clip_fraction, m.snr_db,
+                  m.bandwidth_hz, m.chars_per_s,    m.tokens_per_s,    m.dc_offset};
+    memcpy(ints, iv, sizeof iv);
+    memcpy(floats, fv, sizeof fv);
+    hash[0] = m.audio_hash[0];
+    hash[1] = m.audio_hash[1];
+    return 0;
+}
+
 /* Every record's metrics decoded into m[0..n) and speaker into spk[0..n), with reader r. */
 static int quality_load_all(xtts_api_cache *a, xtts_cache_reader *r, xtts_quality_metrics *m, uint32_t *spk, size_t n) {
     xtts_error e;

@@ -103,6 +103,15 @@ int xtts_api_read_batch(xtts_api_cache *c, const uint64_t *indices, size_t n, in
  * The bytes are checked by their CRC here. */
 int xtts_api_quality(xtts_api_cache *c, uint64_t index, uint8_t *out, size_t cap, size_t *len);
 
+/* Record index's quality metrics decoded (xtts_quality_decode, docs/quality.md): ints[0..8)
+ * version, status (0 unmeasured, 1 measured, 2 too short), cut_start, cut_end, sample_rate,
+ * native_rate, n_chars, n_tokens; floats[0..16) duration_s, lead_silence_s, trail_silence_s,
+ * speech_s, start_edge_db, end_edge_db, peak_dbfs, rms_dbfs, active_dbfs, noise_dbfs,
+ * clip_fraction, snr_db, bandwidth_hz, chars_per_s, tokens_per_s, dc_offset; hash[0..2) the
+ * audio hash. Returns 0 or the statuses of xtts_api_quality, and 5 (corrupt) for stored metrics
+ * that do not decode (another version, a bad status or cut flag, a value not finite). */
+int xtts_api_metrics(xtts_api_cache *c, uint64_t index, uint32_t *ints, float *floats, uint64_t *hash);
+
 /* Every record's quality flags as xtts-cache-report decides them (the same code: kernels/
  * quality.h xtts_quality_flag_all, speakers from the records): flags[i] the bitmask of
  * 1u << flag (flag numbers and names as in docs/quality.md), dup_of[i] the index of the earlier
