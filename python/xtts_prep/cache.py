@@ -476,10 +476,11 @@ class XttsCache:
                         or not _contiguous(got):
                     raise ValueError("out[%r]: a contiguous %s array of shape %s expected (batch_arrays)"
                                      % (k, a.dtype, ((n,) + a.shape[1:],)))
-        self._read_batch_c(idx, out, T, F, self.threads if threads is None else max(1, int(threads)))
+        self._fill_batch(idx, out, T, F, self.threads if threads is None else max(1, int(threads)))
         return out
 
-    def _read_batch_c(self, idx: npt.NDArray[np.int64], out: dict[str, Any], T: int, F: int, threads: int) -> None:
+    def _fill_batch(self, idx: npt.NDArray[np.int64], out: dict[str, Any], T: int, F: int, threads: int) -> None:
+        """Rows of idx (checked) into out's arrays, checked against T and F: the library's batch."""
         h = self._c()
         ptr = {k: _data_ptr(v) for k, v in out.items()}
         mel_f16 = _same_dtype(out["mel"], np.float16)

@@ -33,16 +33,19 @@
 #define API_MAX_THREADS 256
 
 typedef struct job job_t;
+/* A stack of spare objects of one kind, kept under the handle's mu. */
+typedef struct {
+    void **v;
+    size_t n, cap;
+} spare_t;
 typedef struct helper helper_t;
 
 struct xtts_api_cache {
     xtts_cache *c;
     pid_t pid;
     pthread_mutex_t mu; /* the spare readers */
-    xtts_cache_reader **pool;
-    size_t n_pool, cap_pool;
-    xtts_item_state **items; /* the spare item decoders (xtts_api_read_items), under mu */
-    size_t n_items, cap_items;
+    spare_t readers; /* the spare xtts_cache_readers, under mu */
+    spare_t items;   /* the spare item decoders of xtts_api_read_items, under mu */
     /* helpers */
     pthread_mutex_t call_mu; /* held by the one call using the helpers */
     pthread_mutex_t wmu;     /* guards the fields below */
@@ -143,10 +146,10 @@ void xtts_api_close(xtts_api_cache *a) {
         }
     }
     free(a->helpers);
-    for (size_t i = 0; i < a->n_pool; i++) xtts_cache_reader_delete(a->pool[i]);
-    free(a->pool);
-    for (size_t i = 0; i < a->n_items; i++) xtts_item_state_delete(a->items[i]);
-    free(a->items);
+    for (size_t i = 0; i < a->readers.n; i++) xtts_cache_reader_delete(a->readers.v[i]);
+    free(a->readers.v);
+    for (size_t i = 0; i < a->items.n; i++) xtts_item_state_delete(a->items.v[i]);
+    free(a->items.v);
     pthread_cond_destroy(&a->work_cv);
     pthread_cond_destroy(&a->done_cv);
     pthread_mutex_destroy(&a->wmu);
@@ -169,33 +172,41 @@ uint32_t xtts_api_format_version(const xtts_api_cache *a) {
     return a ? (uint32_t)xtts_cache_get_config(a->c)->format_version : 0;
 }
 
+/* A spare object of p, NULL when there is none. */
+static void *spare_take(xtts_api_cache *a, spare_t *p) {
+    pthread_mutex_lock(&a->mu);
+    void *v = p->n ? p->v[--p->n] : NULL;
+    pthread_mutex_unlock(&a->mu);
+    return v;
+}
+
+/* Keep v in p: 1, or 0 when there is no room (out of memory: the caller deletes it). */
+static int spare_give(xtts_api_cache *a, spare_t *p, void *v) {
+    pthread_mutex_lock(&a->mu);
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 4;
+        void **q = realloc(p->v, cap * sizeof *q);
+        if (q) {
+            p->v = q;
+            p->cap = cap;
+        }
+    }
+    int kept = p->n < p->cap;
+    if (kept) p->v[p->n++] = v;
+    pthread_mutex_unlock(&a->mu);
+    return kept;
+}
+
 /* A spare reader (made when there is none). */
 static int pool_take(xtts_api_cache *a, xtts_cache_reader **out) {
-    pthread_mutex_lock(&a->mu);
-    *out = a->n_pool ? a->pool[--a->n_pool] : NULL;
-    pthread_mutex_unlock(&a->mu);
-    if (*out) return 0;
+    if ((*out = spare_take(a, &a->readers))) return 0;
     xtts_error e;
     if (xtts_cache_reader_new(a->c, out, &e)) return fail(e.code, e.msg);
     return 0;
 }
 
 static void pool_give(xtts_api_cache *a, xtts_cache_reader *r) {
-    pthread_mutex_lock(&a->mu);
-    if (a->n_pool == a->cap_pool) {
-        size_t cap = a->cap_pool ? 2 * a->cap_pool : 4;
-        xtts_cache_reader **p = realloc(a->pool, cap * sizeof *p);
-        if (p) {
-            a->pool = p;
-            a->cap_pool = cap;
-        }
-    }
-    if (a->n_pool < a->cap_pool) {
-        a->pool[a->n_pool++] = r;
-        r = NULL;
-    }
-    pthread_mutex_unlock(&a->mu);
-    xtts_cache_reader_delete(r); /* no room: out of memory */
+    if (!spare_give(a, &a->readers, r)) xtts_cache_reader_delete(r);
 }
 
 /* Claim rows one at a time and decode them with r until none is left. */
@@ -652,31 +663,14 @@ int xtts_api_codes_get(xtts_api_codes *h, const uint8_t *key, uint16_t *out, siz
 
 /* A spare item decoder (made when there is none). */
 static int items_take(xtts_api_cache *a, xtts_item_state **out) {
-    pthread_mutex_lock(&a->mu);
-    *out = a->n_items ? a->items[--a->n_items] : NULL;
-    pthread_mutex_unlock(&a->mu);
-    if (*out) return 0;
+    if ((*out = spare_take(a, &a->items))) return 0;
     xtts_error e;
     if (xtts_item_state_new(out, &e)) return fail(e.code, e.msg);
     return 0;
 }
 
 static void items_give(xtts_api_cache *a, xtts_item_state *s) {
-    pthread_mutex_lock(&a->mu);
-    if (a->n_items == a->cap_items) {
-        size_t cap = a->cap_items ? 2 * a->cap_items : 4;
-        xtts_item_state **p = realloc(a->items, cap * sizeof *p);
-        if (p) {
-            a->items = p;
-            a->cap_items = cap;
-        }
-    }
-    if (a->n_items < a->cap_items) {
-        a->items[a->n_items++] = s;
-        s = NULL;
-    }
-    pthread_mutex_unlock(&a->mu);
-    xtts_item_state_delete(s);
+    if (!spare_give(a, &a->items, s)) xtts_item_state_delete(s);
 }
 
 /* Row k's fields from the header h (the layout of reader_api.h). */

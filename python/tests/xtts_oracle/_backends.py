@@ -79,13 +79,7 @@ def _pool_capacity() -> int:
     return max(1, min(256, (soft - used) // 4))
 
 
-def _dir_ident(path: str) -> Optional[tuple[int, int]]:
-    """(device, inode) of the directory path, None when it cannot be had."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
+from xtts_prep.cache import _dir_ident  # noqa: E402  the directory's identity, as the package takes it
 
 
 class Backend:

@@ -17,13 +17,13 @@ import stat
 import struct
 import sys
 import zlib
-from dataclasses import dataclass, fields
 from typing import Any, Dict, Iterator, Optional, Sequence, TypedDict, Union
 
 import numpy as np
 import numpy.typing as npt
 
 from xtts_prep import _clib
+from xtts_prep import cache as _package
 from xtts_prep import quality as _quality
 from . import quality as _flags
 from ._backends import MIN_RECORD_BYTES, Backend, PyBackend, _dir_ident
@@ -47,41 +47,8 @@ BACKENDS = ("auto", "c", "python")
 _BUILTIN_LANGS = 17
 
 
-@dataclass(frozen=True)
-class Shard:
-    """A shard of the cache, as the manifest lists it: directory name, global index of
-    its first record, its record count and its size in bytes. s["name"] reads a field
-    too, as it did when shards were dicts."""
-    name: str
-    first: int
-    records: int
-    bytes: int
-    local_first: int = 0   # the directory's local key of its first record (format_version 3)
-    ranged: bool = False   # a range of a shared directory: keys outside it are not its records
-
-    def __getitem__(self, key: str) -> Any:
-        if key not in _SHARD_FIELDS:
-            raise KeyError(key)
-        return getattr(self, key)
-
-
-_SHARD_FIELDS = frozenset(f.name for f in fields(Shard))
-
-
-class Record(TypedDict):
-    """A record as XttsCache.get returns it."""
-    index: int
-    id: str
-    speaker_id: int
-    lang_id: int
-    speaker: Optional[str]
-    lang: Optional[str]
-    split: str
-    n_tokens: int
-    n_frames: int
-    n_samples: int
-    tokens: npt.NDArray[np.int32]
-    mel: npt.NDArray[np.float32]
+# the package's shapes of a shard and a record (not decoding: shared, not copied)
+from xtts_prep.cache import Record, Shard  # noqa: E402
 
 
 class XttsCache:
@@ -177,28 +144,10 @@ class XttsCache:
 
     # -- lookups ------------------------------------------------------------------------------
 
-    def __len__(self) -> int:
-        return self._count
-
-    def _locate(self, index: int) -> tuple[int, int]:
-        if index < 0:
-            index += self._count
-        if not 0 <= index < self._count:
-            raise IndexError("index %d out of range (%d records)" % (index, self._count))
-        lo, hi = 0, len(self.shards)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if self._firsts[mid] <= index:
-                lo = mid
-            else:
-                hi = mid
-        while index >= self.shards[lo].first + self.shards[lo].records:
-            lo += 1
-        return index, lo
-
-    def shard_of(self, index: int) -> str:
-        """Name of the shard holding index."""
-        return self.shards[self._locate(index)[1]].name
+    # the package's index arithmetic over the manifest's shards (not decoding)
+    __len__ = _package.XttsCache.__len__
+    _locate = _package.XttsCache._locate
+    shard_of = _package.XttsCache.shard_of
 
     def raw(self, index: int) -> tuple[int, int, bytes]:
         """(index, shard number, stored bytes) of record index."""
@@ -284,74 +233,13 @@ class XttsCache:
 
     # -- fixed-shape batches --------------------------------------------------------------------
 
-    def batch_arrays(self, n: int, max_tokens: Optional[int] = None, max_frames: Optional[int] = None,
-                     mel_dtype: npt.DTypeLike = np.float32, to_torch: bool = False,
-                     pin_memory: Optional[bool] = None) -> dict[str, Any]:
-        """Empty output arrays for read_batch(..., out=): a dict of numpy arrays, or with
-        to_torch=True of torch tensors (in pinned host memory when pin_memory is True, or
-        when it is None and CUDA is available)."""
-        T = self.max_tokens if max_tokens is None else int(max_tokens)
-        F = self.max_frames if max_frames is None else int(max_frames)
-        mdt = np.dtype(mel_dtype)
-        if mdt not in (np.float32, np.float16):
-            raise ValueError("mel_dtype %s: float32 or float16" % mdt)
-        shapes: dict[str, tuple[tuple[int, ...], Any]] = dict(
-                      tokens=((n, T), np.int32), mel=((n, self.n_mels, F), mdt),
-                      n_tokens=((n,), np.int32), n_frames=((n,), np.int32), speaker_id=((n,), np.int32),
-                      lang_id=((n,), np.int32), split=((n,), np.uint8), index=((n,), np.int64))
-        if not to_torch:
-            return {k: _aligned_empty(shape, dt) for k, (shape, dt) in shapes.items()}
-        import torch
-        if pin_memory is None:
-            pin_memory = torch.cuda.is_available()
-        tdt = {np.dtype(np.int32): torch.int32, np.dtype(np.float32): torch.float32,
-               np.dtype(np.float16): torch.float16, np.dtype(np.uint8): torch.uint8, np.dtype(np.int64): torch.int64}
-        return {k: torch.empty(shape, dtype=tdt[np.dtype(dt)], pin_memory=bool(pin_memory))
-                for k, (shape, dt) in shapes.items()}
+    # the package's fixed-shape batch, its arrays and its checks of indices and out=, filled by
+    # this reader (_fill_batch)
+    batch_arrays = _package.XttsCache.batch_arrays
+    read_batch = _package.XttsCache.read_batch
 
-    def read_batch(self, indices: npt.ArrayLike, out: Optional[dict[str, Any]] = None, threads: Optional[int] = None,
-                   max_tokens: Optional[int] = None, max_frames: Optional[int] = None,
-                   mel_dtype: npt.DTypeLike = np.float32, to_torch: bool = False,
-                   pin_memory: Optional[bool] = None) -> dict[str, Any]:
-        """Records indices as one fixed-shape batch, the rows xtts-train's loader fills
-        (cache/store/read/reader.h, xtts_batch): a dict of
-            tokens      int32   [B, max_tokens]   stored tokens, then the pad token
-            mel         float32 [B, n_mels, max_frames] (or float16 with mel_dtype): the
-                        stored frames, then the record's pad value
-            n_tokens, n_frames, speaker_id, lang_id  int32 [B];  split uint8 [B];  index int64 [B]
-        max_tokens / max_frames default to the cache's (the largest bucket); smaller ones
-        must still hold each record's padded lengths. Decoded by the C reader (threads
-        threads, default self.threads) when backend is "c", else in Python; the arrays are
-        identical. to_torch=True returns torch tensors (pinned when pin_memory, or when it
-        is None and CUDA is available), decoded straight into them by the C reader. out=
-        reuses arrays or tensors from batch_arrays(len(indices), ...) of the same shapes.
-        Raises IndexError for an index out of range and CacheError for a damaged record
-        (naming the shard, the index and the id)."""
-        idx = np.array(indices, dtype=np.int64).reshape(-1)
-        n = len(idx)
-        neg = idx < 0
-        if neg.any():
-            idx[neg] += self._count
-        bad = (idx < 0) | (idx >= self._count)
-        if bad.any():
-            raise IndexError("index %d out of range (%d records)" % (int(np.array(indices).reshape(-1)[bad][0]),
-                                                                     self._count))
-        T = self.max_tokens if max_tokens is None else int(max_tokens)
-        F = self.max_frames if max_frames is None else int(max_frames)
-        if T < 1 or F < 1:
-            raise ValueError("max_tokens and max_frames must be >= 1")
-        if out is None:
-            out = self.batch_arrays(n, T, F, mel_dtype, to_torch, pin_memory)
-        else:
-            want = self.batch_arrays(0, T, F, mel_dtype)
-            for k, a in want.items():
-                got = out.get(k)
-                if got is None or tuple(got.shape) != (n,) + a.shape[1:] or not _same_dtype(got, a.dtype) \
-                        or not _contiguous(got):
-                    raise ValueError("out[%r]: a contiguous %s array of shape %s expected (batch_arrays)"
-                                     % (k, a.dtype, ((n,) + a.shape[1:],)))
+    def _fill_batch(self, idx: npt.NDArray[np.int64], out: dict[str, Any], T: int, F: int, threads: int) -> None:
         self._read_batch_py(idx, {k: _as_numpy(v) for k, v in out.items()}, T, F)
-        return out
 
     def _read_batch_py(self, idx: npt.NDArray[np.int64], out: dict[str, npt.NDArray[Any]], T: int, F: int) -> None:
         tok, mel = out["tokens"], out["mel"]
@@ -549,52 +437,5 @@ class XttsCache:
         return s.hexdigest()
 
 
-def _aligned_empty(shape: tuple[int, ...], dtype: npt.DTypeLike, align: int = 64) -> npt.NDArray[Any]:
-    """np.empty on a 64-byte boundary. The C decoder writes large batches with
-    non-temporal stores from the first 32-byte aligned element of each mel row on; rows
-    that start off a cache line mix them with ordinary stores in one line, which costs
-    about a third of the decoding speed (numpy's own large arrays start 16 bytes into a
-    page)."""
-    dt = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
-    raw = np.empty(nbytes + align, dtype=np.uint8)
-    off = (-raw.ctypes.data) % align
-    return raw[off:off + nbytes].view(dt).reshape(shape)
-
-
-# Output arrays are numpy arrays or torch tensors (torch is optional: typed as Any).
-
-def _as_numpy(a: Any) -> npt.NDArray[Any]:
-    if isinstance(a, np.ndarray):
-        return a
-    arr: npt.NDArray[Any] = a.numpy()
-    return arr
-
-
-def _same_dtype(a: Any, dt: npt.DTypeLike) -> bool:
-    if isinstance(a, np.ndarray):
-        return bool(a.dtype == dt)
-    return bool(_as_numpy(a[:0]).dtype == dt) if a.device.type == "cpu" else False
-
-
-def _contiguous(a: Any) -> bool:
-    if isinstance(a, np.ndarray):
-        return a.flags.c_contiguous
-    return bool(a.is_contiguous() and a.device.type == "cpu")
-
-
-def _data_ptr(a: Any) -> int:
-    if isinstance(a, np.ndarray):
-        return a.ctypes.data
-    ptr: int = a.data_ptr()
-    return ptr
-
-
-def _main(argv: Sequence[str]) -> int:
-    """The command line (cli.py), by its former name."""
-    from .cli import main
-    return main(argv)
-
-
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))
+# the package's output arrays and their checks (numpy or torch), as read_batch fills them
+from xtts_prep.cache import _aligned_empty, _as_numpy, _contiguous, _data_ptr, _same_dtype  # noqa: E402,F401
