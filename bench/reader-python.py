@@ -12,6 +12,7 @@ lines (decoded bytes counted as bench/src/bench_reader.c counts them: the record
 payload). Given the C reader's batches/s (bench_reader's c_reader_*_fp32out lines), it adds
 the ratio of the C-backed package to it with the same number of threads.
 """
+import os
 import statistics
 import sys
 import time
@@ -19,6 +20,10 @@ import time
 import numpy as np
 
 from xtts_prep import XttsCache, _clib
+
+# the tests' oracle (python/tests/xtts_oracle), the pure-Python reader that was the package's
+# second backend: measured beside the package when py-lmdb and zstandard import
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "tests"))
 
 BATCH = 32
 
@@ -48,15 +53,15 @@ def main():
     secs = float(sys.argv[2]) if len(sys.argv) > 2 else 3.0
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
     c_ref = [float(x) if x not in ("", "-") else None for x in sys.argv[4:6]] + [None, None]
-    have_c = _clib.library() is not None
-    pure = XttsCache(path, backend="python")
-    payload = np.array([payload_bytes(pure.header(i)) for i in range(len(pure))], dtype=np.int64)
-    confs = [("python_pure_1thread", pure, 1)]
-    if have_c:
-        cc = XttsCache(path, backend="c")
-        confs = [("python_c_1thread", cc, 1), ("python_c_2threads", cc, 2)] + confs
-    else:
-        print("# C library not loaded (%s): python_c lines not measured" % _clib.load_error())
+    have_c = True   # the package does not import without its library
+    cc = XttsCache(path, backend="c")
+    payload = np.array([payload_bytes(cc.header(i)) for i in range(len(cc))], dtype=np.int64)
+    confs = [("python_c_1thread", cc, 1), ("python_c_2threads", cc, 2)]
+    try:
+        import xtts_oracle
+        confs.append(("python_pure_1thread", xtts_oracle.XttsCache(path), 1))
+    except ImportError as e:
+        print("# the oracle does not import (%s): python_pure not measured" % e)
     outs = {name: c.batch_arrays(BATCH) for name, c, _ in confs}
     for name, c, th in confs:   # warm up: open the shards, touch the arrays
         c.read_batch(np.arange(BATCH) % len(c), out=outs[name], threads=th)

@@ -1,7 +1,8 @@
 /* test_reader_api.c — the stable C interface of cache/store/read/reader_api.h (libxtts-reader.so):
  * batches equal to xtts_cache_reader_batch's whatever the thread count and dtype, narrow
  * rows, errors with their messages, concurrent calls on one handle, a forked child; the
- * per-record reads equal to the reader's, with their sizing and their errors. */
+ * per-record reads equal to the reader's, with their sizing and their errors; a dataset item's
+ * reads in one call (xtts_api_read_items) equal to the reader's, and the manifest's checks. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -339,6 +340,87 @@ static void test_per_record_reads_equal_the_reader(void **state) {
     xtts_api_close(a);
 }
 
+static void test_items_equal_the_reader_in_one_call(void **state) {
+    fx_t *fx = *state;
+    xtts_api_cache *a = xtts_api_open_ex(fx->dir, XTTS_API_OPEN_TOLERANT);
+    assert_non_null(a);
+    xtts_cache *c;
+    xtts_cache_reader *r;
+    xtts_error e;
+    assert_int_equal(xtts_cache_open(fx->dir, &c, &e), XTTS_OK);
+    assert_int_equal(xtts_cache_reader_new(c, &r, &e), XTTS_OK);
+    size_t n = (size_t)xtts_api_count(a), n_mels = xtts_api_n_mels(a), T = xtts_api_max_tokens(a);
+    size_t F = xtts_api_max_frames(a);
+    /* every record in one call, unpadded, each row's buffers sized by the cache's largest */
+    uint64_t *idx = malloc(n * sizeof *idx);
+    void **bufs = calloc(n * XTTS_API_ITEM_PARTS, sizeof *bufs);
+    size_t *caps = calloc(n * XTTS_API_ITEM_PARTS, sizeof *caps);
+    uint64_t *fields = malloc(n * XTTS_API_ITEM_FIELDS * sizeof *fields);
+    char *ids = malloc(n * 1025);
+    for (size_t k = 0; k < n; k++) {
+        idx[k] = n - 1 - k;
+        bufs[k * XTTS_API_ITEM_PARTS + XTTS_API_PART_TOKENS] = malloc(T * 4);
+        caps[k * XTTS_API_ITEM_PARTS + XTTS_API_PART_TOKENS] = T;
+        bufs[k * XTTS_API_ITEM_PARTS + XTTS_API_PART_MEL] = malloc(n_mels * F * 4);
+        caps[k * XTTS_API_ITEM_PARTS + XTTS_API_PART_MEL] = n_mels * F;
+    }
+    assert_int_equal(xtts_api_read_items(a, NULL, idx, n, XTTS_API_MEL_F32, bufs, caps, fields, ids, 1025), 0);
+    int32_t *tok = malloc(T * 4);
+    float *mel = malloc(n_mels * F * 4);
+    for (size_t k = 0; k < n; k++) {
+        xtts_record_header h;
+        assert_int_equal(xtts_cache_reader_get(r, idx[k], &h, tok, T, mel, XTTS_DTYPE_F32, n_mels, F, &e), XTTS_OK);
+        const uint64_t *f = fields + k * XTTS_API_ITEM_FIELDS;
+        assert_int_equal(f[XTTS_API_F_N_TOKENS], h.n_tokens);
+        assert_int_equal(f[XTTS_API_F_N_FRAMES], h.n_frames);
+        assert_int_equal(f[XTTS_API_F_FRAMES_PADDED], h.frames_padded);
+        assert_int_equal(f[XTTS_API_F_SPEAKER_ID], h.speaker_id);
+        assert_int_equal(f[XTTS_API_F_VERSION], h.version);
+        assert_string_equal(ids + k * 1025, h.id);
+        assert_memory_equal(bufs[k * XTTS_API_ITEM_PARTS + XTTS_API_PART_TOKENS], tok, 4 * h.n_tokens);
+        const float *got = bufs[k * XTTS_API_ITEM_PARTS + XTTS_API_PART_MEL];
+        for (size_t ch = 0; ch < n_mels; ch++) /* [n_mels][n_frames], the reader's rows cut */
+            assert_memory_equal(got + ch * h.n_frames, mel + ch * F, 4 * h.n_frames);
+    }
+    /* a mel buffer too small: 7, with the row's sizes */
+    caps[XTTS_API_PART_MEL] = 1;
+    assert_int_equal(xtts_api_read_items(a, NULL, idx, 1, XTTS_API_MEL_F32, bufs, caps, fields, NULL, 0), 7);
+    assert_int_equal(fields[XTTS_API_F_N_FRAMES] > 0, 1);
+    assert_non_null(strstr(xtts_api_last_error(), "room for 1 mel values"));
+    /* a waveform or a key of a fixture without them: 8; codes without a codes handle: 1 */
+    int16_t wav[4];
+    uint8_t key[32];
+    void *b2[XTTS_API_ITEM_PARTS] = {0};
+    size_t c2[XTTS_API_ITEM_PARTS] = {0};
+    b2[XTTS_API_PART_WAVE] = wav, c2[XTTS_API_PART_WAVE] = 4;
+    assert_int_equal(xtts_api_read_items(a, NULL, idx, 1, XTTS_API_MEL_F32, b2, c2, fields, NULL, 0), 8);
+    b2[XTTS_API_PART_WAVE] = NULL, b2[XTTS_API_PART_KEY] = key, c2[XTTS_API_PART_KEY] = 32;
+    assert_int_equal(xtts_api_read_items(a, NULL, idx, 1, XTTS_API_MEL_F32, b2, c2, fields, NULL, 0), 8);
+    b2[XTTS_API_PART_KEY] = NULL, b2[XTTS_API_PART_CODES] = wav, c2[XTTS_API_PART_CODES] = 4;
+    assert_int_equal(xtts_api_read_items(a, NULL, idx, 1, XTTS_API_MEL_F32, b2, c2, fields, NULL, 0), 1);
+    uint64_t out_of_range = n;
+    b2[XTTS_API_PART_CODES] = NULL;
+    assert_int_equal(xtts_api_read_items(a, NULL, &out_of_range, 1, XTTS_API_MEL_F32, b2, c2, fields, NULL, 0), 7);
+    /* metrics of a fixture built without them: 8 */
+    uint32_t qi[8];
+    float qf[16];
+    uint64_t qh[2];
+    assert_int_equal(xtts_api_metrics(a, 0, qi, qf, qh), 8);
+    assert_int_equal(xtts_api_metrics(a, 0, NULL, qf, qh), 1);
+    /* the manifest's checks and its configuration hash */
+    char path[512], hash[65];
+    snprintf(path, sizeof path, "%s/manifest.json", fx->dir);
+    assert_int_equal(xtts_api_manifest_check(path), 0);
+    snprintf(path, sizeof path, "%s/no-such.json", fx->dir);
+    assert_int_equal(xtts_api_manifest_check(path), 8);
+    assert_int_equal(xtts_api_config_hash("{", 1, hash), 2);
+    for (size_t k = 0; k < n * XTTS_API_ITEM_PARTS; k++) free(bufs[k]);
+    free(idx), free(bufs), free(caps), free(fields), free(ids), free(tok), free(mel);
+    xtts_cache_reader_delete(r);
+    xtts_cache_close(c);
+    xtts_api_close(a);
+}
+
 static void test_codes_open_refuses_what_is_not_a_codes_directory(void **state) {
     fx_t *fx = *state;
     char path[400];
@@ -359,6 +441,7 @@ int main(void) {
         cmocka_unit_test(test_concurrent_calls_on_one_handle),
         cmocka_unit_test(test_a_forked_child_opens_its_own),
         cmocka_unit_test(test_per_record_reads_equal_the_reader),
+        cmocka_unit_test(test_items_equal_the_reader_in_one_call),
         cmocka_unit_test(test_codes_open_refuses_what_is_not_a_codes_directory),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

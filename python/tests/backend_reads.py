@@ -1,18 +1,20 @@
 """Every public read of the xtts_prep package, written as one canonical JSON document, so
-that two backends (or two machines) can be compared with cmp: run by
+that the package (its one decoder, libxtts-reader.so) and the tests' oracle (xtts_oracle, the
+independent pure-Python reader), or two machines, can be compared with cmp: run by
 tests/e2e/python_backends_equal.sh and tests/e2e/python_wheel_clean_root.sh.
 
-    backend_reads.py [--without-fallback] OUT.json CACHE...
+    backend_reads.py [--oracle] [--without-fallback] OUT.json CACHE...
     backend_reads.py --make-codes CACHE      (writes a codes directory with py-lmdb)
-    backend_reads.py --without-fallback --python-get CACHE   (record 0 by the pure-Python reader:
-                                                              the blocker's own check)
+    backend_reads.py --without-fallback --python-get CACHE   (record 0 by the oracle: the
+                                                              blocker's own check)
 
-The backend is the package's own choice (the C library when it loads: XTTS_PREP_LIB=none
-chooses the pure-Python reader); the one used is printed, "backend: c" or "backend: python".
---without-fallback makes `import lmdb` and `import zstandard` fail (as in a venv holding
-numpy and the wheel alone) before the package is imported. Arrays are written as dtype,
-shape and SHA-256 of their bytes; an exception as its class name (the backends word their
-messages differently, and both name the shard, index and id).
+--oracle reads with xtts_oracle (python/tests/xtts_oracle: XttsCache, AudioCodes, and the
+package's datasets over them); without it the package reads. The reader used is printed,
+"reader: library" or "reader: oracle". --without-fallback makes `import lmdb` and `import
+zstandard` fail (as in a venv holding numpy and the wheel alone) before the package is
+imported. Arrays are written as dtype, shape and SHA-256 of their bytes; an exception as its
+class name (the readers word their messages differently, and both name the shard, index and
+id).
 
 --make-codes writes CACHE/codes-<16 hex>/ in the format of formats/cache.md ("Audio codes")
 for made-up DVAE and mel norms digests: for each record its content key's entry, the count
@@ -72,17 +74,34 @@ def _items(ds, n=None):
     return [_call(ds.__getitem__, i) for i in range(len(ds) if n is None else min(n, len(ds)))]
 
 
+READER = {"XttsCache": None, "AudioCodes": None}
+
+
+def _use(oracle):
+    """The classes dump() reads with: the package's, or the oracle's (also under the package's
+    datasets, which then read through it)."""
+    import xtts_prep
+    import xtts_prep.data
+    if oracle:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import xtts_oracle
+        xtts_prep.data.XttsCache = xtts_oracle.XttsCache
+        xtts_prep.data.AudioCodes = xtts_oracle.AudioCodes
+        READER.update(XttsCache=xtts_oracle.XttsCache, AudioCodes=xtts_oracle.AudioCodes)
+    else:
+        READER.update(XttsCache=xtts_prep.XttsCache, AudioCodes=xtts_prep.AudioCodes)
+
+
 def _codes_reads(c, d):
-    from xtts_prep import AudioCodes
-    a = AudioCodes(c.path, d)
+    a = READER["AudioCodes"](c.path, d)
     return {"num_tokens": a.num_tokens, "dvae": a.dvae_sha256, "norms": a.norms_sha256, "mel_norms": a.mel_norms,
             "codes": [_call(lambda i: a.get(c.content_key(i)), i) for i in range(len(c))],
             "absent": _call(a.get, bytes(32))}
 
 
 def dump(path):
-    from xtts_prep import CacheDataset, VocoderSegmentDataset, XttsCache, XttsGptDataset
-    c = XttsCache(path)
+    from xtts_prep import CacheDataset, VocoderSegmentDataset, XttsGptDataset
+    c = READER["XttsCache"](path)
     out = {"len": len(c), "format_version": c.format_version}
     n = len(c)
     out["records"] = [{"get": _call(c.get, i), "padded": _call(c.get, i, padded=True),
@@ -119,8 +138,9 @@ def make_codes(path):
     """A codes directory for the records of the cache at path (see the top of this file)."""
     import lmdb
     import numpy as np
-    from xtts_prep import XttsCache, codes_count, codes_dir_name
-    c = XttsCache(path, backend="python")
+    from xtts_prep import codes_count, codes_dir_name
+    _use(True)
+    c = READER["XttsCache"](path)
     dvae, norms = hashlib.sha256(b"dvae").hexdigest(), hashlib.sha256(b"norms").hexdigest()
     d = os.path.join(path, codes_dir_name(dvae, norms))
     os.makedirs(d, exist_ok=True)
@@ -145,20 +165,24 @@ def main(argv):
     if argv[:1] == ["--make-codes"]:
         print(make_codes(argv[1]))
         return 0
+    oracle = argv[:1] == ["--oracle"]
+    if oracle:
+        argv = argv[1:]
     if argv[:1] == ["--without-fallback"]:
         sys.meta_path.insert(0, _Blocked())
         argv = argv[1:]
     if argv[:1] == ["--python-get"]:
-        from xtts_prep import CacheError, XttsCache
+        from xtts_prep import CacheError
+        _use(True)
         try:
-            XttsCache(argv[1], backend="python").get(0)
+            READER["XttsCache"](argv[1]).get(0)
             print("read record 0")
         except CacheError as e:
             print(e)
         return 0
+    _use(oracle)
     out = {os.path.basename(os.path.normpath(p)): dump(p) for p in argv[1:]}
-    from xtts_prep import _clib
-    print("backend: %s" % ("c" if _clib.library() is not None else "python"))
+    print("reader: %s" % ("oracle" if oracle else "library"))
     with open(argv[0], "w") as f:
         json.dump(out, f, indent=0, sort_keys=True)
     return 0

@@ -30,8 +30,22 @@ except ImportError:
 
 from xtts_prep import _clib  # noqa: E402
 
-HAVE_C = _clib.library() is not None
-NO_C = "the C library is not loaded (%s): C-backed batches not checked" % _clib.load_error()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import xtts_oracle  # noqa: E402  the tests' pure-Python reader, the oracle the library is checked against
+
+HAVE_C = True   # the package does not import without its library
+NO_C = ""
+
+
+def oracle_dataset(path, **kw):
+    """The package's CacheDataset reading through the oracle's XttsCache."""
+    import xtts_prep.data as data
+    saved = data.XttsCache
+    data.XttsCache = xtts_oracle.XttsCache
+    try:
+        return CacheDataset(path, **kw)
+    finally:
+        data.XttsCache = saved
 
 
 class Arrays(unittest.TestCase):
@@ -197,7 +211,7 @@ class Manifests(unittest.TestCase):
         d = damaged("zero", lambda m: None)
         os.remove(os.path.join(d, "manifest.json"))
         os.symlink("/dev/zero", os.path.join(d, "manifest.json"))
-        self.refused(d, "NUL byte")
+        self.refused(d, "larger than")   # the C loader reads at most MANIFEST_MAX_BYTES
 
 
 @unittest.skipIf(torch is None, "torch is not installed (Debian python3-torch): DataLoader checks skipped")
@@ -273,7 +287,7 @@ class Batches(unittest.TestCase):
 
     def test_python_rows_are_padded_gets(self):
         for path in self.caches():
-            c = XttsCache(path, backend="python")
+            c = xtts_oracle.XttsCache(path)
             self.assertEqual(c.backend, "python")
             idx = [0, len(c) - 1, 3, -2]
             b = c.read_batch(idx)
@@ -290,7 +304,7 @@ class Batches(unittest.TestCase):
     @unittest.skipUnless(HAVE_C, NO_C)
     def test_c_equals_python(self):
         for path in self.caches():
-            c, p = XttsCache(path, backend="c"), XttsCache(path, backend="python")
+            c, p = XttsCache(path, backend="c"), xtts_oracle.XttsCache(path)
             self.assertEqual(XttsCache(path).backend, "c")
             idx = list(range(len(c)))[::-1] + [-1, 0, 3, 3]
             for dt in (np.float32, np.float16):
@@ -306,12 +320,12 @@ class Batches(unittest.TestCase):
             assert_same(self, c.read_batch(idx, max_frames=fp + 3, max_tokens=tp),
                         p.read_batch(idx, max_frames=fp + 3, max_tokens=tp), (path, "narrow"))
             # a dataset's batch: positions of the split mapped to global indices
-            ds_c, ds_p = CacheDataset(path, split="train"), CacheDataset(path, split="train", backend="python")
+            ds_c, ds_p = CacheDataset(path, split="train"), oracle_dataset(path, split="train")
             assert_same(self, ds_c.read_batch([0, 2, 1], to_torch=False), ds_p.read_batch([0, 2, 1], to_torch=False))
 
     def test_errors_name_the_record(self):
-        for backend in ("python",) + (("c",) if HAVE_C else ()):
-            c = XttsCache(CACHE, backend=backend)
+        for backend in ("python", "c"):
+            c = xtts_oracle.cache(CACHE, backend)
             with self.assertRaises(IndexError):
                 c.read_batch([0, len(c)])
             with self.assertRaises(ValueError):
@@ -322,29 +336,31 @@ class Batches(unittest.TestCase):
             self.assertIn("index 7, id '%s'" % c.header(7)["id"], str(e.exception), backend)
             self.assertIn(c.shard_of(7), str(e.exception), backend)
 
-    def test_fallback_when_the_library_is_hidden(self):
-        # a fresh interpreter with the library hidden: the pure-Python reader, the same arrays
-        idx = [3, 0, 11, -1]
-        code = ("import sys, numpy as np\n"
-                "from xtts_prep import XttsCache, _clib\n"
-                "c = XttsCache(sys.argv[1])\n"
-                "print(c.backend, _clib.library_path())\n"
-                "np.savez(sys.argv[2], **c.read_batch(%r))\n" % (idx,))
+    def test_import_says_what_to_build_without_the_library(self):
+        # a fresh interpreter with the library hidden or disabled: no second decoder to fall
+        # back to, so the import fails in one line naming what to build or install
         for hide in ("none", os.path.join(WORK, "no-such-dir")):
-            npz = os.path.join(WORK, "hidden.npz")
             env = dict(os.environ, XTTS_PREP_LIB=hide)
-            r = subprocess.run([sys.executable, "-c", code, CACHE, npz], env=env, capture_output=True, text=True)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertEqual(r.stdout.split(), ["python", "None"], hide)
-            # a library asked for and not found is reported (once); XTTS_PREP_LIB=none is a choice
-            self.assertEqual(r.stderr.count("FallbackWarning"), 0 if hide == "none" else 1, (hide, r.stderr))
-            with np.load(npz) as z:
-                got = {k: z[k] for k in z.files}
-            assert_same(self, got, XttsCache(CACHE).read_batch(idx), hide)   # C here when it loads
-            r = subprocess.run([sys.executable, "-c", "from xtts_prep import XttsCache; XttsCache(%r, backend='c')"
-                                % CACHE], env=env, capture_output=True, text=True)
-            self.assertNotEqual(r.returncode, 0)
-            self.assertIn("C library is not available", r.stderr)
+            r = subprocess.run([sys.executable, "-c", "import xtts_prep"], env=env, capture_output=True, text=True)
+            self.assertNotEqual(r.returncode, 0, hide)
+            last = r.stderr.strip().splitlines()[-1]
+            self.assertTrue(last.startswith("ImportError: xtts_prep needs the C reader library libxtts-reader.so"),
+                            r.stderr)
+            self.assertIn("make", last)
+            self.assertIn("XTTS_PREP_LIB", last)
+        with self.assertRaises(ValueError):
+            XttsCache(CACHE, backend="python")
+
+    def test_a_cache_is_opened_once_per_process(self):
+        a, b = XttsCache(CACHE), XttsCache(CACHE)
+        ds = CacheDataset(CACHE)
+        self.assertIs(a._c(), b._c())
+        self.assertIs(ds.cache._c(), a._c())
+        h = a._c()
+        a.close()
+        self.assertIsNotNone(b._c().h)   # still open for the others
+        self.assertIs(b._c(), h)
+        self.assertIs(a._c(), h)         # a reads again through the same handle
 
     def test_pickles_without_handles(self):
         c = XttsCache(CACHE)
@@ -365,7 +381,7 @@ class Batches(unittest.TestCase):
     @unittest.skipIf(torch is None, "torch is not installed (Debian python3-torch): tensor batches not checked")
     def test_torch_tensors(self):
         c = XttsCache(CACHE)
-        want = XttsCache(CACHE, backend="python").read_batch([4, 1, 9])
+        want = xtts_oracle.XttsCache(CACHE).read_batch([4, 1, 9])
         got = c.read_batch([4, 1, 9], to_torch=True, threads=2)
         self.assertTrue(all(isinstance(v, torch.Tensor) for v in got.values()))
         self.assertEqual(got["mel"].is_pinned(), torch.cuda.is_available())
@@ -395,7 +411,7 @@ def stored_metrics(version=2, **fields):
 
 
 class Quality(unittest.TestCase):
-    """xtts_prep.quality, the Python backend's metrics and flags (the C backend's are checked
+    """xtts_prep.quality's metrics dict and the oracle's flags (the library's are checked
     against the report's TSV by tests/e2e/report_quality.sh)."""
 
     def test_stored_metrics_decode_both_versions_and_refuse_damage(self):
@@ -414,7 +430,8 @@ class Quality(unittest.TestCase):
             decode_metrics(stored_metrics(snr_db=float("nan")))
 
     def test_flags_per_clip_duplicates_and_rates_as_the_report_decides(self):
-        from xtts_prep.quality import decode_metrics, flag_all, flag_names
+        from xtts_prep.quality import decode_metrics, flag_names
+        from xtts_oracle.quality import flag_all
         ms = [decode_metrics(stored_metrics(h0=i, chars_per_s=15.0 + 0.1 * i)) for i in range(10)]
         ms[3] = decode_metrics(stored_metrics(h0=3, cut_start=1, start_edge_db=-12.0))   # cut: within 15 dB
         ms[4] = decode_metrics(stored_metrics(h0=4, cut_start=1, start_edge_db=-18.0))   # a tight trim
@@ -432,15 +449,16 @@ class Quality(unittest.TestCase):
             flag_all(ms, [0] * 10, {"snr": 3})
 
     def test_a_cache_without_metrics_says_so(self):
-        for backend in ("python", "c") if xtts_prep._clib.library() else ("python",):
-            c = XttsCache(CACHE, backend=backend)
+        for backend in ("python", "c"):
+            c = xtts_oracle.cache(CACHE, backend)
+            dataset = oracle_dataset if backend == "python" else CacheDataset
             if c.has_metrics():
                 continue
             with self.assertRaisesRegex(CacheError, "no quality metrics"):
                 c.quality_flags()
             with self.assertRaisesRegex(CacheError, "no quality metrics"):
-                CacheDataset(CACHE, backend=backend, exclude_flags=["clipped"])
-            self.assertEqual(len(CacheDataset(CACHE, backend=backend, exclude_flags=[])), len(c))
+                dataset(CACHE, exclude_flags=["clipped"])
+            self.assertEqual(len(dataset(CACHE, exclude_flags=[])), len(c))
 
 
 if __name__ == "__main__":

@@ -1,12 +1,12 @@
 """ctypes binding of libxtts-reader.so, the C reader's stable interface (cache/store/read/reader_api.h).
 
-No compiled extension module: the shared library is found and loaded at run time, and
-XttsCache falls back to the pure-Python reader when it is absent (docs/python-reader.md,
+No compiled extension module: the shared library is found and loaded at run time. It is the
+package's one decoder of the cache (records, manifest checks, metrics, codes): without it
+`import xtts_prep` fails with one line saying what to build or install (docs/python-reader.md,
 "The C library"). Where it is looked for, first hit wins:
 
-1. XTTS_PREP_LIB: a path to the library file, or a directory holding it; "", "0", "none"
-   or "off" disable the C library (the pure-Python reader is used, without a warning).
-   When set, nothing else is searched.
+1. XTTS_PREP_LIB: a path to the library file, or a directory holding it ("", "0", "none" or
+   "off" disable it, and the package does not import). When set, nothing else is searched.
 2. The package's own directory (xtts_prep/libxtts-reader.so: the wheel `make wheel` builds).
 3. The lib directory of the prefix the package was installed into by `make install`
    (PREFIX/lib/python3.X/dist-packages/xtts_prep -> PREFIX/lib).
@@ -15,9 +15,11 @@ XttsCache falls back to the pure-Python reader when it is absent (docs/python-re
 5. sys.prefix/lib, /usr/local/lib and /usr/lib, then the system's loader path
    (LD_LIBRARY_PATH, ld.so.cache).
 
-A library whose xtts_api_abi_version() differs from ABI_VERSION is not used. When the
-package falls back to Python although the library was not disabled, XttsCache warns once
-per process (FallbackWarning, naming the places looked at and the fixes).
+A library whose xtts_api_abi_version() differs from ABI_VERSION, or that lacks a function
+this package calls (one older than it), is not used.
+
+Handles: a cache directory is opened (and its data files mapped) once per process, however
+many XttsCache objects read it (shared(): counted references, dropped in a forked child).
 """
 
 from __future__ import annotations
@@ -25,17 +27,18 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-import warnings
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
 import numpy.typing as npt
 
-from .manifest import CacheError
+from .manifest import CacheError, CacheResourceError
 
 __all__ = ["ABI_VERSION", "LIB_NAME", "FallbackWarning", "library", "library_path", "library_version",
-           "load_error", "search_places", "fallback_message", "warn_fallback", "CHandle", "CCodes", "MEL_F32", "MEL_F16"]
+           "load_error", "search_places", "missing_message", "CHandle", "CCodes", "MEL_F32", "MEL_F16", "shared",
+           "release", "ITEM_FIELDS", "F"]
 
 ABI_VERSION = 1
 LIB_NAME = "libxtts-reader.so"
@@ -43,24 +46,37 @@ MEL_F32, MEL_F16 = 0, 1
 OPEN_TOLERANT = 1
 # the statuses the bindings tell apart (common/xtts_common.h)
 ERANGE, ENOTFOUND = 7, 8
+# errno values whose strerror words in a message mean a resource of the system, not damage
+_RESOURCE_ERRNOS = (12, 24, 23, 13, 1, 11)   # ENOMEM EMFILE ENFILE EACCES EPERM EAGAIN
+# xtts_api_read_items (reader_api.h): the parts of a row, the fields of a row
+PART_TOKENS, PART_MEL, PART_WAVE, PART_KEY, PART_CODES, ITEM_PARTS = 0, 1, 2, 3, 4, 5
+ITEM_FIELDS = 64
+ID_CAP = 1025
+
+
+class F:
+    """Indices of a row of xtts_api_read_items' fields (XTTS_API_F_*)."""
+    VERSION, DTYPE, FLAGS, N_MELS, SPLIT, ID_LEN, N_TOKENS, TOKENS_PADDED, N_FRAMES, FRAMES_PADDED = range(10)
+    SPEAKER_ID, LANG_ID, N_SAMPLES, PAD_VALUE, PAD_TOKEN, TRIM_START, AUDIO, N_SECTIONS = range(10, 18)
+    PAYLOAD_BYTES, FRAME_BYTES, FRAME_CRC, N_CODES, SECTIONS = range(18, 23)
 LOADER_PATH = "the loader's search path (LD_LIBRARY_PATH, ld.so.cache)"
 _DISABLED = ("", "0", "none", "off")
 
 
 class FallbackWarning(RuntimeWarning):
-    """The C library was not found or not loadable: read_batch decodes in Python (slower)."""
+    """Kept for code that filters it: the package no longer falls back to a second decoder
+    (without the C library it does not import), so it is never raised."""
 
 
 @dataclass
 class _LibState:
     """The lookup's outcome: whether it ran, the library and its path, or why none;
-    whether XTTS_PREP_LIB disabled it; whether the fallback was reported (once per process)."""
+    whether XTTS_PREP_LIB disabled it."""
     tried: bool = False
     lib: Optional[ctypes.CDLL] = None
     path: Optional[str] = None
     error: Optional[str] = None
     disabled: bool = False
-    warned: bool = False
 
 
 _state = _LibState()
@@ -151,8 +167,7 @@ def _bind(lib: ctypes.CDLL) -> None:
     lib.xtts_api_read_batch.argtypes = [c.c_void_p, c.c_void_p, c.c_size_t, c.c_void_p, c.c_size_t, c.c_void_p,
                                         c.c_int, c.c_size_t, c.c_void_p, c.c_void_p, c.c_void_p, c.c_void_p,
                                         c.c_void_p, c.c_int]
-    # the per-record reads (a library without them is passed over: the package reads every
-    # record through one backend)
+    # every other call the package makes (a library without one is passed over as older)
     size_p = c.POINTER(c.c_size_t)
     for name, args in (("open_ex", [c.c_char_p, c.c_uint]),
                        ("record", [c.c_void_p, c.c_uint64, c.c_void_p, c.c_size_t, size_p]),
@@ -168,7 +183,13 @@ def _bind(lib: ctypes.CDLL) -> None:
                        ("codes_close", [c.c_void_p]),
                        ("codes_header", [c.c_void_p, c.c_char_p, c.c_char_p, c.POINTER(c.c_uint32), c.c_void_p,
                                          c.c_size_t, size_p]),
-                       ("codes_get", [c.c_void_p, c.c_char_p, c.c_void_p, c.c_size_t, size_p])):
+                       ("codes_get", [c.c_void_p, c.c_char_p, c.c_void_p, c.c_size_t, size_p]),
+                       ("quality", [c.c_void_p, c.c_uint64, c.c_void_p, c.c_size_t, size_p]),
+                       ("quality_flags", [c.c_void_p, c.c_char_p, c.c_size_t, c.c_void_p, c.c_void_p, c.c_size_t]),
+                       ("read_items", [c.c_void_p, c.c_void_p, c.c_void_p, c.c_size_t, c.c_int, c.c_void_p,
+                                       c.c_void_p, c.c_void_p, c.c_void_p, c.c_size_t]),
+                       ("manifest_check", [c.c_char_p]),
+                       ("config_hash", [c.c_char_p, c.c_size_t, c.c_char_p])):
         f = getattr(lib, "xtts_api_" + name)
         f.argtypes = args
         f.restype = {"open_ex": c.c_void_p, "codes_open": c.c_void_p, "codes_close": None,
@@ -243,28 +264,18 @@ def load_error() -> Optional[str]:
     return _state.error
 
 
-def fallback_message() -> str:
-    """What warn_fallback says: why there is no library, where it was looked for, the fixes."""
-    return ("xtts_prep: the C reader library is not available (%s), so read_batch decodes in pure "
-            "Python, several times slower. To use it: run `make` in the source tree "
-            "(the package finds build/lib/%s), install the wheel `make wheel` writes to build/wheel/ "
-            "(it carries the library), or set XTTS_PREP_LIB to the library or its directory; "
-            "XTTS_PREP_LIB=none chooses the pure-Python reader without this warning."
-            % (load_error(), LIB_NAME))
-
-
-def warn_fallback(stacklevel: int = 2) -> None:
-    """Warn (FallbackWarning) that the pure-Python reader is used because the library was
-    not found or not loadable: once per process, and never when XTTS_PREP_LIB disables it."""
-    if library() is not None or _state.disabled or _state.warned:
-        return
-    _state.warned = True
-    warnings.warn(fallback_message(), FallbackWarning, stacklevel=stacklevel + 1)
+def missing_message() -> str:
+    """The one line `import xtts_prep` fails with when the library cannot be loaded: why, and
+    what to build or install."""
+    return ("xtts_prep needs the C reader library %s, which %s: run `make` in the source tree (the "
+            "package finds build/lib/%s), or pip install the wheel `make wheel` writes to build/wheel/ "
+            "(it carries the library), or set XTTS_PREP_LIB to the library or its directory"
+            % (LIB_NAME, "XTTS_PREP_LIB disables" if _state.disabled else "did not load (%s)" % load_error(),
+               LIB_NAME))
 
 
 def _reset() -> None:
-    """Forget the lookup (tests change XTTS_PREP_LIB and look again); a fallback already
-    reported stays reported."""
+    """Forget the lookup (tests change XTTS_PREP_LIB and look again)."""
     _state.tried, _state.lib, _state.path, _state.error = False, None, None, None
     _state.disabled = False
 
@@ -272,6 +283,86 @@ def _reset() -> None:
 def _last_error(lib: ctypes.CDLL) -> str:
     msg: Optional[bytes] = lib.xtts_api_last_error()
     return (msg or b"").decode("utf-8", "replace")
+
+
+def error(lib: ctypes.CDLL) -> CacheError:
+    """The last failed call's message as a CacheError, or a CacheResourceError (with errno)
+    when it names a resource of the system (a descriptor or memory limit, a permission)."""
+    msg = _last_error(lib)
+    for code in _RESOURCE_ERRNOS:
+        if msg.endswith(os.strerror(code)):
+            return CacheResourceError(code, msg)
+    return CacheError(msg)
+
+
+def manifest_check(path: Union[str, os.PathLike[str]]) -> None:
+    """Check the manifest at path as the C loader does (xtts_api_manifest_check); CacheError."""
+    lib = _need()
+    if lib.xtts_api_manifest_check(os.fsencode(path)):
+        raise error(lib)
+
+
+def config_hash_of(config_json: bytes) -> str:
+    """The configuration hash of a configuration's JSON text (xtts_api_config_hash)."""
+    lib = _need()
+    out = ctypes.create_string_buffer(65)
+    if lib.xtts_api_config_hash(config_json, len(config_json), out):
+        raise error(lib)
+    return out.value.decode("ascii")
+
+
+def _need() -> ctypes.CDLL:
+    lib = library()
+    if lib is None:
+        raise ImportError(missing_message())
+    return lib
+
+
+# this process's open caches: key -> [handle, references] (dropped whole in a forked child),
+# under _open_lock (DataLoader threads may open datasets at once)
+_open: dict[tuple[Any, ...], list[Any]] = {}
+_open_pid = [os.getpid()]
+_open_lock = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    global _open_lock
+    _open_lock = threading.Lock()   # a thread of the parent may have held it at the fork
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def shared(path: str, key: tuple[Any, ...]) -> "CHandle":
+    """The process's handle of the cache key names (opened now when none is open), one more
+    reference to it; give it back with release(key). key holds the directory's identity, so a
+    directory an update exchanged is opened afresh."""
+    with _open_lock:
+        if _open_pid[0] != os.getpid():   # a forked child: the parent's handles are not ours
+            _open.clear()
+            _open_pid[0] = os.getpid()
+        got = _open.get(key)
+        if got is None:
+            got = [CHandle(_need(), path), 0]
+            _open[key] = got
+        got[1] += 1
+        h: CHandle = got[0]
+        return h
+
+
+def release(key: tuple[Any, ...]) -> None:
+    """One reference of shared(key) given back; the last closes the handle."""
+    with _open_lock:
+        if _open_pid[0] != os.getpid():
+            return
+        got = _open.get(key)
+        if got is None:
+            return
+        got[1] -= 1
+        if got[1] > 0:
+            return
+        del _open[key]
+    got[0].close()
 
 
 class CHandle:
@@ -284,7 +375,7 @@ class CHandle:
         # pure-Python reader, which opens each shard when first read
         self.h: Optional[int] = lib.xtts_api_open_ex(os.fsencode(path), OPEN_TOLERANT)
         if not self.h:
-            raise CacheError(_last_error(lib))
+            raise error(lib)
         self.pid = os.getpid()
         self.count: int = lib.xtts_api_count(self.h)
         self.n_mels: int = lib.xtts_api_n_mels(self.h)
@@ -300,34 +391,37 @@ class CHandle:
                                           frames_cap, n_tokens_ptr, n_frames_ptr, speaker_ptr, lang_ptr, split_ptr,
                                           threads)
         if rc:
-            raise CacheError(_last_error(self.lib))
+            raise error(self.lib)
 
     def quality(self, index: int) -> bytes:
         """Record index's stored quality metrics (xtts_api_quality); CacheError on failure."""
-        f = self.lib.xtts_api_quality
-        f.restype, f.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_size_t,
-                                               ctypes.POINTER(ctypes.c_size_t)]
         buf, n = ctypes.create_string_buffer(256), ctypes.c_size_t(0)
-        if f(self.h, index, buf, len(buf), ctypes.byref(n)):
-            raise CacheError(_last_error(self.lib))
+        self._check(self.lib.xtts_api_quality(self.h, index, buf, len(buf), ctypes.byref(n)))
         return buf.raw[:n.value]
-
-    def has_quality_flags(self) -> bool:
-        """Whether the loaded library has xtts_api_quality_flags (one built before it has not)."""
-        return hasattr(self.lib, "xtts_api_quality_flags")
 
     def quality_flags(self, thresholds: Optional[str], flags_ptr: int, dup_of_ptr: int, n: int) -> None:
         """Every record's flags and dup_of into the arrays at the pointers (xtts_api_quality_flags)."""
-        f = self.lib.xtts_api_quality_flags
-        f.restype, f.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_void_p,
-                                               ctypes.c_void_p, ctypes.c_size_t]
         text = thresholds.encode("utf-8") if thresholds is not None else None
-        if f(self.h, text, len(text) if text is not None else 0, flags_ptr, dup_of_ptr, n):
-            raise CacheError(_last_error(self.lib))
+        self._check(self.lib.xtts_api_quality_flags(self.h, text, len(text) if text is not None else 0, flags_ptr,
+                                                    dup_of_ptr, n))
+
+    def read_items(self, codes: Optional["CCodes"], indices: npt.NDArray[np.uint64], mel_dtype: int,
+                   bufs: Any, caps: Any, fields: npt.NDArray[np.uint64], ids: Any) -> int:
+        """xtts_api_read_items over prepared arrays (ctypes arrays of ITEM_PARTS pointers and
+        caps per row, fields uint64 [n, ITEM_FIELDS], ids a buffer of ID_CAP bytes a row or
+        None); its status (0, or the failure, the message in last_error())."""
+        rc: int = self.lib.xtts_api_read_items(self.h, codes.h if codes is not None else None, indices.ctypes.data,
+                                               len(indices), mel_dtype, bufs, caps, fields.ctypes.data, ids,
+                                               ID_CAP if ids is not None else 0)
+        return rc
+
+    def last_error(self) -> CacheError:
+        """The last failed call's error (error())."""
+        return error(self.lib)
 
     def _check(self, rc: int) -> None:
         if rc:
-            raise CacheError(_last_error(self.lib))
+            raise error(self.lib)
 
     def _sized(self, call: Callable[[Any, int, Any], int], first: int) -> tuple[int, bytes]:
         """A value of unknown size: call(buf, cap, byref(len)) with a buffer of first bytes,
@@ -413,16 +507,16 @@ class CCodes:
         self.lib = lib
         self.h: Optional[int] = lib.xtts_api_codes_open(os.fsencode(path))
         if not self.h:
-            raise CacheError(_last_error(lib))
+            raise error(lib)
         self.pid = os.getpid()
         dvae, norms = ctypes.create_string_buffer(65), ctypes.create_string_buffer(65)
         tokens, n = ctypes.c_uint32(0), ctypes.c_size_t(0)
         mel_norms = np.zeros(256, dtype=np.float32)
         if lib.xtts_api_codes_header(self.h, dvae, norms, ctypes.byref(tokens), mel_norms.ctypes.data,
                                      len(mel_norms), ctypes.byref(n)):
-            msg = _last_error(lib)
+            e = error(lib)
             self.close()
-            raise CacheError(msg)
+            raise e
         self.dvae_sha256: str = dvae.value.decode("ascii")
         self.norms_sha256: str = norms.value.decode("ascii")
         self.num_tokens: int = tokens.value
@@ -439,7 +533,7 @@ class CCodes:
         if rc == ENOTFOUND:
             return None
         if rc:
-            raise CacheError(_last_error(self.lib))
+            raise error(self.lib)
         return out[:n.value].copy()
 
     def close(self) -> None:

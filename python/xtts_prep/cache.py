@@ -1,26 +1,22 @@
 """The cache reader (formats/cache.md): XttsCache.
 
-Needs numpy. Records are read through one of two backends (_backends.py): the C library
-(libxtts-reader.so, _clib.py) when it loads, which needs nothing more, or the pure-Python
-reader, which needs py-lmdb and zstandard (the "fallback" extra, _fallback.py, imported
-when first used). Either opens its handles lazily in each process (an LMDB environment
-opened before fork() and used in the child is a known source of MDB_CORRUPTED and
-reader-table errors); an XttsCache pickles without them, so it travels into spawn-started
-workers too.
+Needs numpy, and libxtts-reader.so (_clib.py), the package's one decoder of the cache: the
+manifest is checked, records are read and checked (header CRC-32, shape, section and zstd
+checksums, LMDB pages under the library's fault guard), quality metrics, content keys and audio
+codes are read by it; this module only shapes its results. Damage raises CacheError naming the
+shard, the index and the id.
 
-Every record is checked as the C reader checks it (record.py: header CRC-32, shape,
-section and zstd checksums; lmdbcheck.py: the shard's LMDB pages before py-lmdb reads
-them); damage raises CacheError naming the shard, index and id. Both backends give the
-same values.
-
-Fixed-shape batches (read_batch) are decoded by the C reader straight into numpy arrays or
-torch tensors when the backend is "c", and by the pure-Python reader otherwise; both give
-identical arrays.
+A cache directory is opened (its files mapped) once per process however many XttsCache objects
+read it, lazily again in each process that reads (an LMDB environment opened before fork() and
+used in the child is a known source of MDB_CORRUPTED); an XttsCache pickles without its handle,
+so it travels into spawn-started workers too. A dataset item is one call into the library
+(_items: header, tokens, mel, waveform, content key and codes from one lookup of the record).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 import struct
@@ -29,30 +25,49 @@ import zlib
 from dataclasses import dataclass, fields
 from typing import Any, Dict, Iterator, Optional, Sequence, TypedDict, Union
 
+from ctypes import c_size_t as ctypes_size_t, c_void_p as ctypes_void_p, create_string_buffer as ctypes_buffer
+
 import numpy as np
 import numpy.typing as npt
 
 from . import _clib
 from . import quality as _quality
-from ._backends import MIN_RECORD_BYTES, Backend, CBackend, PyBackend, _dir_ident
-from .lmdbcheck import check_lmdb_structure as check_lmdb_structure
-from .manifest import SHARED_VERSION, CacheError, CacheResourceError as CacheResourceError, load_manifest
-# the record codec and the LMDB check lived in this module before record.py and
-# lmdbcheck.py; their public names are still importable from here
-from .record import (DTYPE_F16 as DTYPE_F16, DTYPE_F32 as DTYPE_F32, FLAG_SHUFFLED as FLAG_SHUFFLED,
-                     LENGTH_FIELDS as LENGTH_FIELDS, MAX_FRAMES as MAX_FRAMES, MAX_ID as MAX_ID,
-                     MAX_MELS as MAX_MELS, MAX_TOKENS as MAX_TOKENS, PAYLOAD_MAX as PAYLOAD_MAX,
-                     RECORD_MAGIC as RECORD_MAGIC, RECORD_VERSION as RECORD_VERSION,
-                     decode_record as decode_record, parse_header as parse_header)
-from .record import Header, RecordHeaderV2, parse_record_header, record_error
+from ._clib import F
+from .codes import codes_count as _codes_count
+from .manifest import SHARED_VERSION, CacheError, CacheResourceError as CacheResourceError
 
 __all__ = ["XttsCache", "CacheError", "CacheResourceError", "LENGTH_FIELDS"]
 
+BACKENDS = ("auto", "c")
+LENGTH_FIELDS = ("n_frames", "n_tokens", "n_samples", "speaker_id", "lang_id", "split", "flags")
+LENGTH_DTYPE = np.dtype([(f, np.uint8 if f in ("split", "flags") else np.uint32) for f in LENGTH_FIELDS])
+MAX_ID = 1024
+# the least a record takes in data.mdb: its 8-byte key and a record header
+MIN_RECORD_BYTES = 8 + 64
+_SECTION_KEYS = ("kind", "codec", "flags", "offset", "stored", "raw", "crc")
+_COMMON_KEYS = ("id", "version", "dtype", "flags", "n_mels", "split", "id_len", "n_tokens", "tokens_padded",
+                "n_frames", "frames_padded", "speaker_id", "lang_id", "n_samples")
+_AUDIO = ("none", "int16", "flac")
+_REPLACED = ("%s: the cache was replaced while it was read (an update or a rebuild exchanged the directory); "
+             "open it again to read the new one")
 
-BACKENDS = ("auto", "c", "python")
 
-# language ids a cache without a "languages" table may carry (XTTS's 17, formats/record.h)
-_BUILTIN_LANGS = 17
+def _dir_ident(path: str) -> Optional[tuple[int, int]]:
+    """(device, inode) of the directory path, None when it cannot be had."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _file_ident(path: str) -> Optional[tuple[int, int, int, int]]:
+    """(inode, size, mtime) of a file, None when it cannot be had."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 @dataclass(frozen=True)
@@ -92,36 +107,70 @@ class Record(TypedDict):
     mel: npt.NDArray[np.float32]
 
 
+def header_dict(f: npt.NDArray[np.uint64], rid: str) -> dict[str, Any]:
+    """A record's header as header(i) returns it, from a row of xtts_api_read_items' fields."""
+    d: dict[str, Any] = {"id": rid}
+    for k, name in zip((F.VERSION, F.DTYPE, F.FLAGS, F.N_MELS, F.SPLIT, F.ID_LEN, F.N_TOKENS, F.TOKENS_PADDED,
+                        F.N_FRAMES, F.FRAMES_PADDED, F.SPEAKER_ID, F.LANG_ID, F.N_SAMPLES), _COMMON_KEYS[1:]):
+        d[name] = int(f[k])
+    pad_value: float = struct.unpack("<f", struct.pack("<I", int(f[F.PAD_VALUE])))[0]
+    if d["version"] == 1:
+        d.update(payload_bytes=int(f[F.PAYLOAD_BYTES]), frame_bytes=int(f[F.FRAME_BYTES]), pad_value=pad_value,
+                 frame_crc=int(f[F.FRAME_CRC]))
+        return d
+    n_sec = int(f[F.N_SECTIONS])
+    sections = [{name: int(f[F.SECTIONS + 7 * i + j]) for j, name in enumerate(_SECTION_KEYS)} for i in range(n_sec)]
+    d.update(pad_token=int(f[F.PAD_TOKEN]), trim_start=int(f[F.TRIM_START]), pad_value=pad_value, sections=sections,
+             audio=_AUDIO[int(f[F.AUDIO])] if int(f[F.AUDIO]) < 3 else "none")
+    return d
+
+
+class Item(TypedDict, total=False):
+    """What _items gives of one record: its fields row (F), id, and the parts asked for."""
+    fields: npt.NDArray[np.uint64]
+    id: str
+    tokens: npt.NDArray[np.int32]
+    mel: npt.NDArray[Any]
+    wave: npt.NDArray[np.int16]
+    key: bytes
+    codes: npt.NDArray[np.uint16]
+
+
 class XttsCache:
     """A cache directory: manifest.json plus shard-*/ LMDB environments.
 
     cache[i] (i may be negative) returns the record at global index i as a dict (see
     get()). padded sets the default of get()'s padded argument.
 
-    backend chooses who decodes read_batch's fixed-shape batches: "c" the C reader
-    (libxtts-reader.so; CacheError when it cannot be loaded), "python" the pure-Python
-    reader, "auto" (the default) the C reader when its library loads, else Python. threads
-    is read_batch's default number of C decoding threads (1: the calling thread only).
+    backend: "auto" (the default) or "c": the C library reads (the only decoder; the pure-Python
+    reader it was checked against lives in the tests as their oracle). threads is read_batch's
+    default number of C decoding threads (1: the calling thread only).
     """
 
     def __init__(self, path: Union[str, os.PathLike[str]], padded: bool = False, backend: str = "auto",
                  threads: int = 1) -> None:
         self.path = os.fspath(path)
-        # the directory as opened: a shard (re)opened after an update or a rebuild exchanged it
-        # would be the new cache's under the old manifest, so each opening checks it first
-        self.dir_ident = _dir_ident(self.path)
-        self.padded = padded
         if backend not in BACKENDS:
-            raise ValueError("backend %r: one of %s" % (backend, ", ".join(BACKENDS)))
-        if backend == "c" and _clib.library() is None:
-            raise CacheError("%s: backend='c', but the C library is not available (%s)"
-                             % (self.path, _clib.load_error()))
-        self.backend = "c" if backend != "python" and _clib.library() is not None else "python"
+            raise ValueError("backend %r: one of %s (the pure-Python reader left the package: it is the tests' "
+                             "oracle, python/tests/xtts_oracle)" % (backend, ", ".join(BACKENDS)))
+        self.backend = "c"
+        self.padded = padded
         self.threads = max(1, int(threads))
-        self._store: Optional[Backend] = None   # made on first use (_backend)
         self._flags_cache: Dict[Optional[str], tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]] = {}
+        self._lengths: Optional[npt.NDArray[np.void]] = None
+        # the directory and manifest as opened: a handle (re)opened later in another process must
+        # find the same ones, else the cache was replaced (an update exchanges the directory)
+        self.dir_ident = _dir_ident(self.path)
         mpath = os.path.join(self.path, "manifest.json")
-        self.manifest = m = load_manifest(mpath)   # checked as the C loader checks it
+        self._h: Optional[_clib.CHandle] = None
+        self._key: tuple[Any, ...] = ()
+        self._acquire(first=True)   # the C library checks the manifest and every shard
+        try:
+            with open(mpath, "rb") as f:
+                self.manifest = m = json.loads(f.read().decode("utf-8"))
+        except (OSError, ValueError) as e:
+            self.close()
+            raise CacheError("%s: %s" % (mpath, e)) from None
         self.manifest_version: int = m["format_version"]
         # the shards' and records' format: a format_version 3 manifest lists a format 2 cache
         self.format_version: int = 2 if m["format_version"] == SHARED_VERSION else m["format_version"]
@@ -138,56 +187,71 @@ class XttsCache:
         self.shards = [Shard(name=s["name"], first=s["first_index"], records=s["records"], bytes=s["bytes"],
                              local_first=s.get("local_first", 0), ranged=ranged)
                        for s in m["shards"]]
-        self._check_claimed_counts()
-        first: int = m["records"]
-        self._count = first
+        self._count: int = m["records"]
         self._firsts = [s.first for s in self.shards]
+        self._check_claimed_counts()
         self.speakers: list[str] = list(m.get("speakers", []))
         self.languages: list[str] = list(m.get("languages", []))
-        if backend == "auto" and self.backend == "python":
-            _clib.warn_fallback(stacklevel=2)   # once per process, naming where it looked
+        self._check_handle(self._c())
 
     def _check_claimed_counts(self) -> None:
-        """Refuse a manifest that gives a shard more records than its data.mdb can hold (a
-        stat, no descriptor kept), so that no work or array is sized by a forged count. A
-        missing data file is reported when the shard is read."""
+        """Refuse a manifest that gives a shard more records than its data.mdb can hold, as the
+        C programs do (the library's tolerant open keeps that as the shard's fault, for its
+        reads), so that no work or array is sized by a forged count."""
         for s in self.shards:
             data = os.path.join(self.path, s.name, "data.mdb")
             try:
                 st = os.stat(data)
             except OSError:
+                continue   # reported when the shard is read
+            if not stat.S_ISREG(st.st_mode):   # a FIFO or a device: the library keeps it as the shard's fault
                 continue
-            if not stat.S_ISREG(st.st_mode):   # a FIFO or a device: opening it could block
-                raise CacheError("%s: damaged (%s is not a regular file)" % (s.name, data))
             size = st.st_size
             if s.records > size // MIN_RECORD_BYTES:
+                self.close()
                 raise CacheError("%s: the manifest says %d records, data.mdb of %d bytes holds at most %d"
                                  % (s.name, s.records, size, size // MIN_RECORD_BYTES))
 
-    # -- the backend ------------------------------------------------------------------------------
+    # -- the handle ------------------------------------------------------------------------------
 
-    def _backend(self) -> Backend:
-        """The backend that reads for this cache (made on first use; it opens its handles in
-        each process that reads)."""
-        if self._store is None:
-            self._store = CBackend(self) if self.backend == "c" else PyBackend(self)
-        return self._store
+    def _acquire(self, first: bool = False) -> _clib.CHandle:
+        """This process's handle of the cache (shared with every XttsCache of this process that
+        reads the same directory as it is now), after checking that it is the one opened."""
+        ident = _dir_ident(self.path)
+        if not first and self.dir_ident is not None and ident != self.dir_ident:
+            raise CacheError(_REPLACED % self.path)
+        key = (os.path.realpath(self.path), ident, _file_ident(os.path.join(self.path, "manifest.json")))
+        h = _clib.shared(self.path, key)
+        self._h, self._key = h, key
+        return h
+
+    def _check_handle(self, h: _clib.CHandle) -> None:
+        if h.count != self._count or h.n_mels != self.n_mels or h.max_tokens != self.max_tokens \
+                or h.max_frames != self.max_frames:
+            self.close()
+            raise CacheError(_REPLACED % self.path)
 
     def _c(self) -> _clib.CHandle:
-        """This process's C handle (backend "c")."""
-        b = self._backend()
-        assert isinstance(b, CBackend)
-        return b.handle()
+        """This process's C handle (opened again in a process that did not open it: one inherited
+        through fork() is dropped, never used or closed)."""
+        h = self._h
+        if h is None or h.pid != os.getpid():
+            self._h = None
+            h = self._acquire()
+            self._check_handle(h)
+        return h
 
     def close(self) -> None:
-        """Close this process's handles (reopened on the next read)."""
-        if self._store is not None:
-            self._store.close()
+        """Give this object's reference to the process's handle back (the last one closes it;
+        the next read opens it again)."""
+        if self._h is not None and self._h.pid == os.getpid():
+            _clib.release(self._key)
+        self._h = None
 
     def __getstate__(self) -> dict[str, Any]:
         # Pickled into spawn-started workers: no handles travel.
         d = dict(self.__dict__)
-        d["_store"] = None
+        d["_h"] = None
         return d
 
     def __del__(self) -> None:
@@ -224,51 +288,107 @@ class XttsCache:
     def raw(self, index: int) -> tuple[int, int, bytes]:
         """(index, shard number, stored bytes) of record index."""
         index, si = self._locate(index)
-        return index, si, self._backend().record(index, si)
+        return index, si, self._c().record(index)
 
-    def _error(self, si: int, index: int, buf: bytes, e: Exception) -> CacheError:
-        return record_error(self.shards[si].name, index, buf, e)
+    def _items(self, indices: Sequence[int], tokens: bool = False, mel: bool = False, wave: bool = False,
+               key: bool = False, codes: Optional[_clib.CCodes] = None, mel_dtype: npt.DTypeLike = np.float32,
+               sizes: Optional[npt.NDArray[np.void]] = None) -> list[Item]:
+        """What the records at indices (checked) hold, in one call into the library
+        (xtts_api_read_items): the fields and id of each, and the parts asked for, unpadded:
+        tokens int32 [n_tokens], mel [n_mels, n_frames] as mel_dtype, wave int16 [n_samples],
+        key (32 bytes), codes uint16 (of the codes directory codes). sizes: the records' rows of
+        lengths() (exact buffers; without them the cache's largest, and the waveform's from
+        lengths())."""
+        h = self._c()
+        n = len(indices)
+        mdt = np.dtype(mel_dtype)
+        if (wave or codes is not None) and sizes is None:
+            sizes = self.lengths()[np.asarray(indices, dtype=np.int64)]
+        want: list[dict[str, npt.NDArray[Any]]] = []
+        for k in range(n):
+            row: dict[str, npt.NDArray[Any]] = {}
+            if tokens:
+                row["tokens"] = np.empty(int(sizes["n_tokens"][k]) if sizes is not None else self.max_tokens,
+                                         dtype=np.int32)
+            if mel:
+                nf = int(sizes["n_frames"][k]) if sizes is not None else self.max_frames
+                row["mel"] = np.empty(self.n_mels * nf, dtype=mdt)
+            if wave:
+                assert sizes is not None
+                row["wave"] = np.empty(int(sizes["n_samples"][k]), dtype=np.int16)
+            if key or codes is not None:
+                row["key"] = np.empty(32, dtype=np.uint8)
+            if codes is not None:
+                assert sizes is not None
+                row["codes"] = np.empty(_codes_count(int(sizes["n_samples"][k])), dtype=np.uint16)
+            want.append(row)
+        idx = np.asarray(indices, dtype=np.uint64)
+        mdt_c = _clib.MEL_F16 if mdt == np.float16 else _clib.MEL_F32
+        for _ in range(2):   # again with the sizes the library gives when a buffer was too small
+            bufs = (ctypes_void_p * (n * _clib.ITEM_PARTS))()
+            caps = (ctypes_size_t * (n * _clib.ITEM_PARTS))()
+            for k, row in enumerate(want):
+                for part, name in ((_clib.PART_TOKENS, "tokens"), (_clib.PART_MEL, "mel"), (_clib.PART_WAVE, "wave"),
+                                   (_clib.PART_KEY, "key"), (_clib.PART_CODES, "codes")):
+                    a = row.get(name)
+                    if a is not None:
+                        bufs[k * _clib.ITEM_PARTS + part] = a.ctypes.data
+                        caps[k * _clib.ITEM_PARTS + part] = a.shape[0]
+            fields_ = np.empty((n, _clib.ITEM_FIELDS), dtype=np.uint64)   # every row written (zeroed first)
+            ids = ctypes_buffer(n * _clib.ID_CAP)
+            rc = h.read_items(codes, idx, mdt_c, bufs, caps, fields_, ids)
+            if rc != _clib.ERANGE:
+                break
+            grown = False
+            for k, row in enumerate(want):
+                f = fields_[k]
+                if not f[F.VERSION]:
+                    continue
+                need = {"tokens": int(f[F.N_TOKENS]), "mel": self.n_mels * int(f[F.N_FRAMES]),
+                        "wave": int(f[F.N_SAMPLES]), "codes": int(f[F.N_CODES])}
+                for name, count in need.items():
+                    a = row.get(name)
+                    if a is not None and a.shape[0] < count:
+                        row[name] = np.empty(count, dtype=a.dtype)
+                        grown = True
+            if not grown:
+                break
+        if rc:
+            raise h.last_error()
+        out: list[Item] = []
+        raw_ids = ids.raw
+        for k, row in enumerate(want):
+            f = fields_[k]
+            it = Item(fields=f, id=raw_ids[k * _clib.ID_CAP:k * _clib.ID_CAP + int(f[F.ID_LEN])].decode("utf-8",
+                                                                                                     "replace"))
+            if tokens:
+                it["tokens"] = row["tokens"][:int(f[F.N_TOKENS])]
+            if mel:
+                nf = int(f[F.N_FRAMES])
+                it["mel"] = row["mel"][:self.n_mels * nf].reshape(self.n_mels, nf)
+            if wave:
+                it["wave"] = row["wave"][:int(f[F.N_SAMPLES])]
+            if key or codes is not None:
+                it["key"] = row["key"].tobytes()
+            if codes is not None:
+                it["codes"] = row["codes"][:int(f[F.N_CODES])]
+            out.append(it)
+        return out
 
     def header(self, index: int) -> dict[str, Any]:
         """The record's header fields (dict) without decompressing."""
-        return self._header(index).as_dict()
+        index = self._locate(index)[0]
+        it = self._items([index])[0]
+        return header_dict(it["fields"], it["id"])
 
-    def _header(self, index: int) -> Header:
-        index, si, buf = self.raw(index)
-        try:
-            h = parse_record_header(buf)
-            self._check_table_ids(h)
-            return h
-        except CacheError as e:
-            raise self._error(si, index, buf, e) from None
-
-    def _check_table_ids(self, h: Header) -> None:
-        """The ids a record carries index the manifest's tables: each must lie inside its
-        table when the manifest has one (an empty table holds none; without "languages",
-        the built-in 17), as the C reader checks."""
-        m = self.manifest
-        if "speakers" in m and h.speaker_id >= len(self.speakers):
-            raise CacheError("speaker id %d outside the manifest's %d speakers" % (h.speaker_id, len(self.speakers)))
-        n_langs = len(self.languages) if "languages" in m else _BUILTIN_LANGS
-        if h.lang_id >= n_langs:
-            raise CacheError("language id %d outside the manifest's %d languages" % (h.lang_id, n_langs))
-
-    def _decoded(self, index: int, check_ids: bool = True
-                 ) -> tuple[int, Header, npt.NDArray[np.int32], npt.NDArray[Any]]:
-        """(index, header, tokens int32 [tokens_padded], mel [n_mels, frames_padded] as stored)
-        of record index, checked: its header, its n_mels, and (check_ids) its speaker and
-        language ids against the manifest's tables."""
-        index, si, buf = self.raw(index)
-        try:
-            h = parse_record_header(buf)
-            if check_ids:
-                self._check_table_ids(h)
-            if h.n_mels != self.n_mels:
-                raise CacheError("%d mel channels, the cache has %d" % (h.n_mels, self.n_mels))
-        except CacheError as e:
-            raise self._error(si, index, buf, e) from None
-        tokens, mel = self._backend().decode(index, si, buf, h)
-        return index, h, tokens, mel
+    def _record(self, index: int, it: Item, tokens: npt.NDArray[np.int32], mel: npt.NDArray[Any]) -> Record:
+        f = it["fields"]
+        sid, lid = int(f[F.SPEAKER_ID]), int(f[F.LANG_ID])
+        return Record(index=index, id=it["id"], speaker_id=sid, lang_id=lid,
+                      speaker=self.speakers[sid] if sid < len(self.speakers) else None,
+                      lang=self.languages[lid] if lid < len(self.languages) else None,
+                      split="val" if f[F.SPLIT] else "train", n_tokens=int(f[F.N_TOKENS]),
+                      n_frames=int(f[F.N_FRAMES]), n_samples=int(f[F.N_SAMPLES]), tokens=tokens, mel=mel)
 
     def get(self, index: int, padded: Optional[bool] = None) -> Record:
         """Record index as a dict: index, id, speaker (name or None), lang (code or None),
@@ -278,27 +398,13 @@ class XttsCache:
         (n_mels, max_frames) padded with the record's pad value."""
         if padded is None:
             padded = self.padded
-        index, h, tokens, mel = self._decoded(index)
-        nt, nf = h.n_tokens, h.n_frames
+        index = self._locate(index)[0]
         if padded:
-            if h.tokens_padded > self.max_tokens or h.frames_padded > self.max_frames:
-                raise CacheError("%s: index %d, id '%s': padded shape exceeds the cache's"
-                                 % (self.shard_of(index), index, h.id))
-            t = np.full(self.max_tokens, self.pad_token, dtype=np.int32)
-            t[:h.tokens_padded] = tokens
-            m = np.empty((self.n_mels, self.max_frames), dtype=np.float32)
-            m[:, :h.frames_padded] = mel      # widened to float32 on the way
-            m[:, h.frames_padded:] = mel.dtype.type(h.pad_value) if h.version == 2 else np.float32(h.pad_value)
-            tokens, mel = t, m
-        else:
-            tokens = tokens[:nt].copy()
-            mel = mel[:, :nf].astype(np.float32)  # a contiguous copy of the real frames
-        sid, lid = h.speaker_id, h.lang_id
-        return Record(index=index, id=h.id, speaker_id=sid, lang_id=lid,
-                      speaker=self.speakers[sid] if sid < len(self.speakers) else None,
-                      lang=self.languages[lid] if lid < len(self.languages) else None,
-                      split="val" if h.split else "train", n_tokens=nt, n_frames=nf,
-                      n_samples=h.n_samples, tokens=tokens, mel=mel)
+            it = self._items([index])[0]
+            b = self.read_batch([index])
+            return self._record(index, it, b["tokens"][0], b["mel"][0])
+        it = self._items([index], tokens=True, mel=True)[0]
+        return self._record(index, it, it["tokens"], it["mel"])
 
     def __getitem__(self, index: int) -> Record:
         return self.get(index)
@@ -342,8 +448,7 @@ class XttsCache:
             n_tokens, n_frames, speaker_id, lang_id  int32 [B];  split uint8 [B];  index int64 [B]
         max_tokens / max_frames default to the cache's (the largest bucket); smaller ones
         must still hold each record's padded lengths. Decoded by the C reader (threads
-        threads, default self.threads) when backend is "c", else in Python; the arrays are
-        identical. to_torch=True returns torch tensors (pinned when pin_memory, or when it
+        threads, default self.threads). to_torch=True returns torch tensors (pinned when pin_memory, or when it
         is None and CUDA is available), decoded straight into them by the C reader. out=
         reuses arrays or tensors from batch_arrays(len(indices), ...) of the same shapes.
         Raises IndexError for an index out of range and CacheError for a damaged record
@@ -371,39 +476,17 @@ class XttsCache:
                         or not _contiguous(got):
                     raise ValueError("out[%r]: a contiguous %s array of shape %s expected (batch_arrays)"
                                      % (k, a.dtype, ((n,) + a.shape[1:],)))
-        if self.backend == "c":
-            self._read_batch_c(idx, out, T, F, self.threads if threads is None else max(1, int(threads)))
-        else:
-            self._read_batch_py(idx, {k: _as_numpy(v) for k, v in out.items()}, T, F)
+        self._fill_batch(idx, out, T, F, self.threads if threads is None else max(1, int(threads)))
         return out
 
-    def _read_batch_c(self, idx: npt.NDArray[np.int64], out: dict[str, Any], T: int, F: int, threads: int) -> None:
+    def _fill_batch(self, idx: npt.NDArray[np.int64], out: dict[str, Any], T: int, F: int, threads: int) -> None:
+        """Rows of idx (checked) into out's arrays, checked against T and F: the library's batch."""
         h = self._c()
         ptr = {k: _data_ptr(v) for k, v in out.items()}
         mel_f16 = _same_dtype(out["mel"], np.float16)
         _as_numpy(out["index"])[:] = idx
         h.read_batch(ptr["index"], len(idx), ptr["tokens"], T, ptr["mel"], _clib.MEL_F16 if mel_f16 else _clib.MEL_F32,
                      F, ptr["n_tokens"], ptr["n_frames"], ptr["speaker_id"], ptr["lang_id"], ptr["split"], threads)
-
-    def _read_batch_py(self, idx: npt.NDArray[np.int64], out: dict[str, npt.NDArray[Any]], T: int, F: int) -> None:
-        tok, mel = out["tokens"], out["mel"]
-        for k, gi in enumerate(idx.tolist()):
-            index, h, tokens, m = self._decoded(gi)
-            tp, fp = h.tokens_padded, h.frames_padded
-            if tp > T or fp > F:
-                raise CacheError("%s: index %d, id '%s': padded shape (%d tokens, %d frames) does not fit the "
-                                 "batch's (%d, %d)" % (self.shard_of(index), index, h.id, tp, fp, T, F))
-            tok[k, :tp] = tokens
-            tok[k, tp:] = self.pad_token
-            mel[k, :, :fp] = m
-            # the pad value as the C decoder writes it: rounded to the stored dtype (version 2)
-            mel[k, :, fp:] = m.dtype.type(h.pad_value) if h.version == 2 else np.float32(h.pad_value)
-            out["n_tokens"][k] = h.n_tokens
-            out["n_frames"][k] = h.n_frames
-            out["speaker_id"][k] = h.speaker_id
-            out["lang_id"][k] = h.lang_id
-            out["split"][k] = h.split
-        out["index"][:] = idx
 
     def __iter__(self) -> Iterator[Record]:
         for i in range(self._count):
@@ -414,7 +497,7 @@ class XttsCache:
         key = rid.encode("utf-8") if isinstance(rid, str) else bytes(rid)
         if not 0 < len(key) <= MAX_ID or b"\0" in key:
             raise KeyError(rid)
-        got = self._backend().find(key, str(rid))   # str(rid): as "%s" shows it
+        got = self._c().find(key)
         if got is None:
             raise KeyError(rid)
         return got
@@ -423,24 +506,22 @@ class XttsCache:
         """The 32-byte content key of record index (formats/cache.md, "Content keys"): what
         the audio codes directories are keyed by. CacheError for a cache built before
         content keys, or a record without one."""
-        index, si = self._locate(index)
-        return self._backend().content_key(index, si)
+        return self._c().content_key(self._locate(index)[0])
 
     def meta(self, shard: int, key: Union[str, bytes]) -> Optional[bytes]:
         """A value of a shard's "meta" database (bytes) or None."""
         if not 0 <= shard < len(self.shards):
             raise IndexError("shard %d out of range (%d shards)" % (shard, len(self.shards)))
-        return self._backend().meta(shard, key.encode() if isinstance(key, str) else bytes(key))
+        return self._c().meta(shard, key.encode() if isinstance(key, str) else bytes(key))
 
     def has_metrics(self) -> bool:
         """True when the cache stores the records' quality metrics (built with them)."""
-        return self._backend().has_metrics()
+        return self._c().shards_with("quality") > 0
 
     def metrics_bytes(self, index: int) -> bytes:
-        """Record index's stored quality metrics (104 bytes, formats/cache.md 3.5); CacheError
-        when the cache has none or they are missing."""
-        index, si = self._locate(index)
-        return self._backend().metrics_bytes(index, si)
+        """Record index's stored quality metrics (104 bytes, formats/cache.md 3.5), checked by
+        their CRC-32; CacheError when the cache has none or they are missing."""
+        return self._c().quality(self._locate(index)[0])
 
     def metrics(self, index: int) -> dict[str, Any]:
         """Record index's quality metrics as a dict (xtts_prep.quality.decode_metrics): the
@@ -448,26 +529,23 @@ class XttsCache:
         try:
             return _quality.decode_metrics(self.metrics_bytes(index))
         except CacheError as e:
+            if str(e).startswith(self.shard_of(index)) or str(e).startswith(self.path):
+                raise
             raise CacheError("%s: index %d: %s" % (self.shard_of(index), index, e)) from None
 
     def quality_flags(self, thresholds: Optional[Dict[str, float]] = None
                       ) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
         """Every record's quality flags (uint32 bitmasks of 1 << flag, xtts_prep.quality.FLAG_NAMES)
-        and dup_of (int64, -1 none), as xtts-cache-report decides them; thresholds: keys of the
-        thresholds file (docs/quality.md) to change. Computed once per thresholds."""
+        and dup_of (int64, -1 none), as xtts-cache-report decides them (the library's own code);
+        thresholds: keys of the thresholds file (docs/quality.md) to change. Computed once per
+        thresholds."""
         text = _quality.thresholds_text(thresholds)
         got = self._flags_cache.get(text)
         if got is not None:
             return got
         n = self._count
-        if self.backend == "c" and self._c().has_quality_flags():
-            flags, dup_of = np.zeros(n, dtype=np.uint32), np.zeros(n, dtype=np.int64)
-            self._c().quality_flags(text, flags.ctypes.data, dup_of.ctypes.data, n)
-        else:
-            if not self.has_metrics():
-                raise CacheError("%s: the cache stores no quality metrics (built before them)" % self.path)
-            flags, dup_of = _quality.flag_all([self.metrics(i) for i in range(n)],
-                                              self.lengths()["speaker_id"].tolist(), thresholds)
+        flags, dup_of = np.zeros(n, dtype=np.uint32), np.zeros(n, dtype=np.int64)
+        self._c().quality_flags(text, flags.ctypes.data, dup_of.ctypes.data, n)
         self._flags_cache[text] = (flags, dup_of)
         return flags, dup_of
 
@@ -484,70 +562,74 @@ class XttsCache:
         """Every record's lengths in global index order, as a numpy structured array with
         the fields of LENGTH_FIELDS. From the lengths index (one cursor pass per shard)
         when the cache has one; a version-1 cache has none, so each record's header is
-        read instead (no decompression)."""
-        return self._backend().lengths()
-
-    def _sections(self, index: int, want_wav: bool) -> tuple[int, int, bytes, RecordHeaderV2]:
-        index, si, buf = self.raw(index)
-        try:
-            h = parse_record_header(buf)
-            if not isinstance(h, RecordHeaderV2):
-                raise CacheError("record version 1 stores no text and no waveform")
-            if want_wav and len(h.sections) < 4:
-                raise CacheError("no waveform section (cache built with --audio none)")
-            return index, si, buf, h
-        except CacheError as e:
-            raise self._error(si, index, buf, e) from None
+        read instead (no decompression). Read once per object; a copy is returned."""
+        if self._lengths is None:
+            rows = self._c().lengths(self._count)
+            out = np.zeros(len(rows), dtype=LENGTH_DTYPE)
+            for k, name in enumerate(LENGTH_FIELDS):
+                out[name] = rows[:, k]
+            self._lengths = out
+        return self._lengths.copy()
 
     def text(self, index: int) -> tuple[str, str]:
         """(original, normalized) transcript of a version-2 record (formats/cache.md 3.2)."""
-        index, si, buf, h = self._sections(index, False)
-        orig, norm = self._backend().text(index, si, buf, h)
+        index = self._locate(index)[0]
+        orig, norm = self._c().text(index)
         try:
             return orig.decode("utf-8"), norm.decode("utf-8")
         except UnicodeDecodeError:
-            raise self._error(si, index, buf, CacheError("text section is not UTF-8")) from None
+            raise CacheError("%s: index %d: text section is not UTF-8" % (self.shard_of(index), index)) from None
 
     def waveform(self, index: int) -> npt.NDArray[np.int16]:
         """The stored waveform of a version-2 record built with --audio int16|flac, as
         int16 [n_samples] at the mel sample rate (divide by 32768 for the signal the mel
         was computed from)."""
-        index, si, buf, h = self._sections(index, True)
-        s = h.sections[3]
-        if s.codec == 1:
-            return self._backend().wave(index, si, buf, h)
-        try:   # FLAC: neither backend decodes it (the C library has no FLAC codec): soundfile does
-            body = bytes(buf[s.offset:s.offset + s.stored])
-            if zlib.crc32(body) != s.crc:
-                raise CacheError("waveform section checksum mismatch")
-            try:
-                import io
-                import soundfile
-            except ImportError:
-                raise CacheError("FLAC waveform: python3-soundfile is not installed") from None
-            try:
-                wav, sr = soundfile.read(io.BytesIO(body), dtype="int16")
-            except Exception as e:  # soundfile raises its own and RuntimeError
-                raise CacheError("FLAC waveform: %s" % e) from None
-            if wav.ndim != 1 or len(wav) != h.n_samples or sr != self.sample_rate:
-                raise CacheError("FLAC waveform: %s samples at %d Hz, the header says %d at %d"
-                                 % (wav.shape, sr, h.n_samples, self.sample_rate))
-            pcm: npt.NDArray[np.int16] = wav
-            return pcm
-        except CacheError as e:
-            raise self._error(si, index, buf, e) from None
+        index = self._locate(index)[0]
+        if self.audio == "flac":
+            return self._flac(index)
+        return self._items([index], wave=True)[0]["wave"]
+
+    def _flac(self, index: int) -> npt.NDArray[np.int16]:
+        """A FLAC waveform section: its stored bytes, checked by the library's header fields and
+        their CRC-32, decoded by soundfile (the library has no FLAC codec)."""
+        it = self._items([index])[0]
+        h = header_dict(it["fields"], it["id"])
+        where = "%s: index %d, id '%s'" % (self.shard_of(index), index, it["id"])
+        if h["version"] < 2 or len(h["sections"]) < 4:
+            raise CacheError("%s: no waveform section" % where)
+        s = h["sections"][3]
+        if s["codec"] != 2:
+            return self._items([index], wave=True)[0]["wave"]
+        body = self._c().record(index)[s["offset"]:s["offset"] + s["stored"]]
+        if zlib.crc32(body) != s["crc"]:
+            raise CacheError("%s: waveform section checksum mismatch" % where)
+        try:
+            import io
+            import soundfile
+        except ImportError:
+            raise CacheError("%s: FLAC waveform: python3-soundfile is not installed" % where) from None
+        try:
+            wav, sr = soundfile.read(io.BytesIO(body), dtype="int16")
+        except Exception as e:  # soundfile raises its own and RuntimeError
+            raise CacheError("%s: FLAC waveform: %s" % (where, e)) from None
+        if wav.ndim != 1 or len(wav) != h["n_samples"] or sr != self.sample_rate:
+            raise CacheError("%s: FLAC waveform: %s samples at %d Hz, the header says %d at %d"
+                             % (where, wav.shape, sr, h["n_samples"], self.sample_rate))
+        pcm: npt.NDArray[np.int16] = wav
+        return pcm
 
     def digest(self) -> str:
         """Content digest, as xtts-cache-verify prints it (docs/xtts-cache-verify.md, "Content digest")."""
         s = hashlib.sha256()
-        for i in range(self._count):
-            _, h, tokens, mel = self._decoded(i, check_ids=False)
-            idb = h.id.encode("utf-8")
-            s.update(struct.pack("<I", len(idb)) + idb)
-            s.update(struct.pack("<IIIIIIB", h.n_tokens, h.n_frames, h.n_mels, h.n_samples,
-                                 h.speaker_id, h.lang_id, h.split))
-            s.update(tokens[:h.n_tokens].astype("<i4").tobytes())
-            s.update(mel[:, :h.n_frames].astype("<f4").tobytes())
+        for first in range(0, self._count, 64):
+            for it in self._items(range(first, min(first + 64, self._count)), tokens=True, mel=True):
+                f = it["fields"]
+                idb = it["id"].encode("utf-8")
+                s.update(struct.pack("<I", len(idb)) + idb)
+                s.update(struct.pack("<IIIIIIB", int(f[F.N_TOKENS]), int(f[F.N_FRAMES]), int(f[F.N_MELS]),
+                                     int(f[F.N_SAMPLES]), int(f[F.SPEAKER_ID]), int(f[F.LANG_ID]), int(f[F.SPLIT])))
+                s.update(it["tokens"].astype("<i4").tobytes())
+                s.update(it["mel"].astype("<f4").tobytes())
         return s.hexdigest()
 
 

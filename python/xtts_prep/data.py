@@ -17,7 +17,8 @@ from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Protocol, S
 import numpy as np
 import numpy.typing as npt
 
-from .cache import XttsCache, CacheError
+from ._clib import F
+from .cache import Item, XttsCache, CacheError
 from .codes import AudioCodes, codes_count
 from .quality import flag_mask
 from .style_mel import style_mel
@@ -125,13 +126,24 @@ class CacheDataset:
             self.pad_value = float(self.cache.header(int(self.indices[0]))["pad_value"]) if len(self) else 0.0
         return self.pad_value
 
-    def __getitem__(self, i: int) -> dict[str, Any]:
+    def _read(self, i: int, wave: bool, codes: Optional[AudioCodes] = None) -> tuple[int, Item]:
+        """Item i's record: (global index, what the library gives of it in one call: fields, id,
+        tokens, mel, and the waveform and codes when asked)."""
         gi = int(self.indices[i])
-        r = self.cache.get(gi)
-        item: dict[str, Any] = dict(index=gi, id=r["id"], speaker_id=r["speaker_id"], lang_id=r["lang_id"],
-                    tokens=r["tokens"].astype(np.int64), mel=r["mel"])
+        flac = wave and self.cache.audio == "flac"   # decoded apart (soundfile): the library has no FLAC codec
+        it = self.cache._items([gi], tokens=True, mel=True, wave=wave and not flac,
+                               codes=codes._reader() if codes is not None else None, sizes=self.lengths[i:i + 1])[0]
+        if flac:
+            it["wave"] = self.cache.waveform(gi)
+        return gi, it
+
+    def __getitem__(self, i: int) -> dict[str, Any]:
+        gi, it = self._read(i, self.audio)
+        f = it["fields"]
+        item: dict[str, Any] = dict(index=gi, id=it["id"], speaker_id=int(f[F.SPEAKER_ID]),
+                                    lang_id=int(f[F.LANG_ID]), tokens=it["tokens"].astype(np.int64), mel=it["mel"])
         if self.audio:
-            item["wav"] = self.cache.waveform(gi).astype(np.float32) / np.float32(32768)
+            item["wav"] = it["wave"].astype(np.float32) / np.float32(32768)
         if self.text:
             item["text"] = self.cache.text(gi)[1]
         return item
@@ -371,9 +383,17 @@ class XttsGptDataset(CacheDataset):
             self.mel_norms = self.codes.mel_norms
 
     def __getitem__(self, i: int) -> dict[str, Any]:
-        gi = int(self.indices[i])
-        r = self.cache.get(gi)
-        wav = (self.cache.waveform(gi).astype(np.float32) / np.float32(32768))[None, :]
+        try:
+            gi, it = self._read(i, True, self.codes)
+        except CacheError as e:
+            if self.codes is not None and str(e).endswith(": no audio codes"):
+                raise CacheError("%s: %s: run xtts-cache-codes %s again" % (self.codes.path, e, self.cache.path)) \
+                    from None
+            raise
+        f = it["fields"]
+        r: dict[str, Any] = {"tokens": it["tokens"], "n_tokens": int(f[F.N_TOKENS]), "id": it["id"], "mel": it["mel"],
+             "n_frames": int(f[F.N_FRAMES])}
+        wav = (it["wave"].astype(np.float32) / np.float32(32768))[None, :]
         n = wav.shape[-1]
         start, end = prompt_slice(n, self.min_cond, self.max_cond, self.is_eval)
         cond = np.zeros((1, self.max_cond), dtype=np.float32)
@@ -393,21 +413,13 @@ class XttsGptDataset(CacheDataset):
         if self.mel_norms is not None:
             item["cond_mels"] = style_mel(cond[0], self.mel_norms)[None]    # [1, 80, T]
         if self.codes is not None:
-            item["audio_codes"] = self._codes_of(gi, n, r["id"])
-            item["audio_codes_lengths"] = np.int64(item["audio_codes"].shape[0])
+            codes = it["codes"]
+            if codes.shape[0] != codes_count(n):
+                raise CacheError("%s: index %d (%s): %d codes, its %d samples make %d"
+                                 % (self.codes.path, gi, r["id"], codes.shape[0], n, codes_count(n)))
+            item["audio_codes"] = codes
+            item["audio_codes_lengths"] = np.int64(codes.shape[0])
         return item
-
-    def _codes_of(self, gi: int, n_samples: int, rid: str) -> npt.NDArray[np.uint16]:
-        assert self.codes is not None
-        try:
-            codes = self.codes.get(self.cache.content_key(gi))
-        except KeyError:
-            raise CacheError("%s: index %d (%s) has no audio codes: run xtts-cache-codes %s again"
-                             % (self.codes.path, gi, rid, self.cache.path)) from None
-        if codes.shape[0] != codes_count(n_samples):
-            raise CacheError("%s: index %d (%s): %d codes, its %d samples make %d"
-                             % (self.codes.path, gi, rid, codes.shape[0], n_samples, codes_count(n_samples)))
-        return codes
 
     def collate(self, to_torch: Optional[bool] = None) -> XttsGptCollate:
         return XttsGptCollate(mel_pad_value=self.mel_pad_value(), to_torch=to_torch)

@@ -2,8 +2,8 @@
 # The xtts_prep package (python/) against the C reader: the same records as xtts-cache-inspect's
 # .npy/JSON exports, the same digest as xtts-cache-verify, and correct reads from several
 # forked processes (multiprocessing with the fork start method, the cache opened in the
-# parent first), and fixed-shape batches of the C library (libxtts-reader.so) equal to the
-# pure-Python reader's. The torch Dataset wrapper is checked too when torch imports.
+# parent first), and fixed-shape batches of the package's C library (libxtts-reader.so) equal to
+# the tests' oracle's (python/tests/xtts_oracle, the pure-Python reader). The torch Dataset wrapper is checked too when torch imports.
 set -euo pipefail
 : "${BUILD:?}" "${TMPDIR_TEST:?}"
 PY=${PYTHON:-/usr/bin/python3}
@@ -17,8 +17,11 @@ if ! "$PY" -c 'import numpy, lmdb, zstandard' 2>/dev/null; then
   echo "skip: $PY lacks numpy, lmdb or zstandard (Debian python3-numpy python3-lmdb python3-zstandard)"
   exit 0
 fi
-LIBDIR=$BUILD/lib   # none: not built, or a sanitizer build (not loadable into the interpreter)
-[ -f "$LIBDIR/libxtts-reader.so" ] && ! grep -q 'lib[a-z]*san' <<< "$(ldd "$LIBDIR/libxtts-reader.so")" || LIBDIR=none
+LIBDIR=$BUILD/lib   # the package's one decoder: a sanitizer build's cannot load into the interpreter
+if [ ! -f "$LIBDIR/libxtts-reader.so" ] || grep -q 'lib[a-z]*san' <<< "$(ldd "$LIBDIR/libxtts-reader.so")"; then
+  echo "skip: no loadable $LIBDIR/libxtts-reader.so (not built, or a sanitizer build): the package does not import"
+  exit 0
+fi
 
 for dt in fp16 fp32 fp16s fp32s; do
   case $dt in
@@ -32,7 +35,7 @@ for dt in fp16 fp32 fp16s fp32s; do
     "$I" --index $i --npy "$T/$dt-npy/$i.npy" "$T/$dt"
     "$I" --index $i --json "$T/$dt" > "$T/$dt-npy/$i.json"
   done
-  PYTHONPATH="$HERE/python" "$PY" - "$T/$dt" "$T/$dt-npy" "$digest" "$LIBDIR" <<'PYEOF'
+  PYTHONPATH="$HERE/python:$HERE/python/tests" XTTS_PREP_LIB="$LIBDIR" "$PY" - "$T/$dt" "$T/$dt-npy" "$digest" "$LIBDIR" <<'PYEOF'
 import json, multiprocessing as mp, sys, zlib
 import numpy as np
 import xtts_prep
@@ -72,21 +75,16 @@ except KeyError:
 assert c.digest() == digest, (c.digest(), digest)
 assert c.shard_of(15) == "shard-00001"
 
-# fixed-shape batches: the C library (when this build made it) against the pure-Python reader
-import os
-os.environ["XTTS_PREP_LIB"] = sys.argv[4]
-xtts_prep._clib._reset()   # look again, with this build's library (or none)
-want = XttsCache(path, backend="python").read_batch(list(range(40)))
+# fixed-shape batches: the C library against the tests' oracle
+import xtts_oracle
+want = xtts_oracle.XttsCache(path).read_batch(list(range(40)))
 for i in (0, 7, 39):
     assert np.array_equal(want["mel"][i, :, :want["n_frames"][i]], np.load("%s/%d.npy" % (npy, i))), i
-if xtts_prep._clib.library() is not None:
-    cb = XttsCache(path, backend="c")
-    for th in (1, 2):
-        got = cb.read_batch(list(range(40)), threads=th)
-        for k in want:
-            assert got[k].dtype == want[k].dtype and np.array_equal(got[k], want[k]), (k, th)
-else:
-    print("C library not loaded (%s): C-backed batches not checked" % xtts_prep._clib.load_error())
+cb = XttsCache(path, backend="c")
+for th in (1, 2):
+    got = cb.read_batch(list(range(40)), threads=th)
+    for k in want:
+        assert got[k].dtype == want[k].dtype and np.array_equal(got[k], want[k]), (k, th)
 
 # Forked readers: the parent has opened its LMDB handles already.
 def fingerprint(i):
@@ -125,6 +123,6 @@ print("ok")
 PYEOF
 done
 # the module's command line prints the same digest line as verify
-grep -q "^digest: $("$V" "$T/fp16" | sed -n 's/^digest: //p')$" <<< "$(PYTHONPATH="$HERE/python" "$PY" -m xtts_prep --digest "$T/fp16")" \
+grep -q "^digest: $("$V" "$T/fp16" | sed -n 's/^digest: //p')$" <<< "$(PYTHONPATH="$HERE/python" XTTS_PREP_LIB="$LIBDIR" "$PY" -m xtts_prep --digest "$T/fp16")" \
   || die "python --digest differs"
 echo ok

@@ -16,7 +16,7 @@
 #    and one starting over a finished cache: every reader says a build is running, exit 2.
 set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
-export PYTHONPATH="$HERE/python"
+export PYTHONPATH="$HERE/python:$HERE/python/tests"   # xtts_oracle: the pure-Python reader
 
 demo_tokens
 repeat_tokens "$T/tokens.tsv" "$T/t3.tsv" 3
@@ -29,9 +29,9 @@ d_ref=$(digest "$T/many"); [ -n "$d_ref" ] || die "the many-shard cache does not
 cat > "$T/pyread.py" <<'PYEOF'
 import sys
 import numpy as np
-from xtts_prep import XttsCache
+import xtts_oracle
 backend = sys.argv[2]
-c = XttsCache(sys.argv[1], backend=backend)
+c = xtts_oracle.cache(sys.argv[1], backend)
 ids = [c.get(i)["id"] for i in range(len(c) - 1, -1, -1)]   # backwards: every shard reopened
 assert len(set(ids)) == len(c), "ids"
 assert len(c.lengths()) == len(c)
@@ -87,9 +87,9 @@ for prog in verify inspect train; do
     { cat "$T/out.txt" "$T/err.txt"; die "$prog: ENOMEM not named"; }
   grep -qi "damaged\|corrupt" "$T/out.txt" "$T/err.txt" && die "$prog: a resource error called damage"
 done
-expect_rc 2 vlim "$PY" -c 'import sys; from xtts_prep import XttsCache, CacheResourceError
+expect_rc 2 vlim "$PY" -c 'import sys; from xtts_prep import CacheResourceError; import xtts_oracle
 try:
-    XttsCache(sys.argv[1], backend="python")[0]
+    xtts_oracle.XttsCache(sys.argv[1])[0]
 except CacheResourceError as e:
     print(e, file=sys.stderr); sys.exit(2)' "$T/big"
 grep -q "Cannot allocate memory" "$T/err.txt" || die "Python: ENOMEM not named"
@@ -104,9 +104,9 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && setpriv --reuid=nobo
   grep -qi "damaged" "$T/out.txt" && die "verify: a permission error called damage"
   expect_rc 2 $as_nobody "$NBIN/xtts-cache-inspect" "$T/noperm"
   grep -q "Permission denied" "$T/err.txt" || die "inspect: EACCES not named"
-  expect_rc 2 $as_nobody env PYTHONPATH="$NPYTHONPATH" "$PY" -c 'import sys; from xtts_prep import XttsCache, CacheResourceError
+  expect_rc 2 $as_nobody env PYTHONPATH="$NPYTHONPATH" "$PY" -c 'import sys; from xtts_prep import CacheResourceError; import xtts_oracle
 try:
-    XttsCache(sys.argv[1], backend="python")[0]
+    xtts_oracle.XttsCache(sys.argv[1])[0]
 except CacheResourceError as e:
     print(e, file=sys.stderr); sys.exit(2)' "$T/noperm"
   grep -q "Permission denied" "$T/err.txt" || die "Python: EACCES not named"
@@ -167,8 +167,8 @@ one_line_error "index 0, id 'en_001': speaker id 0 outside the manifest's 0 spea
 expect_rc 2 "$BIN/xtts-train" --cache "$T/nospk" --steps 1
 grep -q "speaker id 0 outside the manifest's 0 speakers" "$T/err.txt" || die "train: an empty speakers table accepted"
 for backend in c python; do
-  expect_rc 2 "$PY" -c 'import sys, numpy as np; from xtts_prep import XttsCache, CacheError
-c = XttsCache(sys.argv[1], backend=sys.argv[2])
+  expect_rc 2 "$PY" -c 'import sys, numpy as np; from xtts_prep import CacheError; import xtts_oracle
+c = xtts_oracle.cache(sys.argv[1], sys.argv[2])
 try:
     c.read_batch(np.arange(2))
 except CacheError as e:

@@ -93,7 +93,9 @@ kill_once_written() {
 nobody_tools() {
   mkdir -p "$T/nobody/bin"
   cp "$BIN"/xtts-* "$T/nobody/bin/"
-  cp -r "$HERE/python/xtts_prep" "$T/nobody/"
+  cp -r "$HERE/python/xtts_prep" "$HERE/python/tests/xtts_oracle" "$T/nobody/"
+  # the package's one decoder, where the package finds it beside itself
+  [ ! -f "$BUILD/lib/libxtts-reader.so" ] || cp "$BUILD/lib/libxtts-reader.so" "$T/nobody/xtts_prep/"
   chmod 755 "$T"; chmod -R a+rX "$T/nobody"
   NBIN="$T/nobody/bin"; NPYTHONPATH="$T/nobody"
 }

@@ -3,8 +3,8 @@
 # 1. two updates at once: the second, started while the first holds its locks (the first is
 #    frozen with SIGSTOP once its update directory exists), exits 2 at once naming the lock;
 #    the first, resumed, ends with the digest of a fresh build of its stream;
-# 2. an update while a reader holds the cache open (the Python reader, C backend and pure
-#    Python, under ulimit -n 24 so that shards are closed and opened again): every
+# 2. an update while a reader holds the cache open (the Python package, and the tests' pure-Python
+#    oracle, under ulimit -n 24 so that shards are closed and opened again): every
 #    record read after the swap is the one read before it (a shard still open), or the
 #    reader says the cache was replaced; never another record's data under an id, never
 #    "damaged";
@@ -17,7 +17,7 @@
 #    digest.
 set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
-export PYTHONPATH="$HERE/python"
+export PYTHONPATH="$HERE/python:$HERE/python/tests"   # xtts_oracle: the pure-Python reader
 
 demo_tokens
 repeat_tokens "$T/tokens.tsv" "$T/v1.tsv" 6
@@ -56,9 +56,9 @@ echo "1: a second update at once exits 2; the first ends with a fresh build's di
 # ---- 2. an update while a reader holds the cache open ----------------------------------------
 cat > "$T/hold.py" <<'PYEOF'
 import hashlib, os, sys, time
-from xtts_prep import XttsCache, CacheError
+from xtts_prep import CacheError; import xtts_oracle
 path, backend, ready, go = sys.argv[1:5]
-c = XttsCache(path, backend=backend)
+c = xtts_oracle.cache(path, backend)
 def fp(i):
     r = c[i]
     return r["id"], hashlib.sha256(r["mel"].tobytes() + r["tokens"].tobytes()).hexdigest()

@@ -2,9 +2,10 @@
 # Every public read of the xtts_prep package (python/tests/backend_reads.py: get, c[i],
 # padded get, header, text, waveform, content_key, metrics, metrics_bytes, flags,
 # quality_flags, index_of, lengths, meta, digest, read_batch, iteration, CacheDataset,
-# XttsGptDataset with and without codes=, VocoderSegmentDataset, AudioCodes) through the C
-# library in an interpreter where `import lmdb` and `import zstandard` fail, as in a venv
-# holding numpy and the wheel alone, gives what the pure-Python reader gives with them: on a
+# XttsGptDataset with and without codes=, VocoderSegmentDataset, AudioCodes) through its one
+# decoder, the C library, in an interpreter where `import lmdb` and `import zstandard` fail, as
+# in a venv holding numpy and the wheel alone, gives what the tests' oracle, the independent
+# pure-Python reader (python/tests/xtts_oracle), gives with them: on a
 # cache of test_reader (no waveform, keys or metrics: the errors must agree too) and on the
 # demo dataset built with --audio int16, with a codes directory beside it. The same check in a
 # clean Debian root is python_wheel_clean_root.sh, which skips where chroot is not allowed.
@@ -13,7 +14,7 @@
 # CacheError, KeyError and IndexError.
 set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
-need_py_reader_modules "the reference reads are the pure-Python reader's"
+need_py_reader_modules "the reference reads are the oracle's (python/tests/xtts_oracle)"
 if [ ! -f "$BUILD/lib/libxtts-reader.so" ] || grep -q 'lib[a-z]*san' <<< "$(ldd "$BUILD/lib/libxtts-reader.so")"; then
   echo "skip: no loadable $BUILD/lib/libxtts-reader.so (not built, or a sanitizer build)"; exit 0
 fi
@@ -24,20 +25,20 @@ READS=$HERE/python/tests/backend_reads.py
 bash "$HERE/scripts/make-demo-dataset.sh" "$T/data" >/dev/null 2>&1
 "$BUILD/bin/xtts-tokenize" --tokenizer bytes "$T/data/metadata.csv" > "$T/tok.tsv" 2>/dev/null || [ $? -eq 3 ]
 "$BUILD/bin/xtts-melcache" --out "$T/audio" --audio int16 -q "$T/tok.tsv" 2>/dev/null || [ $? -eq 3 ]
-codes=$(XTTS_PREP_LIB=none "$PY" "$READS" --make-codes "$T/audio")
+codes=$("$PY" "$READS" --make-codes "$T/audio")
 "$BUILD/bin/xtts-cache-verify" "$T/audio" > "$T/verify.txt" || { cat "$T/verify.txt"; die "verify refuses the codes made here"; }
 
 # the blocker works: without it the package would quietly use the modules
 out=$("$PY" "$READS" --without-fallback --python-get "$T/c" 2>&1)
-grep -q "xtts_prep\[fallback\]" <<< "$out" || die "the pure-Python reader read without py-lmdb: $out"
+grep -q "tests' oracle.*needs the Python module" <<< "$out" || die "the oracle read without py-lmdb: $out"
 
-XTTS_PREP_LIB=none "$PY" "$READS" "$T/python.json" "$T/c" "$T/audio" > "$T/python.out"
-grep -qx "backend: python" "$T/python.out" || die "the reference was not read by the pure-Python reader"
+XTTS_PREP_LIB="$BUILD/lib" "$PY" "$READS" --oracle "$T/python.json" "$T/c" "$T/audio" > "$T/python.out"
+grep -qx "reader: oracle" "$T/python.out" || die "the reference was not read by the oracle"
 XTTS_PREP_LIB="$BUILD/lib" "$PY" "$READS" --without-fallback "$T/c.json" "$T/c" "$T/audio" > "$T/c.out"
-grep -qx "backend: c" "$T/c.out" || die "the C library was not used: $(cat "$T/c.out")"
+grep -qx "reader: library" "$T/c.out" || die "the C library was not used: $(cat "$T/c.out")"
 if ! cmp -s "$T/python.json" "$T/c.json"; then
   diff "$T/python.json" "$T/c.json" > "$T/diff.txt" || true; head -n 20 "$T/diff.txt" >&2
-  die "the C library without py-lmdb and zstandard reads otherwise than the pure-Python reader"
+  die "the package (the C library, without py-lmdb and zstandard) reads otherwise than the oracle"
 fi
 grep -q '"audio_codes"' "$T/c.json" || die "no audio codes were read (${codes##*/})"
 grep -q '"raised": "CacheError"' "$T/c.json" || die "no error case was compared"
@@ -81,4 +82,4 @@ PYEOF
   grep -q CacheError <<< "$raised" && errors=$((errors + 1))
 done
 [ $errors -gt 0 ] || die "no damage was found in 6 damaged copies"
-echo "python_backends_equal: ok ($(grep -c sha256 "$T/c.json") arrays and every value equal; ${codes##*/})"
+echo "python_backends_equal: ok ($(grep -c sha256 "$T/c.json") arrays and every value equal to the oracle's; ${codes##*/})"

@@ -4,16 +4,16 @@
 #   1. the wheel of `make wheel` (built here when $BUILD/wheel has none) installed into a
 #      fresh venv made with --system-site-packages: carries the library, a manylinux tag, and
 #      `python -m xtts_prep --about` says backend c with the library inside the venv;
-#      read_batch there equals the pure-Python reader's
+#      read_batch there equals the tests' oracle's (python/tests/xtts_oracle)
 #   2. the source tree (PYTHONPATH=python, nothing else): backend c from build/lib (when BUILD
 #      is the source tree's build/)
 #   3. make install's recipe into DESTDIR=... PREFIX=/opt/xtts (install-built, on this build):
 #      backend c from PREFIX/lib; of the C headers only xtts-prep/reader_api.h, with
 #      xtts-reader.pc, and a C program built with them reads the cache
-#   4. the fallback: XTTS_PREP_LIB at an empty directory, and a copy of the package outside
-#      the source tree with no library anywhere: backend python and the FallbackWarning
-#      exactly once per process (even with PYTHONWARNINGS=always); XTTS_PREP_LIB=none and
-#      backend="python" choose Python without a warning
+#   4. no library: XTTS_PREP_LIB at an empty directory, XTTS_PREP_LIB=none, and a copy of the
+#      package outside the source tree with no library anywhere: `import xtts_prep` fails with
+#      one line naming why, where it looked and what to build or install (the package has no
+#      second decoder to fall back to); backend="python" is refused
 set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
 need_py_reader_modules "Debian python3-numpy python3-lmdb python3-zstandard"
@@ -33,7 +33,9 @@ import sys, warnings
 import numpy as np
 warnings.simplefilter("error")   # no FallbackWarning where the library is found
 from xtts_prep import XttsCache
-c, p = XttsCache(sys.argv[1]), XttsCache(sys.argv[1], backend="python")
+sys.path.insert(0, sys.argv[2])
+import xtts_oracle   # the tests' pure-Python reader
+c, p = XttsCache(sys.argv[1]), xtts_oracle.XttsCache(sys.argv[1])
 assert c.backend == "c", c.backend
 idx = [3, 0, 39, 17, 3]
 a, b = c.read_batch(idx), p.read_batch(idx)
@@ -68,14 +70,14 @@ vlib=$(echo "$about" | field library)
 case $vlib in "$T"/venv/lib/python3*/site-packages/xtts_prep/libxtts-reader.so) ;; *) die "wheel: library $vlib";; esac
 if ldd "$vlib" | grep 'not found'; then die "$vlib: a dependency is missing"; fi
 [ "$(echo "$about" | field 'library version')" = "$(cat "$HERE/VERSION") (ABI 1)" ] || die "wheel: library version"
-[ "$(run_py "$T/venv/bin/python" "$T/same.py" "$T/c")" = same ]
+[ "$(run_py "$T/venv/bin/python" "$T/same.py" "$T/c" "$HERE/python/tests")" = same ]
 
 # 2. the source tree
 if [ "$BUILD" -ef "$HERE/build" ]; then
   about=$(run_py env PYTHONPATH="$HERE/python" "$PY" -m xtts_prep --about)
   [ "$(echo "$about" | field backend)" = c ] || { echo "$about"; die "source tree: backend is not c"; }
   [ "$(echo "$about" | field library)" -ef "$LIB" ] || { echo "$about"; die "source tree: not build/lib's library"; }
-  [ "$(run_py env PYTHONPATH="$HERE/python" "$PY" "$T/same.py" "$T/c")" = same ]
+  [ "$(run_py env PYTHONPATH="$HERE/python" "$PY" "$T/same.py" "$T/c" "$HERE/python/tests")" = same ]
 else
   echo "skip: BUILD=$BUILD is not the source tree's build/ (the package looks in build/lib)"
 fi
@@ -87,7 +89,7 @@ site=$(echo "$T"/root/opt/xtts/lib/python3*/dist-packages)
 about=$(run_py env PYTHONPATH="$site" "$PY" -m xtts_prep --about)
 [ "$(echo "$about" | field backend)" = c ] || { echo "$about"; die "make install: backend is not c"; }
 [ "$(echo "$about" | field library)" = "$T/root/opt/xtts/lib/libxtts-reader.so" ] || { echo "$about"; die "make install: library"; }
-[ "$(run_py env PYTHONPATH="$site" "$PY" "$T/same.py" "$T/c")" = same ]
+[ "$(run_py env PYTHONPATH="$site" "$PY" "$T/same.py" "$T/c" "$HERE/python/tests")" = same ]
 # the C face it installs: reader_api.h alone, and xtts-reader.pc, enough to build a C reader
 inc=$(cd "$T/root/opt/xtts/include" && find . -type f | sort | tr '\n' ' ')
 [ "$inc" = "./xtts-prep/reader_api.h " ] || die "make install: headers $inc, want xtts-prep/reader_api.h alone"
@@ -101,44 +103,34 @@ flags=$(PKG_CONFIG_PATH="$(dirname "$pc")" pkg-config --define-variable=prefix="
 gcc -std=c17 -Wall -Werror "$T/count.c" $flags -o "$T/count" || die "a C reader does not build against the installed face"
 [ "$(LD_LIBRARY_PATH="$T/root/opt/xtts/lib" "$T/count" "$T/c")" = 40 ] || die "the C reader built against the install"
 
-# 4. the fallback, reported once per process
+# 4. no library: import fails in one line saying what to build or install
 mkdir -p "$T/empty" "$T/outside"
 cp -r "$HERE/python/xtts_prep" "$T/outside/"
 rm -f "$T/outside/xtts_prep/libxtts-reader.so"
-cat > "$T/fallback.py" <<'PYEOF'
-import sys
-from xtts_prep import CacheDataset, XttsCache
-a, b = XttsCache(sys.argv[1]), XttsCache(sys.argv[1])
-ds = CacheDataset(sys.argv[1])
-a.read_batch([0, 1]); ds.read_batch([2])
-print(a.backend, b.backend, ds.cache.backend)
-PYEOF
-check_fallback() {   # WHAT WARNINGS(0|1) env...
-  local what=$1 want=$2; shift 2
-  run_py env PYTHONWARNINGS=always "$@" "$PY" "$T/fallback.py" "$T/c" > "$T/out" 2> "$T/err" || { cat "$T/err"; die "$what: failed"; }
-  [ "$(cat "$T/out")" = "python python python" ] || die "$what: backends $(cat "$T/out")"
-  n=$(grep -c 'FallbackWarning' "$T/err" || true)
-  [ "$n" = "$want" ] || { cat "$T/err"; die "$what: $n fallback warnings, want $want"; }
-  if [ "$want" = 1 ]; then
-    grep -q 'make wheel' "$T/err" && grep -q 'XTTS_PREP_LIB' "$T/err" || die "$what: the warning names no fix"
-  fi
+check_missing() {   # WHAT env...
+  local what=$1; shift
+  if run_py env "$@" "$PY" -c 'import xtts_prep' > "$T/out" 2> "$T/err"; then die "$what: the package imported"; fi
+  last=$(tail -n 1 "$T/err")
+  case $last in "ImportError: xtts_prep needs the C reader library libxtts-reader.so, which "*) ;;
+    *) cat "$T/err"; die "$what: not the one line saying what is missing" ;; esac
+  grep -q 'make wheel' <<< "$last" && grep -q 'XTTS_PREP_LIB' <<< "$last" && grep -q '`make`' <<< "$last" ||
+    die "$what: the line names no fix: $last"
 }
-check_fallback "XTTS_PREP_LIB=empty dir" 1 PYTHONPATH="$HERE/python" XTTS_PREP_LIB="$T/empty"
-grep -q "not found in $T/empty/libxtts-reader.so" "$T/err" || die "the warning does not name $T/empty"
-check_fallback "XTTS_PREP_LIB=none" 0 PYTHONPATH="$HERE/python" XTTS_PREP_LIB=none
-about=$(run_py env PYTHONPATH="$T/outside" "$PY" -m xtts_prep --about)
-if [ "$(echo "$about" | field backend)" = python ]; then
-  check_fallback "outside the source tree" 1 PYTHONPATH="$T/outside"
-  for p in "$T/outside/xtts_prep/libxtts-reader.so" /usr/lib/libxtts-reader.so /usr/local/lib/libxtts-reader.so "the loader's search path"; do
-    grep -qF "$p" "$T/err" || die "the warning does not name $p"
-  done
-  echo "$(echo "$about" | field backend): $(echo "$about" | field library)"
+check_missing "XTTS_PREP_LIB=empty dir" PYTHONPATH="$HERE/python" XTTS_PREP_LIB="$T/empty"
+grep -q "not found in $T/empty/libxtts-reader.so" "$T/err" || die "the message does not name $T/empty"
+check_missing "XTTS_PREP_LIB=none" PYTHONPATH="$HERE/python" XTTS_PREP_LIB=none
+grep -q "XTTS_PREP_LIB disables" "$T/err" || die "XTTS_PREP_LIB=none: not said"
+if run_py env PYTHONPATH="$T/outside" "$PY" -c 'import xtts_prep' 2>/dev/null; then
+  echo "skip: a libxtts-reader.so is installed on this machine: the package outside the tree is not checked"
 else
-  echo "skip: a libxtts-reader.so is installed on this machine ($(echo "$about" | field library)): the fallback outside the tree is not checked"
+  check_missing "outside the source tree" PYTHONPATH="$T/outside"
+  for p in "$T/outside/xtts_prep/libxtts-reader.so" /usr/lib/libxtts-reader.so /usr/local/lib/libxtts-reader.so "the loader's search path"; do
+    grep -qF "$p" "$T/err" || die "the message does not name $p"
+  done
 fi
-# an explicit backend="python" is not a fallback
-run_py env PYTHONPATH="$T/outside" PYTHONWARNINGS=always "$PY" -c \
-  'import sys; from xtts_prep import XttsCache; print(XttsCache(sys.argv[1], backend="python").backend)' "$T/c" \
-  > "$T/out" 2> "$T/err"
-[ "$(cat "$T/out")" = python ] && ! grep -q FallbackWarning "$T/err" || { cat "$T/err"; die "backend=python warned"; }
+# backend="python" is refused: the pure-Python reader is the tests' oracle, not the package's
+run_py env PYTHONPATH="$HERE/python" "$PY" -c \
+  'import sys; from xtts_prep import XttsCache; XttsCache(sys.argv[1], backend="python")' "$T/c" > "$T/out" 2> "$T/err" &&
+  die "backend=python was accepted"
+grep -q "ValueError: backend 'python'.*oracle" "$T/err" || { cat "$T/err"; die "backend=python: not said why"; }
 echo "ok: $name"

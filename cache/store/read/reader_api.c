@@ -17,9 +17,11 @@
  * for one call of that size. */
 #include "cache/store/read/reader_api.h"
 #include "cache/store/read/codes_read.h"
+#include "cache/store/read/item.h"
 #include "cache/store/read/reader.h"
 #include "formats/quality_flags.h"
 
+#include <jansson.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -31,14 +33,19 @@
 #define API_MAX_THREADS 256
 
 typedef struct job job_t;
+/* A stack of spare objects of one kind, kept under the handle's mu. */
+typedef struct {
+    void **v;
+    size_t n, cap;
+} spare_t;
 typedef struct helper helper_t;
 
 struct xtts_api_cache {
     xtts_cache *c;
     pid_t pid;
     pthread_mutex_t mu; /* the spare readers */
-    xtts_cache_reader **pool;
-    size_t n_pool, cap_pool;
+    spare_t readers; /* the spare xtts_cache_readers, under mu */
+    spare_t items;   /* the spare item decoders of xtts_api_read_items, under mu */
     /* helpers */
     pthread_mutex_t call_mu; /* held by the one call using the helpers */
     pthread_mutex_t wmu;     /* guards the fields below */
@@ -139,8 +146,10 @@ void xtts_api_close(xtts_api_cache *a) {
         }
     }
     free(a->helpers);
-    for (size_t i = 0; i < a->n_pool; i++) xtts_cache_reader_delete(a->pool[i]);
-    free(a->pool);
+    for (size_t i = 0; i < a->readers.n; i++) xtts_cache_reader_delete(a->readers.v[i]);
+    free(a->readers.v);
+    for (size_t i = 0; i < a->items.n; i++) xtts_item_state_delete(a->items.v[i]);
+    free(a->items.v);
     pthread_cond_destroy(&a->work_cv);
     pthread_cond_destroy(&a->done_cv);
     pthread_mutex_destroy(&a->wmu);
@@ -163,33 +172,41 @@ uint32_t xtts_api_format_version(const xtts_api_cache *a) {
     return a ? (uint32_t)xtts_cache_get_config(a->c)->format_version : 0;
 }
 
+/* A spare object of p, NULL when there is none. */
+static void *spare_take(xtts_api_cache *a, spare_t *p) {
+    pthread_mutex_lock(&a->mu);
+    void *v = p->n ? p->v[--p->n] : NULL;
+    pthread_mutex_unlock(&a->mu);
+    return v;
+}
+
+/* Keep v in p: 1, or 0 when there is no room (out of memory: the caller deletes it). */
+static int spare_give(xtts_api_cache *a, spare_t *p, void *v) {
+    pthread_mutex_lock(&a->mu);
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 4;
+        void **q = realloc(p->v, cap * sizeof *q);
+        if (q) {
+            p->v = q;
+            p->cap = cap;
+        }
+    }
+    int kept = p->n < p->cap;
+    if (kept) p->v[p->n++] = v;
+    pthread_mutex_unlock(&a->mu);
+    return kept;
+}
+
 /* A spare reader (made when there is none). */
 static int pool_take(xtts_api_cache *a, xtts_cache_reader **out) {
-    pthread_mutex_lock(&a->mu);
-    *out = a->n_pool ? a->pool[--a->n_pool] : NULL;
-    pthread_mutex_unlock(&a->mu);
-    if (*out) return 0;
+    if ((*out = spare_take(a, &a->readers))) return 0;
     xtts_error e;
     if (xtts_cache_reader_new(a->c, out, &e)) return fail(e.code, e.msg);
     return 0;
 }
 
 static void pool_give(xtts_api_cache *a, xtts_cache_reader *r) {
-    pthread_mutex_lock(&a->mu);
-    if (a->n_pool == a->cap_pool) {
-        size_t cap = a->cap_pool ? 2 * a->cap_pool : 4;
-        xtts_cache_reader **p = realloc(a->pool, cap * sizeof *p);
-        if (p) {
-            a->pool = p;
-            a->cap_pool = cap;
-        }
-    }
-    if (a->n_pool < a->cap_pool) {
-        a->pool[a->n_pool++] = r;
-        r = NULL;
-    }
-    pthread_mutex_unlock(&a->mu);
-    xtts_cache_reader_delete(r); /* no room: out of memory */
+    if (!spare_give(a, &a->readers, r)) xtts_cache_reader_delete(r);
 }
 
 /* Claim rows one at a time and decode them with r until none is left. */
@@ -367,6 +384,28 @@ int xtts_api_quality(xtts_api_cache *a, uint64_t index, uint8_t *out, size_t cap
     }
     pool_give(a, r);
     return rc;
+}
+
+int xtts_api_metrics(xtts_api_cache *a, uint64_t index, uint32_t *ints, float *floats, uint64_t *hash) {
+    if (!ints || !floats || !hash) return fail(XTTS_EUSAGE, "xtts_api_metrics: a NULL argument");
+    uint8_t buf[XTTS_QUALITY_BYTES + 8];
+    size_t len = 0;
+    int rc = xtts_api_quality(a, index, buf, sizeof buf, &len);
+    if (rc) return rc;
+    xtts_quality_metrics m;
+    xtts_error e;
+    if (len != XTTS_QUALITY_BYTES || xtts_quality_decode(buf, &m, &e))
+        return failf(XTTS_ECORRUPT, "%s: index %llu: quality metrics damaged (%s)", xtts_cache_shard_of(a->c, index),
+                     (unsigned long long)index, len != XTTS_QUALITY_BYTES ? "wrong size" : e.msg);
+    uint32_t iv[] = {m.version, m.status, m.cut_start, m.cut_end, m.sample_rate, m.native_rate, m.n_chars, m.n_tokens};
+    float fv[] = {m.duration_s,   m.lead_silence_s, m.trail_silence_s, m.speech_s,      m.start_edge_db, m.end_edge_db,
+                  m.peak_dbfs,    m.rms_dbfs,       m.active_dbfs,     m.noise_dbfs,    m.clip_fraction, m.snr_db,
+                  m.bandwidth_hz, m.chars_per_s,    m.tokens_per_s,    m.dc_offset};
+    memcpy(ints, iv, sizeof iv);
+    memcpy(floats, fv, sizeof fv);
+    hash[0] = m.audio_hash[0];
+    hash[1] = m.audio_hash[1];
+    return 0;
 }
 
 /* Every record's metrics decoded into m[0..n) and speaker into spk[0..n), with reader r. */
@@ -618,4 +657,145 @@ int xtts_api_codes_get(xtts_api_codes *h, const uint8_t *key, uint16_t *out, siz
     xtts_error e;
     xtts_status st = xtts_codes_reader_get(h->r, key, out, cap, n, &e);
     return st ? fail(st, e.msg) : 0;
+}
+
+/* ---- dataset items ---------------------------------------------------------------------- */
+
+/* A spare item decoder (made when there is none). */
+static int items_take(xtts_api_cache *a, xtts_item_state **out) {
+    if ((*out = spare_take(a, &a->items))) return 0;
+    xtts_error e;
+    if (xtts_item_state_new(out, &e)) return fail(e.code, e.msg);
+    return 0;
+}
+
+static void items_give(xtts_api_cache *a, xtts_item_state *s) {
+    if (!spare_give(a, &a->items, s)) xtts_item_state_delete(s);
+}
+
+/* Row k's fields from the header h (the layout of reader_api.h). */
+static void item_fields(uint64_t *f, const xtts_record_header *h, uint32_t frame_crc) {
+    memset(f, 0, XTTS_API_ITEM_FIELDS * sizeof *f);
+    uint32_t pad_bits;
+    memcpy(&pad_bits, &h->pad_value, 4);
+    uint64_t v[] = {h->version,   h->dtype,      h->flags,         h->n_mels,       h->split,
+                    h->id_len,    h->n_tokens,   h->tokens_padded, h->n_frames,     h->frames_padded,
+                    h->speaker_id, h->lang_id,   h->n_samples,     pad_bits,        h->pad_token,
+                    h->trim_start, h->audio,     h->n_sections,    h->payload_bytes, h->frame_bytes,
+                    frame_crc};
+    memcpy(f, v, sizeof v);
+    for (size_t i = 0; i < h->n_sections && i < XTTS_API_ITEM_MAX_SECTIONS; i++) {
+        const xtts_record_section *s = &h->sections[i];
+        uint64_t *o = f + XTTS_API_F_SECTIONS + 7 * i;
+        o[0] = s->kind, o[1] = s->codec, o[2] = s->flags, o[3] = s->offset, o[4] = s->stored_bytes;
+        o[5] = s->raw_bytes, o[6] = s->crc32;
+    }
+}
+
+int xtts_api_read_items(xtts_api_cache *a, xtts_api_codes *codes, const uint64_t *indices, size_t n, int mel_dtype,
+                        void *const *bufs, const size_t *caps, uint64_t *fields, char *ids, size_t id_cap) {
+    if (n && (!indices || !bufs || !caps || !fields)) return fail(XTTS_EUSAGE, "xtts_api_read_items: a NULL argument");
+    if (mel_dtype != XTTS_API_MEL_F32 && mel_dtype != XTTS_API_MEL_F16)
+        return failf(XTTS_EUSAGE, "xtts_api_read_items: mel dtype %d (0 float32, 1 float16)", mel_dtype);
+    if (ids && id_cap < XTTS_RECORD_MAX_ID + 1)
+        return failf(XTTS_EUSAGE, "xtts_api_read_items: room for ids of %zu bytes, %d needed", id_cap,
+                     XTTS_RECORD_MAX_ID + 1);
+    if (codes && codes->pid != getpid())
+        return failf(XTTS_EUSAGE, "codes handle opened by process %ld used in process %ld; open it again",
+                     (long)codes->pid, (long)getpid());
+    xtts_cache_reader *r;
+    int rc = call_begin(a, "xtts_api_read_items", &r);
+    if (rc) return rc;
+    xtts_item_state *s;
+    if ((rc = items_take(a, &s))) {
+        pool_give(a, r);
+        return rc;
+    }
+    xtts_error e;
+    for (size_t k = 0; k < n && !rc; k++) {
+        void *const *b = bufs + k * XTTS_API_ITEM_PARTS;
+        const size_t *cp = caps + k * XTTS_API_ITEM_PARTS;
+        uint8_t key_own[32];
+        uint16_t *codes_out = b[XTTS_API_PART_CODES];
+        if (codes_out && !codes) {
+            rc = fail(XTTS_EUSAGE, "xtts_api_read_items: codes asked without a codes handle");
+            break;
+        }
+        if (b[XTTS_API_PART_KEY] && cp[XTTS_API_PART_KEY] < 32) {
+            rc = failf(XTTS_ERANGE, "xtts_api_read_items: room for a content key of %zu bytes, 32 needed",
+                       cp[XTTS_API_PART_KEY]);
+            break;
+        }
+        xtts_item_want w = {.tokens = b[XTTS_API_PART_TOKENS], .tokens_cap = cp[XTTS_API_PART_TOKENS],
+                            .mel = b[XTTS_API_PART_MEL], .mel_cap = cp[XTTS_API_PART_MEL],
+                            .mel_dtype = mel_dtype == XTTS_API_MEL_F16 ? XTTS_DTYPE_F16 : XTTS_DTYPE_F32,
+                            .wave = b[XTTS_API_PART_WAVE], .wave_cap = cp[XTTS_API_PART_WAVE],
+                            .key = b[XTTS_API_PART_KEY] ? b[XTTS_API_PART_KEY] : codes_out ? key_own : NULL};
+        xtts_record_header h;
+        h.id_len = 0; /* stays 0 unless the header parsed */
+        uint32_t frame_crc = 0;
+        uint64_t *f = fields + k * XTTS_API_ITEM_FIELDS;
+        memset(f, 0, XTTS_API_ITEM_FIELDS * sizeof *f);
+        xtts_status st = xtts_item_read(r, s, indices[k], &w, &h, &frame_crc, &e);
+        if (!st || st == XTTS_ERANGE) {
+            /* the header parsed: its fields go out even when a buffer was too small */
+            if (!st || h.id_len) item_fields(f, &h, frame_crc);
+            if (ids && (!st || h.id_len)) memcpy(ids + k * id_cap, h.id, (size_t)h.id_len + 1);
+        }
+        if (st) {
+            rc = fail(st, e.msg);
+            break;
+        }
+        if (codes_out) {
+            size_t got = 0;
+            st = xtts_codes_reader_get(codes->r, w.key, codes_out, cp[XTTS_API_PART_CODES], &got, &e);
+            f[XTTS_API_F_N_CODES] = got;
+            if (st == XTTS_ENOTFOUND)
+                rc = failf(st, "%s: index %llu, id '%s': no audio codes", xtts_cache_dir(a->c),
+                           (unsigned long long)indices[k], h.id);
+            else if (st)
+                rc = fail(st, e.msg);
+        }
+    }
+    items_give(a, s);
+    pool_give(a, r);
+    return rc;
+}
+
+/* ---- the manifest ------------------------------------------------------------------------ */
+
+int xtts_api_manifest_check(const char *path) {
+    if (!path) return fail(XTTS_EUSAGE, "xtts_api_manifest_check: no path given");
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 1;
+    if (n >= sizeof dir) return failf(XTTS_EINPUT, "%.200s...: path too long", path);
+    memcpy(dir, slash ? path : ".", n);
+    dir[n ? n : 1] = 0;
+    if (slash == path) strcpy(dir, "/");
+    char msg[XTTS_ERRMSG_MAX];
+    if (xtts_cache_build_running(dir, msg, sizeof msg)) return fail(XTTS_EBUSY, msg);
+    json_t *j = NULL;
+    xtts_error e;
+    xtts_status st = xtts_manifest_load(path, &j, &e);
+    json_decref(j);
+    if (st == XTTS_ENOTFOUND && access(path, F_OK) != 0) {
+        int u = xtts_cache_unfinished(dir, msg, sizeof msg);
+        if (u) return fail(u == 2 ? XTTS_EBUSY : XTTS_ENOTFOUND, msg);
+    }
+    return st ? fail(st, e.msg) : 0;
+}
+
+int xtts_api_config_hash(const char *config_json, size_t len, char *out) {
+    if (!config_json || !out) return fail(XTTS_EUSAGE, "xtts_api_config_hash: a NULL argument");
+    json_error_t je;
+    json_t *j = json_loadb(config_json, len, JSON_REJECT_DUPLICATES, &je);
+    if (!j) return failf(XTTS_EINPUT, "config: invalid JSON: %s (line %d)", je.text, je.line);
+    xtts_cache_config cfg;
+    xtts_error e;
+    xtts_status st = xtts_cache_config_from_json(j, &cfg, "config", &e);
+    json_decref(j);
+    if (st) return fail(st, e.msg);
+    xtts_cache_config_hash(&cfg, out);
+    return 0;
 }

@@ -103,6 +103,15 @@ int xtts_api_read_batch(xtts_api_cache *c, const uint64_t *indices, size_t n, in
  * The bytes are checked by their CRC here. */
 int xtts_api_quality(xtts_api_cache *c, uint64_t index, uint8_t *out, size_t cap, size_t *len);
 
+/* Record index's quality metrics decoded (xtts_quality_decode, docs/quality.md): ints[0..8)
+ * version, status (0 unmeasured, 1 measured, 2 too short), cut_start, cut_end, sample_rate,
+ * native_rate, n_chars, n_tokens; floats[0..16) duration_s, lead_silence_s, trail_silence_s,
+ * speech_s, start_edge_db, end_edge_db, peak_dbfs, rms_dbfs, active_dbfs, noise_dbfs,
+ * clip_fraction, snr_db, bandwidth_hz, chars_per_s, tokens_per_s, dc_offset; hash[0..2) the
+ * audio hash. Returns 0 or the statuses of xtts_api_quality, and 5 (corrupt) for stored metrics
+ * that do not decode (another version, a bad status or cut flag, a value not finite). */
+int xtts_api_metrics(xtts_api_cache *c, uint64_t index, uint32_t *ints, float *floats, uint64_t *hash);
+
 /* Every record's quality flags as xtts-cache-report decides them (the same code: kernels/
  * quality.h xtts_quality_flag_all, speakers from the records): flags[i] the bitmask of
  * 1u << flag (flag numbers and names as in docs/quality.md), dup_of[i] the index of the earlier
@@ -195,6 +204,84 @@ int xtts_api_codes_header(xtts_api_codes *h, char *dvae_sha256, char *norms_sha2
  * for a value whose size, checksum or codes (each below num_tokens) fail, or damaged pages;
  * 3 when LMDB cannot begin a read transaction. */
 int xtts_api_codes_get(xtts_api_codes *h, const uint8_t *key, uint16_t *out, size_t cap, size_t *n);
+
+/* ---- the manifest ------------------------------------------------------------------------------ */
+
+/* Check the manifest at path (dir/manifest.json) as xtts_api_open does (formats/cache.md
+ * sections 4 and 5, and first the build lock of its directory), without opening the shards. Returns 0 or an xtts_status: 9 (busy) when a build
+ * holds the directory's lock, 8 (not found) for no manifest (the message says what an unfinished
+ * build holds), those of the manifest loader (2 input, 3 I/O, 5 corrupt, 6 mismatch, 7 range),
+ * with the message naming the file and the key. */
+int xtts_api_manifest_check(const char *path);
+
+/* The configuration hash (formats/cache.md section 5: SHA-256 of the configuration's canonical
+ * JSON) of the configuration object config_json[0..len) (a manifest's "config"), checked as the
+ * manifest loader checks it, into out[0..65) (64 hex digits and a NUL). Returns 0 or an
+ * xtts_status: 2 (input) for text that is not JSON, those of the configuration's checks. */
+int xtts_api_config_hash(const char *config_json, size_t len, char *out);
+
+/* ---- dataset items --------------------------------------------------------------------------
+ * What a dataset item needs of records indices[0..n), in one call: each record is looked up
+ * once, its header parsed once, each section it asks for decompressed once.
+ *
+ * bufs and caps: XTTS_API_ITEM_PARTS entries per row (row k at bufs + k * XTTS_API_ITEM_PARTS),
+ * one per part below, a buffer and its room in elements; a NULL buffer skips the part.
+ *   XTTS_API_PART_TOKENS  int32 [n_tokens]: the stored ids, unpadded
+ *   XTTS_API_PART_MEL     [n_mels][n_frames] as mel_dtype (XTTS_API_MEL_*), unpadded
+ *   XTTS_API_PART_WAVE    int16 [n_samples]: the stored waveform (8 when the record stores none;
+ *                         5 for a FLAC section this library cannot decode, as xtts_api_waveform)
+ *   XTTS_API_PART_KEY     uint8 [32]: the content key (as xtts_api_content_key)
+ *   XTTS_API_PART_CODES   uint16 [n_codes]: the codes the codes handle stores under the content
+ *                         key (as xtts_api_codes_get; 8 when there is none); needs codes
+ * fields: XTTS_API_ITEM_FIELDS uint64 per row, the header (XTTS_API_F_*: pad_value as the bits of
+ * its float32, frame_crc the header's word at byte 56: version 1 the zstd frame's CRC-32, version
+ * 2 the section table's), the count of codes read, and up to XTTS_API_ITEM_MAX_SECTIONS section
+ * table entries of 7 values from XTTS_API_F_SECTIONS on (kind, codec, flags, offset of the body
+ * in the stored record, stored bytes, raw bytes, CRC-32); unused fields are 0.
+ * ids: NULL, or id_cap (>= 1025) bytes per row: the record's id, NUL-terminated.
+ * A row's ids are checked against the manifest's tables and its n_mels against the cache's, as
+ * every read is. The rows are read in order; the first failure stops the call (rows after it
+ * are unspecified) with its message naming the shard, the index and the id. A buffer too small
+ * is 7 (range) with that row's fields (and n_codes) set, so the caller learns the sizes.
+ * Returns 0 or an xtts_status: 1 (usage) for a NULL argument, a bad mel_dtype or id_cap, codes
+ * asked without a codes handle, a handle of another process; 7 (range) for an index out of range
+ * or a buffer too small; 8 (not found) as above; 5 (corrupt) for a damaged record, a missing
+ * content key; those of reads. */
+#define XTTS_API_PART_TOKENS 0
+#define XTTS_API_PART_MEL 1
+#define XTTS_API_PART_WAVE 2
+#define XTTS_API_PART_KEY 3
+#define XTTS_API_PART_CODES 4
+#define XTTS_API_ITEM_PARTS 5
+
+#define XTTS_API_F_VERSION 0
+#define XTTS_API_F_DTYPE 1 /* of the stored mel: 0 float32, 1 float16 */
+#define XTTS_API_F_FLAGS 2
+#define XTTS_API_F_N_MELS 3
+#define XTTS_API_F_SPLIT 4
+#define XTTS_API_F_ID_LEN 5
+#define XTTS_API_F_N_TOKENS 6
+#define XTTS_API_F_TOKENS_PADDED 7
+#define XTTS_API_F_N_FRAMES 8
+#define XTTS_API_F_FRAMES_PADDED 9
+#define XTTS_API_F_SPEAKER_ID 10
+#define XTTS_API_F_LANG_ID 11
+#define XTTS_API_F_N_SAMPLES 12
+#define XTTS_API_F_PAD_VALUE 13 /* float32 bits */
+#define XTTS_API_F_PAD_TOKEN 14
+#define XTTS_API_F_TRIM_START 15
+#define XTTS_API_F_AUDIO 16 /* 0 none, 1 int16, 2 flac */
+#define XTTS_API_F_N_SECTIONS 17
+#define XTTS_API_F_PAYLOAD_BYTES 18
+#define XTTS_API_F_FRAME_BYTES 19
+#define XTTS_API_F_FRAME_CRC 20
+#define XTTS_API_F_N_CODES 21
+#define XTTS_API_F_SECTIONS 22
+#define XTTS_API_ITEM_MAX_SECTIONS 4
+#define XTTS_API_ITEM_FIELDS 64
+
+int xtts_api_read_items(xtts_api_cache *c, xtts_api_codes *codes, const uint64_t *indices, size_t n, int mel_dtype,
+                        void *const *bufs, const size_t *caps, uint64_t *fields, char *ids, size_t id_cap);
 
 #ifdef __cplusplus
 }

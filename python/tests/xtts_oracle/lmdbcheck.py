@@ -15,7 +15,7 @@ import stat
 import struct
 from typing import NamedTuple, Union
 
-from .manifest import CacheError
+from xtts_prep.manifest import CacheError
 
 __all__ = ["check_lmdb_structure"]
 

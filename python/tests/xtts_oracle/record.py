@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _fallback
-from .manifest import CacheError
+from xtts_prep.manifest import CacheError
 
 if TYPE_CHECKING:
     import zstandard

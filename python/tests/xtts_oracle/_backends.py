@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 import numpy as np
 import numpy.typing as npt
 
-from . import _clib, _fallback
+from . import _fallback
 from .lmdbcheck import check_lmdb_structure
 from .manifest import CacheError, CacheResourceError
 from .record import (LENGTH_DTYPE, LENGTH_FIELDS, LENGTH_STRUCT, DTYPE_F16, Header, RecordHeaderV2, decode_stored,
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import zstandard
     from .cache import Shard, XttsCache
 
-__all__ = ["Backend", "CBackend", "PyBackend"]
+__all__ = ["Backend", "PyBackend"]
 
 # the least a record takes in data.mdb: its 8-byte key and a record header
 MIN_RECORD_BYTES = 8 + 64
@@ -79,13 +79,7 @@ def _pool_capacity() -> int:
     return max(1, min(256, (soft - used) // 4))
 
 
-def _dir_ident(path: str) -> Optional[tuple[int, int]]:
-    """(device, inode) of the directory path, None when it cannot be had."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
+from xtts_prep.cache import _dir_ident  # noqa: E402  the directory's identity, as the package takes it
 
 
 class Backend:
@@ -136,92 +130,6 @@ class Backend:
 
     def close(self) -> None:
         """Close this process's handles (reopened on the next read)."""
-
-
-class CBackend(Backend):
-    """The C library: one handle per process (xtts_api_open_ex, tolerant: a damaged shard
-    fails the reads of its own records, as in PyBackend)."""
-
-    def __init__(self, cache: XttsCache) -> None:
-        self.c = cache
-        self._h: Optional[_clib.CHandle] = None
-        self._lib: Optional[Any] = None  # the library this cache first read with
-
-    def handle(self) -> _clib.CHandle:
-        """This process's C handle (opened on first use; one inherited through fork() is
-        dropped, never used or closed). A forked child reopens it with the library the
-        parent read with, which it inherited loaded, whatever a later lookup would find."""
-        h = self._h
-        if h is None or h.pid != os.getpid():
-            self._h = None
-            c = self.c
-            lib = self._lib if self._lib is not None else _clib.library()
-            if lib is None:
-                raise CacheError("%s: backend='c', but the C library is not available (%s)"
-                                 % (c.path, _clib.load_error()))
-            h = _clib.CHandle(lib, c.path)
-            if h.count != len(c) or h.n_mels != c.n_mels or h.max_tokens != c.max_tokens \
-                    or h.max_frames != c.max_frames:
-                h.close()
-                raise CacheError("%s: the C reader sees %d records of %d mels, %d tokens, %d frames; "
-                                 "the manifest says %d, %d, %d, %d" % (c.path, h.count, h.n_mels, h.max_tokens,
-                                                                        h.max_frames, len(c), c.n_mels,
-                                                                        c.max_tokens, c.max_frames))
-            self._h = h
-            self._lib = lib
-        return h
-
-    def record(self, index: int, si: int) -> bytes:
-        return self.handle().record(index)
-
-    def decode(self, index: int, si: int, buf: bytes, h: Header) -> tuple[npt.NDArray[np.int32], npt.NDArray[Any]]:
-        c, hd = self.c, self.handle()
-        f16 = h.dtype == DTYPE_F16
-        tokens = np.empty((1, c.max_tokens), dtype=np.int32)
-        mel = np.empty((1, c.n_mels, c.max_frames), dtype=np.float16 if f16 else np.float32)
-        index_a = np.array([index], dtype=np.uint64)
-        small = np.empty((4, 1), dtype=np.uint32)
-        split = np.empty(1, dtype=np.uint8)
-        hd.read_batch(index_a.ctypes.data, 1, tokens.ctypes.data, c.max_tokens, mel.ctypes.data,
-                      _clib.MEL_F16 if f16 else _clib.MEL_F32, c.max_frames, small[0].ctypes.data,
-                      small[1].ctypes.data, small[2].ctypes.data, small[3].ctypes.data, split.ctypes.data, 1)
-        return tokens[0, :h.tokens_padded], mel[0, :, :h.frames_padded]
-
-    def text(self, index: int, si: int, buf: bytes, h: RecordHeaderV2) -> tuple[bytes, bytes]:
-        return self.handle().text(index)
-
-    def wave(self, index: int, si: int, buf: bytes, h: RecordHeaderV2) -> npt.NDArray[np.int16]:
-        return self.handle().waveform(index, h.n_samples)
-
-    def find(self, key: bytes, shown: str) -> Optional[int]:
-        return self.handle().find(key)
-
-    def meta(self, shard: int, key: bytes) -> Optional[bytes]:
-        return self.handle().meta(shard, key)
-
-    def content_key(self, index: int, si: int) -> bytes:
-        return self.handle().content_key(index)
-
-    def lengths(self) -> npt.NDArray[np.void]:
-        rows = self.handle().lengths(len(self.c))
-        out = np.zeros(len(rows), dtype=LENGTH_DTYPE)
-        for k, name in enumerate(LENGTH_FIELDS):
-            out[name] = rows[:, k]
-        return out
-
-    def has_metrics(self) -> bool:
-        return self.handle().shards_with("quality") > 0
-
-    def metrics_bytes(self, index: int, si: int) -> bytes:
-        return self.handle().quality(index)
-
-    def close(self) -> None:
-        if self._h is not None:
-            self._h.close()   # does nothing in a process that did not open it
-            self._h = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"c": self.c, "_h": None}
 
 
 class PyBackend(Backend):
