@@ -90,6 +90,7 @@ typedef struct {
     int has_metrics;       /* the cache stores quality metrics: every record must have them */
     uint64_t metrics_next; /* the "quality" walk: the next local index expected */
     uint8_t *metrics_bad;  /* this shard's records whose metrics are missing or damaged */
+    unsigned metrics_version; /* the version its metrics must have (0: either) */
     xtts_progress progress;
 } run_t;
 
@@ -422,6 +423,9 @@ static int on_metrics(void *vctx, const void *key, size_t klen, const void *val,
               vlen, XTTS_QUALITY_BYTES);
     else if (xtts_quality_decode(val, &m, &e))
         fault(r, r->shard, (int64_t)(r->first + local), local_id(r, local), "quality metrics damaged (%s)", e.msg);
+    else if (r->metrics_version && m.version != r->metrics_version)
+        fault(r, r->shard, (int64_t)(r->first + local), local_id(r, local),
+              "quality metrics damaged (version %u in a shard whose build wrote version %u)", m.version, r->metrics_version);
     else
         return 0;
     r->metrics_bad[local] = 1;
@@ -434,6 +438,7 @@ static int on_metrics(void *vctx, const void *key, size_t klen, const void *val,
 static void check_metrics(run_t *r, size_t i, const xtts_cache_shard *s) {
     xtts_error e;
     r->metrics_next = 0;
+    if (xtts_cache_metrics_version(r->reader, i, &r->metrics_version, &e)) fault(r, s->name, -1, "", "%s", e.msg);
     if (!(r->metrics_bad = calloc(s->records ? s->records : 1, 1))) {
         r->oom = 1;
         return;
