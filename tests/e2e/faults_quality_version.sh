@@ -3,7 +3,8 @@
 # round five): a version-2 entry read as version 1 would be flagged by the old edge rule. Every
 # shard of a build notes the version its entries have (meta "state:melcache-quality" = "2"), so
 # xtts-cache-verify and xtts-cache-report (also --tsv -) exit 2 naming the shard, index and id:
-# 1. in a plain build; 2. inside a shared range of an updated cache (a base- directory).
+# 1. in a plain build; 2. inside a shared range of an updated cache (a base- directory);
+# 3. a note of a version this build does not know is itself a fault naming the shard.
 set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
 need_py_reader_modules "the entries are rewritten with py-lmdb"
@@ -61,4 +62,18 @@ id=$("$BIN/xtts-cache-inspect" "$T/c" --index "$index" 2>/dev/null | sed -n "s/^
 as_version_1 "$T/c/$dir" "$local"
 check "$T/c" "$dir" "$index" "$id"
 echo "2: an entry of a shared range rewritten as version 1: verify and the report name its index, exit 2"
+
+# 3. the note itself damaged: not a version this build knows
+cp -a "$T/c" "$T/note"
+"$PY" - "$T/note/shard-00000" <<'PYEOF'
+import lmdb, sys
+env = lmdb.open(sys.argv[1], max_dbs=8, subdir=True, lock=False)
+with env.begin(write=True, db=env.open_db(b"meta")) as txn:
+    assert txn.get(b"state:melcache-quality") == b"2"
+    txn.put(b"state:melcache-quality", b"7")
+PYEOF
+expect_rc 2 "$BIN/xtts-cache-verify" "$T/note"
+grep -q '^fault: shard-00000: meta "state:melcache-quality": "7" is not a quality metrics version' "$T/out.txt" \
+  || { cat "$T/out.txt"; die "verify: the damaged note not named"; }
+echo "3: a shard's note of another version: verify names it, exit 2"
 echo ok
