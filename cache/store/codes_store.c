@@ -211,6 +211,38 @@ uint64_t xtts_codes_store_count(xtts_codes_store *s) {
     return n;
 }
 
+static int cmp_content_keys(const void *a, const void *b) { return memcmp(a, b, XTTS_CODES_KEY_BYTES); }
+
+xtts_status xtts_codes_store_prune(xtts_codes_store *s, const uint8_t *keys, size_t n_keys, uint64_t *removed,
+                                   xtts_error *err) {
+    *removed = 0;
+    if (!s->writable) return xtts_error_set(err, XTTS_EUSAGE, "%s: prune of a read-only store", s->path);
+    xtts_status st = xtts_codes_store_commit(s, err);
+    if (st) return st;
+    MDB_txn *volatile txn = NULL;
+    MDB_cursor *cur = NULL;
+    volatile int rc = 0;
+    volatile uint64_t gone = 0;
+    GUARD(sig)
+    rc = mdb_txn_begin(s->env, NULL, 0, (MDB_txn **)&txn);
+    if (!rc) rc = mdb_cursor_open(txn, s->codes_dbi, &cur);
+    MDB_val k, v;
+    for (int r = rc ? rc : mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc && !r; r = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size == XTTS_CODES_KEY_BYTES && bsearch(k.mv_data, keys, n_keys, XTTS_CODES_KEY_BYTES, cmp_content_keys))
+            continue;
+        if ((rc = mdb_cursor_del(cur, 0))) break;
+        gone++;
+    }
+    if (!rc) rc = mdb_txn_commit(txn);
+    else mdb_txn_abort(txn);
+    txn = NULL;
+    GUARD_END(sig)
+    if (sig) return xtts_error_set(err, XTTS_ECORRUPT, "%s: damaged (%s while pruning it)", s->path, xtts_guard_signame(sig));
+    if (rc) return lmdb_fail(s, rc, "prune", err);
+    *removed = gone;
+    return XTTS_OK;
+}
+
 void xtts_codes_store_close(xtts_codes_store *s) {
     if (!s) return;
     if (s->wtxn) mdb_txn_abort(s->wtxn);

@@ -68,6 +68,13 @@ xtts_status xtts_codes_store_commit(xtts_codes_store *s, xtts_error *err);
 /* Entries stored (as of the last commit). */
 uint64_t xtts_codes_store_count(xtts_codes_store *s);
 
+/* Remove, and commit, the entries whose keys are not among keys[0..n_keys) (content keys,
+ * XTTS_CODES_KEY_BYTES each, sorted by memcmp, each once): those of records the cache no
+ * longer holds. *removed counts them. Commits what was put first. Reads under the fault guard.
+ * Errors: XTTS_EUSAGE (a read-only store), XTTS_ECORRUPT (damaged pages), XTTS_EIO. */
+xtts_status xtts_codes_store_prune(xtts_codes_store *s, const uint8_t *keys, size_t n_keys, uint64_t *removed,
+                                   xtts_error *err);
+
 /* Close; staged entries not committed are dropped. NULL is allowed. */
 void xtts_codes_store_close(xtts_codes_store *s);
 

@@ -3,7 +3,8 @@
 # 1. the update's copy of the codes keeps the entries of the records the new cache holds and
 #    leaves those of the records it dropped (verify: 50 records' codes whole, 50 entries);
 # 2. verify counts entries of records the cache no longer holds (a codes directory an older
-#    update carried whole): "(10 of records the cache no longer holds)", exit 0;
+#    update carried whole): "(10 of records the cache no longer holds)", exit 0; the next
+#    xtts-cache-codes run removes them;
 # 3. a codes file damaged inside its pages (not cut short): the update reads it under the fault
 #    guard: exit 2 naming the codes directory, never a signal, the cache as it was.
 set -euo pipefail
@@ -53,6 +54,13 @@ grep -q "50 records' codes whole, 60 entries (10 of records the cache no longer 
 "$BIN/xtts-cache-verify" --json "$T/c" > "$T/j.json"
 "$PY" -c 'import json,sys; assert json.load(open(sys.argv[1]))["codes_stale"] == 10' "$T/j.json" || die "JSON codes_stale"
 echo "2: verify counts 10 entries of records the cache no longer holds"
+expect_rc 0 "$BIN/xtts-cache-codes" "$T/c" "${M[@]}"
+grep -q "50 had codes, 0 computed" "$T/err.txt" && grep -q "removed 10 entries of records the cache no longer holds" "$T/err.txt" \
+  || { cat "$T/err.txt"; die "the codes run did not remove the 10 stale entries"; }
+"$BIN/xtts-cache-verify" "$T/c" > "$T/v.txt" || { cat "$T/v.txt"; die "verify after the codes run"; }
+grep -q "50 records' codes whole, 50 entries (0 of records the cache no longer holds)" "$T/v.txt" \
+  || { cat "$T/v.txt"; die "stale entries left after the codes run"; }
+echo "2b: the next codes run removes them"
 
 # 3. a damaged page in the middle of the codes file
 cp -a "$T/old" "$T/dmg"
