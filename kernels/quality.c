@@ -444,28 +444,38 @@ static double edge_biquad_step(edge_biquad *q, double v) {
     return o;
 }
 
-/* The speech-band levels (dBFS, about dc) of the first and of the last EDGE_S. The filters run
- * from EDGE_SETTLE_S inside the clip towards the edge (backwards in time for the start), so
- * their start-up transient has died out before the edge and the clip's boundary itself makes
- * none. Both ends run in one loop: their recursions are independent, so the CPU overlaps them. */
+/* The speech-band levels (dBFS, about dc) of the start and of the end: the louder of the
+ * first (last) XTTS_QUALITY_EDGE_S and of the first (last) XTTS_QUALITY_EDGE_LONG_S less
+ * XTTS_QUALITY_EDGE_LONG_DB. The filters run from EDGE_SETTLE_S inside the clip towards the
+ * edge (backwards in time for the start), so their start-up transient has died out before the
+ * edge and the clip's boundary itself makes none. Both ends run in one loop: their recursions
+ * are independent, so the CPU overlaps them. */
 static void edge_band_dbfs(const float *x, size_t n, float dc, int sample_rate, float *start_db, float *end_db) {
-    size_t edge = (size_t)lround(XTTS_QUALITY_EDGE_S * sample_rate), run = edge + (size_t)lround(EDGE_SETTLE_S * sample_rate);
+    size_t edge = (size_t)lround(XTTS_QUALITY_EDGE_S * sample_rate), wide = (size_t)lround(XTTS_QUALITY_EDGE_LONG_S * sample_rate);
     if (edge < 1) edge = 1;
+    if (wide < edge) wide = edge;
+    size_t run = wide + (size_t)lround(EDGE_SETTLE_S * sample_rate);
     if (run > n) run = n;
-    if (edge > run) edge = run;
+    if (wide > run) wide = run;
+    if (edge > wide) edge = wide;
     edge_biquad s[2], e[2];
     edge_biquad_init(&s[0], XTTS_QUALITY_SPEECH_BAND_HZ, sample_rate, 0.5412);
     edge_biquad_init(&s[1], XTTS_QUALITY_SPEECH_BAND_HZ, sample_rate, 1.3066);
     e[0] = s[0];
     e[1] = s[1];
-    double sum_s = 0, sum_e = 0;
+    double sum_s = 0, sum_e = 0, wide_s = 0, wide_e = 0;
     for (size_t k = 0; k < run; k++) { /* k-th sample from the inside towards each edge */
         double ys = edge_biquad_step(&s[1], edge_biquad_step(&s[0], (double)x[run - 1 - k] - dc));
         double ye = edge_biquad_step(&e[1], edge_biquad_step(&e[0], (double)x[n - run + k] - dc));
+        if (k >= run - wide) wide_s += ys * ys, wide_e += ye * ye;
         if (k >= run - edge) sum_s += ys * ys, sum_e += ye * ye;
     }
+    float long_s = db_of_power(wide_s / (double)wide) - (float)XTTS_QUALITY_EDGE_LONG_DB;
+    float long_e = db_of_power(wide_e / (double)wide) - (float)XTTS_QUALITY_EDGE_LONG_DB;
     *start_db = db_of_power(sum_s / (double)edge);
     *end_db = db_of_power(sum_e / (double)edge);
+    if (long_s > *start_db) *start_db = long_s;
+    if (long_e > *end_db) *end_db = long_e;
 }
 
 /* cut_start / cut_end and the edge levels: the edge's speech-band level against the speech

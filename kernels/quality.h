@@ -38,11 +38,17 @@ extern "C" {
  * hash are filled. */
 #define XTTS_QUALITY_FRAME_S 0.010
 #define XTTS_QUALITY_MIN_FRAMES 10
-/* The edge the cut tests look at: the first or last 5 ms of the clip, in the speech band
+/* The edge the cut tests look at: the first or last 2.5 ms of the clip, in the speech band
  * (above XTTS_QUALITY_SPEECH_BAND_HZ, so mains hum, rumble and DC drift are not speech). A
  * tight trim's onset is still rising from near silence there; a cut starts at speech level.
  * (Metrics of stored version 1 looked at 20 ms, broadband.) */
 #define XTTS_QUALITY_EDGE_S 0.0025
+/* and the first or last 10 ms, read XTTS_QUALITY_EDGE_LONG_DB lower: a cut that lands in the
+ * quiet part of a pitch period reads low over 2.5 ms but at speech level over 10 ms, where a
+ * tight trim's onset or a word's release is still 20 dB or more under it. The edge level is the
+ * louder of the two. */
+#define XTTS_QUALITY_EDGE_LONG_S 0.010
+#define XTTS_QUALITY_EDGE_LONG_DB 9.0
 #define XTTS_QUALITY_SPEECH_BAND_HZ 200.0
 /* A level of digital silence (log of zero) reads this. */
 #define XTTS_QUALITY_FLOOR_DBFS (-120.0f)

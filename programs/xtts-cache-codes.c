@@ -87,6 +87,9 @@ int main(int argc, char **argv) {
                 sum.dir, (unsigned long long)sum.records, (unsigned long long)sum.present,
                 (unsigned long long)sum.computed, sum.audio_seconds / 3600, sum.seconds,
                 sum.seconds > 0 ? sum.audio_seconds / sum.seconds : 0.0);
+    if (!quiet && sum.pruned)
+        fprintf(stderr, "xtts-cache-codes: %s: removed %llu entries of records the cache no longer holds\n", sum.dir,
+                (unsigned long long)sum.pruned);
     return 0;
 bad_number:
     fprintf(stderr, "xtts-cache-codes: %s: expected a positive count, not '%s'\n", argv[optind - 1], optarg);

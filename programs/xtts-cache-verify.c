@@ -116,6 +116,7 @@ static void report_json(const char *dir, const xtts_verify_options *vo, const xt
                           "fault_list", faults);
     json_object_set_new(j, "codes_dirs", json_integer((json_int_t)rep->codes_dirs));
     json_object_set_new(j, "codes_records", json_integer((json_int_t)rep->codes_records));
+    json_object_set_new(j, "codes_stale", json_integer((json_int_t)rep->codes_stale));
     if (j && vo->recompute) {
         json_object_set_new(j, "recomputed", json_integer((json_int_t)rep->recomputed));
         json_object_set_new(j, "recompute_failed", json_integer((json_int_t)rep->recompute_failed));
@@ -143,9 +144,9 @@ static void report_text(const char *dir, const xtts_verify_options *vo, const xt
         printf("splits: train %llu, val %llu\n", (unsigned long long)rep->train, (unsigned long long)rep->val);
         printf("frames: %llu, tokens: %llu\n", (unsigned long long)rep->frames, (unsigned long long)rep->tokens);
         if (rep->codes_dirs)
-            printf("audio codes: %llu directories, %llu records' codes whole, %llu entries\n",
-                   (unsigned long long)rep->codes_dirs, (unsigned long long)rep->codes_records,
-                   (unsigned long long)rep->codes_entries);
+            printf("audio codes: %llu directories, %llu records' codes whole, %llu entries (%llu of records the cache "
+                   "no longer holds)\n", (unsigned long long)rep->codes_dirs, (unsigned long long)rep->codes_records,
+                   (unsigned long long)rep->codes_entries, (unsigned long long)rep->codes_stale);
         if (vo->recompute)
             printf("recomputed: %llu, failed %llu, largest difference %g\n", (unsigned long long)rep->recomputed,
                    (unsigned long long)rep->recompute_failed, rep->recompute_max_abs);

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache/store/read/reader.h"
 #include "common/xtts_common.h"
 #include "formats/record.h"
 #include "prep/melcache/melcache.h"
@@ -334,6 +335,7 @@ static int report(const xtts_melcache_options *o, const xtts_melcache_result *re
 int main(int argc, char **argv) {
     xtts_check_stdout_at_exit("xtts-melcache");
     xtts_malloc_for_batch();
+    xtts_cache_guard_faults(); /* an update reads the old cache's audio codes under the guard */
     xtts_melcache_options o;
     xtts_melcache_options_defaults(&o);
     melcache_cli cli = {.preset = "xtts", .exclude_flags = XTTS_EXCLUDE_ALL_FLAGS};

@@ -104,17 +104,15 @@ static void test_put_commit_get(void **state) {
     h.num_tokens = 512;
     assert_int_equal(xtts_codes_store_create(tmp, &h, &w, &err), XTTS_EMISMATCH);
 
-    /* the copy an update makes holds the same entry */
+    /* the copy an update makes keeps the entries of the records its new cache holds, so it
+     * wants a finished cache there (tests/e2e/codes_update_prune.sh copies into one) */
     char copy[300];
     snprintf(copy, sizeof copy, "%s/new", tmp);
     assert_int_equal(mkdir(copy, 0755), 0);
-    assert_int_equal(xtts_codes_dirs_copy(tmp, copy, &err), XTTS_OK);
+    assert_int_equal(xtts_codes_dirs_copy(tmp, copy, &err), XTTS_ENOTFOUND);
     snprintf(path, sizeof path, "%s/%s", copy, names[0]);
-    assert_int_equal(xtts_codes_store_open(path, &r, &err), XTTS_OK);
-    assert_int_equal(xtts_codes_store_get(r, key, out, 8, &n, &err), XTTS_OK);
-    assert_int_equal(n, 5);
-    xtts_codes_store_close(r);
-    assert_int_equal(xtts_codes_dir_remove(path, &err), XTTS_OK);
+    struct stat sb;
+    assert_int_not_equal(stat(path, &sb), 0);
     xtts_codes_dirs_free(names, nn);
 }
 

@@ -57,6 +57,8 @@ def gemm_rates(frames, nclips, repeats):
 
 def torch_rate(coqui, frames, nclips, threads, repeats):
     import torch
+    # Coqui's DiscreteVAE is loaded the way the golden files' script loads it (tests/golden)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "golden"))
     from make_dvae_golden import load_dvae_module
     torch.set_num_threads(threads)
     mod = load_dvae_module(coqui)

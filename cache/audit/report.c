@@ -34,8 +34,8 @@ void xtts_report_close(xtts_report *r) {
 
 const char *xtts_report_speaker_name(const xtts_report *r, uint32_t s, char *buf, size_t cap) {
     const xtts_manifest_info *mi = xtts_cache_manifest(r->cache);
-    if (s < mi->n_speakers && mi->speakers[s]) snprintf(buf, cap, "%s", mi->speakers[s]);
-    else snprintf(buf, cap, "speaker %u", s);
+    if (s < mi->n_speakers && mi->speakers[s]) return mi->speakers[s]; /* whole: a copy cut it inside a character */
+    snprintf(buf, cap, "speaker %u", s);
     return buf;
 }
 
@@ -227,8 +227,8 @@ static void summary_speakers(const xtts_report *r, FILE *f) {
         const xtts_report_speaker *p = &r->spk[s];
         if (!p->records) continue;
         char name[64];
-        xtts_report_speaker_name(r, (uint32_t)s, name, sizeof name);
-        fprintf(f, "%-24s %9llu %9.3f %9llu %9.3f %9.3f\n", name, (unsigned long long)p->records, p->seconds / 3600,
+        fprintf(f, "%-24s %9llu %9.3f %9llu %9.3f %9.3f\n", xtts_report_speaker_name(r, (uint32_t)s, name, sizeof name),
+                (unsigned long long)p->records, p->seconds / 3600,
                 (unsigned long long)p->flagged, p->flagged_seconds / 3600, (p->seconds - p->flagged_seconds) / 3600);
         shown++;
     }

@@ -142,8 +142,8 @@ static void speaker_strips(xtts_report *r, FILE *f, const uint32_t *order, size_
     for (size_t j = 0; j < n && k < MAX_STRIPS; j++) {
         const xtts_report_speaker *s = &r->spk[order[j]];
         if (!s->rate_n) continue;
-        xtts_report_speaker_name(r, order[j], names[k], sizeof names[k]);
-        strips[k] = (xtts_report_strip){names[k], s->rate_p10, s->rate_median, s->rate_p90, s->rate_n};
+        const char *name = xtts_report_speaker_name(r, order[j], names[k], sizeof names[k]);
+        strips[k] = (xtts_report_strip){name, s->rate_p10, s->rate_median, s->rate_p90, s->rate_n};
         k++;
     }
     char title[96];

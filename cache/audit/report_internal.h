@@ -37,7 +37,8 @@ struct xtts_report {
     double flag_seconds[XTTS_QUALITY_N_FLAGS];
 };
 
-/* Name of speaker id s (the manifest's table), "speaker N" past its end. Into buf. */
+/* Name of speaker id s: the manifest's, whole (borrowed until the report is freed), or
+ * "speaker N" past its table's end, written into buf. */
 const char *xtts_report_speaker_name(const xtts_report *r, uint32_t s, char *buf, size_t cap);
 /* When flag f is on more than XTTS_REPORT_DATASET_SHARE of the records it says something of
  * the dataset rather than of single clips: what, in a few words ("the dataset is trimmed

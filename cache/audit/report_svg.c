@@ -11,6 +11,20 @@
 #include "cache/audit/png.h"
 #include "cache/audit/report_internal.h"
 
+/* s in at most cap - 1 bytes, cut at a character's start (a cut inside one made the page
+ * invalid UTF-8) and marked with "...". */
+static void label_cut(char *out, size_t cap, const char *s) {
+    size_t n = strlen(s);
+    if (n < cap) {
+        memcpy(out, s, n + 1);
+        return;
+    }
+    n = cap - 4;
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
+    memcpy(out, s, n);
+    memcpy(out + n, "...", 4);
+}
+
 void xtts_html_escape(FILE *f, const char *s) {
     for (; s && *s; s++) {
         switch (*s) {
@@ -226,7 +240,7 @@ void xtts_svg_strips(FILE *f, const char *title, const char *unit, const xtts_re
         double xm = left + (s[i].median - lo) / (hi - lo) * pw;
         fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"ty\">", left - 8, y + 4);
         char name[40];
-        snprintf(name, sizeof name, "%s", s[i].name);
+        label_cut(name, sizeof name, s[i].name);
         xtts_html_escape(f, name);
         fprintf(f, "</text><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"rg\"/>", x1, y, x2 > x1 + 1 ? x2 : x1 + 1, y);
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" class=\"md\"><title>median ", xm, y);

@@ -90,6 +90,7 @@ typedef struct {
     int has_metrics;       /* the cache stores quality metrics: every record must have them */
     uint64_t metrics_next; /* the "quality" walk: the next local index expected */
     uint8_t *metrics_bad;  /* this shard's records whose metrics are missing or damaged */
+    unsigned metrics_version; /* the version its metrics must have (0: either) */
     xtts_progress progress;
 } run_t;
 
@@ -422,6 +423,9 @@ static int on_metrics(void *vctx, const void *key, size_t klen, const void *val,
               vlen, XTTS_QUALITY_BYTES);
     else if (xtts_quality_decode(val, &m, &e))
         fault(r, r->shard, (int64_t)(r->first + local), local_id(r, local), "quality metrics damaged (%s)", e.msg);
+    else if (r->metrics_version && m.version != r->metrics_version)
+        fault(r, r->shard, (int64_t)(r->first + local), local_id(r, local),
+              "quality metrics damaged (version %u in a shard whose build wrote version %u)", m.version, r->metrics_version);
     else
         return 0;
     r->metrics_bad[local] = 1;
@@ -434,6 +438,7 @@ static int on_metrics(void *vctx, const void *key, size_t klen, const void *val,
 static void check_metrics(run_t *r, size_t i, const xtts_cache_shard *s) {
     xtts_error e;
     r->metrics_next = 0;
+    if (xtts_cache_metrics_version(r->reader, i, &r->metrics_version, &e)) fault(r, s->name, -1, "", "%s", e.msg);
     if (!(r->metrics_bad = calloc(s->records ? s->records : 1, 1))) {
         r->oom = 1;
         return;
@@ -483,6 +488,16 @@ static void check_unlisted(run_t *r, const char *dir) {
 
 /* ---- audio codes (cache/store/codes_store.h, read through cache/store/read/codes_read.h) ---- */
 
+static int cmp_code_keys(const void *a, const void *b) { return memcmp(a, b, XTTS_CODES_KEY_BYTES); }
+/* How many different keys keys[0..n) holds (sorted here). */
+static uint64_t distinct_keys(uint8_t *keys, uint64_t n) {
+    if (n) qsort(keys, n, XTTS_CODES_KEY_BYTES, cmp_code_keys);
+    uint64_t d = 0;
+    for (uint64_t i = 0; i < n; i++)
+        d += !i || memcmp(keys + (i - 1) * XTTS_CODES_KEY_BYTES, keys + i * XTTS_CODES_KEY_BYTES, XTTS_CODES_KEY_BYTES);
+    return d;
+}
+
 /* Every record's codes in the codes directory at path: an entry under its content key, of the
  * length its waveform gives, whole (checksum), every code within the codebook. */
 static void check_codes_dir(run_t *r, const char *name, const char *path) {
@@ -492,9 +507,11 @@ static void check_codes_dir(run_t *r, const char *name, const char *path) {
         fault(r, name, -1, "", "%s", e.msg);
         return;
     }
-    uint64_t n = xtts_cache_count(r->cache), missing = 0, bad = 0;
+    uint64_t n = xtts_cache_count(r->cache), missing = 0, bad = 0, n_found = 0;
     uint16_t *codes = NULL;
     size_t cap = 0;
+    uint8_t *found = malloc((n ? n : 1) * XTTS_CODES_KEY_BYTES); /* the keys with codes: entries beyond are stale */
+    if (!found) r->oom = 1;
     for (uint64_t i = 0; i < n && !r->oom; i++) {
         const void *kv;
         size_t klen, got, want;
@@ -514,15 +531,18 @@ static void check_codes_dir(run_t *r, const char *name, const char *path) {
         xtts_status st = xtts_codes_reader_get(cs, kv, codes, cap, &got, &e);
         if (!st && got != want) st = XTTS_ECORRUPT, snprintf(e.msg, sizeof e.msg, "%zu codes, its %u samples make %zu",
                                                              got, h.n_samples, want);
-        if (!st) r->rep->codes_records++;
+        if (!st) r->rep->codes_records++, memcpy(found + n_found++ * XTTS_CODES_KEY_BYTES, kv, XTTS_CODES_KEY_BYTES);
         else if (st == XTTS_ENOTFOUND && ++missing <= 10) fault(r, name, (int64_t)i, h.id, "no audio codes for this record");
         else if (st != XTTS_ENOTFOUND && ++bad <= 10) fault(r, name, (int64_t)i, h.id, "%s", e.msg);
     }
     if (missing > 10 || bad > 10) /* one line for the rest: a directory of a wrong kind fails every record */
         fault(r, name, -1, "", "%llu records without audio codes and %llu with damaged ones in all", (unsigned long long)missing,
               (unsigned long long)bad);
-    r->rep->codes_entries += xtts_codes_reader_count(cs);
+    uint64_t entries = xtts_codes_reader_count(cs), distinct = distinct_keys(found, n_found);
+    r->rep->codes_entries += entries;
+    r->rep->codes_stale += entries > distinct ? entries - distinct : 0;
     r->rep->codes_dirs++;
+    free(found);
     free(codes);
     xtts_codes_reader_close(cs);
 }

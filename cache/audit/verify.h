@@ -69,6 +69,7 @@ typedef struct {
     uint64_t codes_dirs;       /* audio codes directories (codes-<hash>/) checked */
     uint64_t codes_records;    /* records whose codes were found whole, summed over them */
     uint64_t codes_entries;    /* entries they hold (those of records no longer in the cache included) */
+    uint64_t codes_stale;      /* of those, entries of no record the cache holds (an update dropped it) */
     char digest[65];           /* hex SHA-256 */
     int digest_complete;       /* 1: every record of the manifest went into the digest */
 } xtts_verify_report;

@@ -1,6 +1,7 @@
 /* codes_store.c — the audio codes directory of a cache (codes_store.h; formats/cache.md,
  * "Audio codes"): an LMDB environment keyed by content key, its header in "meta". */
 #include "cache/store/codes_store.h"
+#include "cache/store/read/guard.h"
 #include "cache/store/read/lmdb_file.h"
 
 #include <dirent.h>
@@ -12,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache/store/keys.h"
+#include "cache/store/read/reader.h"
 #include "cache/store/writer_internal.h"
 #include "common/mel_params.h"
 #include "kernels/dvae.h"
@@ -67,30 +70,36 @@ static xtts_status header_write(xtts_codes_store *s, MDB_txn *txn, const xtts_co
 }
 
 /* Open the environment and its two databases (creating them when writable); the header is
- * read, or written when the store is new and h is given. */
+ * read, or written when the store is new and h is given. Under the fault guard: a damaged
+ * file faults inside liblmdb, which is then an error naming it. */
 static xtts_status env_open(xtts_codes_store *s, const xtts_codes_header *h, xtts_error *err) {
-    int rc = xtts_lmdb_env_open(&s->env, s->path, s->writable ? XTTS_LMDB_CODES_WRITE : XTTS_LMDB_CODES_COPY,
-                                s->writable ? CODES_MAP_BYTES : 0);
-    if (rc) return lmdb_fail(s, rc, "cannot open", err);
-    MDB_txn *txn;
-    if ((rc = mdb_txn_begin(s->env, NULL, s->writable ? 0 : MDB_RDONLY, &txn))) return lmdb_fail(s, rc, "txn", err);
+    MDB_txn *volatile txn = NULL;
+    volatile xtts_status st = XTTS_OK;
+    volatile int rc = 0;
+    xtts_error e;
+    GUARD(sig)
+    rc = xtts_lmdb_env_open(&s->env, s->path, s->writable ? XTTS_LMDB_CODES_WRITE : XTTS_LMDB_CODES_COPY,
+                            s->writable ? CODES_MAP_BYTES : 0);
+    if (rc) st = lmdb_fail(s, rc, "cannot open", &e);
+    else if ((rc = mdb_txn_begin(s->env, NULL, s->writable ? 0 : MDB_RDONLY, (MDB_txn **)&txn)))
+        st = lmdb_fail(s, rc, "txn", &e);
     unsigned create = s->writable ? MDB_CREATE : 0;
-    rc = mdb_dbi_open(txn, "meta", create, &s->meta_dbi);
-    if (!rc) rc = mdb_dbi_open(txn, "codes", create, &s->codes_dbi);
-    if (rc) {
-        mdb_txn_abort(txn);
-        return xtts_error_set(err, XTTS_ECORRUPT, "%s: databases \"meta\" and \"codes\": %s", s->path, mdb_strerror(rc));
-    }
+    if (!st) rc = mdb_dbi_open(txn, "meta", create, &s->meta_dbi);
+    if (!st && !rc) rc = mdb_dbi_open(txn, "codes", create, &s->codes_dbi);
+    if (!st && rc)
+        st = xtts_error_set(&e, XTTS_ECORRUPT, "%s: databases \"meta\" and \"codes\": %s", s->path, mdb_strerror(rc));
     MDB_val fk = {6, (void *)"format"}, fv;
-    xtts_status st;
-    if (h && mdb_get(txn, s->meta_dbi, &fk, &fv)) st = header_write(s, txn, h, err);
-    else st = xtts_codes_header_read(txn, s->meta_dbi, s->path, &s->hdr, err);
-    if (st) {
-        mdb_txn_abort(txn);
-        return st;
+    if (!st && h && mdb_get(txn, s->meta_dbi, &fk, &fv)) st = header_write(s, txn, h, &e);
+    else if (!st) st = xtts_codes_header_read(txn, s->meta_dbi, s->path, &s->hdr, &e);
+    if (!st) { /* also read-only: the handles stay open only after a commit */
+        rc = mdb_txn_commit(txn);
+        txn = NULL;
+        if (rc) st = lmdb_fail(s, rc, "commit", &e);
     }
-    rc = mdb_txn_commit(txn); /* also read-only: the handles stay open only after a commit */
-    return rc ? lmdb_fail(s, rc, "commit", err) : XTTS_OK;
+    GUARD_END(sig)
+    if (txn && !sig) mdb_txn_abort(txn); /* after a fault it is left as it is: the store is closed */
+    if (sig) return xtts_error_set(err, XTTS_ECORRUPT, "%s: damaged (%s while opening it)", s->path, xtts_guard_signame(sig));
+    return st ? xtts_error_set(err, st, "%s", e.msg) : XTTS_OK;
 }
 
 xtts_status xtts_codes_store_create(const char *cache_dir, const xtts_codes_header *hdr, xtts_codes_store **out,
@@ -150,16 +159,20 @@ const char *xtts_codes_store_path(const xtts_codes_store *s) { return s->path; }
 xtts_status xtts_codes_store_get(xtts_codes_store *s, const uint8_t key[XTTS_CODES_KEY_BYTES], uint16_t *codes,
                                  size_t cap, size_t *n, xtts_error *err) {
     MDB_txn *txn = s->wtxn;
-    int rc = 0;
+    volatile int rc = 0;
     if (!txn && (rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn))) return lmdb_fail(s, rc, "txn", err);
     MDB_val k = {XTTS_CODES_KEY_BYTES, (void *)key}, v;
+    volatile xtts_status st = XTTS_OK;
+    xtts_error e;
+    GUARD(sig) /* a damaged file faults inside liblmdb or in the value's bytes */
     rc = mdb_get(txn, s->codes_dbi, &k, &v);
-    xtts_status st;
-    if (rc == MDB_NOTFOUND) st = XTTS_ENOTFOUND, xtts_error_set(err, XTTS_ENOTFOUND, "%s: no entry", s->path);
-    else if (rc) st = lmdb_fail(s, rc, "codes", err);
-    else st = xtts_codes_value_decode(s->path, s->hdr.num_tokens, key, v.mv_data, v.mv_size, codes, cap, n, err);
+    if (!rc) st = xtts_codes_value_decode(s->path, s->hdr.num_tokens, key, v.mv_data, v.mv_size, codes, cap, n, &e);
+    GUARD_END(sig)
     if (txn != s->wtxn) mdb_txn_abort(txn);
-    return st;
+    if (sig) return xtts_error_set(err, XTTS_ECORRUPT, "%s: damaged LMDB pages (%s)", s->path, xtts_guard_signame(sig));
+    if (rc == MDB_NOTFOUND) return xtts_error_set(err, XTTS_ENOTFOUND, "%s: no entry", s->path);
+    if (rc) return lmdb_fail(s, rc, "codes", err);
+    return st ? xtts_error_set(err, st, "%s", e.msg) : XTTS_OK;
 }
 
 xtts_status xtts_codes_store_put(xtts_codes_store *s, const uint8_t key[XTTS_CODES_KEY_BYTES], const uint16_t *codes,
@@ -191,6 +204,38 @@ uint64_t xtts_codes_store_count(xtts_codes_store *s) {
     uint64_t n = mdb_stat(txn, s->codes_dbi, &st) ? 0 : st.ms_entries;
     mdb_txn_abort(txn);
     return n;
+}
+
+static int cmp_content_keys(const void *a, const void *b) { return memcmp(a, b, XTTS_CODES_KEY_BYTES); }
+
+xtts_status xtts_codes_store_prune(xtts_codes_store *s, const uint8_t *keys, size_t n_keys, uint64_t *removed,
+                                   xtts_error *err) {
+    *removed = 0;
+    if (!s->writable) return xtts_error_set(err, XTTS_EUSAGE, "%s: prune of a read-only store", s->path);
+    xtts_status st = xtts_codes_store_commit(s, err);
+    if (st) return st;
+    MDB_txn *volatile txn = NULL;
+    MDB_cursor *cur = NULL;
+    volatile int rc = 0;
+    volatile uint64_t gone = 0;
+    GUARD(sig)
+    rc = mdb_txn_begin(s->env, NULL, 0, (MDB_txn **)&txn);
+    if (!rc) rc = mdb_cursor_open(txn, s->codes_dbi, &cur);
+    MDB_val k, v;
+    for (int r = rc ? rc : mdb_cursor_get(cur, &k, &v, MDB_FIRST); !rc && !r; r = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size == XTTS_CODES_KEY_BYTES && bsearch(k.mv_data, keys, n_keys, XTTS_CODES_KEY_BYTES, cmp_content_keys))
+            continue;
+        if ((rc = mdb_cursor_del(cur, 0))) break;
+        gone++;
+    }
+    if (!rc) rc = mdb_txn_commit(txn);
+    else mdb_txn_abort(txn);
+    txn = NULL;
+    GUARD_END(sig)
+    if (sig) return xtts_error_set(err, XTTS_ECORRUPT, "%s: damaged (%s while pruning it)", s->path, xtts_guard_signame(sig));
+    if (rc) return lmdb_fail(s, rc, "prune", err);
+    *removed = gone;
+    return XTTS_OK;
 }
 
 void xtts_codes_store_close(xtts_codes_store *s) {
@@ -247,20 +292,82 @@ xtts_status xtts_codes_dir_remove(const char *path, xtts_error *err) {
     return XTTS_OK;
 }
 
-/* Copy the codes directory name of from_dir into to_dir. */
-static xtts_status copy_one(const char *from_dir, const char *to_dir, const char *name, xtts_error *err) {
+/* The content keys of the records of the cache at dir, sorted, each once (*n of them, in a
+ * malloc'd array of XTTS_CODES_KEY_BYTES each). */
+static int cmp_keys(const void *a, const void *b) { return memcmp(a, b, XTTS_CODES_KEY_BYTES); }
+static xtts_status cache_keys(const char *dir, uint8_t **keys, size_t *n, xtts_error *err) {
+    *keys = NULL, *n = 0;
+    xtts_cache *c = NULL;
+    xtts_cache_reader *r = NULL;
+    xtts_status st = xtts_cache_open(dir, &c, err);
+    if (!st) st = xtts_cache_reader_new(c, &r, err);
+    uint64_t count = st ? 0 : xtts_cache_count(c);
+    if (!st && !(*keys = malloc((count ? count : 1) * XTTS_CODES_KEY_BYTES)))
+        st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", dir);
+    for (uint64_t i = 0; !st && i < count; i++) {
+        const void *kv;
+        size_t klen;
+        if (!(st = xtts_cache_reader_value(r, i, XTTS_CACHE_DB_KEYS, &kv, &klen, err)) && klen < XTTS_CODES_KEY_BYTES)
+            st = xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu: a content key of %zu bytes", dir, (unsigned long long)i, klen);
+        if (!st) memcpy(*keys + i * XTTS_CODES_KEY_BYTES, kv, XTTS_CODES_KEY_BYTES);
+    }
+    xtts_cache_reader_delete(r);
+    xtts_cache_close(c);
+    if (st) {
+        free(*keys);
+        *keys = NULL;
+        return st;
+    }
+    if (count) qsort(*keys, count, XTTS_CODES_KEY_BYTES, cmp_keys);
+    for (uint64_t i = 0; i < count; i++)
+        if (!*n || memcmp(*keys + (*n - 1) * XTTS_CODES_KEY_BYTES, *keys + i * XTTS_CODES_KEY_BYTES, XTTS_CODES_KEY_BYTES))
+            memmove(*keys + (*n)++ * XTTS_CODES_KEY_BYTES, *keys + i * XTTS_CODES_KEY_BYTES, XTTS_CODES_KEY_BYTES);
+    return XTTS_OK;
+}
+
+/* A copy under way: the entries of the records the new cache holds, checked, into to. */
+typedef struct {
+    xtts_codes_store *to;
+    const uint8_t *keys; /* the new cache's content keys, sorted */
+    size_t n_keys, put;
+    uint16_t *codes;
+    size_t cap;
+} copy_ctx;
+
+static xtts_status copy_entry(void *vctx, const uint8_t *key, const void *val, size_t len, xtts_error *err) {
+    copy_ctx *x = vctx;
+    if (!bsearch(key, x->keys, x->n_keys, XTTS_CODES_KEY_BYTES, cmp_keys)) return XTTS_OK; /* a record the update dropped */
+    size_t n = (len - (len > XTTS_CODES_VALUE_HEAD ? XTTS_CODES_VALUE_HEAD : len)) / 2;
+    if (n + 1 > x->cap) {
+        uint16_t *g = realloc(x->codes, (n + 1) * sizeof *g);
+        if (!g) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+        x->codes = g, x->cap = n + 1;
+    }
+    xtts_error e;
+    if (xtts_codes_value_decode(x->to->path, x->to->hdr.num_tokens, key, val, len, x->codes, x->cap, &n, &e))
+        return XTTS_OK; /* a damaged entry is left for xtts-cache-codes to compute again */
+    xtts_status st = xtts_codes_store_put(x->to, key, x->codes, n, err);
+    if (!st && ++x->put % 4096 == 0) st = xtts_codes_store_commit(x->to, err);
+    return st;
+}
+
+/* Copy the codes directory name of from_dir into to_dir: the entries of the records whose
+ * content keys are keys[0..n_keys), read through the guarded reader. */
+static xtts_status copy_one(const char *from_dir, const char *to_dir, const char *name, const uint8_t *keys, size_t n_keys,
+                            xtts_error *err) {
     char src[4096], dst[4096];
     xtts_path_join(src, sizeof src, from_dir, name);
     xtts_path_join(dst, sizeof dst, to_dir, name);
-    xtts_codes_store *s = NULL;
+    xtts_codes_reader *rd = NULL;
+    copy_ctx x = {.keys = keys, .n_keys = n_keys};
     xtts_status st = xtts_codes_dir_remove(dst, err);
-    if (!st && mkdir(dst, 0777)) st = xtts_error_set(err, XTTS_EIO, "%s: cannot create: %s", dst, strerror(errno));
-    if (!st) st = xtts_codes_store_open(src, &s, err);
-    if (!st) {
-        int rc = mdb_env_copy2(s->env, dst, MDB_CP_COMPACT);
-        if (rc) st = xtts_error_set(err, XTTS_EIO, "%s: cannot copy to %s: %s", src, dst, mdb_strerror(rc));
-    }
-    xtts_codes_store_close(s);
+    if (!st) st = xtts_codes_reader_open(src, &rd, err);
+    if (!st) st = xtts_codes_store_create(to_dir, xtts_codes_reader_header(rd), &x.to, err);
+    if (!st) st = xtts_codes_reader_foreach(rd, copy_entry, &x, err);
+    if (!st) st = xtts_codes_store_commit(x.to, err);
+    xtts_codes_store_close(x.to);
+    xtts_codes_reader_close(rd);
+    free(x.codes);
     return st;
 }
 
@@ -268,8 +375,15 @@ xtts_status xtts_codes_dirs_copy(const char *from_dir, const char *to_dir, xtts_
     char **names;
     size_t n;
     xtts_status st = xtts_codes_dirs(from_dir, &names, &n, err);
-    if (st) return st;
-    for (size_t i = 0; !st && i < n; i++) st = copy_one(from_dir, to_dir, names[i], err);
+    if (st || !n) {
+        if (!st) xtts_codes_dirs_free(names, n);
+        return st;
+    }
+    uint8_t *keys = NULL;
+    size_t n_keys = 0;
+    st = cache_keys(to_dir, &keys, &n_keys, err);
+    for (size_t i = 0; !st && i < n; i++) st = copy_one(from_dir, to_dir, names[i], keys, n_keys, err);
+    free(keys);
     xtts_codes_dirs_free(names, n);
     return st;
 }

@@ -68,6 +68,13 @@ xtts_status xtts_codes_store_commit(xtts_codes_store *s, xtts_error *err);
 /* Entries stored (as of the last commit). */
 uint64_t xtts_codes_store_count(xtts_codes_store *s);
 
+/* Remove, and commit, the entries whose keys are not among keys[0..n_keys) (content keys,
+ * XTTS_CODES_KEY_BYTES each, sorted by memcmp, each once): those of records the cache no
+ * longer holds. *removed counts them. Commits what was put first. Reads under the fault guard.
+ * Errors: XTTS_EUSAGE (a read-only store), XTTS_ECORRUPT (damaged pages), XTTS_EIO. */
+xtts_status xtts_codes_store_prune(xtts_codes_store *s, const uint8_t *keys, size_t n_keys, uint64_t *removed,
+                                   xtts_error *err);
+
 /* Close; staged entries not committed are dropped. NULL is allowed. */
 void xtts_codes_store_close(xtts_codes_store *s);
 
@@ -75,11 +82,13 @@ void xtts_codes_store_close(xtts_codes_store *s);
  * Errors: XTTS_EIO naming the file that could not be removed. */
 xtts_status xtts_codes_dir_remove(const char *path, xtts_error *err);
 
-/* Copy every codes directory of from_dir into to_dir (an update's new cache, before it takes
- * the old one's place): each one's entries as of now, compacted (mdb_env_copy2), replacing a
- * copy an earlier try left. Entries of records the new cache no longer holds come along (a
- * few bytes each; xtts-cache-verify counts them).
- * Errors: XTTS_EIO, XTTS_ENOMEM, those of xtts_codes_store_open. */
+/* Copy every codes directory of from_dir into to_dir (an update's new cache, finished, before
+ * it takes the old one's place), replacing a copy an earlier try left: the entries of the
+ * records to_dir holds (by content key), each checked, read under the fault guard (call
+ * xtts_cache_guard_faults() first); entries of records the update dropped and damaged ones
+ * stay behind (xtts-cache-codes computes a damaged one again).
+ * Errors: XTTS_EIO, XTTS_ENOMEM, those of opening to_dir as a cache, of
+ * xtts_codes_reader_open (XTTS_ECORRUPT for a damaged file) and of xtts_codes_store_create. */
 xtts_status xtts_codes_dirs_copy(const char *from_dir, const char *to_dir, xtts_error *err);
 
 /* The codes directories of cache_dir (names matching "codes-" and 16 hex digits), sorted, in

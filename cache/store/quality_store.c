@@ -2,6 +2,7 @@
 #include "cache/store/quality_store.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int xtts_cache_has_metrics(const xtts_cache *c) { return xtts_cache_shards_with_db(c, XTTS_CACHE_DB_QUALITY) > 0; }
@@ -11,6 +12,28 @@ void xtts_cache_metrics_hint(const char *dir, char *out, size_t cap) {
              "%s: the cache stores no quality metrics (it was built before xtts-melcache measured them); "
              "rebuild it with the same xtts-melcache command and --force to add them",
              dir);
+}
+
+xtts_status xtts_cache_metrics_version(xtts_cache_reader *r, size_t shard, unsigned *version, xtts_error *err) {
+    *version = 0;
+    char *note = NULL;
+    size_t len = 0;
+    xtts_error e;
+    xtts_status st = xtts_cache_reader_meta(r, shard, "state:" XTTS_CACHE_QUALITY_KEY, &note, &len, &e);
+    if (st == XTTS_ENOTFOUND) return XTTS_OK;
+    if (st) {
+        if (err) *err = e;
+        return st;
+    }
+    xtts_cache_shard s;
+    xtts_cache_shard_get(xtts_cache_reader_cache(r), shard, &s);
+    if (len == 1 && note[0] >= '1' && note[0] <= '0' + XTTS_QUALITY_VERSION)
+        *version = note[0] == '1' ? 0 : (unsigned)(note[0] - '0');
+    else
+        st = xtts_error_set(err, XTTS_ECORRUPT, "%s: meta \"state:%s\": \"%.*s\" is not a quality metrics version (1..%d)",
+                            s.name, XTTS_CACHE_QUALITY_KEY, (int)(len < 16 ? len : 16), note, XTTS_QUALITY_VERSION);
+    free(note);
+    return st;
 }
 
 /* The record's id for a message, or "?" when its header cannot be read. */
@@ -55,6 +78,16 @@ xtts_status xtts_cache_reader_metrics(xtts_cache_reader *r, uint64_t index, xtts
         record_id(r, index, id, sizeof id);
         return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu, id '%s': quality metrics damaged (%s)",
                               xtts_cache_shard_of(c, index), (unsigned long long)index, id, e.msg);
+    }
+    unsigned want;
+    if ((st = xtts_cache_metrics_version(r, xtts_cache_shard_index_of(c, index), &want, err))) return st;
+    if (want && m->version != want) {
+        unsigned got = m->version;
+        record_id(r, index, id, sizeof id);
+        memset(m, 0, sizeof *m);
+        return xtts_error_set(err, XTTS_ECORRUPT,
+                              "%s: index %llu, id '%s': quality metrics damaged (version %u in a shard whose build wrote version %u)",
+                              xtts_cache_shard_of(c, index), (unsigned long long)index, id, got, want);
     }
     return XTTS_OK;
 }

@@ -150,6 +150,11 @@ xtts_status xtts_cache_writer_get_state(xtts_cache_writer *w, const char *key, v
  * XTTS_ECORRUPT) and of a commit (top of this file), and a failed writer's code. */
 xtts_status xtts_cache_writer_commit(xtts_cache_writer *w, xtts_error *err);
 
+/* The configuration fields in which the manifest at manifest_path differs from cfg, as "key A ->
+ * B" (objects field by field, "mel.hop_samples"; at most 4, then ", ..."), into out; "" when
+ * its "config" cannot be read or none differs. */
+void xtts_cache_config_differences(const char *manifest_path, const xtts_cache_config *cfg, char *out, size_t cap);
+
 /* Inputs rejected so far (committed and pending); the manifest lists them as "rejects". */
 uint64_t xtts_cache_writer_rejected(const xtts_cache_writer *w);
 

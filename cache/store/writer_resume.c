@@ -189,7 +189,7 @@ static void json_differences(const json_t *old, const json_t *now, const char *p
 
 /* The configuration fields in which a manifest differs from cfg, or "" when the
  * manifest's "config" cannot be read. */
-static void config_differences(const char *manifest_path, const xtts_cache_config *cfg, char *out, size_t cap) {
+void xtts_cache_config_differences(const char *manifest_path, const xtts_cache_config *cfg, char *out, size_t cap) {
     out[0] = '\0';
     json_error_t je;
     json_t *m = json_load_file(manifest_path, 0, &je);
@@ -413,7 +413,7 @@ static void foreign_contents(const xtts_cache_writer *w, const xtts_dir_listing 
         manifest_hash(path, h);
         if (strcmp(h, w->hash)) {
             char diff[400];
-            config_differences(path, &w->cfg, diff, sizeof diff);
+            xtts_cache_config_differences(path, &w->cfg, diff, sizeof diff);
             why_add(why, why_cap, "%s has config_hash %.12s..., this build %.12s...%s%s", path,
                     h[0] ? h : "(unreadable)", w->hash, diff[0] ? ": " : "", diff);
         }

@@ -32,6 +32,8 @@ typedef struct {
     xtts_cache_reader *reader;
     xtts_codes_store *store;
     uint64_t *todo; /* indices of the records without codes */
+    uint8_t *keys;  /* every record's content key (XTTS_CODES_KEY_BYTES each), sorted, each once */
+    size_t n_keys;
     uint64_t n_todo;
     int16_t *wave; /* scratch, grown to the longest clip */
     float *samples, *logmel;
@@ -110,11 +112,25 @@ static xtts_status grow(void **p, size_t *cap, size_t n, size_t size, xtts_error
     return XTTS_OK;
 }
 
-/* The records without valid codes into x->todo; *present counts the others. */
+static int cmp_keys(const void *a, const void *b) { return memcmp(a, b, XTTS_CODES_KEY_BYTES); }
+
+/* x->keys sorted, each once. */
+static void keys_sort(run_ctx *x) {
+    if (x->n_keys) qsort(x->keys, x->n_keys, XTTS_CODES_KEY_BYTES, cmp_keys);
+    size_t d = 0;
+    for (size_t i = 0; i < x->n_keys; i++)
+        if (!d || memcmp(x->keys + (d - 1) * XTTS_CODES_KEY_BYTES, x->keys + i * XTTS_CODES_KEY_BYTES, XTTS_CODES_KEY_BYTES))
+            memmove(x->keys + d++ * XTTS_CODES_KEY_BYTES, x->keys + i * XTTS_CODES_KEY_BYTES, XTTS_CODES_KEY_BYTES);
+    x->n_keys = d;
+}
+
+/* The records without valid codes into x->todo; *present counts the others. Every record's
+ * content key into x->keys (the entries under other keys are pruned). */
 static xtts_status find_missing(run_ctx *x, uint64_t *present, xtts_error *err) {
     uint64_t n = xtts_cache_count(x->cache);
     x->todo = malloc((n ? n : 1) * sizeof *x->todo);
-    if (!x->todo) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    x->keys = malloc((n ? n : 1) * XTTS_CODES_KEY_BYTES);
+    if (!x->todo || !x->keys) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     *present = 0;
     for (uint64_t i = 0; i < n; i++) {
         uint8_t key[XTTS_CODES_KEY_BYTES];
@@ -123,12 +139,14 @@ static xtts_status find_missing(run_ctx *x, uint64_t *present, xtts_error *err) 
         xtts_status st = record_key(x, i, key, err);
         if (!st) st = xtts_cache_reader_header(x->reader, i, &h, err);
         if (st) return st;
+        memcpy(x->keys + x->n_keys++ * XTTS_CODES_KEY_BYTES, key, XTTS_CODES_KEY_BYTES);
         size_t want = xtts_codes_expected(h.n_samples);
         if ((st = grow((void **)&x->codes, &x->cap_codes, want ? want : 1, sizeof *x->codes, err))) return st;
         st = xtts_codes_store_get(x->store, key, x->codes, x->cap_codes, &got, err);
         if (st == XTTS_OK && got == want) ++*present;
         else x->todo[x->n_todo++] = i; /* missing, damaged or of another length: computed again */
     }
+    keys_sort(x);
     return XTTS_OK;
 }
 
@@ -196,6 +214,7 @@ static void run_free(run_ctx *x) {
     xtts_pth_close(x->dvae_file);
     xtts_pth_close(x->norms_file);
     free(x->todo);
+    free(x->keys);
     free(x->wave);
     free(x->samples);
     free(x->logmel);
@@ -216,6 +235,7 @@ xtts_status xtts_codes_run(const xtts_codes_options *o, xtts_codes_summary *sum,
         st = find_missing(&x, &sum->present, err);
     }
     if (!st) st = compute_missing(o, &x, sum, err);
+    if (!st) st = xtts_codes_store_prune(x.store, x.keys, x.n_keys, &sum->pruned, err);
     run_free(&x);
     return st;
 }

@@ -39,6 +39,7 @@ typedef struct {
     double audio_seconds;   /* audio of the computed records */
     double seconds;         /* wall time spent computing them */
     uint64_t codes_bytes;   /* bytes of codes of the computed records (2 a code) */
+    uint64_t pruned;        /* entries of records the cache no longer holds, removed */
 } xtts_codes_summary;
 
 /* Compute the missing codes.

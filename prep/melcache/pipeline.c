@@ -57,7 +57,11 @@ static xtts_status write_buffer(xtts_melcache_pipe *p, const xtts_melcache_slot 
             p->speakers_noted = 1;
         }
         if (p->build->measure && !p->quality_noted) { /* joins the commit of this first input */
-            if ((st = xtts_cache_writer_set_state(p->build->w, XTTS_MELCACHE_QUALITY_KEY, "1", 1, err))) break;
+            /* the version its entries have; a resumed build keeps its note ("1": either) */
+            static const char version[] = {'0' + XTTS_QUALITY_VERSION};
+            if (!xtts_melcache_state_has(p->build->w, XTTS_MELCACHE_QUALITY_KEY) &&
+                (st = xtts_cache_writer_set_state(p->build->w, XTTS_MELCACHE_QUALITY_KEY, version, 1, err)))
+                break;
             p->quality_noted = 1;
         }
         if (s->run_end > s->input) { /* kept inputs: their sums read here, off the computing threads */

@@ -10,6 +10,7 @@
 
 #include "cache/store/read/reader.h"
 #include "cache/store/update_dir.h"
+#include "cache/store/writer.h"
 #include "formats/record.h"
 #include "formats/record_ids.h"
 
@@ -116,6 +117,14 @@ xtts_status xtts_melcache_plan_source(xtts_melcache_plan *p, const char *dir, in
         xtts_error_set(err, XTTS_EUNSUPPORTED, "%.600s: records cannot be carried over from it; %s", m,
                        update ? "run --update --force once to rebuild it whole (later updates carry records over)"
                               : "rebuild it with this version first");
+    }
+    if (st == XTTS_EMISMATCH && err) { /* as a build without --update says it: the fields, and what helps */
+        char m[XTTS_ERRMSG_MAX], diff[400], path[4096];
+        snprintf(m, sizeof m, "%s", err->msg);
+        xtts_path_join(path, sizeof path, dir, "manifest.json");
+        xtts_cache_config_differences(path, p->cfg, diff, sizeof diff);
+        xtts_error_set(err, XTTS_EMISMATCH, "%.500s%s%.400s; %s", m, diff[0] ? ": " : "", diff,
+                       update ? "use --force to rebuild it" : "--reuse carries records over from a cache of this configuration only");
     }
     if (!st) p->res->has_source = 1;
     if (!st && p->hasher) load_stat_records(dir, p->hasher);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cache/store/keys.h"
+#include "cache/store/quality_store.h"
 #include "cache/store/read/reader.h"
 #include "cache/store/share.h"
 #include "common/xtts_common.h"
@@ -141,11 +142,13 @@ xtts_status xtts_melcache_plan_seen_apply(xtts_melcache_plan *p, xtts_error *err
 static inline int xtts_melcache_plan_is_kept(const xtts_melcache_plan *p, uint64_t input) {
     return p->keep_bits && (p->keep_bits[(input - p->lo) / 8] >> ((input - p->lo) % 8) & 1);
 }
-/* 1 when the source's record h carries quality metrics (a source built without them, by
- * resuming a build begun before them, holds none). */
+/* 1 when the source's record h carries quality metrics of this version (a source built
+ * without them, by resuming a build begun before them, holds none; one built before version 2
+ * holds version 1's edges, which the record is computed again to measure). */
 static inline int xtts_melcache_hit_has_quality(const xtts_cache_source_hit *h) {
     for (size_t i = 0; i < h->n_entries; i++)
-        if (!strcmp(h->entries[i].db, XTTS_CACHE_DB_QUALITY)) return 1;
+        if (!strcmp(h->entries[i].db, XTTS_CACHE_DB_QUALITY))
+            return h->entries[i].len == XTTS_QUALITY_BYTES && ((const uint8_t *)h->entries[i].data)[0] == XTTS_QUALITY_VERSION;
     return 0;
 }
 /* 1 when a record carries every entry the build stores, given whether it has quality metrics:

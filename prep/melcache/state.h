@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "cache/store/quality_store.h"
 #include "cache/store/writer.h"
 #include "common/xtts_common.h"
 #include "formats/record.h"
@@ -20,8 +21,10 @@
 #define XTTS_MELCACHE_INPUTS_KEY "melcache-keys"
 /* State key set with the first record of a build that stores quality metrics: a resume of a
  * build without it (made before the metrics) goes on without them, so that no cache holds
- * some records with metrics and some without. */
-#define XTTS_MELCACHE_QUALITY_KEY "melcache-quality"
+ * some records with metrics and some without. Its value is the version of the metrics the
+ * build stores ("2"; "1" in builds begun before it said, which may hold either), which
+ * xtts-cache-verify and xtts-cache-report hold every entry of the shard to. */
+#define XTTS_MELCACHE_QUALITY_KEY XTTS_CACHE_QUALITY_KEY
 /* State key: "sorted" in a build whose speaker ids follow the names' order. Builds begun
  * before it numbered speakers by first appearance: their stored ids would not agree with
  * this run's, so they are not resumed (--force rebuilds them). */

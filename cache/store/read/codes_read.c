@@ -209,6 +209,72 @@ xtts_status xtts_codes_reader_get(xtts_codes_reader *r, const uint8_t key[XTTS_C
     return st ? xtts_error_set(err, st, "%s", e.msg) : XTTS_OK;
 }
 
+/* One step of a walk under the guard: the entry at (op) copied into *buf (grown to its size),
+ * its key into key. 1 with an entry, 0 at the end, -1 with *st and err set. */
+static int walk_step(xtts_codes_reader *r, MDB_cursor *cur, MDB_cursor_op first, uint8_t *key, uint8_t **buf,
+                     size_t *cap, size_t *len, xtts_status *st, xtts_error *err) {
+    volatile MDB_cursor_op op = first;
+    for (;;) {
+        MDB_val k, v;
+        volatile int rc = 0, fits = 0;
+        volatile size_t need = 0;
+        GUARD(sig)
+        rc = mdb_cursor_get(cur, &k, &v, op);
+        if (!rc && k.mv_size == XTTS_CODES_KEY_BYTES) {
+            need = v.mv_size;
+            if ((fits = need <= *cap)) {
+                memcpy(key, k.mv_data, XTTS_CODES_KEY_BYTES);
+                memcpy(*buf, v.mv_data, need);
+            }
+        }
+        GUARD_END(sig)
+        if (sig) *st = xtts_error_set(err, XTTS_ECORRUPT, "%s: damaged LMDB pages (%s)", r->path, xtts_guard_signame(sig));
+        else if (rc == MDB_NOTFOUND) return 0;
+        else if (rc) *st = xtts_error_set(err, XTTS_ECORRUPT, "%s: codes: %s", r->path, mdb_strerror(rc));
+        else if (k.mv_size != XTTS_CODES_KEY_BYTES)
+            *st = xtts_error_set(err, XTTS_ECORRUPT, "%s: a key of %zu bytes (content keys have %d)", r->path, k.mv_size,
+                                 XTTS_CODES_KEY_BYTES);
+        else if (fits) {
+            *len = need;
+            return 1;
+        } else {
+            uint8_t *g = realloc(*buf, need);
+            if (!g) *st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", r->path);
+            else {
+                *buf = g, *cap = need;
+                op = MDB_GET_CURRENT;
+                continue;
+            }
+        }
+        return -1;
+    }
+}
+
+xtts_status xtts_codes_reader_foreach(xtts_codes_reader *r, xtts_codes_foreach_fn cb, void *ctx, xtts_error *err) {
+    MDB_txn *volatile txn = NULL;
+    MDB_cursor *volatile cur = NULL;
+    volatile int rc = 0;
+    GUARD(sig)
+    rc = mdb_txn_begin(r->env, NULL, MDB_RDONLY, (MDB_txn **)&txn);
+    if (!rc) rc = mdb_cursor_open(txn, r->codes_dbi, (MDB_cursor **)&cur);
+    GUARD_END(sig)
+    xtts_status st = XTTS_OK;
+    if (sig) st = xtts_error_set(err, XTTS_ECORRUPT, "%s: damaged LMDB pages (%s)", r->path, xtts_guard_signame(sig));
+    else if (!txn) st = xtts_error_set(err, XTTS_EIO, "%s: cannot begin a read transaction (%s)", r->path, mdb_strerror(rc));
+    else if (rc) st = xtts_error_set(err, XTTS_ECORRUPT, "%s: codes: %s", r->path, mdb_strerror(rc));
+    uint8_t key[XTTS_CODES_KEY_BYTES], *buf = NULL;
+    size_t cap = 0, len = 0;
+    for (MDB_cursor_op op = MDB_FIRST; !st; op = MDB_NEXT) {
+        int got = walk_step(r, cur, op, key, &buf, &cap, &len, &st, err);
+        if (got <= 0) break;
+        st = cb(ctx, key, buf, len, err);
+    }
+    free(buf);
+    if (cur) mdb_cursor_close(cur);
+    if (txn) mdb_txn_abort(txn);
+    return st;
+}
+
 uint64_t xtts_codes_reader_count(xtts_codes_reader *r) {
     MDB_txn *volatile txn = NULL;
     MDB_stat ms;

@@ -88,6 +88,15 @@ const xtts_codes_header *xtts_codes_reader_header(const xtts_codes_reader *r);
 xtts_status xtts_codes_reader_get(xtts_codes_reader *r, const uint8_t key[XTTS_CODES_KEY_BYTES], uint16_t *codes,
                                   size_t cap, size_t *n, xtts_error *err);
 
+/* Every entry in key order, each key and value copied out of the map under the guard and
+ * handed to cb outside it (cb may write elsewhere; its key has XTTS_CODES_KEY_BYTES, its value
+ * is not checked). cb returns XTTS_OK to go on, anything else stops the walk and is returned.
+ * Errors: XTTS_ECORRUPT (damaged pages or a fault under the guard, a key of another size),
+ * XTTS_EIO (no read transaction), XTTS_ENOMEM, cb's. */
+typedef xtts_status (*xtts_codes_foreach_fn)(void *ctx, const uint8_t *key, const void *val, size_t len,
+                                             xtts_error *err);
+xtts_status xtts_codes_reader_foreach(xtts_codes_reader *r, xtts_codes_foreach_fn cb, void *ctx, xtts_error *err);
+
 /* The entries the directory holds (0 when its pages cannot be read). */
 uint64_t xtts_codes_reader_count(xtts_codes_reader *r);
 

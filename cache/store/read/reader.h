@@ -46,7 +46,8 @@ xtts_status xtts_cache_open(const char *dir, xtts_cache **out, xtts_error *err);
 /* 1 with msg "DIR: a build is running in this directory (lock NAME held by pid P); read it
  * when the build has finished" when another process holds one of the directory's build
  * locks (a whole build, a part of one, a merge; from the build's first instant, before it
- * writes anything else, and whether or not a manifest is there yet), else 0. Every open
+ * writes anything else, and whether or not a manifest is there yet; before that, while a
+ * build makes a new directory as DIR.xtts-new.PID beside it, msg names the pid), else 0. Every open
  * checks it first (XTTS_EBUSY): a build may be replacing the shards a manifest lists. */
 int xtts_cache_build_running(const char *dir, char *msg, size_t cap);
 

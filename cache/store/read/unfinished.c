@@ -11,7 +11,9 @@
  * (it sees the exclusive locks of a whole build, a merge and every part).
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,8 +70,43 @@ static long lock_holder(const char *path) {
     return held;
 }
 
+/* A build making dir: the directory does not exist yet, but a build is making it beside it
+ * under a temporary name (DIR.xtts-new.PID, cache/store/writer.c: it is locked there and
+ * renamed into place) and that process is alive. 1 with msg then, else 0. */
+static int dir_being_made(const char *dir, char *msg, size_t cap) {
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", dir);
+    size_t n = strlen(parent);
+    while (n > 1 && parent[n - 1] == '/') parent[--n] = '\0';
+    char *slash = strrchr(parent, '/');
+    const char *base = slash ? slash + 1 : parent;
+    char prefix[300];
+    if (!*base || snprintf(prefix, sizeof prefix, "%s.xtts-new.", base) >= (int)sizeof prefix) return 0;
+    if (slash == parent) parent[1] = '\0';
+    else if (slash) *slash = '\0';
+    DIR *d = opendir(slash ? parent : ".");
+    if (!d) return 0;
+    long builder = 0;
+    struct dirent *e;
+    while (!builder && (e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, strlen(prefix))) continue;
+        char *end;
+        long pid = strtol(e->d_name + strlen(prefix), &end, 10);
+        if (pid > 0 && !*end && pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) builder = pid;
+    }
+    closedir(d);
+    if (!builder) return 0;
+    snprintf(msg, cap, "%s: a build is running in this directory (pid %ld is making it); read it when the build has finished",
+             dir, builder);
+    return 1;
+}
+
 int xtts_cache_build_running(const char *dir, char *msg, size_t cap) {
     DIR *d = opendir(dir);
+    if (!d && errno == ENOENT) { /* a build's first instant: the directory is being made */
+        if (dir_being_made(dir, msg, cap)) return 1;
+        d = opendir(dir); /* renamed into place meanwhile, locked before */
+    }
     if (!d) return 0;
     long builder = 0;
     char lock_name[256] = "";
