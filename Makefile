@@ -201,7 +201,9 @@ deps:
 # (The goals that install the packages first run the build in a make of their own after deps.)
 NO_PKGS_GOALS := deps demo test test-long asan clean help fresh-check
 ifneq ($(filter-out $(NO_PKGS_GOALS),$(or $(MAKECMDGOALS),all)),)
-PKGS_MISSING := $(shell for p in $(filter-out lmdb,$(PKGS)); do pkg-config --exists $$p 2>/dev/null || echo $$p; done)
+# (PKGS_CHECK: the packages checked; the wheel's build on Debian 11 names the reader's only)
+PKGS_CHECK ?= $(filter-out lmdb,$(PKGS))
+PKGS_MISSING := $(shell for p in $(PKGS_CHECK); do pkg-config --exists $$p 2>/dev/null || echo $$p; done)
 ifneq ($(strip $(PKGS_MISSING)),)
 $(error pkg-config finds no $(strip $(PKGS_MISSING)): run 'make deps' (scripts/install-deps.sh, as root) first; 'make demo' and 'make test' do it themselves)
 endif
@@ -366,8 +368,9 @@ install-built: $(READER_SO) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN
 	rm -rf python/build python/*.egg-info
 
 # the Python package as a wheel that carries libxtts-reader.so (the portable build's, as make
-# install's) and what it links: $(BUILD)/wheel/xtts_prep-VERSION-py3-none-manylinux_2_NN_x86_64.whl,
-# tagged for this machine's glibc; offline, with Debian's setuptools and wheel
+# install's) and what it links: $(BUILD)/wheel/xtts_prep-VERSION-py3-none-manylinux_2_NN_<arch>.whl,
+# tagged for the newest glibc symbol version it needs (2.34 when built on Debian 12; make
+# wheel-manylinux builds it on Debian 11 for older systems) and the compiler's architecture; offline, with Debian's setuptools and wheel
 # (scripts/build-wheel.sh). The wheel's copy of the library links zstd statically and finds the
 # libraries whose Debian archives are not position-independent (LMDB, jansson) in
 # xtts_prep/_libs/, where build-wheel.sh copies them, as auditwheel does: so it loads on a
@@ -381,10 +384,13 @@ $(READER_WHEEL_SO): $(READER_SO_OBJS) cache/store/read/reader_api.map
 	$(CC) -shared $(SANITIZE) -o $@ $(READER_SO_OBJS) -Wl,--version-script=cache/store/read/reader_api.map \
 	    -Wl,-soname,libxtts-reader.so -Wl,--no-undefined -Wl,-rpath,'$$ORIGIN/_libs' $(READER_WHEEL_LIBS) -lpthread -lm
 
-wheel:
+# the wheel's library alone (scripts/dev/wheel-manylinux.sh builds it on Debian 11)
+wheel-library:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/portable CFLAGS_OPT="$(PORTABLE_OPT)" \
 	    $(BUILD)/portable/lib/wheel/libxtts-reader.so
-	@bash scripts/build-wheel.sh $(PYTHON) $(BUILD)/portable/lib/wheel/libxtts-reader.so $(WHEEL_DIR) \
+
+wheel: wheel-library
+	@CC="$(CC)" bash scripts/build-wheel.sh $(PYTHON) $(BUILD)/portable/lib/wheel/libxtts-reader.so $(WHEEL_DIR) \
 	    $(BUILD)/wheel-stage
 
 clean:
