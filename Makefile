@@ -393,6 +393,23 @@ wheel: wheel-library
 	@CC="$(CC)" bash scripts/build-wheel.sh $(PYTHON) $(BUILD)/portable/lib/wheel/libxtts-reader.so $(WHEEL_DIR) \
 	    $(BUILD)/wheel-stage
 
+# the wheel for older systems: its library built on a debootstrap'ed Debian 11 (glibc 2.31), as
+# root (scripts/dev/wheel-manylinux.sh; ARCHES="amd64 arm64" cross-builds the arm64 one too)
+MANYLINUX_DIR ?= $(BUILD)/wheel-manylinux
+ARCHES ?= amd64
+wheel-manylinux:
+	@bash scripts/dev/wheel-manylinux.sh $(MANYLINUX_DIR) $(ARCHES)
+
+# that wheel and make wheel's, pip-installed and read in fresh Debian 11, 12 and 13 roots with
+# Python and numpy only (scripts/dev/wheel-check.sh); "skip" where the roots cannot be made
+wheel-check: all wheel
+	@rc=0; bash scripts/dev/wheel-manylinux.sh $(MANYLINUX_DIR) amd64 >/dev/null || rc=$$?; \
+	if [ $$rc = 2 ]; then echo "wheel-check: skip: the Debian 11 root cannot be made here"; exit 0; fi; \
+	[ $$rc = 0 ] || exit $$rc; \
+	BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) bash scripts/dev/wheel-check.sh $(MANYLINUX_DIR)/xtts_prep-*.whl \
+	    $(WHEEL_DIR)/xtts_prep-*.whl
+.PHONY: wheel-library wheel-manylinux wheel-check
+
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz
 $(OBJ)/prep/text/langid/langid_model.o: prep/text/langid/langid_ngrams.bin

@@ -27,10 +27,11 @@ import struct
 import sys
 import zlib
 from dataclasses import dataclass, fields
-from typing import Any, Dict, Iterator, Optional, Sequence, TypedDict, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional, Sequence, TypedDict, Union
 
 import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:   # numpy.typing is numpy 1.20 or later (Debian 11 has 1.19): for annotations only
+    import numpy.typing as npt
 
 from . import _clib
 from . import quality as _quality
