@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make demo: generate the demo dataset and run every stage of the pipeline on it.
-# Environment: BUILD (absolute build dir), DEMO_DIR (output folder, default $BUILD/demo).
+# Environment: BUILD (absolute build dir), DEMO_DIR (output folder, default $BUILD/demo),
+# DEMO_DATA (a dataset make-demo-dataset.sh made before, copied instead of made again: the
+# arm64 demo under qemu, scripts/dev/arm64.sh, takes the one made on the build machine).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 BUILD="${BUILD:-$here/../build}"
@@ -13,7 +15,11 @@ run() { printf '$ %s\n' "$*" >&2; "$@"; }
 
 step "1. demo dataset (espeak-ng + sox) -> $data"
 rm -rf "$data"
-run bash "$here/make-demo-dataset.sh" "$data"
+if [ -n "${DEMO_DATA:-}" ]; then
+  run cp -r "$DEMO_DATA" "$data"
+else
+  run bash "$here/make-demo-dataset.sh" "$data"
+fi
 echo "$(wc -l < "$data/metadata.csv") transcripts, $(ls "$data/wavs" | wc -l) audio files" >&2
 
 step "2. tokenize (normalize, detect language, bytes tokenizer)"

@@ -3,7 +3,8 @@
 # 12 and 13: scripts/dev/wheel-check.sh; the arm64 build and tests: scripts/dev/arm64.sh).
 #
 #   debian-root.sh make SUITE ARCH NAME [PACKAGE...]   prints the root's path
-#   debian-root.sh run ROOT COMMAND...                  runs COMMAND inside ROOT
+#   debian-root.sh run [--bind DIR]... ROOT COMMAND...  runs COMMAND inside ROOT (each DIR bound
+#                                                       at its own path there)
 #
 # `make` debootstraps SUITE (bullseye, bookworm, trixie) for ARCH (amd64, arm64) once, minbase,
 # into $XTTS_ROOTS/base-SUITE-ARCH (default XTTS_ROOTS=/var/tmp/xtts-roots: kept between runs,
@@ -22,14 +23,18 @@ ROOTS=${XTTS_ROOTS:-/var/tmp/xtts-roots}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 cannot() { echo "debian-root: $*" >&2; exit 2; }
 
-# run ROOT COMMAND...: chroot into ROOT with /proc and /dev mounted for COMMAND's lifetime
+# run [--bind DIR]... ROOT COMMAND...: chroot into ROOT with /proc and /dev mounted for
+# COMMAND's lifetime, and each DIR of this machine at the same path inside
 run_in() {
+  local binds=""
+  while [ "${1:-}" = --bind ]; do binds="$binds $(realpath "$2")"; shift 2; done
   local root=$1; shift
   unshare --mount --propagation private /bin/sh -c '
-    r=$1; shift
+    r=$1 binds=$2; shift 2
     mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev" || exit 125
+    for d in $binds; do mkdir -p "$r$d" && mount --bind "$d" "$r$d" || exit 125; done
     exec chroot "$r" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
-      PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"' sh "$root" "$@"
+      PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"' sh "$root" "$binds" "$@"
 }
 
 make_base() {   # SUITE ARCH: the minbase root, made once
@@ -89,6 +94,6 @@ make_root() {   # SUITE ARCH NAME PACKAGE...
 
 case ${1:-} in
   make) shift; [ $# -ge 3 ] || cannot "usage: debian-root.sh make SUITE ARCH NAME [PACKAGE...]"; make_root "$@" ;;
-  run) shift; [ $# -ge 2 ] || cannot "usage: debian-root.sh run ROOT COMMAND..."; run_in "$@" ;;
-  *) echo "usage: debian-root.sh make SUITE ARCH NAME [PACKAGE...] | run ROOT COMMAND..." >&2; exit 1 ;;
+  run) shift; [ $# -ge 2 ] || cannot "usage: debian-root.sh run [--bind DIR]... ROOT COMMAND..."; run_in "$@" ;;
+  *) echo "usage: debian-root.sh make SUITE ARCH NAME [PACKAGE...] | run [--bind DIR]... ROOT COMMAND..." >&2; exit 1 ;;
 esac
