@@ -332,6 +332,11 @@ PYTHONDIR ?= $(PREFIX)/lib/$(shell /usr/bin/python3 -c 'import sys; print("pytho
 # PORTABLE_OPT= overrides it, e.g. `make install PORTABLE_OPT="-O2 -march=native"` for one
 # machine. `make portable` builds that copy in $(BUILD)/portable without installing it (make
 # bench times it against the native build).
+# (for aarch64, as make test-arm64 cross-builds: armv8-a, which every arm64 machine runs; the
+# kernels' vector code is then NEON)
+ifneq ($(filter aarch64-%,$(shell $(CC) -dumpmachine 2>/dev/null)),)
+PORTABLE_OPT ?= -O2 -march=armv8-a -mtune=generic
+endif
 PORTABLE_OPT ?= -O2 -march=x86-64-v2 -mtune=generic
 .PHONY: portable portable-built
 install:

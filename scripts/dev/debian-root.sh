@@ -9,7 +9,7 @@
 # `make` debootstraps SUITE (bullseye, bookworm, trixie) for ARCH (amd64, arm64) once, minbase,
 # into $XTTS_ROOTS/base-SUITE-ARCH (default XTTS_ROOTS=/var/tmp/xtts-roots: kept between runs,
 # never inside the source tree), then copies it to $XTTS_ROOTS/NAME and installs PACKAGEs there
-# with apt-get (no recommends). A root whose packages are already those is reused as it is, so
+# with apt-get (no recommends; PACKAGE:ARCH adds ARCH to the root's dpkg). A root whose packages are already those is reused as it is, so
 # a CI run makes each root once and a developer's second run makes none. A foreign ARCH needs
 # qemu-user-static with binfmt (its interpreter is registered with the F flag, so nothing is
 # copied into the root). `run` enters ROOT with chroot in a mount namespace of its own, with
@@ -83,7 +83,10 @@ make_root() {   # SUITE ARCH NAME PACKAGE...
   cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
   if [ $# -gt 0 ]; then
     echo "debian-root: $name: apt-get install $* (log: $root.log)" >&2
-    { run_in "$root" apt-get update -qq &&
+    local foreign
+    foreign=$(printf '%s\n' "$@" | sed -n 's/^[^:]*:\([a-z0-9]*\)$/\1/p' | sort -u)   # multiarch: pkg:arm64
+    { for a in $foreign; do run_in "$root" dpkg --add-architecture "$a" || exit 1; done &&
+      run_in "$root" apt-get update -qq &&
       run_in "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" &&
       run_in "$root" apt-get clean; } > "$root.log" 2>&1 ||
       { tail -n 5 "$root.log" >&2; cannot "$name: apt-get install failed in the $suite root (log: $root.log)"; }

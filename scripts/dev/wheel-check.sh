@@ -5,12 +5,16 @@
 # python3-venv and nothing else, and for each WHEEL of the root's architecture: a venv
 # (--system-site-packages, for Debian's numpy), `pip install --no-index WHEEL`, and pip's
 # answer printed. pip must install a wheel exactly when its manylinux_2_NN tag is at most the
-# root's glibc; where it installs, the package must read with backend "c" with its own library
-# and the libraries the wheel carries (the process's maps say from where), and every public read
+# root's glibc; where it installs, every module of the package must import on the root's Python,
+# the package must read with backend "c" with its own library and the libraries the wheel
+# carries (the process's maps say from where), and every public read
 # (python/tests/backend_reads.py) must equal the pure-Python reader's here, on a test_reader
 # cache.
 #
-#   wheel-check.sh [--roots "SUITE:ARCH ..."] WHEEL...
+#   wheel-check.sh [--roots "SUITE:ARCH ..." | --root ROOT] WHEEL...
+#
+# --root: one root made before, with python3, python3-numpy and python3-venv (make test-arm64's,
+# which also holds the arm64 -dev packages: there the maps show the wheel's own libraries used).
 #
 # Environment: BUILD (absolute; its tests/test_reader makes the cache), PYTHON (here; with
 # py-lmdb and zstandard for the reference reads), XTTS_ROOTS (debian-root.sh). Needs root:
@@ -19,7 +23,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 roots="bullseye:amd64 bookworm:amd64 trixie:amd64"
 if [ "${1:-}" = --roots ]; then roots=$2; shift 2; fi
-[ $# -gt 0 ] || { echo "usage: wheel-check.sh [--roots \"SUITE:ARCH ...\"] WHEEL..." >&2; exit 1; }
+if [ "${1:-}" = --root ]; then roots=path:$2; shift 2; fi
+[ $# -gt 0 ] || { echo "usage: wheel-check.sh [--roots \"SUITE:ARCH ...\" | --root ROOT] WHEEL..." >&2; exit 1; }
 BUILD=${BUILD:-$here/build}
 PY=${PYTHON:-/usr/bin/python3}
 die() { echo "wheel-check: FAIL: $*" >&2; exit 1; }
@@ -50,7 +55,16 @@ maps = {line.split()[-1] for line in open("/proc/self/maps") if "/" in line}
 for name in carried:
     where = sorted(p for p in maps if os.path.basename(p) == name)
     assert where and all(os.path.realpath(p).startswith(pkg + "/") for p in where), (name, where)
-print("python %d.%d.%d, backend c, %d records; maps %s from the wheel" % (sys.version_info[:3] + (len(c), " ".join(carried))))
+# every module of the package imports on this Python (only torch and Coqui's TTS may be absent)
+import importlib, pkgutil
+mods = sorted(m.name for m in pkgutil.iter_modules(xtts_prep.__path__) if m.name.isidentifier() and m.name != "__main__")
+for m in mods:
+    try:
+        importlib.import_module("xtts_prep." + m)
+    except ModuleNotFoundError as e:
+        assert e.name in ("torch", "TTS"), (m, e)
+print("python %d.%d.%d, backend c, %d records, %d modules import; maps %s from the wheel"
+      % (sys.version_info[:3] + (len(c), len(mods), " ".join(carried))))
 PYEOF
 
 glibc_of_tag() {   # WHEEL: the NN of its manylinux_2_NN tag
@@ -59,11 +73,16 @@ glibc_of_tag() {   # WHEEL: the NN of its manylinux_2_NN tag
 arch_of_tag() { basename "$1" .whl | sed -n 's/.*_\(x86_64\|aarch64\)$/\1/p'; }
 
 for r in $roots; do
-  suite=${r%%:*} arch=${r#*:}
-  case $arch in amd64) march=x86_64 ;; arm64) march=aarch64 ;; *) die "--roots: $r: arch amd64 or arm64" ;; esac
-  root=$(bash "$here/scripts/dev/debian-root.sh" make "$suite" "$arch" "wheel-check-$suite-$arch" \
-           python3 python3-numpy python3-venv) || skip "the Debian $suite ($arch) root cannot be made here"
   in_root() { bash "$here/scripts/dev/debian-root.sh" run "$root" "$@"; }
+  if [ "${r#path:}" != "$r" ]; then   # --root: a root made before (it has python3, numpy and venv)
+    root=${r#path:}
+    suite=$(. "$root/etc/os-release" && echo "$VERSION_CODENAME") arch=$(in_root dpkg --print-architecture)
+  else
+    suite=${r%%:*} arch=${r#*:}
+    root=$(bash "$here/scripts/dev/debian-root.sh" make "$suite" "$arch" "wheel-check-$suite-$arch" \
+             python3 python3-numpy python3-venv) || skip "the Debian $suite ($arch) root cannot be made here"
+  fi
+  case $arch in amd64) march=x86_64 ;; arm64) march=aarch64 ;; *) die "$r: arch amd64 or arm64" ;; esac
   glibc=$(in_root /usr/bin/python3 -c 'import os; print(os.confstr("CS_GNU_LIBC_VERSION").split()[1])')
   pyver=$(in_root /usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
   rm -rf "$root/check"; mkdir -p "$root/check"

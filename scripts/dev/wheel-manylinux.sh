@@ -20,17 +20,14 @@ out=$1; shift
 arches=("$@"); [ ${#arches[@]} -gt 0 ] || arches=(amd64)
 die() { echo "wheel-manylinux: $*" >&2; exit 1; }
 py=${PYTHON:-/usr/bin/python3}
-pkgs=(make gcc libc6-dev pkg-config liblmdb-dev libzstd-dev libjansson-dev)
+# one root for both architectures (the cross compiler and the arm64 libraries are there even
+# when only amd64 is asked for: CI builds both, and a root is made once)
+pkgs=(make gcc libc6-dev pkg-config liblmdb-dev libzstd-dev libjansson-dev
+      gcc-aarch64-linux-gnu libc6-dev-arm64-cross liblmdb-dev:arm64 libzstd-dev:arm64 libjansson-dev:arm64)
 for a in "${arches[@]}"; do
-  case $a in
-    amd64) ;;
-    arm64) pkgs+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross liblmdb-dev:arm64 libzstd-dev:arm64 libjansson-dev:arm64) ;;
-    *) die "ARCH $a: amd64 or arm64" ;;
-  esac
+  case $a in amd64|arm64) ;; *) die "ARCH $a: amd64 or arm64" ;; esac
 done
-name=wheel-build-bullseye
-[ ${#arches[@]} -eq 1 ] && [ "${arches[0]}" = amd64 ] || name=wheel-build-bullseye-cross
-root=$(bash "$here/scripts/dev/debian-root.sh" make bullseye amd64 "$name" "${pkgs[@]}")
+root=$(bash "$here/scripts/dev/debian-root.sh" make bullseye amd64 wheel-build-bullseye "${pkgs[@]}")
 in_root() { bash "$here/scripts/dev/debian-root.sh" run "$root" "$@"; }
 
 rm -rf "$root/src"
