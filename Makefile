@@ -413,7 +413,13 @@ wheel-check: all wheel
 	[ $$rc = 0 ] || exit $$rc; \
 	BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) bash scripts/dev/wheel-check.sh $(MANYLINUX_DIR)/xtts_prep-*.whl \
 	    $(WHEEL_DIR)/xtts_prep-*.whl
-.PHONY: wheel-library wheel-manylinux wheel-check
+
+# the programs, libxtts-reader.so, the tests and the wheel cross-built for aarch64, run under
+# qemu-user in an arm64 Debian 12 root, as root (scripts/dev/arm64.sh: the unit tests, the demo,
+# the wheel's read check; into $(BUILD)/arm64); ARM64_SUBSET=1: the unit tests CI runs only
+test-arm64: all
+	@BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) bash scripts/dev/arm64.sh $(if $(filter 1,$(ARM64_SUBSET)),--subset)
+.PHONY: wheel-library wheel-manylinux wheel-check test-arm64
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz
