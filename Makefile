@@ -197,7 +197,9 @@ deps:
 # (The goals that install the packages first run the build in a make of their own after deps.)
 NO_PKGS_GOALS := deps demo test test-long asan clean help fresh-check
 ifneq ($(filter-out $(NO_PKGS_GOALS),$(or $(MAKECMDGOALS),all)),)
-PKGS_MISSING := $(shell for p in $(filter-out lmdb,$(PKGS)); do pkg-config --exists $$p 2>/dev/null || echo $$p; done)
+# (PKGS_CHECK: the packages checked; the wheel's build on Debian 11 names the reader's only)
+PKGS_CHECK ?= $(filter-out lmdb,$(PKGS))
+PKGS_MISSING := $(shell for p in $(PKGS_CHECK); do pkg-config --exists $$p 2>/dev/null || echo $$p; done)
 ifneq ($(strip $(PKGS_MISSING)),)
 $(error pkg-config finds no $(strip $(PKGS_MISSING)): run 'make deps' (scripts/install-deps.sh, as root) first; 'make demo' and 'make test' do it themselves)
 endif
@@ -326,6 +328,11 @@ PYTHONDIR ?= $(PREFIX)/lib/$(shell /usr/bin/python3 -c 'import sys; print("pytho
 # PORTABLE_OPT= overrides it, e.g. `make install PORTABLE_OPT="-O2 -march=native"` for one
 # machine. `make portable` builds that copy in $(BUILD)/portable without installing it (make
 # bench times it against the native build).
+# (for aarch64, as make test-arm64 cross-builds: armv8-a, which every arm64 machine runs; the
+# kernels' vector code is then NEON)
+ifneq ($(filter aarch64-%,$(shell $(CC) -dumpmachine 2>/dev/null)),)
+PORTABLE_OPT ?= -O2 -march=armv8-a -mtune=generic
+endif
 PORTABLE_OPT ?= -O2 -march=x86-64-v2 -mtune=generic
 .PHONY: portable portable-built
 install:
@@ -362,8 +369,9 @@ install-built: $(READER_SO) $(PROGS) $(if $(filter 1,$(HAVE_CUDA)),$(CUDA_PLUGIN
 	rm -rf python/build python/*.egg-info
 
 # the Python package as a wheel that carries libxtts-reader.so (the portable build's, as make
-# install's) and what it links: $(BUILD)/wheel/xtts_prep-VERSION-py3-none-manylinux_2_NN_x86_64.whl,
-# tagged for this machine's glibc; offline, with Debian's setuptools and wheel
+# install's) and what it links: $(BUILD)/wheel/xtts_prep-VERSION-py3-none-manylinux_2_NN_<arch>.whl,
+# tagged for the newest glibc symbol version it needs (2.34 when built on Debian 12; make
+# wheel-manylinux builds it on Debian 11 for older systems) and the compiler's architecture; offline, with Debian's setuptools and wheel
 # (scripts/build-wheel.sh). The wheel's copy of the library links zstd statically and finds the
 # libraries whose Debian archives are not position-independent (LMDB, jansson) in
 # xtts_prep/_libs/, where build-wheel.sh copies them, as auditwheel does: so it loads on a
@@ -377,11 +385,37 @@ $(READER_WHEEL_SO): $(READER_SO_OBJS) cache/store/read/reader_api.map
 	$(CC) -shared $(SANITIZE) -o $@ $(READER_SO_OBJS) -Wl,--version-script=cache/store/read/reader_api.map \
 	    -Wl,-soname,libxtts-reader.so -Wl,--no-undefined -Wl,-rpath,'$$ORIGIN/_libs' $(READER_WHEEL_LIBS) -lpthread -lm
 
-wheel:
+# the wheel's library alone (scripts/dev/wheel-manylinux.sh builds it on Debian 11)
+wheel-library:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/portable CFLAGS_OPT="$(PORTABLE_OPT)" \
 	    $(BUILD)/portable/lib/wheel/libxtts-reader.so
-	@bash scripts/build-wheel.sh $(PYTHON) $(BUILD)/portable/lib/wheel/libxtts-reader.so $(WHEEL_DIR) \
+
+wheel: wheel-library
+	@CC="$(CC)" bash scripts/build-wheel.sh $(PYTHON) $(BUILD)/portable/lib/wheel/libxtts-reader.so $(WHEEL_DIR) \
 	    $(BUILD)/wheel-stage
+
+# the wheel for older systems: its library built on a debootstrap'ed Debian 11 (glibc 2.31), as
+# root (scripts/dev/wheel-manylinux.sh; ARCHES="amd64 arm64" cross-builds the arm64 one too)
+MANYLINUX_DIR ?= $(BUILD)/wheel-manylinux
+ARCHES ?= amd64
+wheel-manylinux:
+	@bash scripts/dev/wheel-manylinux.sh $(MANYLINUX_DIR) $(ARCHES)
+
+# that wheel and make wheel's, pip-installed and read in fresh Debian 11, 12 and 13 roots with
+# Python and numpy only (scripts/dev/wheel-check.sh); "skip" where the roots cannot be made
+wheel-check: all wheel
+	@rc=0; bash scripts/dev/wheel-manylinux.sh $(MANYLINUX_DIR) amd64 >/dev/null || rc=$$?; \
+	if [ $$rc = 2 ]; then echo "wheel-check: skip: the Debian 11 root cannot be made here"; exit 0; fi; \
+	[ $$rc = 0 ] || exit $$rc; \
+	BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) bash scripts/dev/wheel-check.sh $(MANYLINUX_DIR)/xtts_prep-*.whl \
+	    $(WHEEL_DIR)/xtts_prep-*.whl
+
+# the programs, libxtts-reader.so, the tests and the wheel cross-built for aarch64, run under
+# qemu-user in an arm64 Debian 12 root, as root (scripts/dev/arm64.sh: the unit tests, the demo,
+# the wheel's read check; into $(BUILD)/arm64); ARM64_SUBSET=1: the unit tests CI runs only
+test-arm64: all
+	@BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) bash scripts/dev/arm64.sh $(if $(filter 1,$(ARM64_SUBSET)),--subset)
+.PHONY: wheel-library wheel-manylinux wheel-check test-arm64
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz

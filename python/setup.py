@@ -2,8 +2,9 @@
 
 A package directory that holds libxtts-reader.so (as `make wheel` stages it,
 scripts/build-wheel.sh, with the libraries it links beyond glibc in xtts_prep/_libs/) builds a
-platform wheel tagged py3-none-manylinux_<glibc>_<arch>, e.g. py3-none-manylinux_2_36_x86_64
-on Debian 12: the library is compiled for one architecture and loaded with ctypes, it is not
+platform wheel tagged py3-none-<platform>: XTTS_WHEEL_PLATFORM, which build-wheel.sh sets from
+the glibc symbol versions the library needs and its architecture (manylinux_2_17_x86_64 when
+built on Debian 11), or else manylinux_<this glibc>_<this machine>: the library is compiled for one architecture and loaded with ctypes, it is not
 a CPython extension module, so the one wheel serves every Python 3; it needs the glibc it was
 built against (or a newer one) and nothing else, which is what the manylinux tag says (PEP
 600). Without the library (`pip install ./python`, `make install`) the package is pure
@@ -46,7 +47,8 @@ if HAS_LIBRARY:
         """A wheel for this glibc and architecture that any Python 3 can install."""
 
         def get_tag(self):
-            return "py3", "none", glibc_platform_tag(super().get_tag()[2])
+            platform = os.environ.get("XTTS_WHEEL_PLATFORM") or glibc_platform_tag(super().get_tag()[2])
+            return "py3", "none", platform
 
     options = {"cmdclass": {"bdist_wheel": PlatformWheel}, "distclass": PlatformDistribution}
 

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # make demo: generate the demo dataset and run every stage of the pipeline on it.
-# Environment: BUILD (absolute build dir), DEMO_DIR (output folder, default $BUILD/demo).
+# Environment: BUILD (absolute build dir), DEMO_DIR (output folder, default $BUILD/demo),
+# DEMO_DATA (a dataset make-demo-dataset.sh made before, copied instead of made again: the
+# arm64 demo under qemu, scripts/dev/arm64.sh, takes the one made on the build machine),
+# DEMO_STEPS (the training run's steps, default 40; under qemu a step takes a minute).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 BUILD="${BUILD:-$here/../build}"
@@ -13,7 +16,12 @@ run() { printf '$ %s\n' "$*" >&2; "$@"; }
 
 step "1. demo dataset (espeak-ng + sox) -> $data"
 rm -rf "$data"
-run bash "$here/make-demo-dataset.sh" "$data"
+if [ -n "${DEMO_DATA:-}" ]; then
+  mkdir -p "$DEMO_DIR"
+  run cp -r "$DEMO_DATA" "$data"
+else
+  run bash "$here/make-demo-dataset.sh" "$data"
+fi
 echo "$(wc -l < "$data/metadata.csv") transcripts, $(ls "$data/wavs" | wc -l) audio files" >&2
 
 step "2. tokenize (normalize, detect language, bytes tokenizer)"
@@ -44,7 +52,7 @@ fi
 
 if [ -x "$BIN/xtts-train" ]; then
   step "6. a short training run (tiny model, CPU)"
-  OMP_WAIT_POLICY=passive run "$BIN/xtts-train" --cache "$cache" --model tiny --steps 40 --batch-size 8 --lr 1e-3 \
-      --eval-every 20 --ckpt "$DEMO_DIR/ckpt" --log-json "$DEMO_DIR/train.jsonl"
+  OMP_WAIT_POLICY=passive run "$BIN/xtts-train" --cache "$cache" --model tiny --steps "${DEMO_STEPS:-40}" --batch-size 8 --lr 1e-3 \
+      --eval-every "$(( ${DEMO_STEPS:-40} < 20 ? ${DEMO_STEPS:-40} : 20 ))" --ckpt "$DEMO_DIR/ckpt" --log-json "$DEMO_DIR/train.jsonl"
 fi
 step "demo done: outputs in $DEMO_DIR"

@@ -29,10 +29,11 @@ import os
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:   # numpy.typing is numpy 1.20 or later (Debian 11 has 1.19): for annotations only
+    import numpy.typing as npt
 
 from .manifest import CacheError, CacheResourceError
 

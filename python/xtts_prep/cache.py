@@ -23,12 +23,13 @@ import struct
 import sys
 import zlib
 from dataclasses import dataclass, fields
-from typing import Any, Dict, Iterator, Optional, Sequence, TypedDict, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional, Sequence, TypedDict, Union
 
 from ctypes import c_size_t as ctypes_size_t, c_void_p as ctypes_void_p, create_string_buffer as ctypes_buffer
 
 import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:   # numpy.typing is numpy 1.20 or later (Debian 11 has 1.19): for annotations only
+    import numpy.typing as npt
 
 from . import _clib
 from . import quality as _quality

@@ -6,10 +6,11 @@ import argparse
 import json
 import os
 import sys
-from typing import IO, Any, NoReturn, Optional, Sequence
+from typing import IO, TYPE_CHECKING, Any, NoReturn, Optional, Sequence
 
 import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:   # numpy.typing is numpy 1.20 or later (Debian 11 has 1.19): for annotations only
+    import numpy.typing as npt
 
 from . import _clib
 from .cache import XttsCache

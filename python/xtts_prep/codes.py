@@ -11,10 +11,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:   # numpy.typing is numpy 1.20 or later (Debian 11 has 1.19): for annotations only
+    import numpy.typing as npt
 
 from . import _clib
 from .manifest import CacheError

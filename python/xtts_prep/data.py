@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 import os
 import random
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Protocol, Sequence, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Mapping, Optional, Protocol, Sequence, Union, cast
 
 import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:   # numpy.typing is numpy 1.20 or later (Debian 11 has 1.19): for annotations only
+    import numpy.typing as npt
 
 from ._clib import F
 from .cache import Item, XttsCache, CacheError

@@ -8,10 +8,11 @@ from __future__ import annotations
 import math
 import struct
 import zlib
-from typing import Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:   # numpy.typing is numpy 1.20 or later (Debian 11 has 1.19): for annotations only
+    import numpy.typing as npt
 
 from .manifest import CacheError
 

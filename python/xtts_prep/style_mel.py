@@ -12,10 +12,11 @@ computes the same in float64 and returns float32.
 from __future__ import annotations
 
 import functools
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:   # numpy.typing is numpy 1.20 or later (Debian 11 has 1.19): for annotations only
+    import numpy.typing as npt
 
 __all__ = ["style_mel", "mel_filters_htk_slaney"]
 

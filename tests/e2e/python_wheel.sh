@@ -2,7 +2,8 @@
 # The xtts_prep package finds libxtts-reader.so wherever it is installed, and says so when it
 # cannot (docs/python-reader.md, "Install" and "The C library"):
 #   1. the wheel of `make wheel` (built here when $BUILD/wheel has none) installed into a
-#      fresh venv made with --system-site-packages: carries the library, a manylinux tag, and
+#      fresh venv made with --system-site-packages: carries the library, a manylinux tag for
+#      the newest glibc symbol version its files need, and
 #      `python -m xtts_prep --about` says backend c with the library inside the venv;
 #      read_batch there equals the tests' oracle's (python/tests/xtts_oracle)
 #   2. the source tree (PYTHONPATH=python, nothing else): backend c from build/lib (when BUILD
@@ -60,6 +61,14 @@ esac
 # the lister's broken pipe would fail the line
 listing=$("$PY" -m zipfile -l "${whl[0]}")
 grep -q '^xtts_prep/libxtts-reader.so ' <<<"$listing" || die "$name lacks xtts_prep/libxtts-reader.so"
+# the tag names the newest glibc symbol version that the wheel's files need (auditwheel's rule,
+# from their version-needs sections; 2_17 at the least), not the glibc of the machine
+mkdir -p "$T/unzipped"
+"$PY" -m zipfile -e "${whl[0]}" "$T/unzipped"
+need=$(for f in "$T"/unzipped/xtts_prep/libxtts-reader.so "$T"/unzipped/xtts_prep/_libs/*; do
+         [ -f "$f" ] && readelf -V -W "$f"; done | sed -n 's/.*Name: GLIBC_2\.\([0-9]*\).*/\1/p' | sort -n | tail -n 1)
+[ "${need:-0}" -ge 17 ] || need=17
+case $name in *-manylinux_2_"$need"_*) ;; *) die "$name: its files need glibc 2.$need, the tag says otherwise" ;; esac
 "$PY" -m venv --system-site-packages "$T/venv" 2>/dev/null ||
   { rm -rf "$T/venv"; "$PY" -m venv --system-site-packages --without-pip "$T/venv"; }   # no ensurepip: Debian's pip
 run_py "$T/venv/bin/python" -m pip install -q --no-index --no-deps "${whl[0]}"

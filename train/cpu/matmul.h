@@ -84,7 +84,7 @@ typedef float vec __attribute__((vector_size(VW * sizeof(float))));
 
 #undef GEMM_FMA
 #undef MADD
-#if defined(__FMA__)
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA) /* (every aarch64 CPU has the FMA instruction) */
 /* s + x b rounded once: the FMA instruction, which gcc makes of this expression in the
  * functions that ask for contraction (GEMM_FMA; clang contracts within an expression by
  * default) */
@@ -134,7 +134,7 @@ static inline vec fma_emulated(vec s, float x, vec b) {
 
 /* s + x b rounded once, for one element */
 static inline float madd1(float s, float x, float b) {
-#if defined(__FMA__)
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
     return __builtin_fmaf(x, b, s);
 #else
     vec sv = {s}, bv = {b};

@@ -23,7 +23,8 @@ import struct
 from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:   # numpy.typing is numpy 1.20 or later (Debian 11 has 1.19): for annotations only
+    import numpy.typing as npt
 
 from . import _fallback
 from .lmdbcheck import check_lmdb_structure

@@ -16,7 +16,8 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
 
 import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:   # numpy.typing is numpy 1.20 or later (Debian 11 has 1.19): for annotations only
+    import numpy.typing as npt
 
 from . import _fallback
 from xtts_prep.manifest import CacheError
