@@ -104,10 +104,10 @@ for r in $roots; do
       echo "  $out"
       out=$(in_root /check/venv/bin/python /check/backend_reads.py --without-fallback /check/reads.json /check/c 2>&1) ||
         { echo "$out"; die "$suite: the reads of $name"; }
-      [ "$out" = "backend: c" ] || die "$suite: the reads of $name: $out"
+      [ "$out" = "reader: library" ] || die "$suite: the reads of $name: $out"
       cmp -s "$T/ref.json" "$root/check/reads.json" ||
-        { diff "$T/ref.json" "$root/check/reads.json" | head -n 20 >&2; die "$suite: $name reads otherwise than the pure-Python reader"; }
-      echo "  every public read equal to the pure-Python reader's"
+        { diff "$T/ref.json" "$root/check/reads.json" | head -n 20 >&2; die "$suite: $name reads otherwise than the tests' oracle (the pure-Python reader)"; }
+      echo "  every public read equal to the tests' oracle's (the pure-Python reader)"
     else
       [ $rc -ne 0 ] || die "$suite: pip installed $name, tagged for glibc 2.$want, on glibc $glibc"
       in_root /check/venv/bin/python -c 'import xtts_prep' 2>/dev/null && die "$suite: xtts_prep imports after pip refused"
