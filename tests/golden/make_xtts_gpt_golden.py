@@ -1,0 +1,179 @@
+#!/usr/bin/python3
+"""Write tests/golden/xtts_gpt/tiny.bin: Coqui's own XTTS GPT (TTS/tts/layers/xtts/gpt.py with
+latent_encoder.py's ConditioningEncoder and perceiver_encoder.py's PerceiverResampler, coqui-ai/TTS
+dbf1a08a) run at a tiny size on a fixed batch, for tests/test_xtts_gpt.c.
+
+What it runs:
+  - GPT(...) built as Xtts.init_models builds it (perceiver resampler on, XTTS-v2's options), tiny:
+    2 layers, 16 channels, 2 heads, 24 text tokens, 40 audio tokens;
+  - Coqui's initialization (torch.manual_seed), then these changes, so that every backward path is
+    exercised: the conditioning encoder's proj_out (zero_module in Coqui) gets N(0, 0.02) weights and
+    biases, and every GroupNorm/LayerNorm/RMSNorm weight and bias is moved off 1 and 0 by N(0, 0.1);
+    the weights are then rounded to float32 (the C model's precision);
+  - GroupNorm32's cast to float32 (there for float16 training) left out, the norm being nn.GroupNorm's;
+  - dropout off (every Dropout's p set to 0: a run with dropout cannot be repeated elsewhere), the
+    module in training mode, everything in float64 (the oracle's own rounding out of the way);
+  - GPT.forward(text_inputs, text_lengths, audio_codes, wav_lengths, cond_mels, cond_idxs) as
+    GPTTrainer.train_step calls it: training losses with the masking-gt-prompt approach (cond_idxs,
+    of which Coqui's forward masks the last row's targets only), and once with cond_idxs None (the
+    evaluation step, GPTTrainer.eval_step); total loss = 0.01 text + 1.0 mel (GPTArgs' weights);
+  - every parameter's gradient of that total at the initial weights;
+  - three AdamW steps on the same batch with the optimizer GPTTrainer.get_optimizer makes
+    (optimizer_wd_only_on_weights: no decay on biases, norms and embeddings), betas 0.9/0.96,
+    eps 1e-8, weight decay 1e-2, lr LR below (above the recipe's 5e-6 so that the steps are seen),
+    no clipping; the losses before each step and the weights after the third.
+
+Layout (little-endian), read by tests/test_xtts_gpt.c:
+  b"XGPG", int32 version (1)
+  int32 layers dim heads n_text_tokens n_audio_tokens start_text stop_text start_audio stop_audio
+        max_text_tokens max_audio_tokens max_prompt_tokens code_stride perceiver
+        B text_stride codes_stride n_mels cond_frames n_steps
+  float64 lr beta1 beta2 eps weight_decay text_weight mel_weight
+  int32 text_lengths[B] wav_lengths[B] cond_idxs[B][2] text[B][text_stride] codes[B][codes_stride]
+  float32 cond_mels[B][n_mels][cond_frames]
+  float64 eval_text eval_mel, then per step: text mel (n_steps pairs)
+  int32 n_tensors, then per tensor: int32 name_len, name (UTF-8, GPT's state-dict key),
+        int32 decay (1: weight decay applies), int32 ndim, int32 shape[ndim]
+  float32 init (every tensor in order), float32 grad (same), float32 after (same)
+Shapes and values are Coqui's own (HF GPT-2 Conv1D weights (in, out), conv weights (out, in, 1)).
+
+Regenerate (needs ../shared/coqui-env):
+  . /tmp/coqui-env/env.sh && /usr/bin/python3 tests/golden/make_xtts_gpt_golden.py tests/golden/xtts_gpt/tiny.bin
+"""
+import struct
+import sys
+import types
+
+import numpy as np
+import torch
+from torch import nn
+
+from TTS.tts.layers.xtts import latent_encoder
+from TTS.tts.layers.xtts.gpt import GPT
+from TTS.tts.layers.xtts.trainer.gpt_trainer import GPTTrainer
+
+LAYERS, DIM, HEADS = 2, 16, 2
+N_TEXT, N_AUDIO = 24, 40
+START_TEXT, STOP_TEXT = 23, 0
+START_AUDIO, STOP_AUDIO = 38, 39
+MAX_TEXT, MAX_AUDIO, MAX_PROMPT = 12, 30, 70
+CODE_STRIDE = 1024
+B = 3
+TEXT_LENGTHS = [7, 4, 6]
+WAV_LENGTHS = [20000, 11000, 16384]
+COND_IDXS = [[0, 3000], [1000, 5000], [2048, 4096]]
+N_MELS, COND_FRAMES = 80, 24
+LR, BETAS, EPS, WD = 1e-4, (0.9, 0.96), 1e-8, 1e-2
+TEXT_W, MEL_W = 0.01, 1.0
+N_STEPS = 3
+
+
+# GroupNorm32 runs the norm in float32 whatever the input (for float16 training); in this float64
+# run it is nn.GroupNorm itself, in float64
+latent_encoder.GroupNorm32.forward = nn.GroupNorm.forward
+
+
+def build_model():
+    torch.manual_seed(48)
+    gpt = GPT(layers=LAYERS, model_dim=DIM, start_text_token=START_TEXT, stop_text_token=STOP_TEXT,
+              heads=HEADS, max_text_tokens=MAX_TEXT, max_mel_tokens=MAX_AUDIO, max_prompt_tokens=MAX_PROMPT,
+              number_text_tokens=N_TEXT, num_audio_tokens=N_AUDIO, start_audio_token=START_AUDIO,
+              stop_audio_token=STOP_AUDIO, use_perceiver_resampler=True, code_stride_len=CODE_STRIDE)
+    g = torch.Generator().manual_seed(4848)
+    with torch.no_grad():
+        for name, p in gpt.named_parameters():
+            if ".proj_out." in name:
+                p.copy_(0.02 * torch.randn(p.shape, generator=g))
+        for m in gpt.modules():
+            if isinstance(m, (nn.GroupNorm, nn.LayerNorm)):
+                m.weight.add_(0.1 * torch.randn(m.weight.shape, generator=g))
+                m.bias.add_(0.1 * torch.randn(m.bias.shape, generator=g))
+        gpt.conditioning_perceiver.norm.gamma.add_(0.1 * torch.randn(DIM, generator=g))
+        for m in gpt.modules():
+            if isinstance(m, nn.modules.dropout._DropoutNd):
+                m.p = 0.0
+    gpt.train()
+    return gpt.double()
+
+
+def batch():
+    rng = np.random.default_rng(20261128)
+    L = max(TEXT_LENGTHS)
+    text = np.zeros((B, L), dtype=np.int32)  # padded with 0 as XTTSDataset.collate_fn pads
+    for b, n in enumerate(TEXT_LENGTHS):
+        text[b, :n] = rng.integers(1, N_TEXT - 1, n)
+    mc = -(-max(WAV_LENGTHS) // CODE_STRIDE)
+    codes = rng.integers(0, START_AUDIO, (B, mc)).astype(np.int32)
+    cond = (1.5 * rng.standard_normal((B, N_MELS, COND_FRAMES)) - 2.0).astype(np.float32)
+    return text, codes, cond
+
+
+def forward(gpt, text, codes, cond, train):
+    loss_text, loss_mel, _ = gpt(
+        torch.tensor(text, dtype=torch.long), torch.tensor(TEXT_LENGTHS, dtype=torch.long),
+        torch.tensor(codes, dtype=torch.long), torch.tensor(WAV_LENGTHS, dtype=torch.long),
+        cond_mels=torch.tensor(cond, dtype=torch.float64).unsqueeze(1),
+        cond_idxs=torch.tensor(COND_IDXS, dtype=torch.long) if train else None, cond_lens=None)
+    return loss_text, loss_mel
+
+
+def optimizer(gpt):
+    cfg = types.SimpleNamespace(optimizer_wd_only_on_weights=True, optimizer="AdamW", lr=LR,
+                                optimizer_params={"betas": list(BETAS), "eps": EPS, "weight_decay": WD})
+    return GPTTrainer.get_optimizer(types.SimpleNamespace(xtts=types.SimpleNamespace(gpt=gpt), config=cfg))
+
+
+def main(out_path):
+    gpt = build_model()
+    text, codes, cond = batch()
+    names = [n for n, _ in gpt.named_parameters()]
+    params = dict(gpt.named_parameters())
+    with torch.no_grad():
+        for p in params.values():
+            p.copy_(p.float().double())
+    init = {n: params[n].detach().float().numpy().copy() for n in names}
+
+    with torch.no_grad():
+        eval_losses = forward(gpt, text, codes, cond, train=False)
+    opt = optimizer(gpt)
+    decay = {}
+    for group in opt.param_groups:
+        for p in group["params"]:
+            decay[id(p)] = group["weight_decay"] > 0
+    step_losses, grads = [], None
+    for step in range(N_STEPS):
+        opt.zero_grad()
+        lt, lm = forward(gpt, text, codes, cond, train=True)
+        (TEXT_W * lt + MEL_W * lm).backward()
+        step_losses += [lt.item(), lm.item()]
+        if step == 0:
+            grads = {n: params[n].grad.detach().float().numpy().copy() for n in names}
+        opt.step()
+    after = {n: params[n].detach().float().numpy().copy() for n in names}
+
+    with open(out_path, "wb") as f:
+        f.write(b"XGPG" + struct.pack("<i", 1))
+        f.write(struct.pack("<20i", LAYERS, DIM, HEADS, N_TEXT, N_AUDIO, START_TEXT, STOP_TEXT, START_AUDIO,
+                            STOP_AUDIO, MAX_TEXT, MAX_AUDIO, MAX_PROMPT, CODE_STRIDE, 1, B, text.shape[1],
+                            codes.shape[1], N_MELS, COND_FRAMES, N_STEPS))
+        f.write(struct.pack("<7d", LR, BETAS[0], BETAS[1], EPS, WD, TEXT_W, MEL_W))
+        f.write(np.array(TEXT_LENGTHS, "<i4").tobytes() + np.array(WAV_LENGTHS, "<i4").tobytes())
+        f.write(np.array(COND_IDXS, "<i4").tobytes() + text.astype("<i4").tobytes() + codes.astype("<i4").tobytes())
+        f.write(cond.astype("<f4").tobytes())
+        f.write(struct.pack("<2d", eval_losses[0].item(), eval_losses[1].item()))
+        f.write(struct.pack(f"<{2 * N_STEPS}d", *step_losses))
+        f.write(struct.pack("<i", len(names)))
+        for n in names:
+            shape = init[n].shape
+            f.write(struct.pack("<i", len(n)) + n.encode() + struct.pack("<2i", int(decay[id(params[n])]), len(shape)))
+            f.write(struct.pack(f"<{len(shape)}i", *shape))
+        for table in (init, grads, after):
+            for n in names:
+                f.write(table[n].astype("<f4").tobytes())
+    total = sum(init[n].size for n in names)
+    print(f"{out_path}: {len(names)} tensors, {total} parameters; eval text {eval_losses[0].item():.9g} "
+          f"mel {eval_losses[1].item():.9g}; train steps " + " ".join(f"{x:.9g}" for x in step_losses))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "tests/golden/xtts_gpt/tiny.bin")
