@@ -1,0 +1,224 @@
+/* test_xtts_gpt.c — XTTS's GPT (train/xtts_gpt.c) against Coqui's own GPT: the losses, every
+ * parameter's gradient and the weights after three AdamW steps, from tests/golden/xtts_gpt/tiny.bin
+ * (written by tests/golden/make_xtts_gpt_golden.py, which runs Coqui's GPT in float64 on the same
+ * weights and batch). Tolerances (issue 48): losses within 1e-5 relative, every gradient within
+ * 1e-3 of its tensor's largest, the weights after 3 steps within 1e-5. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "train/xtts_gpt.h"
+
+#define GOLDEN "tests/golden/xtts_gpt/tiny.bin"
+
+typedef struct {
+    int32_t cfg[20];
+    double opt[7]; /* lr beta1 beta2 eps wd text_w mel_w */
+    int B, L, MC, NM, S, steps;
+    int32_t *text_lengths, *wav_lengths, *cond_idxs, *text, *codes;
+    float *cond;
+    double eval_loss[2], step_loss[16];
+    int nt;
+    char **names;
+    int *decay, *ndim;
+    int32_t (*shape)[4];
+    size_t *numel, total;
+    float *init, *grad, *after;
+} golden;
+
+static void *read_n(FILE *f, size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (p && fread(p, 1, n, f) != n) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static int load_tensors(FILE *f, golden *g) {
+    if (fread(&g->nt, 4, 1, f) != 1 || g->nt <= 0 || g->nt > 10000) return -1;
+    g->names = calloc(g->nt, sizeof(char *));
+    g->decay = calloc(g->nt, sizeof(int));
+    g->ndim = calloc(g->nt, sizeof(int));
+    g->shape = calloc(g->nt, sizeof *g->shape);
+    g->numel = calloc(g->nt, sizeof(size_t));
+    for (int i = 0; i < g->nt; i++) {
+        int32_t len;
+        if (fread(&len, 4, 1, f) != 1 || len <= 0 || len > 200) return -1;
+        g->names[i] = calloc(len + 1, 1);
+        if (fread(g->names[i], 1, len, f) != (size_t)len || fread(&g->decay[i], 4, 1, f) != 1 ||
+            fread(&g->ndim[i], 4, 1, f) != 1 || g->ndim[i] < 1 || g->ndim[i] > 4 ||
+            fread(g->shape[i], 4, g->ndim[i], f) != (size_t)g->ndim[i])
+            return -1;
+        g->numel[i] = 1;
+        for (int k = 0; k < g->ndim[i]; k++) g->numel[i] *= g->shape[i][k];
+        g->total += g->numel[i];
+    }
+    g->init = read_n(f, g->total * 4);
+    g->grad = read_n(f, g->total * 4);
+    g->after = read_n(f, g->total * 4);
+    return g->init && g->grad && g->after ? 0 : -1;
+}
+
+static int load_golden(golden *g) {
+    memset(g, 0, sizeof *g);
+    FILE *f = fopen(GOLDEN, "rb");
+    if (!f) return -1;
+    char magic[4];
+    int32_t version;
+    int rc = -1;
+    if (fread(magic, 1, 4, f) != 4 || memcmp(magic, "XGPG", 4) || fread(&version, 4, 1, f) != 1 || version != 1 ||
+        fread(g->cfg, 4, 20, f) != 20 || fread(g->opt, 8, 7, f) != 7)
+        goto done;
+    g->B = g->cfg[14], g->L = g->cfg[15], g->MC = g->cfg[16], g->NM = g->cfg[17], g->S = g->cfg[18];
+    g->steps = g->cfg[19];
+    if (g->steps > 8) goto done;
+    g->text_lengths = read_n(f, 4 * g->B);
+    g->wav_lengths = read_n(f, 4 * g->B);
+    g->cond_idxs = read_n(f, 8 * g->B);
+    g->text = read_n(f, 4 * (size_t)g->B * g->L);
+    g->codes = read_n(f, 4 * (size_t)g->B * g->MC);
+    g->cond = read_n(f, 4 * (size_t)g->B * g->NM * g->S);
+    if (!g->cond || fread(g->eval_loss, 8, 2, f) != 2 || fread(g->step_loss, 8, 2 * g->steps, f) != (size_t)2 * g->steps)
+        goto done;
+    rc = load_tensors(f, g);
+done:
+    fclose(f);
+    return rc;
+}
+
+static void free_golden(golden *g) {
+    for (int i = 0; g->names && i < g->nt; i++) free(g->names[i]);
+    free(g->names), free(g->decay), free(g->ndim), free(g->shape), free(g->numel);
+    free(g->init), free(g->grad), free(g->after);
+    free(g->text_lengths), free(g->wav_lengths), free(g->cond_idxs), free(g->text), free(g->codes), free(g->cond);
+}
+
+/* the model of the golden's config with its initial weights; checks names, shapes, decay flags */
+static xtts_gpt *model_from_golden(const golden *g) {
+    xtts_gpt_config c;
+    xtts_gpt_config_defaults(&c);
+    const int32_t *v = g->cfg;
+    c.layers = v[0], c.dim = v[1], c.heads = v[2], c.n_text_tokens = v[3], c.n_audio_tokens = v[4];
+    c.start_text_token = v[5], c.stop_text_token = v[6], c.start_audio_token = v[7], c.stop_audio_token = v[8];
+    c.max_text_tokens = v[9], c.max_audio_tokens = v[10], c.max_prompt_tokens = v[11], c.code_stride = v[12];
+    c.use_perceiver = v[13], c.n_mels = v[17];
+    xtts_gpt *m = NULL;
+    xtts_error err = {0};
+    assert_int_equal(xtts_gpt_new(&c, &m, &err), XTTS_OK);
+    assert_int_equal(xtts_gpt_num_tensors(m), g->nt);
+    assert_int_equal(xtts_gpt_num_params(m), g->total);
+    size_t off = 0;
+    for (int i = 0; i < g->nt; i++) {
+        long k = xtts_gpt_find_tensor(m, g->names[i]);
+        if (k != i) fail_msg("tensor %s: at %ld in the model, %d in the golden", g->names[i], k, i);
+        const xtts_gpt_tensor *t = xtts_gpt_tensor_at(m, i);
+        assert_int_equal(t->ndim, g->ndim[i]);
+        for (int d = 0; d < t->ndim; d++) assert_int_equal(t->shape[d], g->shape[i][d]);
+        if (t->decay != g->decay[i]) fail_msg("tensor %s: decay %d, GPTTrainer's %d", t->name, t->decay, g->decay[i]);
+        xtts_gpt_set_tensor(m, i, g->init + off);
+        off += g->numel[i];
+    }
+    return m;
+}
+
+static xtts_gpt_batch batch_of(const golden *g, int train) {
+    xtts_gpt_batch bt = {.B = g->B, .text_stride = g->L, .text = g->text, .text_lengths = g->text_lengths,
+                         .codes_stride = g->MC, .codes = g->codes, .wav_lengths = g->wav_lengths,
+                         .cond_frames = g->S, .cond_mels = g->cond, .cond_idxs = train ? g->cond_idxs : NULL};
+    return bt;
+}
+
+static void assert_loss(const char *what, float got, double want) {
+    double rel = fabs(got - want) / fabs(want);
+    print_message("%s: %.9g, Coqui %.9g, relative difference %.3g\n", what, got, want, rel);
+    if (!(rel <= 1e-5)) fail_msg("%s: %.9g, Coqui's %.9g (relative %.3g > 1e-5)", what, got, want, rel);
+}
+
+/* every tensor's values (grad or params) against ref: max |diff| <= tol * (rel ? max |ref| : 1) */
+static void assert_tensors(xtts_gpt *m, const golden *g, const float *ref, int grad, double tol, int rel,
+                           const char *what) {
+    size_t off = 0;
+    double worst = 0.0;
+    const char *worst_name = "";
+    float *buf = malloc(g->total * sizeof(float));
+    for (int i = 0; i < g->nt; i++) {
+        xtts_gpt_get_tensor(m, i, grad, buf);
+        double mx = 0.0, md = 0.0;
+        for (size_t j = 0; j < g->numel[i]; j++) {
+            mx = fmax(mx, fabs(ref[off + j]));
+            md = fmax(md, fabs((double)buf[j] - ref[off + j]));
+        }
+        double e = rel ? (mx > 0 ? md / mx : md) : md;
+        if (e > worst) worst = e, worst_name = g->names[i];
+        if (!(e <= tol)) fail_msg("%s of %s: difference %.3g %s > %.1g", what, g->names[i], e,
+                                  rel ? "of its largest" : "absolute", tol);
+        off += g->numel[i];
+    }
+    print_message("%s: worst %.3g (%s) %s\n", what, worst, worst_name, rel ? "of the tensor's largest" : "absolute");
+    free(buf);
+}
+
+static void test_losses_and_gradients_equal_coquis(void **state) {
+    (void)state;
+    golden g;
+    assert_int_equal(load_golden(&g), 0);
+    xtts_gpt *m = model_from_golden(&g);
+    xtts_error err = {0};
+    float lt, lm;
+    xtts_gpt_batch ev = batch_of(&g, 0), tr = batch_of(&g, 1);
+    assert_int_equal(xtts_gpt_forward(m, &ev, &lt, &lm, &err), XTTS_OK);
+    assert_loss("evaluation text loss", lt, g.eval_loss[0]);
+    assert_loss("evaluation mel loss", lm, g.eval_loss[1]);
+    assert_int_equal(xtts_gpt_forward(m, &tr, &lt, &lm, &err), XTTS_OK);
+    assert_loss("training text loss", lt, g.step_loss[0]);
+    assert_loss("training mel loss", lm, g.step_loss[1]);
+    xtts_gpt_zero_grad(m);
+    xtts_gpt_backward(m, (float)g.opt[5], (float)g.opt[6]);
+    assert_tensors(m, &g, g.grad, 1, 1e-3, 1, "gradient");
+    xtts_gpt_delete(m);
+    free_golden(&g);
+}
+
+static void test_three_adamw_steps_equal_coquis(void **state) {
+    (void)state;
+    golden g;
+    assert_int_equal(load_golden(&g), 0);
+    xtts_gpt *m = model_from_golden(&g);
+    xtts_error err = {0};
+    size_t n = xtts_gpt_num_params(m);
+    float *m1 = calloc(n, sizeof(float)), *m2 = calloc(n, sizeof(float));
+    xtts_gpt_batch tr = batch_of(&g, 1);
+    for (int s = 0; s < g.steps; s++) {
+        float lt, lm;
+        char what[64];
+        assert_int_equal(xtts_gpt_forward(m, &tr, &lt, &lm, &err), XTTS_OK);
+        snprintf(what, sizeof what, "step %d text loss", s + 1);
+        assert_loss(what, lt, g.step_loss[2 * s]);
+        snprintf(what, sizeof what, "step %d mel loss", s + 1);
+        assert_loss(what, lm, g.step_loss[2 * s + 1]);
+        xtts_gpt_zero_grad(m);
+        xtts_gpt_backward(m, (float)g.opt[5], (float)g.opt[6]);
+        xtts_gpt_adamw(m, m1, m2, s + 1, (float)g.opt[0], (float)g.opt[1], (float)g.opt[2], (float)g.opt[3],
+                       (float)g.opt[4]);
+    }
+    assert_tensors(m, &g, g.after, 0, 1e-5, 0, "weights after the steps");
+    free(m1), free(m2);
+    xtts_gpt_delete(m);
+    free_golden(&g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_losses_and_gradients_equal_coquis),
+        cmocka_unit_test(test_three_adamw_steps_equal_coquis),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,113 @@
+/* xtts_gpt.h — XTTS's GPT (Coqui TTS, TTS/tts/layers/xtts/gpt.py) in its training forward and
+ * backward, in the manner of llm.c's train_gpt2.c: the conditioning encoder (latent_encoder.py:
+ * a 1x1 convolution and six attention blocks with group norm), the perceiver resampler
+ * (perceiver_encoder.py: 32 latents, two cross-attention and GEGLU feed-forward layers, RMS norm),
+ * the text and audio-code embeddings with learned positions, HF's GPT-2 stack with the padding
+ * masks of Coqui's attention_mask, GPT-2's final norm and Coqui's final_norm, the text and mel
+ * heads, and the two cross-entropies with Coqui's targets and masks (GPT.forward).
+ *
+ * Parameters are Coqui's tensors, named by their keys in GPT's state dict (Xtts's model.pth adds
+ * "gpt."), all in one allocation in that order; HF GPT-2's Conv1D weights, stored (in, out) by
+ * Coqui, are kept here (out, in) as every other linear map (xtts_gpt_set_tensor and
+ * xtts_gpt_get_tensor convert). Gradients have the same layout.
+ *
+ * Limits: CPU, float32, no dropout (Coqui trains with GPT-2's dropouts of 0.1; a run with them
+ * cannot be compared step for step), the perceiver resampler only (XTTS-v2; v1's prompt
+ * embedding is refused), one conditioning input per row.
+ */
+#ifndef XTTS_TRAIN_XTTS_GPT_H
+#define XTTS_TRAIN_XTTS_GPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/xtts_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* GPT's constructor arguments as Xtts.init_models passes them (config.json's model_args). */
+typedef struct {
+    int layers, dim, heads;          /* gpt_layers, gpt_n_model_channels, gpt_n_heads */
+    int n_text_tokens;               /* gpt_number_text_tokens */
+    int n_audio_tokens;              /* gpt_num_audio_tokens */
+    int start_text_token, stop_text_token, start_audio_token, stop_audio_token;
+    int max_text_tokens, max_audio_tokens, max_prompt_tokens;
+    int code_stride;                 /* gpt_code_stride_len: waveform samples per code */
+    int use_perceiver;               /* gpt_use_perceiver_resampler (must be 1) */
+    int cond_compression;            /* perceiver_cond_length_compression (256) */
+    int n_mels;                      /* conditioning mel channels (80) */
+} xtts_gpt_config;
+
+/* XTTS-v2's released config (30 layers, 1024 channels, 16 heads, 6681 text tokens, start 261,
+ * stop 0, 1026 audio tokens, start 1024, stop 1025, max 402 / 605 / 70 tokens, stride 1024). */
+void xtts_gpt_config_defaults(xtts_gpt_config *c);
+
+/* Checks sizes and token ids. Errors: XTTS_EUSAGE (a bad value, named), XTTS_EUNSUPPORTED
+ * (use_perceiver 0). */
+xtts_status xtts_gpt_config_check(const xtts_gpt_config *c, xtts_error *err);
+
+/* One batch as GPTTrainer.train_step hands it to GPT.forward. */
+typedef struct {
+    int B;
+    int text_stride;             /* columns of text */
+    const int32_t *text;         /* (B, text_stride): BPE ids without start/stop, padded (0) */
+    const int32_t *text_lengths; /* (B) */
+    int codes_stride;            /* columns of codes */
+    const int32_t *codes;        /* (B, codes_stride): DVAE codes of the padded clip */
+    const int32_t *wav_lengths;  /* (B) waveform samples */
+    int cond_frames;             /* frames of cond_mels */
+    const float *cond_mels;      /* (B, n_mels, cond_frames) */
+    const int32_t *cond_idxs;    /* (B, 2) start and end sample of the prompt slice, or NULL
+                                    (evaluation: GPTTrainer.eval_step sets None) */
+} xtts_gpt_batch;
+
+typedef struct {
+    const char *name;   /* GPT's state-dict key */
+    int ndim;
+    int64_t shape[3];   /* Coqui's shape */
+    size_t offset;      /* floats from the start of the parameters */
+    size_t numel;
+    int hf_conv1d;      /* Coqui stores it (in, out); kept here (out, in) */
+    int decay;          /* weight decay applies (GPTTrainer's optimizer_wd_only_on_weights) */
+} xtts_gpt_tensor;
+
+typedef struct xtts_gpt xtts_gpt;
+
+/* A model with zeroed parameters. Errors: those of xtts_gpt_config_check, XTTS_ENOMEM. */
+xtts_status xtts_gpt_new(const xtts_gpt_config *c, xtts_gpt **out, xtts_error *err);
+void xtts_gpt_delete(xtts_gpt *m); /* NULL is fine */
+
+size_t xtts_gpt_num_tensors(const xtts_gpt *m);
+const xtts_gpt_tensor *xtts_gpt_tensor_at(const xtts_gpt *m, size_t i);
+/* Index of the tensor named key, or -1. */
+long xtts_gpt_find_tensor(const xtts_gpt *m, const char *key);
+size_t xtts_gpt_num_params(const xtts_gpt *m);
+float *xtts_gpt_params(xtts_gpt *m);
+float *xtts_gpt_grads(xtts_gpt *m);
+
+/* Copies tensor i in from (or out to) Coqui's layout (numel floats). */
+void xtts_gpt_set_tensor(xtts_gpt *m, size_t i, const float *coqui);
+void xtts_gpt_get_tensor(const xtts_gpt *m, size_t i, int grad, float *coqui);
+
+/* Forward of a batch: the text and mel cross-entropies (unweighted, as GPT.forward returns
+ * them); the activations are kept for xtts_gpt_backward. Errors: XTTS_EINPUT (a token, length
+ * or position out of the model's range, named with its row), XTTS_ENOMEM. */
+xtts_status xtts_gpt_forward(xtts_gpt *m, const xtts_gpt_batch *bt, float *loss_text, float *loss_mel,
+                             xtts_error *err);
+
+/* Adds to the gradients those of text_weight * loss_text + mel_weight * loss_mel of the last
+ * forward. */
+void xtts_gpt_backward(xtts_gpt *m, float text_weight, float mel_weight);
+void xtts_gpt_zero_grad(xtts_gpt *m);
+
+/* One AdamW step (torch.optim.AdamW), step t (1-based), weight decay on the tensors whose decay
+ * flag is set. m1, m2 are the moments (num_params each, zeroed before the first step). */
+void xtts_gpt_adamw(xtts_gpt *m, float *m1, float *m2, long t, float lr, float beta1, float beta2, float eps,
+                    float weight_decay);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
