@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "train/xtts_gpt.h"
 
@@ -196,6 +197,9 @@ static void test_three_adamw_steps_equal_coquis(void **state) {
     size_t n = xtts_gpt_num_params(m);
     float *m1 = calloc(n, sizeof(float)), *m2 = calloc(n, sizeof(float));
     xtts_gpt_batch tr = batch_of(&g, 1);
+    xtts_gpt_recipe r;
+    xtts_gpt_recipe_defaults(&r);
+    r.beta1 = (float)g.opt[1], r.beta2 = (float)g.opt[2], r.eps = (float)g.opt[3], r.weight_decay = (float)g.opt[4];
     for (int s = 0; s < g.steps; s++) {
         float lt, lm;
         char what[64];
@@ -206,11 +210,103 @@ static void test_three_adamw_steps_equal_coquis(void **state) {
         assert_loss(what, lm, g.step_loss[2 * s + 1]);
         xtts_gpt_zero_grad(m);
         xtts_gpt_backward(m, (float)g.opt[5], (float)g.opt[6]);
-        xtts_gpt_adamw(m, m1, m2, s + 1, (float)g.opt[0], (float)g.opt[1], (float)g.opt[2], (float)g.opt[3],
-                       (float)g.opt[4]);
+        xtts_gpt_adamw(m, m1, m2, s + 1, &r, (float)g.opt[0]);
     }
     assert_tensors(m, &g, g.after, 0, 1e-5, 0, "weights after the steps");
     free(m1), free(m2);
+    xtts_gpt_delete(m);
+    free_golden(&g);
+}
+
+/* config.json's model_args with null start/stop tokens: the vocabulary beside it gives them */
+static void test_config_takes_text_tokens_from_vocab(void **state) {
+    (void)state;
+    golden g;
+    assert_int_equal(load_golden(&g), 0);
+    xtts_gpt_config c;
+    xtts_gpt_recipe r;
+    xtts_gpt_config_defaults(&c);
+    xtts_gpt_recipe_defaults(&r);
+    xtts_error err = {0};
+    assert_int_equal(xtts_gpt_config_load("tests/golden/xtts_gpt/config.json", &c, &r, &err), XTTS_OK);
+    const int32_t *v = g.cfg;
+    assert_int_equal(c.layers, v[0]);
+    assert_int_equal(c.dim, v[1]);
+    assert_int_equal(c.heads, v[2]);
+    assert_int_equal(c.n_text_tokens, v[3]); /* 24 from vocab.json, not model_args' 6681 */
+    assert_int_equal(c.n_audio_tokens, v[4]);
+    assert_int_equal(c.start_text_token, v[5]);
+    assert_int_equal(c.stop_text_token, v[6]);
+    assert_int_equal(c.start_audio_token, v[7]);
+    assert_int_equal(c.stop_audio_token, v[8]);
+    assert_int_equal(c.max_text_tokens, v[9]);
+    assert_int_equal(c.max_audio_tokens, v[10]);
+    assert_int_equal(c.code_stride, v[12]);
+    assert_true(fabsf(r.lr - (float)g.opt[0]) <= 1e-12f && fabsf(r.beta2 - 0.96f) <= 1e-7f);
+    assert_int_equal(r.n_milestones, 3);
+    assert_int_equal(r.milestones[2], 5400000);
+    assert_int_equal(r.wd_only_on_weights, 1);
+    free_golden(&g);
+}
+
+/* without a vocabulary, null start/stop tokens are an error naming the config and the file */
+static void test_config_without_vocab_is_refused(void **state) {
+    (void)state;
+    char dir[] = "/tmp/test_xtts_gpt_XXXXXX", path[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"model_args\": {\"gpt_start_text_token\": null, \"gpt_stop_text_token\": null,"
+          " \"gpt_use_perceiver_resampler\": true}}", f);
+    fclose(f);
+    xtts_gpt_config c;
+    xtts_gpt_recipe r;
+    xtts_gpt_config_defaults(&c);
+    xtts_gpt_recipe_defaults(&r);
+    xtts_error err = {0};
+    assert_int_equal(xtts_gpt_config_load(path, &c, &r, &err), XTTS_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "vocab.json"));
+    assert_non_null(strstr(err.msg, path));
+    remove(path);
+    rmdir(dir);
+}
+
+/* Xtts's model.pth (gpt.* under "model") gives exactly the weights torch saved; a GPTTrainer
+ * checkpoint (xtts.gpt.*, bfloat16, with its config dict and counters) the same to bfloat16 */
+static void test_weights_from_model_pth_and_trainer_checkpoint(void **state) {
+    (void)state;
+    golden g;
+    assert_int_equal(load_golden(&g), 0);
+    xtts_gpt *m = model_from_golden(&g);
+    xtts_error err = {0};
+    memset(xtts_gpt_params(m), 0, xtts_gpt_num_params(m) * sizeof(float));
+    assert_int_equal(xtts_gpt_load_weights(m, "tests/golden/xtts_gpt/model.pth", &err), XTTS_OK);
+    assert_tensors(m, &g, g.init, 0, 0.0, 0, "model.pth weights");
+    memset(xtts_gpt_params(m), 0, xtts_gpt_num_params(m) * sizeof(float));
+    assert_int_equal(xtts_gpt_load_weights(m, "tests/golden/xtts_gpt/trainer.pth", &err), XTTS_OK);
+    assert_tensors(m, &g, g.init, 0, 1.0 / 256, 1, "trainer.pth weights");
+    xtts_gpt_delete(m);
+    free_golden(&g);
+}
+
+/* a model of another size: the first tensor whose shape differs is named with both shapes */
+static void test_weights_of_another_shape_are_refused(void **state) {
+    (void)state;
+    golden g;
+    assert_int_equal(load_golden(&g), 0);
+    xtts_gpt_config c;
+    xtts_gpt_recipe r;
+    xtts_gpt_config_defaults(&c);
+    xtts_gpt_recipe_defaults(&r);
+    xtts_error err = {0};
+    assert_int_equal(xtts_gpt_config_load("tests/golden/xtts_gpt/config.json", &c, &r, &err), XTTS_OK);
+    c.dim = 32;
+    xtts_gpt *m = NULL;
+    assert_int_equal(xtts_gpt_new(&c, &m, &err), XTTS_OK);
+    assert_int_equal(xtts_gpt_load_weights(m, "tests/golden/xtts_gpt/model.pth", &err), XTTS_EMISMATCH);
+    assert_non_null(strstr(err.msg, "model.pth"));
+    assert_non_null(strstr(err.msg, "gpt.conditioning_encoder.init.weight"));
     xtts_gpt_delete(m);
     free_golden(&g);
 }
@@ -219,6 +315,10 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_losses_and_gradients_equal_coquis),
         cmocka_unit_test(test_three_adamw_steps_equal_coquis),
+        cmocka_unit_test(test_config_takes_text_tokens_from_vocab),
+        cmocka_unit_test(test_config_without_vocab_is_refused),
+        cmocka_unit_test(test_weights_from_model_pth_and_trainer_checkpoint),
+        cmocka_unit_test(test_weights_of_another_shape_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -243,13 +243,13 @@ void xtts_gpt_get_tensor(const xtts_gpt *m, size_t i, int grad, float *coqui) {
 
 void xtts_gpt_zero_grad(xtts_gpt *m) { memset(m->grads, 0, m->nparams * sizeof(float)); }
 
-void xtts_gpt_adamw(xtts_gpt *m, float *m1, float *m2, long t, float lr, float beta1, float beta2, float eps,
-                    float weight_decay) {
+void xtts_gpt_adamw(xtts_gpt *m, float *m1, float *m2, long t, const xtts_gpt_recipe *r, float lr) {
+    float beta1 = r->beta1, beta2 = r->beta2, eps = r->eps, weight_decay = r->weight_decay;
     double bc1 = 1.0 - pow(beta1, (double)t), bc2 = 1.0 - pow(beta2, (double)t);
     float step = (float)(lr / bc1), bc2_sqrt = (float)sqrt(bc2);
     for (size_t i = 0; i < m->nt; i++) {
         const xtts_gpt_tensor *tt = &m->t[i];
-        float keep = tt->decay ? 1.0f - lr * weight_decay : 1.0f;
+        float keep = tt->decay || !r->wd_only_on_weights ? 1.0f - lr * weight_decay : 1.0f;
         float *p = m->params + tt->offset, *g = m->grads + tt->offset;
         float *a = m1 + tt->offset, *v = m2 + tt->offset;
 #pragma omp parallel for schedule(static) if (tt->numel > 65536)

@@ -48,6 +48,33 @@ void xtts_gpt_config_defaults(xtts_gpt_config *c);
  * (use_perceiver 0). */
 xtts_status xtts_gpt_config_check(const xtts_gpt_config *c, xtts_error *err);
 
+#define XTTS_GPT_MAX_MILESTONES 16
+
+/* What GPTTrainer trains with besides the model: GPTArgs' fields and the recipe's optimizer and
+ * schedule (recipes/ljspeech/xtts_v2/train_gpt_xtts.py). */
+typedef struct {
+    float lr, beta1, beta2, eps, weight_decay; /* AdamW; lr 5e-6, betas 0.9/0.96, eps 1e-8, wd 1e-2 */
+    int wd_only_on_weights;                    /* optimizer_wd_only_on_weights (1) */
+    float grad_clip;                           /* 0: none */
+    long milestones[XTTS_GPT_MAX_MILESTONES];  /* MultiStepLR, in optimizer steps */
+    int n_milestones;
+    float gamma;                               /* 0.5 */
+    float text_ce_weight, mel_ce_weight;       /* gpt_loss_text_ce_weight 0.01, gpt_loss_mel_ce_weight 1 */
+    int min_cond_samples, max_cond_samples;    /* min/max_conditioning_length: 66150, 132300 */
+    int max_wav_samples, max_text_tokens;      /* max_wav_length 255995, max_text_length 200 */
+    int masking_gt_prompt;                     /* gpt_use_masking_gt_prompt_approach (1) */
+} xtts_gpt_recipe;
+
+void xtts_gpt_recipe_defaults(xtts_gpt_recipe *r);
+
+/* Reads an XTTS config.json: model_args into c and r (on top of what they hold), the recipe's
+ * lr, optimizer_params, optimizer_wd_only_on_weights, grad_clip and lr_scheduler_params into r.
+ * Where there is a vocabulary (model_args.tokenizer_file, else vocab.json beside the config) the
+ * number of text tokens and the start/stop text tokens are its own, as Xtts.init_models takes
+ * them. Errors: XTTS_ENOTFOUND (no config; null start/stop tokens without a vocabulary),
+ * XTTS_EINPUT (bad JSON, a field of the wrong type, named), those of xtts_gpt_config_check. */
+xtts_status xtts_gpt_config_load(const char *config_json, xtts_gpt_config *c, xtts_gpt_recipe *r, xtts_error *err);
+
 /* One batch as GPTTrainer.train_step hands it to GPT.forward. */
 typedef struct {
     int B;
@@ -102,10 +129,20 @@ xtts_status xtts_gpt_forward(xtts_gpt *m, const xtts_gpt_batch *bt, float *loss_
 void xtts_gpt_backward(xtts_gpt *m, float text_weight, float mel_weight);
 void xtts_gpt_zero_grad(xtts_gpt *m);
 
-/* One AdamW step (torch.optim.AdamW), step t (1-based), weight decay on the tensors whose decay
- * flag is set. m1, m2 are the moments (num_params each, zeroed before the first step). */
-void xtts_gpt_adamw(xtts_gpt *m, float *m1, float *m2, long t, float lr, float beta1, float beta2, float eps,
-                    float weight_decay);
+/* Coqui's initialization (torch's and HF GPT-2's rules per module; docs/xtts-train.md), from a
+ * seeded generator of our own (not torch's: the distributions are Coqui's, the values not). */
+void xtts_gpt_init_random(xtts_gpt *m, uint64_t seed);
+
+/* Reads GPT's tensors from a model file by the restricted reader: Xtts's model.pth (keys gpt.*),
+ * a GPTTrainer checkpoint (xtts.gpt.*), either under "model", or GPT's own state dict; every
+ * tensor's shape checked against the config. Errors: those of xtts_pth_open, XTTS_ENOTFOUND (a
+ * tensor missing, named), XTTS_EMISMATCH (a shape, named with both shapes). */
+xtts_status xtts_gpt_load_weights(xtts_gpt *m, const char *pth, xtts_error *err);
+
+/* One AdamW step (torch.optim.AdamW), step t (1-based), weight decay on every tensor, or with
+ * wd_only_on_weights only on those whose decay flag is set (GPTTrainer's rule). m1, m2 are the
+ * moments (num_params each, zeroed before the first step). */
+void xtts_gpt_adamw(xtts_gpt *m, float *m1, float *m2, long t, const xtts_gpt_recipe *r, float lr);
 
 #ifdef __cplusplus
 }

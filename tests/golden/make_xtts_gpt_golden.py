@@ -37,6 +37,17 @@ Layout (little-endian), read by tests/test_xtts_gpt.c:
   float32 init (every tensor in order), float32 grad (same), float32 after (same)
 Shapes and values are Coqui's own (HF GPT-2 Conv1D weights (in, out), conv weights (out, in, 1)).
 
+Beside it, for the model-folder readers (config.json, vocab.json, model.pth; tests/test_xtts_gpt.c):
+  config.json   an XTTS config whose model_args give this tiny GPT, with gpt_start_text_token and
+                gpt_stop_text_token null and tokenizer_file "" as XTTS-v2's released config.json has them,
+                and the recipe's optimizer fields
+  vocab.json    a tokenizer.json whose [START] is 23 and [STOP] 0 over 24 ids, checked here with Coqui's
+                VoiceBpeTokenizer (get_number_tokens, token_to_id) as Xtts.init_models reads it
+  model.pth     torch.save({"model": {"gpt." + key: initial float32 weights, plus a tensor of another
+                part of Xtts}}) as Xtts's model.pth holds GPT
+  trainer.pth   a GPTTrainer checkpoint as coqui-ai/Trainer writes one ({"config": dict, "model":
+                {"xtts.gpt." + key: ...}, "step", "epoch"}), its tensors in bfloat16
+
 Regenerate (needs ../shared/coqui-env):
   . /tmp/coqui-env/env.sh && /usr/bin/python3 tests/golden/make_xtts_gpt_golden.py tests/golden/xtts_gpt/tiny.bin
 """
@@ -170,9 +181,52 @@ def main(out_path):
         for table in (init, grads, after):
             for n in names:
                 f.write(table[n].astype("<f4").tobytes())
+    import os
+    write_model_folder(os.path.dirname(os.path.abspath(out_path)), init)
     total = sum(init[n].size for n in names)
     print(f"{out_path}: {len(names)} tensors, {total} parameters; eval text {eval_losses[0].item():.9g} "
           f"mel {eval_losses[1].item():.9g}; train steps " + " ".join(f"{x:.9g}" for x in step_losses))
+
+
+def write_model_folder(folder, init):
+    """config.json, vocab.json, model.pth and trainer.pth of the tiny model (see the docstring)."""
+    import json
+    import os
+    from TTS.tts.layers.xtts.tokenizer import VoiceBpeTokenizer
+    args = {"gpt_layers": LAYERS, "gpt_n_model_channels": DIM, "gpt_n_heads": HEADS,
+            "gpt_number_text_tokens": 6681, "gpt_start_text_token": None, "gpt_stop_text_token": None,
+            "gpt_num_audio_tokens": N_AUDIO, "gpt_start_audio_token": START_AUDIO, "gpt_stop_audio_token": STOP_AUDIO,
+            "gpt_max_text_tokens": MAX_TEXT, "gpt_max_audio_tokens": MAX_AUDIO, "gpt_max_prompt_tokens": MAX_PROMPT,
+            "gpt_code_stride_len": CODE_STRIDE, "gpt_use_masking_gt_prompt_approach": True,
+            "gpt_use_perceiver_resampler": True, "tokenizer_file": "", "kv_cache": True}
+    config = {"model": "xtts", "model_args": args, "lr": LR, "optimizer": "AdamW",
+              "optimizer_wd_only_on_weights": True,
+              "optimizer_params": {"betas": list(BETAS), "eps": EPS, "weight_decay": WD},
+              "lr_scheduler": "MultiStepLR", "lr_scheduler_params": {"milestones": [900000, 2700000, 5400000],
+                                                                     "gamma": 0.5, "last_epoch": -1}}
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    vocab = {"[STOP]": STOP_TEXT, "[UNK]": 1, "[SPACE]": 2, "[START]": START_TEXT}
+    for i, ch in enumerate("abcdefghijklmnopqrs"):
+        vocab[ch] = 3 + i
+    added = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+              "special": True} for t, i in sorted(vocab.items(), key=lambda kv: kv[1]) if t.startswith("[")]
+    tok = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
+           "pre_tokenizer": {"type": "Whitespace"}, "post_processor": None, "decoder": None,
+           "model": {"type": "BPE", "dropout": None, "unk_token": "[UNK]", "continuing_subword_prefix": None,
+                     "end_of_word_suffix": None, "fuse_unk": False, "vocab": vocab, "merges": []}}
+    vpath = os.path.join(folder, "vocab.json")
+    with open(vpath, "w") as f:
+        json.dump(tok, f, indent=1)
+    t = VoiceBpeTokenizer(vpath)
+    got = (t.get_number_tokens(), t.tokenizer.token_to_id("[START]"), t.tokenizer.token_to_id("[STOP]"))
+    assert got == (N_TEXT, START_TEXT, STOP_TEXT), got
+    state = {"gpt." + n: torch.tensor(v) for n, v in init.items()}
+    state["hifigan_decoder.waveform_decoder.conv_post.bias"] = torch.zeros(1)
+    torch.save({"model": state}, os.path.join(folder, "model.pth"))
+    trainer = {"config": config, "model": {"xtts.gpt." + n: torch.tensor(v).bfloat16() for n, v in init.items()},
+               "step": 3, "epoch": 0, "date": "November 28, 2026", "model_loss": 3.9}
+    torch.save(trainer, os.path.join(folder, "trainer.pth"))
 
 
 if __name__ == "__main__":
