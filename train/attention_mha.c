@@ -3,97 +3,133 @@
  * encoder's QKVAttention (heads' q, k, v interleaved per head, no mask), the perceiver's cross
  * attention (q from the latents, k and v from [latents ; context]) and GPT-2's causal attention
  * with the padding masks of HF's attention_mask. One (batch row, head) per thread: its outputs and
- * gradients are its own columns, so no two threads write the same value. */
+ * gradients are its own columns, so no two threads write the same value.
+ *
+ * A head's k and v are first copied, as rows (Tk, hs) and transposed (hs, Tk), so that every
+ * inner loop is an axpy along contiguous memory, which vectorizes without reordering a sum. */
 #include <math.h>
+#include <omp.h>
+#include <string.h>
 
 #include "train/xtts_gpt_layers.h"
 
-static inline int mha_sees(const xtts_mha_shape *s, int b, int i, int j) {
-    if (s->causal && j > i) return 0;
-    return !s->key_mask || s->key_mask[(size_t)b * s->Tk + j];
+size_t xtts_mha_scratch_per_thread(const xtts_mha_shape *s) { return 6 * (size_t)s->hs * s->Tk + s->Tk; }
+
+/* keys query i may see: j < *n, and key_mask where there is one */
+static inline int mha_keys(const xtts_mha_shape *s, int i) { return s->causal && i + 1 < s->Tk ? i + 1 : s->Tk; }
+
+/* x (rows of hs at stride t) into xr (T, hs) and xt (hs, T) */
+static void pack(float *xr, float *xt, const float *x, size_t t, int T, int hs) {
+    for (int j = 0; j < T; j++)
+        for (int c = 0; c < hs; c++) xr[(size_t)j * hs + c] = xt[(size_t)c * T + j] = x[(size_t)j * t + c];
+}
+
+/* scores of query q against the keys (kt is (hs, Tk)), masked and softmaxed into a[0..Tk) */
+static void mha_row_probs(const xtts_mha_shape *s, int b, int i, const float *q, const float *kt, float *a) {
+    int Tk = s->Tk, n = mha_keys(s, i);
+    for (int j = 0; j < n; j++) a[j] = 0.0f;
+    for (int c = 0; c < s->hs; c++) {
+        float qc = q[c] * s->scale;
+        const float *kr = kt + (size_t)c * Tk;
+        for (int j = 0; j < n; j++) a[j] += qc * kr[j];
+    }
+    const uint8_t *km = s->key_mask ? s->key_mask + (size_t)b * Tk : NULL;
+    float mx = -INFINITY;
+    for (int j = 0; j < n; j++)
+        if (!km || km[j]) mx = a[j] > mx ? a[j] : mx;
+    double sum = 0.0;
+    for (int j = 0; j < n; j++) {
+        a[j] = km && !km[j] ? 0.0f : expf(a[j] - mx);
+        sum += a[j];
+    }
+    float inv = (float)(1.0 / sum);
+    for (int j = 0; j < n; j++) a[j] *= inv;
+    for (int j = n; j < Tk; j++) a[j] = 0.0f;
 }
 
 void xtts_mha_forward(const xtts_mha_shape *s, float *out, float *att, const float *q, const float *k,
                       const float *v) {
     int hs = s->hs, Tq = s->Tq, Tk = s->Tk;
-#pragma omp parallel for schedule(static)
-    for (int bh = 0; bh < s->B * s->NH; bh++) {
-        int b = bh / s->NH, h = bh % s->NH;
-        const float *qb = q + b * s->q_b + h * s->q_h, *kb = k + b * s->k_b + h * s->k_h;
-        const float *vb = v + b * s->v_b + h * s->v_h;
-        float *ob = out + b * s->o_b + h * s->o_h;
-        for (int i = 0; i < Tq; i++) {
-            float *a = att + ((size_t)bh * Tq + i) * Tk;
-            const float *qi = qb + i * s->q_t;
-            float mx = -INFINITY;
-            for (int j = 0; j < Tk; j++) {
-                if (!mha_sees(s, b, i, j)) {
-                    a[j] = -INFINITY;
-                    continue;
+#pragma omp parallel num_threads(s->threads)
+    {
+        float *kr = s->scratch + (size_t)omp_get_thread_num() * xtts_mha_scratch_per_thread(s);
+        float *kt = kr + (size_t)hs * Tk, *vr = kt + (size_t)hs * Tk, *vt = vr + (size_t)hs * Tk;
+#pragma omp for schedule(static)
+        for (int bh = 0; bh < s->B * s->NH; bh++) {
+            int b = bh / s->NH, h = bh % s->NH;
+            pack(kr, kt, k + b * s->k_b + h * s->k_h, s->k_t, Tk, hs);
+            pack(vr, vt, v + b * s->v_b + h * s->v_h, s->v_t, Tk, hs);
+            for (int i = 0; i < Tq; i++) {
+                float *a = att + ((size_t)bh * Tq + i) * Tk;
+                mha_row_probs(s, b, i, q + b * s->q_b + h * s->q_h + i * s->q_t, kt, a);
+                int n = mha_keys(s, i);
+                float *o = out + b * s->o_b + h * s->o_h + i * s->o_t;
+                for (int c = 0; c < hs; c++) o[c] = 0.0f;
+                for (int j = 0; j < n; j++) {
+                    const float *vj = vr + (size_t)j * hs;
+                    for (int c = 0; c < hs; c++) o[c] += a[j] * vj[c];
                 }
-                const float *kj = kb + j * s->k_t;
-                float d = 0.0f;
-                for (int c = 0; c < hs; c++) d += qi[c] * kj[c];
-                a[j] = d * s->scale;
-                mx = a[j] > mx ? a[j] : mx;
-            }
-            double sum = 0.0;
-            for (int j = 0; j < Tk; j++) {
-                a[j] = a[j] == -INFINITY ? 0.0f : expf(a[j] - mx);
-                sum += a[j];
-            }
-            float inv = (float)(1.0 / sum);
-            float *oi = ob + i * s->o_t;
-            for (int c = 0; c < hs; c++) oi[c] = 0.0f;
-            for (int j = 0; j < Tk; j++) {
-                a[j] *= inv;
-                if (a[j] == 0.0f) continue;
-                const float *vj = vb + j * s->v_t;
-                for (int c = 0; c < hs; c++) oi[c] += a[j] * vj[c];
             }
         }
     }
 }
 
+/* one query row backwards: dkt, dvt are (hs, Tk) and take the keys' and values' gradients */
+static void mha_row_backward(const xtts_mha_shape *s, int i, const float *a, const float *dout, const float *q,
+                             float *dq, const float *kr, const float *kt, const float *vt, float *dkt, float *dvt,
+                             float *dp) {
+    int hs = s->hs, Tk = s->Tk, n = mha_keys(s, i);
+    for (int j = 0; j < n; j++) dp[j] = 0.0f;
+    for (int c = 0; c < hs; c++) {
+        float d = dout[c];
+        const float *vr = vt + (size_t)c * Tk;
+        float *dvr = dvt + (size_t)c * Tk;
+        for (int j = 0; j < n; j++) {
+            dp[j] += d * vr[j];
+            dvr[j] += a[j] * d;
+        }
+    }
+    double dot = 0.0;
+    for (int j = 0; j < n; j++) dot += (double)a[j] * dp[j];
+    for (int j = 0; j < n; j++) dp[j] = a[j] * (dp[j] - (float)dot) * s->scale; /* d(score) */
+    for (int c = 0; c < hs; c++) {
+        float *dkr = dkt + (size_t)c * Tk, qc = q[c];
+        for (int j = 0; j < n; j++) dkr[j] += dp[j] * qc;
+    }
+    for (int j = 0; j < n; j++) {
+        const float *kj = kr + (size_t)j * hs;
+        for (int c = 0; c < hs; c++) dq[c] += dp[j] * kj[c];
+    }
+    (void)kt;
+}
+
+/* xt (hs, T) added into x (rows of hs at stride t) */
+static void unpack_add(float *x, const float *xt, size_t t, int T, int hs) {
+    for (int j = 0; j < T; j++)
+        for (int c = 0; c < hs; c++) x[(size_t)j * t + c] += xt[(size_t)c * T + j];
+}
+
 void xtts_mha_backward(const xtts_mha_shape *s, float *dq, float *dk, float *dv, const float *dout,
                        const float *q, const float *k, const float *v, const float *att) {
     int hs = s->hs, Tq = s->Tq, Tk = s->Tk;
-#pragma omp parallel for schedule(static)
-    for (int bh = 0; bh < s->B * s->NH; bh++) {
-        int b = bh / s->NH, h = bh % s->NH;
-        size_t qo = b * s->q_b + h * s->q_h, ko = b * s->k_b + h * s->k_h, vo = b * s->v_b + h * s->v_h;
-        const float *db = dout + b * s->o_b + h * s->o_h;
-        float ds[Tk]; /* dp_j of one query row (Tk is at most a few thousand) */
-        for (int i = 0; i < Tq; i++) {
-            const float *a = att + ((size_t)bh * Tq + i) * Tk, *di = db + i * s->o_t;
-            double dot = 0.0; /* sum_j p_j dp_j */
-            for (int j = 0; j < Tk; j++) {
-                if (a[j] == 0.0f) {
-                    ds[j] = 0.0f;
-                    continue;
-                }
-                const float *vj = v + vo + j * s->v_t;
-                float *dvj = dv + vo + j * s->v_t;
-                float dp = 0.0f;
-                for (int c = 0; c < hs; c++) {
-                    dp += di[c] * vj[c];
-                    dvj[c] += a[j] * di[c];
-                }
-                ds[j] = dp;
-                dot += (double)a[j] * dp;
-            }
-            const float *qi = q + qo + i * s->q_t;
-            float *dqi = dq + qo + i * s->q_t;
-            for (int j = 0; j < Tk; j++) {
-                if (a[j] == 0.0f) continue;
-                float g = a[j] * (ds[j] - (float)dot) * s->scale;
-                const float *kj = k + ko + j * s->k_t;
-                float *dkj = dk + ko + j * s->k_t;
-                for (int c = 0; c < hs; c++) {
-                    dqi[c] += g * kj[c];
-                    dkj[c] += g * qi[c];
-                }
-            }
+    size_t plane = (size_t)hs * Tk;
+#pragma omp parallel num_threads(s->threads)
+    {
+        float *kr = s->scratch + (size_t)omp_get_thread_num() * xtts_mha_scratch_per_thread(s);
+        float *kt = kr + plane, *vr = kt + plane, *vt = vr + plane, *dkt = vt + plane, *dvt = dkt + plane;
+        float *dp = dvt + plane;
+#pragma omp for schedule(static)
+        for (int bh = 0; bh < s->B * s->NH; bh++) {
+            int b = bh / s->NH, h = bh % s->NH;
+            size_t ko = b * s->k_b + h * s->k_h, vo = b * s->v_b + h * s->v_h, qo = b * s->q_b + h * s->q_h;
+            pack(kr, kt, k + ko, s->k_t, Tk, hs);
+            pack(vr, vt, v + vo, s->v_t, Tk, hs);
+            memset(dkt, 0, 2 * plane * sizeof(float));
+            for (int i = 0; i < Tq; i++)
+                mha_row_backward(s, i, att + ((size_t)bh * Tq + i) * Tk, dout + b * s->o_b + h * s->o_h + i * s->o_t,
+                                 q + qo + i * s->q_t, dq + qo + i * s->q_t, kr, kt, vt, dkt, dvt, dp);
+            unpack_add(dk + ko, dkt, s->k_t, Tk, hs);
+            unpack_add(dv + vo, dvt, s->v_t, Tk, hs);
         }
     }
 }

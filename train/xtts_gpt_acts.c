@@ -1,6 +1,7 @@
 /* xtts_gpt_acts.c — XTTS's GPT: the batch as GPT.forward rebuilds it (start and stop tokens,
  * Coqui's padding of the codes with the stop token, targets with -1 where ignored, the attention
  * mask) and the activation arenas laid out for its shape. */
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,9 @@ static size_t layout_acts(xtts_gpt *m, float *base) {
     a->fn_r = take(base, &o, B * (m->Tt + m->Tm));
     a->lg_text = take(base, &o, B * m->Tt * m->c.n_text_tokens);
     a->lg_mel = take(base, &o, B * m->Tm * m->c.n_audio_tokens);
+    /* the attentions' scratch: 6 planes of (head size, keys) and a row of keys per thread */
+    size_t hs = D / H, kmax = T > P + S ? T : P + S, hmax = hs > XTTS_GPT_PERC_DIM_HEAD ? hs : XTTS_GPT_PERC_DIM_HEAD;
+    a->mha_scratch = take(base, &o, (size_t)m->mha_threads * (6 * hmax * kmax + kmax));
     return o;
 }
 
@@ -101,8 +105,10 @@ static size_t layout_dacts(xtts_gpt *m, float *base) {
 }
 
 xtts_status xtts_gpt_acts_ensure(xtts_gpt *m, xtts_error *err) {
-    if (m->arena && m->shape_B == m->B && m->shape_S == m->S && m->shape_Tt == m->Tt && m->shape_Tm == m->Tm)
+    if (m->arena && m->shape_B == m->B && m->shape_S == m->S && m->shape_Tt == m->Tt && m->shape_Tm == m->Tm &&
+        m->mha_threads == omp_get_max_threads())
         return XTTS_OK;
+    m->mha_threads = omp_get_max_threads();
     size_t L = m->c.layers;
     if (!m->layer_ptrs) {
         m->layer_ptrs = calloc(13 * (L + 1), sizeof(float *));

@@ -39,6 +39,7 @@ typedef struct {
     float *lnf, *lnf_m, *lnf_r;                  /* (B,T,D), (B*T) */
     float *fn, *fn_m, *fn_r;                     /* (B,Tt+Tm,D) final_norm, (B*(Tt+Tm)) */
     float *lg_text, *lg_mel;                     /* (B,Tt,NT), (B,Tm,NA) */
+    float *mha_scratch;                          /* the attentions' per-thread scratch */
 } xtts_gpt_acts;
 
 /* Gradients of the activations: the running ones and per-layer scratch. */
@@ -65,6 +66,7 @@ struct xtts_gpt {
     float *arena, *darena, **layer_ptrs;
     size_t arena_n, darena_n;
     int shape_B, shape_S, shape_Tt, shape_Tm;       /* the shape the arenas were laid out for */
+    int mha_threads;                                /* threads the attention scratch is for */
     xtts_gpt_acts a;
     xtts_gpt_dacts d;
 };

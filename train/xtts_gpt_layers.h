@@ -33,14 +33,19 @@ void xtts_groupnorm_backward(float *dinp, float *dweight, float *dbias, const fl
  * and writes its output row at out[b*o_b + i*o_t + h*o_h + 0..hs). Query i sees key j when
  * (causal == 0 or j <= i) and (key_mask == NULL or key_mask[b*Tk + j] != 0); every query must see
  * one key at least. att is (B,NH,Tq,Tk): the softmax probabilities (0 where unseen). The same
- * strides serve the gradients dq, dk, dv. */
+ * strides serve the gradients dq, dk, dv. scratch holds threads * xtts_mha_scratch_per_thread
+ * floats (a head's k and v transposed, and their gradients); the loops run on `threads` threads. */
 typedef struct {
     int B, NH, Tq, Tk, hs;
     size_t q_b, q_t, q_h, k_b, k_t, k_h, v_b, v_t, v_h, o_b, o_t, o_h;
     float scale;
     int causal;
     const uint8_t *key_mask;
+    float *scratch;
+    int threads;
 } xtts_mha_shape;
+
+size_t xtts_mha_scratch_per_thread(const xtts_mha_shape *s);
 
 void xtts_mha_forward(const xtts_mha_shape *s, float *out, float *att, const float *q, const float *k,
                       const float *v);

@@ -126,7 +126,7 @@ static xtts_mha_shape view_cond(const xtts_gpt *m) {
     size_t S = m->S, D = m->c.dim, ch = D / m->c.heads;
     xtts_mha_shape s = {.B = m->B, .NH = m->c.heads, .Tq = m->S, .Tk = m->S, .hs = (int)ch,
                         .q_b = S * 3 * D, .q_t = 3 * D, .q_h = 3 * ch, .o_b = S * D, .o_t = D, .o_h = ch,
-                        .scale = 1.0f / sqrtf((float)ch)};
+                        .scale = 1.0f / sqrtf((float)ch), .scratch = m->a.mha_scratch, .threads = m->mha_threads};
     s.k_b = s.v_b = s.q_b, s.k_t = s.v_t = s.q_t, s.k_h = s.v_h = s.q_h;
     return s;
 }
@@ -138,7 +138,8 @@ static xtts_mha_shape view_perceiver(const xtts_gpt *m) {
                         .hs = XTTS_GPT_PERC_DIM_HEAD, .q_b = P * PDI, .q_t = PDI, .q_h = XTTS_GPT_PERC_DIM_HEAD,
                         .k_b = (P + S) * 2 * PDI, .k_t = 2 * PDI, .k_h = XTTS_GPT_PERC_DIM_HEAD,
                         .o_b = P * PDI, .o_t = PDI, .o_h = XTTS_GPT_PERC_DIM_HEAD,
-                        .scale = 1.0f / sqrtf((float)XTTS_GPT_PERC_DIM_HEAD)};
+                        .scale = 1.0f / sqrtf((float)XTTS_GPT_PERC_DIM_HEAD), .scratch = m->a.mha_scratch,
+                        .threads = m->mha_threads};
     s.v_b = s.k_b, s.v_t = s.k_t, s.v_h = s.k_h;
     return s;
 }
@@ -148,7 +149,8 @@ static xtts_mha_shape view_gpt(const xtts_gpt *m) {
     size_t T = m->T, D = m->c.dim, hs = D / m->c.heads;
     xtts_mha_shape s = {.B = m->B, .NH = m->c.heads, .Tq = m->T, .Tk = m->T, .hs = (int)hs, .q_b = T * 3 * D,
                         .q_t = 3 * D, .q_h = hs, .o_b = T * D, .o_t = D, .o_h = hs,
-                        .scale = 1.0f / sqrtf((float)hs), .causal = 1, .key_mask = m->key_mask};
+                        .scale = 1.0f / sqrtf((float)hs), .causal = 1, .key_mask = m->key_mask,
+                        .scratch = m->a.mha_scratch, .threads = m->mha_threads};
     s.k_b = s.v_b = s.q_b, s.k_t = s.v_t = s.q_t, s.k_h = s.v_h = s.q_h;
     return s;
 }
