@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "train/xtts_gpt.h"
+#include "train/xtts_gpt_loader.h"
 
 #define GOLDEN "tests/golden/xtts_gpt/tiny.bin"
 
@@ -311,6 +312,30 @@ static void test_weights_of_another_shape_are_refused(void **state) {
     free_golden(&g);
 }
 
+/* the loader's conditioning mel equals Coqui's TorchMelSpectrogram (the style encoder's) within
+ * 1e-3 in the log domain, as DESIGN.md asks of every mel preset */
+static void test_conditioning_mel_equals_coquis(void **state) {
+    (void)state;
+    FILE *f = fopen("tests/golden/xtts_gpt/cond_mel.bin", "rb");
+    assert_non_null(f);
+    int32_t h[4];
+    assert_int_equal(fread(h, 4, 4, f), 4);
+    int n = h[0], pad = h[1], nm = h[2], frames = h[3];
+    float *norms = read_n(f, 4 * (size_t)nm), *wav = read_n(f, 4 * (size_t)n);
+    float *want = read_n(f, 4 * (size_t)nm * frames), *got = malloc(4 * (size_t)nm * frames);
+    fclose(f);
+    assert_true(norms && wav && want && got);
+    size_t got_frames = 0;
+    xtts_error err = {0};
+    assert_int_equal(xtts_gpt_style_mel(wav, (size_t)n, (size_t)pad, norms, got, &got_frames, &err), XTTS_OK);
+    assert_int_equal(got_frames, frames);
+    double worst = 0.0;
+    for (size_t i = 0; i < (size_t)nm * frames; i++) worst = fmax(worst, fabs((double)got[i] - want[i]));
+    print_message("conditioning mel: largest difference from Coqui's %.3g\n", worst);
+    assert_true(worst <= 1e-3);
+    free(norms), free(wav), free(want), free(got);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_losses_and_gradients_equal_coquis),
@@ -319,6 +344,7 @@ int main(void) {
         cmocka_unit_test(test_config_without_vocab_is_refused),
         cmocka_unit_test(test_weights_from_model_pth_and_trainer_checkpoint),
         cmocka_unit_test(test_weights_of_another_shape_are_refused),
+        cmocka_unit_test(test_conditioning_mel_equals_coquis),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

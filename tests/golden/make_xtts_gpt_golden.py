@@ -45,6 +45,10 @@ Beside it, for the model-folder readers (config.json, vocab.json, model.pth; tes
                 VoiceBpeTokenizer (get_number_tokens, token_to_id) as Xtts.init_models reads it
   model.pth     torch.save({"model": {"gpt." + key: initial float32 weights, plus a tensor of another
                 part of Xtts}}) as Xtts's model.pth holds GPT
+  cond_mel.bin  the style encoder's conditioning mel as GPTTrainer computes it (TorchMelSpectrogram
+                with filter_length 2048, hop 256, win 1024, 80 mels, 0-8000 Hz, divided by mel norms) of
+                a zero-padded synthetic clip quantized to int16 as the cache stores it:
+                int32 n pad_to n_mels frames, float32 norms[n_mels] wav[n] mel[n_mels][frames]
   trainer.pth   a GPTTrainer checkpoint as coqui-ai/Trainer writes one ({"config": dict, "model":
                 {"xtts.gpt." + key: ...}, "step", "epoch"}), its tensors in bfloat16
 
@@ -183,6 +187,7 @@ def main(out_path):
                 f.write(table[n].astype("<f4").tobytes())
     import os
     write_model_folder(os.path.dirname(os.path.abspath(out_path)), init)
+    write_cond_mel(os.path.join(os.path.dirname(os.path.abspath(out_path)), "cond_mel.bin"))
     total = sum(init[n].size for n in names)
     print(f"{out_path}: {len(names)} tensors, {total} parameters; eval text {eval_losses[0].item():.9g} "
           f"mel {eval_losses[1].item():.9g}; train steps " + " ".join(f"{x:.9g}" for x in step_losses))
@@ -227,6 +232,29 @@ def write_model_folder(folder, init):
     trainer = {"config": config, "model": {"xtts.gpt." + n: torch.tensor(v).bfloat16() for n, v in init.items()},
                "step": 3, "epoch": 0, "date": "November 28, 2026", "model_loss": 3.9}
     torch.save(trainer, os.path.join(folder, "trainer.pth"))
+
+
+def write_cond_mel(path):
+    """cond_mel.bin (see the docstring): Coqui's TorchMelSpectrogram on a padded clip."""
+    from TTS.tts.layers.tortoise.arch_utils import TorchMelSpectrogram
+    n, pad_to, sr = 20000, 24000, 22050
+    t = np.arange(n) / sr
+    f0 = 120 + 40 * np.sin(2 * np.pi * 1.3 * t)
+    phase = 2 * np.pi * np.cumsum(f0) / sr
+    x = sum(np.sin(k * phase) / k for k in range(1, 12)) * (0.5 + 0.5 * np.sin(2 * np.pi * 3 * t)) ** 2
+    x = 0.3 * x + 0.01 * np.random.default_rng(7).standard_normal(n)
+    wav = (np.round(np.clip(x, -1, 1) * 32767) / 32768).astype(np.float32)
+    norms = (0.5 + np.random.default_rng(8).random(80) * 2).astype(np.float32)
+    mel_fn = TorchMelSpectrogram(filter_length=2048, hop_length=256, win_length=1024, normalize=False,
+                                 sampling_rate=sr, mel_fmin=0, mel_fmax=8000, n_mel_channels=80, mel_norm_file=None)
+    mel_fn.mel_norms = torch.tensor(norms)
+    padded = np.zeros(pad_to, dtype=np.float32)
+    padded[:n] = wav
+    with torch.no_grad():
+        mel = mel_fn(torch.tensor(padded)[None, None])[0].numpy().astype(np.float32)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<4i", n, pad_to, 80, mel.shape[1]))
+        f.write(norms.astype("<f4").tobytes() + wav.astype("<f4").tobytes() + mel.astype("<f4").tobytes())
 
 
 if __name__ == "__main__":
