@@ -23,6 +23,14 @@ typedef struct {
     FILE *json;
 } gpt_run;
 
+/* the run's line, once its loader has started */
+static void describe(const gpt_run *R, const xtts_gpt_loader *l, const char *split) {
+    fprintf(stderr, "xtts-train: xtts-gpt %d layers, %d channels, %d heads, %zu parameters (%s); %llu %s records\n",
+            R->c.layers, R->c.dim, R->c.heads, xtts_gpt_num_params(R->m),
+            R->o->gpt_init ? R->o->gpt_init : "Coqui's initialization", (unsigned long long)xtts_gpt_loader_count(l),
+            split);
+}
+
 /* MultiStepLR: lr * gamma^(milestones passed) */
 static float lr_at(const gpt_run *R, long step) {
     float lr = R->o->lr_set ? R->o->optim.lr : R->r.lr;
@@ -57,6 +65,7 @@ static xtts_status gpt_eval(gpt_run *R, long step, xtts_error *err) {
                                   .codes_dir = R->o->codes_dir};
     xtts_gpt_loader *l = NULL;
     xtts_status st = xtts_gpt_loader_new(R->cache, &R->c, &R->r, &lo, &l, err);
+    if (!st && step == 0) describe(R, l, "validation");
     double sum_t = 0.0, sum_m = 0.0;
     long n = 0;
     while (!st) {
@@ -106,6 +115,7 @@ static xtts_status gpt_train(gpt_run *R, xtts_error *err) {
                                   .codes_dir = o->codes_dir};
     xtts_gpt_loader *l = NULL;
     xtts_status st = xtts_gpt_loader_new(R->cache, &R->c, &R->r, &lo, &l, err);
+    if (!st) describe(R, l, "training");
     size_t n = xtts_gpt_num_params(R->m);
     float *m1 = st ? NULL : calloc(n, sizeof(float)), *m2 = st ? NULL : calloc(n, sizeof(float));
     if (!st && (!m1 || !m2)) st = xtts_error_set(err, XTTS_ENOMEM, "xtts-gpt: out of memory for AdamW's moments");
@@ -139,9 +149,6 @@ xtts_status xtts_gpt_train_run(const xtts_train_options *o, xtts_error *err) {
         R.json = strcmp(o->log_json, "-") ? fopen(o->log_json, "w") : stdout;
         if (!R.json) st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log", o->log_json);
     }
-    if (!st)
-        fprintf(stderr, "xtts-train: xtts-gpt %d layers, %d channels, %d heads, %zu parameters (%s)\n", R.c.layers,
-                R.c.dim, R.c.heads, xtts_gpt_num_params(R.m), o->gpt_init ? o->gpt_init : "Coqui's initialization");
     if (!st) st = o->eval_only ? gpt_eval(&R, 0, err) : gpt_train(&R, err);
     if (R.json && R.json != stdout && fclose(R.json) && !st)
         st = xtts_error_set(err, XTTS_EIO, "%s: cannot write the JSON log", o->log_json);
