@@ -15,103 +15,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/xtts_gpt_golden.h"
 #include "train/xtts_gpt.h"
 #include "train/xtts_gpt_loader.h"
 
 #define GOLDEN "tests/golden/xtts_gpt/tiny.bin"
 
-typedef struct {
-    int32_t cfg[20];
-    double opt[7]; /* lr beta1 beta2 eps wd text_w mel_w */
-    int B, L, MC, NM, S, steps;
-    int32_t *text_lengths, *wav_lengths, *cond_idxs, *text, *codes;
-    float *cond;
-    double eval_loss[2], step_loss[16];
-    int nt;
-    char **names;
-    int *decay, *ndim;
-    int32_t (*shape)[4];
-    size_t *numel, total;
-    float *init, *grad, *after;
-} golden;
-
-static void *read_n(FILE *f, size_t n) {
-    void *p = malloc(n ? n : 1);
-    if (p && fread(p, 1, n, f) != n) {
-        free(p);
-        return NULL;
-    }
-    return p;
-}
-
-static int load_tensors(FILE *f, golden *g) {
-    if (fread(&g->nt, 4, 1, f) != 1 || g->nt <= 0 || g->nt > 10000) return -1;
-    g->names = calloc(g->nt, sizeof(char *));
-    g->decay = calloc(g->nt, sizeof(int));
-    g->ndim = calloc(g->nt, sizeof(int));
-    g->shape = calloc(g->nt, sizeof *g->shape);
-    g->numel = calloc(g->nt, sizeof(size_t));
-    for (int i = 0; i < g->nt; i++) {
-        int32_t len;
-        if (fread(&len, 4, 1, f) != 1 || len <= 0 || len > 200) return -1;
-        g->names[i] = calloc(len + 1, 1);
-        if (fread(g->names[i], 1, len, f) != (size_t)len || fread(&g->decay[i], 4, 1, f) != 1 ||
-            fread(&g->ndim[i], 4, 1, f) != 1 || g->ndim[i] < 1 || g->ndim[i] > 4 ||
-            fread(g->shape[i], 4, g->ndim[i], f) != (size_t)g->ndim[i])
-            return -1;
-        g->numel[i] = 1;
-        for (int k = 0; k < g->ndim[i]; k++) g->numel[i] *= g->shape[i][k];
-        g->total += g->numel[i];
-    }
-    g->init = read_n(f, g->total * 4);
-    g->grad = read_n(f, g->total * 4);
-    g->after = read_n(f, g->total * 4);
-    return g->init && g->grad && g->after ? 0 : -1;
-}
-
-static int load_golden(golden *g) {
-    memset(g, 0, sizeof *g);
-    FILE *f = fopen(GOLDEN, "rb");
-    if (!f) return -1;
-    char magic[4];
-    int32_t version;
-    int rc = -1;
-    if (fread(magic, 1, 4, f) != 4 || memcmp(magic, "XGPG", 4) || fread(&version, 4, 1, f) != 1 || version != 1 ||
-        fread(g->cfg, 4, 20, f) != 20 || fread(g->opt, 8, 7, f) != 7)
-        goto done;
-    g->B = g->cfg[14], g->L = g->cfg[15], g->MC = g->cfg[16], g->NM = g->cfg[17], g->S = g->cfg[18];
-    g->steps = g->cfg[19];
-    if (g->steps > 8) goto done;
-    g->text_lengths = read_n(f, 4 * g->B);
-    g->wav_lengths = read_n(f, 4 * g->B);
-    g->cond_idxs = read_n(f, 8 * g->B);
-    g->text = read_n(f, 4 * (size_t)g->B * g->L);
-    g->codes = read_n(f, 4 * (size_t)g->B * g->MC);
-    g->cond = read_n(f, 4 * (size_t)g->B * g->NM * g->S);
-    if (!g->cond || fread(g->eval_loss, 8, 2, f) != 2 || fread(g->step_loss, 8, 2 * g->steps, f) != (size_t)2 * g->steps)
-        goto done;
-    rc = load_tensors(f, g);
-done:
-    fclose(f);
-    return rc;
-}
-
-static void free_golden(golden *g) {
-    for (int i = 0; g->names && i < g->nt; i++) free(g->names[i]);
-    free(g->names), free(g->decay), free(g->ndim), free(g->shape), free(g->numel);
-    free(g->init), free(g->grad), free(g->after);
-    free(g->text_lengths), free(g->wav_lengths), free(g->cond_idxs), free(g->text), free(g->codes), free(g->cond);
-}
-
 /* the model of the golden's config with its initial weights; checks names, shapes, decay flags */
 static xtts_gpt *model_from_golden(const golden *g) {
     xtts_gpt_config c;
-    xtts_gpt_config_defaults(&c);
-    const int32_t *v = g->cfg;
-    c.layers = v[0], c.dim = v[1], c.heads = v[2], c.n_text_tokens = v[3], c.n_audio_tokens = v[4];
-    c.start_text_token = v[5], c.stop_text_token = v[6], c.start_audio_token = v[7], c.stop_audio_token = v[8];
-    c.max_text_tokens = v[9], c.max_audio_tokens = v[10], c.max_prompt_tokens = v[11], c.code_stride = v[12];
-    c.use_perceiver = v[13], c.n_mels = v[17];
+    xtts_test_golden_config(g, &c);
     xtts_gpt *m = NULL;
     xtts_error err = {0};
     assert_int_equal(xtts_gpt_new(&c, &m, &err), XTTS_OK);
@@ -129,13 +42,6 @@ static xtts_gpt *model_from_golden(const golden *g) {
         off += g->numel[i];
     }
     return m;
-}
-
-static xtts_gpt_batch batch_of(const golden *g, int train) {
-    xtts_gpt_batch bt = {.B = g->B, .text_stride = g->L, .text = g->text, .text_lengths = g->text_lengths,
-                         .codes_stride = g->MC, .codes = g->codes, .wav_lengths = g->wav_lengths,
-                         .cond_frames = g->S, .cond_mels = g->cond, .cond_idxs = train ? g->cond_idxs : NULL};
-    return bt;
 }
 
 static void assert_loss(const char *what, float got, double want) {
@@ -171,11 +77,11 @@ static void assert_tensors(xtts_gpt *m, const golden *g, const float *ref, int g
 static void test_losses_and_gradients_equal_coquis(void **state) {
     (void)state;
     golden g;
-    assert_int_equal(load_golden(&g), 0);
+    assert_int_equal(xtts_test_golden_load(GOLDEN, &g), 0);
     xtts_gpt *m = model_from_golden(&g);
     xtts_error err = {0};
     float lt, lm;
-    xtts_gpt_batch ev = batch_of(&g, 0), tr = batch_of(&g, 1);
+    xtts_gpt_batch ev = xtts_test_golden_batch(&g, 0), tr = xtts_test_golden_batch(&g, 1);
     assert_int_equal(xtts_gpt_forward(m, &ev, &lt, &lm, &err), XTTS_OK);
     assert_loss("evaluation text loss", lt, g.eval_loss[0]);
     assert_loss("evaluation mel loss", lm, g.eval_loss[1]);
@@ -186,18 +92,18 @@ static void test_losses_and_gradients_equal_coquis(void **state) {
     xtts_gpt_backward(m, (float)g.opt[5], (float)g.opt[6]);
     assert_tensors(m, &g, g.grad, 1, 1e-3, 1, "gradient");
     xtts_gpt_delete(m);
-    free_golden(&g);
+    xtts_test_golden_free(&g);
 }
 
 static void test_three_adamw_steps_equal_coquis(void **state) {
     (void)state;
     golden g;
-    assert_int_equal(load_golden(&g), 0);
+    assert_int_equal(xtts_test_golden_load(GOLDEN, &g), 0);
     xtts_gpt *m = model_from_golden(&g);
     xtts_error err = {0};
     size_t n = xtts_gpt_num_params(m);
     float *m1 = calloc(n, sizeof(float)), *m2 = calloc(n, sizeof(float));
-    xtts_gpt_batch tr = batch_of(&g, 1);
+    xtts_gpt_batch tr = xtts_test_golden_batch(&g, 1);
     xtts_gpt_recipe r;
     xtts_gpt_recipe_defaults(&r);
     r.beta1 = (float)g.opt[1], r.beta2 = (float)g.opt[2], r.eps = (float)g.opt[3], r.weight_decay = (float)g.opt[4];
@@ -216,14 +122,14 @@ static void test_three_adamw_steps_equal_coquis(void **state) {
     assert_tensors(m, &g, g.after, 0, 1e-5, 0, "weights after the steps");
     free(m1), free(m2);
     xtts_gpt_delete(m);
-    free_golden(&g);
+    xtts_test_golden_free(&g);
 }
 
 /* config.json's model_args with null start/stop tokens: the vocabulary beside it gives them */
 static void test_config_takes_text_tokens_from_vocab(void **state) {
     (void)state;
     golden g;
-    assert_int_equal(load_golden(&g), 0);
+    assert_int_equal(xtts_test_golden_load(GOLDEN, &g), 0);
     xtts_gpt_config c;
     xtts_gpt_recipe r;
     xtts_gpt_config_defaults(&c);
@@ -247,7 +153,7 @@ static void test_config_takes_text_tokens_from_vocab(void **state) {
     assert_int_equal(r.n_milestones, 3);
     assert_int_equal(r.milestones[2], 5400000);
     assert_int_equal(r.wd_only_on_weights, 1);
-    free_golden(&g);
+    xtts_test_golden_free(&g);
 }
 
 /* without a vocabulary, null start/stop tokens are an error naming the config and the file */
@@ -278,7 +184,7 @@ static void test_config_without_vocab_is_refused(void **state) {
 static void test_weights_from_model_pth_and_trainer_checkpoint(void **state) {
     (void)state;
     golden g;
-    assert_int_equal(load_golden(&g), 0);
+    assert_int_equal(xtts_test_golden_load(GOLDEN, &g), 0);
     xtts_gpt *m = model_from_golden(&g);
     xtts_error err = {0};
     memset(xtts_gpt_params(m), 0, xtts_gpt_num_params(m) * sizeof(float));
@@ -288,14 +194,14 @@ static void test_weights_from_model_pth_and_trainer_checkpoint(void **state) {
     assert_int_equal(xtts_gpt_load_weights(m, "tests/golden/xtts_gpt/trainer.pth", &err), XTTS_OK);
     assert_tensors(m, &g, g.init, 0, 1.0 / 256, 1, "trainer.pth weights");
     xtts_gpt_delete(m);
-    free_golden(&g);
+    xtts_test_golden_free(&g);
 }
 
 /* a model of another size: the first tensor whose shape differs is named with both shapes */
 static void test_weights_of_another_shape_are_refused(void **state) {
     (void)state;
     golden g;
-    assert_int_equal(load_golden(&g), 0);
+    assert_int_equal(xtts_test_golden_load(GOLDEN, &g), 0);
     xtts_gpt_config c;
     xtts_gpt_recipe r;
     xtts_gpt_config_defaults(&c);
@@ -309,7 +215,16 @@ static void test_weights_of_another_shape_are_refused(void **state) {
     assert_non_null(strstr(err.msg, "model.pth"));
     assert_non_null(strstr(err.msg, "gpt.conditioning_encoder.init.weight"));
     xtts_gpt_delete(m);
-    free_golden(&g);
+    xtts_test_golden_free(&g);
+}
+
+static void *read_n(FILE *f, size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (p && fread(p, 1, n, f) != n) {
+        free(p);
+        return NULL;
+    }
+    return p;
 }
 
 /* the loader's conditioning mel equals Coqui's TorchMelSpectrogram (the style encoder's) within

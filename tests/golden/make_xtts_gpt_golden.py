@@ -88,7 +88,7 @@ N_STEPS = 3
 latent_encoder.GroupNorm32.forward = nn.GroupNorm.forward
 
 
-def build_model():
+def build_model(dtype=torch.float64):
     torch.manual_seed(48)
     gpt = GPT(layers=LAYERS, model_dim=DIM, start_text_token=START_TEXT, stop_text_token=STOP_TEXT,
               heads=HEADS, max_text_tokens=MAX_TEXT, max_mel_tokens=MAX_AUDIO, max_prompt_tokens=MAX_PROMPT,
@@ -108,10 +108,11 @@ def build_model():
             if isinstance(m, nn.modules.dropout._DropoutNd):
                 m.p = 0.0
     gpt.train()
-    return gpt.double()
+    return gpt.to(dtype)
 
 
 def batch():
+    """text (zero-padded ids of TEXT_LENGTHS), codes (ceil(max wav / stride) per row), cond mels."""
     rng = np.random.default_rng(20261128)
     L = max(TEXT_LENGTHS)
     text = np.zeros((B, L), dtype=np.int32)  # padded with 0 as XTTSDataset.collate_fn pads
@@ -124,10 +125,11 @@ def batch():
 
 
 def forward(gpt, text, codes, cond, train):
+    dtype = next(gpt.parameters()).dtype
     loss_text, loss_mel, _ = gpt(
         torch.tensor(text, dtype=torch.long), torch.tensor(TEXT_LENGTHS, dtype=torch.long),
         torch.tensor(codes, dtype=torch.long), torch.tensor(WAV_LENGTHS, dtype=torch.long),
-        cond_mels=torch.tensor(cond, dtype=torch.float64).unsqueeze(1),
+        cond_mels=torch.tensor(cond, dtype=dtype).unsqueeze(1),
         cond_idxs=torch.tensor(COND_IDXS, dtype=torch.long) if train else None, cond_lens=None)
     return loss_text, loss_mel
 
@@ -136,6 +138,31 @@ def optimizer(gpt):
     cfg = types.SimpleNamespace(optimizer_wd_only_on_weights=True, optimizer="AdamW", lr=LR,
                                 optimizer_params={"betas": list(BETAS), "eps": EPS, "weight_decay": WD})
     return GPTTrainer.get_optimizer(types.SimpleNamespace(xtts=types.SimpleNamespace(gpt=gpt), config=cfg))
+
+
+def write_bin(path, text, codes, cond, eval_losses, step_losses, names, decay, tables):
+    """The golden file (layout above): version 1 with the three tables (initial weights,
+    gradients, weights after the steps), version 2 with the initial weights only (inputs for
+    check_xtts_gpt_full.py)."""
+    with open(path, "wb") as f:
+        f.write(b"XGPG" + struct.pack("<i", 1 if len(tables) == 3 else 2))
+        f.write(struct.pack("<20i", LAYERS, DIM, HEADS, N_TEXT, N_AUDIO, START_TEXT, STOP_TEXT, START_AUDIO,
+                            STOP_AUDIO, MAX_TEXT, MAX_AUDIO, MAX_PROMPT, CODE_STRIDE, 1, B, text.shape[1],
+                            codes.shape[1], N_MELS, cond.shape[2], N_STEPS))
+        f.write(struct.pack("<7d", LR, BETAS[0], BETAS[1], EPS, WD, TEXT_W, MEL_W))
+        f.write(np.array(TEXT_LENGTHS, "<i4").tobytes() + np.array(WAV_LENGTHS, "<i4").tobytes())
+        f.write(np.array(COND_IDXS, "<i4").tobytes() + text.astype("<i4").tobytes() + codes.astype("<i4").tobytes())
+        f.write(cond.astype("<f4").tobytes())
+        f.write(struct.pack("<2d", *[float(x) for x in eval_losses]))
+        f.write(struct.pack(f"<{2 * N_STEPS}d", *(list(step_losses) + [0.0] * (2 * N_STEPS - len(step_losses)))))
+        f.write(struct.pack("<i", len(names)))
+        for n in names:
+            shape = tables[0][n].shape
+            f.write(struct.pack("<i", len(n)) + n.encode() + struct.pack("<2i", int(decay[n]), len(shape)))
+            f.write(struct.pack(f"<{len(shape)}i", *shape))
+        for table in tables:
+            for n in names:
+                f.write(np.ascontiguousarray(table[n], dtype="<f4").tobytes())
 
 
 def main(out_path):
@@ -166,25 +193,8 @@ def main(out_path):
         opt.step()
     after = {n: params[n].detach().float().numpy().copy() for n in names}
 
-    with open(out_path, "wb") as f:
-        f.write(b"XGPG" + struct.pack("<i", 1))
-        f.write(struct.pack("<20i", LAYERS, DIM, HEADS, N_TEXT, N_AUDIO, START_TEXT, STOP_TEXT, START_AUDIO,
-                            STOP_AUDIO, MAX_TEXT, MAX_AUDIO, MAX_PROMPT, CODE_STRIDE, 1, B, text.shape[1],
-                            codes.shape[1], N_MELS, COND_FRAMES, N_STEPS))
-        f.write(struct.pack("<7d", LR, BETAS[0], BETAS[1], EPS, WD, TEXT_W, MEL_W))
-        f.write(np.array(TEXT_LENGTHS, "<i4").tobytes() + np.array(WAV_LENGTHS, "<i4").tobytes())
-        f.write(np.array(COND_IDXS, "<i4").tobytes() + text.astype("<i4").tobytes() + codes.astype("<i4").tobytes())
-        f.write(cond.astype("<f4").tobytes())
-        f.write(struct.pack("<2d", eval_losses[0].item(), eval_losses[1].item()))
-        f.write(struct.pack(f"<{2 * N_STEPS}d", *step_losses))
-        f.write(struct.pack("<i", len(names)))
-        for n in names:
-            shape = init[n].shape
-            f.write(struct.pack("<i", len(n)) + n.encode() + struct.pack("<2i", int(decay[id(params[n])]), len(shape)))
-            f.write(struct.pack(f"<{len(shape)}i", *shape))
-        for table in (init, grads, after):
-            for n in names:
-                f.write(table[n].astype("<f4").tobytes())
+    write_bin(out_path, text, codes, cond, eval_losses, step_losses, names,
+              {n: decay[id(params[n])] for n in names}, (init, grads, after))
     import os
     write_model_folder(os.path.dirname(os.path.abspath(out_path)), init)
     write_cond_mel(os.path.join(os.path.dirname(os.path.abspath(out_path)), "cond_mel.bin"))
