@@ -139,6 +139,14 @@ void xtts_gpt_init_random(xtts_gpt *m, uint64_t seed);
  * tensor missing, named), XTTS_EMISMATCH (a shape, named with both shapes). */
 xtts_status xtts_gpt_load_weights(xtts_gpt *m, const char *pth, xtts_error *err);
 
+/* Writes path as torch.save writes Xtts's model.pth ({"model": state dict}): with init_pth
+ * (the file the weights came from) every tensor of its model in its order and dtype, GPT's
+ * replaced by this model's (float32, Coqui's layout; a GPTTrainer checkpoint's keys keep their
+ * "xtts." prefix, which Xtts's loader strips; its optimizer and config are left out); without,
+ * GPT's tensors alone as "gpt.*". Errors: those of xtts_pth_open and xtts_pth_save,
+ * XTTS_EUNSUPPORTED (a tensor to carry of another dtype than float32, float16, bfloat16, int64), XTTS_ENOMEM. */
+xtts_status xtts_gpt_save_pth(xtts_gpt *m, const char *init_pth, const char *path, xtts_error *err);
+
 /* One AdamW step (torch.optim.AdamW), step t (1-based), weight decay on every tensor, or with
  * wd_only_on_weights only on those whose decay flag is set (GPTTrainer's rule). m1, m2 are the
  * moments (num_params each, zeroed before the first step). */

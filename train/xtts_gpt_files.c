@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "formats/model/torch_pth.h"
+#include "formats/model/torch_save.h"
 #include "train/xtts_gpt_internal.h"
 
 #define CONFIG_MAX_BYTES (64u << 20)
@@ -243,4 +244,66 @@ static void init_tensor(xtts_gpt *m, size_t i, uint64_t *s) {
 void xtts_gpt_init_random(xtts_gpt *m, uint64_t seed) {
     uint64_t s = seed;
     for (size_t i = 0; i < m->nt; i++) init_tensor(m, i, &s);
+}
+
+/* ---- writing model.pth ------------------------------------------------------------------- */
+
+/* the key of GPT tensor i in a file whose GPT tensors carry prefix (as gpt_prefix found it) */
+static void key_of(const xtts_gpt *m, size_t i, const char *prefix, char *out, size_t cap) {
+    snprintf(out, cap, "%s%s", prefix, m->t[i].name);
+}
+
+/* the tensors to write: every tensor of the input file in its order, GPT's replaced by the
+ * model's (Coqui's layout), or GPT's alone under "gpt." without an input */
+static xtts_status out_tensors(xtts_gpt *m, const xtts_pth *in, const char *prefix, xtts_pth_out_tensor *t,
+                               char (*keys)[XTTS_GPT_NAME_MAX + 32], float *vals, size_t *n, xtts_error *err) {
+    size_t k = 0, strip = in && !strncmp(prefix, "model.", 6) ? 6 : 0;
+    size_t count = in ? xtts_pth_count(in) : m->nt;
+    for (size_t i = 0; i < count; i++) {
+        const xtts_pth_tensor *src = in ? xtts_pth_tensor_at(in, i) : NULL;
+        long g = -1;
+        if (src && strncmp(src->name, prefix, strlen(prefix)) == 0) g = xtts_gpt_find_tensor(m, src->name + strlen(prefix));
+        if (!src) g = (long)i;
+        if (src && strip && strncmp(src->name, "model.", 6) != 0) continue; /* optimizer, config: not the model */
+        xtts_pth_out_tensor *o = &t[k];
+        memset(o, 0, sizeof *o);
+        if (g >= 0) {
+            const xtts_gpt_tensor *gt = &m->t[g];
+            float *dst = vals + gt->offset;
+            xtts_gpt_get_tensor(m, (size_t)g, 0, dst);
+            if (src) snprintf(keys[k], sizeof keys[k], "%s", src->name + strip);
+            else key_of(m, (size_t)g, "gpt.", keys[k], sizeof keys[k]);
+            o->ndim = gt->ndim, o->data = dst;
+            for (int d = 0; d < gt->ndim; d++) o->shape[d] = gt->shape[d];
+        } else {
+            if (strcmp(src->stored_dtype, "float32") && strcmp(src->stored_dtype, "float16") &&
+                strcmp(src->stored_dtype, "bfloat16") && strcmp(src->stored_dtype, "int64"))
+                return xtts_error_set(err, XTTS_EUNSUPPORTED, "%s: tensor %s: %s is not carried (float and int64 only)",
+                                      xtts_pth_label(in), src->name, src->stored_dtype);
+            snprintf(keys[k], sizeof keys[k], "%s", src->name + strip);
+            o->ndim = src->ndim, o->data = src->data, o->dtype = src->stored_dtype;
+            for (int d = 0; d < src->ndim; d++) o->shape[d] = src->shape[d];
+        }
+        o->name = keys[k++];
+    }
+    *n = k;
+    return XTTS_OK;
+}
+
+xtts_status xtts_gpt_save_pth(xtts_gpt *m, const char *init_pth, const char *path, xtts_error *err) {
+    xtts_pth *in = NULL;
+    xtts_status st = init_pth ? xtts_pth_open(init_pth, &in, err) : XTTS_OK;
+    if (st) return st;
+    const char *prefix = in ? gpt_prefix(in) : "gpt.";
+    size_t cap = in ? xtts_pth_count(in) : m->nt, n = 0;
+    xtts_pth_out_tensor *t = calloc(cap ? cap : 1, sizeof *t);
+    char(*keys)[XTTS_GPT_NAME_MAX + 32] = calloc(cap ? cap : 1, sizeof *keys);
+    float *vals = malloc(m->nparams * sizeof(float));
+    if (!prefix) st = xtts_error_set(err, XTTS_ENOTFOUND, "%s: no gpt.text_embedding.weight", init_pth);
+    else if (!t || !keys || !vals) st = xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path);
+    if (!st) st = out_tensors(m, in, prefix, t, keys, vals, &n, err);
+    if (!st) st = xtts_pth_save(path, "model", t, n, err);
+    free(t), free(keys), free(vals);
+    xtts_pth_close(in);
+    return st;
 }

@@ -44,8 +44,8 @@ static xtts_status gpt_setup(gpt_run *R, xtts_error *err) {
     const xtts_train_options *o = R->o;
     if (!o->gpt_config)
         return xtts_error_set(err, XTTS_EUSAGE, "--model xtts-gpt needs --config (the XTTS model folder's config.json)");
-    if (o->ckpt_dir || o->resume)
-        return xtts_error_set(err, XTTS_EUNSUPPORTED, "--model xtts-gpt: --ckpt and --resume are not there yet");
+    if (o->resume)
+        return xtts_error_set(err, XTTS_EUNSUPPORTED, "--model xtts-gpt: --resume is not there yet (--ckpt writes model.pth)");
     xtts_gpt_config_defaults(&R->c);
     xtts_gpt_recipe_defaults(&R->r);
     xtts_status st = xtts_gpt_config_load(o->gpt_config, &R->c, &R->r, err);
@@ -88,6 +88,16 @@ static xtts_status gpt_eval(gpt_run *R, long step, xtts_error *err) {
         fprintf(R->json, "{\"eval\": {\"step\": %ld, \"loss\": %.9g, \"loss_text_ce\": %.9g, \"loss_mel_ce\": %.9g, "
                 "\"text_ce\": %.9g, \"mel_ce\": %.9g, \"batches\": %ld}}\n", step, tw + mw, tw, mw, t, mm, n);
     return XTTS_OK;
+}
+
+/* DIR/model.pth as Xtts's loader reads it: the --init file's other tensors carried */
+static xtts_status gpt_save(gpt_run *R, long step, xtts_error *err) {
+    char path[4200];
+    xtts_status st = xtts_mkdir_p(R->o->ckpt_dir, err);
+    snprintf(path, sizeof path, "%s/model.pth", R->o->ckpt_dir);
+    if (!st) st = xtts_gpt_save_pth(R->m, R->o->gpt_init, path, err);
+    if (!st) fprintf(stderr, "xtts-train: step %ld: wrote %s\n", step, path);
+    return st;
 }
 
 /* one optimizer step: forward and backward of the batch, clipping, AdamW */
@@ -135,6 +145,8 @@ static xtts_status gpt_train(gpt_run *R, xtts_error *err) {
                     "\"lr\": %.9g, \"step_ms\": %.3f, \"stall_pct\": %.3f}\n", s + 1, tw + mw, tw, mw, lr_at(R, s),
                     dt * 1e3, 100.0 * waited / dt);
         if (o->eval_every > 0 && (s + 1) % o->eval_every == 0) st = gpt_eval(R, s + 1, err);
+        if (!st && o->ckpt_dir && (s + 1 == steps || (o->ckpt_every > 0 && (s + 1) % o->ckpt_every == 0)))
+            st = gpt_save(R, s + 1, err);
     }
     free(m1), free(m2);
     xtts_gpt_loader_delete(l);
