@@ -1,9 +1,9 @@
 /* cpu_level.h — the instruction set the trainer's CPU loops run with, chosen once per process.
  *
- * The loops (train/loops_internal.h: the layers, the loss, the optimizer) are compiled three
+ * The loops (train/cpu/: the layers, the loss, the optimizer) are compiled three
  * times — for x86-64-v4 (AVX-512), x86-64-v3 (AVX2 and FMA) and the build's baseline
  * (x86-64-v2 for `make install`) — and the widest copy the CPU runs is used, so a portable build
- * trains as fast as a native one. Every copy computes the same bits (loops_internal.h says how),
+ * trains as fast as a native one. Every copy computes the same bits (train/cpu/loops.h says how),
  * so the choice changes the speed only. The environment variable XTTS_CPU caps the choice:
  * unset, empty or "auto" (the widest the CPU has), "avx512", "avx2" or "baseline" (at most that
  * level; a cap above what the CPU has changes nothing). Off x86-64 or with another compiler than

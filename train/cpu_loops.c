@@ -1,4 +1,4 @@
-/* cpu_loops.c — the copies of the trainer's CPU loops (train/loops_internal.h), one per
+/* cpu_loops.c — the copies of the trainer's CPU loops (train/cpu/loops.h), one per
  * instruction set, and the choice among them (train/cpu_level.h).
  *
  * gcc on x86-64 compiles the loops three times, each under its own `#pragma GCC target`: the
@@ -34,10 +34,10 @@
 #if HAVE_WIDE_COPIES && defined(__SSE4_2__) && defined(__POPCNT__) && defined(__SSSE3__)
 #pragma GCC push_options
 #pragma GCC target("arch=x86-64-v2")
-#include "train/loops_internal.h"
+#include "train/cpu/loops.h"
 #pragma GCC pop_options
 #else
-#include "train/loops_internal.h"
+#include "train/cpu/loops.h"
 #endif
 #undef LOOPS_LEVEL
 
@@ -45,14 +45,14 @@
 #define LOOPS_LEVEL avx2
 #pragma GCC push_options
 #pragma GCC target("arch=x86-64-v3")
-#include "train/loops_internal.h"
+#include "train/cpu/loops.h"
 #pragma GCC pop_options
 #undef LOOPS_LEVEL
 
 #define LOOPS_LEVEL avx512
 #pragma GCC push_options
 #pragma GCC target("arch=x86-64-v4")
-#include "train/loops_internal.h"
+#include "train/cpu/loops.h"
 #pragma GCC pop_options
 #undef LOOPS_LEVEL
 

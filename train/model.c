@@ -1,9 +1,11 @@
-/* model.c — the xtts-train transformer (see model.h): its parameters, activations and the
- * forward and backward passes through its layers.
+/* model.c — the xtts-train transformer (see model.h), in the manner of llm.c's train_gpt2.c:
+ * its parameters (names, sizes, initial values), its activations, and the forward and backward
+ * passes that run its layers in order. This is the CPU path's spine; the CUDA path's is
+ * train/train_cuda.cu, in the same order.
  *
- * Written after llm.c's train_gpt2.c. The layers' loops live in train/loops_internal.h,
- * compiled once per instruction set (train/cpu_level.h); the xtts_*_forward / *_backward
- * functions here run the copy chosen for this process.
+ * The layers are train/model_internal.h's (train/layers.c: one call each into the CPU loops of
+ * train/cpu/, compiled once per instruction set). The update is train/optim.c's, the loop
+ * train/trainer.c's.
  */
 #include "train/model_internal.h"
 
@@ -11,69 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "train/cpu_loops_internal.h"
-
-/* ---- the layers, through the chosen copy of the loops ---------------------------------- */
-
-void xtts_encoder_forward(float *out, const xtts_model_batch *bt, const float *wte, const float *wpe_text,
-                          const float *wpe_mel, const float *melin_w, const float *melin_b, const float *mel_start,
-                          int C, int M) {
-    xtts_cpu_loops_current()->encoder_forward(out, bt, wte, wpe_text, wpe_mel, melin_w, melin_b, mel_start, C, M);
-}
-
-void xtts_encoder_backward(float *dwte, float *dwpe_text, float *dwpe_mel, float *dmelin_w, float *dmelin_b,
-                           float *dmel_start, const float *dout, const xtts_model_batch *bt, const float *mel_start,
-                           const float *melin_w, int C, int M) {
-    xtts_cpu_loops_current()->encoder_backward(dwte, dwpe_text, dwpe_mel, dmelin_w, dmelin_b, dmel_start, dout, bt,
-                                               mel_start, melin_w, C, M);
-}
-
-void xtts_layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
-                            const float *bias, int B, int T, int C) {
-    xtts_cpu_loops_current()->layernorm_forward(out, mean, rstd, inp, weight, bias, B, T, C);
-}
-
-void xtts_layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                             const float *weight, const float *mean, const float *rstd, int B, int T, int C) {
-    xtts_cpu_loops_current()->layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, B, T, C);
-}
-
-void xtts_matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int B, int T,
-                         int C, int OC) {
-    xtts_cpu_loops_current()->matmul_forward(out, inp, weight, bias, B, T, C, OC);
-}
-
-void xtts_matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                          const float *weight, int B, int T, int C, int OC) {
-    xtts_cpu_loops_current()->matmul_backward(dinp, dweight, dbias, dout, inp, weight, B, T, C, OC);
-}
-
-void xtts_attention_forward(float *out, float *att, const float *inp, int B, int T, int C, int NH) {
-    xtts_cpu_loops_current()->attention_forward(out, att, inp, B, T, C, NH);
-}
-
-void xtts_attention_backward(float *dinp, const float *dout, const float *inp, const float *att, int B, int T,
-                             int C, int NH) {
-    xtts_cpu_loops_current()->attention_backward(dinp, dout, inp, att, B, T, C, NH);
-}
-
-void xtts_gelu_forward(float *out, const float *inp, size_t N) { xtts_cpu_loops_current()->gelu_forward(out, inp, N); }
-
-void xtts_gelu_backward(float *dinp, const float *inp, const float *dout, size_t N) {
-    xtts_cpu_loops_current()->gelu_backward(dinp, inp, dout, N);
-}
-
-void xtts_residual_forward(float *out, const float *inp1, const float *inp2, size_t N) {
-    xtts_cpu_loops_current()->residual_forward(out, inp1, inp2, N);
-}
-
-int xtts_mel_stop_loss_forward_backward(float *mel_loss, float *stop_loss, float *dhead, const float *head,
-                                        const xtts_model_batch *bt, int M, float pos_weight) {
-    return xtts_cpu_loops_current()->mel_stop_loss_forward_backward(mel_loss, stop_loss, dhead, head, bt, M,
-                                                                    pos_weight);
-}
-
-/* ---- the model ------------------------------------------------------------------------- */
+/* ---- the model: parameters ----------------------------------------------------------- */
 
 static const char *const param_names[XTTS_NUM_PARAM_TENSORS] = {
     "wte",  "wpe_text", "wpe_mel", "melin_w",  "melin_b",  "mel_start", "ln1w",    "ln1b",
@@ -186,6 +126,8 @@ static void init_params(xtts_model *m, uint64_t seed) {
     }
 }
 
+/* ---- activations --------------------------------------------------------------------- */
+
 static size_t acts_floats(const xtts_model_config *c, size_t B, size_t T) {
     size_t L = c->n_layer, C = c->channels, NH = c->n_head, M1 = c->n_mels + 1;
     return B * T * C                       /* encoded */
@@ -240,6 +182,8 @@ static void point_acts(xtts_model *m, int B, int T) {
     TAKE(dfch_gelu, BT * 4 * C);
 #undef TAKE
 }
+
+/* ---- lifecycle and the batch --------------------------------------------------------- */
 
 xtts_status xtts_model_new(const xtts_model_config *cfg, int B_max, int T_max, uint64_t seed, xtts_model **out,
                            xtts_error *err) {
@@ -311,6 +255,8 @@ xtts_status xtts_model_check_batch(const xtts_model *m, const xtts_model_batch *
     return XTTS_OK;
 }
 
+/* ---- forward ------------------------------------------------------------------------- */
+
 void xtts_model_forward(xtts_model *m, const xtts_model_batch *bt) {
     int B = bt->B, T = bt->T;
     int L = m->config.n_layer, C = m->config.channels, NH = m->config.n_head, M = m->config.n_mels;
@@ -350,6 +296,8 @@ void xtts_model_forward(xtts_model *m, const xtts_model_batch *bt) {
                                                             m->stop_pos_weight);
     m->loss = m->mel_loss + m->stop_loss;
 }
+
+/* ---- backward ------------------------------------------------------------------------ */
 
 void xtts_model_zero_grad(xtts_model *m) { memset(m->grads_memory, 0, m->num_parameters * sizeof(float)); }
 

@@ -1,5 +1,6 @@
 /* model_internal.h — the model's layers one by one (forward/backward pairs), for the
- * finite-difference tests and the model itself. Not installed by `make install`: these are
+ * finite-difference tests and the model itself (train/layers.c: each runs the chosen copy of
+ * the CPU loops, whose layer files are in train/cpu/). Not installed by `make install`: these are
  * not part of the library's API, but they are global symbols of libxtts.a, so they carry its
  * xtts_ prefix like every other (`make layers` checks it).
  */

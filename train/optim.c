@@ -29,7 +29,7 @@ float xtts_lr_at(const xtts_optim_config *o, long step) {
 }
 
 /* The passes over the parameters run the chosen copy of the loops (train/cpu_level.h); the
- * norm's sums are in double, in an order fixed by n alone (train/loops_internal.h). */
+ * norm's sums are in double, in an order fixed by n alone (train/cpu/adamw.h). */
 float xtts_grad_norm(const float *grads, size_t n) { return xtts_cpu_loops_current()->grad_norm(grads, n); }
 
 float xtts_grad_clip(float *grads, size_t n, float max_norm) {

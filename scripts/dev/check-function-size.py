@@ -11,7 +11,7 @@ import sys
 
 SKIP_SUFFIXES = ("_data.c",)          # generated tables
 DIRS = ("common", "kernels", "formats", "cache", "prep", "train")
-EXTS = (".c", ".h", ".cc", ".cu")
+EXTS = (".c", ".h", ".cc", ".cu", ".cuh")
 START = re.compile(r"^[A-Za-z_][A-Za-z0-9_ \*]*\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 
 

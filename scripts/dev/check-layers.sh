@@ -45,7 +45,7 @@ AWK_LAYERS='
                       if (f ~ /^4p:/ && t ~ /^4p:/) return index(allow[substr(f, 4)], " " substr(t, 4) " ") > 0;
                       if (f ~ /^3c:./ && t ~ /^3c:./) return index(callow[substr(f, 4)], " " substr(t, 4) " ") > 0;
                       if (substr(f, 1, 1) == "4" && substr(t, 1, 1) == "4") return 0; return substr(t, 1, 1) + 0 <= substr(f, 1, 1) + 0 }'
-files=$(find common kernels formats cache prep train \( -name '*.c' -o -name '*.h' -o -name '*.cc' -o -name '*.cu' \) ! -name 'xtts-*.c' 2>/dev/null | sort || true)
+files=$(find common kernels formats cache prep train \( -name '*.c' -o -name '*.h' -o -name '*.cc' -o -name '*.cu' -o -name '*.cuh' \) ! -name 'xtts-*.c' 2>/dev/null | sort || true)
 out=$(awk "$AWK_LAYERS"'
   /^[ \t]*#[ \t]*include[ \t]*"/ { if (!match($0, /"[^"]*"/)) next; inc = substr($0, RSTART + 1, RLENGTH - 2);
       f = layer(FILENAME); t = layer(inc); if (f == "" || t == "") next;
