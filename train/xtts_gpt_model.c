@@ -1,15 +1,14 @@
 /* xtts_gpt_model.c — XTTS's GPT forward and backward, step by step as GPT.forward runs them
  * (gpt.py): the batch's inputs and targets, the conditioning encoder, the perceiver resampler,
  * the embeddings, the GPT-2 stack, the norms and heads, the two cross-entropies; then the same
- * steps backwards. The layers are those of train/model_internal.h (matmul, layernorm, GELU) and
- * train/xtts_gpt_layers.h. */
+ * steps backwards. The layers are those of train/model_internal.h (train/cpu/: matmul,
+ * layernorm, GELU, and the GPT's own kinds groupnorm, mha, crossentropy, perceiver). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "train/model_internal.h"
 #include "train/xtts_gpt_internal.h"
-#include "train/xtts_gpt_layers.h"
 
 #define PDI (XTTS_GPT_PERC_HEADS * XTTS_GPT_PERC_DIM_HEAD)
 

@@ -1,11 +1,12 @@
-/* crossentropy.c — cross-entropy of logits against class targets with ignored rows, as
- * F.cross_entropy(logits, targets, ignore_index=-1) with the mean over kept rows: XTTS's GPT's
- * text and mel losses. Softmax and the loss in double per row; the rows' terms added in order. */
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "train/xtts_gpt_layers.h"
+/* cpu/crossentropy.h — cross-entropy of logits against class targets with ignored rows, as
+ * F.cross_entropy(logits, targets, ignore_index=-1) with the mean over kept rows: the XTTS GPT's
+ * text and mel losses, with their gradient. Softmax and the loss in double per row (libm's exp
+ * and log, the same in every copy); the rows' terms added in row order.
+ *
+ * Included once per instruction set by train/cpu/loops.h (LOOPS_NAME renames each copy).
+ */
+#define row_lse LOOPS_NAME(row_lse)
+#define crossentropy_forward_backward LOOPS_NAME(crossentropy_forward_backward)
 
 /* largest logit of a row and log(sum(exp(z - max))) */
 static double row_lse(const float *z, int V, float *mx_out) {
@@ -17,7 +18,7 @@ static double row_lse(const float *z, int V, float *mx_out) {
     return log(s);
 }
 
-int xtts_crossentropy_forward_backward(float *loss, float *dlogits, const float *logits, const int32_t *targets,
+static int crossentropy_forward_backward(float *loss, float *dlogits, const float *logits, const int32_t *targets,
                                        int N, int V, float scale, int *bad) {
     int kept = 0, nbad = 0;
     for (int i = 0; i < N; i++) {

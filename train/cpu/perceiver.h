@@ -1,15 +1,23 @@
-/* perceiver_layers.c — the pieces of XTTS's PerceiverResampler (perceiver_encoder.py) that no
- * other layer has: the feed-forward's GEGLU (exact, erf GELU as F.gelu) and the final RMSNorm
- * (F.normalize times sqrt(dim) times gamma). Its attention is train/attention_mha.c's, its
- * linear maps the matmul of train/model_internal.h. */
-#include <math.h>
+/* cpu/perceiver.h — the pieces of the XTTS GPT's PerceiverResampler (perceiver_encoder.py) that
+ * no other kind has: the feed-forward's GEGLU (exact, erf GELU as F.gelu; libm's erf and exp,
+ * computed in double) and the final RMSNorm (F.normalize times sqrt(dim) times gamma; norms and
+ * the backward's sums in double, in row or channel order). Its attention is cpu/mha.h's, its
+ * linear maps cpu/matmul.h's.
+ *
+ * Included once per instruction set by train/cpu/loops.h (LOOPS_NAME renames each copy).
+ */
+#define geglu_forward LOOPS_NAME(geglu_forward)
+#define geglu_backward LOOPS_NAME(geglu_backward)
+#define rmsnorm_forward LOOPS_NAME(rmsnorm_forward)
+#define rmsnorm_backward LOOPS_NAME(rmsnorm_backward)
 
-#include "train/xtts_gpt_layers.h"
-
+#ifndef XTTS_CPU_PERCEIVER_SHARED
+#define XTTS_CPU_PERCEIVER_SHARED
 #define INV_SQRT2 0.70710678118654752440
 #define INV_SQRT2PI 0.39894228040143267794
+#endif
 
-void xtts_geglu_forward(float *out, const float *inp, size_t N, int I) {
+static void geglu_forward(float *out, const float *inp, size_t N, int I) {
 #pragma omp parallel for schedule(static)
     for (size_t n = 0; n < N; n++) {
         const float *x = inp + n * 2 * (size_t)I, *gate = x + I;
@@ -21,7 +29,7 @@ void xtts_geglu_forward(float *out, const float *inp, size_t N, int I) {
     }
 }
 
-void xtts_geglu_backward(float *dinp, const float *dout, const float *inp, size_t N, int I) {
+static void geglu_backward(float *dinp, const float *dout, const float *inp, size_t N, int I) {
 #pragma omp parallel for schedule(static)
     for (size_t n = 0; n < N; n++) {
         const float *x = inp + n * 2 * (size_t)I, *gate = x + I, *d = dout + n * (size_t)I;
@@ -35,7 +43,7 @@ void xtts_geglu_backward(float *dinp, const float *dout, const float *inp, size_
     }
 }
 
-void xtts_rmsnorm_forward(float *out, float *inv, const float *inp, const float *gamma, size_t N, int C) {
+static void rmsnorm_forward(float *out, float *inv, const float *inp, const float *gamma, size_t N, int C) {
     float sc = sqrtf((float)C);
 #pragma omp parallel for schedule(static)
     for (size_t n = 0; n < N; n++) {
@@ -50,7 +58,7 @@ void xtts_rmsnorm_forward(float *out, float *inv, const float *inp, const float 
     }
 }
 
-void xtts_rmsnorm_backward(float *dinp, float *dgamma, const float *dout, const float *inp, const float *gamma,
+static void rmsnorm_backward(float *dinp, float *dgamma, const float *dout, const float *inp, const float *gamma,
                            const float *inv, size_t N, int C) {
     float sc = sqrtf((float)C);
 #pragma omp parallel for schedule(static)

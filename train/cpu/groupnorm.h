@@ -1,11 +1,16 @@
-/* groupnorm.c — group norm over time-major activations (B,T,C), as nn.GroupNorm computes it on
- * (B,C,T): the conditioning encoder's AttentionBlock norm (latent_encoder.py's GroupNorm32).
- * Statistics in double over the group's T * C/G values, in a fixed order. */
-#include <math.h>
+/* cpu/groupnorm.h — group norm over time-major activations (B,T,C), as nn.GroupNorm computes it
+ * on (B,C,T): the XTTS GPT conditioning encoder's AttentionBlock norm (latent_encoder.py's
+ * GroupNorm32). Statistics and the backward's sums in double, each in the order of its loop
+ * (t, then the group's channels), the same in every copy; eps 1e-5.
+ *
+ * Included once per instruction set by train/cpu/loops.h (LOOPS_NAME renames each copy).
+ */
+#define groupnorm_forward LOOPS_NAME(groupnorm_forward)
+#define groupnorm_backward LOOPS_NAME(groupnorm_backward)
 
-#include "train/xtts_gpt_layers.h"
-
-void xtts_groupnorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+/* inp, out are (B,T,C); G groups of C/G consecutive channels; mean, rstd are (B,G); weight,
+ * bias are (C) */
+static void groupnorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
                             const float *bias, int B, int T, int C, int G) {
     int cg = C / G;
 #pragma omp parallel for collapse(2) schedule(static)
@@ -34,7 +39,7 @@ void xtts_groupnorm_forward(float *out, float *mean, float *rstd, const float *i
         }
 }
 
-void xtts_groupnorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+static void groupnorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                              const float *weight, const float *mean, const float *rstd, int B, int T, int C, int G) {
     int cg = C / G;
     double n = (double)T * cg;

@@ -1,25 +1,31 @@
-/* attention_mha.c — multi-head softmax attention over strided views of q, k and v, with an
- * optional causal mask and key mask: the three attentions of XTTS's GPT — the conditioning
- * encoder's QKVAttention (heads' q, k, v interleaved per head, no mask), the perceiver's cross
- * attention (q from the latents, k and v from [latents ; context]) and GPT-2's causal attention
- * with the padding masks of HF's attention_mask. One (batch row, head) per thread: its outputs and
- * gradients are its own columns, so no two threads write the same value.
+/* cpu/mha.h — multi-head softmax attention over strided views of q, k and v, with an optional
+ * causal mask and key mask: the three attentions of the XTTS GPT — the conditioning encoder's
+ * QKVAttention (heads' q, k, v interleaved per head, no mask), the perceiver's cross attention (q
+ * from the latents, k and v from [latents ; context]) and GPT-2's causal attention with the
+ * padding masks of HF's attention_mask (xtts_mha_shape, train/model_internal.h). One (batch row,
+ * head) per thread: its outputs and gradients are its own columns, so no two threads write the
+ * same value.
  *
- * A head's k and v are first copied, as rows (Tk, hs) and transposed (hs, Tk), so that every
- * inner loop is an axpy along contiguous memory, which vectorizes without reordering a sum. */
-#include <math.h>
-#include <omp.h>
-#include <string.h>
-
-#include "train/xtts_gpt_layers.h"
-
-size_t xtts_mha_scratch_per_thread(const xtts_mha_shape *s) { return 6 * (size_t)s->hs * s->Tk + s->Tk; }
+ * A head's k and v are first copied, as rows (Tk, hs) and transposed (hs, Tk), into the thread's
+ * part of the caller's scratch, so that every inner loop is an axpy along contiguous memory,
+ * which vectorizes without reordering a sum; the few sums (softmax's, dot(p, dp)) run in key
+ * order in double or float alike in every copy.
+ *
+ * Included once per instruction set by train/cpu/loops.h (LOOPS_NAME renames each copy).
+ */
+#define mha_keys LOOPS_NAME(mha_keys)
+#define mha_pack LOOPS_NAME(mha_pack)
+#define mha_row_probs LOOPS_NAME(mha_row_probs)
+#define mha_forward LOOPS_NAME(mha_forward)
+#define mha_row_backward LOOPS_NAME(mha_row_backward)
+#define mha_unpack_add LOOPS_NAME(mha_unpack_add)
+#define mha_backward LOOPS_NAME(mha_backward)
 
 /* keys query i may see: j < *n, and key_mask where there is one */
 static inline int mha_keys(const xtts_mha_shape *s, int i) { return s->causal && i + 1 < s->Tk ? i + 1 : s->Tk; }
 
 /* x (rows of hs at stride t) into xr (T, hs) and xt (hs, T) */
-static void pack(float *xr, float *xt, const float *x, size_t t, int T, int hs) {
+static void mha_pack(float *xr, float *xt, const float *x, size_t t, int T, int hs) {
     for (int j = 0; j < T; j++)
         for (int c = 0; c < hs; c++) xr[(size_t)j * hs + c] = xt[(size_t)c * T + j] = x[(size_t)j * t + c];
 }
@@ -47,7 +53,7 @@ static void mha_row_probs(const xtts_mha_shape *s, int b, int i, const float *q,
     for (int j = n; j < Tk; j++) a[j] = 0.0f;
 }
 
-void xtts_mha_forward(const xtts_mha_shape *s, float *out, float *att, const float *q, const float *k,
+static void mha_forward(const xtts_mha_shape *s, float *out, float *att, const float *q, const float *k,
                       const float *v) {
     int hs = s->hs, Tq = s->Tq, Tk = s->Tk;
 #pragma omp parallel num_threads(s->threads)
@@ -57,8 +63,8 @@ void xtts_mha_forward(const xtts_mha_shape *s, float *out, float *att, const flo
 #pragma omp for schedule(static)
         for (int bh = 0; bh < s->B * s->NH; bh++) {
             int b = bh / s->NH, h = bh % s->NH;
-            pack(kr, kt, k + b * s->k_b + h * s->k_h, s->k_t, Tk, hs);
-            pack(vr, vt, v + b * s->v_b + h * s->v_h, s->v_t, Tk, hs);
+            mha_pack(kr, kt, k + b * s->k_b + h * s->k_h, s->k_t, Tk, hs);
+            mha_pack(vr, vt, v + b * s->v_b + h * s->v_h, s->v_t, Tk, hs);
             for (int i = 0; i < Tq; i++) {
                 float *a = att + ((size_t)bh * Tq + i) * Tk;
                 mha_row_probs(s, b, i, q + b * s->q_b + h * s->q_h + i * s->q_t, kt, a);
@@ -104,12 +110,12 @@ static void mha_row_backward(const xtts_mha_shape *s, int i, const float *a, con
 }
 
 /* xt (hs, T) added into x (rows of hs at stride t) */
-static void unpack_add(float *x, const float *xt, size_t t, int T, int hs) {
+static void mha_unpack_add(float *x, const float *xt, size_t t, int T, int hs) {
     for (int j = 0; j < T; j++)
         for (int c = 0; c < hs; c++) x[(size_t)j * t + c] += xt[(size_t)c * T + j];
 }
 
-void xtts_mha_backward(const xtts_mha_shape *s, float *dq, float *dk, float *dv, const float *dout,
+static void mha_backward(const xtts_mha_shape *s, float *dq, float *dk, float *dv, const float *dout,
                        const float *q, const float *k, const float *v, const float *att) {
     int hs = s->hs, Tq = s->Tq, Tk = s->Tk;
     size_t plane = (size_t)hs * Tk;
@@ -122,14 +128,14 @@ void xtts_mha_backward(const xtts_mha_shape *s, float *dq, float *dk, float *dv,
         for (int bh = 0; bh < s->B * s->NH; bh++) {
             int b = bh / s->NH, h = bh % s->NH;
             size_t ko = b * s->k_b + h * s->k_h, vo = b * s->v_b + h * s->v_h, qo = b * s->q_b + h * s->q_h;
-            pack(kr, kt, k + ko, s->k_t, Tk, hs);
-            pack(vr, vt, v + vo, s->v_t, Tk, hs);
+            mha_pack(kr, kt, k + ko, s->k_t, Tk, hs);
+            mha_pack(vr, vt, v + vo, s->v_t, Tk, hs);
             memset(dkt, 0, 2 * plane * sizeof(float));
             for (int i = 0; i < Tq; i++)
                 mha_row_backward(s, i, att + ((size_t)bh * Tq + i) * Tk, dout + b * s->o_b + h * s->o_h + i * s->o_t,
                                  q + qo + i * s->q_t, dq + qo + i * s->q_t, kr, kt, vt, dkt, dvt, dp);
-            unpack_add(dk + ko, dkt, s->k_t, Tk, hs);
-            unpack_add(dv + vo, dvt, s->v_t, Tk, hs);
+            mha_unpack_add(dk + ko, dkt, s->k_t, Tk, hs);
+            mha_unpack_add(dv + vo, dvt, s->v_t, Tk, hs);
         }
     }
 }
