@@ -40,6 +40,7 @@ typedef struct {
     const char *codes_dir;       /* the cache's codes directory; NULL: its only one */
     int eval_only;               /* the validation split's losses, then exit */
     int lr_set, clip_set, wd_set; /* --lr, --clip, --weight-decay given (over the config's) */
+    int grad_accum;              /* batches per optimizer step (Trainer's grad_accum_steps); 0 = 1 */
 } xtts_train_options;
 
 void xtts_train_options_defaults(xtts_train_options *o);

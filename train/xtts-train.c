@@ -21,6 +21,7 @@ static void usage(FILE *f) {
             "    --init FILE          its model.pth or a GPTTrainer checkpoint (default: Coqui's initialization)\n"
             "    --codes DIR          the cache's codes directory (default: its only one)\n"
             "    --eval-only          print the validation split's mean losses of the weights, then exit\n"
+            "    --grad-accum N       batches per optimizer step, as Trainer's grad_accum_steps (default 1)\n"
             "  --layers N --width N --heads N   override the size's fields\n"
             "  --steps N              steps of the schedule (default 1000)\n"
             "  --stop-after N         stop after N steps of this run (the schedule still spans --steps)\n"
@@ -56,7 +57,7 @@ enum {
     O_CACHE = 256, O_MODEL, O_LAYERS, O_WIDTH, O_HEADS, O_STEPS, O_STOP_AFTER, O_BATCH, O_LR, O_MINLR, O_WARMUP,
     O_WD, O_CLIP, O_STOPW, O_SEED, O_THREADS, O_LTHREADS, O_CKPT, O_CKPT_EVERY, O_RESUME, O_EVAL, O_JSON,
     O_LOG_EVERY, O_SKIP, O_LOADER_ONLY, O_DEVICE, O_PRECISION, O_HELP, O_VERSION, O_CONFIG, O_INIT, O_CODES,
-    O_EVAL_ONLY
+    O_EVAL_ONLY, O_GRAD_ACCUM
 };
 
 /* main's answer from a step that may end the program: go on, or exit with the code. */
@@ -131,6 +132,7 @@ static int parse_option(int c, const struct option *longopts, xtts_train_options
     case O_INIT: o->gpt_init = optarg; break;
     case O_CODES: o->codes_dir = optarg; break;
     case O_EVAL_ONLY: o->eval_only = 1; break;
+    case O_GRAD_ACCUM: LONG_ARG(1, 1000000, o->grad_accum); break;
     case 'h':
     case O_HELP: usage(stdout); return 0;
     case 'V':
@@ -159,7 +161,7 @@ static int parse_args(int argc, char **argv, xtts_train_options *o) {
         {"precision", required_argument, 0, O_PRECISION}, {"help", no_argument, 0, O_HELP},
         {"version", no_argument, 0, O_VERSION},         {"config", required_argument, 0, O_CONFIG},
         {"init", required_argument, 0, O_INIT},         {"codes", required_argument, 0, O_CODES},
-        {"eval-only", no_argument, 0, O_EVAL_ONLY},
+        {"eval-only", no_argument, 0, O_EVAL_ONLY},     {"grad-accum", required_argument, 0, O_GRAD_ACCUM},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "j:hV", longopts, NULL)) != -1) {

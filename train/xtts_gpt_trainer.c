@@ -100,19 +100,28 @@ static xtts_status gpt_save(gpt_run *R, long step, xtts_error *err) {
     return st;
 }
 
-/* one optimizer step: forward and backward of the batch, clipping, AdamW */
+/* one optimizer step: forward and backward of grad_accum batches (each loss divided by their
+ * count, as Trainer divides it), clipping, AdamW; *lt, *lm the batches' mean losses */
 static xtts_status gpt_step(gpt_run *R, xtts_gpt_loader *l, float *m1, float *m2, long step, float *lt, float *lm,
                             double *waited, xtts_error *err) {
-    const xtts_gpt_batch *bt;
-    double t0 = xtts_now_s();
-    xtts_status st = xtts_gpt_loader_next(l, &bt, err);
-    *waited = xtts_now_s() - t0;
-    if (!st) st = xtts_gpt_forward(R->m, bt, lt, lm, err);
-    if (st) return st;
-    if (!isfinite(*lt) || !isfinite(*lm))
-        return xtts_error_set(err, XTTS_EINPUT, "step %ld: the loss is not finite (text %g, mel %g)", step + 1, *lt, *lm);
+    int accum = R->o->grad_accum > 0 ? R->o->grad_accum : 1;
+    xtts_status st = XTTS_OK;
+    *waited = 0.0, *lt = *lm = 0.0f;
     xtts_gpt_zero_grad(R->m);
-    xtts_gpt_backward(R->m, R->r.text_ce_weight, R->r.mel_ce_weight);
+    for (int a = 0; a < accum && !st; a++) {
+        const xtts_gpt_batch *bt;
+        float t, m;
+        double t0 = xtts_now_s();
+        st = xtts_gpt_loader_next(l, &bt, err);
+        *waited += xtts_now_s() - t0;
+        if (!st) st = xtts_gpt_forward(R->m, bt, &t, &m, err);
+        if (!st && (!isfinite(t) || !isfinite(m)))
+            st = xtts_error_set(err, XTTS_EINPUT, "step %ld: the loss is not finite (text %g, mel %g)", step + 1, t, m);
+        if (st) break;
+        xtts_gpt_backward(R->m, R->r.text_ce_weight / accum, R->r.mel_ce_weight / accum);
+        *lt += t / accum, *lm += m / accum;
+    }
+    if (st) return st;
     if (R->r.grad_clip > 0)
         xtts_grad_clip(xtts_gpt_grads(R->m), xtts_gpt_num_params(R->m), R->r.grad_clip);
     xtts_gpt_adamw(R->m, m1, m2, step + 1, &R->r, lr_at(R, step));

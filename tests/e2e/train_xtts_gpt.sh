@@ -14,7 +14,7 @@ if ! "$PY" -c "import torch, numpy" 2>/dev/null; then
 fi
 gpt_cache
 G=(--model xtts-gpt --config "$T/config.json" --cache "$T/c" --batch-size 2 -j 2)
-expect_rc 0 "$BIN/xtts-train" "${G[@]}" --steps 3 --log-json "$T/log.jsonl"
+expect_rc 0 "$BIN/xtts-train" "${G[@]}" --steps 3 --grad-accum 2 --log-json "$T/log.jsonl"
 [ "$(grep -c '"step"' "$T/log.jsonl")" -eq 3 ] || { cat "$T/log.jsonl"; die "want 3 step lines"; }
 "$PY" - "$T/log.jsonl" <<'EOF' || die "the JSON log"
 import json, math, sys
