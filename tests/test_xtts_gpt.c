@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "formats/model/torch_pth.h"
+#include "formats/model/torch_save.h"
 #include "tests/xtts_gpt_golden.h"
 #include "train/xtts_gpt.h"
 #include "train/xtts_gpt_loader.h"
@@ -227,6 +229,58 @@ static void *read_n(FILE *f, size_t n) {
     return p;
 }
 
+/* model.pth written from an input file: every input tensor in order, GPT's (and an alias of one,
+ * as XTTS v1's gpt_inference keys are) with the model's values, the others unchanged */
+static void test_model_pth_carries_the_input_and_replaces_gpt(void **state) {
+    (void)state;
+    golden g;
+    assert_int_equal(xtts_test_golden_load(GOLDEN, &g), 0);
+    xtts_gpt *m = model_from_golden(&g);
+    size_t n = (size_t)g.nt + 2, off = 0;
+    xtts_pth_out_tensor *t = calloc(n, sizeof *t);
+    char(*keys)[128] = calloc(n, sizeof *keys);
+    float other[3] = {1.0f, 2.0f, 3.0f};
+    long mel_head = xtts_gpt_find_tensor(m, "mel_head.weight");
+    for (int i = 0; i < g.nt; i++) {
+        snprintf(keys[i], sizeof keys[i], "gpt.%s", g.names[i]);
+        t[i] = (xtts_pth_out_tensor){.name = keys[i], .ndim = g.ndim[i], .data = g.init + off};
+        for (int d = 0; d < g.ndim[i]; d++) t[i].shape[d] = g.shape[i][d];
+        if (i == mel_head) t[n - 2] = t[i], t[n - 2].name = "gpt.gpt_inference.lm_head.1.weight";
+        off += g.numel[i];
+    }
+    t[n - 1] = (xtts_pth_out_tensor){.name = "hifigan_decoder.conv_post.bias", .ndim = 1, .shape = {3}, .data = other};
+    xtts_error err = {0};
+    char in[64], out[64];
+    snprintf(in, sizeof in, "/tmp/test_xtts_gpt_in.%d.pth", (int)getpid());
+    snprintf(out, sizeof out, "/tmp/test_xtts_gpt_out.%d.pth", (int)getpid());
+    assert_int_equal(xtts_pth_save(in, "model", t, n, &err), XTTS_OK);
+    float *p = xtts_gpt_params(m);
+    for (size_t j = 0; j < xtts_gpt_num_params(m); j++) p[j] *= 2.0f; /* "trained" */
+    assert_int_equal(xtts_gpt_save_pth(m, in, out, &err), XTTS_OK);
+    xtts_pth *f = NULL;
+    assert_int_equal(xtts_pth_open(out, &f, &err), XTTS_OK);
+    assert_int_equal(xtts_pth_count(f), n);
+    float *buf = malloc(g.total * sizeof(float));
+    for (size_t i = 0; i < n; i++) {
+        const xtts_pth_tensor *r = xtts_pth_tensor_at(f, i);
+        char want[160];
+        snprintf(want, sizeof want, "model.%s", t[i].name);
+        assert_string_equal(r->name, want);
+        long k = i == n - 2 ? mel_head : i == n - 1 ? -1 : (long)i;
+        if (k < 0) {
+            assert_memory_equal(r->data, other, sizeof other);
+            continue;
+        }
+        xtts_gpt_get_tensor(m, (size_t)k, 0, buf);
+        assert_memory_equal(r->data, buf, r->numel * sizeof(float));
+    }
+    xtts_pth_close(f);
+    remove(in), remove(out);
+    free(buf), free(t), free(keys);
+    xtts_gpt_delete(m);
+    xtts_test_golden_free(&g);
+}
+
 /* the loader's conditioning mel equals Coqui's TorchMelSpectrogram (the style encoder's) within
  * 1e-3 in the log domain, as DESIGN.md asks of every mel preset */
 static void test_conditioning_mel_equals_coquis(void **state) {
@@ -260,6 +314,7 @@ int main(void) {
         cmocka_unit_test(test_weights_from_model_pth_and_trainer_checkpoint),
         cmocka_unit_test(test_weights_of_another_shape_are_refused),
         cmocka_unit_test(test_conditioning_mel_equals_coquis),
+        cmocka_unit_test(test_model_pth_carries_the_input_and_replaces_gpt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

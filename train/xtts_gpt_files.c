@@ -253,6 +253,29 @@ static void key_of(const xtts_gpt *m, size_t i, const char *prefix, char *out, s
     snprintf(out, cap, "%s%s", prefix, m->t[i].name);
 }
 
+/* the GPT tensor a key names (rest: the key after GPT's prefix), directly or as one of the
+ * aliases that GPT.init_gpt_for_inference adds to the state dict (XTTS v1's model.pth holds
+ * them: gpt_inference's transformer, embeddings, norm and head, gpt.wte, each the same
+ * Parameter as a training tensor), so that no stale copy is carried next to a trained one */
+static long gpt_tensor_of(const xtts_gpt *m, const char *rest) {
+    static const char *alias[][2] = {{"gpt_inference.transformer.", "gpt."},
+                                     {"gpt_inference.pos_embedding.", "mel_pos_embedding."},
+                                     {"gpt_inference.embeddings.", "mel_embedding."},
+                                     {"gpt_inference.final_norm.", "final_norm."},
+                                     {"gpt_inference.lm_head.0.", "final_norm."},
+                                     {"gpt_inference.lm_head.1.", "mel_head."},
+                                     {"gpt.wte.", "mel_embedding."}};
+    long g = xtts_gpt_find_tensor(m, rest);
+    for (size_t i = 0; g < 0 && i < sizeof alias / sizeof alias[0]; i++) {
+        size_t n = strlen(alias[i][0]);
+        char name[XTTS_GPT_NAME_MAX + 32];
+        if (strncmp(rest, alias[i][0], n) != 0) continue;
+        snprintf(name, sizeof name, "%s%s", alias[i][1], rest + n);
+        g = xtts_gpt_find_tensor(m, name);
+    }
+    return g;
+}
+
 /* the tensors to write: every tensor of the input file in its order, GPT's replaced by the
  * model's (Coqui's layout), or GPT's alone under "gpt." without an input */
 static xtts_status out_tensors(xtts_gpt *m, const xtts_pth *in, const char *prefix, xtts_pth_out_tensor *t,
@@ -262,7 +285,8 @@ static xtts_status out_tensors(xtts_gpt *m, const xtts_pth *in, const char *pref
     for (size_t i = 0; i < count; i++) {
         const xtts_pth_tensor *src = in ? xtts_pth_tensor_at(in, i) : NULL;
         long g = -1;
-        if (src && strncmp(src->name, prefix, strlen(prefix)) == 0) g = xtts_gpt_find_tensor(m, src->name + strlen(prefix));
+        if (src && strncmp(src->name, prefix, strlen(prefix)) == 0) g = gpt_tensor_of(m, src->name + strlen(prefix));
+        if (src && g >= 0 && src->numel != m->t[g].numel) g = -1;
         if (!src) g = (long)i;
         if (src && strip && strncmp(src->name, "model.", 6) != 0) continue; /* optimizer, config: not the model */
         xtts_pth_out_tensor *o = &t[k];
