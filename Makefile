@@ -2,7 +2,7 @@
 #
 # Sources are discovered by folder so that adding a file needs no edit here:
 #   common/ formats/ kernels/ cache/*/ prep/*/ train/ *.c *.cc -> build/lib/libxtts.a
-#   <folder>/xtts-*.c                                         -> build/bin/xtts-*
+#   programs/xtts-*.c (each program's main)                   -> build/bin/xtts-*
 #   tests/test_*.c                                            -> build/tests/test_* (cmocka)
 #   tests/*.c (the others: code the tests share)              -> build/tests/libxtts-test.a
 #   tests/e2e/*.sh                                            -> end-to-end shell tests
@@ -79,8 +79,9 @@ CACHE_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard cache/*/*.c cache/*/*/*.c)
 # formats/audio/: the audio codecs of the formats, over libsndfile (not in the reader library)
 FORMATS_DIRS := formats $(sort $(patsubst %/,%,$(dir $(wildcard formats/*/*.c))))
 LIBDIRS   := common $(FORMATS_DIRS) kernels $(CACHE_DIRS) $(PREP_DIRS) train
-PROG_SRCS := $(wildcard $(addsuffix /xtts-*.c,$(LIBDIRS)))
-LIB_CSRCS := $(filter-out $(PROG_SRCS),$(wildcard $(addsuffix /*.c,$(LIBDIRS))))
+# the mains, one a program, in a room of their own above every library layer (as zstd's programs/)
+PROG_SRCS := $(wildcard programs/xtts-*.c)
+LIB_CSRCS := $(wildcard $(addsuffix /*.c,$(LIBDIRS)))
 LIB_CXXSRCS := $(wildcard $(addsuffix /*.cc,$(LIBDIRS)))
 CU_SRCS   := $(wildcard kernels/*.cu train/*.cu)
 TEST_SRCS := $(wildcard tests/test_*.c)
@@ -102,7 +103,7 @@ CUDA_PLUGIN_OBJS := $(patsubst %.cu,$(OBJ)/%.cu.pic.o,$(CU_SRCS)) \
 # codec's FLAC waveforms are not in it (formats/record.c).
 READER_SO := $(BUILD)/lib/libxtts-reader.so
 READER_SO_DIRS := common formats cache/store/read
-READER_SO_SRCS := $(filter-out $(PROG_SRCS),$(wildcard $(addsuffix /*.c,$(READER_SO_DIRS))))
+READER_SO_SRCS := $(wildcard $(addsuffix /*.c,$(READER_SO_DIRS)))
 READER_SO_OBJS := $(patsubst %.c,$(OBJ)/pic/%.o,$(READER_SO_SRCS))
 READER_SO_LIBS := $(shell pkg-config --libs lmdb libzstd jansson 2>/dev/null)
 ifeq ($(findstring -llmdb,$(READER_SO_LIBS)),)
@@ -168,15 +169,10 @@ $(LIBXTTS): $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-# A program's object lies in its folder's part of the object tree, beside the folder's other
-# objects (so a dependency file left by a build from before a program moved to another folder
-# names an object no rule asks for); map bin name -> object.
-define PROG_RULE
-$(BUILD)/bin/$(basename $(notdir $(1))): $(OBJ)/$(basename $(1)).o $(LIBXTTS)
-	@mkdir -p $$(dir $$@)
-	$$(CC) $$(LDFLAGS) $$< $$(LIBXTTS) $$(LIBS) -o $$@
-endef
-$(foreach p,$(PROG_SRCS),$(eval $(call PROG_RULE,$(p))))
+# a program: its main (programs/NAME.c) linked with the library
+$(BUILD)/bin/%: $(OBJ)/programs/%.o $(LIBXTTS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $< $(LIBXTTS) $(LIBS) -o $@
 
 $(TESTLIB): $(patsubst %.c,$(OBJ)/%.o,$(TESTLIB_SRCS))
 	@mkdir -p $(dir $@)
@@ -186,9 +182,9 @@ $(TESTLIB): $(patsubst %.c,$(OBJ)/%.o,$(TESTLIB_SRCS))
 $(BUILD)/tests/%: $(OBJ)/tests/%.o $(TESTLIB) $(LIBXTTS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $< $(TESTLIB) $(LIBXTTS) $(LIBS) -o $@
-# A test's object is reached through this pattern rule only, which makes it an intermediate
-# file that GNU make deletes after linking (and rebuilds on the next make): keep it.
-.SECONDARY: $(patsubst $(BUILD)/tests/%,$(OBJ)/tests/%.o,$(TESTS) $(TOOLS))
+# A program's or a test's object is reached through a pattern rule only, which makes it an
+# intermediate file that GNU make deletes after linking (and rebuilds on the next make): keep it.
+.SECONDARY: $(patsubst $(BUILD)/tests/%,$(OBJ)/tests/%.o,$(TESTS) $(TOOLS)) $(patsubst %.c,$(OBJ)/%.o,$(PROG_SRCS))
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 

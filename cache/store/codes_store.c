@@ -68,14 +68,9 @@ static xtts_status header_write(xtts_codes_store *s, MDB_txn *txn, const xtts_co
 
 /* Open the environment and its two databases (creating them when writable); the header is
  * read, or written when the store is new and h is given. */
-static xtts_status env_open(xtts_codes_store *s, unsigned flags, const xtts_codes_header *h, xtts_error *err) {
-    int rc = mdb_env_create(&s->env);
-    if (rc) return xtts_error_set(err, XTTS_ENOMEM, "%s: %s", s->path, mdb_strerror(rc));
-    mdb_env_set_maxdbs(s->env, 4);
-    if (s->writable) mdb_env_set_mapsize(s->env, CODES_MAP_BYTES);
-    rc = mdb_env_open(s->env, s->path, flags | MDB_NOTLS | MDB_NORDAHEAD, 0644);
-    if (rc && !s->writable && (rc == EACCES || rc == EROFS))
-        rc = mdb_env_open(s->env, s->path, flags | MDB_NOTLS | MDB_NORDAHEAD | MDB_NOLOCK, 0644);
+static xtts_status env_open(xtts_codes_store *s, const xtts_codes_header *h, xtts_error *err) {
+    int rc = xtts_lmdb_env_open(&s->env, s->path, s->writable ? XTTS_LMDB_CODES_WRITE : XTTS_LMDB_CODES_COPY,
+                                s->writable ? CODES_MAP_BYTES : 0);
     if (rc) return lmdb_fail(s, rc, "cannot open", err);
     MDB_txn *txn;
     if ((rc = mdb_txn_begin(s->env, NULL, s->writable ? 0 : MDB_RDONLY, &txn))) return lmdb_fail(s, rc, "txn", err);
@@ -114,7 +109,7 @@ xtts_status xtts_codes_store_create(const char *cache_dir, const xtts_codes_head
         st = xtts_error_set(err, XTTS_EIO, "%s: cannot create: %s", s->path, strerror(errno));
     if (!st) st = xtts_lock(s->path, CODES_LOCK, 1, &s->lock_fd, "audio codes being computed", err);
     if (!st) st = xtts_lmdb_file_check(s->path, err);
-    if (!st) st = env_open(s, 0, hdr, err);
+    if (!st) st = env_open(s, hdr, err);
     if (!st && (strcmp(s->hdr.dvae_sha256, hdr->dvae_sha256) || strcmp(s->hdr.norms_sha256, hdr->norms_sha256) ||
                 s->hdr.num_tokens != hdr->num_tokens))
         st = xtts_error_set(err, XTTS_EMISMATCH, "%s: header (dvae %.16s, norms %.16s, %u tokens) differs from the model's",
@@ -139,7 +134,7 @@ xtts_status xtts_codes_store_open(const char *path, xtts_codes_store **out, xtts
     xtts_path_join(data, sizeof data, path, "data.mdb");
     if (stat(data, &sb)) st = xtts_error_set(err, XTTS_ENOTFOUND, "%s: no data.mdb", path);
     if (!st) st = xtts_lmdb_file_check(path, err); /* a file cut short is refused before it is mapped */
-    if (!st) st = env_open(s, MDB_RDONLY, NULL, err);
+    if (!st) st = env_open(s, NULL, err);
     if (!st) st = xtts_codes_name_check(path, &s->hdr, err);
     if (st) {
         xtts_codes_store_close(s);

@@ -123,19 +123,11 @@ static int batch_read(id_cursor *x, MDB_cursor *cur) {
 static xtts_status batch_fill(id_cursor *x, xtts_error *err) {
     xtts_status st = xtts_lmdb_file_check(x->path, err);
     if (st) return st;
-    char data[4200];
-    xtts_path_join(data, sizeof data, x->path, "data.mdb");
-    struct stat sb;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), map = page;
-    if (stat(data, &sb) == 0 && (size_t)sb.st_size > page) map = ((size_t)sb.st_size + page - 1) / page * page;
     MDB_env *env = NULL;
     MDB_txn *txn = NULL;
     MDB_cursor *cur = NULL;
     MDB_dbi dbi;
-    int rc = mdb_env_create(&env);
-    if (!rc) rc = mdb_env_set_maxdbs(env, 4);
-    if (!rc) rc = mdb_env_set_mapsize(env, map);
-    if (!rc) rc = mdb_env_open(env, x->path, MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD, 0644);
+    int rc = xtts_lmdb_env_open(&env, x->path, XTTS_LMDB_SHARD_READ, 0);
     if (!rc) rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
     if (!rc) rc = mdb_dbi_open(txn, "ids", 0, &dbi);
     if (!rc) rc = mdb_cursor_open(txn, dbi, &cur);

@@ -177,9 +177,7 @@ static int range_shard_open(range_shard *r, const char *path) {
     range_shard_close(r);
     snprintf(r->path, sizeof r->path, "%s", path);
     MDB_dbi dbi;
-    int rc = mdb_env_create(&r->env);
-    if (!rc) rc = mdb_env_set_maxdbs(r->env, XTTS_SHARD_MAX_DBS);
-    if (!rc) rc = mdb_env_open(r->env, path, MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD, 0644);
+    int rc = xtts_lmdb_env_open(&r->env, path, XTTS_LMDB_SHARD_READ, 0);
     if (!rc) rc = mdb_txn_begin(r->env, NULL, MDB_RDONLY, &r->txn);
     if (!rc) rc = mdb_dbi_open(r->txn, "records", 0, &dbi);
     if (!rc) rc = mdb_cursor_open(r->txn, dbi, &r->cur);

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache/store/read/names.h"
 #include "common/xtts_common.h"
 #include "formats/manifest.h"
 
@@ -111,9 +112,8 @@ typedef struct {
 } xtts_cache_entry;
 
 #define XTTS_CACHE_DB_NAME_MAX 64
-/* Named databases a shard's environment may hold (LMDB's maxdbs): the four above and up to
- * twelve of records' own. */
-#define XTTS_SHARD_MAX_DBS 16
+/* Named databases a shard's environment may hold: XTTS_SHARD_MAX_DBS (cache/store/read/names.h),
+ * the four above and up to twelve of records' own. */
 
 /* 1 for the databases the writer fills itself: "records", "ids", "meta", "lengths". */
 int xtts_cache_db_reserved(const char *name);

@@ -295,9 +295,7 @@ xtts_status xtts_shard_count_records(const char *path, uint64_t *records, xtts_e
     MDB_stat ms;
     xtts_status fst = xtts_lmdb_file_check(path, err);
     if (fst) return fst;
-    int rc = mdb_env_create(&env);
-    if (!rc) rc = mdb_env_set_maxdbs(env, 4);
-    if (!rc) rc = mdb_env_open(env, path, MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD, 0644);
+    int rc = xtts_lmdb_env_open(&env, path, XTTS_LMDB_SHARD_READ, 0);
     if (!rc) rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
     if (!rc) rc = mdb_dbi_open(txn, "records", 0, &dbi);
     if (!rc) rc = mdb_stat(txn, dbi, &ms);

@@ -1,5 +1,6 @@
-/* writer_internal.h — what cache/store/writer.c and cache/store/writer_merge.c share: the listing
- * of a cache directory's entries, the flock() locks, and small LMDB helpers.
+/* writer_internal.h — what the cache writer (cache/store/writer*.c) and the store's other
+ * files share: the listing of a cache directory's entries, the flock() locks, and small
+ * LMDB helpers.
  * Not a public interface.
  */
 #ifndef XTTS_CACHE_WRITER_INTERNAL_H
@@ -9,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache/store/read/lmdb_env.h"
 #include "cache/store/read/lmdb_file.h"
 #include "cache/store/read/names.h"
 #include "common/xtts_common.h"

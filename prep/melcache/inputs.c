@@ -9,7 +9,6 @@
 #include <sys/types.h>
 
 #include "formats/record.h"
-#include "prep/melcache/melcache.h"
 
 int xtts_melcache_is_val(const char *id, double val_fraction) {
     if (val_fraction <= 0) return 0;

@@ -66,6 +66,10 @@ typedef struct {
     xtts_sha256 keys_ctx;   /* the content keys of the inputs added (xtts_melcache_inputs_add_key) */
 } xtts_melcache_inputs;
 
+/* Whether id falls in the validation split by --val-fraction: a hash of the id, so that
+ * sharded builds agree (the split of a record whose stream gives none). */
+int xtts_melcache_is_val(const char *id, double val_fraction);
+
 /* The first pass over f (named name in messages) opened: the header and its languages read
  * (in->hdr, in->langs). On error in holds nothing to free.
  * Errors: XTTS_EIO (the temporary copy), XTTS_ENOMEM, XTTS_EINPUT (a bad languages= header),

@@ -31,28 +31,11 @@
 #include "prep/melcache/state.h"
 #include "prep/melcache/update.h"
 
-void xtts_melcache_options_defaults(xtts_melcache_options *o) {
-    memset(o, 0, sizeof *o);
-    xtts_cache_config_defaults(&o->cfg);
-    o->cfg.shuffle = 1; /* byte planes compress better and decode faster (docs/benchmarks.md) */
-    o->part = -1;
-    o->n_parts = 1;
-    o->threads = 0;
-    o->shard_bytes = (uint64_t)1 << 30;
-    o->commit_every = 256;
-    o->device = "auto";
-}
-
-void xtts_melcache_config_finish(xtts_cache_config *c, const char *resample_quality, int max_frames_given) {
-    if (resample_quality) snprintf(c->resample_quality, sizeof c->resample_quality, "%s", resample_quality);
-    else if (!strcmp(c->resampler, "libsamplerate")) snprintf(c->resample_quality, sizeof c->resample_quality, "sinc_medium");
-    if (c->n_buckets) c->max_frames = c->buckets[c->n_buckets - 1];
-    else if (!max_frames_given) c->max_frames = xtts_mel_default_max_frames(&c->mel);
-}
-
 /* One build: the options, the result, and each step's part of the run. */
 typedef struct {
     xtts_melcache_options o;     /* the caller's, with the tokenizer fields taken from the stream */
+    const char *out_dir;         /* where the build is written: o.out_dir, or an update's stage */
+    int force;                   /* replace what out_dir holds that is not this build's */
     const char *tokens_name;
     xtts_melcache_result *res;
     double t0;
@@ -168,7 +151,7 @@ static void manifest_extra(const xtts_melcache_inputs *in, const xtts_melcache_s
 /* The last part to finish joins the parts; earlier ones find parts missing. */
 static xtts_status run_join_parts(melcache_run *r, xtts_error *err) {
     xtts_error me;
-    xtts_status ms = xtts_cache_merge(r->o.out_dir, &me);
+    xtts_status ms = xtts_cache_merge(r->out_dir, &me);
     if (ms == XTTS_OK) r->res->merged = 1;
     /* parts still missing, or another part merging right now: not this run's business;
      * anything else (parts built with other options, an id in two parts) is */
@@ -230,13 +213,15 @@ xtts_status xtts_melcache_run(const xtts_melcache_options *o, FILE *tokens, cons
     if (!st) st = run_start_workers(&r, err);
     if (!st && o->reuse_dir) st = xtts_melcache_plan_source(&r.plan, o->reuse_dir, 0, err);
     if (!st && o->update) st = xtts_melcache_plan_update(&r.plan, &r.o, err);
+    r.out_dir = r.plan.staging ? r.plan.stage : o->out_dir; /* an update is built in its stage, */
+    r.force = o->force || r.plan.staging;                   /* its own: what is not this build's goes */
     if (!st) st = run_count_inputs(&r, err);
     if (!st && o->dry_run) {
         st = xtts_melcache_plan_dry(&r.plan, o->part < 0, &r.in, &r.bufs, err);
         run_free(&r);
         return st;
     }
-    if (!st) st = xtts_melcache_resume_open(&r.build, &r.o, &r.in, &r.bufs, res, err);
+    if (!st) st = xtts_melcache_resume_open(&r.build, &r.o, r.out_dir, r.force, &r.in, &r.bufs, res, err);
     r.plan.measure = r.build.measure;
     if (!st && r.plan.staging && o->part < 0) st = xtts_melcache_plan_share(&r.plan, &r.build, o->compact, &r.bufs, err);
     if (!st) st = xtts_melcache_compute_measure(&r.compute, r.build.measure, err);

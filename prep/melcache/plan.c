@@ -122,7 +122,7 @@ xtts_status xtts_melcache_plan_source(xtts_melcache_plan *p, const char *dir, in
     return st;
 }
 
-xtts_status xtts_melcache_plan_update(xtts_melcache_plan *p, xtts_melcache_options *o, xtts_error *err) {
+xtts_status xtts_melcache_plan_update(xtts_melcache_plan *p, const xtts_melcache_options *o, xtts_error *err) {
     xtts_cache_dir_state ds;
     xtts_status st = xtts_cache_dir_probe(o->out_dir, &ds, err);
     if (st || ds == XTTS_DIR_EMPTY) return st;
@@ -146,8 +146,6 @@ xtts_status xtts_melcache_plan_update(xtts_melcache_plan *p, xtts_melcache_optio
                               errno ? strerror(errno) : "the root directory");
     if ((st = xtts_update_dir_path(p->target, p->stage, sizeof p->stage, err))) return st;
     p->staging = 1;
-    o->out_dir = p->stage;
-    o->force = 1; /* the stage is this update's own: whatever it holds that is not this build's goes */
     return XTTS_OK;
 }
 
@@ -156,7 +154,7 @@ xtts_status xtts_melcache_plan_stage(xtts_melcache_plan *p, xtts_error *err) {
     return p->staging ? xtts_update_dir_prepare(p->target, p->stage, &resumed, err) : XTTS_OK;
 }
 
-/* ---- a shared update (cache/share.h) ---------------------------------------------- */
+/* ---- a shared update (cache/store/share.h) ---------------------------------------------- */
 
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

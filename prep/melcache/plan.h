@@ -3,7 +3,7 @@
  *
  * The source is the cache --reuse names, or the cache --update replaces; an update is built
  * beside its target (the stage) and exchanged with it at the end. A whole update first plans
- * which records stay where the old cache stores them (a shared update, cache/share.h); the
+ * which records stay where the old cache stores them (a shared update, cache/store/share.h); the
  * build pass then keeps those, takes the source's copy of every other record whose content
  * key is unchanged, and computes the rest.
  */
@@ -18,7 +18,8 @@
 #include "cache/store/share.h"
 #include "common/xtts_common.h"
 #include "prep/melcache/inputs.h"
-#include "prep/melcache/melcache.h"
+#include "prep/melcache/options.h"
+#include "prep/melcache/result.h"
 #include "prep/melcache/slots.h"
 #include "prep/melcache/state.h"
 #include "prep/melcache/update.h"
@@ -58,7 +59,7 @@ typedef struct {
     xtts_cache_source *src;    /* the cache records are carried from, or NULL */
     xtts_audio_hasher *hasher; /* takes the source's stat records, or NULL (--rehash) */
     char target[4096];         /* with staging: the cache the update replaces (its absolute path) */
-    char stage[4096];          /* with staging: where the update is built (the options' out_dir points here) */
+    char stage[4096];          /* with staging: where the update is built (the run writes there) */
     int staging;
     int lock_fd;               /* the target's build lock, shared, while it is a source (-1: none) */
     uint64_t lo;               /* the part's first input: keys and bits below are from there */
@@ -90,12 +91,13 @@ xtts_status xtts_melcache_plan_source(xtts_melcache_plan *p, const char *dir, in
 
 /* --update: where the build goes. A missing or empty out_dir is a plain build, an unfinished
  * one is finished first; a finished cache of this configuration is the source of a build
- * beside it (staging: o->out_dir then names the stage, which xtts_melcache_plan_stage makes,
- * o->force is set); of another configuration it is refused, or with --force rebuilt in place
- * as without --update; one without content keys is refused, or with --force rebuilt whole
- * beside it.
+ * beside it (staging: p->stage names it, which xtts_melcache_plan_stage makes and where the
+ * run writes the build); of another configuration it is refused, or with --force rebuilt in
+ * place as without --update; one without content keys is refused, or with --force rebuilt
+ * whole beside it. The options are not changed.
  * Errors: XTTS_EINPUT (an unfinished build), the source's, the lock's, the stage's path. */
-xtts_status xtts_melcache_plan_update(xtts_melcache_plan *p, xtts_melcache_options *o, xtts_error *err);
+xtts_status xtts_melcache_plan_update(xtts_melcache_plan *p, const xtts_melcache_options *o, xtts_error *err);
+
 /* With staging, the stage made (or an earlier try's taken up): once the inputs are read.
  * Errors: those of xtts_update_dir_prepare. */
 xtts_status xtts_melcache_plan_stage(xtts_melcache_plan *p, xtts_error *err);

@@ -26,7 +26,7 @@ extern "C" {
  * NULL (the record's stored waveform, h->n_samples values) the recomputed signal is rounded
  * as the writer rounds it (xtts_wave_to_int16), the mel computed from the rounded signal,
  * and *wave_diff receives the number of samples that differ from the stored ones. The
- * signature is xtts_verify_recompute_fn's (cache/verify.h).
+ * signature is xtts_verify_recompute_fn's (cache/audit/verify.h).
  * Errors: XTTS_EMISMATCH (sample, frame or mel shape counts differ), XTTS_EINPUT for a
  * configuration the build's option checks refuse (it was read from the cache, so it is the
  * input's fault, not the command line's), XTTS_ENOMEM, those of xtts_audio_load (XTTS_ENOTFOUND,

@@ -9,7 +9,6 @@
 #include "formats/record.h"
 #include "kernels/mel.h"
 #include "prep/audio/audio.h"
-#include "prep/melcache/melcache.h"
 
 /* Characters (code points) of UTF-8 text: the speaking rate's numerator. */
 static uint32_t utf8_chars(const char *t) {

@@ -22,6 +22,7 @@ static int speakers_agree(const xtts_melcache_build *b, const xtts_melcache_inpu
 typedef struct {
     xtts_melcache_build *b;
     const xtts_melcache_options *o;
+    const char *dir;      /* where the build is written: --out, or an update's stage */
     xtts_melcache_inputs *in;
     xtts_melcache_buffers *bs;
     xtts_melcache_result *res;
@@ -33,7 +34,7 @@ typedef struct {
 static xtts_status inputs_check(resume_ctx *r, xtts_error *err) {
     xtts_melcache_inputs *in = r->in;
     xtts_melcache_build *b = r->b;
-    const char *dir = r->o->out_dir;
+    const char *dir = r->dir;
     xtts_status st = xtts_melcache_inputs_seek(in, in->lo, err);
     xtts_melcache_inputs_clear_keys(in);
     if (st || b->start <= in->lo) return st;
@@ -88,11 +89,12 @@ static xtts_status run_replace(resume_ctx *r, xtts_cache_writer_options *wo, xtt
     return st;
 }
 
-xtts_status xtts_melcache_resume_open(xtts_melcache_build *b, const xtts_melcache_options *o, xtts_melcache_inputs *in,
-                                      xtts_melcache_buffers *bs, xtts_melcache_result *res, xtts_error *err) {
-    resume_ctx ctx = {b, o, in, bs, res}, *r = &ctx;
+xtts_status xtts_melcache_resume_open(xtts_melcache_build *b, const xtts_melcache_options *o, const char *out_dir,
+                                      int force, xtts_melcache_inputs *in, xtts_melcache_buffers *bs,
+                                      xtts_melcache_result *res, xtts_error *err) {
+    resume_ctx ctx = {b, o, out_dir, in, bs, res}, *r = &ctx;
     xtts_cache_writer_options wo = {
-        .dir = o->out_dir, .part = o->part, .n_parts = o->n_parts, .force = o->force, .part_first = in->lo,
+        .dir = out_dir, .part = o->part, .n_parts = o->n_parts, .force = force, .part_first = in->lo,
         .part_end = in->hi, .shard_bytes = o->shard_bytes, .commit_every = o->commit_every,
     };
     xtts_status st = xtts_cache_writer_open(&wo, &o->cfg, &b->w, err);
@@ -103,22 +105,22 @@ xtts_status xtts_melcache_resume_open(xtts_melcache_build *b, const xtts_melcach
     b->start = xtts_cache_writer_next_input(b->w);
     res->resumed_from = b->start;
     st = inputs_check(r, err);
-    if (st == XTTS_EMISMATCH && o->force) { /* --force: rebuild from this stream */
+    if (st == XTTS_EMISMATCH && force) { /* --force: rebuild from this stream */
         st = run_replace(r, &wo, err);
         if (!st) st = inputs_check(r, err);
     }
     if (!st && !speakers_agree(b, in)) {
-        if (o->force) {
+        if (force) {
             st = run_replace(r, &wo, err);
             if (!st) st = inputs_check(r, err);
         } else {
             st = xtts_error_set(err, XTTS_EMISMATCH, "%s: holds a build begun by an earlier xtts-melcache, which "
-                                "numbered speakers by first appearance; use --force to rebuild it", o->out_dir);
+                                "numbered speakers by first appearance; use --force to rebuild it", out_dir);
         }
     }
     /* a build begun before the quality metrics: --force rebuilds it with them; a plain resume
      * goes on without them, so that no cache has them for some records only */
-    if (!st && !build_has_metrics(b->w) && o->force) {
+    if (!st && !build_has_metrics(b->w) && force) {
         st = run_replace(r, &wo, err);
         if (!st) st = inputs_check(r, err);
     }
@@ -126,7 +128,7 @@ xtts_status xtts_melcache_resume_open(xtts_melcache_build *b, const xtts_melcach
     b->measure = build_has_metrics(b->w);
     if (!b->measure)
         fprintf(stderr, "xtts-melcache: %s: the records stored before this run carry no quality metrics, so the "
-                "records this run adds carry none either; run it again with --force to rebuild it with them\n", o->out_dir);
+                "records this run adds carry none either; run it again with --force to rebuild it with them\n", out_dir);
     /* A part takes one contiguous block of the input, so the parts' records, joined in part
      * order, are in input order: a cache has the same records at the same indexes however
      * it was built (formats/cache.md, "Builds in parts"). */

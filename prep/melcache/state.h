@@ -30,7 +30,7 @@
  * (prep/melcache/update.h; formats/cache.md, "Stat records"), so that a later update or
  * --reuse reads only the files whose stat changed. */
 #define XTTS_MELCACHE_STAT_KEY "melcache-audio-stat"
-/* State key: "1" an update that shares the old shards, "0" one that copies (cache/share.h). */
+/* State key: "1" an update that shares the old shards, "0" one that copies (cache/store/share.h). */
 #define XTTS_MELCACHE_SHARE_KEY "melcache-share"
 
 /* The statistics of the records stored so far, for the manifest. */

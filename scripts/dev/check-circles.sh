@@ -7,7 +7,7 @@
 # pieces, read only all at once (docs/design.md, "Parts and where they live").
 #
 # FOLDERs (default: every folder under OBJ that holds objects) are relative to OBJ (default
-# ROOT/build/obj); a program's main (xtts-*.o) is left out, as it is above its folder. One line
+# ROOT/build/obj). One line
 # per circle found, naming files of it in call order; exit 1 when there is any, 0 otherwise.
 # CIRCLES_KNOWN: folders whose circles are known and being opened (e.g. "cache"): theirs are
 # listed as notes and do not fail the check.
@@ -26,7 +26,7 @@ fi
 bad=0
 for dir in $folders; do
   # (an object whose source is gone, left by a build before a file moved, is not the tree's)
-  objs=$(find "$dir" -maxdepth 1 -name '*.o' ! -name '*.pic.o' ! -name 'xtts-*.o' | sort |
+  objs=$(find "$dir" -maxdepth 1 -name '*.o' ! -name '*.pic.o' | sort |
          while read -r o; do o=${o#./}; if [ -e "$ROOT/${o%.o}.c" ] || [ -e "$ROOT/${o%.o}.cc" ]; then echo "$o"; fi; done || true)
   [ "$(printf '%s\n' "$objs" | grep -c .)" -ge 2 ] || continue
   # the edges "caller callee" between the folder's objects

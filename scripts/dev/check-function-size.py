@@ -10,7 +10,7 @@ import re
 import sys
 
 SKIP_SUFFIXES = ("_data.c",)          # generated tables
-DIRS = ("common", "kernels", "formats", "cache", "prep", "train")
+DIRS = ("common", "kernels", "formats", "cache", "prep", "train", "programs")
 EXTS = (".c", ".h", ".cc", ".cu", ".cuh")
 START = re.compile(r"^[A-Za-z_][A-Za-z0-9_ \*]*\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 

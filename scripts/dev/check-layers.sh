@@ -2,13 +2,14 @@
 # check-layers.sh [ROOT [OBJ]] — `make layers`: no include and no call goes up a layer.
 #
 # Layers, bottom to top: common (0); kernels (1); formats (2); cache (3); prep/* and
-# train (4), which never reach each other.
+# train (4), which never reach each other; programs (5), the mains (programs/xtts-*.c), which
+# may use every layer and which no layer uses. A library folder holds no main.
 # cache/ is two rooms: the store (cache/store/) and the audit tools (cache/audit/); the store's
 # read side (cache/store/read/, what libxtts-reader.so is built from) is a room of its own:
 #   cache/store/read: no other room of cache/
 #   cache/store:      cache/store/read
-#   cache/audit:      cache/store, cache/store/read   (the store never uses the audit tools) A program's main (any */xtts-*.c) is above every
-# layer and may use them all; tests are not checked.
+#   cache/audit:      cache/store, cache/store/read   (the store never uses the audit tools)
+# Tests are not checked.
 # prep/ is cut by job into rooms, and a room uses only itself, the layers below and the rooms
 # PREP_ALLOW names for it (docs/design.md, "Parts and where they live"):
 #   dataset, audio, codes, text/num2words, text/romanize, text/langid, text/tokenizer: no other room
@@ -26,6 +27,11 @@ OBJ=${2:-$ROOT/build/obj}
 cd "$ROOT"
 
 bad=0
+# ---- mains -------------------------------------------------------------------------------
+out=$(find common kernels formats cache prep train -name 'xtts-*.c' 2>/dev/null | sort |
+      sed 's|^\(.*\)$|layers: \1: a main in a library folder (it belongs in programs/)|' || true)
+if [ -n "$out" ]; then echo "$out"; bad=1; fi
+
 # ---- includes ----------------------------------------------------------------------------
 AWK_LAYERS='
   BEGIN { allow["text/normalize"] = " text/num2words text/romanize ";
@@ -37,15 +43,16 @@ AWK_LAYERS='
   function room(p,   r, n, c) { r = substr(p, 6); n = split(r, c, "/"); if (n < 2) return "";
                                 if (c[1] == "text" && n >= 3) return "text/" c[2]; return c[1] }
   function layer(p) { if (p ~ /^common\//) return "0"; if (p ~ /^kernels\//) return "1"; if (p ~ /^formats\//) return "2";
-                      if (p ~ /^cache\//) return "3c:" croom(p); if (p ~ /^prep\//) return "4p:" room(p); if (p ~ /^train\//) return "4t"; return "" }
+                      if (p ~ /^cache\//) return "3c:" croom(p); if (p ~ /^prep\//) return "4p:" room(p); if (p ~ /^train\//) return "4t";
+                      if (p ~ /^programs\//) return "5"; return "" }
   function lname(l) { if (l ~ /^4p:./) return "prep/" substr(l, 4); if (l ~ /^4p/) return "prep";
                       if (l ~ /^3c:./) return "cache/" substr(l, 4); if (l ~ /^3c/) return "cache";
-                      return l == "0" ? "common" : l == "1" ? "kernels" : l == "2" ? "formats" : "train" }
+                      return l == "0" ? "common" : l == "1" ? "kernels" : l == "2" ? "formats" : l == "5" ? "programs" : "train" }
   function ok(f, t) { if (f == t) return 1;
                       if (f ~ /^4p:/ && t ~ /^4p:/) return index(allow[substr(f, 4)], " " substr(t, 4) " ") > 0;
                       if (f ~ /^3c:./ && t ~ /^3c:./) return index(callow[substr(f, 4)], " " substr(t, 4) " ") > 0;
                       if (substr(f, 1, 1) == "4" && substr(t, 1, 1) == "4") return 0; return substr(t, 1, 1) + 0 <= substr(f, 1, 1) + 0 }'
-files=$(find common kernels formats cache prep train \( -name '*.c' -o -name '*.h' -o -name '*.cc' -o -name '*.cu' -o -name '*.cuh' \) ! -name 'xtts-*.c' 2>/dev/null | sort || true)
+files=$(find common kernels formats cache prep train programs \( -name '*.c' -o -name '*.h' -o -name '*.cc' -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null | sort || true)
 out=$(awk "$AWK_LAYERS"'
   /^[ \t]*#[ \t]*include[ \t]*"/ { if (!match($0, /"[^"]*"/)) next; inc = substr($0, RSTART + 1, RLENGTH - 2);
       f = layer(FILENAME); t = layer(inc); if (f == "" || t == "") next;
@@ -55,7 +62,7 @@ if [ -n "$out" ]; then echo "$out"; bad=1; fi
 # ---- calls -------------------------------------------------------------------------------
 if [ -d "$OBJ" ]; then
   # (an object whose source is gone, left by a build before a file moved, is not the tree's)
-  objs=$(cd "$OBJ" && find common kernels formats cache prep train -name '*.o' ! -name '*.cu.pic.o' ! -name 'xtts-*.o' 2>/dev/null | sort |
+  objs=$(cd "$OBJ" && find common kernels formats cache prep train programs -name '*.o' ! -name '*.cu.pic.o' 2>/dev/null | sort |
          while read -r o; do if [ -e "$ROOT/${o%.o}.c" ] || [ -e "$ROOT/${o%.o}.cc" ]; then echo "$o"; fi; done || true)
   if [ -n "$objs" ]; then
     out=$(cd "$OBJ" && { nm -A --defined-only -g $objs 2>/dev/null | awk '{split($1, p, ":"); if (NF == 3) print "D", $3, p[1]}'

@@ -2,8 +2,9 @@
 # `make layers` (scripts/dev/check-layers.sh): the real tree passes, and a crafted tree with an
 # include going up, an include between prep and train, an include between two rooms of prep
 # that may not use each other, a call going up, and an include and a call from the cache's
-# store into its audit tools fail with one line naming each; allowed uses between rooms
-# (tokenize -> dataset, audit -> the store's read side) pass.
+# store into its audit tools, a main in a library folder and an include of programs/ from a
+# library fail with one line naming each; allowed uses between rooms (tokenize -> dataset,
+# audit -> the store's read side, a program -> any layer) pass.
 set -euo pipefail
 : "${BUILD:?}" "${TMPDIR_TEST:?}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -12,14 +13,17 @@ die() { echo "FAIL: $*" >&2; exit 1; }
 
 bash "$root/scripts/dev/check-layers.sh" "$root" "$BUILD/obj" > "$T.out" || { cat "$T.out"; die "the tree breaks its layers"; }
 
-mkdir -p "$T"/{common,cache,prep,train,obj/common,obj/cache} "$T"/prep/{text/num2words,melcache,tokenize,dataset} \
+mkdir -p "$T"/{common,cache,prep,train,programs,obj/common,obj/cache} "$T"/prep/{text/num2words,melcache,tokenize,dataset} \
          "$T"/cache/{store/read,audit} "$T"/obj/cache/{store,audit}
 printf '#include "cache/b.h"\nint cache_fn(void);\nint common_fn(void) { return cache_fn(); }\n' > "$T/common/a.c"
 printf 'int cache_fn(void);\n' > "$T/cache/b.h"
 printf 'int cache_fn(void) { return 1; }\n' > "$T/cache/b.c"
 printf '#include "prep/x.h"\n' > "$T/train/t.c"
 printf '#include "common/a.h"\n' > "$T/prep/x.h"
-printf '#include "prep/x.h"\nint main(void) { return 0; }\n' > "$T/train/xtts-ok.c"   # a program may use all
+printf '#include "prep/x.h"\n#include "train/t.h"\nint main(void) { return 0; }\n' > "$T/programs/xtts-ok.c"   # a program may use all
+printf 'int main(void) { return 0; }\n' > "$T/train/xtts-bad.c"
+printf '#include "programs/p.h"\n' > "$T/train/t.h"
+printf 'int p;\n' > "$T/programs/p.h"
 printf '#include "prep/melcache/m.h"\n' > "$T/prep/text/num2words/n.c"
 printf 'int m;\n' > "$T/prep/melcache/m.h"
 printf '#include "prep/dataset/d.h"\n' > "$T/prep/tokenize/t.c"     # allowed: tokenize reads datasets
@@ -43,5 +47,8 @@ grep -q '^layers: cache/store/s.c:1: includes "cache/audit/v.h" (cache/store may
   || { cat "$T.out"; die "store -> audit include"; }
 grep -q '^layers: cache/store/s.o calls audit_fn, defined in cache/audit/v.o (cache/store may not use cache/audit)$' "$T.out" \
   || { cat "$T.out"; die "store -> audit call"; }
-[ "$(grep -c . "$T.out")" -eq 6 ] || { cat "$T.out"; die "want exactly 6 lines"; }
+grep -q '^layers: train/xtts-bad.c: a main in a library folder (it belongs in programs/)$' "$T.out" \
+  || { cat "$T.out"; die "main in a library folder"; }
+grep -q '^layers: train/t.h:1: includes "programs/p.h" (train may not use programs)$' "$T.out" || { cat "$T.out"; die "library -> programs"; }
+[ "$(grep -c . "$T.out")" -eq 8 ] || { cat "$T.out"; die "want exactly 8 lines"; }
 echo "layers_check: ok"

@@ -64,7 +64,7 @@ LIBS="$PKG_LIBS -lcld2 -lmecab -lstdc++ -lm -lpthread -Wl,-u,xtts_flac_encode_i1
 
 # ---- library ----------------------------------------------------------------------------
 # Rebuild an object when its source, any header in the tree or this script is newer.
-newest_header=$(find common formats kernels prep cache train -name '*.h' -newer "$OUT/lib.stamp" 2>/dev/null | head -n1)
+newest_header=$(find common formats kernels prep cache train programs -name '*.h' -newer "$OUT/lib.stamp" 2>/dev/null | head -n1)
 [ -e "$OUT/lib.stamp" ] && [ -z "$newest_header" ] && [ ! "$0" -nt "$OUT/lib.stamp" ] || rm -rf "$OUT/obj"
 mkdir -p "$OUT/obj"
 srcs=()
@@ -72,7 +72,6 @@ for d in common $(find formats -type d | sort) kernels $(find cache prep -mindep
   [ -d "$d" ] || continue
   for f in "$d"/*.c "$d"/*.cc; do
     [ -e "$f" ] || continue
-    case $(basename "$f") in xtts-*.c) continue ;; esac
     srcs+=("$f")
   done
 done

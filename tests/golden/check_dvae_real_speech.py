@@ -5,7 +5,7 @@ TorchMelSpectrogram on real recorded speech, each clip alone.
 Not a golden file maker: the audio and the ~200 MB of weights stay in a scratch folder; the
 result is the summary this prints (docs/model-files.md quotes it).
 
-1. The corpus: scripts/real_speech_corpus.py's clips (LJSpeech from coqui-ai/TTS, speechbrain's
+1. The corpus: scripts/dev/real-speech-corpus.py's clips (LJSpeech from coqui-ai/TTS, speechbrain's
    samples, LibriSpeech clean and other from resemble-ai/Resemblyzer), all of LJSpeech and
    speechbrain and then LibriSpeech clips alternately until --minutes of audio are taken.
 2. The cache: xtts-tokenize --format tsv, xtts-melcache --audio int16 (the 22,050 Hz waveform
@@ -145,9 +145,9 @@ def load_mel_module(coqui: str):
 
 
 def make_corpus(args, work):
-    """Clips of real_speech_corpus.py up to args.minutes; returns the tokenizer's input TSV."""
+    """Clips of scripts/dev/real-speech-corpus.py up to args.minutes; returns the tokenizer's input TSV."""
     rs = os.path.join(work, "rs")
-    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "real_speech_corpus.py"), rs,
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "dev", "real-speech-corpus.py"), rs,
                     "--coqui", args.coqui, "--speechbrain", args.speechbrain, "--resemblyzer", args.resemblyzer],
                    check=True, stdout=subprocess.DEVNULL)
     groups = {}

@@ -2,6 +2,7 @@
  * check of a value, and the read-only reader under the fault guard. */
 #include "cache/store/read/codes_read.h"
 #include "cache/store/read/guard.h"
+#include "cache/store/read/lmdb_env.h"
 #include "cache/store/read/lmdb_file.h"
 
 #include <errno.h>
@@ -124,23 +125,14 @@ xtts_status xtts_codes_value_decode(const char *path, uint32_t num_tokens, const
 
 /* The environment, its databases and its header, read-only; 0 or a status. */
 static xtts_status reader_env_open(xtts_codes_reader *r, uint64_t file_bytes, xtts_error *err) {
-    int rc = mdb_env_create(&r->env);
-    if (rc) {
-        r->env = NULL;
-        return xtts_error_set(err, XTTS_ENOMEM, "%s: cannot make an LMDB environment: %s", r->path, mdb_strerror(rc));
-    }
-    mdb_env_set_maxdbs(r->env, 4);
-    mdb_env_set_assert(r->env, xtts_guard_lmdb_assert);
-    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-    uint64_t map_bytes = (file_bytes + page - 1) / page * page;
-    mdb_env_set_mapsize(r->env, (size_t)(map_bytes < page ? page : map_bytes));
+    int rc;
     MDB_txn *volatile txn = NULL;
     volatile int stage = 0;
-    xtts_status st = XTTS_OK;
+    volatile xtts_status st = XTTS_OK;
     xtts_error e;
     xtts_error_clear(&e);
     GUARD(sig)
-    rc = mdb_env_open(r->env, r->path, MDB_RDONLY | MDB_NOLOCK | MDB_NORDAHEAD | MDB_NOTLS, 0444);
+    rc = xtts_lmdb_env_open(&r->env, r->path, XTTS_LMDB_CODES_READ, file_bytes);
     if (!rc) stage = 1, rc = mdb_txn_begin(r->env, NULL, MDB_RDONLY, (MDB_txn **)&txn);
     if (!rc) stage = 2, rc = mdb_dbi_open(txn, "meta", 0, &r->meta_dbi);
     if (!rc) rc = mdb_dbi_open(txn, "codes", 0, &r->codes_dbi);

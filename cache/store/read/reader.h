@@ -146,7 +146,8 @@ void xtts_cache_reader_set_batch_streaming(xtts_cache_reader *r, int mode);
  * XTTS_ECORRUPT naming the shard, and pass any other fault on to the handler that was
  * installed before. Nothing installs them behind the caller's back: without the call a
  * damaged shard can kill the process. A program that installs its own handlers afterwards
- * should chain to the previous ones. */
+ * should chain to the previous ones (cache/store/read/guard.h: where it is installed, which
+ * signals, and how a host process keeps its own handlers). */
 
 /* Install the fault guard described above, once per process (later calls do nothing).
  * Every program that reads caches calls it first (xtts-cache-verify, xtts-cache-inspect,

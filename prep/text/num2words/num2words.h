@@ -1,7 +1,8 @@
 /* num2words.h — number words exactly as the Python library num2words 0.5.12 writes them, for
  * the languages Coqui's XTTS text preparation hands to it: en es fr de it pt pl tr ru nl cs
- * ar hu ko (prep/text/normalize/xtts_text.c). Written in C as tables and rules per language (prep/n2w_*.c);
- * tests/golden/ holds the outputs of the real library that these must equal.
+ * ar hu ko (prep/text/normalize/xtts_text.c). Written in C as tables and rules per language
+ * (prep/text/num2words/n2w_*.c); tests/golden/ holds the outputs of the real library that
+ * these must equal.
  *
  * Every function appends words to out and returns 0, or returns -1 (out unchanged) when
  * num2words 0.5.12 raises for that input (NotImplementedError, OverflowError, ...), so the
