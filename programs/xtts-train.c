@@ -16,6 +16,12 @@ static void usage(FILE *f) {
             "\n"
             "  --cache DIR            the cache (manifest.json and shards)\n"
             "  --model tiny|small|base  size: 2x128x4, 6x384x6, 12x768x12 (default tiny)\n"
+            "  --model xtts-gpt       XTTS-v2's GPT as Coqui's GPTTrainer trains it (docs/xtts-train.md), with:\n"
+            "    --config FILE        the XTTS model folder's config.json (vocab.json beside it)\n"
+            "    --init FILE          its model.pth or a GPTTrainer checkpoint (default: Coqui's initialization)\n"
+            "    --codes DIR          the cache's codes directory (default: its only one)\n"
+            "    --eval-only          print the validation split's mean losses of the weights, then exit\n"
+            "    --grad-accum N       batches per optimizer step, as Trainer's grad_accum_steps (default 1)\n"
             "  --layers N --width N --heads N   override the size's fields\n"
             "  --steps N              steps of the schedule (default 1000)\n"
             "  --stop-after N         stop after N steps of this run (the schedule still spans --steps)\n"
@@ -50,7 +56,8 @@ static void usage(FILE *f) {
 enum {
     O_CACHE = 256, O_MODEL, O_LAYERS, O_WIDTH, O_HEADS, O_STEPS, O_STOP_AFTER, O_BATCH, O_LR, O_MINLR, O_WARMUP,
     O_WD, O_CLIP, O_STOPW, O_SEED, O_THREADS, O_LTHREADS, O_CKPT, O_CKPT_EVERY, O_RESUME, O_EVAL, O_JSON,
-    O_LOG_EVERY, O_SKIP, O_LOADER_ONLY, O_DEVICE, O_PRECISION, O_HELP, O_VERSION
+    O_LOG_EVERY, O_SKIP, O_LOADER_ONLY, O_DEVICE, O_PRECISION, O_HELP, O_VERSION, O_CONFIG, O_INIT, O_CODES,
+    O_EVAL_ONLY, O_GRAD_ACCUM
 };
 
 /* main's answer from a step that may end the program: go on, or exit with the code. */
@@ -89,11 +96,11 @@ static int parse_option(int c, const struct option *longopts, xtts_train_options
     case O_STEPS: LONG_ARG(1, 1000000000L, o->steps); break;
     case O_STOP_AFTER: LONG_ARG(1, 1000000000L, o->stop_after); break;
     case O_BATCH: LONG_ARG(1, 65536, o->batch_size); break;
-    case O_LR: DOUBLE_ARG(0, 10, o->optim.lr); break;
+    case O_LR: DOUBLE_ARG(0, 10, o->optim.lr); o->lr_set = 1; break;
     case O_MINLR: DOUBLE_ARG(0, 1, o->optim.min_lr_frac); break;
     case O_WARMUP: LONG_ARG(0, 1000000000L, o->optim.warmup_steps); break;
-    case O_WD: DOUBLE_ARG(0, 10, o->optim.weight_decay); break;
-    case O_CLIP: DOUBLE_ARG(0, 1e9, o->optim.clip); break;
+    case O_WD: DOUBLE_ARG(0, 10, o->optim.weight_decay); o->wd_set = 1; break;
+    case O_CLIP: DOUBLE_ARG(0, 1e9, o->optim.clip); o->clip_set = 1; break;
     case O_STOPW: DOUBLE_ARG(0, 1e6, o->stop_pos_weight); break;
     case O_SEED: {
         char *end;
@@ -121,6 +128,11 @@ static int parse_option(int c, const struct option *longopts, xtts_train_options
     case O_LOADER_ONLY: o->loader_only = 1; break;
     case O_DEVICE: o->device = optarg; break;
     case O_PRECISION: o->precision = optarg; break;
+    case O_CONFIG: o->gpt_config = optarg; break;
+    case O_INIT: o->gpt_init = optarg; break;
+    case O_CODES: o->codes_dir = optarg; break;
+    case O_EVAL_ONLY: o->eval_only = 1; break;
+    case O_GRAD_ACCUM: LONG_ARG(1, 1000000, o->grad_accum); break;
     case 'h':
     case O_HELP: usage(stdout); return 0;
     case 'V':
@@ -147,7 +159,9 @@ static int parse_args(int argc, char **argv, xtts_train_options *o) {
         {"log-every", required_argument, 0, O_LOG_EVERY}, {"skip-corrupt", no_argument, 0, O_SKIP},
         {"loader-only", no_argument, 0, O_LOADER_ONLY}, {"device", required_argument, 0, O_DEVICE},
         {"precision", required_argument, 0, O_PRECISION}, {"help", no_argument, 0, O_HELP},
-        {"version", no_argument, 0, O_VERSION},
+        {"version", no_argument, 0, O_VERSION},         {"config", required_argument, 0, O_CONFIG},
+        {"init", required_argument, 0, O_INIT},         {"codes", required_argument, 0, O_CODES},
+        {"eval-only", no_argument, 0, O_EVAL_ONLY},     {"grad-accum", required_argument, 0, O_GRAD_ACCUM},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "j:hV", longopts, NULL)) != -1) {

@@ -201,6 +201,64 @@ static void check_optimizer(const xtts_cpu_loops *base, const xtts_cpu_loops *k)
     free(g), free(p1), free(m1), free(v1), free(p2), free(m2), free(v2), free(g2);
 }
 
+/* the XTTS GPT's kinds: group norm, strided attention with causal and key masks, cross-entropy
+ * with ignored rows, GEGLU and RMS norm */
+static void check_gpt_kinds(const xtts_cpu_loops *base, const xtts_cpu_loops *k) {
+    int G = 4, I = 24, V2 = 37;
+    size_t N = (size_t)B * T;
+    float *inp = rand_buf(N * C, 2), *w = rand_buf(C, 1), *bias = rand_buf(C, 1), *dout = rand_buf(N * C, 1);
+    float *o1 = malloc(N * C * 4), *o2 = malloc(N * C * 4), *st1 = malloc(4 * B * G), *st2 = malloc(4 * B * G);
+    float *st1r = malloc(4 * B * G), *st2r = malloc(4 * B * G);
+    base->groupnorm_forward(o1, st1, st1r, inp, w, bias, B, T, C, G);
+    k->groupnorm_forward(o2, st2, st2r, inp, w, bias, B, T, C, G);
+    SAME(o1, o2, N * C);
+    float *d1 = calloc(N * C + 2 * C, 4), *d2 = calloc(N * C + 2 * C, 4);
+    base->groupnorm_backward(d1, d1 + N * C, d1 + N * C + C, dout, inp, w, st1, st1r, B, T, C, G);
+    k->groupnorm_backward(d2, d2 + N * C, d2 + N * C + C, dout, inp, w, st1, st1r, B, T, C, G);
+    SAME(d1, d2, N * C + 2 * C);
+    uint8_t mask[B * T];
+    for (int i = 0; i < B * T; i++) mask[i] = i % T < 3 || next_u64() % 4 != 0;
+    xtts_mha_shape s = {.B = B, .NH = NH, .Tq = T, .Tk = T, .hs = C / NH, .q_b = (size_t)T * 3 * C,
+                        .q_t = 3 * (size_t)C, .q_h = (size_t)C / NH, .o_b = (size_t)T * C, .o_t = (size_t)C,
+                        .o_h = (size_t)C / NH, .scale = 0.3f, .causal = 1, .key_mask = mask, .threads = 2};
+    s.k_b = s.v_b = s.q_b, s.k_t = s.v_t = s.q_t, s.k_h = s.v_h = s.q_h;
+    float *scratch = malloc(2 * xtts_mha_scratch_per_thread(&s) * 4);
+    s.scratch = scratch;
+    float *qkv = rand_buf(N * 3 * C, 1), *a1 = malloc((size_t)B * NH * T * T * 4), *a2 = malloc((size_t)B * NH * T * T * 4);
+    base->mha_forward(&s, o1, a1, qkv, qkv + C, qkv + 2 * C);
+    k->mha_forward(&s, o2, a2, qkv, qkv + C, qkv + 2 * C);
+    SAME(o1, o2, N * C);
+    float *dq1 = calloc(N * 3 * C, 4), *dq2 = calloc(N * 3 * C, 4);
+    base->mha_backward(&s, dq1, dq1 + C, dq1 + 2 * C, dout, qkv, qkv + C, qkv + 2 * C, a1);
+    k->mha_backward(&s, dq2, dq2 + C, dq2 + 2 * C, dout, qkv, qkv + C, qkv + 2 * C, a1);
+    SAME(dq1, dq2, N * 3 * C);
+    int32_t tg[B * T];
+    for (int i = 0; i < B * T; i++) tg[i] = i % 5 == 0 ? -1 : (int32_t)(next_u64() % (uint64_t)V2);
+    float *lg = rand_buf(N * V2, 3), *dl1 = malloc(N * V2 * 4), *dl2 = malloc(N * V2 * 4), l1, l2;
+    assert_int_equal(base->crossentropy_forward_backward(&l1, dl1, lg, tg, B * T, V2, 0.7f, NULL),
+                     k->crossentropy_forward_backward(&l2, dl2, lg, tg, B * T, V2, 0.7f, NULL));
+    SAME(&l1, &l2, 1);
+    SAME(dl1, dl2, N * V2);
+    float *h = rand_buf(N * 2 * I, 2), *g1 = malloc(N * I * 4), *g2 = malloc(N * I * 4);
+    base->geglu_forward(g1, h, N, I);
+    k->geglu_forward(g2, h, N, I);
+    SAME(g1, g2, N * I);
+    float *dh1 = calloc(N * 2 * I, 4), *dh2 = calloc(N * 2 * I, 4);
+    base->geglu_backward(dh1, g1, h, N, I);
+    k->geglu_backward(dh2, g1, h, N, I);
+    SAME(dh1, dh2, N * 2 * I);
+    base->rmsnorm_forward(o1, st1, inp, w, (size_t)G, C);
+    k->rmsnorm_forward(o2, st2, inp, w, (size_t)G, C);
+    SAME(o1, o2, (size_t)G * C);
+    memset(d1, 0, (N * C + 2 * C) * 4), memset(d2, 0, (N * C + 2 * C) * 4);
+    base->rmsnorm_backward(d1, d1 + N * C, dout, inp, w, st1, (size_t)G, C);
+    k->rmsnorm_backward(d2, d2 + N * C, dout, inp, w, st1, (size_t)G, C);
+    SAME(d1, d2, N * C + C);
+    free(inp), free(w), free(bias), free(dout), free(o1), free(o2), free(st1), free(st2), free(st1r), free(st2r);
+    free(d1), free(d2), free(scratch), free(qkv), free(a1), free(a2), free(dq1), free(dq2), free(lg), free(dl1);
+    free(dl2), free(h), free(g1), free(g2), free(dh1), free(dh2);
+}
+
 static void every_copy_gives_the_baseline_bits(void **state) {
     (void)state;
     const xtts_cpu_loops *base = xtts_cpu_loops_at(XTTS_CPU_BASELINE);
@@ -213,6 +271,7 @@ static void every_copy_gives_the_baseline_bits(void **state) {
         check_layernorm_and_attention(base, k);
         check_encoder_and_loss(base, k);
         check_optimizer(base, k);
+        check_gpt_kinds(base, k);
     }
 }
 

@@ -222,6 +222,112 @@ static void mel_and_stop_loss_backward_matches_finite_differences(void **state) 
     free(mel), free(c.head), free(dh);
 }
 
+/* ---- the XTTS GPT's kinds ------------------------------------------------------------------- */
+typedef struct { int B, T, C, G; float *inp, *w, *b, *out, *mean, *rstd, *r; } gn_ctx;
+static double gn_loss(void *p) {
+    gn_ctx *c = p;
+    xtts_groupnorm_forward(c->out, c->mean, c->rstd, c->inp, c->w, c->b, c->B, c->T, c->C, c->G);
+    return dot(c->out, c->r, (size_t)c->B * c->T * c->C);
+}
+static void groupnorm_backward_matches_finite_differences(void **state) {
+    (void)state;
+    gn_ctx c = {2, 5, 8, 4, 0, 0, 0, 0, 0, 0, 0};
+    size_t n = (size_t)c.B * c.T * c.C;
+    c.inp = rand_buf(n, 2), c.w = rand_buf(c.C, 1), c.b = rand_buf(c.C, 1), c.out = malloc(n * 4);
+    c.mean = malloc(c.B * c.G * 4), c.rstd = malloc(c.B * c.G * 4), c.r = rand_buf(n, 1);
+    float *di = calloc(n, 4), *dw = calloc(c.C, 4), *db = calloc(c.C, 4);
+    gn_loss(&c);
+    xtts_groupnorm_backward(di, dw, db, c.r, c.inp, c.w, c.mean, c.rstd, c.B, c.T, c.C, c.G);
+    assert_true(check_grad("inp", gn_loss, &c, c.inp, di, n) < TOL);
+    assert_true(check_grad("weight", gn_loss, &c, c.w, dw, c.C) < TOL);
+    assert_true(check_grad("bias", gn_loss, &c, c.b, db, c.C) < TOL);
+    free(c.inp), free(c.w), free(c.b), free(c.out), free(c.mean), free(c.rstd), free(c.r);
+    free(di), free(dw), free(db);
+}
+
+/* a cross attention (q of 4 rows; k and v of 7 in one buffer, [k | v]) and a causal self
+ * attention ([q | k | v]) with a key mask */
+typedef struct { xtts_mha_shape s; const float *q, *k, *v; float *att, *out, *r; } mha_ctx;
+static double mha_loss(void *p) {
+    mha_ctx *c = p;
+    xtts_mha_forward(&c->s, c->out, c->att, c->q, c->k, c->v);
+    return dot(c->out, c->r, (size_t)c->s.B * c->s.Tq * c->s.NH * c->s.hs);
+}
+static void mha_case(int causal) {
+    int B = 2, NH = 2, hs = 6, Tq = causal ? 7 : 4, Tk = 7, D = NH * hs, W = causal ? 3 * D : 2 * D;
+    static const uint8_t mask[2 * 7] = {1, 1, 0, 1, 1, 0, 1, 1, 1, 1, 0, 0, 1, 1};
+    mha_ctx c = {{.B = B, .NH = NH, .Tq = Tq, .Tk = Tk, .hs = hs, .q_b = (size_t)Tq * (causal ? W : D),
+                  .q_t = (size_t)(causal ? W : D), .q_h = (size_t)hs, .k_b = (size_t)Tk * W, .k_t = (size_t)W,
+                  .k_h = (size_t)hs, .o_b = (size_t)Tq * D, .o_t = (size_t)D, .o_h = (size_t)hs, .scale = 0.4f,
+                  .causal = causal, .key_mask = causal ? mask : NULL, .threads = 1}, 0, 0, 0, 0, 0, 0};
+    c.s.v_b = c.s.k_b, c.s.v_t = c.s.k_t, c.s.v_h = c.s.k_h;
+    c.s.scratch = malloc(xtts_mha_scratch_per_thread(&c.s) * 4);
+    size_t nq = (size_t)B * Tq * D, nkv = (size_t)B * Tk * W;
+    float *q = causal ? NULL : rand_buf(nq, 1), *kv = rand_buf(nkv, 1);
+    float *dq = calloc(causal ? 1 : nq, 4), *dkv = calloc(nkv, 4);
+    size_t ko = causal ? (size_t)D : 0, vo = ko + (size_t)D;
+    c.q = causal ? kv : q, c.k = kv + ko, c.v = kv + vo;
+    c.att = malloc((size_t)B * NH * Tq * Tk * 4), c.out = malloc(nq * 4), c.r = rand_buf(nq, 1);
+    mha_loss(&c);
+    xtts_mha_backward(&c.s, causal ? dkv : dq, dkv + ko, dkv + vo, c.r, c.q, c.k, c.v, c.att);
+    if (!causal) assert_true(check_grad("q", mha_loss, &c, q, dq, nq) < TOL);
+    assert_true(check_grad(causal ? "qkv masked" : "kv", mha_loss, &c, kv, dkv, nkv) < TOL);
+    free(q), free(kv), free(dq), free(dkv), free(c.att), free(c.out), free(c.r), free(c.s.scratch);
+}
+static void mha_backward_matches_finite_differences(void **state) {
+    (void)state;
+    mha_case(0);
+    mha_case(1);
+}
+
+typedef struct { size_t N; int I; float *inp, *out, *r; } geglu_ctx;
+static double geglu_loss(void *p) {
+    geglu_ctx *c = p;
+    xtts_geglu_forward(c->out, c->inp, c->N, c->I);
+    return dot(c->out, c->r, c->N * c->I);
+}
+typedef struct { size_t N; int C; float *inp, *g, *out, *inv, *r; } rms_ctx;
+static double rms_loss(void *p) {
+    rms_ctx *c = p;
+    xtts_rmsnorm_forward(c->out, c->inv, c->inp, c->g, c->N, c->C);
+    return dot(c->out, c->r, c->N * c->C);
+}
+static void geglu_and_rmsnorm_backward_match_finite_differences(void **state) {
+    (void)state;
+    geglu_ctx a = {6, 5, rand_buf(60, 2), malloc(30 * 4), rand_buf(30, 1)};
+    float *da = calloc(60, 4);
+    xtts_geglu_backward(da, a.r, a.inp, a.N, a.I);
+    assert_true(check_grad("geglu", geglu_loss, &a, a.inp, da, 60) < TOL);
+    rms_ctx b = {4, 9, rand_buf(36, 2), rand_buf(9, 1), malloc(36 * 4), malloc(4 * 4), rand_buf(36, 1)};
+    float *db = calloc(36, 4), *dg = calloc(9, 4);
+    rms_loss(&b);
+    xtts_rmsnorm_backward(db, dg, b.r, b.inp, b.g, b.inv, b.N, b.C);
+    assert_true(check_grad("rms inp", rms_loss, &b, b.inp, db, 36) < TOL);
+    assert_true(check_grad("rms gamma", rms_loss, &b, b.g, dg, 9) < TOL);
+    free(a.inp), free(a.out), free(a.r), free(da), free(b.inp), free(b.g), free(b.out), free(b.inv), free(b.r);
+    free(db), free(dg);
+}
+
+typedef struct { int N, V; float *lg; int32_t *tg; } ce_ctx;
+static double ce_loss(void *p) {
+    ce_ctx *c = p;
+    float l;
+    xtts_crossentropy_forward_backward(&l, NULL, c->lg, c->tg, c->N, c->V, 1.0f, NULL);
+    return 0.7 * l;
+}
+static void crossentropy_backward_matches_finite_differences(void **state) {
+    (void)state;
+    int32_t tg[6] = {3, -1, 0, 6, -1, 2};
+    ce_ctx c = {6, 7, rand_buf(42, 3), tg};
+    float *d = malloc(42 * 4), l;
+    int bad = 9;
+    assert_int_equal(xtts_crossentropy_forward_backward(&l, d, c.lg, tg, 6, 7, 0.7f, &bad), 4);
+    assert_int_equal(bad, 0);
+    for (int j = 0; j < 7; j++) assert_true(d[7 + j] == 0.0f && d[28 + j] == 0.0f); /* ignored rows */
+    assert_true(check_grad("logits", ce_loss, &c, c.lg, d, 42) < TOL);
+    free(c.lg), free(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(matmul_backward_matches_finite_differences),
@@ -230,6 +336,10 @@ int main(void) {
         cmocka_unit_test(gelu_backward_matches_finite_differences),
         cmocka_unit_test(encoder_backward_matches_finite_differences),
         cmocka_unit_test(mel_and_stop_loss_backward_matches_finite_differences),
+        cmocka_unit_test(groupnorm_backward_matches_finite_differences),
+        cmocka_unit_test(mha_backward_matches_finite_differences),
+        cmocka_unit_test(geglu_and_rmsnorm_backward_match_finite_differences),
+        cmocka_unit_test(crossentropy_backward_matches_finite_differences),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 
 #include "train/cpu_level.h"
 #include "train/model.h"
+#include "train/model_internal.h"
 #include "train/optim.h"
 
 #ifdef __cplusplus
@@ -45,6 +46,22 @@ typedef struct {
     void (*scale)(float *x, size_t n, float s); /* x *= s */
     void (*adamw_step)(float *params, const float *grads, float *m, float *v, size_t n, float lr,
                        const xtts_optim_config *o, float beta1_correction, float beta2_correction);
+    /* the XTTS GPT's kinds */
+    void (*groupnorm_forward)(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                              const float *bias, int B, int T, int C, int G);
+    void (*groupnorm_backward)(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                               const float *weight, const float *mean, const float *rstd, int B, int T, int C, int G);
+    void (*mha_forward)(const xtts_mha_shape *s, float *out, float *att, const float *q, const float *k,
+                        const float *v);
+    void (*mha_backward)(const xtts_mha_shape *s, float *dq, float *dk, float *dv, const float *dout, const float *q,
+                         const float *k, const float *v, const float *att);
+    int (*crossentropy_forward_backward)(float *loss, float *dlogits, const float *logits, const int32_t *targets,
+                                         int N, int V, float scale, int *bad);
+    void (*geglu_forward)(float *out, const float *inp, size_t N, int I);
+    void (*geglu_backward)(float *dinp, const float *dout, const float *inp, size_t N, int I);
+    void (*rmsnorm_forward)(float *out, float *inv, const float *inp, const float *gamma, size_t N, int C);
+    void (*rmsnorm_backward)(float *dinp, float *dgamma, const float *dout, const float *inp, const float *gamma,
+                             const float *inv, size_t N, int C);
 } xtts_cpu_loops;
 
 /* The copy for a level, or for the widest the CPU runs below it (never NULL). */

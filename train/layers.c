@@ -65,3 +65,47 @@ int xtts_mel_stop_loss_forward_backward(float *mel_loss, float *stop_loss, float
                                                                     pos_weight);
 }
 
+
+/* ---- the XTTS GPT's kinds ---- */
+
+void xtts_groupnorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                            const float *bias, int B, int T, int C, int G) {
+    xtts_cpu_loops_current()->groupnorm_forward(out, mean, rstd, inp, weight, bias, B, T, C, G);
+}
+
+void xtts_groupnorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                             const float *weight, const float *mean, const float *rstd, int B, int T, int C, int G) {
+    xtts_cpu_loops_current()->groupnorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, B, T, C, G);
+}
+
+void xtts_mha_forward(const xtts_mha_shape *s, float *out, float *att, const float *q, const float *k,
+                      const float *v) {
+    xtts_cpu_loops_current()->mha_forward(s, out, att, q, k, v);
+}
+
+void xtts_mha_backward(const xtts_mha_shape *s, float *dq, float *dk, float *dv, const float *dout,
+                       const float *q, const float *k, const float *v, const float *att) {
+    xtts_cpu_loops_current()->mha_backward(s, dq, dk, dv, dout, q, k, v, att);
+}
+
+int xtts_crossentropy_forward_backward(float *loss, float *dlogits, const float *logits, const int32_t *targets,
+                                       int N, int V, float scale, int *bad) {
+    return xtts_cpu_loops_current()->crossentropy_forward_backward(loss, dlogits, logits, targets, N, V, scale, bad);
+}
+
+void xtts_geglu_forward(float *out, const float *inp, size_t N, int I) {
+    xtts_cpu_loops_current()->geglu_forward(out, inp, N, I);
+}
+
+void xtts_geglu_backward(float *dinp, const float *dout, const float *inp, size_t N, int I) {
+    xtts_cpu_loops_current()->geglu_backward(dinp, dout, inp, N, I);
+}
+
+void xtts_rmsnorm_forward(float *out, float *inv, const float *inp, const float *gamma, size_t N, int C) {
+    xtts_cpu_loops_current()->rmsnorm_forward(out, inv, inp, gamma, N, C);
+}
+
+void xtts_rmsnorm_backward(float *dinp, float *dgamma, const float *dout, const float *inp, const float *gamma,
+                           const float *inv, size_t N, int C) {
+    xtts_cpu_loops_current()->rmsnorm_backward(dinp, dgamma, dout, inp, gamma, inv, N, C);
+}

@@ -574,6 +574,7 @@ static xtts_status run_free(train_run *R, xtts_status st, xtts_error *err) {
 }
 
 xtts_status xtts_train_run(const xtts_train_options *opt, xtts_error *err) {
+    if (opt->model_size && !strcmp(opt->model_size, "xtts-gpt")) return xtts_gpt_train_run(opt, err);
     train_run R;
     memset(&R, 0, sizeof R);
     R.o = *opt;

@@ -34,6 +34,13 @@ typedef struct {
     int loader_only;
     const char *device;          /* "auto", "cpu", "cuda", "cuda:N" */
     const char *precision;       /* "fp32" (default), "tf32", "bf16": the CUDA device's matrix products */
+    /* --model xtts-gpt (train/xtts_gpt_trainer.c) */
+    const char *gpt_config;      /* the XTTS model folder's config.json */
+    const char *gpt_init;        /* model.pth or a GPTTrainer checkpoint; NULL: Coqui's initialization */
+    const char *codes_dir;       /* the cache's codes directory; NULL: its only one */
+    int eval_only;               /* the validation split's losses, then exit */
+    int lr_set, clip_set, wd_set; /* --lr, --clip, --weight-decay given (over the config's) */
+    int grad_accum;              /* batches per optimizer step (Trainer's grad_accum_steps); 0 = 1 */
 } xtts_train_options;
 
 void xtts_train_options_defaults(xtts_train_options *o);
@@ -50,6 +57,11 @@ void xtts_train_options_defaults(xtts_train_options *o);
  * XTTS_EIO (the JSON log cannot be written; a CUDA failure), XTTS_EINPUT (the loss is not
  * finite), XTTS_ENOMEM. */
 xtts_status xtts_train_run(const xtts_train_options *o, xtts_error *err);
+
+/* --model xtts-gpt: XTTS's GPT on the cache (or its validation losses with eval_only).
+ * Errors: XTTS_EUSAGE (no gpt_config), XTTS_EUNSUPPORTED (--ckpt, --resume), those of
+ * xtts_gpt_config_load, xtts_gpt_load_weights, xtts_gpt_loader_new and _next, xtts_gpt_forward. */
+xtts_status xtts_gpt_train_run(const xtts_train_options *o, xtts_error *err);
 
 /* The checkpoint file a --ckpt directory holds. */
 #define XTTS_CKPT_FILE "train.ckpt"

@@ -10,6 +10,11 @@
  *   gelu.h       GELU and the residual sum, element by element
  *   loss.h       the mel L1 and stop BCE, with their gradient
  *   adamw.h      the gradient norm, clipping and AdamW over all the parameters
+ * and the XTTS GPT's (train/xtts_gpt_model.c):
+ *   groupnorm.h  group norm of the conditioning encoder
+ *   mha.h        multi-head attention over strided views, causal and key masks
+ *   crossentropy.h  cross-entropy with ignored rows, with its gradient
+ *   perceiver.h  the perceiver resampler's GEGLU and RMS norm
  * The per-element math they share with the CUDA kernels is train/train_math.h.
  *
  * Not a header of declarations: train/cpu_loops.c compiles this text once per instruction set
@@ -59,6 +64,10 @@
 #include "train/cpu/gelu.h"
 #include "train/cpu/loss.h"
 #include "train/cpu/adamw.h"
+#include "train/cpu/groupnorm.h"
+#include "train/cpu/mha.h"
+#include "train/cpu/crossentropy.h"
+#include "train/cpu/perceiver.h"
 
 /* ---- this copy's table ------------------------------------------------------------------ */
 
@@ -67,4 +76,6 @@ static const xtts_cpu_loops loops = {
     matmul_forward,   matmul_backward,   attention_forward, attention_backward,
     gelu_forward,     gelu_backward,     residual_forward,  mel_stop_loss_forward_backward,
     grad_norm,        scale_values,      adamw_step,
+    groupnorm_forward, groupnorm_backward, mha_forward,   mha_backward, crossentropy_forward_backward,
+    geglu_forward,    geglu_backward,    rmsnorm_forward,   rmsnorm_backward,
 };
