@@ -16,7 +16,10 @@
 #define PAUSE_TOL_S 0.35   /* how far the map may miss a sentence's pause */
 #define MIN_RATIO 0.45     /* recording / reference length of a sentence's speech */
 #define MAX_RATIO 2.3
-#define STRAY_SPEECH_S 0.8 /* speech between two neighbours' pauses: more is speech not in the text */
+#define STRAY_SPEECH_S 0.8
+#define CONTIGUOUS_SLACK 0.05 /* margin a sentence may give up to start where the last one ended */
+#define MIN_MATCH 0.15     /* share of a sentence's frames the map matched, below which it was not read */
+#define ORDER_MARGIN 0.2   /* reversed minus forward cost that scores 1 */ /* speech between two neighbours' pauses: more is speech not in the text */
 
 xtts_status xtts_seg_find_pauses(const seg_track *rec, double min_s, seg_pause **out, size_t *n, xtts_error *err) {
     size_t cap = 256;
@@ -47,19 +50,6 @@ xtts_status xtts_seg_find_pauses(const seg_track *rec, double min_s, seg_pause *
     return XTTS_OK;
 }
 
-/* The pause whose end (want_end) or start lies nearest t, within PAUSE_TOL_S; -1 if none. */
-static int nearest_pause(const seg_pause *p, size_t n, double t, int want_end) {
-    int best = -1;
-    double bd = PAUSE_TOL_S;
-    for (size_t k = 0; k < n; k++) {
-        double edge = want_end ? p[k].b : p[k].a;
-        /* t inside the pause counts as on its edge */
-        double d = t >= p[k].a && t <= p[k].b ? 0 : fabs(edge - t);
-        if (d < bd || (d == bd && best < 0)) bd = d, best = (int)k;
-    }
-    return best;
-}
-
 /* Score of a sentence's spoken reference frames [rs, re): 1 where the map's distance is a
  * good match, 0 where the frame was left unmatched, linear between. */
 static double sentence_score(const seg_track *ref, size_t rs, size_t re, const float *dist, double gap) {
@@ -75,8 +65,56 @@ static double sentence_score(const seg_track *ref, size_t rs, size_t re, const f
     return n ? s / (double)n : 0;
 }
 
-static void place_one(const seg_track *ref, size_t st, size_t en, const int32_t *rec_of_ref, const float *dist,
-                      double gap, const seg_pause *pauses, size_t n_pauses, double min_score, seg_placed *o) {
+/* The best span for reference frames [rs, re) starting after pause `start`: over the pauses
+ * where it may end (its reference length times MIN_RATIO..MAX_RATIO later), the one where its
+ * sounds match best in their order against reversed (the reversed reference has the same
+ * sounds in the wrong order, so wrong speech scores about as well both ways). Sets *end and
+ * returns the margin (reversed minus forward cost per weight), -INFINITY when none. */
+static double best_end(const seg_align_ctx *c, size_t rs, size_t re, const seg_pause *pauses, size_t n_pauses,
+                       int start, int *end, double *fwd_cost) {
+    double b = pauses[start].b, dur = (double)(re - rs) * SEG_FRAME_S;
+    size_t c0 = b <= 0 ? 0 : (size_t)(b / SEG_FRAME_S), c1 = c0 + (size_t)(MAX_RATIO * (double)(re - rs)) + 2;
+    if (c1 > c->rec->n) c1 = c->rec->n;
+    double best = -INFINITY;
+    *end = -1;
+    if (c1 <= c0 + 1) return best;
+    double *fwd = malloc(2 * (c1 - c0) * sizeof *fwd), *rev = fwd ? fwd + (c1 - c0) : NULL;
+    if (!fwd || xtts_dtw_end_costs(c->dp, c->ref, rs, re, c->rec, c0, c1, 0, fwd) ||
+        xtts_dtw_end_costs(c->dp, c->ref, rs, re, c->rec, c0, c1, 1, rev)) {
+        free(fwd);
+        return best;
+    }
+    for (size_t k = (size_t)start + 1; k < n_pauses; k++) {
+        double a = pauses[k].a;
+        if (a < b + MIN_RATIO * dur) continue;
+        if (a > b + MAX_RATIO * dur) break;
+        size_t j = (size_t)ceil(a / SEG_FRAME_S);
+        if (j <= c0) continue;
+        j -= c0 + 1;
+        if (j >= c1 - c0 || !isfinite(fwd[j])) continue;
+        double m = rev[j] - fwd[j];
+        if (m > best) best = m, *end = (int)k, *fwd_cost = fwd[j];
+    }
+    free(fwd);
+    return best;
+}
+
+/* The pauses a sentence may start after: the two nearest the map's start t0 (by their ends). */
+static size_t start_candidates(const seg_pause *p, size_t n, double t0, int out[2]) {
+    double d0 = PAUSE_TOL_S * 4, d1 = PAUSE_TOL_S * 4;
+    out[0] = out[1] = -1;
+    for (size_t k = 0; k < n; k++) {
+        double d = t0 >= p[k].a && t0 <= p[k].b ? 0 : fabs(p[k].b - t0);
+        if (d < d0) d1 = d0, out[1] = out[0], d0 = d, out[0] = (int)k;
+        else if (d < d1) d1 = d, out[1] = (int)k;
+    }
+    if (out[0] < 0) return 0;
+    return out[1] >= 0 ? 2 : 1;
+}
+
+static void place_one(const seg_align_ctx *c, const seg_track *ref, size_t st, size_t en, const int32_t *rec_of_ref,
+                      const float *dist, double gap, const seg_pause *pauses, size_t n_pauses, double min_score,
+                      int prev_end, seg_placed *o) {
     memset(o, 0, sizeof *o);
     o->pause_before = o->pause_after = -1;
     size_t rs = st, re = en;
@@ -84,24 +122,32 @@ static void place_one(const seg_track *ref, size_t st, size_t en, const int32_t 
     while (re > rs && ref->silent[re - 1]) re--;
     if (rs == re) { o->why = "nothing to say in it"; return; }
     o->score = sentence_score(ref, rs, re, dist, gap);
-    if (getenv("XTTS_SEGMENT_DEBUG")) {
-        double m = 0;
-        size_t n = 0;
-        for (size_t i = rs; i < re; i++)
-            if (!ref->silent[i]) m += dist[i], n++;
-        fprintf(stderr, "debug: ref %zu-%zu -> rec %.2f-%.2f, mean distance %.3f, score %.2f\n", rs, re,
-                rec_of_ref[rs] * SEG_FRAME_S, (rec_of_ref[re - 1] + 1) * SEG_FRAME_S, n ? m / n : 0, o->score);
-    }
     double t0 = rec_of_ref[rs] * SEG_FRAME_S, t1 = (rec_of_ref[re - 1] + 1) * SEG_FRAME_S;
     o->speech_start = t0, o->speech_end = t1;
-    if (o->score < min_score) { o->why = "not found in the audio (score below --min-score)"; return; }
-    o->pause_before = nearest_pause(pauses, n_pauses, t0, 1);
-    o->pause_after = nearest_pause(pauses, n_pauses, t1, 0);
+    int starts[3];
+    size_t ns = o->score < MIN_MATCH ? 0 : start_candidates(pauses, n_pauses, t0, starts);
+    if (prev_end >= 0 && (ns < 1 || starts[0] != prev_end) && (ns < 2 || starts[1] != prev_end)) starts[ns++] = prev_end;
+    if (!ns) { o->why = "not found in the audio"; return; }
+    double best = -INFINITY, fwd = 0;
+    double margin[3];
+    int ends[3];
+    for (size_t k = 0; k < ns; k++) {
+        double f = 0;
+        ends[k] = -1;
+        margin[k] = best_end(c, rs, re, pauses, n_pauses, starts[k], &ends[k], &f);
+        if (ends[k] >= 0 && margin[k] > best) best = margin[k], fwd = f, o->pause_before = starts[k], o->pause_after = ends[k];
+    }
+    /* reading goes on where the last sentence stopped: its pause wins when nearly as good */
+    for (size_t k = 0; k < ns; k++)
+        if (starts[k] == prev_end && ends[k] >= 0 && margin[k] >= best - CONTIGUOUS_SLACK)
+            best = margin[k], o->pause_before = starts[k], o->pause_after = ends[k];
     if (o->pause_before < 0 || o->pause_after < 0) { o->why = "no pause at its start or end in the audio"; return; }
     o->speech_start = pauses[o->pause_before].b, o->speech_end = pauses[o->pause_after].a;
-    double ratio = (o->speech_end - o->speech_start) / ((double)(re - rs) * SEG_FRAME_S);
-    if (o->speech_end <= o->speech_start || ratio < MIN_RATIO || ratio > MAX_RATIO)
-        o->why = "its audio is too short or too long for its text";
+    o->score = best / ORDER_MARGIN < 0 ? 0 : best / ORDER_MARGIN > 1 ? 1 : best / ORDER_MARGIN;
+    if (getenv("XTTS_SEGMENT_DEBUG"))
+        fprintf(stderr, "debug: ref %zu-%zu map %.2f-%.2f placed %.2f-%.2f forward %.3f margin %.3f\n", rs, re, t0, t1,
+                o->speech_start, o->speech_end, fwd, best);
+    if (o->score < min_score) o->why = "its words are not in the audio's order (score below --min-score)";
 }
 
 /* Seconds of speech (non-silent energy frames) in the recording between a and b. */
@@ -135,10 +181,14 @@ static void check_neighbours(const seg_track *rec, seg_placed *pl, size_t n) {
 
 xtts_status xtts_seg_place(const seg_track *ref, const seg_track *rec, const size_t *ref_start, const size_t *ref_end,
                       size_t n_sent, const int32_t *rec_of_ref, const float *dist, double gap_cost,
-                      const seg_pause *pauses, size_t n_pauses, double min_score, seg_placed *out) {
-    for (size_t k = 0; k < n_sent; k++)
-        place_one(ref, ref_start[k], ref_end[k] < ref->n40 ? ref_end[k] : ref->n40, rec_of_ref, dist, gap_cost, pauses,
-                  n_pauses, min_score, &out[k]);
+                      const seg_pause *pauses, size_t n_pauses, double min_score, const seg_align_ctx *c,
+                      seg_placed *out) {
+    int prev_end = -1;
+    for (size_t k = 0; k < n_sent; k++) {
+        place_one(c, ref, ref_start[k], ref_end[k] < ref->n40 ? ref_end[k] : ref->n40, rec_of_ref, dist, gap_cost, pauses,
+                  n_pauses, min_score, prev_end, &out[k]);
+        if (!out[k].why) prev_end = out[k].pause_after;
+    }
     check_neighbours(rec, out, n_sent);
     return XTTS_OK;
 }

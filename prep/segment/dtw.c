@@ -22,7 +22,7 @@ enum { STEP_DIAG = 0, STEP_REC2 = 1, STEP_REF2 = 2, STEP_GAP_REC = 3, STEP_GAP_R
 
 void xtts_dtw_params_default(xtts_dtw_params *p, int dim) {
     p->dim = dim;
-    p->gap_cost = 1.05;
+    p->gap_cost = 0.7;
     p->silence_cost = 1.5;
     p->window_ref = 1200;
     p->max_stretch = 2.5;
@@ -39,6 +39,27 @@ float xtts_dtw_distance(const xtts_dtw_params *p, const float *a, int a_silent, 
     return sqrtf(s / (float)p->dim);
 }
 
+void xtts_dtw_row_stats(const xtts_dtw_params *p, const xtts_dtw_seq *ref, const xtts_dtw_seq *rec, float *mean,
+                        float *scale) {
+    size_t speech = 0, pick[256], n = 0;
+    for (size_t j = 0; j < rec->n; j++) speech += !rec->silent[j];
+    size_t every = speech > 256 ? speech / 256 : 1, k = 0;
+    for (size_t j = 0; j < rec->n && n < 256; j++)
+        if (!rec->silent[j] && k++ % every == 0) pick[n++] = j;
+    for (size_t i = 0; i < ref->n; i++) {
+        mean[i] = 0, scale[i] = 1;
+        if (ref->silent[i] || n < 2) continue;
+        double s = 0, sq = 0;
+        for (size_t m = 0; m < n; m++) {
+            double d = xtts_dtw_distance(p, ref->x + i * (size_t)p->dim, 0, rec->x + pick[m] * (size_t)p->dim, 0);
+            s += d, sq += d * d;
+        }
+        double mu = s / (double)n, var = sq / (double)n - mu * mu;
+        mean[i] = (float)mu;
+        scale[i] = (float)(1.0 / sqrt(var > 1e-6 ? var : 1e-6));
+    }
+}
+
 typedef struct {
     const xtts_dtw_params *p;
     const xtts_dtw_seq *ref, *rec;
@@ -53,8 +74,11 @@ typedef struct {
 static inline float cell_dist(const dtw_window *w, size_t i, size_t j) {
     size_t a = w->q + i, b = w->pr + j;
     int dim = w->p->dim;
-    return xtts_dtw_distance(w->p, w->ref->x + a * (size_t)dim, w->ref->silent[a], w->rec->x + b * (size_t)dim,
-                             w->rec->silent[b]);
+    float d = xtts_dtw_distance(w->p, w->ref->x + a * (size_t)dim, w->ref->silent[a], w->rec->x + b * (size_t)dim,
+                                w->rec->silent[b]);
+    if (!w->ref->row_mean || w->ref->silent[a] || w->rec->silent[b]) return d;
+    float z = (d - w->ref->row_mean[a]) * w->ref->row_scale[a] + 3.f;
+    return z > 0 ? z / 3.f : 0.f;
 }
 
 /* A gap step's cost into (i, j): nothing between silences, else gap_cost. */
@@ -190,4 +214,50 @@ done:
     for (int k = 0; k < 2; k++) free(w.dist[k]);
     free(last_col);
     return st;
+}
+
+int xtts_dtw_end_costs(const xtts_dtw_params *p, const xtts_dtw_seq *ref, size_t r0, size_t r1, const xtts_dtw_seq *rec,
+                       size_t c0, size_t c1, int reversed, double *cost) {
+    size_t nr = r1 - r0, nc = c1 - c0;
+    if (!nr || !nc) return -1;
+    double *c[3];
+    float *d[2];
+    for (int k = 0; k < 3; k++) c[k] = malloc(nc * sizeof(double));
+    for (int k = 0; k < 2; k++) d[k] = malloc(nc * sizeof(float));
+    int ret = -1;
+    if (!c[0] || !c[1] || !c[2] || !d[0] || !d[1]) goto done;
+    dtw_window w = {.p = p, .ref = ref, .rec = rec, .q = 0, .pr = c0, .nr = nr, .nc = nc};
+    for (size_t i = 0; i < nr; i++) {
+        w.q = reversed ? r1 - 1 - i : r0 + i;
+        size_t jmax = 2 * (i + 1) < nc ? 2 * (i + 1) : nc; /* no path reaches further */
+        for (size_t j = 0; j < jmax; j++) d[1][j] = cell_dist(&w, 0, j);
+        for (size_t j = 0; j < nc; j++) {
+            double best = i == 0 && j == 0 ? 2 * d[1][0] : INFINITY;
+            if (j < jmax) {
+                if (i > 0 && j > 0 && c[1][j - 1] + 2 * d[1][j] < best) best = c[1][j - 1] + 2 * d[1][j];
+                if (i > 0 && j > 1 && c[1][j - 2] + 2 * d[1][j - 1] + d[1][j] < best) best = c[1][j - 2] + 2 * d[1][j - 1] + d[1][j];
+                if (i > 1 && j > 0 && c[0][j - 1] + 2 * d[0][j] + d[1][j] < best) best = c[0][j - 1] + 2 * d[0][j] + d[1][j];
+            }
+            c[2][j] = best;
+        }
+        double *t = c[0]; c[0] = c[1], c[1] = c[2], c[2] = t;
+        float *f = d[0]; d[0] = d[1], d[1] = f;
+    }
+    for (size_t j = 0; j < nc; j++) cost[j] = c[1][j] / (double)(nr + j + 1);
+    ret = 0;
+done:
+    for (int k = 0; k < 3; k++) free(c[k]);
+    for (int k = 0; k < 2; k++) free(d[k]);
+    return ret;
+}
+
+double xtts_dtw_span_cost(const xtts_dtw_params *p, const xtts_dtw_seq *ref, size_t r0, size_t r1,
+                          const xtts_dtw_seq *rec, size_t c0, size_t c1, int reversed) {
+    size_t nr = r1 - r0, nc = c1 - c0;
+    if (!nr || !nc || nr > 2 * nc + 1 || nc > 2 * nr + 1) return INFINITY;
+    double *cost = malloc(nc * sizeof *cost);
+    double out = INFINITY;
+    if (cost && xtts_dtw_end_costs(p, ref, r0, r1, rec, c0, c1, reversed, cost) == 0) out = cost[nc - 1];
+    free(cost);
+    return out;
 }

@@ -54,6 +54,7 @@ void xtts_seg_track_free(seg_track *t) {
     free(t->energy_db);
     free(t->cep);
     free(t->silent);
+    free(t->feat);
     memset(t, 0, sizeof *t);
 }
 
@@ -163,6 +164,29 @@ static float silence_threshold(const float *e, size_t n, int clean, float *tmp) 
     return thr;
 }
 
+/* The feature vectors: the normalized cepstra and their slopes (a regression over two frames
+ * on each side), the slopes weighted by SEG_DELTA_WEIGHT. */
+static xtts_status add_deltas(seg_track *t, xtts_error *err) {
+    free(t->feat);
+    t->feat = malloc((t->n40 ? t->n40 : 1) * SEG_FEAT * sizeof *t->feat);
+    if (!t->feat) return xtts_error_set(err, XTTS_ENOMEM, "out of memory (features)");
+    const char *v = getenv("XTTS_SEG_DW");
+    float w = v ? (float)atof(v) : SEG_DELTA_WEIGHT;
+    for (size_t i = 0; i < t->n40; i++) {
+        float *f = t->feat + i * SEG_FEAT;
+        memcpy(f, t->cep + i * SEG_DIM, SEG_DIM * sizeof *f);
+        for (int k = 0; k < SEG_DIM; k++) {
+            float d = 0;
+            for (int o = 1; o <= 2; o++) {
+                size_t lo = i >= (size_t)o ? i - (size_t)o : 0, hi = i + (size_t)o < t->n40 ? i + (size_t)o : t->n40 - 1;
+                d += (float)o * (t->cep[hi * SEG_DIM + k] - t->cep[lo * SEG_DIM + k]);
+            }
+            f[SEG_DIM + k] = w * d / 10.f;
+        }
+    }
+    return XTTS_OK;
+}
+
 xtts_status xtts_seg_track_finish(seg_track *t, int clean, xtts_error *err) {
     if (!t->n10) return XTTS_OK;
     size_t m = t->n10 < 200000 ? t->n10 : 200000;
@@ -180,26 +204,17 @@ xtts_status xtts_seg_track_finish(seg_track *t, int clean, xtts_error *err) {
         speech++;
         for (int k = 0; k < SEG_DIM; k++) mean[k] += t->cep[i * SEG_DIM + k], sq[k] += t->cep[i * SEG_DIM + k] * t->cep[i * SEG_DIM + k];
     }
-    if (!speech) return XTTS_OK;
+    if (!speech) return add_deltas(t, err);
     float mu[SEG_DIM], inv[SEG_DIM];
     for (int k = 0; k < SEG_DIM; k++) {
         mu[k] = (float)(mean[k] / speech);
         double var = sq[k] / speech - (double)mu[k] * mu[k];
         inv[k] = (float)(1.0 / sqrt(var > 1e-6 ? var : 1e-6));
     }
-    const char *v = getenv("XTTS_SEG_FEAT");
-    int variant = v ? atoi(v) : 0;
-    if (variant == 1) {
-        double avg = 0;
-        for (int k = 0; k < SEG_DIM; k++) avg += 1.0 / ((double)inv[k] * inv[k]);
-        float g = (float)(1.0 / sqrt(avg / SEG_DIM));
-        for (int k = 0; k < SEG_DIM; k++) inv[k] = g;
-    }
-    if (variant == 2)
-        for (int k = 8; k < SEG_DIM; k++) inv[k] = 0;
-    if (variant == 3)
-        for (int k = 0; k < SEG_DIM; k++) inv[k] = (float)(inv[k] * (1.0 + 0.5 * SEG_DIM * sin(M_PI * (k + 1) / SEG_DIM)) / (1 + 0.5 * SEG_DIM));
+    double avg = 0;
+    for (int k = 0; k < SEG_DIM; k++) avg += 1.0 / ((double)inv[k] * inv[k]);
+    float scale = (float)(1.0 / sqrt(avg / SEG_DIM));
     for (size_t i = 0; i < t->n40; i++)
-        for (int k = 0; k < SEG_DIM; k++) t->cep[i * SEG_DIM + k] = (t->cep[i * SEG_DIM + k] - mu[k]) * inv[k];
-    return XTTS_OK;
+        for (int k = 0; k < SEG_DIM; k++) t->cep[i * SEG_DIM + k] = (t->cep[i * SEG_DIM + k] - mu[k]) * scale;
+    return add_deltas(t, err);
 }

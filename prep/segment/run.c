@@ -130,11 +130,17 @@ static xtts_status analyse(pair_run *r, int threads, xtts_error *err) {
 /* DTW, pauses, sentences placed, clips grouped. */
 static xtts_status align_pair(pair_run *r, xtts_error *err) {
     xtts_dtw_params dp;
-    xtts_dtw_params_default(&dp, SEG_DIM);
+    xtts_dtw_params_default(&dp, SEG_FEAT);
     int32_t *map = malloc(r->ref.n40 * sizeof *map);
     float *dist = malloc(r->ref.n40 * sizeof *dist);
     xtts_status st = map && dist ? XTTS_OK : xtts_error_set(err, XTTS_ENOMEM, "out of memory");
-    xtts_dtw_seq ref = {r->ref.cep, r->ref.silent, r->ref.n40}, rec = {r->rec.cep, r->rec.silent, r->rec.n40};
+    xtts_dtw_seq ref = {r->ref.feat, r->ref.silent, r->ref.n40, NULL, NULL}, rec = {r->rec.feat, r->rec.silent, r->rec.n40, NULL, NULL};
+    float *row_mean = malloc(r->ref.n40 * sizeof *row_mean), *row_scale = malloc(r->ref.n40 * sizeof *row_scale);
+    if (!st && (!row_mean || !row_scale)) st = xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    if (!st && !getenv("XTTS_SEG_NOROW")) {
+        xtts_dtw_row_stats(&dp, &ref, &rec, row_mean, row_scale);
+        ref.row_mean = row_mean, ref.row_scale = row_scale;
+    }
     if (!st) st = xtts_dtw_align(&dp, &ref, &rec, map, dist, err);
     if (!st && getenv("XTTS_SEGMENT_DEBUG")) {
         double right = 0, wrong = 0;
@@ -144,7 +150,9 @@ static xtts_status align_pair(pair_run *r, xtts_error *err) {
             size_t j = ((size_t)map[i] + 75) % r->rec.n40;
             while (r->rec.silent[j]) j = (j + 1) % r->rec.n40;
             right += dist[i];
-            wrong += xtts_dtw_distance(&dp, r->ref.cep + i * SEG_DIM, 0, r->rec.cep + j * SEG_DIM, 0);
+            float d = xtts_dtw_distance(&dp, r->ref.feat + i * SEG_FEAT, 0, r->rec.feat + j * SEG_FEAT, 0);
+            if (ref.row_mean) d = fmaxf(0.f, (d - row_mean[i]) * row_scale[i] + 3.f) / 3.f;
+            wrong += d;
             n++;
         }
         fprintf(stderr, "debug: aligned %.3f, shifted %.3f (%zu frames)\n", right / n, wrong / n, n);
@@ -152,13 +160,15 @@ static xtts_status align_pair(pair_run *r, xtts_error *err) {
     if (!st) st = xtts_seg_find_pauses(&r->rec, 0.1, &r->pauses, &r->n_pauses, err);
     if (!st)
         st = xtts_seg_place(&r->ref, &r->rec, r->ref_start, r->ref_end, r->sent.n, map, dist, dp.gap_cost, r->pauses,
-                       r->n_pauses, r->o->min_score, r->placed);
+                       r->n_pauses, r->o->min_score, &(seg_align_ctx){&dp, &ref, &rec}, r->placed);
     int limit = r->o->max_chars ? r->o->max_chars : xtts_text_char_limit(r->lang);
     if (!st)
         st = xtts_seg_group(&r->sent, r->placed, r->pauses, r->n_pauses, r->o, limit, r->info.seconds, &r->clips,
                        &r->n_clips, err);
     free(map);
     free(dist);
+    free(row_mean);
+    free(row_scale);
     return st;
 }
 

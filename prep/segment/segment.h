@@ -123,7 +123,17 @@ typedef struct {
     const float *x;
     const uint8_t *silent;
     size_t n;
+    /* reference only, may be NULL: per frame, the mean and the inverse spread of its distances
+     * to the other sequence's speech (xtts_dtw_row_stats); a speech distance d becomes
+     * max(0, (d - mean) * scale + 3) / 3, so that how well a frame matches is judged against how
+     * well it matches anything (a synthetic frame far from all real speech is not a gap) */
+    const float *row_mean, *row_scale;
 } xtts_dtw_seq;
+
+/* Fill mean[ref->n] and scale[ref->n] for ref against up to 256 speech frames of rec spread
+ * over it (silent reference frames get 0 and 1). */
+void xtts_dtw_row_stats(const xtts_dtw_params *p, const xtts_dtw_seq *ref, const xtts_dtw_seq *rec, float *mean,
+                        float *scale);
 
 /* Align ref to rec, both from their first frames: rec_of_ref[i] gets the recording frame of
  * reference frame i on the best path, dist[i] the distance there (gap_cost where the frame was
@@ -132,6 +142,21 @@ typedef struct {
  * time, memory of one window. Errors: XTTS_ENOMEM, XTTS_EINPUT (an empty sequence). */
 xtts_status xtts_dtw_align(const xtts_dtw_params *p, const xtts_dtw_seq *ref, const xtts_dtw_seq *rec,
                            int32_t *rec_of_ref, float *dist, xtts_error *err);
+
+/* The cost per weight of the best slope-constrained path (no gap steps) from the start to the
+ * end of both reference frames [r0, r1) and recording frames [c0, c1); with reversed, the
+ * reference frames are taken from last to first. Whether a reference matches a stretch of
+ * recording in the order of its sounds: the reversed reference has the same sounds in the
+ * wrong order. INFINITY when the lengths differ by more than twice (no such path) or when out
+ * of memory. */
+double xtts_dtw_span_cost(const xtts_dtw_params *p, const xtts_dtw_seq *ref, size_t r0, size_t r1,
+                          const xtts_dtw_seq *rec, size_t c0, size_t c1, int reversed);
+
+/* The same from the start of both, for every end on the recording: cost[j] (j < c1 - c0) is
+ * the cost per weight of the best path from (r0, c0) to the reference's last frame and
+ * recording frame c0 + j (INFINITY where none reaches). 0, or -1 when out of memory or empty. */
+int xtts_dtw_end_costs(const xtts_dtw_params *p, const xtts_dtw_seq *ref, size_t r0, size_t r1, const xtts_dtw_seq *rec,
+                       size_t c0, size_t c1, int reversed, double *cost);
 
 /* Distance of two frames as the DTW measures it (silence rules included). */
 float xtts_dtw_distance(const xtts_dtw_params *p, const float *a, int a_silent, const float *b, int b_silent);

@@ -16,6 +16,8 @@
 #define SEG_SUB 4 /* energy frames per feature frame */
 #define SEG_NMELS 40
 #define SEG_DIM 12
+#define SEG_FEAT (2 * SEG_DIM) /* cepstra and their slopes */
+#define SEG_DELTA_WEIGHT 1.0f
 #define SEG_FRAME_S (SEG_HOP * SEG_SUB / (double)SEG_RATE) /* 0.04 */
 #define SEG_ENERGY_S (SEG_HOP / (double)SEG_RATE)          /* 0.01 */
 
@@ -24,6 +26,7 @@ typedef struct {
     float *energy_db; /* [n10] frame energy, dB */
     float *cep;       /* [n40][SEG_DIM] cepstra, mean and variance normalized by seg_track_finish */
     uint8_t *silent;  /* [n40] set by seg_track_finish */
+    float *feat;      /* [n40][SEG_FEAT] what the DTW compares, set by seg_track_finish */
     size_t n10, n40, cap10, cap40;
     float silence_db; /* the energy threshold seg_track_finish chose */
 } seg_track;
@@ -92,10 +95,17 @@ typedef struct {
  * *out is malloc'd. Errors: XTTS_ENOMEM. */
 xtts_status xtts_seg_find_pauses(const seg_track *rec, double min_s, seg_pause **out, size_t *n, xtts_error *err);
 
+/* The DTW's parameters and sequences, for the checks of each sentence. */
+typedef struct {
+    const xtts_dtw_params *dp;
+    const xtts_dtw_seq *ref, *rec;
+} seg_align_ctx;
+
 /* Place each sentence on the recording from the DTW's map. */
 xtts_status xtts_seg_place(const seg_track *ref, const seg_track *rec, const size_t *ref_start, const size_t *ref_end,
-                      size_t n_sent, const int32_t *rec_of_ref, const float *dist, double gap_cost,
-                      const seg_pause *pauses, size_t n_pauses, double min_score, seg_placed *out);
+                           size_t n_sent, const int32_t *rec_of_ref, const float *dist, double gap_cost,
+                           const seg_pause *pauses, size_t n_pauses, double min_score, const seg_align_ctx *c,
+                           seg_placed *out);
 
 /* Group placed sentences into clips. char_limit in code points of the clip's text. */
 xtts_status xtts_seg_group(const xtts_sentences *s, seg_placed *pl, const seg_pause *pauses, size_t n_pauses,
