@@ -16,9 +16,11 @@
 #define PAUSE_TOL_S 0.35   /* how far the map may miss a sentence's pause */
 #define MIN_RATIO 0.45     /* recording / reference length of a sentence's speech */
 #define MAX_RATIO 2.3
+#define PACE_SPREAD 1.3    /* a sentence's length ratio within the reader's pace times or over this */
 #define STRAY_SPEECH_S 0.8
-#define CONTIGUOUS_SLACK 0.05 /* margin a sentence may give up to start where the last one ended */
+#define CONTIGUOUS_SLACK 0.1 /* share of its evidence a sentence may give up to start where the last one ended */
 #define MIN_MATCH 0.15     /* share of a sentence's frames the map matched, below which it was not read */
+#define SURE_FRAMES 60.0   /* spoken reference frames (2.4 s) from which a margin is trusted fully */
 #define ORDER_MARGIN 0.2   /* reversed minus forward cost that scores 1 */ /* speech between two neighbours' pauses: more is speech not in the text */
 
 xtts_status xtts_seg_find_pauses(const seg_track *rec, double min_s, seg_pause **out, size_t *n, xtts_error *err) {
@@ -69,11 +71,12 @@ static double sentence_score(const seg_track *ref, size_t rs, size_t re, const f
  * where it may end (its reference length times MIN_RATIO..MAX_RATIO later), the one where its
  * sounds match best in their order against reversed (the reversed reference has the same
  * sounds in the wrong order, so wrong speech scores about as well both ways). Sets *end and
- * returns the margin (reversed minus forward cost per weight), -INFINITY when none. */
-static double best_end(const seg_align_ctx *c, size_t rs, size_t re, const seg_pause *pauses, size_t n_pauses,
-                       int start, int *end, double *fwd_cost) {
+ * *margin (reversed minus forward cost per weight) and returns the margin times the path's
+ * weight, -INFINITY when none. */
+static double best_end(const seg_align_ctx *c, const double ratio[2], size_t rs, size_t re, const seg_pause *pauses,
+                       size_t n_pauses, int start, int *end, double *margin) {
     double b = pauses[start].b, dur = (double)(re - rs) * SEG_FRAME_S;
-    size_t c0 = b <= 0 ? 0 : (size_t)(b / SEG_FRAME_S), c1 = c0 + (size_t)(MAX_RATIO * (double)(re - rs)) + 2;
+    size_t c0 = b <= 0 ? 0 : (size_t)(b / SEG_FRAME_S), c1 = c0 + (size_t)(ratio[1] * (double)(re - rs)) + 2;
     if (c1 > c->rec->n) c1 = c->rec->n;
     double best = -INFINITY;
     *end = -1;
@@ -86,14 +89,17 @@ static double best_end(const seg_align_ctx *c, size_t rs, size_t re, const seg_p
     }
     for (size_t k = (size_t)start + 1; k < n_pauses; k++) {
         double a = pauses[k].a;
-        if (a < b + MIN_RATIO * dur) continue;
-        if (a > b + MAX_RATIO * dur) break;
+        if (a < b + ratio[0] * dur) continue;
+        if (a > b + ratio[1] * dur) break;
         size_t j = (size_t)ceil(a / SEG_FRAME_S);
         if (j <= c0) continue;
         j -= c0 + 1;
         if (j >= c1 - c0 || !isfinite(fwd[j])) continue;
-        double m = rev[j] - fwd[j];
-        if (m > best) best = m, *end = (int)k, *fwd_cost = fwd[j];
+        /* the margin per weight times the square root of the weight (the margin's noise falls
+         * as that grows): a span that leaves out a quiet word of its own scores less, and one
+         * that takes in speech of another does not gain by its length alone */
+        double m = (rev[j] - fwd[j]) * sqrt((double)(re - rs + j + 1));
+        if (m > best) best = m, *end = (int)k, *margin = rev[j] - fwd[j];
     }
     free(fwd);
     return best;
@@ -114,7 +120,7 @@ static size_t start_candidates(const seg_pause *p, size_t n, double t0, int out[
 
 static void place_one(const seg_align_ctx *c, const seg_track *ref, size_t st, size_t en, const int32_t *rec_of_ref,
                       const float *dist, double gap, const seg_pause *pauses, size_t n_pauses, double min_score,
-                      int prev_end, seg_placed *o) {
+                      int prev_end, const double ratio[2], seg_placed *o) {
     memset(o, 0, sizeof *o);
     o->pause_before = o->pause_after = -1;
     size_t rs = st, re = en;
@@ -128,25 +134,25 @@ static void place_one(const seg_align_ctx *c, const seg_track *ref, size_t st, s
     size_t ns = o->score < MIN_MATCH ? 0 : start_candidates(pauses, n_pauses, t0, starts);
     if (prev_end >= 0 && (ns < 1 || starts[0] != prev_end) && (ns < 2 || starts[1] != prev_end)) starts[ns++] = prev_end;
     if (!ns) { o->why = "not found in the audio"; return; }
-    double best = -INFINITY, fwd = 0;
-    double margin[3];
+    double best = -INFINITY, total[3], margin[3], chosen = 0;
     int ends[3];
     for (size_t k = 0; k < ns; k++) {
-        double f = 0;
         ends[k] = -1;
-        margin[k] = best_end(c, rs, re, pauses, n_pauses, starts[k], &ends[k], &f);
-        if (ends[k] >= 0 && margin[k] > best) best = margin[k], fwd = f, o->pause_before = starts[k], o->pause_after = ends[k];
+        total[k] = best_end(c, ratio, rs, re, pauses, n_pauses, starts[k], &ends[k], &margin[k]);
+        if (ends[k] >= 0 && total[k] > best) best = total[k], chosen = margin[k], o->pause_before = starts[k], o->pause_after = ends[k];
     }
     /* reading goes on where the last sentence stopped: its pause wins when nearly as good */
     for (size_t k = 0; k < ns; k++)
-        if (starts[k] == prev_end && ends[k] >= 0 && margin[k] >= best - CONTIGUOUS_SLACK)
-            best = margin[k], o->pause_before = starts[k], o->pause_after = ends[k];
+        if (starts[k] == prev_end && ends[k] >= 0 && total[k] >= best - CONTIGUOUS_SLACK * fabs(best))
+            chosen = margin[k], o->pause_before = starts[k], o->pause_after = ends[k];
     if (o->pause_before < 0 || o->pause_after < 0) { o->why = "no pause at its start or end in the audio"; return; }
     o->speech_start = pauses[o->pause_before].b, o->speech_end = pauses[o->pause_after].a;
-    o->score = best / ORDER_MARGIN < 0 ? 0 : best / ORDER_MARGIN > 1 ? 1 : best / ORDER_MARGIN;
+    /* a short sentence's margin rests on few frames: it must be larger to count as much */
+    double sure = sqrt((double)(re - rs) / SURE_FRAMES), sc = chosen / ORDER_MARGIN * (sure < 1 ? sure : 1);
+    o->score = sc < 0 ? 0 : sc > 1 ? 1 : sc;
     if (getenv("XTTS_SEGMENT_DEBUG"))
-        fprintf(stderr, "debug: ref %zu-%zu map %.2f-%.2f placed %.2f-%.2f forward %.3f margin %.3f\n", rs, re, t0, t1,
-                o->speech_start, o->speech_end, fwd, best);
+        fprintf(stderr, "debug: ref %zu-%zu map %.2f-%.2f placed %.2f-%.2f margin %.3f\n", rs, re, t0, t1,
+                o->speech_start, o->speech_end, chosen);
     if (o->score < min_score) o->why = "its words are not in the audio's order (score below --min-score)";
 }
 
@@ -157,6 +163,42 @@ static double speech_between(const seg_track *rec, double a, double b) {
     size_t n = 0;
     for (; i < j; i++) n += rec->energy_db[i] >= rec->silence_db;
     return (double)n * SEG_ENERGY_S;
+}
+
+/* The median of recording over reference speech length among the sentences placed surely
+ * (score 0.8 or more), 0 when fewer than three are. */
+static double reader_pace(const seg_track *ref, const size_t *ref_start, const size_t *ref_end, const seg_placed *pl,
+                          size_t n) {
+    double *r = malloc((n + 1) * sizeof *r);
+    size_t m = 0;
+    for (size_t k = 0; r && k < n; k++) {
+        if (pl[k].why || pl[k].score < 0.8) continue;
+        size_t rs = ref_start[k], re = ref_end[k] < ref->n40 ? ref_end[k] : ref->n40;
+        while (rs < re && ref->silent[rs]) rs++;
+        while (re > rs && ref->silent[re - 1]) re--;
+        if (re > rs) r[m++] = (pl[k].speech_end - pl[k].speech_start) / ((double)(re - rs) * SEG_FRAME_S);
+    }
+    double pace = 0;
+    if (m >= 3) {
+        for (size_t i = 1; i < m; i++)
+            for (size_t j = i; j > 0 && r[j - 1] > r[j]; j--) { double t = r[j]; r[j] = r[j - 1], r[j - 1] = t; }
+        pace = r[m / 2];
+    }
+    free(r);
+    return pace;
+}
+
+/* The text's first sentence takes in a little speech before it (a quiet first word under the
+ * silence threshold's pause), and its last one a little after it: no other sentence can own it. */
+static void extend_to_ends(const seg_track *rec, const seg_pause *pauses, size_t n_pauses, seg_placed *pl, size_t n) {
+    if (!n || !n_pauses) return;
+    seg_placed *f = &pl[0], *l = &pl[n - 1];
+    if (!f->why && f->pause_before > 0 && speech_between(rec, 0, f->speech_start) < STRAY_SPEECH_S)
+        f->pause_before = 0, f->speech_start = pauses[0].b;
+    double end = (double)rec->n10 * SEG_ENERGY_S;
+    if (!l->why && l->pause_after >= 0 && (size_t)l->pause_after + 1 < n_pauses &&
+        speech_between(rec, l->speech_end, end) < STRAY_SPEECH_S)
+        l->pause_after = (int)n_pauses - 1, l->speech_end = pauses[n_pauses - 1].a;
 }
 
 /* Neighbours that both stand must agree: the same pause between them, or a stretch between
@@ -183,12 +225,22 @@ xtts_status xtts_seg_place(const seg_track *ref, const seg_track *rec, const siz
                       size_t n_sent, const int32_t *rec_of_ref, const float *dist, double gap_cost,
                       const seg_pause *pauses, size_t n_pauses, double min_score, const seg_align_ctx *c,
                       seg_placed *out) {
-    int prev_end = -1;
-    for (size_t k = 0; k < n_sent; k++) {
-        place_one(c, ref, ref_start[k], ref_end[k] < ref->n40 ? ref_end[k] : ref->n40, rec_of_ref, dist, gap_cost, pauses,
-                  n_pauses, min_score, prev_end, &out[k]);
-        if (!out[k].why) prev_end = out[k].pause_after;
+    /* twice: first with any plausible length, then with this reader's pace (the median
+     * length ratio of the sentences placed surely), so that a sentence that was not read
+     * cannot stretch over speech of another length */
+    double ratio[2] = {MIN_RATIO, MAX_RATIO};
+    for (int pass = 0; pass < 2; pass++) {
+        int prev_end = -1;
+        for (size_t k = 0; k < n_sent; k++) {
+            place_one(c, ref, ref_start[k], ref_end[k] < ref->n40 ? ref_end[k] : ref->n40, rec_of_ref, dist, gap_cost,
+                      pauses, n_pauses, min_score, prev_end, ratio, &out[k]);
+            if (!out[k].why) prev_end = out[k].pause_after;
+        }
+        double pace = reader_pace(ref, ref_start, ref_end, out, n_sent);
+        if (pace <= 0) break;
+        ratio[0] = pace / PACE_SPREAD, ratio[1] = pace * PACE_SPREAD;
     }
+    extend_to_ends(rec, pauses, n_pauses, out, n_sent);
     check_neighbours(rec, out, n_sent);
     return XTTS_OK;
 }

@@ -230,7 +230,7 @@ int xtts_dtw_end_costs(const xtts_dtw_params *p, const xtts_dtw_seq *ref, size_t
     for (size_t i = 0; i < nr; i++) {
         w.q = reversed ? r1 - 1 - i : r0 + i;
         size_t jmax = 2 * (i + 1) < nc ? 2 * (i + 1) : nc; /* no path reaches further */
-        for (size_t j = 0; j < jmax; j++) d[1][j] = cell_dist(&w, 0, j);
+        for (size_t j = 0; j < nc; j++) d[1][j] = j < jmax ? cell_dist(&w, 0, j) : INFINITY;
         for (size_t j = 0; j < nc; j++) {
             double best = i == 0 && j == 0 ? 2 * d[1][0] : INFINITY;
             if (j < jmax) {

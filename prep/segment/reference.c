@@ -38,20 +38,74 @@ static int on_synth(short *wav, int n, espeak_EVENT *ev) {
     return 0;
 }
 
-/* Under the lock: start espeak-ng once and choose lang's voice. */
+/* Under the lock, on the speaker thread: choose lang's voice. */
 static xtts_status start_voice(const char *lang, xtts_error *err) {
-    if (espeak_rate == 0) {
-        espeak_rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, NULL, espeakINITIALIZE_DONT_EXIT);
-        if (espeak_rate <= 0) espeak_rate = -1;
-        else espeak_SetSynthCallback(on_synth);
-    }
-    if (espeak_rate < 0) return xtts_error_set(err, XTTS_EIO, "espeak-ng cannot start (is espeak-ng-data installed?)");
     int li = xtts_lang_index(lang);
     const char *voice = li >= 0 ? voice_of_lang[li] : lang;
     if (espeak_SetVoiceByName(voice) != EE_OK)
         return xtts_error_set(err, XTTS_EUNSUPPORTED, "espeak-ng has no voice for language '%s'", lang);
     espeak_SetParameter(espeakRATE, 165, 0);
     return XTTS_OK;
+}
+
+/* espeak-ng is used from one thread only, its own: calls from other threads, even one at a
+ * time, corrupt its state (measured: "Bad data" from its dictionary, a double free). A
+ * request is one sentence; espeak_lock keeps one text's requests together. */
+static struct {
+    pthread_mutex_t m;
+    pthread_cond_t asked, answered;
+    const char *lang, *say;
+    synth_buf *buf;
+    xtts_error *err;
+    xtts_status st;
+    int pending, fresh;
+} speaker = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, NULL, NULL, XTTS_OK, 0, 0};
+
+static void *speaker_main(void *arg) {
+    (void)arg;
+    int rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, NULL, espeakINITIALIZE_DONT_EXIT);
+    if (rate > 0) espeak_SetSynthCallback(on_synth);
+    pthread_mutex_lock(&speaker.m);
+    espeak_rate = rate > 0 ? rate : -1;
+    pthread_cond_broadcast(&speaker.answered);
+    for (;;) {
+        while (!speaker.pending) pthread_cond_wait(&speaker.asked, &speaker.m);
+        speaker.st = start_voice(speaker.lang, speaker.err);
+        if (!speaker.st)
+            espeak_Synth(speaker.say, strlen(speaker.say) + 1, 0, POS_CHARACTER, 0, espeakCHARS_UTF8, NULL, speaker.buf);
+        speaker.pending = 0;
+        pthread_cond_broadcast(&speaker.answered);
+    }
+    return NULL;
+}
+
+xtts_status xtts_seg_reference_start(xtts_error *err) {
+    static int started = 0;
+    pthread_mutex_lock(&speaker.m);
+    if (!started) {
+        pthread_t t;
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        started = pthread_create(&t, &at, speaker_main, NULL) == 0 ? 1 : -1;
+        pthread_attr_destroy(&at);
+        if (started < 0) espeak_rate = -1;
+    }
+    while (espeak_rate == 0) pthread_cond_wait(&speaker.answered, &speaker.m);
+    int rate = espeak_rate;
+    pthread_mutex_unlock(&speaker.m);
+    return rate < 0 ? xtts_error_set(err, XTTS_EIO, "espeak-ng cannot start (is espeak-ng-data installed?)") : XTTS_OK;
+}
+
+/* Have the speaker thread say one sentence into b. */
+static xtts_status speak(const char *lang, const char *say, int fresh, synth_buf *b, xtts_error *err) {
+    pthread_mutex_lock(&speaker.m);
+    speaker.lang = lang, speaker.say = say, speaker.buf = b, speaker.err = err, speaker.fresh = fresh, speaker.pending = 1;
+    pthread_cond_signal(&speaker.asked);
+    while (speaker.pending) pthread_cond_wait(&speaker.answered, &speaker.m);
+    xtts_status st = speaker.st;
+    pthread_mutex_unlock(&speaker.m);
+    return st;
 }
 
 /* The words espeak-ng is to say for one sentence (malloc'd). */
@@ -77,17 +131,15 @@ static xtts_status add_silence(seg_features *f, seg_track *t, size_t n, xtts_err
     return XTTS_OK;
 }
 
-/* One sentence: synthesize (under the lock), resample, feed. */
-static xtts_status add_sentence(const char *text, const char *lang, synth_buf *b, float **fx, size_t *fcap,
+/* One sentence: synthesize (the caller holds the lock), resample, feed. */
+static xtts_status add_sentence(const char *text, const char *lang, int fresh, synth_buf *b, float **fx, size_t *fcap,
                                 seg_features *f, seg_track *t, xtts_error *err) {
     char *say = spoken_text(text, lang);
     if (!say) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     b->n = 0, b->failed = 0;
-    pthread_mutex_lock(&espeak_lock);
-    xtts_status st = start_voice(lang, err);
+    xtts_status st = espeak_rate > 0 ? speak(lang, say, fresh, b, err)
+                                     : xtts_error_set(err, XTTS_EIO, "espeak-ng cannot start (is espeak-ng-data installed?)");
     int rate = espeak_rate;
-    if (!st) espeak_Synth(say, strlen(say) + 1, 0, POS_CHARACTER, 0, espeakCHARS_UTF8, NULL, b);
-    pthread_mutex_unlock(&espeak_lock);
     free(say);
     if (st) return st;
     if (b->failed) return xtts_error_set(err, XTTS_ENOMEM, "out of memory (synthesis)");
@@ -114,12 +166,18 @@ xtts_status xtts_seg_reference(const xtts_sentences *s, const char *lang, seg_fe
     size_t fcap = 0;
     xtts_seg_features_reset(f);
     xtts_status st = add_silence(f, t, SEG_RATE * 3 / 10, err);
+    /* one text's sentences together. espeak-ng's output still varies by a few samples from
+     * call to call (its wave generator's state carries over): a sentence near a threshold
+     * may be decided differently from run to run (docs/xtts-segment.md) */
+    pthread_mutex_lock(&espeak_lock);
     for (size_t k = 0; k < s->n && !st; k++) {
         start[k] = t->n10 / SEG_SUB;
-        st = add_sentence(s->s[k].text, lang, &b, &fx, &fcap, f, t, err);
+        st = add_sentence(s->s[k].text, lang, k == 0, &b, &fx, &fcap, f, t, err);
         end[k] = (t->n10 + SEG_SUB - 1) / SEG_SUB;
         if (!st) st = add_silence(f, t, SEG_RATE * 3 / 10, err);
     }
+    pthread_mutex_unlock(&espeak_lock);
+    pthread_mutex_unlock(&espeak_lock);
     if (!st) st = xtts_seg_features_flush(f, t, err);
     free(b.x);
     free(fx);

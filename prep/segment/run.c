@@ -17,7 +17,7 @@
 
 void xtts_segment_options_default(xtts_segment_options *o) {
     memset(o, 0, sizeof *o);
-    o->min_seconds = 2.0, o->max_seconds = 11.5, o->pad_seconds = 0.2, o->min_score = 0.5;
+    o->min_seconds = 2.0, o->max_seconds = 11.5, o->pad_seconds = 0.2, o->min_score = 0.6;
     o->threads = 1;
 }
 
@@ -155,7 +155,8 @@ static xtts_status align_pair(pair_run *r, xtts_error *err) {
             wrong += d;
             n++;
         }
-        fprintf(stderr, "debug: aligned %.3f, shifted %.3f (%zu frames)\n", right / n, wrong / n, n);
+        fprintf(stderr, "debug: %s aligned %.3f, shifted %.3f (%zu frames) ref %zu crc %08x rec %zu crc %08x\n", r->pair->audio, right / n, wrong / n, n,
+                r->ref.n40, xtts_crc32(0, r->ref.feat, r->ref.n40 * SEG_FEAT * 4), r->rec.n40, xtts_crc32(0, r->rec.feat, r->rec.n40 * SEG_FEAT * 4));
     }
     if (!st) st = xtts_seg_find_pauses(&r->rec, 0.1, &r->pauses, &r->n_pauses, err);
     if (!st)
@@ -340,6 +341,7 @@ xtts_status xtts_segment_run(const xtts_segment_options *o, const xtts_segment_p
     char wavs[4096];
     xtts_path_join(wavs, sizeof wavs, o->out_dir, "wavs");
     xtts_status st = xtts_mkdir_p(wavs, err);
+    if (!st) st = xtts_seg_reference_start(err);
     if (st) return st;
     pair_run *runs = calloc(n_pairs, sizeof *runs);
     char **stems = make_stems(pairs, n_pairs);

@@ -63,6 +63,10 @@ xtts_status xtts_seg_decode_features(const char *path, seg_features *f, seg_trac
 
 /* ---- the reference ---------------------------------------------------------------------- */
 
+/* Start espeak-ng (once; from the thread that runs the pairs, before any worker).
+ * Errors: XTTS_EIO (espeak-ng cannot start). */
+xtts_status xtts_seg_reference_start(xtts_error *err);
+
 /* The reference: each sentence spoken by espeak-ng (text normalized for lang), 0.3 s of
  * silence before, between and after; sentence k's samples span [start[k], end[k]) in 40 ms
  * frames of t. Synthesis is serialized across threads (espeak-ng has one state).

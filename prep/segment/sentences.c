@@ -120,8 +120,13 @@ static xtts_status push_sentence(xtts_sentences *out, const char *t, size_t b, s
     xtts_sb sb = {0};
     int space = 0;
     for (size_t i = b; i < e; i++) {
-        if (isspace((unsigned char)t[i])) { space = sb.len > 0; continue; }
-        if (space) xtts_sb_putc(&sb, ' ');
+        if (isspace((unsigned char)t[i])) {
+            /* a word hyphenated at a line's end ("forty-\ntwo") is one word */
+            int wrapped = t[i] == '\n' && sb.len >= 2 && sb.s[sb.len - 1] == '-' && isalpha((unsigned char)sb.s[sb.len - 2]);
+            if (!wrapped || space != 2) space = wrapped ? 2 : space == 2 ? 2 : sb.len > 0;
+            continue;
+        }
+        if (space == 1) xtts_sb_putc(&sb, ' ');
         space = 0;
         xtts_sb_putc(&sb, t[i]);
     }
