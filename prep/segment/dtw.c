@@ -26,9 +26,11 @@ void xtts_dtw_params_default(xtts_dtw_params *p, int dim) {
     p->silence_cost = 1.5;
     p->window_ref = 1200;
     p->max_stretch = 2.5;
+    p->band = 500;
+    p->threads = 1;
 }
 
-float xtts_dtw_distance(const xtts_dtw_params *p, const float *a, int a_silent, const float *b, int b_silent) {
+static inline float frame_distance(const xtts_dtw_params *p, const float *a, int a_silent, const float *b, int b_silent) {
     if (a_silent && b_silent) return 0.f;
     if (a_silent || b_silent) return (float)p->silence_cost;
     float s = 0.f;
@@ -37,6 +39,10 @@ float xtts_dtw_distance(const xtts_dtw_params *p, const float *a, int a_silent, 
         s += d * d;
     }
     return sqrtf(s / (float)p->dim);
+}
+
+float xtts_dtw_distance(const xtts_dtw_params *p, const float *a, int a_silent, const float *b, int b_silent) {
+    return frame_distance(p, a, a_silent, b, b_silent);
 }
 
 void xtts_dtw_row_stats(const xtts_dtw_params *p, const xtts_dtw_seq *ref, const xtts_dtw_seq *rec, float *mean,
@@ -67,15 +73,17 @@ typedef struct {
     size_t nr, nc;         /* its sizes */
     uint8_t *step;         /* [nr][nc] backpointers */
     double *cost[3];       /* [nc] cumulative costs of rows i-2, i-1, i */
-    float *dist[2];        /* [nc] distances of rows i-1, i */
+    float *dmat;           /* [nr][nc] distances inside the band */
     size_t end_i, end_j;   /* where the chosen path ends */
+    double slope;          /* recording frames per reference frame, the band's centre line */
+    size_t band;           /* recording frames either side of it */
 } dtw_window;
 
 static inline float cell_dist(const dtw_window *w, size_t i, size_t j) {
     size_t a = w->q + i, b = w->pr + j;
     int dim = w->p->dim;
-    float d = xtts_dtw_distance(w->p, w->ref->x + a * (size_t)dim, w->ref->silent[a], w->rec->x + b * (size_t)dim,
-                                w->rec->silent[b]);
+    float d = frame_distance(w->p, w->ref->x + a * (size_t)dim, w->ref->silent[a], w->rec->x + b * (size_t)dim,
+                             w->rec->silent[b]);
     if (!w->ref->row_mean || w->ref->silent[a] || w->rec->silent[b]) return d;
     float z = (d - w->ref->row_mean[a]) * w->ref->row_scale[a] + 3.f;
     return z > 0 ? z / 3.f : 0.f;
@@ -86,15 +94,37 @@ static inline double gap_at(const dtw_window *w, size_t i, size_t j) {
     return w->ref->silent[w->q + i] && w->rec->silent[w->pr + j] ? 0.0 : w->p->gap_cost;
 }
 
-/* Fill row i of the window (costs into w->cost[2], distances into w->dist[1]). */
+/* Row i's band: the recording frames [*lo, *hi) around the line of the recording's pace. */
+static void band_of(const dtw_window *w, size_t i, size_t *lo, size_t *hi) {
+    double centre = (double)i * w->slope;
+    *lo = centre > (double)w->band ? (size_t)(centre - (double)w->band) : 0;
+    *hi = (size_t)(centre + (double)w->band) + 1;
+    if (*hi > w->nc) *hi = w->nc;
+    if (*lo >= *hi) *lo = *hi ? *hi - 1 : 0;
+}
+
+/* The window's distances inside the band (INFINITY outside), rows side by side on the
+ * threads there are: the DP after it is sequential, this is most of the work. */
+static void fill_distances(dtw_window *w) {
+#pragma omp parallel for schedule(static) num_threads(w->p->threads > 0 ? w->p->threads : 1)
+    for (size_t i = 0; i < w->nr; i++) {
+        float *d = w->dmat + i * w->nc;
+        size_t lo, hi;
+        band_of(w, i, &lo, &hi);
+        for (size_t j = 0; j < w->nc; j++) d[j] = j >= lo && j < hi ? cell_dist(w, i, j) : INFINITY;
+    }
+}
+
+/* Fill row i of the window (costs into w->cost[2]) inside its band; outside it, no path. */
 static void fill_row(dtw_window *w, size_t i) {
     const double *c2 = w->cost[0], *c1 = w->cost[1];
     double *c0 = w->cost[2];
-    const float *d1 = w->dist[0];
-    float *d0 = w->dist[1];
+    const float *d0 = w->dmat + i * w->nc, *d1 = i ? d0 - w->nc : d0;
     uint8_t *st = w->step + i * w->nc;
-    for (size_t j = 0; j < w->nc; j++) d0[j] = cell_dist(w, i, j);
-    for (size_t j = 0; j < w->nc; j++) {
+    size_t lo, hi;
+    band_of(w, i, &lo, &hi);
+    for (size_t j = 0; j < w->nc; j++) c0[j] = INFINITY, st[j] = STEP_START;
+    for (size_t j = lo; j < hi; j++) {
         double d = d0[j], best = INFINITY, gap = gap_at(w, i, j);
         uint8_t s = STEP_START;
         if (i == 0 && j == 0) best = 2 * d;
@@ -112,8 +142,6 @@ static void fill_row(dtw_window *w, size_t i) {
 static void next_row(dtw_window *w) {
     double *t = w->cost[0];
     w->cost[0] = w->cost[1], w->cost[1] = w->cost[2], w->cost[2] = t;
-    float *f = w->dist[0];
-    w->dist[0] = w->dist[1], w->dist[1] = f;
 }
 
 /* Choose the window's end: on the last reference row, or (where the recording runs out in
@@ -176,17 +204,21 @@ xtts_status xtts_dtw_align(const xtts_dtw_params *p, const xtts_dtw_seq *ref, co
     size_t wr = p->window_ref < ref->n ? p->window_ref : ref->n;
     size_t wc_max = (size_t)((double)wr * p->max_stretch) + 64;
     dtw_window w = {.p = p, .ref = ref, .rec = rec};
+    w.slope = (double)rec->n / (double)ref->n;
+    w.slope = w.slope < 0.5 ? 0.5 : w.slope > p->max_stretch ? p->max_stretch : w.slope;
+    w.band = p->band;
     w.step = malloc(wr * wc_max);
     for (int k = 0; k < 3; k++) w.cost[k] = malloc(wc_max * sizeof(double));
-    for (int k = 0; k < 2; k++) w.dist[k] = malloc(wc_max * sizeof(float));
+    w.dmat = malloc(wr * wc_max * sizeof(float));
     double *last_col = malloc(wr * sizeof(double));
     xtts_status st = XTTS_OK;
-    if (!w.step || !w.cost[0] || !w.cost[1] || !w.cost[2] || !w.dist[0] || !w.dist[1] || !last_col) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory (DTW window)"); goto done; }
+    if (!w.step || !w.cost[0] || !w.cost[1] || !w.cost[2] || !w.dmat || !last_col) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory (DTW window)"); goto done; }
     for (size_t q = 0, pr = 0;;) {
         w.q = q, w.pr = pr;
         w.nr = ref->n - q < wr ? ref->n - q : wr;
         w.nc = rec->n - pr < wc_max ? rec->n - pr : wc_max;
         int final_ref = q + w.nr == ref->n, final_rec = pr + w.nc == rec->n;
+        fill_distances(&w);
         for (size_t i = 0; i < w.nr; i++) {
             fill_row(&w, i);
             last_col[i] = w.cost[2][w.nc - 1];
@@ -211,7 +243,7 @@ xtts_status xtts_dtw_align(const xtts_dtw_params *p, const xtts_dtw_seq *ref, co
 done:
     free(w.step);
     for (int k = 0; k < 3; k++) free(w.cost[k]);
-    for (int k = 0; k < 2; k++) free(w.dist[k]);
+    free(w.dmat);
     free(last_col);
     return st;
 }

@@ -128,9 +128,10 @@ static xtts_status analyse(pair_run *r, int threads, xtts_error *err) {
 }
 
 /* DTW, pauses, sentences placed, clips grouped. */
-static xtts_status align_pair(pair_run *r, xtts_error *err) {
+static xtts_status align_pair(pair_run *r, int threads, xtts_error *err) {
     xtts_dtw_params dp;
     xtts_dtw_params_default(&dp, SEG_FEAT);
+    dp.threads = threads;
     int32_t *map = malloc(r->ref.n40 * sizeof *map);
     float *dist = malloc(r->ref.n40 * sizeof *dist);
     xtts_status st = map && dist ? XTTS_OK : xtts_error_set(err, XTTS_ENOMEM, "out of memory");
@@ -256,7 +257,7 @@ static void report_left_out(pair_run *r, xtts_segment_stats *stats) {
 static xtts_status segment_pair(pair_run *r, int threads, xtts_segment_stats *stats, xtts_error *err) {
     xtts_status st = read_text(r, err);
     if (!st) st = analyse(r, threads, err);
-    if (!st) st = align_pair(r, err);
+    if (!st) st = align_pair(r, threads, err);
     if (!st) st = xtts_seg_write_wavs(r->pair->audio, r->o->out_dir, r->stem, r->clips, r->n_clips, r->o->sample_rate, err);
     if (st) return st;
     clip_rows(r);

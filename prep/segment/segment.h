@@ -113,6 +113,9 @@ typedef struct {
     double silence_cost;  /* distance between a silent frame and a speech frame */
     size_t window_ref;    /* reference frames per window; half of it is kept each time */
     double max_stretch;   /* recording frames a window may span per reference frame */
+    size_t band;          /* recording frames either side of the line of the recording's pace
+                             (its length over the reference's) that a path may use */
+    int threads;          /* threads computing a window's distances */
 } xtts_dtw_params;
 
 void xtts_dtw_params_default(xtts_dtw_params *p, int dim);

@@ -55,19 +55,22 @@ def main() -> int:
             k = file_of.get(src)
             us = units.get(k, [])
             written = [u for u in us if u["kind"] != "unwritten"]
-            match = None
+            # every run of consecutive units whose texts joined are the clip's text (a text
+            # may be read more than once): the one whose read units overlap the clip most
+            match, best = None, -1.0
             for i in range(len(written)):
                 acc = []
                 for j in range(i, len(written)):
                     acc.append(written[j]["text"])
                     joined = " ".join(acc)
                     if joined == text:
-                        match = written[i:j + 1]
+                        cand = written[i:j + 1]
+                        ov = sum(max(0.0, min(e, u["end"]) - max(s, u["start"])) for u in cand if u["kind"] == "read")
+                        if ov > best:
+                            match, best = cand, ov
                         break
                     if not text.startswith(joined):
                         break
-                if match:
-                    break
             why = []
             if match is None:
                 why.append("text matches no units")
