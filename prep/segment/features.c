@@ -154,7 +154,7 @@ static int cmp_float(const void *a, const void *b) {
 /* The energy a frame must pass to be speech: a third of the way from the floor (10th
  * percentile) to the loud frames (97th), and no lower than 45 dB under them. */
 static float silence_threshold(const float *e, size_t n, int clean, float *tmp) {
-    size_t step = n > 200000 ? n / 200000 : 1, m = 0;
+    size_t step = (n + 199999) / 200000, m = 0; /* at most 200000 samples */
     for (size_t i = 0; i < n; i += step) tmp[m++] = e[i];
     qsort(tmp, m, sizeof *tmp, cmp_float);
     float floor = tmp[m / 10], loud = tmp[(size_t)(m * 0.97)];

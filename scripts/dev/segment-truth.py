@@ -17,7 +17,8 @@ Usage: segment-truth.py OUT --units LIST.tsv [--extra LIST.tsv] [--files N] [--s
   --unwritten K per recording, K clips of --extra inserted between units, not in the text
 Writes OUT/rec-NN.wav (16-bit mono at --rate, default 22050), OUT/text-NN.txt, OUT/pairs.tsv
 (AUDIO<TAB>TEXT<TAB>LANG) and OUT/truth.tsv: file, unit, kind (read, unread, unwritten), start,
-end (seconds of the unit's audio in the recording; -1 for unread), text.
+end (seconds of the unit's speech in the recording, its clip's silent ends left out; -1 for
+unread), text.
 Uses sox (to bring every clip to one rate) and nothing outside the standard library.
 """
 from __future__ import annotations
@@ -54,6 +55,16 @@ def load(path: str, rate: int) -> array.array:
     a = array.array("h")
     a.frombytes(raw)
     return a
+
+
+def speech_extent(s: array.array) -> tuple[int, int]:
+    """First and one past the last sample louder than 50 dB under the clip's peak: the truth
+    is where the speech is, not the clip's own silence at its ends."""
+    peak = max((abs(v) for v in s), default=0)
+    thr = max(1, peak * 0.003)
+    first = next((i for i, v in enumerate(s) if abs(v) > thr), 0)
+    last = next((i for i in range(len(s) - 1, -1, -1) if abs(s[i]) > thr), len(s) - 1)
+    return first, last + 1
 
 
 def one_sentence(text: str) -> str:
@@ -103,7 +114,8 @@ def make_file(k: int, a, units, extra, rng: random.Random, truth: list[str]) -> 
             eid, eaudio, _ = extra_at[i]
             x.extend([0.0] * int(rng.uniform(0.12, 1.5) * a.rate))
             s = load(eaudio, a.rate)
-            rows.append(f"{k}\t{eid}\tunwritten\t{len(x) / a.rate:.3f}\t{(len(x) + len(s)) / a.rate:.3f}\t")
+            b, e = speech_extent(s)
+            rows.append(f"{k}\t{eid}\tunwritten\t{(len(x) + b) / a.rate:.3f}\t{(len(x) + e) / a.rate:.3f}\t")
             x.extend(s)
         if not uid:
             break
@@ -116,7 +128,8 @@ def make_file(k: int, a, units, extra, rng: random.Random, truth: list[str]) -> 
         s = load(audio, a.rate)
         power += sum(v * v for v in s)
         speech_n += len(s)
-        rows.append(f"{k}\t{uid}\tread\t{len(x) / a.rate:.3f}\t{(len(x) + len(s)) / a.rate:.3f}\t{t}")
+        b, e = speech_extent(s)
+        rows.append(f"{k}\t{uid}\tread\t{(len(x) + b) / a.rate:.3f}\t{(len(x) + e) / a.rate:.3f}\t{t}")
         x.extend(s)
     x.extend([0.0] * int(0.5 * a.rate))
     if a.snr > 0 and speech_n:
