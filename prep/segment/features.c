@@ -152,12 +152,14 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 /* The energy a frame must pass to be speech: a third of the way from the floor (10th
- * percentile) to the loud frames (97th), and no lower than 45 dB under them. */
+ * percentile) to the loud frames (97th), and no lower than 45 dB under them; nothing when the
+ * loud frames are not 10 dB over the floor (a silence, a steady noise). */
 static float silence_threshold(const float *e, size_t n, int clean, float *tmp) {
     size_t step = (n + 199999) / 200000, m = 0; /* at most 200000 samples */
     for (size_t i = 0; i < n; i += step) tmp[m++] = e[i];
     qsort(tmp, m, sizeof *tmp, cmp_float);
     float floor = tmp[m / 10], loud = tmp[(size_t)(m * 0.97)];
+    if (loud - floor < 10.f) return loud + 1.f; /* no level stands out: all of it is silence (or noise) */
     if (clean) return loud - 40.f;
     float thr = floor + 0.33f * (loud - floor);
     if (thr < loud - 45.f) thr = loud - 45.f;
