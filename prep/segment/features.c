@@ -186,6 +186,9 @@ static xtts_status add_deltas(seg_track *t, xtts_error *err) {
             f[SEG_DIM + k] = w * d / 10.f;
         }
     }
+    free(t->cep); /* the slopes are taken: only the feature vectors are compared from here */
+    t->cep = NULL;
+    t->cap40 = 0;
     return XTTS_OK;
 }
 

@@ -24,7 +24,7 @@ static const char usage[] =
     "      --max-seconds S     longest clip (default 11.5; XTTS's GPT trainer drops clips over 11.6 s)\n"
     "      --pad S             silence kept before and after a clip's speech, never past the\n"
     "                          middle of its pause (default 0.2)\n"
-    "      --min-score X       leave out sentences whose alignment score is below X (0..1, default 0.5)\n"
+    "      --min-score X       leave out sentences whose alignment score is below X (0..1, default 0.6)\n"
     "      --max-chars N       longest clip text in characters (default: the language's XTTS limit)\n"
     "      --sample-rate HZ    the clips' rate (default: the source's)\n"
     "  -j, --threads N         threads: recordings side by side, and a recording's reference\n"
