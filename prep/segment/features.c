@@ -172,8 +172,7 @@ static xtts_status add_deltas(seg_track *t, xtts_error *err) {
     free(t->feat);
     t->feat = malloc((t->n40 ? t->n40 : 1) * SEG_FEAT * sizeof *t->feat);
     if (!t->feat) return xtts_error_set(err, XTTS_ENOMEM, "out of memory (features)");
-    const char *v = getenv("XTTS_SEG_DW");
-    float w = v ? (float)atof(v) : SEG_DELTA_WEIGHT;
+    const float w = SEG_DELTA_WEIGHT;
     for (size_t i = 0; i < t->n40; i++) {
         float *f = t->feat + i * SEG_FEAT;
         memcpy(f, t->cep + i * SEG_DIM, SEG_DIM * sizeof *f);

@@ -138,27 +138,11 @@ static xtts_status align_pair(pair_run *r, int threads, xtts_error *err) {
     xtts_dtw_seq ref = {r->ref.feat, r->ref.silent, r->ref.n40, NULL, NULL}, rec = {r->rec.feat, r->rec.silent, r->rec.n40, NULL, NULL};
     float *row_mean = malloc(r->ref.n40 * sizeof *row_mean), *row_scale = malloc(r->ref.n40 * sizeof *row_scale);
     if (!st && (!row_mean || !row_scale)) st = xtts_error_set(err, XTTS_ENOMEM, "out of memory");
-    if (!st && !getenv("XTTS_SEG_NOROW")) {
+    if (!st) {
         xtts_dtw_row_stats(&dp, &ref, &rec, row_mean, row_scale);
         ref.row_mean = row_mean, ref.row_scale = row_scale;
     }
     if (!st) st = xtts_dtw_align(&dp, &ref, &rec, map, dist, err);
-    if (!st && getenv("XTTS_SEGMENT_DEBUG")) {
-        double right = 0, wrong = 0;
-        size_t n = 0;
-        for (size_t i = 0; i < r->ref.n40; i++) {
-            if (r->ref.silent[i] || dist[i] >= dp.gap_cost) continue;
-            size_t j = ((size_t)map[i] + 75) % r->rec.n40;
-            while (r->rec.silent[j]) j = (j + 1) % r->rec.n40;
-            right += dist[i];
-            float d = xtts_dtw_distance(&dp, r->ref.feat + i * SEG_FEAT, 0, r->rec.feat + j * SEG_FEAT, 0);
-            if (ref.row_mean) d = fmaxf(0.f, (d - row_mean[i]) * row_scale[i] + 3.f) / 3.f;
-            wrong += d;
-            n++;
-        }
-        fprintf(stderr, "debug: %s aligned %.3f, shifted %.3f (%zu frames) ref %zu crc %08x rec %zu crc %08x\n", r->pair->audio, right / n, wrong / n, n,
-                r->ref.n40, xtts_crc32(0, r->ref.feat, r->ref.n40 * SEG_FEAT * 4), r->rec.n40, xtts_crc32(0, r->rec.feat, r->rec.n40 * SEG_FEAT * 4));
-    }
     if (!st) st = xtts_seg_find_pauses(&r->rec, 0.1, &r->pauses, &r->n_pauses, err);
     if (!st)
         st = xtts_seg_place(&r->ref, &r->rec, r->ref_start, r->ref_end, r->sent.n, map, dist, dp.gap_cost, r->pauses,
