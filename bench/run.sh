@@ -2,7 +2,7 @@
 # make bench: build what is needed, generate the inputs, run every comparison side by side
 # in this one run and write docs/benchmarks.md. Never part of make test.
 #   BENCH_HOURS (default 1)  hours of generated speech
-#   BENCH_ONLY="mel melcache quality tokenize reader train portable dvae"  a subset of the sections
+#   BENCH_ONLY="mel melcache quality tokenize reader train portable dvae segment"  a subset of the sections
 #   COQUI_TTS  a coqui-ai/TTS checkout (or its git directory): the DVAE section's PyTorch peer
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,7 +15,7 @@ openblas=/usr/lib/x86_64-linux-gnu/openblas-openmp
 [ -d "$openblas" ] && export LD_LIBRARY_PATH="$openblas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export BENCH_DATA="$BUILD/bench/data"
 bash "$ROOT/bench/make-data.sh" "$BENCH_DATA" "${BENCH_HOURS:-1}" >&2
-only=" ${BENCH_ONLY:-mel melcache quality tokenize reader train portable dvae} "
+only=" ${BENCH_ONLY:-mel melcache quality tokenize reader train portable dvae segment} "
 out="$BUILD/bench/benchmarks.md"
 simd=$(grep -qw avx512f /proc/cpuinfo && echo "AVX-512" || { grep -qw avx2 /proc/cpuinfo && echo "AVX2, no AVX-512" || echo "no AVX2"; })
 machine="$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); $simd)"
@@ -61,6 +61,7 @@ section reader reader.sh
 section train train.sh
 section portable portable.sh
 section dvae dvae.sh
+section segment segment.sh
 # Into docs/benchmarks.md: the sections of this run replace those of the same name; the others
 # (sections not run this time, "Scale" from make scale, the profile) stay where they are.
 "$PYTHON" - "$out" "$ROOT/docs/benchmarks.md" <<'PY'

@@ -16,6 +16,7 @@
 #   text/normalize: text/num2words, text/romanize   (Coqui's cleaners spell numbers, romanize)
 #   tokenize: dataset and every text/ room           (the xtts-tokenize driver)
 #   melcache: audio                                  (the xtts-melcache driver)
+#   segment: text/normalize and the rooms it uses, text/langid   (the xtts-segment driver)
 #   includes: every `#include "DIR/..."` of every .c/.h/.cc/.cu under ROOT's layer folders;
 #   calls:    every undefined symbol of every object under OBJ (default ROOT/build/obj) must
 #             be defined by an object of the same or a lower layer (or an allowed room), or
@@ -37,6 +38,7 @@ AWK_LAYERS='
   BEGIN { allow["text/normalize"] = " text/num2words text/romanize ";
           allow["tokenize"] = " dataset text/normalize text/num2words text/romanize text/langid text/tokenizer ";
           allow["melcache"] = " audio ";
+          allow["segment"] = " text/normalize text/num2words text/romanize text/langid ";
           callow["store/read"] = " "; callow["store"] = " store/read "; callow["audit"] = " store store/read " }
   function croom(p) { if (p ~ /^cache\/store\/read\//) return "store/read"; if (p ~ /^cache\/store\//) return "store";
                       if (p ~ /^cache\/audit\//) return "audit"; return "" }

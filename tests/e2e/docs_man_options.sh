@@ -7,7 +7,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 version=$(cat "$root/VERSION")
 fail=0
-for p in xtts-tokenize xtts-melcache xtts-cache-verify xtts-cache-merge xtts-cache-inspect xtts-cache-report xtts-cache-codes xtts-train; do
+for p in xtts-tokenize xtts-melcache xtts-cache-verify xtts-cache-merge xtts-cache-inspect xtts-cache-report xtts-cache-codes xtts-train xtts-segment; do
   page="$root/docs/man/$p.1"
   [ -f "$page" ] || { echo "FAIL: $page missing"; fail=1; continue; }
   text=$(man -l "$page" 2>/dev/null || sed 's/\\-/-/g' "$page")
