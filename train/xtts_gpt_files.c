@@ -62,13 +62,23 @@ static xtts_status load_vocab(const char *path, xtts_gpt_config *c, xtts_error *
     json_t *v;
     size_t i;
     json_object_foreach(vocab, k, v) {
+        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= (1 << 24)) {
+            json_decref(root);
+            return xtts_error_set(err, XTTS_EINPUT, "%s: model.vocab: token id of \"%.64s\" is not an integer in [0, %d)",
+                                  path, k, 1 << 24);
+        }
         long id = (long)json_integer_value(v);
         max_id = id > max_id ? id : max_id;
         if (!strcmp(k, "[START]")) start = id;
         if (!strcmp(k, "[STOP]")) stop = id;
     }
     json_array_foreach(added, i, v) {
-        long id = (long)json_integer_value(json_object_get(v, "id"));
+        json_t *jid = json_object_get(v, "id");
+        if (!json_is_integer(jid) || json_integer_value(jid) < 0 || json_integer_value(jid) >= (1 << 24)) {
+            json_decref(root);
+            return xtts_error_set(err, XTTS_EINPUT, "%s: added_tokens[%zu].id is not an integer in [0, %d)", path, i, 1 << 24);
+        }
+        long id = (long)json_integer_value(jid);
         const char *s = json_string_value(json_object_get(v, "content"));
         max_id = id > max_id ? id : max_id;
         if (s && !strcmp(s, "[START]")) start = id;
@@ -133,7 +143,10 @@ static xtts_status load_recipe(const char *path, json_t *root, xtts_gpt_recipe *
     if (!st && sp) st = json_float(path, sp, "gamma", &r->gamma, err);
     if (st) return st;
     json_t *betas = op ? json_object_get(op, "betas") : NULL, *ms = sp ? json_object_get(sp, "milestones") : NULL;
-    if (json_is_array(betas) && json_array_size(betas) == 2) {
+    if (betas && !(json_is_array(betas) && json_array_size(betas) == 2 && json_is_number(json_array_get(betas, 0)) &&
+                   json_is_number(json_array_get(betas, 1))))
+        return xtts_error_set(err, XTTS_EINPUT, "%s: optimizer_params.betas: expected two numbers", path);
+    if (betas) {
         r->beta1 = (float)json_number_value(json_array_get(betas, 0));
         r->beta2 = (float)json_number_value(json_array_get(betas, 1));
     }
@@ -141,9 +154,36 @@ static xtts_status load_recipe(const char *path, json_t *root, xtts_gpt_recipe *
         if (json_array_size(ms) > XTTS_GPT_MAX_MILESTONES)
             return xtts_error_set(err, XTTS_EINPUT, "%s: lr_scheduler_params.milestones: more than %d", path,
                                   XTTS_GPT_MAX_MILESTONES);
+        for (size_t i = 0; i < json_array_size(ms); i++)
+            if (!json_is_integer(json_array_get(ms, i)) || json_integer_value(json_array_get(ms, i)) < 0)
+                return xtts_error_set(err, XTTS_EINPUT, "%s: lr_scheduler_params.milestones[%zu]: expected a step (an integer >= 0)",
+                                      path, i);
         r->n_milestones = (int)json_array_size(ms);
         for (int i = 0; i < r->n_milestones; i++) r->milestones[i] = (long)json_integer_value(json_array_get(ms, i));
     }
+    return XTTS_OK;
+}
+
+/* the recipe's sizes the loader allocates by: conditioning and waveform lengths up to ten
+ * minutes at 22050 Hz (Coqui's are 3, 6 and 11.6 s), min_conditioning_length not above max */
+static xtts_status check_recipe(const char *path, const xtts_gpt_recipe *r, xtts_error *err) {
+    const int ten_minutes = 22050 * 600;
+    const struct { const char *name; int v, lo, hi; } f[] = {
+        {"min_conditioning_length", r->min_cond_samples, 1, ten_minutes},
+        {"max_conditioning_length", r->max_cond_samples, 1, ten_minutes},
+        {"max_wav_length", r->max_wav_samples, 1, ten_minutes},
+        {"max_text_length", r->max_text_tokens, 1, 1 << 20},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (f[i].v < f[i].lo || f[i].v > f[i].hi)
+            return xtts_error_set(err, XTTS_EINPUT, "%s: model_args: %s = %d is out of [%d, %d]", path, f[i].name, f[i].v,
+                                  f[i].lo, f[i].hi);
+    if (r->min_cond_samples > r->max_cond_samples)
+        return xtts_error_set(err, XTTS_EINPUT, "%s: model_args: min_conditioning_length %d is above max_conditioning_length %d",
+                              path, r->min_cond_samples, r->max_cond_samples);
+    if (!(r->lr > 0.0f) || !isfinite(r->lr) || !(r->beta1 >= 0.0f && r->beta1 < 1.0f) || !(r->beta2 >= 0.0f && r->beta2 < 1.0f))
+        return xtts_error_set(err, XTTS_EINPUT, "%s: lr %g or optimizer_params.betas [%g, %g] out of range (lr > 0, betas in [0, 1))",
+                              path, (double)r->lr, (double)r->beta1, (double)r->beta2);
     return XTTS_OK;
 }
 
@@ -161,7 +201,15 @@ xtts_status xtts_gpt_config_load(const char *path, xtts_gpt_config *c, xtts_gpt_
     if (!st) st = load_model_args(path, a, c, r, err);
     if (!st) st = load_recipe(path, root, r, err);
     json_decref(root);
-    if (!st) st = xtts_gpt_config_check(c, err);
+    if (!st) st = check_recipe(path, r, err);
+    if (!st && xtts_gpt_config_check(c, err)) {
+        /* the model's sizes come from this file: named, and an input error (exit 2), not a usage one */
+        const char *msg = err ? err->msg : "";
+        if (!strncmp(msg, "xtts-gpt: ", 10)) msg += 10;
+        char line[XTTS_ERRMSG_MAX];
+        snprintf(line, sizeof line, "%s", msg);
+        st = xtts_error_set(err, XTTS_EINPUT, "%s: model_args: %s", path, line);
+    }
     return st;
 }
 

@@ -52,7 +52,11 @@ static xtts_status gpt_setup(gpt_run *R, xtts_error *err) {
     if (!st && o->clip_set) R->r.grad_clip = o->optim.clip;
     if (!st && o->wd_set) R->r.weight_decay = o->optim.weight_decay;
     if (!st) st = xtts_cache_open(o->cache_dir, &R->cache, err);
-    if (!st) st = xtts_gpt_new(&R->c, &R->m, err);
+    if (!st && xtts_gpt_new(&R->c, &R->m, err)) { /* the sizes are the config's: named with it */
+        char line[XTTS_ERRMSG_MAX];
+        snprintf(line, sizeof line, "%s", err->msg);
+        return xtts_error_set(err, err->code, "%s: %s", o->gpt_config, line);
+    }
     if (st) return st;
     if (o->gpt_init) return xtts_gpt_load_weights(R->m, o->gpt_init, err);
     xtts_gpt_init_random(R->m, o->seed);
