@@ -139,6 +139,10 @@ void xtts_gpt_init_random(xtts_gpt *m, uint64_t seed);
  * tensor missing, named), XTTS_EMISMATCH (a shape, named with both shapes). */
 xtts_status xtts_gpt_load_weights(xtts_gpt *m, const char *pth, xtts_error *err);
 
+/* Whether xtts_gpt_save_pth can write every tensor of init_pth that is not GPT's (checked before a
+ * run, so that a file it cannot carry is refused before the steps, not after them). */
+xtts_status xtts_gpt_check_carry(const xtts_gpt *m, const char *init_pth, xtts_error *err);
+
 /* Writes path as torch.save writes Xtts's model.pth ({"model": state dict}): with init_pth
  * (the file the weights came from) every tensor of its model in its order and dtype, GPT's
  * replaced by this model's (float32, Coqui's layout; a GPTTrainer checkpoint's keys keep their

@@ -324,6 +324,16 @@ static long gpt_tensor_of(const xtts_gpt *m, const char *rest) {
     return g;
 }
 
+/* a tensor of the input file that is not GPT's is written back as it was stored: float and
+ * int64 only (what torch_save writes) */
+static xtts_status carried(const xtts_pth *in, const xtts_pth_tensor *src, xtts_error *err) {
+    if (strcmp(src->stored_dtype, "float32") && strcmp(src->stored_dtype, "float16") &&
+        strcmp(src->stored_dtype, "bfloat16") && strcmp(src->stored_dtype, "int64"))
+        return xtts_error_set(err, XTTS_EUNSUPPORTED, "%s: tensor %s: %s is not carried (float and int64 only)",
+                              xtts_pth_label(in), src->name, src->stored_dtype);
+    return XTTS_OK;
+}
+
 /* the tensors to write: every tensor of the input file in its order, GPT's replaced by the
  * model's (Coqui's layout), or GPT's alone under "gpt." without an input */
 static xtts_status out_tensors(xtts_gpt *m, const xtts_pth *in, const char *prefix, xtts_pth_out_tensor *t,
@@ -348,10 +358,8 @@ static xtts_status out_tensors(xtts_gpt *m, const xtts_pth *in, const char *pref
             o->ndim = gt->ndim, o->data = dst;
             for (int d = 0; d < gt->ndim; d++) o->shape[d] = gt->shape[d];
         } else {
-            if (strcmp(src->stored_dtype, "float32") && strcmp(src->stored_dtype, "float16") &&
-                strcmp(src->stored_dtype, "bfloat16") && strcmp(src->stored_dtype, "int64"))
-                return xtts_error_set(err, XTTS_EUNSUPPORTED, "%s: tensor %s: %s is not carried (float and int64 only)",
-                                      xtts_pth_label(in), src->name, src->stored_dtype);
+            xtts_status st = carried(in, src, err);
+            if (st) return st;
             snprintf(keys[k], sizeof keys[k], "%s", src->name + strip);
             o->ndim = src->ndim, o->data = src->data, o->dtype = src->stored_dtype;
             for (int d = 0; d < src->ndim; d++) o->shape[d] = src->shape[d];
@@ -376,6 +384,23 @@ xtts_status xtts_gpt_save_pth(xtts_gpt *m, const char *init_pth, const char *pat
     if (!st) st = out_tensors(m, in, prefix, t, keys, vals, &n, err);
     if (!st) st = xtts_pth_save(path, "model", t, n, err);
     free(t), free(keys), free(vals);
+    xtts_pth_close(in);
+    return st;
+}
+
+xtts_status xtts_gpt_check_carry(const xtts_gpt *m, const char *init_pth, xtts_error *err) {
+    xtts_pth *in = NULL;
+    xtts_status st = xtts_pth_open(init_pth, &in, err);
+    if (st) return st;
+    const char *prefix = gpt_prefix(in);
+    size_t strip = !strncmp(prefix ? prefix : "", "model.", 6) ? 6 : 0;
+    for (size_t i = 0; prefix && !st && i < xtts_pth_count(in); i++) {
+        const xtts_pth_tensor *src = xtts_pth_tensor_at(in, i);
+        long g = strncmp(src->name, prefix, strlen(prefix)) ? -1 : gpt_tensor_of(m, src->name + strlen(prefix));
+        if (g >= 0 && src->numel == m->t[g].numel) continue;
+        if (strip && strncmp(src->name, "model.", 6) != 0) continue;
+        st = carried(in, src, err);
+    }
     xtts_pth_close(in);
     return st;
 }

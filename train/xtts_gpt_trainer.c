@@ -58,6 +58,9 @@ static xtts_status gpt_setup(gpt_run *R, xtts_error *err) {
         return xtts_error_set(err, err->code, "%s: %s", o->gpt_config, line);
     }
     if (st) return st;
+    if (o->ckpt_dir) st = xtts_mkdir_p(o->ckpt_dir, err); /* a --ckpt that cannot be made: now, not after the steps */
+    if (!st && o->gpt_init && o->ckpt_dir) st = xtts_gpt_check_carry(R->m, o->gpt_init, err);
+    if (st) return st;
     if (o->gpt_init) return xtts_gpt_load_weights(R->m, o->gpt_init, err);
     xtts_gpt_init_random(R->m, o->seed);
     return XTTS_OK;
