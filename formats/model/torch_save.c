@@ -1,10 +1,12 @@
 /* torch_save.c — a state dict written as torch.save writes it (torch_save.h): the pickle of the
  * dict and the stored zip around it. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "formats/model/torch_save.h"
 
@@ -244,10 +246,19 @@ xtts_status xtts_pth_save(const char *path, const char *top_key, const xtts_pth_
     if (!z.f) return xtts_error_set(err, XTTS_EIO, "%s: cannot write: %s", tmp, strerror(errno));
     xtts_status st = write_all(&z, top_key, t, n, err);
     free(z.cd.p);
+    /* on the disk before the rename: a crash then leaves the old file or the whole new one */
+    if (!st && !z.failed && (fflush(z.f) || fsync(fileno(z.f)))) z.failed = 1;
     if (fclose(z.f) && !st && !z.failed) z.failed = 1;
     if (!st && z.failed == 2) st = xtts_error_set(err, XTTS_ERANGE, "%s: over 4 GiB (no zip64 here)", path);
     else if (!st && z.failed) st = xtts_error_set(err, XTTS_EIO, "%s: cannot write: %s", tmp, strerror(errno));
     if (!st && rename(tmp, path)) st = xtts_error_set(err, XTTS_EIO, "%s: cannot rename into place: %s", path, strerror(errno));
     if (st) remove(tmp);
+    else { /* the rename itself on the disk: fsync of the directory (a failure there is not the file's) */
+        char dir[4200];
+        const char *slash = strrchr(path, '/');
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1, slash ? path : ".");
+        int fd = open(dir, O_RDONLY | O_DIRECTORY);
+        if (fd >= 0) fsync(fd), close(fd);
+    }
     return st;
 }
