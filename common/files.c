@@ -65,6 +65,11 @@ xtts_status xtts_read_file(const char *path, size_t max_bytes, char **out, size_
     if (len) *len = 0;
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!f) return xtts_error_set(err, errno == ENOENT ? XTTS_ENOTFOUND : XTTS_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (f != stdin && fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) { /* fopen opens one; its read says only "read error" */
+        fclose(f);
+        return xtts_error_set(err, XTTS_EINPUT, "%s: a directory, not a file", path);
+    }
     size_t cap = max_bytes < 65536 ? max_bytes : 65536, n = 0;
     char *buf = malloc(cap + 1);
     if (!buf) { if (f != stdin) fclose(f); return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory", path); }
