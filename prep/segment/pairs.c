@@ -55,7 +55,8 @@ xtts_status xtts_segment_pairs_parse(const char *data, size_t len, const char *n
     *n = 0;
     size_t cap = 0;
     int line = 0;
-    for (size_t i = 0; i < len;) {
+    size_t start = len >= 3 && !memcmp(data, "\xef\xbb\xbf", 3) ? 3 : 0; /* a UTF-8 BOM, as the text's reader skips one */
+    for (size_t i = start; i < len;) {
         size_t e = i;
         while (e < len && data[e] != '\n') e++;
         size_t l = e - i;

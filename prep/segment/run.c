@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/strbuf.h"
 #include "prep/segment/segment_internal.h"
@@ -325,6 +326,9 @@ xtts_status xtts_segment_run(const xtts_segment_options *o, const xtts_segment_p
     stats->pairs = n_pairs;
     char wavs[4096];
     xtts_path_join(wavs, sizeof wavs, o->out_dir, "wavs");
+    struct stat sb;
+    if (stat(o->out_dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) /* not "DIR/wavs: cannot create directory: Not a directory" */
+        return xtts_error_set(err, XTTS_EINPUT, "%s: --out names a file, not a directory", o->out_dir);
     xtts_status st = xtts_mkdir_p(wavs, err);
     if (!st) st = xtts_seg_reference_start(err);
     if (st) return st;
