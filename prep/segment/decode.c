@@ -109,14 +109,70 @@ done:
 
 /* ---- the clips ------------------------------------------------------------------------- */
 
+/* a clip is made in memory by libsndfile's virtual I/O, then written to FILE.tmp and renamed:
+ * a full disk leaves no half clip under its name, and the failure is said once, with its
+ * reason (libsndfile writing to the file itself printed "ftruncate() failed" besides) */
+typedef struct { unsigned char *p; sf_count_t n, cap, pos; int oom; } membuf;
+static sf_count_t mem_len(void *u) { return ((membuf *)u)->n; }
+static sf_count_t mem_seek(sf_count_t off, int whence, void *u) {
+    membuf *m = u;
+    sf_count_t to = whence == SEEK_SET ? off : whence == SEEK_CUR ? m->pos + off : m->n + off;
+    if (to < 0) return -1;
+    return m->pos = to;
+}
+static sf_count_t mem_read(void *ptr, sf_count_t count, void *u) {
+    membuf *m = u;
+    sf_count_t k = m->pos < m->n ? (m->n - m->pos < count ? m->n - m->pos : count) : 0;
+    memcpy(ptr, m->p + m->pos, (size_t)k);
+    m->pos += k;
+    return k;
+}
+static sf_count_t mem_write(const void *ptr, sf_count_t count, void *u) {
+    membuf *m = u;
+    if (m->pos + count > m->cap) {
+        sf_count_t cap = m->cap ? m->cap : 65536;
+        while (cap < m->pos + count) cap *= 2;
+        unsigned char *q = realloc(m->p, (size_t)cap);
+        if (!q) { m->oom = 1; return 0; }
+        memset(q + m->cap, 0, (size_t)(cap - m->cap));
+        m->p = q, m->cap = cap;
+    }
+    memcpy(m->p + m->pos, ptr, (size_t)count);
+    m->pos += count;
+    if (m->pos > m->n) m->n = m->pos;
+    return count;
+}
+static sf_count_t mem_tell(void *u) { return ((membuf *)u)->pos; }
+
 static xtts_status write_clip(const char *file, const float *x, size_t n, int rate, xtts_error *err) {
     SF_INFO so = {.samplerate = rate, .channels = 1, .format = SF_FORMAT_WAV | SF_FORMAT_PCM_16};
-    SNDFILE *out = sf_open(file, SFM_WRITE, &so);
-    if (!out) return xtts_error_set(err, XTTS_EIO, "%s: cannot write: %s", file, sf_strerror(NULL));
+    SF_VIRTUAL_IO io = {mem_len, mem_seek, mem_read, mem_write, mem_tell};
+    membuf m = {0};
+    SNDFILE *out = sf_open_virtual(&io, SFM_WRITE, &so, &m);
+    if (!out) {
+        free(m.p);
+        return xtts_error_set(err, XTTS_EIO, "%s: cannot write: %s", file, sf_strerror(NULL));
+    }
     sf_command(out, SFC_SET_CLIPPING, NULL, SF_TRUE);
     sf_count_t w = sf_writef_float(out, x, (sf_count_t)n);
     int bad = sf_close(out) != 0 || w != (sf_count_t)n;
-    return bad ? xtts_error_set(err, XTTS_EIO, "%s: write failed", file) : XTTS_OK;
+    if (bad || m.oom) {
+        free(m.p);
+        return xtts_error_set(err, XTTS_ENOMEM, "%s: out of memory for the clip", file);
+    }
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", file);
+    FILE *f = fopen(tmp, "wb");
+    int e = 0;
+    if (!f) e = errno;
+    else {
+        if (fwrite(m.p, 1, (size_t)m.n, f) != (size_t)m.n || fflush(f)) e = errno ? errno : EIO;
+        if (fclose(f) && !e) e = errno ? errno : EIO;
+        if (!e && rename(tmp, file)) e = errno;
+        if (e) remove(tmp);
+    }
+    free(m.p);
+    return e ? xtts_error_set(err, XTTS_EIO, "%s: cannot write: %s", file, strerror(e)) : XTTS_OK;
 }
 
 /* Read frames [a, b) of the open source, mixed down, into *x (grown as needed). */
