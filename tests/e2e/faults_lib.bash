@@ -94,8 +94,16 @@ nobody_tools() {
   mkdir -p "$T/nobody/bin"
   cp "$BIN"/xtts-* "$T/nobody/bin/"
   cp -r "$HERE/python/xtts_prep" "$HERE/python/tests/xtts_oracle" "$T/nobody/"
-  # the package's one decoder, where the package finds it beside itself
-  [ ! -f "$BUILD/lib/libxtts-reader.so" ] || cp "$BUILD/lib/libxtts-reader.so" "$T/nobody/xtts_prep/"
+  # the package's one decoder, where the package finds it beside itself: this build's, or in a
+  # sanitizer build (whose library cannot load into an uninstrumented interpreter) the source
+  # tree's own build's, as the package run from the source tree finds it; NPY_OK=0 where none
+  local lib="$BUILD/lib/libxtts-reader.so"
+  if sanitizer_build; then
+    lib="$HERE/build/lib/libxtts-reader.so"
+    ! grep -q 'lib[a-z]*san' <<< "$(ldd "$lib" 2>/dev/null)" || lib=
+  fi
+  NPY_OK=0
+  if [ -n "$lib" ] && [ -f "$lib" ]; then cp "$lib" "$T/nobody/xtts_prep/"; NPY_OK=1; fi
   chmod 755 "$T"; chmod -R a+rX "$T/nobody"
   NBIN="$T/nobody/bin"; NPYTHONPATH="$T/nobody"
 }

@@ -44,8 +44,10 @@ read_all() {
   grep -q "$n_ref" "$T/out.txt" || die "inspect of $dir does not show $n_ref records"
   expect_rc 0 $as "$BIN/xtts-cache-inspect" --index 3 --npy "$out/r3.npy" "$dir"
   [ -s "$out/r3.npy" ] || die "inspect --npy wrote nothing"
-  expect_rc 0 $as env PYTHONPATH="$RPYTHONPATH" "$PY" "$T/pyread.py" "$dir"
-  [ "$(cat "$T/out.txt")" = "$py_ref" ] || die "Python reader on $dir: $(cat "$T/out.txt"), want $py_ref"
+  if [ "$RPYTHONPATH" != "$NPYTHONPATH" ] || [ "${NPY_OK:-0}" = 1 ]; then
+    expect_rc 0 $as env PYTHONPATH="$RPYTHONPATH" "$PY" "$T/pyread.py" "$dir"
+    [ "$(cat "$T/out.txt")" = "$py_ref" ] || die "Python reader on $dir: $(cat "$T/out.txt"), want $py_ref"
+  fi
   expect_rc 0 $as "$BIN/xtts-train" --cache "$dir" --loader-only --steps 6 --batch-size 4 --loader-threads 2
   expect_rc 0 $as "$BIN/xtts-train" --cache "$dir" --model tiny --width 32 --heads 2 --layers 1 --steps 3 \
     --batch-size 4 --threads 2 --loader-threads 1 --eval-every 2 --ckpt "$out/ck" --log-json "$out/log.json"
