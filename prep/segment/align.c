@@ -31,7 +31,8 @@ xtts_status xtts_seg_find_pauses(const seg_track *rec, double min_s, seg_pause *
     double end_s = (double)rec->n10 * SEG_ENERGY_S;
     if (rec->n10 && rec->energy_db[0] >= rec->silence_db) p[(*n)++] = (seg_pause){0, 0};
     size_t min_frames = (size_t)ceil(min_s / SEG_ENERGY_S);
-    for (size_t i = 0; i < rec->n10;) {
+    for (size_t i = 0, trimmed = 0; i < rec->n10;) {
+        if (i - trimmed >= 65536) trimmed = i, xtts_seg_track_trim(rec);
         if (rec->energy_db[i] >= rec->silence_db) { i++; continue; }
         size_t j = i;
         while (j < rec->n10 && rec->energy_db[j] < rec->silence_db) j++;
@@ -205,6 +206,7 @@ static void extend_to_ends(const seg_track *rec, const seg_pause *pauses, size_t
  * their pauses that is silence or long enough to be speech of its own. */
 static void check_neighbours(const seg_track *rec, seg_placed *pl, size_t n) {
     for (size_t k = 0; k < n; k++) {
+        if ((k & 63) == 63) xtts_seg_track_trim(rec);
         if (pl[k].why) continue;
         size_t m = k + 1;
         while (m < n && pl[m].why) m++;
@@ -232,6 +234,7 @@ xtts_status xtts_seg_place(const seg_track *ref, const seg_track *rec, const siz
     for (int pass = 0; pass < 2; pass++) {
         int prev_end = -1;
         for (size_t k = 0; k < n_sent; k++) {
+            if (c->dp->trim && (k & 63) == 63) c->dp->trim(c->dp->trim_ctx);
             place_one(c, ref, ref_start[k], ref_end[k] < ref->n40 ? ref_end[k] : ref->n40, rec_of_ref, dist, gap_cost,
                       pauses, n_pauses, min_score, prev_end, ratio, &out[k]);
             if (!out[k].why) prev_end = out[k].pause_after;

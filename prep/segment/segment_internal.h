@@ -21,6 +21,23 @@
 #define SEG_FRAME_S (SEG_HOP * SEG_SUB / (double)SEG_RATE) /* 0.04 */
 #define SEG_ENERGY_S (SEG_HOP / (double)SEG_RATE)          /* 0.01 */
 
+/* A growable array that lives in an unlinked temporary file ($TMPDIR, else /tmp) mapped
+ * shared, so that the pages the program has passed can be handed back (xtts_seg_spill_trim)
+ * and its resident memory stays one window's whatever the recording's length; plain malloc
+ * where no temporary file can be made. */
+typedef struct {
+    void *p;
+    size_t cap; /* bytes */
+    int fd1;    /* the file's descriptor + 1; 0 none (a zeroed seg_spill is empty) */
+    int heap;   /* p is malloc'd (no temporary file could be made) */
+} seg_spill;
+
+/* Room for bytes, the contents kept (p may move). 0, or -1 when out of memory or disk. */
+int xtts_seg_spill_reserve(seg_spill *s, size_t bytes);
+/* Hand back the resident pages (the contents stay in the file and come back when read). */
+void xtts_seg_spill_trim(const seg_spill *s);
+void xtts_seg_spill_free(seg_spill *s);
+
 /* What one signal becomes. */
 typedef struct {
     float *energy_db; /* [n10] frame energy, dB */
@@ -29,9 +46,13 @@ typedef struct {
     float *feat;      /* [n40][SEG_FEAT] what the DTW compares, set by seg_track_finish */
     size_t n10, n40, cap10, cap40;
     float silence_db; /* the energy threshold seg_track_finish chose */
+    seg_spill sp_energy, sp_cep, sp_silent, sp_feat; /* where the arrays above live */
+    unsigned n_fed;   /* blocks fed since the last trim */
 } seg_track;
 
 void xtts_seg_track_free(seg_track *t);
+/* Hand back the track's resident pages (xtts_seg_spill_trim); called as its users walk on. */
+void xtts_seg_track_trim(const seg_track *t);
 /* Decide the silent frames (energy below a threshold from the track's own levels: a share of
  * the way from its noise floor to its loud frames) and normalize the speech frames' cepstra.
  * clean: the signal is synthetic (its floor is digital silence). Errors: XTTS_ENOMEM. */
