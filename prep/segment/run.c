@@ -168,6 +168,8 @@ static xtts_status align_pair(pair_run *r, int threads, xtts_error *err) {
                        r->n_pauses, r->o->min_score, &(seg_align_ctx){&dp, &ref, &rec}, r->placed);
     int limit = r->o->max_chars ? r->o->max_chars : xtts_text_char_limit(r->lang);
     if (!st)
+        xtts_seg_split_long(&r->sent, &r->ref, r->ref_start, r->ref_end, map, r->pauses, r->n_pauses, r->o, r->placed);
+    if (!st)
         st = xtts_seg_group(&r->sent, r->placed, r->pauses, r->n_pauses, r->o, limit, r->info.seconds, &r->clips,
                        &r->n_clips, err);
     for (int k = 0; k < 4; k++) xtts_seg_spill_free(&mem.sp[k]);
@@ -187,6 +189,13 @@ static void sentence_head(const char *s, char *out, size_t cap) {
 
 /* A clip's text: its sentences joined by spaces, '|' (the csv's separator) and tabs as spaces. */
 static void clip_text(const pair_run *r, const seg_clip *c, xtts_sb *sb) {
+    if (c->text_b) { /* a piece of a cut sentence, without the space before its cut */
+        const char *t = r->sent.s[c->first].text;
+        size_t b = c->text_b;
+        while (b > c->text_a && t[b - 1] == ' ') b--;
+        for (size_t i = c->text_a; i < b; i++) xtts_sb_putc(sb, t[i] == '|' || t[i] == '\t' ? ' ' : t[i]);
+        return;
+    }
     for (size_t k = c->first; k <= c->last; k++) {
         if (k > c->first) xtts_sb_putc(sb, ' ');
         for (const char *p = r->sent.s[k].text; *p; p++) xtts_sb_putc(sb, *p == '|' || *p == '\t' ? ' ' : *p);
@@ -270,7 +279,8 @@ static xtts_status segment_pair(pair_run *r, int threads, xtts_segment_stats *st
     double secs = 0;
     for (size_t k = 0; k < r->n_clips; k++) secs += r->clips[k].end - r->clips[k].start;
     size_t written = 0;
-    for (size_t k = 0; k < r->n_clips; k++) written += r->clips[k].last - r->clips[k].first + 1;
+    for (size_t k = 0; k < r->n_clips; k++) /* a cut sentence counts once, with its first piece */
+        if (!r->clips[k].text_b || !r->clips[k].text_a) written += r->clips[k].last - r->clips[k].first + 1;
 #pragma omp critical
     {
         stats->sentences += r->sent.n;

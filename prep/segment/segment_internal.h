@@ -98,6 +98,8 @@ xtts_status xtts_seg_reference(const xtts_sentences *s, const char *lang, seg_fe
 
 /* ---- sentences on the recording, and clips ---------------------------------------------- */
 
+#define SEG_MAX_CUTS 8
+
 typedef struct {
     double a, b; /* a pause (silence) in the recording, seconds */
 } seg_pause;
@@ -107,12 +109,16 @@ typedef struct {
     int pause_before, pause_after;   /* indices into the pauses, -1 none */
     double score;
     const char *why; /* why it is left out; NULL when it can be used */
+    int n_cuts;      /* a sentence longer than --max-seconds cut at its own pauses: */
+    int cut_pause[SEG_MAX_CUTS];     /* the pauses, in order */
+    size_t cut_byte[SEG_MAX_CUTS];   /* where its text is cut (the next piece's first byte) */
 } seg_placed;
 
 typedef struct {
     size_t first, last; /* sentences [first, last] */
     double start, end;  /* seconds in the source */
     double score;
+    size_t text_a, text_b; /* a piece of a cut sentence: its text's bytes [a, b); 0, 0 the whole */
 } seg_clip;
 
 /* The pauses of a finished recording track: runs of silent energy frames of min_s or more,
@@ -136,6 +142,15 @@ xtts_status xtts_seg_place(const seg_track *ref, const seg_track *rec, const siz
 xtts_status xtts_seg_group(const xtts_sentences *s, seg_placed *pl, const seg_pause *pauses, size_t n_pauses,
                       const xtts_segment_options *o, int char_limit, double rec_seconds, seg_clip **clips,
                       size_t *n_clips, xtts_error *err);
+
+/* Sentences longer than --max-seconds alone: cut at their internal pauses where the alignment
+ * is sure of them (pl[k].n_cuts): the reference's internal silences and the text's clause marks
+ * (, ; :) agree in number, and each such silence's first and last frames map into one pause of
+ * the recording inside the sentence; the longest of those pauses are taken until every piece
+ * fits (no piece shorter than --min-seconds). Else the sentence stays as it is (left out). */
+void xtts_seg_split_long(const xtts_sentences *s, const seg_track *ref, const size_t *ref_start, const size_t *ref_end,
+                         const int32_t *rec_of_ref, const seg_pause *pauses, size_t n_pauses,
+                         const xtts_segment_options *o, seg_placed *pl);
 
 /* Write the clips' audio (DIR/wavs/<stem>_NNNN.wav) from the source, re-read in a stream. */
 xtts_status xtts_seg_write_wavs(const char *path, const char *out_dir, const char *stem, const seg_clip *clips,
