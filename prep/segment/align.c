@@ -31,7 +31,8 @@ xtts_status xtts_seg_find_pauses(const seg_track *rec, double min_s, seg_pause *
     double end_s = (double)rec->n10 * SEG_ENERGY_S;
     if (rec->n10 && rec->energy_db[0] >= rec->silence_db) p[(*n)++] = (seg_pause){0, 0};
     size_t min_frames = (size_t)ceil(min_s / SEG_ENERGY_S);
-    for (size_t i = 0; i < rec->n10;) {
+    for (size_t i = 0, trimmed = 0; i < rec->n10;) {
+        if (i - trimmed >= 65536) trimmed = i, xtts_seg_track_trim(rec);
         if (rec->energy_db[i] >= rec->silence_db) { i++; continue; }
         size_t j = i;
         while (j < rec->n10 && rec->energy_db[j] < rec->silence_db) j++;
@@ -118,7 +119,9 @@ static size_t start_candidates(const seg_pause *p, size_t n, double t0, int out[
     return out[1] >= 0 ? 2 : 1;
 }
 
-static void place_one(const seg_align_ctx *c, const seg_track *ref, size_t st, size_t en, const int32_t *rec_of_ref,
+static double speech_between(const seg_track *rec, double a, double b);
+
+static void place_one(const seg_align_ctx *c, const seg_track *ref, const seg_track *rec, size_t st, size_t en, const int32_t *rec_of_ref,
                       const float *dist, double gap, const seg_pause *pauses, size_t n_pauses, double min_score,
                       int prev_end, const double ratio[2], seg_placed *o) {
     memset(o, 0, sizeof *o);
@@ -141,10 +144,21 @@ static void place_one(const seg_align_ctx *c, const seg_track *ref, size_t st, s
         total[k] = best_end(c, ratio, rs, re, pauses, n_pauses, starts[k], &ends[k], &margin[k]);
         if (ends[k] >= 0 && total[k] > best) best = total[k], chosen = margin[k], o->pause_before = starts[k], o->pause_after = ends[k];
     }
-    /* reading goes on where the last sentence stopped: its pause wins when nearly as good */
+    /* reading goes on where the last sentence stopped: its pause wins when nearly as good,
+     * unless speech of its own length (STRAY_SPEECH_S or more) lies between it and the best
+     * start: that speech may be the reader's or not in the text, and taking it or leaving it
+     * could attach or cut; the sentence is left out */
+    int best_start = o->pause_before;
     for (size_t k = 0; k < ns; k++)
-        if (starts[k] == prev_end && ends[k] >= 0 && total[k] >= best - CONTIGUOUS_SLACK * fabs(best))
+        if (starts[k] == prev_end && ends[k] >= 0 && starts[k] != best_start && total[k] >= best - CONTIGUOUS_SLACK * fabs(best)) {
+            double a = pauses[starts[k]].b, b = pauses[best_start].b;
+            if (speech_between(rec, a < b ? a : b, a < b ? b : a) >= STRAY_SPEECH_S) {
+                o->why = "speech at its start may not be its own (its placements disagree)";
+                o->score = 0;
+                return;
+            }
             chosen = margin[k], o->pause_before = starts[k], o->pause_after = ends[k];
+        }
     if (o->pause_before < 0 || o->pause_after < 0) { o->why = "no pause at its start or end in the audio"; return; }
     o->speech_start = pauses[o->pause_before].b, o->speech_end = pauses[o->pause_after].a;
     /* a short sentence's margin rests on few frames: it must be larger to count as much */
@@ -153,6 +167,10 @@ static void place_one(const seg_align_ctx *c, const seg_track *ref, size_t st, s
     if (getenv("XTTS_SEGMENT_DEBUG"))
         fprintf(stderr, "debug: ref %zu-%zu map %.2f-%.2f placed %.2f-%.2f margin %.3f\n", rs, re, t0, t1,
                 o->speech_start, o->speech_end, chosen);
+    if (getenv("XTTS_SEGMENT_DEBUG"))
+        for (size_t k = 0; k < ns; k++)
+            fprintf(stderr, "debug:   start %.2f end %.2f margin %.3f total %.3f\n", pauses[starts[k]].b,
+                    ends[k] >= 0 ? pauses[ends[k]].a : -1.0, ends[k] >= 0 ? margin[k] : 0, total[k]);
     if (o->score < min_score) o->why = "its words are not in the audio's order (score below --min-score)";
 }
 
@@ -205,6 +223,7 @@ static void extend_to_ends(const seg_track *rec, const seg_pause *pauses, size_t
  * their pauses that is silence or long enough to be speech of its own. */
 static void check_neighbours(const seg_track *rec, seg_placed *pl, size_t n) {
     for (size_t k = 0; k < n; k++) {
+        if ((k & 63) == 63) xtts_seg_track_trim(rec);
         if (pl[k].why) continue;
         size_t m = k + 1;
         while (m < n && pl[m].why) m++;
@@ -232,7 +251,8 @@ xtts_status xtts_seg_place(const seg_track *ref, const seg_track *rec, const siz
     for (int pass = 0; pass < 2; pass++) {
         int prev_end = -1;
         for (size_t k = 0; k < n_sent; k++) {
-            place_one(c, ref, ref_start[k], ref_end[k] < ref->n40 ? ref_end[k] : ref->n40, rec_of_ref, dist, gap_cost,
+            if (c->dp->trim && (k & 63) == 63) c->dp->trim(c->dp->trim_ctx);
+            place_one(c, ref, rec, ref_start[k], ref_end[k] < ref->n40 ? ref_end[k] : ref->n40, rec_of_ref, dist, gap_cost,
                       pauses, n_pauses, min_score, prev_end, ratio, &out[k]);
             if (!out[k].why) prev_end = out[k].pause_after;
         }

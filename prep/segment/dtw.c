@@ -28,6 +28,7 @@ void xtts_dtw_params_default(xtts_dtw_params *p, int dim) {
     p->max_stretch = 2.5;
     p->band = 500;
     p->threads = 1;
+    p->trim = NULL, p->trim_ctx = NULL;
 }
 
 static inline float frame_distance(const xtts_dtw_params *p, const float *a, int a_silent, const float *b, int b_silent) {
@@ -53,6 +54,7 @@ void xtts_dtw_row_stats(const xtts_dtw_params *p, const xtts_dtw_seq *ref, const
     for (size_t j = 0; j < rec->n && n < 256; j++)
         if (!rec->silent[j] && k++ % every == 0) pick[n++] = j;
     for (size_t i = 0; i < ref->n; i++) {
+        if (p->trim && (i & 32767) == 32767) p->trim(p->trim_ctx);
         mean[i] = 0, scale[i] = 1;
         if (ref->silent[i] || n < 2) continue;
         double s = 0, sq = 0;
@@ -215,6 +217,7 @@ xtts_status xtts_dtw_align(const xtts_dtw_params *p, const xtts_dtw_seq *ref, co
     if (!w.step || !w.cost[0] || !w.cost[1] || !w.cost[2] || !w.dmat || !last_col) { st = xtts_error_set(err, XTTS_ENOMEM, "out of memory (DTW window)"); goto done; }
     for (size_t q = 0, pr = 0;;) {
         w.q = q, w.pr = pr;
+        if (p->trim) p->trim(p->trim_ctx);
         w.nr = ref->n - q < wr ? ref->n - q : wr;
         w.nc = rec->n - pr < wc_max ? rec->n - pr : wc_max;
         int final_ref = q + w.nr == ref->n, final_rec = pr + w.nc == rec->n;

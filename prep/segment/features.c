@@ -1,8 +1,11 @@
 /* features.c — energy and cepstra of a signal, in a stream, from the project's mel kernel
  * (kernels/mel.h), and the silence threshold (segment_internal.h). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "kernels/mel.h"
 #include "prep/segment/segment_internal.h"
@@ -49,34 +52,92 @@ void xtts_seg_features_delete(seg_features *f) {
 
 void xtts_seg_features_reset(seg_features *f) { f->n_pend = 0, f->n_acc = 0; }
 
+/* ---- arrays in a temporary file ---------------------------------------------------------- */
+
+static int spill_open(void) {
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/xtts-segment.XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0 && dir && *dir) {
+        snprintf(path, sizeof path, "/tmp/xtts-segment.XXXXXX");
+        fd = mkstemp(path);
+    }
+    if (fd >= 0) unlink(path);
+    return fd;
+}
+
+int xtts_seg_spill_reserve(seg_spill *s, size_t bytes) {
+    if (bytes <= s->cap && s->p) return 0;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), c = s->cap ? s->cap : ((size_t)1 << 20);
+    while (c < bytes) c *= 2;
+    c = (c + page - 1) / page * page;
+    if (!s->fd1 && !s->heap) {
+        int fd = spill_open();
+        if (fd >= 0) s->fd1 = fd + 1;
+        else s->heap = 1;
+    }
+    if (s->fd1) {
+        if (ftruncate(s->fd1 - 1, (off_t)c) == 0) {
+            void *q = mmap(NULL, c, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd1 - 1, 0);
+            if (q != MAP_FAILED) {
+                if (s->p) munmap(s->p, s->cap); /* the contents are the file's */
+                s->p = q, s->cap = c;
+                return 0;
+            }
+        }
+        if (s->p) return -1; /* a mapping already: it cannot become malloc'd */
+        close(s->fd1 - 1);
+        s->fd1 = 0, s->heap = 1;
+    }
+    void *q = realloc(s->p, c);
+    if (!q) return -1;
+    s->p = q, s->cap = c;
+    return 0;
+}
+
+void xtts_seg_spill_trim(const seg_spill *s) {
+    if (s->fd1 && s->p) madvise(s->p, s->cap, MADV_DONTNEED);
+}
+
+void xtts_seg_spill_free(seg_spill *s) {
+    if (s->fd1) {
+        if (s->p) munmap(s->p, s->cap);
+        close(s->fd1 - 1);
+    } else free(s->p);
+    memset(s, 0, sizeof *s);
+}
+
+void xtts_seg_track_trim(const seg_track *t) {
+    xtts_seg_spill_trim(&t->sp_energy);
+    xtts_seg_spill_trim(&t->sp_cep);
+    xtts_seg_spill_trim(&t->sp_silent);
+    xtts_seg_spill_trim(&t->sp_feat);
+}
+
 void xtts_seg_track_free(seg_track *t) {
     if (!t) return;
-    free(t->energy_db);
-    free(t->cep);
-    free(t->silent);
-    free(t->feat);
+    xtts_seg_spill_free(&t->sp_energy);
+    xtts_seg_spill_free(&t->sp_cep);
+    xtts_seg_spill_free(&t->sp_silent);
+    xtts_seg_spill_free(&t->sp_feat);
     memset(t, 0, sizeof *t);
 }
 
 static int track_grow(seg_track *t, size_t n10) {
     if (t->n10 + n10 > t->cap10) {
-        size_t c = t->cap10 ? t->cap10 : 4096;
-        while (c < t->n10 + n10) c *= 2;
-        float *e = realloc(t->energy_db, c * sizeof *e);
-        if (!e) return -1;
-        t->energy_db = e, t->cap10 = c;
+        if (xtts_seg_spill_reserve(&t->sp_energy, (t->n10 + n10) * sizeof(float))) return -1;
+        t->energy_db = t->sp_energy.p, t->cap10 = t->sp_energy.cap / sizeof(float);
     }
     size_t need40 = (t->n10 + n10) / SEG_SUB + 1;
     if (need40 > t->cap40) {
-        size_t c = t->cap40 ? t->cap40 : 1024;
-        while (c < need40) c *= 2;
-        float *x = realloc(t->cep, c * SEG_DIM * sizeof *x);
-        if (!x) return -1;
-        t->cep = x;
-        uint8_t *s = realloc(t->silent, c);
-        if (!s) return -1;
-        t->silent = s, t->cap40 = c;
+        if (xtts_seg_spill_reserve(&t->sp_cep, need40 * SEG_DIM * sizeof(float))) return -1;
+        if (xtts_seg_spill_reserve(&t->sp_silent, need40)) return -1;
+        t->cep = t->sp_cep.p, t->silent = t->sp_silent.p;
+        size_t a = t->sp_cep.cap / (SEG_DIM * sizeof(float)), b = t->sp_silent.cap;
+        t->cap40 = a < b ? a : b;
     }
+    if (++t->n_fed >= 32) t->n_fed = 0, xtts_seg_track_trim(t);
     return 0;
 }
 
@@ -154,9 +215,12 @@ static int cmp_float(const void *a, const void *b) {
 /* The energy a frame must pass to be speech: a third of the way from the floor (10th
  * percentile) to the loud frames (97th), and no lower than 45 dB under them; nothing when the
  * loud frames are not 10 dB over the floor (a silence, a steady noise). */
-static float silence_threshold(const float *e, size_t n, int clean, float *tmp) {
+static float silence_threshold(const seg_track *t, const float *e, size_t n, int clean, float *tmp) {
     size_t step = (n + 199999) / 200000, m = 0; /* at most 200000 samples */
-    for (size_t i = 0; i < n; i += step) tmp[m++] = e[i];
+    for (size_t i = 0; i < n; i += step) {
+        tmp[m++] = e[i];
+        if ((m & 65535) == 0) xtts_seg_track_trim(t);
+    }
     qsort(tmp, m, sizeof *tmp, cmp_float);
     float floor = tmp[m / 10], loud = tmp[(size_t)(m * 0.97)];
     if (loud - floor < 10.f) return loud + 1.f; /* no level stands out: all of it is silence (or noise) */
@@ -169,11 +233,12 @@ static float silence_threshold(const float *e, size_t n, int clean, float *tmp) 
 /* The feature vectors: the normalized cepstra and their slopes (a regression over two frames
  * on each side), the slopes weighted by SEG_DELTA_WEIGHT. */
 static xtts_status add_deltas(seg_track *t, xtts_error *err) {
-    free(t->feat);
-    t->feat = malloc((t->n40 ? t->n40 : 1) * SEG_FEAT * sizeof *t->feat);
-    if (!t->feat) return xtts_error_set(err, XTTS_ENOMEM, "out of memory (features)");
+    if (xtts_seg_spill_reserve(&t->sp_feat, (t->n40 ? t->n40 : 1) * SEG_FEAT * sizeof(float)))
+        return xtts_error_set(err, XTTS_ENOMEM, "out of memory (features)");
+    t->feat = t->sp_feat.p;
     const float w = SEG_DELTA_WEIGHT;
     for (size_t i = 0; i < t->n40; i++) {
+        if ((i & 32767) == 32767) xtts_seg_track_trim(t);
         float *f = t->feat + i * SEG_FEAT;
         memcpy(f, t->cep + i * SEG_DIM, SEG_DIM * sizeof *f);
         for (int k = 0; k < SEG_DIM; k++) {
@@ -185,9 +250,10 @@ static xtts_status add_deltas(seg_track *t, xtts_error *err) {
             f[SEG_DIM + k] = w * d / 10.f;
         }
     }
-    free(t->cep); /* the slopes are taken: only the feature vectors are compared from here */
+    xtts_seg_spill_free(&t->sp_cep); /* the slopes are taken: only the feature vectors are compared from here */
     t->cep = NULL;
     t->cap40 = 0;
+    xtts_seg_track_trim(t);
     return XTTS_OK;
 }
 
@@ -196,11 +262,12 @@ xtts_status xtts_seg_track_finish(seg_track *t, int clean, xtts_error *err) {
     size_t m = t->n10 < 200000 ? t->n10 : 200000;
     float *tmp = malloc((m + 1) * sizeof *tmp);
     if (!tmp) return xtts_error_set(err, XTTS_ENOMEM, "out of memory");
-    t->silence_db = silence_threshold(t->energy_db, t->n10, clean, tmp);
+    t->silence_db = silence_threshold(t, t->energy_db, t->n10, clean, tmp);
     free(tmp);
     double mean[SEG_DIM] = {0}, sq[SEG_DIM] = {0};
     size_t speech = 0;
     for (size_t i = 0; i < t->n40; i++) {
+        if ((i & 32767) == 32767) xtts_seg_track_trim(t);
         int below = 0;
         for (int k = 0; k < SEG_SUB; k++) below += t->energy_db[i * SEG_SUB + k] < t->silence_db;
         t->silent[i] = below >= 3;
@@ -218,7 +285,9 @@ xtts_status xtts_seg_track_finish(seg_track *t, int clean, xtts_error *err) {
     double avg = 0;
     for (int k = 0; k < SEG_DIM; k++) avg += 1.0 / ((double)inv[k] * inv[k]);
     float scale = (float)(1.0 / sqrt(avg / SEG_DIM));
-    for (size_t i = 0; i < t->n40; i++)
+    for (size_t i = 0; i < t->n40; i++) {
+        if ((i & 32767) == 32767) xtts_seg_track_trim(t);
         for (int k = 0; k < SEG_DIM; k++) t->cep[i * SEG_DIM + k] = (t->cep[i * SEG_DIM + k] - mu[k]) * scale;
+    }
     return add_deltas(t, err);
 }

@@ -177,7 +177,6 @@ xtts_status xtts_seg_reference(const xtts_sentences *s, const char *lang, seg_fe
         if (!st) st = add_silence(f, t, SEG_RATE * 3 / 10, err);
     }
     pthread_mutex_unlock(&espeak_lock);
-    pthread_mutex_unlock(&espeak_lock);
     if (!st) st = xtts_seg_features_flush(f, t, err);
     free(b.x);
     free(fx);

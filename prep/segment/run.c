@@ -123,9 +123,24 @@ static xtts_status analyse(pair_run *r, int threads, xtts_error *err) {
     if (s2) { *err = e2; return s2; }
     size_t speech = 0;
     for (size_t i = 0; i < r->rec.n40; i++) speech += !r->rec.silent[i];
+    xtts_seg_track_trim(&r->rec);
+    xtts_seg_track_trim(&r->ref);
     if (speech * SEG_FRAME_S < 0.5)
         return xtts_error_set(err, XTTS_EINPUT, "%s: no speech found in %.1f s of audio", r->pair->audio, r->info.seconds);
     return XTTS_OK;
+}
+
+/* What the DTW and the placing walk over: handed back as they walk on. */
+typedef struct {
+    const seg_track *ref, *rec;
+    seg_spill sp[4]; /* map, dist, row_mean, row_scale: one value per reference frame */
+} walk_mem;
+
+static void walk_trim(void *ctx) {
+    const walk_mem *m = ctx;
+    xtts_seg_track_trim(m->ref);
+    xtts_seg_track_trim(m->rec);
+    for (int k = 0; k < 4; k++) xtts_seg_spill_trim(&m->sp[k]);
 }
 
 /* DTW, pauses, sentences placed, clips grouped. */
@@ -133,29 +148,34 @@ static xtts_status align_pair(pair_run *r, int threads, xtts_error *err) {
     xtts_dtw_params dp;
     xtts_dtw_params_default(&dp, SEG_FEAT);
     dp.threads = threads;
-    int32_t *map = malloc(r->ref.n40 * sizeof *map);
-    float *dist = malloc(r->ref.n40 * sizeof *dist);
-    xtts_status st = map && dist ? XTTS_OK : xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    walk_mem mem = {.ref = &r->ref, .rec = &r->rec};
+    dp.trim = walk_trim, dp.trim_ctx = &mem;
+    size_t nb = (r->ref.n40 ? r->ref.n40 : 1) * 4;
+    xtts_status st = XTTS_OK;
+    for (int k = 0; k < 4 && !st; k++)
+        if (xtts_seg_spill_reserve(&mem.sp[k], nb)) st = xtts_error_set(err, XTTS_ENOMEM, "out of memory");
+    int32_t *map = mem.sp[0].p;
+    float *dist = mem.sp[1].p, *row_mean = mem.sp[2].p, *row_scale = mem.sp[3].p;
     xtts_dtw_seq ref = {r->ref.feat, r->ref.silent, r->ref.n40, NULL, NULL}, rec = {r->rec.feat, r->rec.silent, r->rec.n40, NULL, NULL};
-    float *row_mean = malloc(r->ref.n40 * sizeof *row_mean), *row_scale = malloc(r->ref.n40 * sizeof *row_scale);
-    if (!st && (!row_mean || !row_scale)) st = xtts_error_set(err, XTTS_ENOMEM, "out of memory");
     if (!st) {
         xtts_dtw_row_stats(&dp, &ref, &rec, row_mean, row_scale);
         ref.row_mean = row_mean, ref.row_scale = row_scale;
     }
     if (!st) st = xtts_dtw_align(&dp, &ref, &rec, map, dist, err);
+    walk_trim(&mem);
     if (!st) st = xtts_seg_find_pauses(&r->rec, 0.1, &r->pauses, &r->n_pauses, err);
     if (!st)
         st = xtts_seg_place(&r->ref, &r->rec, r->ref_start, r->ref_end, r->sent.n, map, dist, dp.gap_cost, r->pauses,
                        r->n_pauses, r->o->min_score, &(seg_align_ctx){&dp, &ref, &rec}, r->placed);
     int limit = r->o->max_chars ? r->o->max_chars : xtts_text_char_limit(r->lang);
     if (!st)
+        xtts_seg_split_long(&r->sent, &r->ref, r->ref_start, r->ref_end, map, r->pauses, r->n_pauses, r->o, r->placed);
+    if (!st)
         st = xtts_seg_group(&r->sent, r->placed, r->pauses, r->n_pauses, r->o, limit, r->info.seconds, &r->clips,
                        &r->n_clips, err);
-    free(map);
-    free(dist);
-    free(row_mean);
-    free(row_scale);
+    for (int k = 0; k < 4; k++) xtts_seg_spill_free(&mem.sp[k]);
+    xtts_seg_track_trim(&r->ref);
+    xtts_seg_track_trim(&r->rec);
     return st;
 }
 
@@ -170,6 +190,13 @@ static void sentence_head(const char *s, char *out, size_t cap) {
 
 /* A clip's text: its sentences joined by spaces, '|' (the csv's separator) and tabs as spaces. */
 static void clip_text(const pair_run *r, const seg_clip *c, xtts_sb *sb) {
+    if (c->text_b) { /* a piece of a cut sentence, without the space before its cut */
+        const char *t = r->sent.s[c->first].text;
+        size_t b = c->text_b;
+        while (b > c->text_a && t[b - 1] == ' ') b--;
+        for (size_t i = c->text_a; i < b; i++) xtts_sb_putc(sb, t[i] == '|' || t[i] == '\t' ? ' ' : t[i]);
+        return;
+    }
     for (size_t k = c->first; k <= c->last; k++) {
         if (k > c->first) xtts_sb_putc(sb, ' ');
         for (const char *p = r->sent.s[k].text; *p; p++) xtts_sb_putc(sb, *p == '|' || *p == '\t' ? ' ' : *p);
@@ -217,7 +244,9 @@ static void report_left_out(pair_run *r, xtts_segment_stats *stats) {
     }
     const seg_track *t = &r->rec;
     size_t c = 0, i = 0;
+    size_t trimmed = 0;
     while (i < t->n10) {
+        if (i - trimmed >= 65536) trimmed = i, xtts_seg_track_trim(t);
         double ts = i * SEG_ENERGY_S;
         while (c < r->n_clips && r->clips[c].end <= ts) c++;
         if ((c < r->n_clips && r->clips[c].start <= ts) || t->energy_db[i] < t->silence_db) { i++; continue; }
@@ -251,7 +280,8 @@ static xtts_status segment_pair(pair_run *r, int threads, xtts_segment_stats *st
     double secs = 0;
     for (size_t k = 0; k < r->n_clips; k++) secs += r->clips[k].end - r->clips[k].start;
     size_t written = 0;
-    for (size_t k = 0; k < r->n_clips; k++) written += r->clips[k].last - r->clips[k].first + 1;
+    for (size_t k = 0; k < r->n_clips; k++) /* a cut sentence counts once, with its first piece */
+        if (!r->clips[k].text_b || !r->clips[k].text_a) written += r->clips[k].last - r->clips[k].first + 1;
 #pragma omp critical
     {
         stats->sentences += r->sent.n;

@@ -116,6 +116,9 @@ typedef struct {
     size_t band;          /* recording frames either side of the line of the recording's pace
                              (its length over the reference's) that a path may use */
     int threads;          /* threads computing a window's distances */
+    void (*trim)(void *ctx); /* may be NULL: called as the DTW walks on (each window), so that
+                                the caller can hand back the memory of the frames passed */
+    void *trim_ctx;
 } xtts_dtw_params;
 
 void xtts_dtw_params_default(xtts_dtw_params *p, int dim);

@@ -21,6 +21,23 @@
 #define SEG_FRAME_S (SEG_HOP * SEG_SUB / (double)SEG_RATE) /* 0.04 */
 #define SEG_ENERGY_S (SEG_HOP / (double)SEG_RATE)          /* 0.01 */
 
+/* A growable array that lives in an unlinked temporary file ($TMPDIR, else /tmp) mapped
+ * shared, so that the pages the program has passed can be handed back (xtts_seg_spill_trim)
+ * and its resident memory stays one window's whatever the recording's length; plain malloc
+ * where no temporary file can be made. */
+typedef struct {
+    void *p;
+    size_t cap; /* bytes */
+    int fd1;    /* the file's descriptor + 1; 0 none (a zeroed seg_spill is empty) */
+    int heap;   /* p is malloc'd (no temporary file could be made) */
+} seg_spill;
+
+/* Room for bytes, the contents kept (p may move). 0, or -1 when out of memory or disk. */
+int xtts_seg_spill_reserve(seg_spill *s, size_t bytes);
+/* Hand back the resident pages (the contents stay in the file and come back when read). */
+void xtts_seg_spill_trim(const seg_spill *s);
+void xtts_seg_spill_free(seg_spill *s);
+
 /* What one signal becomes. */
 typedef struct {
     float *energy_db; /* [n10] frame energy, dB */
@@ -29,9 +46,13 @@ typedef struct {
     float *feat;      /* [n40][SEG_FEAT] what the DTW compares, set by seg_track_finish */
     size_t n10, n40, cap10, cap40;
     float silence_db; /* the energy threshold seg_track_finish chose */
+    seg_spill sp_energy, sp_cep, sp_silent, sp_feat; /* where the arrays above live */
+    unsigned n_fed;   /* blocks fed since the last trim */
 } seg_track;
 
 void xtts_seg_track_free(seg_track *t);
+/* Hand back the track's resident pages (xtts_seg_spill_trim); called as its users walk on. */
+void xtts_seg_track_trim(const seg_track *t);
 /* Decide the silent frames (energy below a threshold from the track's own levels: a share of
  * the way from its noise floor to its loud frames) and normalize the speech frames' cepstra.
  * clean: the signal is synthetic (its floor is digital silence). Errors: XTTS_ENOMEM. */
@@ -77,6 +98,8 @@ xtts_status xtts_seg_reference(const xtts_sentences *s, const char *lang, seg_fe
 
 /* ---- sentences on the recording, and clips ---------------------------------------------- */
 
+#define SEG_MAX_CUTS 8
+
 typedef struct {
     double a, b; /* a pause (silence) in the recording, seconds */
 } seg_pause;
@@ -86,12 +109,16 @@ typedef struct {
     int pause_before, pause_after;   /* indices into the pauses, -1 none */
     double score;
     const char *why; /* why it is left out; NULL when it can be used */
+    int n_cuts;      /* a sentence longer than --max-seconds cut at its own pauses: */
+    int cut_pause[SEG_MAX_CUTS];     /* the pauses, in order */
+    size_t cut_byte[SEG_MAX_CUTS];   /* where its text is cut (the next piece's first byte) */
 } seg_placed;
 
 typedef struct {
     size_t first, last; /* sentences [first, last] */
     double start, end;  /* seconds in the source */
     double score;
+    size_t text_a, text_b; /* a piece of a cut sentence: its text's bytes [a, b); 0, 0 the whole */
 } seg_clip;
 
 /* The pauses of a finished recording track: runs of silent energy frames of min_s or more,
@@ -115,6 +142,15 @@ xtts_status xtts_seg_place(const seg_track *ref, const seg_track *rec, const siz
 xtts_status xtts_seg_group(const xtts_sentences *s, seg_placed *pl, const seg_pause *pauses, size_t n_pauses,
                       const xtts_segment_options *o, int char_limit, double rec_seconds, seg_clip **clips,
                       size_t *n_clips, xtts_error *err);
+
+/* Sentences longer than --max-seconds alone: cut at their internal pauses where the alignment
+ * is sure of them (pl[k].n_cuts): the reference's internal silences and the text's clause marks
+ * (, ; :) agree in number, and each such silence's first and last frames map into one pause of
+ * the recording inside the sentence; the longest of those pauses are taken until every piece
+ * fits (no piece shorter than --min-seconds). Else the sentence stays as it is (left out). */
+void xtts_seg_split_long(const xtts_sentences *s, const seg_track *ref, const size_t *ref_start, const size_t *ref_end,
+                         const int32_t *rec_of_ref, const seg_pause *pauses, size_t n_pauses,
+                         const xtts_segment_options *o, seg_placed *pl);
 
 /* Write the clips' audio (DIR/wavs/<stem>_NNNN.wav) from the source, re-read in a stream. */
 xtts_status xtts_seg_write_wavs(const char *path, const char *out_dir, const char *stem, const seg_clip *clips,
