@@ -63,9 +63,12 @@ static xtts_status load_vocab(const char *path, xtts_gpt_config *c, xtts_error *
     size_t i;
     json_object_foreach(vocab, k, v) {
         if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= (1 << 24)) {
+            /* (the message first: k is the document's, freed with it) */
+            xtts_status st = xtts_error_set(err, XTTS_EINPUT,
+                                            "%s: model.vocab: token id of \"%.64s\" is not an integer in [0, %d)", path, k,
+                                            1 << 24);
             json_decref(root);
-            return xtts_error_set(err, XTTS_EINPUT, "%s: model.vocab: token id of \"%.64s\" is not an integer in [0, %d)",
-                                  path, k, 1 << 24);
+            return st;
         }
         long id = (long)json_integer_value(v);
         max_id = id > max_id ? id : max_id;
