@@ -310,7 +310,12 @@ class BatchedItems(unittest.TestCase):
         if not os.path.isdir(cls.path):
             shutil.copytree(AUDIO, cls.path)
             import backend_reads
-            backend_reads.make_codes(cls.path)
+            import xtts_prep.data as data
+            saved = data.XttsCache, data.AudioCodes
+            try:
+                backend_reads.make_codes(cls.path)   # reads with the oracle, put under the datasets
+            finally:
+                data.XttsCache, data.AudioCodes = saved
 
     def check(self, ds, what):
         n = len(ds)
