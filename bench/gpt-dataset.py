@@ -12,6 +12,8 @@ processes on a shared machine do not count) and prints medians as "<what> <items
     gpt_batch_items the items of gpt_items through XttsGptDataset.__getitems__, 32 a call
     gpt_batch_reads the items of gpt_reads through __getitems__, 32 a call (one call into the
                     library a batch, into the dataset's reused buffers)
+    gpt_list_reads  the same 32 at a time as [ds[i] for i in positions] (what a DataLoader does
+                    without __getitems__: the batch's items alive together, as there)
     batch_reads     __getitems__' read of 32 items without its shaping of them: one call into
                     the library into the reused buffers (XttsGptDataset._read_many)
     package_items   the dataset's read of an item (tokens, mel, waveform, codes) without its
@@ -71,13 +73,15 @@ def run_items(ds, secs, seed):
 
 def run_batches(ds, secs, seed, shape=True):
     """Items per second through ds.__getitems__ of 32 random positions (shape False: its read
-    alone, ds._read_many)."""
+    alone, ds._read_many; "list": [ds[i] for i in positions] instead)."""
     rng = random.Random(seed)
     random.seed(seed)
     n, t0 = 0, time.process_time()
     while True:
         pos = [rng.randrange(len(ds)) for _ in range(32)]
-        if shape:
+        if shape == "list":
+            [ds[i] for i in pos]
+        elif shape:
             ds.__getitems__(pos)
         else:
             ds._read_many(pos, True, ds.codes)
@@ -142,6 +146,7 @@ def main():
     if hasattr(full, "__getitems__"):
         confs.append(("gpt_batch_items", lambda s: run_batches(full, s, 1)))
         confs.append(("gpt_batch_reads", lambda s: run_batches(reads, s, 2)))
+        confs.append(("gpt_list_reads", lambda s: run_batches(reads, s, 2, shape="list")))
         confs.append(("batch_reads", lambda s: run_batches(reads, s, 3, shape=False)))
     if hasattr(full.cache, "_items"):   # the library's own rate: one call per 32 items
         confs.append(("package_items", lambda s: run_package_reads(full, s, 3)))

@@ -205,25 +205,29 @@ class ItemBuffers:
                                    self.ptrs.ctypes.data, self.caps.ctypes.data, self.fields[:n], self.ids.ctypes.data)
         if rc:
             return None
+        rows = self.fields[:n]
+        id_len, n_tok, n_fr, n_smp, n_codes = (rows[:, j].tolist() for j in (F.ID_LEN, F.N_TOKENS, F.N_FRAMES,
+                                                                           F.N_SAMPLES, F.N_CODES))
+        at = {name: v.tolist() for name, v in start.items()}
+        n_mels = cache.n_mels
         out: list[Item] = []
         for k in range(n):
-            f = self.fields[k]
-            at = k * _clib.ID_CAP
-            it = Item(fields=f, id=self.ids[at:at + int(f[F.ID_LEN])].tobytes().decode("utf-8", "replace"))
+            o = k * _clib.ID_CAP
+            it = Item(fields=rows[k], id=self.ids[o:o + id_len[k]].tobytes().decode("utf-8", "replace"))
             if tokens:
-                s = int(start["tokens"][k])
-                it["tokens"] = self.blocks["tokens"][s:s + int(f[F.N_TOKENS])]
+                s = at["tokens"][k]
+                it["tokens"] = self.blocks["tokens"][s:s + n_tok[k]]
             if mel:
-                s, nf = int(start["mel"][k]), int(f[F.N_FRAMES])
-                it["mel"] = self.blocks["mel"][s:s + cache.n_mels * nf].reshape(cache.n_mels, nf)
+                s = at["mel"][k]
+                it["mel"] = self.blocks["mel"][s:s + n_mels * n_fr[k]].reshape(n_mels, n_fr[k])
             if wave:
-                s = int(start["wave"][k])
-                it["wave"] = self.blocks["wave"][s:s + int(f[F.N_SAMPLES])]
+                s = at["wave"][k]
+                it["wave"] = self.blocks["wave"][s:s + n_smp[k]]
             if codes is not None:
-                s = int(start["key"][k])
+                s = at["key"][k]
                 it["key"] = self.blocks["key"][s:s + 32].tobytes()
-                s = int(start["codes"][k])
-                it["codes"] = self.blocks["codes"][s:s + int(f[F.N_CODES])]
+                s = at["codes"][k]
+                it["codes"] = self.blocks["codes"][s:s + n_codes[k]]
             out.append(it)
         return out
 
