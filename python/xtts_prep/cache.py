@@ -10,7 +10,8 @@ A cache directory is opened (its files mapped) once per process however many Xtt
 read it, lazily again in each process that reads (an LMDB environment opened before fork() and
 used in the child is a known source of MDB_CORRUPTED); an XttsCache pickles without its handle,
 so it travels into spawn-started workers too. A dataset item is one call into the library
-(_items: header, tokens, mel, waveform, content key and codes from one lookup of the record).
+(_items: header, tokens, mel, waveform, content key and codes from one lookup of the record), a
+batch of them one call too (ItemBuffers, into buffers a dataset reuses).
 """
 
 from __future__ import annotations

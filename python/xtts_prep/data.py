@@ -171,7 +171,7 @@ class CacheDataset:
 
     def __getitems__(self, positions: Sequence[int]) -> list[dict[str, Any]]:
         """[self[i] for i in positions], the records read with one call into the library into
-        reused buffers (DataLoader calls it for a batch in torch 2.1 and later)."""
+        reused buffers (torch's DataLoader calls it for each batch)."""
         if not len(positions):
             return []
         got = self._read_many(positions, self.audio)
@@ -438,8 +438,8 @@ class XttsGptDataset(CacheDataset):
 
     def __getitems__(self, positions: Sequence[int]) -> list[dict[str, Any]]:
         """[self[i] for i in positions] (the same random draws, in the same order), the records
-        read with one call into the library into reused buffers (DataLoader calls it for a
-        batch in torch 2.1 and later)."""
+        read with one call into the library into reused buffers (torch's DataLoader calls it for a
+        batch)."""
         if not len(positions):
             return []
         got = self._read_many(positions, True, self.codes)
