@@ -9,12 +9,20 @@ rounds of SECONDS / ROUNDS of this process's CPU time per configuration (CPU tim
 processes on a shared machine do not count) and prints medians as "<what> <items/s>" lines:
     gpt_items       XttsGptDataset(codes=True)[i]: tokens, mel, waveform, codes, conditioning mels
     gpt_reads       the same items without the conditioning mels (what the cache gives)
+    gpt_batch_items the items of gpt_items through XttsGptDataset.__getitems__, 32 a call
+    gpt_batch_reads the items of gpt_reads through __getitems__, 32 a call (one call into the
+                    library a batch, into the dataset's reused buffers)
+    gpt_list_reads  the same 32 at a time as [ds[i] for i in positions] (what a DataLoader does
+                    without __getitems__: the batch's items alive together, as there)
+    batch_reads     __getitems__' read of 32 items without its shaping of them: one call into
+                    the library into the reused buffers (XttsGptDataset._read_many)
     package_items   the dataset's read of an item (tokens, mel, waveform, codes) without its
                     shaping of it: one call into the library, fresh arrays for the item
     c_reader_items  the C library alone: the same records' reads, 32 items per call of
                     xtts_api_read_items into buffers made before (absent from a package
                     without it)
-and "crossings_per_item <n>": calls into the library per item (counted on one item).
+and "crossings_per_item <n>": calls into the library per item (counted on one item), and
+"crossings_per_batch <n>": calls per __getitems__ of 32 items (counted on one batch).
 """
 import ctypes
 import os
@@ -30,7 +38,8 @@ from xtts_prep import XttsGptDataset, _clib  # noqa: E402
 
 
 def count_crossings(ds, i):
-    """Calls into the library while ds[i] is read (every xtts_api_* attribute wrapped)."""
+    """Calls into the library while ds[i] is read, or ds.__getitems__(i) when i is a list
+    (every xtts_api_* attribute wrapped)."""
     lib = _clib.library()
     seen = []
     saved = {}
@@ -43,7 +52,7 @@ def count_crossings(ds, i):
             return _f(*a)
         setattr(lib, name, wrap)
     try:
-        ds[i]
+        ds.__getitems__(i) if isinstance(i, list) else ds[i]
     finally:
         for name, f in saved.items():
             setattr(lib, name, f)
@@ -57,6 +66,26 @@ def run_items(ds, secs, seed):
     while True:
         ds[rng.randrange(len(ds))]
         n += 1
+        t = time.process_time() - t0
+        if t >= secs:
+            return n / t
+
+
+def run_batches(ds, secs, seed, shape=True):
+    """Items per second through ds.__getitems__ of 32 random positions (shape False: its read
+    alone, ds._read_many; "list": [ds[i] for i in positions] instead)."""
+    rng = random.Random(seed)
+    random.seed(seed)
+    n, t0 = 0, time.process_time()
+    while True:
+        pos = [rng.randrange(len(ds)) for _ in range(32)]
+        if shape == "list":
+            [ds[i] for i in pos]
+        elif shape:
+            ds.__getitems__(pos)
+        else:
+            ds._read_many(pos, True, ds.codes)
+        n += 32
         t = time.process_time() - t0
         if t >= secs:
             return n / t
@@ -114,6 +143,11 @@ def main():
     reads.mel_norms = None   # no conditioning mels: the cache's part of an item
     full[0], reads[0]        # warm up: open the cache and the codes
     confs = [("gpt_items", lambda s: run_items(full, s, 1)), ("gpt_reads", lambda s: run_items(reads, s, 2))]
+    if hasattr(full, "__getitems__"):
+        confs.append(("gpt_batch_items", lambda s: run_batches(full, s, 1)))
+        confs.append(("gpt_batch_reads", lambda s: run_batches(reads, s, 2)))
+        confs.append(("gpt_list_reads", lambda s: run_batches(reads, s, 2, shape="list")))
+        confs.append(("batch_reads", lambda s: run_batches(reads, s, 3, shape=False)))
     if hasattr(full.cache, "_items"):   # the library's own rate: one call per 32 items
         confs.append(("package_items", lambda s: run_package_reads(full, s, 3)))
         confs.append(("c_reader_items", lambda s: run_c_reader(full, s, 3)))
@@ -127,6 +161,9 @@ def main():
         print("%s %.1f" % (name, statistics.median(res[name])))
     calls = count_crossings(reads, 0)
     print("crossings_per_item %d (%s)" % (len(calls), " ".join(c[len("xtts_api_"):] for c in calls)))
+    if hasattr(full, "__getitems__"):
+        calls = count_crossings(full, list(range(min(32, len(full)))))
+        print("crossings_per_batch %d (%s)" % (len(calls), " ".join(c[len("xtts_api_"):] for c in calls)))
 
 
 if __name__ == "__main__":

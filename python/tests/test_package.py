@@ -9,6 +9,7 @@ import json
 import multiprocessing
 import os
 import pickle
+import random
 import shutil
 import subprocess
 import sys
@@ -262,6 +263,100 @@ class Audio(unittest.TestCase):
         self.assertEqual(b["padded_text"].dtype, np.int32)
         self.assertIsNone(b["cond_lens"])
         self.assertEqual(b["cond_idxs"].shape, (B, 2))
+
+
+def assert_items_equal(test, got, want, what=""):
+    """Two lists of dataset items hold the same keys, types, dtypes, shapes and values (NaN
+    equal to NaN)."""
+    test.assertEqual(len(got), len(want), what)
+    for k, (g, w) in enumerate(zip(got, want)):
+        test.assertEqual(sorted(g), sorted(w), (what, k))
+        for key in w:
+            test.assertEqual(type(g[key]), type(w[key]), (what, k, key))
+            if isinstance(w[key], np.ndarray):
+                test.assertEqual((g[key].dtype, g[key].shape), (w[key].dtype, w[key].shape), (what, k, key))
+                test.assertTrue(np.array_equal(g[key], w[key], equal_nan=w[key].dtype.kind == "f"), (what, k, key))
+            else:
+                test.assertTrue(g[key] == w[key] or (g[key] != g[key] and w[key] != w[key]), (what, k, key))
+
+
+def library_calls(fn):
+    """fn()'s result and the names of the calls it made into the library."""
+    lib = _clib.library()
+    seen, saved = [], {}
+    for name in [n for n in dir(lib) if n.startswith("xtts_api_")]:
+        saved[name] = f = getattr(lib, name)
+
+        def wrap(*a, _f=f, _n=name):
+            seen.append(_n[len("xtts_api_"):])
+            return _f(*a)
+        setattr(lib, name, wrap)
+    try:
+        return fn(), seen
+    finally:
+        for name, f in saved.items():
+            setattr(lib, name, f)
+
+
+class BatchedItems(unittest.TestCase):
+    """__getitems__ gives [ds[i] for i in positions] (the same random draws) from one call
+    into the library per batch, its items independent of the next batch's reads."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not AUDIO:
+            raise unittest.SkipTest("no audio cache")
+        cls.path = os.path.join(WORK, "batched-items")
+        if not os.path.isdir(cls.path):
+            shutil.copytree(AUDIO, cls.path)
+            import backend_reads
+            import xtts_prep.data as data
+            saved = data.XttsCache, data.AudioCodes
+            try:
+                backend_reads.make_codes(cls.path)   # reads with the oracle, put under the datasets
+            finally:
+                data.XttsCache, data.AudioCodes = saved
+
+    def check(self, ds, what):
+        n = len(ds)
+        for positions in ([3, 0, 3, n - 1, 1], list(range(n))[::-1], [2], [-1, 0]):
+            random.seed(11)
+            want = [ds[i] for i in positions]
+            random.seed(11)
+            got, calls = library_calls(lambda: ds.__getitems__(positions))
+            self.assertEqual(calls, ["read_items"], what)
+            ds.__getitems__([n - 2, 1, 0])            # reuses the buffers: got must not change
+            assert_items_equal(self, got, want, (what, positions))
+        self.assertEqual(ds.__getitems__([]), [])
+        with self.assertRaises(IndexError):
+            ds.__getitems__([0, n])
+        restored = pickle.loads(pickle.dumps(ds))    # the buffers stay behind
+        self.assertIsNone(restored._buffers)
+        random.seed(3)
+        want = [ds[i] for i in (1, 2)]
+        random.seed(3)
+        assert_items_equal(self, restored.__getitems__([1, 2]), want, (what, "pickled"))
+
+    def test_gpt_items_with_codes_and_conditioning_mels(self):
+        if XttsCache(self.path).sample_rate != 22050:
+            self.skipTest("audio cache is not at 22,050 Hz")
+        ds = XttsGptDataset(self.path, codes=True, min_conditioning_length=2205, max_conditioning_length=4410)
+        self.assertIn("cond_mels", ds[0])
+        self.assertIn("audio_codes", ds[0])
+        self.check(ds, "codes")
+        self.check(XttsGptDataset(self.path, min_conditioning_length=2205, max_conditioning_length=4410,
+                                  use_masking_gt_prompt_approach=False, mel_norms=np.ones(80)), "mel_norms")
+        self.check(XttsGptDataset(self.path, split="train", is_eval=True), "eval")
+        ds = XttsGptDataset(self.path, codes=True)
+        coll = ds.collate(to_torch=False)
+        b1, b2 = coll(ds.__getitems__([0, 1, 2])), coll([ds[i] for i in (0, 1, 2)])
+        self.assertEqual(b1["audio_codes"].tolist(), b2["audio_codes"].tolist())
+
+    def test_cache_and_vocoder_items(self):
+        self.check(CacheDataset(self.path, audio=True), "audio")
+        self.check(CacheDataset(self.path, split="train"), "train")
+        self.check(VocoderSegmentDataset(self.path, segment_frames=8), "vocoder")
+        self.check(VocoderSegmentDataset(self.path, segment_frames=8, eval=True), "vocoder eval")
 
 
 def assert_same(test, got, want, what=""):

@@ -10,7 +10,8 @@ A cache directory is opened (its files mapped) once per process however many Xtt
 read it, lazily again in each process that reads (an LMDB environment opened before fork() and
 used in the child is a known source of MDB_CORRUPTED); an XttsCache pickles without its handle,
 so it travels into spawn-started workers too. A dataset item is one call into the library
-(_items: header, tokens, mel, waveform, content key and codes from one lookup of the record).
+(_items: header, tokens, mel, waveform, content key and codes from one lookup of the record), a
+batch of them one call too (ItemBuffers, into buffers a dataset reuses).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from ._clib import F
 from .codes import codes_count as _codes_count
 from .manifest import SHARED_VERSION, CacheError, CacheResourceError as CacheResourceError
 
-__all__ = ["XttsCache", "CacheError", "CacheResourceError", "LENGTH_FIELDS"]
+__all__ = ["XttsCache", "CacheError", "CacheResourceError", "LENGTH_FIELDS", "ItemBuffers"]
 
 BACKENDS = ("auto", "c")
 LENGTH_FIELDS = ("n_frames", "n_tokens", "n_samples", "speaker_id", "lang_id", "split", "flags")
@@ -135,6 +136,101 @@ class Item(TypedDict, total=False):
     wave: npt.NDArray[np.int16]
     key: bytes
     codes: npt.NDArray[np.uint16]
+
+
+class ItemBuffers:
+    """Buffers for reading a batch of records with one call of xtts_api_read_items: one block
+    per part (tokens, mel, waveform, content key, codes), the batch's records laid end to end in
+    it, grown to the largest batch seen and reused, with the pointer, size, fields and id rows
+    beside them. What read() gives points into the blocks and is valid until its next call, so
+    the caller copies out what it keeps. Held by a dataset, never pickled (a process builds its
+    own on its first batch)."""
+
+    _PARTS = ((_clib.PART_TOKENS, "tokens", np.int32), (_clib.PART_MEL, "mel", np.float32),
+              (_clib.PART_WAVE, "wave", np.int16), (_clib.PART_KEY, "key", np.uint8),
+              (_clib.PART_CODES, "codes", np.uint16))
+
+    def __init__(self) -> None:
+        self.blocks: dict[str, npt.NDArray[Any]] = {}
+        self.rows = 0
+        self.ptrs = np.zeros((0, _clib.ITEM_PARTS), dtype=np.uint64)    # [rows, ITEM_PARTS] addresses
+        self.caps = np.zeros((0, _clib.ITEM_PARTS), dtype=np.uint64)    # [rows, ITEM_PARTS] element counts
+        self.fields = np.zeros((0, _clib.ITEM_FIELDS), dtype=np.uint64)
+        self.ids = np.zeros(0, dtype=np.uint8)                          # ID_CAP bytes a row
+
+    def _grow_rows(self, n: int) -> None:
+        if n <= self.rows:
+            return
+        self.rows = n
+        self.ptrs = np.zeros((n, _clib.ITEM_PARTS), dtype=np.uint64)
+        self.caps = np.zeros((n, _clib.ITEM_PARTS), dtype=np.uint64)
+        self.fields = np.zeros((n, _clib.ITEM_FIELDS), dtype=np.uint64)
+        self.ids = np.zeros(n * _clib.ID_CAP, dtype=np.uint8)
+
+    def read(self, cache: "XttsCache", indices: npt.NDArray[np.int64], sizes: npt.NDArray[np.void],
+             tokens: bool = False, mel: bool = False, wave: bool = False,
+             codes: Optional[_clib.CCodes] = None) -> Optional[list[Item]]:
+        """The records at indices (global, in range), sizes their rows of lengths(), read as
+        XttsCache._items reads them (float32 mel) but in one call into these buffers; None when
+        the call fails (the caller reads them one by one, which raises the error as a single
+        read does)."""
+        n = len(indices)
+        self._grow_rows(n)
+        count: dict[str, npt.NDArray[np.int64]] = {}
+        if tokens:
+            count["tokens"] = sizes["n_tokens"].astype(np.int64)
+        if mel:
+            count["mel"] = sizes["n_frames"].astype(np.int64) * cache.n_mels
+        if wave:
+            count["wave"] = sizes["n_samples"].astype(np.int64)
+        if codes is not None:
+            count["key"] = np.full(n, 32, dtype=np.int64)
+            count["codes"] = np.array([_codes_count(int(s)) for s in sizes["n_samples"]], dtype=np.int64)
+        start: dict[str, npt.NDArray[np.int64]] = {}
+        for part, name, dtype in self._PARTS:
+            c = count.get(name)
+            if c is None:
+                self.ptrs[:n, part] = 0
+                self.caps[:n, part] = 0
+                continue
+            line = 64 // np.dtype(dtype).itemsize     # each record's part starts on a cache line (_aligned_empty)
+            room = (c + line - 1) // line * line
+            need = int(room.sum())
+            block = self.blocks.get(name)
+            if block is None or block.shape[0] < need:
+                block = self.blocks[name] = _aligned_empty((need + need // 4,), dtype)
+            start[name] = np.cumsum(room) - room
+            self.ptrs[:n, part] = np.uint64(block.ctypes.data) + (start[name] * block.itemsize).astype(np.uint64)
+            self.caps[:n, part] = c.astype(np.uint64)
+        rc = cache._c().read_items(codes, np.ascontiguousarray(indices, dtype=np.uint64), _clib.MEL_F32,
+                                   self.ptrs.ctypes.data, self.caps.ctypes.data, self.fields[:n], self.ids.ctypes.data)
+        if rc:
+            return None
+        rows = self.fields[:n]
+        id_len, n_tok, n_fr, n_smp, n_codes = (rows[:, j].tolist() for j in (F.ID_LEN, F.N_TOKENS, F.N_FRAMES,
+                                                                           F.N_SAMPLES, F.N_CODES))
+        at = {name: v.tolist() for name, v in start.items()}
+        n_mels = cache.n_mels
+        out: list[Item] = []
+        for k in range(n):
+            o = k * _clib.ID_CAP
+            it = Item(fields=rows[k], id=self.ids[o:o + id_len[k]].tobytes().decode("utf-8", "replace"))
+            if tokens:
+                s = at["tokens"][k]
+                it["tokens"] = self.blocks["tokens"][s:s + n_tok[k]]
+            if mel:
+                s = at["mel"][k]
+                it["mel"] = self.blocks["mel"][s:s + n_mels * n_fr[k]].reshape(n_mels, n_fr[k])
+            if wave:
+                s = at["wave"][k]
+                it["wave"] = self.blocks["wave"][s:s + n_smp[k]]
+            if codes is not None:
+                s = at["key"][k]
+                it["key"] = self.blocks["key"][s:s + 32].tobytes()
+                s = at["codes"][k]
+                it["codes"] = self.blocks["codes"][s:s + n_codes[k]]
+            out.append(it)
+        return out
 
 
 class XttsCache:

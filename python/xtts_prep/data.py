@@ -19,7 +19,7 @@ if TYPE_CHECKING:   # numpy.typing is numpy 1.20 or later (Debian 11 has 1.19): 
     import numpy.typing as npt
 
 from ._clib import F
-from .cache import Item, XttsCache, CacheError
+from .cache import Item, ItemBuffers, XttsCache, CacheError
 from .codes import AudioCodes, codes_count
 from .quality import flag_mask
 from .style_mel import style_mel
@@ -112,6 +112,12 @@ class CacheDataset:
         self.lengths = all_lengths[self.indices]
         self.pad_token = self.cache.pad_token
         self.pad_value: Optional[float] = None   # read from the first record on demand
+        self._buffers: Optional[ItemBuffers] = None   # __getitems__' reused buffers, made on its first call
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_buffers"] = None   # a worker makes its own
+        return state
 
     def __len__(self) -> int:
         return len(self.indices)
@@ -131,6 +137,7 @@ class CacheDataset:
         """Item i's record: (global index, what the library gives of it in one call: fields, id,
         tokens, mel, and the waveform and codes when asked)."""
         gi = int(self.indices[i])
+        i = i + len(self) if i < 0 else i            # its row of lengths, as indices[i] counts from the end
         flac = wave and self.cache.audio == "flac"   # decoded apart (soundfile): the library has no FLAC codec
         it = self.cache._items([gi], tokens=True, mel=True, wave=wave and not flac,
                                codes=codes._reader() if codes is not None else None, sizes=self.lengths[i:i + 1])[0]
@@ -138,11 +145,47 @@ class CacheDataset:
             it["wave"] = self.cache.waveform(gi)
         return gi, it
 
+    def _read_many(self, positions: Sequence[int], wave: bool, codes: Optional[AudioCodes] = None
+                   ) -> Optional[tuple[list[int], list[Item]]]:
+        """The records at positions read as _read reads one, all in one call into the library
+        (ItemBuffers: what the items hold points into buffers reused by the next call); None
+        when that call fails, and the caller reads them one by one, which raises the error."""
+        pos = np.asarray(positions, dtype=np.int64).reshape(-1)
+        gis = self.indices[pos]
+        flac = wave and self.cache.audio == "flac"
+        if self._buffers is None:
+            self._buffers = ItemBuffers()
+        its = self._buffers.read(self.cache, gis, self.lengths[pos], tokens=True, mel=True, wave=wave and not flac,
+                                 codes=codes._reader() if codes is not None else None)
+        if its is None:
+            return None
+        gi_list = [int(g) for g in gis]
+        if flac:
+            for gi, it in zip(gi_list, its):
+                it["wave"] = self.cache.waveform(gi)
+        return gi_list, its
+
     def __getitem__(self, i: int) -> dict[str, Any]:
         gi, it = self._read(i, self.audio)
+        return self._item(gi, it, False)
+
+    def __getitems__(self, positions: Sequence[int]) -> list[dict[str, Any]]:
+        """[self[i] for i in positions], the records read with one call into the library into
+        reused buffers (torch's DataLoader calls it for each batch)."""
+        if not len(positions):
+            return []
+        got = self._read_many(positions, self.audio)
+        if got is None:
+            return [self[int(i)] for i in positions]
+        return [self._item(gi, it, True) for gi, it in zip(*got)]
+
+    def _item(self, gi: int, it: Item, borrowed: bool) -> dict[str, Any]:
+        """The item of record gi from what the library gave; borrowed: its arrays are
+        ItemBuffers', copied out."""
         f = it["fields"]
+        mel = it["mel"].copy() if borrowed else it["mel"]
         item: dict[str, Any] = dict(index=gi, id=it["id"], speaker_id=int(f[F.SPEAKER_ID]),
-                                    lang_id=int(f[F.LANG_ID]), tokens=it["tokens"].astype(np.int64), mel=it["mel"])
+                                    lang_id=int(f[F.LANG_ID]), tokens=it["tokens"].astype(np.int64), mel=mel)
         if self.audio:
             item["wav"] = it["wave"].astype(np.float32) / np.float32(32768)
         if self.text:
@@ -391,10 +434,27 @@ class XttsGptDataset(CacheDataset):
                 raise CacheError("%s: %s: run xtts-cache-codes %s again" % (self.codes.path, e, self.cache.path)) \
                     from None
             raise
+        return self._item(gi, it, False)
+
+    def __getitems__(self, positions: Sequence[int]) -> list[dict[str, Any]]:
+        """[self[i] for i in positions] (the same random draws, in the same order), the records
+        read with one call into the library into reused buffers (torch's DataLoader calls it for a
+        batch)."""
+        if not len(positions):
+            return []
+        got = self._read_many(positions, True, self.codes)
+        if got is None:
+            return [self[int(i)] for i in positions]
+        return [self._item(gi, it, True) for gi, it in zip(*got)]
+
+    def _item(self, gi: int, it: Item, borrowed: bool) -> dict[str, Any]:
+        """The item of record gi from what the library gave (one draw of the conditioning
+        slice); borrowed: its arrays are ItemBuffers', copied out."""
         f = it["fields"]
-        r: dict[str, Any] = {"tokens": it["tokens"], "n_tokens": int(f[F.N_TOKENS]), "id": it["id"], "mel": it["mel"],
-             "n_frames": int(f[F.N_FRAMES])}
-        wav = (it["wave"].astype(np.float32) / np.float32(32768))[None, :]
+        r: dict[str, Any] = {"tokens": it["tokens"], "n_tokens": int(f[F.N_TOKENS]), "id": it["id"],
+                             "mel": it["mel"].copy() if borrowed else it["mel"], "n_frames": int(f[F.N_FRAMES])}
+        wav = it["wave"].astype(np.float32)[None, :]
+        wav *= np.float32(1.0 / 32768)   # / 32768 exactly (a power of two), in place
         n = wav.shape[-1]
         start, end = prompt_slice(n, self.min_cond, self.max_cond, self.is_eval)
         cond = np.zeros((1, self.max_cond), dtype=np.float32)
@@ -418,7 +478,7 @@ class XttsGptDataset(CacheDataset):
             if codes.shape[0] != codes_count(n):
                 raise CacheError("%s: index %d (%s): %d codes, its %d samples make %d"
                                  % (self.codes.path, gi, r["id"], codes.shape[0], n, codes_count(n)))
-            item["audio_codes"] = codes
+            item["audio_codes"] = codes.copy() if borrowed else codes
             item["audio_codes_lengths"] = np.int64(codes.shape[0])
         return item
 
@@ -505,28 +565,47 @@ class VocoderSegmentDataset(CacheDataset):
     def segment(self, gi: int, f: int) -> dict[str, Any]:
         """Aligned segment of global record gi at frame f (exactly formats/cache.md 3.4)."""
         r = self.cache.get(gi)
+        return self._cut(gi, f, r["id"], r["mel"], self.cache.waveform(gi))
+
+    def _cut(self, gi: int, f: int, rid: str, full_mel: npt.NDArray[np.float32],
+             wav16: npt.NDArray[np.int16]) -> dict[str, Any]:
+        """The segment at frame f of record gi (id rid, its mel and waveform), copied out."""
         L, hop = self.L, self.hop
-        wav16 = self.cache.waveform(gi)
-        mel = np.full((r["mel"].shape[0], L), self.mel_pad_value(), dtype=np.float32)
-        src = r["mel"][:, f:f + L]
+        n_frames = full_mel.shape[1]
+        mel = np.full((full_mel.shape[0], L), self.mel_pad_value(), dtype=np.float32)
+        src = full_mel[:, f:f + L]
         mel[:, :src.shape[1]] = src
         wav = np.zeros(L * hop, dtype=np.float32)
         piece = wav16[f * hop:(f + L) * hop]
         wav[:len(piece)] = piece.astype(np.float32) / np.float32(32768)
-        item: dict[str, Any] = dict(index=gi, id=r["id"], wav=wav, mel=mel, start_frame=f)
+        item: dict[str, Any] = dict(index=gi, id=rid, wav=wav, mel=mel, start_frame=f)
         if self.linear is not None:
-            lr = self.linear.get(self.linear.index_of(r["id"]))
-            if lr["n_frames"] != r["n_frames"]:
-                raise CacheError("%s: id '%s' has %d frames, %s has %d" % (self.linear.path, r["id"], lr["n_frames"],
-                                                                           self.cache.path, r["n_frames"]))
+            lr = self.linear.get(self.linear.index_of(rid))
+            if lr["n_frames"] != n_frames:
+                raise CacheError("%s: id '%s' has %d frames, %s has %d" % (self.linear.path, rid, lr["n_frames"],
+                                                                           self.cache.path, n_frames))
             lin = np.zeros((lr["mel"].shape[0], L), dtype=np.float32)
             s = lr["mel"][:, f:f + L]
             lin[:, :s.shape[1]] = s
             item["linear"] = lin
         return item
 
+    def _start(self, i: int) -> int:
+        """A segment's first frame in item i (a random draw unless eval)."""
+        n = int(self.lengths["n_frames"][i])
+        return 0 if self.eval or n <= self.L else random.randint(0, n - self.L)
+
     def __getitem__(self, i: int) -> dict[str, Any]:
         gi = int(self.indices[i])
-        n = int(self.lengths["n_frames"][i])
-        f = 0 if self.eval or n <= self.L else random.randint(0, n - self.L)
-        return self.segment(gi, f)
+        return self.segment(gi, self._start(i))
+
+    def __getitems__(self, positions: Sequence[int]) -> list[dict[str, Any]]:
+        """[self[i] for i in positions] (the same random draws, in the same order), the records
+        read with one call into the library into reused buffers."""
+        if not len(positions):
+            return []
+        starts = [self._start(int(i)) for i in positions]
+        got = self._read_many(positions, True)
+        if got is None:
+            return [self.segment(int(self.indices[int(i)]), f) for i, f in zip(positions, starts)]
+        return [self._cut(gi, f, it["id"], it["mel"], it["wave"]) for gi, it, f in zip(got[0], got[1], starts)]
