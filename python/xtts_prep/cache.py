@@ -210,25 +210,34 @@ class ItemBuffers:
         id_len, n_tok, n_fr, n_smp, n_codes = (rows[:, j].tolist() for j in (F.ID_LEN, F.N_TOKENS, F.N_FRAMES,
                                                                            F.N_SAMPLES, F.N_CODES))
         at = {name: v.tolist() for name, v in start.items()}
-        n_mels = cache.n_mels
+        n_mels, cap = cache.n_mels, _clib.ID_CAP
+        ids = self.ids[:n * cap].tobytes()     # one copy of the batch's ids, sliced below
+        blocks = self.blocks
+        # (the loop's lookups hoisted: it runs once per item, beside one library call per batch)
+        none: tuple[Any, Any] = (None, None)
+        tok_b, tok_at = (blocks["tokens"], at["tokens"]) if tokens else none
+        mel_b, mel_at = (blocks["mel"], at["mel"]) if mel else none
+        wav_b, wav_at = (blocks["wave"], at["wave"]) if wave else none
+        key_b, key_at = (blocks["key"], at["key"]) if codes is not None else none
+        cod_b, cod_at = (blocks["codes"], at["codes"]) if codes is not None else none
         out: list[Item] = []
         for k in range(n):
-            o = k * _clib.ID_CAP
-            it = Item(fields=rows[k], id=self.ids[o:o + id_len[k]].tobytes().decode("utf-8", "replace"))
-            if tokens:
-                s = at["tokens"][k]
-                it["tokens"] = self.blocks["tokens"][s:s + n_tok[k]]
-            if mel:
-                s = at["mel"][k]
-                it["mel"] = self.blocks["mel"][s:s + n_mels * n_fr[k]].reshape(n_mels, n_fr[k])
-            if wave:
-                s = at["wave"][k]
-                it["wave"] = self.blocks["wave"][s:s + n_smp[k]]
-            if codes is not None:
-                s = at["key"][k]
-                it["key"] = self.blocks["key"][s:s + 32].tobytes()
-                s = at["codes"][k]
-                it["codes"] = self.blocks["codes"][s:s + n_codes[k]]
+            o = k * cap
+            it: Item = {"fields": rows[k], "id": ids[o:o + id_len[k]].decode("utf-8", "replace")}
+            if tok_b is not None:
+                s = tok_at[k]
+                it["tokens"] = tok_b[s:s + n_tok[k]]
+            if mel_b is not None:
+                s = mel_at[k]
+                it["mel"] = mel_b[s:s + n_mels * n_fr[k]].reshape(n_mels, n_fr[k])
+            if wav_b is not None:
+                s = wav_at[k]
+                it["wave"] = wav_b[s:s + n_smp[k]]
+            if key_b is not None:
+                s = key_at[k]
+                it["key"] = key_b[s:s + 32].tobytes()
+                s = cod_at[k]
+                it["codes"] = cod_b[s:s + n_codes[k]]
             out.append(it)
         return out
 
