@@ -104,7 +104,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && setpriv --reuid=nobo
   grep -qi "damaged" "$T/out.txt" && die "verify: a permission error called damage"
   expect_rc 2 $as_nobody "$NBIN/xtts-cache-inspect" "$T/noperm"
   grep -q "Permission denied" "$T/err.txt" || die "inspect: EACCES not named"
-  if [ "$NPY_OK" = 1 ]; then
+  if [ "${NPY_OK:-0}" = 1 ]; then
     expect_rc 2 $as_nobody env PYTHONPATH="$NPYTHONPATH" "$PY" -c 'import sys; from xtts_prep import CacheResourceError; import xtts_oracle
 try:
     xtts_oracle.XttsCache(sys.argv[1])[0]

@@ -44,7 +44,7 @@ read_all() {
   grep -q "$n_ref" "$T/out.txt" || die "inspect of $dir does not show $n_ref records"
   expect_rc 0 $as "$BIN/xtts-cache-inspect" --index 3 --npy "$out/r3.npy" "$dir"
   [ -s "$out/r3.npy" ] || die "inspect --npy wrote nothing"
-  if [ "$RPYTHONPATH" != "$NPYTHONPATH" ] || [ "${NPY_OK:-0}" = 1 ]; then
+  if [ "$RPYTHONPATH" != "${NPYTHONPATH:-}" ] || [ "${NPY_OK:-0}" = 1 ]; then
     expect_rc 0 $as env PYTHONPATH="$RPYTHONPATH" "$PY" "$T/pyread.py" "$dir"
     [ "$(cat "$T/out.txt")" = "$py_ref" ] || die "Python reader on $dir: $(cat "$T/out.txt"), want $py_ref"
   fi
