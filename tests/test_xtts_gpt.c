@@ -23,6 +23,13 @@
 
 #define GOLDEN "tests/golden/xtts_gpt/tiny.bin"
 
+/* config.json read over the defaults, as xtts-train reads it */
+static xtts_status config_load(const char *path, xtts_gpt_config *c, xtts_gpt_recipe *r, xtts_error *err) {
+    xtts_gpt_config_defaults(c);
+    xtts_gpt_recipe_defaults(r);
+    return xtts_gpt_config_load(path, c, r, err);
+}
+
 /* the model of the golden's config with its initial weights; checks names, shapes, decay flags */
 static xtts_gpt *model_from_golden(const golden *g) {
     xtts_gpt_config c;
@@ -137,10 +144,8 @@ static void test_config_takes_text_tokens_from_vocab(void **state) {
     assert_int_equal(xtts_test_golden_load(GOLDEN, &g), 0);
     xtts_gpt_config c;
     xtts_gpt_recipe r;
-    xtts_gpt_config_defaults(&c);
-    xtts_gpt_recipe_defaults(&r);
     xtts_error err = {0};
-    assert_int_equal(xtts_gpt_config_load("tests/golden/xtts_gpt/config.json", &c, &r, &err), XTTS_OK);
+    assert_int_equal(config_load("tests/golden/xtts_gpt/config.json", &c, &r, &err), XTTS_OK);
     const int32_t *v = g.cfg;
     assert_int_equal(c.layers, v[0]);
     assert_int_equal(c.dim, v[1]);
@@ -174,10 +179,8 @@ static void test_config_without_vocab_is_refused(void **state) {
     fclose(f);
     xtts_gpt_config c;
     xtts_gpt_recipe r;
-    xtts_gpt_config_defaults(&c);
-    xtts_gpt_recipe_defaults(&r);
     xtts_error err = {0};
-    assert_int_equal(xtts_gpt_config_load(path, &c, &r, &err), XTTS_ENOTFOUND);
+    assert_int_equal(config_load(path, &c, &r, &err), XTTS_ENOTFOUND);
     assert_non_null(strstr(err.msg, "vocab.json"));
     assert_non_null(strstr(err.msg, path));
     remove(path);
@@ -209,10 +212,8 @@ static void test_weights_of_another_shape_are_refused(void **state) {
     assert_int_equal(xtts_test_golden_load(GOLDEN, &g), 0);
     xtts_gpt_config c;
     xtts_gpt_recipe r;
-    xtts_gpt_config_defaults(&c);
-    xtts_gpt_recipe_defaults(&r);
     xtts_error err = {0};
-    assert_int_equal(xtts_gpt_config_load("tests/golden/xtts_gpt/config.json", &c, &r, &err), XTTS_OK);
+    assert_int_equal(config_load("tests/golden/xtts_gpt/config.json", &c, &r, &err), XTTS_OK);
     c.dim = 32;
     xtts_gpt *m = NULL;
     assert_int_equal(xtts_gpt_new(&c, &m, &err), XTTS_OK);

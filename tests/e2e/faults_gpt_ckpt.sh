@@ -9,10 +9,7 @@ set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
 source "$(dirname "$0")/xtts_gpt_lib.bash"
 
-if ! "$PY" -c "import torch, numpy" 2>/dev/null; then
-  echo "skip: $PY lacks torch or numpy (Debian python3-torch python3-numpy): no DVAE checkpoint to write"
-  exit 0
-fi
+gpt_need_torch
 gpt_cache
 sed 's/"gpt_n_model_channels": 16/"gpt_n_model_channels": 64/' "$T/config.json" > "$T/config64.json"
 G=(--model xtts-gpt --config "$T/config64.json" --cache "$T/c" --batch-size 2 -j 2 --ckpt-every 1 --ckpt "$T/ck")

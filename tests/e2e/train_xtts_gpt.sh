@@ -8,10 +8,7 @@ set -euo pipefail
 source "$(dirname "$0")/faults_lib.bash"
 source "$(dirname "$0")/xtts_gpt_lib.bash"
 
-if ! "$PY" -c "import torch, numpy" 2>/dev/null; then
-  echo "skip: $PY lacks torch or numpy (Debian python3-torch python3-numpy): no DVAE checkpoint to write"
-  exit 0
-fi
+gpt_need_torch
 gpt_cache
 G=(--model xtts-gpt --config "$T/config.json" --cache "$T/c" --batch-size 2 -j 2)
 expect_rc 0 "$BIN/xtts-train" "${G[@]}" --steps 3 --grad-accum 2 --log-json "$T/log.jsonl"

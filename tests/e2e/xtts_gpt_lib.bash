@@ -2,7 +2,17 @@
 # gpt_cache builds $T/c, the demo cache with --audio int16 and a validation split, and its codes
 # from a small random DVAE written by torch.save (as codes_cache.sh writes one); $T/nocodes, the
 # same cache without codes; $T/config.json, a tiny XTTS config over the bytes tokenizer's ids and
-# the DVAE's 30 codes. The caller checks first that $PY imports torch.
+# the DVAE's 30 codes. The caller calls gpt_need_torch first.
+
+# gpt_need_torch: exit 0 with a skip line where $PY has no torch or numpy (gpt_cache's DVAE is
+# written by torch.save)
+gpt_need_torch() {
+  if ! "$PY" -c "import torch, numpy" 2>/dev/null; then
+    echo "skip: $PY lacks torch or numpy (Debian python3-torch python3-numpy): no DVAE checkpoint to write"
+    exit 0
+  fi
+}
+
 gpt_cache() {
   demo_tokens
   expect_rc 3 "$BIN/xtts-melcache" --out "$T/c" --audio int16 --val-fraction 0.3 -j 2 -q "$T/tokens.tsv"

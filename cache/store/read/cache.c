@@ -571,3 +571,21 @@ void xtts_cache_shard_get(const xtts_cache *c, size_t i, xtts_cache_shard *o) {
     o->status = s->status;
     o->error = s->status ? s->error : "";
 }
+
+xtts_status xtts_cache_record_error(const char *shard, uint64_t index, const char *id, const xtts_error *inner,
+                                    xtts_error *err) {
+    return xtts_error_set(err, inner->code, "%s: index %llu, id '%s': %s", shard, (unsigned long long)index, id,
+                          inner->msg);
+}
+
+xtts_status xtts_cache_check_table_ids(const xtts_cache *c, const xtts_record_header *h, xtts_error *e) {
+    const xtts_manifest_info *m = &c->manifest;
+    size_t n_langs = m->has_languages ? m->n_languages : XTTS_N_LANGS;
+    if (m->has_speakers && h->speaker_id >= m->n_speakers)
+        return xtts_error_set(e, XTTS_ECORRUPT, "speaker id %u outside the manifest's %zu speakers", h->speaker_id,
+                              m->n_speakers);
+    if (h->lang_id >= n_langs)
+        return xtts_error_set(e, XTTS_ECORRUPT, "language id %u outside the manifest's %zu languages", h->lang_id,
+                              n_langs);
+    return XTTS_OK;
+}

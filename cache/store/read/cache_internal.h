@@ -73,4 +73,14 @@ xtts_status xtts_shard_pin(xtts_cache *c, size_t si, xtts_error *err);
 /* Let go of what xtts_shard_pin held (the pool may close the environment once idle). */
 void xtts_shard_unpin(xtts_cache *c, size_t si);
 
+/* "SHARD: index N, id 'ID': " before inner's message, into err (inner's code): how the reader
+ * (reader.c) and the item reads (item.c) name a record's fault. */
+xtts_status xtts_cache_record_error(const char *shard, uint64_t index, const char *id, const xtts_error *inner,
+                                    xtts_error *err);
+
+/* The ids a record carries index the manifest's tables: each must lie inside its table when
+ * the manifest has one (an empty table holds none; without "languages", the built-in 17).
+ * XTTS_OK, or XTTS_ECORRUPT with the bare reason in e. */
+xtts_status xtts_cache_check_table_ids(const xtts_cache *c, const xtts_record_header *h, xtts_error *e);
+
 #endif

@@ -8,6 +8,7 @@
  * (version 1, or a bucket wider than its frames) is decoded into scratch rows and its real
  * part copied out. */
 #include "cache/store/read/item.h"
+#include "cache/store/read/cache_internal.h"
 #include "cache/store/read/guard.h"
 
 #include <stdlib.h>
@@ -49,28 +50,20 @@ static int scratch(void **p, size_t *have, size_t n) {
     return 0;
 }
 
-/* "shard: index N, id 'ID': " before the message of e (the reader's form). */
+/* "shard: index N, id 'ID': " before the message of e (the reader's form) */
 static xtts_status item_error(const xtts_cache *c, uint64_t index, const char *id, const xtts_error *e,
                               xtts_error *err) {
-    return xtts_error_set(err, e->code, "%s: index %llu, id '%s': %s", xtts_cache_shard_of(c, index),
-                          (unsigned long long)index, id, e->msg);
+    return xtts_cache_record_error(xtts_cache_shard_of(c, index), index, id, e, err);
 }
 
-/* The ids a record carries index the manifest's tables (as reader.c checks them). */
+/* The ids a record carries index the manifest's tables, and its mel channels are the cache's. */
 static xtts_status check_ids(const xtts_cache *c, uint64_t index, const xtts_record_header *h, xtts_error *err) {
-    const xtts_manifest_info *m = xtts_cache_manifest(c);
-    size_t n_langs = m->has_languages ? m->n_languages : XTTS_N_LANGS;
     xtts_error e;
-    if (m->has_speakers && h->speaker_id >= m->n_speakers)
-        xtts_error_set(&e, XTTS_ECORRUPT, "speaker id %u outside the manifest's %zu speakers", h->speaker_id,
-                       m->n_speakers);
-    else if (h->lang_id >= n_langs)
-        xtts_error_set(&e, XTTS_ECORRUPT, "language id %u outside the manifest's %zu languages", h->lang_id, n_langs);
-    else if (h->n_mels != xtts_cache_get_config(c)->mel.n_mels)
-        xtts_error_set(&e, XTTS_ECORRUPT, "%u mel channels, the cache has %d", h->n_mels,
-                       xtts_cache_get_config(c)->mel.n_mels);
-    else
-        return XTTS_OK;
+    if (xtts_cache_check_table_ids(c, h, &e) == XTTS_OK) {
+        int n_mels = xtts_cache_get_config(c)->mel.n_mels;
+        if (h->n_mels == (uint32_t)n_mels) return XTTS_OK;
+        xtts_error_set(&e, XTTS_ECORRUPT, "%u mel channels, the cache has %d", h->n_mels, n_mels);
+    }
     return item_error(c, index, h->id, &e, err);
 }
 

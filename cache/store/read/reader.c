@@ -201,24 +201,15 @@ static xtts_status record_error(xtts_cache_reader *r, size_t si, uint64_t index,
     xtts_record_claimed_id(buf, len, id, sizeof id);
     GUARD_END(sig)
     if (sig) strcpy(id, "?");
-    return xtts_error_set(err, inner->code, "%s: index %llu, id '%s': %s", r->c->shards[si].name,
-                          (unsigned long long)index, id, inner->msg);
+    return xtts_cache_record_error(r->c->shards[si].name, index, id, inner, err);
 }
 
-/* The ids a record carries index the manifest's tables: each must lie inside its table when
- * the manifest has one (an empty table holds none; without "languages", the built-in 17). */
+/* the record's ids inside the manifest's tables, its fault named with shard, index and id */
 static xtts_status check_table_ids(xtts_cache_reader *r, size_t si, uint64_t index, const xtts_record_header *h,
                                    xtts_error *err) {
-    const xtts_manifest_info *m = &r->c->manifest;
-    size_t n_langs = m->has_languages ? m->n_languages : XTTS_N_LANGS;
-    const char *what = NULL;
-    uint32_t id = 0;
-    size_t n = 0;
-    if (m->has_speakers && h->speaker_id >= m->n_speakers) what = "speaker", id = h->speaker_id, n = m->n_speakers;
-    else if (h->lang_id >= n_langs) what = "language", id = h->lang_id, n = n_langs;
-    if (!what) return XTTS_OK;
-    return xtts_error_set(err, XTTS_ECORRUPT, "%s: index %llu, id '%s': %s id %u outside the manifest's %zu %ss",
-                          r->c->shards[si].name, (unsigned long long)index, h->id, what, id, n, what);
+    xtts_error e;
+    if (!xtts_cache_check_table_ids(r->c, h, &e)) return XTTS_OK;
+    return xtts_cache_record_error(r->c->shards[si].name, index, h->id, &e, err);
 }
 
 xtts_status xtts_cache_reader_header(xtts_cache_reader *r, uint64_t index, xtts_record_header *hdr,
